@@ -1,0 +1,44 @@
+"""The `gpufleet` command. Each command group lives in its own module of this package."""
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from gpufleet.errors import UserError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.")
+err = Console(stderr=True)
+
+
+def _register() -> None:
+    from gpufleet.cli import cost, image, plan, preview, region
+
+    preview.register(app)
+    image.register(app)
+    plan.register(app)
+    cost.register(app)
+    region.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        for problem in exc.problems:
+            err.print(f"[red]error[/red] {problem}", markup=True, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors come here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,221 @@
+"""Load and validate stacks/Pulumi.<stack>.yaml into a resolved Fleet, collecting every problem.
+
+Order: YAML -> the `gpufleet:fleet` key -> catalog facts on the raw data (cloud, region, zones, GPU)
+-> the pydantic model -> checks across fields -> image and sizing checks. All problems found are
+raised together as one UserError; nothing is registered when there is any.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.stacks import catalog
+from gpufleet.stacks.spec import FleetSpec
+
+CONFIG_KEY = "gpufleet:fleet"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A validated spec with what it resolves to (instance type, GPU facts, image)."""
+
+    stack: str
+    file: str
+    spec: FleetSpec
+    instance_type: catalog.InstanceType
+    gpu: catalog.GpuKind
+    image_id: str
+    image_pins: dict
+    subnets: tuple[str, ...]
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.spec.name}-{self.spec.environment}"
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The folder holding Pulumi.yaml: $GPUFLEET_PROJECT, else up from the cwd, else this checkout."""
+    if os.environ.get("GPUFLEET_PROJECT"):
+        return Path(os.environ["GPUFLEET_PROJECT"])
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir():
+            return folder
+    return Path(__file__).resolve().parent.parent
+
+
+def stack_path(stack: str, root: Path | None = None) -> Path:
+    return (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def stack_names(root: Path | None = None) -> list[str]:
+    folder = (root or project_root()) / "stacks"
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+
+
+def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
+    """(display file name, the whole `config:` mapping) of a stack file."""
+    path = stack_path(stack, root)
+    shown = f"stacks/{path.name}"
+    if not path.exists():
+        known = stack_names(root)
+        raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise UserError([Problem(shown, "", f"not valid YAML: {where}{getattr(exc, 'problem', exc)}")]) from None
+    config = doc.get("config") if isinstance(doc, dict) else None
+    if not isinstance(config, dict):
+        raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
+    return shown, config
+
+
+def load_fleet(stack: str, root: Path | None = None) -> Fleet:
+    shown, config = read_stack_config(stack, root)
+    raw = config.get(CONFIG_KEY)
+    if not isinstance(raw, dict):
+        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
+    return validate(raw, stack=stack, file=shown)
+
+
+def validate(raw: dict[str, Any], stack: str, file: str) -> Fleet:
+    problems: list[Problem] = [Problem(file, p, m) for p, m in catalog_problems(raw)]
+    spec = None
+    try:
+        spec = FleetSpec.model_validate(raw)
+    except ValidationError as exc:
+        problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
+    if spec is not None and not problems:
+        problems += [Problem(file, p, m) for p, m in cross_problems(spec)]
+    fleet = None
+    if spec is not None and not problems:
+        fleet = _resolve(spec, stack, file, problems)
+    if fleet is not None and not problems:
+        from gpufleet.images import checks as image_checks
+        from gpufleet.sizing import checks as sizing_checks
+
+        for check in (image_checks.spec_problems, sizing_checks.spec_problems):
+            problems += [Problem(file, p, m) for p, m in check(fleet)]
+    if problems:
+        raise UserError(problems)
+    return fleet
+
+
+def _loc(loc: tuple) -> str:
+    return "fleet." + ".".join(str(part) for part in loc) if loc else "fleet"
+
+
+def _msg(error: dict) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field; remove it or check its spelling"
+    msg = error["msg"]
+    return msg[len("Value error, ") :] if msg.startswith("Value error, ") else msg
+
+
+def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Cloud, region, zones and GPU kind against the catalog, on the raw data (runs even if the model fails)."""
+    out: list[tuple[str, str]] = []
+    cloud = raw.get("cloud")
+    if cloud not in catalog.CLOUDS:
+        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.CLOUDS)))
+        return out
+    gpu = (raw.get("gpu") or {}).get("kind") if isinstance(raw.get("gpu"), dict) else None
+    kinds = catalog.gpu_kinds()
+    if gpu is not None and gpu not in kinds:
+        out.append(("fleet.gpu.kind", f"unknown GPU kind {gpu!r}" + did_you_mean(str(gpu), kinds)))
+        gpu = None
+    regions = catalog.regions(cloud)
+    region = raw.get("region")
+    if region not in regions:
+        out.append(("fleet.region", f"unknown {cloud} region {region!r}" + did_you_mean(str(region), regions)))
+        return out
+    zones = raw.get("zones") if isinstance(raw.get("zones"), list) else []
+    for i, zone in enumerate(zones):
+        if zone not in regions[region]:
+            out.append((f"fleet.zones.{i}", f"{zone!r} is not a zone of {region}" + did_you_mean(str(zone), regions[region])))
+        elif gpu and gpu not in regions[region][zone]:
+            selling = [z for z, kinds in regions[region].items() if gpu in kinds]
+            out.append(
+                (f"fleet.zones.{i}", f"{zone} does not sell {gpu} (zones of {region} that do: {', '.join(selling) or 'none'})")
+            )
+    if gpu and not any(gpu in k for k in regions[region].values()):
+        elsewhere = catalog.regions_selling(cloud, gpu)
+        out.append(
+            ("fleet.gpu.kind", f"{cloud} sells no {gpu} in {region}; regions that do: {', '.join(elsewhere) or 'none'}")
+        )
+    return out
+
+
+def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
+    out = []
+    if spec.environment == "prod":
+        if len(spec.zones) < 2:
+            out.append(("fleet.zones", "prod needs at least 2 zones so that one zone outage leaves capacity"))
+        if spec.replicas.min < 2:
+            out.append(("fleet.replicas.min", f"prod needs at least 2 (is {spec.replicas.min})"))
+    if spec.serving.tensor_parallel_size > spec.gpu.count:
+        out.append(
+            ("fleet.serving.tensor_parallel_size", f"{spec.serving.tensor_parallel_size} exceeds gpu.count ({spec.gpu.count})")
+        )
+    if spec.replicas.max < len(spec.zones) and spec.environment == "prod":
+        out.append(("fleet.replicas.max", f"is below the number of zones ({len(spec.zones)}); nodes cannot spread"))
+    for i, s in enumerate(spec.autoscaling.schedules):
+        if s.max > spec.replicas.max:
+            out.append((f"fleet.autoscaling.schedules.{i}.max", f"{s.max} is above replicas.max ({spec.replicas.max})"))
+        if spec.environment == "prod" and s.min < 2:
+            out.append((f"fleet.autoscaling.schedules.{i}.min", "prod keeps at least 2 nodes at every hour"))
+    import ipaddress
+
+    vpc = ipaddress.ip_network(spec.network.vpc_cidr)
+    room = 2 ** (spec.network.subnet_prefix - vpc.prefixlen)
+    if room < len(spec.zones):
+        out.append(("fleet.network.subnet_prefix", f"/{spec.network.subnet_prefix} gives {room} subnets; {len(spec.zones)} zones need more"))
+    return out
+
+
+def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) -> Fleet | None:
+    from gpufleet.images.lock import image_for
+
+    cloud = spec.cloud
+    if spec.gpu.instance_type:
+        itype = catalog.instance_type(cloud, spec.gpu.instance_type)
+        sizes = [t.type for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind]
+        if itype is None:
+            problems.append(
+                Problem(file, "fleet.gpu.instance_type", f"unknown {cloud} instance type {spec.gpu.instance_type!r}" + did_you_mean(spec.gpu.instance_type, sizes or [t.type for t in catalog.instance_types(cloud)]))
+            )
+        elif itype.gpu != spec.gpu.kind or itype.gpus != spec.gpu.count:
+            problems.append(
+                Problem(file, "fleet.gpu.instance_type", f"{itype.type} has {itype.gpus}x {itype.gpu}, not {spec.gpu.count}x {spec.gpu.kind}")
+            )
+    else:
+        itype = catalog.default_instance_type(cloud, spec.gpu.kind, spec.gpu.count)
+        if itype is None:
+            counts = sorted({t.gpus for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind})
+            problems.append(
+                Problem(file, "fleet.gpu.count", f"{cloud} has no {spec.gpu.kind} instance with {spec.gpu.count} GPUs"
+                        + (f"; available counts: {', '.join(map(str, counts))}" if counts else f"; {cloud} does not sell {spec.gpu.kind}"))
+            )
+    image = image_for(spec.image.recipe, cloud, spec.region)
+    if isinstance(image, str):
+        problems.append(Problem(file, "fleet.image.recipe", image))
+    if problems:
+        return None
+    return Fleet(
+        stack=stack,
+        file=file,
+        spec=spec,
+        instance_type=itype,
+        gpu=catalog.gpu_kinds()[spec.gpu.kind],
+        image_id=image.image_id,
+        image_pins=image.pins,
+        subnets=tuple(spec.network.subnets(len(spec.zones))),
+    )
