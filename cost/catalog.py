@@ -1,0 +1,124 @@
+"""The price catalog: one row per (cloud, region, item, billing), loaded from cost/data/<cloud>-<region>.yaml.
+
+Rows are written by `gpufleet catalog build` (derived from the sourced facts in
+cost/data/sources-<cloud>.yaml, see derive.py) and by `gpufleet catalog refresh` (vendor pricing API,
+quality `vendor API`). A row whose price is not known has `price: null` and quality `missing`: the
+estimate shows it as a unit price line, never as 0.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+DATA = Path(__file__).parent / "data"
+QUALITIES = ("official", "vendor API", "third-party", "estimate", "missing")
+BILLINGS = ("payg", "monthly", "yearly", "spot", "any")
+HOURS_PER_MONTH = Decimal(730)
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    key: str  # e.g. instance/ecs.gn7i-c8g1.2xlarge, disk/cloud_essd/PL1, nat/cu
+    billing: str  # payg | monthly | yearly | spot | any
+    price: Decimal | None
+    currency: str
+    unit: str  # hour, month, GiB-hour, GiB-month, GB, CU-hour, LCU-hour, Mbps-hour, Mbps-month, day, Mbps-day
+    quality: str
+    source: str
+    as_of: str
+    derivation: str = ""
+    trade_price: Decimal | None = None  # the account's price when a vendor API returned one
+
+    def to_yaml(self) -> dict:
+        d = asdict(self)
+        d["price"] = None if self.price is None else str(self.price)
+        d["trade_price"] = None if self.trade_price is None else str(self.trade_price)
+        if d["trade_price"] is None:
+            del d["trade_price"]
+        if not d["derivation"]:
+            del d["derivation"]
+        return d
+
+    @staticmethod
+    def from_yaml(d: dict) -> "PriceRow":
+        price = d.get("price")
+        trade = d.get("trade_price")
+        return PriceRow(
+            key=d["key"],
+            billing=d["billing"],
+            price=None if price is None else Decimal(str(price)),
+            currency=d["currency"],
+            unit=d["unit"],
+            quality=d["quality"],
+            source=d["source"],
+            as_of=str(d["as_of"]),
+            derivation=d.get("derivation", ""),
+            trade_price=None if trade is None else Decimal(str(trade)),
+        )
+
+
+@dataclass
+class Catalog:
+    cloud: str
+    region: str
+    currency: str
+    as_of: str  # the newest as-of date of any row, or the build date
+    built: str
+    rows: dict[tuple[str, str], PriceRow] = field(default_factory=dict)
+
+    def get(self, key: str, billing: str = "any") -> PriceRow | None:
+        return self.rows.get((key, billing)) or self.rows.get((key, "any"))
+
+    def keys(self) -> list[str]:
+        return sorted({k for k, _ in self.rows})
+
+
+def catalog_path(cloud: str, region: str, data: Path | None = None) -> Path:
+    return (data or DATA) / f"{cloud}-{region}.yaml"
+
+
+def regions(cloud: str, data: Path | None = None) -> list[str]:
+    folder = data or DATA
+    return sorted(p.stem[len(cloud) + 1 :] for p in folder.glob(f"{cloud}-*.yaml"))
+
+
+def load(cloud: str, region: str, data: Path | None = None) -> Catalog:
+    return _load(cloud, region, str(data or DATA))
+
+
+@lru_cache(maxsize=None)
+def _load(cloud: str, region: str, data: str) -> Catalog:
+    path = catalog_path(cloud, region, Path(data))
+    if not path.exists():
+        known = regions(cloud, Path(data))
+        raise UserError([Problem(f"cost/data/{path.name}", "", f"no price catalog for {cloud} {region}" + did_you_mean(region, known or ["(none)"]))])
+    doc = yaml.safe_load(path.read_text())
+    cat = Catalog(cloud=doc["cloud"], region=doc["region"], currency=doc["currency"], as_of=str(doc["as_of"]), built=str(doc["built"]))
+    for raw in doc["rows"]:
+        row = PriceRow.from_yaml(raw)
+        cat.rows[(row.key, row.billing)] = row
+    return cat
+
+
+def write(cat: Catalog, data: Path | None = None) -> Path:
+    path = catalog_path(cat.cloud, cat.region, data)
+    rows = sorted(cat.rows.values(), key=lambda r: (r.key, BILLINGS.index(r.billing)))
+    header = (
+        f"# Price catalog for {cat.cloud} {cat.region}. Written by `gpufleet catalog build` (derived rows, see\n"
+        f"# cost/derive.py and cost/data/sources-{cat.cloud}.yaml) and `gpufleet catalog refresh` (vendor API rows).\n"
+        "# quality: official | vendor API | third-party | estimate | missing (price unknown: shown as a unit price).\n"
+    )
+    body = yaml.safe_dump(
+        {"cloud": cat.cloud, "region": cat.region, "currency": cat.currency, "as_of": cat.as_of, "built": cat.built,
+         "rows": [r.to_yaml() for r in rows]},
+        sort_keys=False, allow_unicode=True, width=200,
+    )
+    path.write_text(header + body)
+    _load.cache_clear()
+    return path
