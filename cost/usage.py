@@ -1,0 +1,142 @@
+"""The usage profile: quantities a resource's cost depends on that the program cannot know.
+
+Defaults (cost/data/usage-defaults.yaml) < per-stack overrides (cost/usage/<stack>.yaml) < --usage FILE.
+A key left null is unknown: its cost line shows the unit price and no monthly cost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import yaml
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+HERE = Path(__file__).parent
+DEFAULTS = HERE / "data" / "usage-defaults.yaml"
+STACK_DIR = HERE / "usage"
+
+
+@dataclass(frozen=True)
+class Usage:
+    replicas_average: Decimal | None = None
+    lb_egress_gb: Decimal | None = None
+    nat_egress_gb: Decimal | None = None
+    nat_cu_hours: Decimal | None = None
+    lb_lcu_hours: Decimal | None = None
+    files: tuple[str, ...] = field(default=())
+
+    def known(self) -> dict[str, Decimal | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "files"}
+
+
+KEYS = [f.name for f in fields(Usage) if f.name != "files"]
+
+
+def _read(path: Path, shown: str) -> dict:
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise UserError([Problem(shown, "", f"cannot read usage file: {exc.strerror}")]) from None
+    except yaml.YAMLError as exc:
+        raise UserError([Problem(shown, "", f"not valid YAML: {exc}")]) from None
+    if not isinstance(doc, dict):
+        raise UserError([Problem(shown, "", "a usage file is a mapping of usage keys to numbers")])
+    problems, out = [], {}
+    for k, v in doc.items():
+        if k not in KEYS:
+            problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), KEYS)))
+            continue
+        if v is None:
+            out[k] = None
+            continue
+        try:
+            d = Decimal(str(v))
+        except InvalidOperation:
+            problems.append(Problem(shown, k, f"must be a number, not {v!r}"))
+            continue
+        if d < 0 or isinstance(v, bool):
+            problems.append(Problem(shown, k, f"must be a number >= 0, not {v!r}"))
+            continue
+        out[k] = d
+    if problems:
+        raise UserError(problems)
+    return out
+
+
+def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Path | None = None) -> Usage:
+    values: dict = {}
+    files: list[str] = []
+    layers = [(DEFAULTS, "cost/data/usage-defaults.yaml")]
+    if stack:
+        p = (stack_dir or STACK_DIR) / f"{stack}.yaml"
+        if p.exists():
+            layers.append((p, f"cost/usage/{p.name}"))
+    if usage_file:
+        layers.append((Path(usage_file), usage_file))
+    for path, shown in layers:
+        layer = _read(path, shown)
+        if path != DEFAULTS and layer:
+            files.append(shown)
+        values.update(layer)
+    return Usage(**values, files=tuple(files))
+
+
+# --- average running replicas from the fleet's weekly schedules --------------------------------
+
+WEEK_MIN = 7 * 24 * 60
+
+
+def _field(expr: str, lo: int, hi: int) -> list[int] | None:
+    out: set[int] = set()
+    for part in expr.split(","):
+        step = 1
+        if "/" in part:
+            part, s = part.split("/", 1)
+            step = int(s)
+        if part == "*":
+            a, b = lo, hi
+        elif "-" in part:
+            a, b = (int(x) for x in part.split("-", 1))
+        else:
+            a = b = int(part)
+        if a < lo or b > hi:
+            return None
+        out.update(range(a, b + 1, step))
+    return sorted(out)
+
+
+def cron_week_minutes(cron: str) -> list[int] | None:
+    """Minutes of the week (Monday 00:00 = 0) a 5-field cron fires, or None if it depends on the date."""
+    minute, hour, dom, month, dow = cron.split()
+    if dom != "*" or month != "*":
+        return None
+    mins, hours, days = _field(minute, 0, 59), _field(hour, 0, 23), _field(dow.replace("7", "0"), 0, 6)
+    if mins is None or hours is None or days is None:
+        return None
+    monday_based = sorted({(d - 1) % 7 for d in days})  # cron 0 = Sunday
+    return sorted(d * 1440 + h * 60 + m for d in monday_based for h in hours for m in mins)
+
+
+def schedule_average(desired: int, schedules: list[tuple[str, int]]) -> tuple[Decimal, str]:
+    """Time-weighted running nodes over a week: each schedule sets the count when it fires.
+
+    schedules: (cron, desired count). Returns (average, how it was computed).
+    """
+    if not schedules:
+        return Decimal(desired), f"desired capacity {desired} all month (no schedules)"
+    events = []
+    for cron, count in schedules:
+        minutes = cron_week_minutes(cron)
+        if minutes is None:
+            return Decimal(desired), f"desired capacity {desired}: schedule {cron!r} depends on the date; set replicas_average"
+        events += [(m, count) for m in minutes]
+    events.sort()
+    total = 0
+    for i, (m, count) in enumerate(events):
+        nxt = events[i + 1][0] if i + 1 < len(events) else events[0][0] + WEEK_MIN
+        total += (nxt - m) * count
+    avg = (Decimal(total) / Decimal(WEEK_MIN)).quantize(Decimal("0.0001"))
+    how = "; ".join(f"{c!r} -> {n}" for c, n in schedules)
+    return avg, f"{avg} nodes on average: week weighted by the schedules ({how}, UTC)"
