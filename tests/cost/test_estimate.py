@@ -1,0 +1,76 @@
+"""Cost components and their arithmetic, on an inventory in the preview's JSON shape."""
+import copy
+from decimal import Decimal
+
+from gpufleet.cost import estimate, usage
+from gpufleet.cost.catalog import load
+
+
+def _line(est, component_start):
+    return next(l for l in est.lines if l.component.startswith(component_start))
+
+
+def test_prod_lines_by_hand(prod_estimate):
+    e = prod_estimate
+    gpu = _line(e, "autoscaled node ecs.gn7i-c8g1.2xlarge")
+    assert gpu.monthly_quantity == Decimal("2.7738") * 730  # average nodes x 730 h
+    assert gpu.unit_price == Decimal("8.8788")
+    assert gpu.monthly_cost == Decimal("17978.45")  # 2024.874 h x 8.8788 = 17978.451...
+    data = _line(e, "data disk 1 cloud_essd/PL1 200 GiB")
+    assert data.monthly_cost == (Decimal("2.7738") * 730 * 200 * Decimal("0.0021")).quantize(Decimal("0.01"))
+    assert _line(e, "NAT gateway instance").monthly_cost == Decimal("167.90")  # 730 x 0.23
+    assert _line(e, "NAT capacity units").monthly_quantity == 730  # documented floor
+    assert _line(e, "EIP configuration fee").monthly_cost == Decimal("14.60")
+    assert _line(e, "CLB public traffic out").monthly_cost == Decimal("400.00")  # 500 GB x 0.8
+    assert e.by_category["gpu_compute"] == Decimal("17978.45")
+    assert e.monthly_total == sum(l.monthly_cost for l in e.lines if l.monthly_cost is not None)
+    assert set(e.by_category) == {"gpu_compute", "disk", "bandwidth", "nat", "load_balancer", "other"}
+    for l in e.lines:  # traceable to a catalog row
+        if l.price_quality != "missing":
+            assert load("alicloud", "cn-hangzhou").get(l.price_key, l.billing).price == l.unit_price
+
+
+def test_unknown_usage_is_a_unit_price_not_zero(ali_inventory, prod_fleet):
+    e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage())
+    traffic = _line(e, "CLB public traffic out")
+    assert traffic.monthly_quantity is None and traffic.monthly_cost is None and traffic.unit_price == Decimal("0.8")
+    assert traffic in e.unpriced
+    assert any("lb_egress_gb: unknown" in a for a in e.assumptions)
+
+
+def test_unpriced_type_is_a_missing_line(ali_inventory, prod_fleet):
+    inv = ali_inventory + [{"type": "alicloud:oss/bucket:Bucket", "name": "b", "parent": None, "inputs": {}}]
+    e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "x", inv, usage.Usage())
+    line = next(l for l in e.lines if l.resource_type == "alicloud:oss/bucket:Bucket")
+    assert line.price_quality == "missing" and line.monthly_cost is None
+
+
+def test_subscription_baseline_and_spot_cap(ali_inventory, prod_fleet):
+    inv = copy.deepcopy(ali_inventory)
+    for i in range(2):
+        inv.append({"type": "alicloud:ecs/instance:Instance", "name": f"base-{i}", "parent": None,
+                    "inputs": {"instanceType": "ecs.gn7i-c8g1.2xlarge", "instanceChargeType": "PrePaid", "period": 1, "periodUnit": "Month",
+                               "systemDiskCategory": "cloud_essd", "systemDiskPerformanceLevel": "PL0", "systemDiskSize": 100}})
+    cfg = next(r for r in inv if r["type"].endswith("ScalingConfiguration"))
+    cfg["inputs"].update(spotStrategy="SpotWithPriceLimit", spotPriceLimits=[{"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": 3.0}])
+    e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.Usage())
+    base = [l for l in e.lines if l.resource_name.startswith("base-") and l.category == "gpu_compute"]
+    assert [l.monthly_cost for l in base] == [Decimal("2160.51")] * 2 and base[0].billing == "monthly"
+    spot = _line(e, "autoscaled node")
+    assert spot.billing == "spot" and spot.unit_price == Decimal("3.0")  # the limit is below the 3.5515 estimate
+    assert spot.monthly_quantity == (Decimal("2.7738") - 2) * 730
+    assert any("reclaimed" in a for a in e.assumptions)
+
+
+def test_discount_file(tmp_path, ali_inventory, prod_fleet):
+    f = tmp_path / "d.yaml"
+    f.write_text("discounts:\n  - {match: 'instance/*', billing: payg, factor: 0.8, note: 'contract 2026'}\n")
+    e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage(),
+                                 estimate.load_discounts(str(f)))
+    assert _line(e, "autoscaled node").unit_price == Decimal("8.8788") * Decimal("0.8")
+    assert _line(e, "NAT gateway").unit_price == Decimal("0.23")
+
+
+def test_break_even():
+    b = estimate.break_even(load("alicloud", "cn-hangzhou"), "ecs.gn7i-c8g1.2xlarge")
+    assert b["monthly_break_even_utilisation"] == (Decimal("2160.508") / (Decimal("8.8788") * 730)).quantize(Decimal("0.0001"))

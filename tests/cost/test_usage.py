@@ -1,0 +1,40 @@
+from decimal import Decimal
+
+import pytest
+
+from gpufleet.cost import usage
+from gpufleet.errors import UserError
+
+
+def test_schedule_average_weights_the_week():
+    # Mon-Fri 01:00 -> 4 nodes, every day 14:00 -> 2: 5 x 13 h at 4, the other 103 h at 2
+    avg, how = usage.schedule_average(2, [("0 1 * * 1-5", 4), ("0 14 * * *", 2)])
+    assert avg == (Decimal(65 * 4 + 103 * 2) / 168).quantize(Decimal("0.0001")) == Decimal("2.7738")
+    assert "schedules" in how
+
+
+def test_no_schedule_is_the_desired_capacity():
+    assert usage.schedule_average(3, [])[0] == 3
+
+
+def test_date_dependent_cron_falls_back_and_says_so():
+    avg, how = usage.schedule_average(2, [("0 1 1 * *", 4)])
+    assert avg == 2 and "replicas_average" in how
+
+
+def test_cron_week_minutes():
+    assert usage.cron_week_minutes("30 2 * * 0") == [6 * 1440 + 150]  # Sunday is the last day of a Monday-based week
+    assert len(usage.cron_week_minutes("0 */6 * * *")) == 28
+
+
+def test_layers_and_unknown_keys(tmp_path):
+    f = tmp_path / "u.yaml"
+    f.write_text("lb_egress_gb: 10\nnat_egress_gb: null\n")
+    u = usage.load("alicloud-cn-hangzhou-prod", str(f))
+    assert u.lb_egress_gb == 10 and u.nat_egress_gb is None
+    assert u.files == ("cost/usage/alicloud-cn-hangzhou-prod.yaml", str(f))
+    f.write_text("lb_egres_gb: 10\nnat_cu_hours: -1\n")
+    with pytest.raises(UserError) as exc:
+        usage.load(None, str(f))
+    text = str(exc.value)
+    assert "did you mean 'lb_egress_gb'" in text and "nat_cu_hours: must be a number >= 0" in text
