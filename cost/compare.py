@@ -87,6 +87,9 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         notes.append(f"zones {', '.join(spec.zones)} -> {', '.join(new['zones'])}")
     new["cloud"], new["region"] = cloud, region
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
+    if billing != spec.billing.model:
+        notes.append(f"billing {spec.billing.model} -> {billing}" + {"monthly": " (1-month subscription)", "yearly": " (1-year subscription)",
+                                                                      "spot": " (interruptible)"}.get(billing, ""))
     b = {"model": billing}
     if billing == "monthly":
         b["period_months"] = 1
@@ -119,6 +122,10 @@ def compare(stack: str, clouds: list[str], billings: list[str], usage: Usage,
                 resources = graph.spec_resources(new, stack)
             except UserError as exc:
                 opt.problem = "; ".join(str(p) for p in exc.problems)
+                out.append(opt)
+                continue
+            except Exception as exc:  # the program failed for this option: report it on its row, keep the others
+                opt.problem = f"preview failed: {type(exc).__name__}: {exc}"
                 out.append(opt)
                 continue
             opt.estimate = estimate.price_inventory(stack, opt_fleet.spec, opt_fleet.instance_type.type, resources, usage, discounts)

@@ -1,0 +1,43 @@
+"""Re-declaring the fleet for another cloud / billing: the spec dict the program is run with."""
+from gpufleet.cost import compare
+from gpufleet.stacks import loader
+
+PROD = "alicloud-cn-hangzhou-prod"
+
+
+def _raw():
+    return loader.read_stack_config(PROD)[1][loader.CONFIG_KEY]
+
+
+def test_other_cloud_nearest_region_zones_and_type(prod_fleet):
+    new, notes, region, itype = compare.redeclare(_raw(), prod_fleet, "tencentcloud", "monthly")
+    assert region == "ap-shanghai" and itype == "GNV4.3XLARGE44"
+    assert new["cloud"] == "tencentcloud" and new["region"] == "ap-shanghai"
+    assert new["zones"] == ["ap-shanghai-5", "ap-shanghai-8"]  # the zones that sell A10, as many as the stack spans
+    assert new["billing"] == {"model": "monthly", "period_months": 1}
+    assert new["gpu"]["instance_type"] == "GNV4.3XLARGE44"
+    assert any("cn-hangzhou -> ap-shanghai" in n for n in notes) and any("nearest vCPU" in n for n in notes)
+    # the re-declared spec passes the same validation as a stack file
+    fleet = loader.validate(new, stack=PROD, file="x")
+    assert fleet.instance_type.type == "GNV4.3XLARGE44"
+    assert _raw()["cloud"] == "alicloud"  # the stack's own spec is untouched
+
+
+def test_same_cloud_other_billing(prod_fleet):
+    new, notes, region, itype = compare.redeclare(_raw(), prod_fleet, "alicloud", "yearly")
+    assert region == "cn-hangzhou" and new["zones"] == _raw()["zones"]
+    assert new["billing"] == {"model": "yearly", "period_months": 12}
+    assert notes == ["billing payg -> yearly (1-year subscription)"]
+    for b in ("payg", "spot"):
+        assert compare.redeclare(_raw(), prod_fleet, "alicloud", b)[0]["billing"] == {"model": b}
+
+
+def test_gpu_the_other_cloud_does_not_sell(prod_fleet):
+    raw = {**_raw(), "gpu": {"kind": "A100-80G", "count": 1}, "zones": ["cn-hangzhou-h", "cn-hangzhou-i"]}
+    fleet = loader.validate(raw, stack=PROD, file="x")
+    new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
+    assert new is None and "sells no A100-80G" in notes[-1]
+    raw = {**_raw(), "gpu": {"kind": "V100-16G", "count": 1}, "zones": ["cn-hangzhou-h", "cn-hangzhou-i"]}
+    fleet = loader.validate(raw, stack=PROD, file="x")
+    new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
+    assert new["gpu"]["kind"] == "V100-32G" and itype.startswith("GN10X")
