@@ -91,12 +91,19 @@ def _instance_rows(ctx: _Ctx, cloud: str) -> None:
             usd = Decimal(v["usd"])
             base_payg[t] = (usd * fx, "estimate", s["url"], v["as_of"],
                             f"USD {usd}/h (Spare Cores, min over regions, not per region) x {fx} CNY/USD ({src['fx']['derivation']})")
+    def quoted(s: dict, what: str) -> tuple[str, str]:
+        if s.get("region") and s["region"] != ctx.region:
+            return "estimate", f"third-party {what} quote for {s['region']} applied to {ctx.region}"
+        return s["quality"], f"third-party {what} quote" + ("" if s.get("region") else " (region not stated)")
+
     for t, v in (src.get("instance_payg_cny") or {}).items():
         s = ctx.source(v["source"])
-        base_payg[t] = (Decimal(v["cny"]), s["quality"], s["url"], s["as_of"], "third-party CNY/h quote (region may differ)")
+        qual, how = quoted(s, "CNY/h")
+        base_payg[t] = (Decimal(v["cny"]), qual, s["url"], s["as_of"], how)
     for t, v in (src.get("instance_monthly_cny") or {}).items():
         s = ctx.source(v["source"])
-        base_monthly[t] = (Decimal(v["cny"]), s["quality"], s["url"], s["as_of"], "third-party CNY/month quote (region not stated)")
+        qual, how = quoted(s, "CNY/month")
+        base_monthly[t] = (Decimal(v["cny"]), qual, s["url"], s["as_of"], how)
 
     def scaled(table, t):
         """(n, base type) when t is exactly n x a priced size of the same family."""
