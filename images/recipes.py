@@ -1,0 +1,158 @@
+"""Image recipes: one YAML file per recipe in images/recipes/, loaded into a typed Recipe.
+
+A recipe is one consistent software line (base OS, NVIDIA driver, CUDA runtime, Python, torch, vLLM,
+exporters) plus the ordered build steps that install it. Whether the line fits together and fits the
+GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+RECIPES = Path(__file__).parent / "recipes"
+REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BaseImage(Strict):
+    """How to find the base OS image in one cloud (a name pattern of the cloud's public images)."""
+
+    name_regex: str
+    owners: str = "system"
+    source: str = Field(description="where the pattern was read (URL or console page) and when")
+
+
+class AptPackage(Strict):
+    name: str
+    version: str = Field(description="exact Debian version string; apt installs name=version")
+    repo: str = Field(description="name of an apt_repos entry, or 'ubuntu' for the distribution archive")
+    verified: bool = Field(False, description="true once the exact version was seen in the repository index")
+
+
+class AptRepo(Strict):
+    name: str
+    line: str = Field(description="the deb line, with signed-by= the keyring")
+    keyring_url: str
+    keyring_sha256: Optional[str] = Field(None, description="sha256 of the keyring file; a build refuses a missing one")
+    keyring_path: str
+
+
+class Download(Strict):
+    name: str
+    url: str
+    sha256: Optional[str] = Field(None, description="sha256 of the file; a build refuses a missing one")
+    dest: str
+
+
+class Layout(Strict):
+    """Where things live on the node (the serving layout the fleet's user-data relies on)."""
+
+    prefix: str = "/opt/gpufleet"
+    venv: str = "/opt/gpufleet/venv"
+    models: str = "/data/models"
+    user: str = "vllm"
+    unit: str = "vllm.service"
+    manifest: str = "/etc/gpufleet/image-manifest.json"
+
+
+class Step(Strict):
+    name: str
+    template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
+    fact: Optional[str] = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
+    pin: Optional[str] = Field(None, description="the pin the fact must equal after apply")
+    timeout_s: int = Field(600, ge=1)
+    vars: dict[str, str | int | bool] = Field(default_factory=dict)
+
+
+class Recipe(Strict):
+    name: str
+    description: str
+    gpus: list[str] = Field(description="GPU kinds this recipe serves (names as in stacks/data/gpus.yaml)")
+    os: str = Field(description="e.g. ubuntu-24.04")
+    base_image: dict[str, BaseImage] = Field(default_factory=dict, description="cloud -> base image")
+    pins: dict[str, str] = Field(description="driver, cuda, python, torch, vllm, exporters: version strings")
+    torch_cuda_archs: list[str] = Field(
+        default_factory=list, description="compute capabilities the pinned torch wheel ships kernels for"
+    )
+    torch_cuda_archs_source: str = ""
+    dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
+    python_lock: Optional[str] = Field(None, description="hash lock for pip --require-hashes, relative to images/")
+    apt_repos: list[AptRepo] = Field(default_factory=list)
+    apt_packages: list[AptPackage] = Field(default_factory=list)
+    downloads: list[Download] = Field(default_factory=list)
+    layout: Layout = Layout()
+    steps: list[Step]
+    templates: Optional[str] = Field(None, description="extra template folder, relative to the recipe file")
+    regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
+    sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
+    file: str = ""
+
+    @field_validator("pins")
+    @classmethod
+    def _pins(cls, v: dict[str, str]) -> dict[str, str]:
+        missing = [k for k in REQUIRED_PINS if not v.get(k)]
+        if missing:
+            raise ValueError(f"missing pins: {', '.join(missing)}")
+        return {k: str(x) for k, x in v.items()}
+
+    @property
+    def cuda_major(self) -> int:
+        return int(self.pins["cuda"].split(".")[0])
+
+    def step(self, name: str) -> Step:
+        return next(s for s in self.steps if s.name == name)
+
+
+def recipe_names() -> list[str]:
+    return sorted(p.stem for p in RECIPES.glob("*.yaml"))
+
+
+def recipe_path(name: str) -> Path:
+    """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file."""
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        return Path(name)
+    return RECIPES / f"{name}.yaml"
+
+
+def load_recipe(name: str) -> Recipe:
+    path = recipe_path(name)
+    return _load(str(path.resolve()) if path.exists() else str(path), name)
+
+
+@lru_cache(maxsize=64)
+def _load(path_str: str, name: str) -> Recipe:
+    path = Path(path_str)
+    shown = _shown(path)
+    if not path.exists():
+        raise UserError([Problem(shown, "", f"no such image recipe {name!r}" + did_you_mean(name, recipe_names()))])
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UserError([Problem(shown, "", f"not valid YAML: {exc}")]) from None
+    if not isinstance(raw, dict):
+        raise UserError([Problem(shown, "", "a recipe file is a mapping")])
+    try:
+        recipe = Recipe.model_validate({**raw, "file": shown})
+    except ValidationError as exc:
+        raise UserError(
+            [Problem(shown, "recipe." + ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, ")) for e in exc.errors()]
+        ) from None
+    if path.parent == RECIPES and recipe.name != path.stem:
+        raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
+    return recipe
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(RECIPES.parent.parent))
+    except ValueError:
+        return str(path)
