@@ -27,13 +27,17 @@ def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageR
     """The locked image, or a message saying what is missing and how to get it."""
     entry = load(path)["images"].get(recipe)
     if entry is None:
-        return f"no image of recipe {recipe!r} in {path.name}; build one with `gpufleet image build --recipe {recipe} ...`"
+        return (
+            f"no image of recipe {recipe!r} in {path.name} (locked: {', '.join(sorted(load(path)['images'])) or 'none'}); "
+            f"build one with `gpufleet image build --recipe {recipe} ...` (`gpufleet image pipeline --recipe {recipe}` shows the pipeline)"
+        )
     where = entry.get("regions", {}).get(cloud, {}).get(region)
     if where is None:
         have = sorted(f"{c}/{r}" for c, rs in entry.get("regions", {}).items() for r in rs)
         return (
             f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
-            f"copy one there with `gpufleet image copy --recipe {recipe} --cloud {cloud} --region {region}` or build it there"
+            f"add {cloud} {region} to the recipe's regions and run its pipeline (`gpufleet image pipeline --recipe {recipe}` "
+            f"shows the image copies it declares)"
         )
     return ImageRef(
         recipe=recipe,
@@ -44,3 +48,32 @@ def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageR
         manifest_sha256=where.get("manifest_sha256"),
         placeholder=bool(where.get("placeholder", False)),
     )
+
+
+def rows(path: Path = LOCK) -> list[ImageRef]:
+    """Every locked image, sorted by recipe, cloud, region."""
+    out = []
+    for recipe, entry in sorted(load(path)["images"].items()):
+        for cloud, regions in sorted(entry.get("regions", {}).items()):
+            for region in sorted(regions):
+                ref = image_for(recipe, cloud, region, path)
+                assert isinstance(ref, ImageRef)
+                out.append(ref)
+    return out
+
+
+def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path = LOCK) -> dict:
+    """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
+
+    All regions of the recipe are replaced together: one entry holds one build's pins.
+    """
+    doc = load(path)
+    doc.setdefault("images", {})[recipe] = {
+        "pins": dict(sorted(pins.items())),
+        "regions": {
+            cloud: {region: {"image_id": iid, "manifest_sha256": manifest_sha256, "placeholder": False} for region, iid in sorted(rs.items())}
+            for cloud, rs in sorted(images.items())
+        },
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return doc

@@ -1,0 +1,110 @@
+"""Facts: one command read on the host and a pure parser of its output.
+
+A parser returns the observed value as a string, or None when the output says the thing is absent.
+Parsers are tested from recorded command output (tests/images/test_facts.py).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+
+def parse_nvidia_smi_driver(text: str) -> Optional[str]:
+    """`nvidia-smi --query-gpu=driver_version --format=csv,noheader`: one line per GPU, all equal."""
+    values = {line.strip() for line in text.splitlines() if line.strip()}
+    if not values or any(not re.fullmatch(r"\d+\.\d+(\.\d+)?", v) for v in values):
+        return None
+    if len(values) > 1:
+        raise ValueError(f"GPUs report different drivers: {', '.join(sorted(values))}")
+    return values.pop()
+
+
+def parse_dpkg_version(text: str) -> Optional[str]:
+    """`dpkg-query -W -f='${Version}' PKG`: the upstream version, without epoch and Debian revision."""
+    raw = text.strip()
+    if not raw:
+        return None
+    raw = raw.split(":", 1)[1] if re.match(r"^\d+:", raw) else raw
+    return raw.rsplit("-", 1)[0] if "-" in raw else raw
+
+
+def parse_pip_show(text: str) -> dict[str, str]:
+    """`pip show PKG`: the `Key: value` header lines (Name, Version, Requires, ...)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key and not key.startswith(" ") and key not in out:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def parse_pip_version(text: str) -> Optional[str]:
+    """The version from `pip show PKG`, without a local tag (2.7.1+cu126 -> 2.7.1)."""
+    version = parse_pip_show(text).get("Version")
+    return version.split("+", 1)[0] if version else None
+
+
+def parse_python_version(text: str) -> Optional[str]:
+    """`python --version`: "Python 3.12.3" -> "3.12.3"."""
+    m = re.search(r"Python (\d+\.\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def parse_nvcc_version(text: str) -> Optional[str]:
+    """`nvcc --version`: "... release 12.6, V12.6.85" -> "12.6"."""
+    m = re.search(r"release (\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def parse_node_exporter_version(text: str) -> Optional[str]:
+    """`prometheus-node-exporter --version`: "node_exporter, version 1.7.0 (branch: ...)" -> "1.7.0"."""
+    m = re.search(r"node_exporter, version (\d+\.\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def parse_first_line(text: str) -> Optional[str]:
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    return line or None
+
+
+def matches(observed: Optional[str], pin: str) -> bool:
+    """A pin of "3.12" is met by "3.12.3"; "580.95.05" only by itself."""
+    return observed is not None and (observed == pin or observed.startswith(pin + "."))
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str
+    command: Callable[..., str]  # (recipe, step vars) -> shell command
+    parse: Callable[[str], Optional[str]]
+
+
+def _driver_package(recipe) -> str:
+    names = [p.name for p in recipe.apt_packages if p.name.startswith("nvidia-driver-")]
+    return names[0] if names else "nvidia-driver"
+
+
+FACTS: dict[str, Fact] = {
+    "nvidia_driver": Fact(
+        "nvidia_driver", lambda r, v: "nvidia-smi --query-gpu=driver_version --format=csv,noheader", parse_nvidia_smi_driver
+    ),
+    "driver_package": Fact(
+        "driver_package",
+        lambda r, v: f"dpkg-query -W -f='${{Version}}' {shlex.quote(_driver_package(r))}",
+        parse_dpkg_version,
+    ),
+    "python_version": Fact("python_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/python --version", parse_python_version),
+    "vllm_version": Fact("vllm_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/pip show vllm", parse_pip_version),
+    "torch_version": Fact("torch_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/pip show torch", parse_pip_version),
+    "nvcc_version": Fact("nvcc_version", lambda r, v: "nvcc --version", parse_nvcc_version),
+    "node_exporter_version": Fact(
+        "node_exporter_version", lambda r, v: "prometheus-node-exporter --version", parse_node_exporter_version
+    ),
+    # Reads the first line of a file named by the step's `path` var (used by the self-test recipe).
+    "file_line": Fact("file_line", lambda r, v: f"head -n1 {shlex.quote(str(v['path']))}", parse_first_line),
+}
+
+# Facts the manifest records besides the per-step ones, when the host can answer them.
+MANIFEST_FACTS = ("nvidia_driver", "driver_package", "python_version", "torch_version", "vllm_version", "node_exporter_version")
