@@ -74,3 +74,28 @@ def test_discount_file(tmp_path, ali_inventory, prod_fleet):
 def test_break_even():
     b = estimate.break_even(load("alicloud", "cn-hangzhou"), "ecs.gn7i-c8g1.2xlarge")
     assert b["monthly_break_even_utilisation"] == (Decimal("2160.508") / (Decimal("8.8788") * 730)).quantize(Decimal("0.0001"))
+
+
+def test_tencent_lines(prod_fleet):
+    import json
+    from pathlib import Path
+
+    from gpufleet.stacks import loader
+    from gpufleet.cost import compare
+
+    raw = loader.read_stack_config(prod_fleet.stack)[1][loader.CONFIG_KEY]
+    new = compare.redeclare(raw, prod_fleet, "tencentcloud", "payg")[0]
+    fleet = loader.validate(new, stack=prod_fleet.stack, file="x")
+    inv = json.loads((Path(__file__).parent / "fixtures" / "tencentcloud-inventory.json").read_text())["resources"]
+    e = estimate.price_inventory(prod_fleet.stack, fleet.spec, fleet.instance_type.type, inv, usage.load(prod_fleet.stack))
+    assert e.region == "ap-shanghai"
+    gpu = _line(e, "autoscaled node GNV4.3XLARGE44")
+    assert gpu.unit_price == Decimal("9.2") and gpu.price_quality == "estimate"  # the ap-guangzhou-6 quote used in Shanghai
+    assert gpu.monthly_cost == (Decimal("2.7738") * 730 * Decimal("9.2")).quantize(Decimal("0.01"))
+    assert _line(e, "NAT gateway (small").monthly_cost == Decimal("365.00")  # 730 x 0.5
+    assert _line(e, "EIP outbound traffic").monthly_cost == Decimal("40.00")  # 50 GB x 0.80
+    hold = _line(e, "EIP holding fee")
+    assert hold.unit_price is None and hold.price_quality == "missing" and hold.monthly_cost is None
+    assert _line(e, "CLB instance fee").price_quality == "missing"
+    assert not [l for l in e.lines if "no catalog row" in l.note]
+    assert not [l for l in e.lines if l.component == "resource type not priced"]
