@@ -21,7 +21,7 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     opts = pulumi.ResourceOptions(parent=parent, providers={"alicloud": provider})
     net = Network(f"{name}-net", fleet, tags, opts)
     sec = Security(f"{name}-sec", fleet, net.vpc.id, tags, opts)
-    role = NodeRole(name, fleet, opts)
+    role = NodeRole(f"{name}-role", fleet, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.switches[0].id, tags, opts)
     scaling = Scaling(f"{name}-asg", fleet, net.switches, sec.group.id, lb.clb.id, lb.listener, role.role_name,
                       userdata.render(fleet, role.role_name), tags, opts)

@@ -30,7 +30,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = f"{name}-node"
+        self.role_name = f"{fleet.prefix}-node"
         role = alicloud.ram.Role(f"{name}-node", role_name=self.role_name, assume_role_policy_document=json.dumps(trust_document()),
                                  description="gpufleet GPU node", opts=child)
         policy = alicloud.ram.Policy(f"{name}-node", policy_name=f"{name}-node", policy_document=json.dumps(policy_document(fleet)), opts=child)

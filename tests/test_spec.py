@@ -1,0 +1,121 @@
+"""Spec validation: bad stack files give every problem at once, as `file: path: message`, and exit 2."""
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpufleet.errors import UserError
+from gpufleet.stacks import loader
+
+ROOT = Path(__file__).resolve().parents[1]
+PROD = "alicloud-cn-hangzhou-prod"
+
+
+def prod_raw() -> dict:
+    _, config = loader.read_stack_config(PROD, ROOT)
+    return copy.deepcopy(config[loader.CONFIG_KEY])
+
+
+def problems(raw: dict) -> list[str]:
+    with pytest.raises(UserError) as info:
+        loader.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def edit(**changes):
+    raw = prod_raw()
+    for dotted, value in changes.items():
+        node = raw
+        *parents, leaf = dotted.split("__")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    return raw
+
+
+@pytest.mark.parametrize("stack", loader.stack_names(ROOT))
+def test_shipped_stacks_validate(stack):
+    fleet = loader.load_fleet(stack, ROOT)
+    assert fleet.instance_type.gpu == fleet.spec.gpu.kind
+
+
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ({"gpu__kind": "A1O"}, "stacks/Pulumi.x.yaml: fleet.gpu.kind: unknown GPU kind 'A1O' (did you mean 'A10'?)"),
+        ({"region": "cn-hangzou"}, "fleet.region: unknown alicloud region 'cn-hangzou' (did you mean 'cn-hangzhou'?)"),
+        ({"zones": ["cn-hangzhou-h", "cn-hangzhou-jj"]}, "fleet.zones.1: 'cn-hangzhou-jj' is not a zone of cn-hangzhou (did you mean 'cn-hangzhou-j'?)"),
+        ({"zones": ["cn-hangzhou-h"]}, "fleet.zones: prod needs at least 2 zones"),
+        ({"replicas": {"min": 1, "max": 4}}, "fleet.replicas.min: prod needs at least 2 (is 1)"),
+        ({"replicas": {"min": 5, "max": 4}}, "fleet.replicas: min (5) is above max (4)"),
+        ({"cloud": "aws"}, "fleet.cloud: unknown cloud 'aws'"),
+        ({"billing": {"model": "weekly"}}, "fleet.billing.model: Input should be"),
+        ({"billing": {"model": "payg", "spot_price_limit": 3.0}}, "spot_price_limit applies only with model: spot"),
+        ({"model__sha256": "abc"}, "fleet.model.sha256: must be 64 lowercase hex"),
+        ({"model__source": "s3://bucket/x.tar"}, "fleet.model.source: must be an oss://, cos:// or https:// URL"),
+        ({"network__ssh_cidrs": ["0.0.0.0/0"]}, "opens SSH to the whole internet"),
+        ({"network__vpc_cidr": "8.8.0.0/16"}, "is not a private range"),
+        ({"serving__portt": 8000}, "fleet.serving.portt: unknown field"),
+        ({"gpu__count": 3}, "fleet.gpu.count: alicloud has no A10 instance with 3 GPUs; available counts: 1, 2, 4, 8"),
+        ({"gpu__instance_type": "ecs.gn6i-c4g1.xlarge"}, "fleet.gpu.instance_type: ecs.gn6i-c4g1.xlarge has 1x T4, not 1x A10"),
+        ({"image__recipe": "nope"}, "fleet.image.recipe:"),
+        ({"load_balancer__health_check": {"path": "health"}}, "fleet.load_balancer.health_check.path: must start with /"),
+        ({"autoscaling__scale_in_below": 90}, "scale_in_below must be lower than scale_out_above"),
+    ],
+)
+def test_bad_input_names_file_field_and_fix(changes, expected):
+    found = problems(edit(**changes))
+    assert any(expected in p for p in found), found
+
+
+def test_all_errors_reported_at_once():
+    raw = edit(gpu__kind="A1O", region="cn-hangzou")
+    raw["serving"]["portt"] = 1
+    raw["model"]["sha256"] = "x"
+    found = problems(raw)
+    assert len(found) >= 4, found
+
+
+def test_zone_that_does_not_sell_the_gpu():
+    raw = edit(zones=["cn-hangzhou-h", "cn-hangzhou-k"])
+    raw["gpu"]["kind"] = "A100-80G"
+    assert any("fleet.zones.1: cn-hangzhou-k does not sell A100-80G" in p for p in problems(raw))
+
+
+def _write_project(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-bad.yaml").write_text(text)
+    return tmp_path
+
+
+def test_cli_broken_stack_exits_2_without_traceback(tmp_path):
+    raw = edit(gpu__kind="A1O")
+    raw["replicas"] = {"min": 1, "max": 1}
+    project = _write_project(tmp_path, yaml.safe_dump({"config": {loader.CONFIG_KEY: raw}}))
+    run = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", "alicloud-cn-hangzhou-bad", "--json"],
+        capture_output=True, text=True, env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
+    )
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr
+    assert "stacks/Pulumi.alicloud-cn-hangzhou-bad.yaml: fleet.gpu.kind: unknown GPU kind 'A1O' (did you mean 'A10'?)" in run.stderr
+    assert run.stdout == ""
+
+
+def test_cli_invalid_yaml(tmp_path):
+    project = _write_project(tmp_path, "config:\n  gpufleet:fleet: [unclosed\n")
+    run = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", "alicloud-cn-hangzhou-bad"],
+        capture_output=True, text=True, env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
+    )
+    assert run.returncode == 2 and "not valid YAML: line" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_unknown_stack_suggests_a_name():
+    with pytest.raises(UserError) as info:
+        loader.load_fleet("alicloud-cn-hangzhou-prd", ROOT)
+    assert "did you mean 'alicloud-cn-hangzhou-prod'" in str(info.value)
