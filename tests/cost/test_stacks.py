@@ -40,7 +40,7 @@ def test_prod_estimate_lists_every_overhead_traceably():
         if l.monthly_cost is not None:
             assert l.monthly_cost == (l.unit_price * l.monthly_quantity).quantize(Decimal("0.01"))
     gpu = [l for l in est.lines if l.category == "gpu_compute"]
-    assert sum(l.monthly_quantity for l in gpu if l.unit == "hour") + 730 * sum(l.monthly_quantity for l in gpu if l.unit == "month") \
+    assert float(sum(l.monthly_quantity for l in gpu if l.unit == "hour") + 730 * sum(l.monthly_quantity for l in gpu if l.unit == "month")) \
         == pytest.approx(float(Decimal("2.7738") * 730), rel=1e-6)
 
 
