@@ -197,13 +197,17 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
             CostComponent("NAT capacity units", Decimal(cu), "nat/cu", "any", "nat", note)]
 
 
-def ali_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    i = res["inputs"]
+def _clb(public: bool, ctx: PricingContext) -> list[CostComponent]:
+    """Both clouds' CLB: instance fee, LCUs from usage, public traffic out when internet-facing."""
     out = [CostComponent("CLB instance fee", HOURS_PER_MONTH, "clb/instance", "any", "load_balancer"),
            CostComponent("CLB capacity units (LCU)", _qty(ctx.usage.lb_lcu_hours), "clb/lcu", "any", "load_balancer", "usage lb_lcu_hours")]
-    if i.get("addressType", "internet") == "internet":
+    if public:
         out.append(CostComponent("CLB public traffic out", _qty(ctx.usage.lb_egress_gb), "clb/traffic", "any", "bandwidth", "usage lb_egress_gb"))
     return out
+
+
+def ali_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    return _clb(res["inputs"].get("addressType", "internet") == "internet", ctx)
 
 
 # --- Tencent -----------------------------------------------------------------------------------
@@ -269,12 +273,7 @@ def tc_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
 
 
 def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    i = res["inputs"]
-    out = [CostComponent("CLB instance fee", HOURS_PER_MONTH, "clb/instance", "any", "load_balancer"),
-           CostComponent("CLB capacity units (LCU)", _qty(ctx.usage.lb_lcu_hours), "clb/lcu", "any", "load_balancer", "usage lb_lcu_hours")]
-    if i.get("networkType", "OPEN") == "OPEN":
-        out.append(CostComponent("CLB public traffic out", _qty(ctx.usage.lb_egress_gb), "clb/traffic", "any", "bandwidth", "usage lb_egress_gb"))
-    return out
+    return _clb(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
 
 
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
