@@ -44,7 +44,12 @@ def _py_in(python: str, spec: str) -> bool:
 
 
 def recipe_problems(recipe) -> list[tuple[str, str]]:
-    """Clashes inside the recipe's own line and against every GPU kind it claims."""
+    """Clashes inside the recipe's own line and against every GPU kind it claims.
+
+    A recipe that claims no GPU kind (the runner self-test) has no GPU line to check.
+    """
+    if not recipe.gpus:
+        return []
     r = rules()
     out: list[tuple[str, str]] = []
     pins = recipe.pins
@@ -143,3 +148,26 @@ def recipes_serving(gpu_name: str) -> list[str]:
     from gpufleet.images.recipes import load_recipe, recipe_names
 
     return [n for n in recipe_names() if gpu_name in load_recipe(n).gpus]
+
+
+def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
+    """The recipe's hash lock must pin the recipe's vllm and torch, and a CUDA runtime of the recipe's CUDA major."""
+    if not recipe.python_lock:
+        return []
+    if not lock_text:
+        return [("recipe.python_lock", f"{recipe.python_lock} is missing; run scripts/lock_image_python.py {recipe.name}")]
+    pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock_text, flags=re.M))
+    out = []
+    for pkg in ("vllm", "torch"):
+        if pinned.get(pkg) != recipe.pins[pkg]:
+            out.append(("recipe.python_lock", f"{recipe.python_lock} pins {pkg} {pinned.get(pkg, '(none)')}, the recipe {recipe.pins[pkg]}; regenerate it"))
+    runtimes = {k: v for k, v in pinned.items() if k.startswith("nvidia-cuda-runtime")}
+    majors = {int(v.split(".")[0]) for v in runtimes.values()}
+    if runtimes and majors != {recipe.cuda_major}:
+        out.append(
+            ("recipe.pins.cuda", f"is {recipe.pins['cuda']}, but {recipe.python_lock} installs "
+             f"{', '.join(f'{k}=={v}' for k, v in sorted(runtimes.items()))}")
+        )
+    if any(not re.search(r"--hash=sha256:[0-9a-f]{64}", block) for block in re.split(r"\n(?=[A-Za-z0-9])", lock_text) if "==" in block):
+        out.append(("recipe.python_lock", f"{recipe.python_lock} has a requirement without a sha256 hash"))
+    return out

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 
@@ -92,6 +92,7 @@ class Recipe(Strict):
     layout: Layout = Layout()
     steps: list[Step]
     templates: Optional[str] = Field(None, description="extra template folder, relative to the recipe file")
+    manifest_facts: Optional[list[str]] = Field(None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS")
     regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
     sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
     file: str = ""
@@ -99,10 +100,17 @@ class Recipe(Strict):
     @field_validator("pins")
     @classmethod
     def _pins(cls, v: dict[str, str]) -> dict[str, str]:
-        missing = [k for k in REQUIRED_PINS if not v.get(k)]
-        if missing:
-            raise ValueError(f"missing pins: {', '.join(missing)}")
         return {k: str(x) for k, x in v.items()}
+
+    @model_validator(mode="after")
+    def _gpu_pins(self):
+        missing = [k for k in REQUIRED_PINS if not self.pins.get(k)]
+        if self.gpus and missing:
+            raise ValueError(f"pins: missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})")
+        names = [s.name for s in self.steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"step names repeat: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+        return self
 
     @property
     def cuda_major(self) -> int:

@@ -1,6 +1,231 @@
-"""Placeholder until its issue lands: registers no command."""
+"""`gpufleet image ...`: check recipes, build a golden image over SSH, render its scripts, show the lock."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
 import typer
+from rich.console import Console
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+image_app = typer.Typer(no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read.")
+lock_app = typer.Typer(no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region.")
+image_app.add_typer(lock_app, name="lock")
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.add_typer(image_app, name="image")
+
+
+def _recipe(name: str):
+    from gpufleet.images.recipes import load_recipe
+
+    return load_recipe(name)
+
+
+def _check_problems(recipe, gpu: Optional[str]) -> list[Problem]:
+    from gpufleet.images import compat
+    from gpufleet.images.steps import python_lock_text
+    from gpufleet.stacks import catalog
+
+    problems = [Problem(recipe.file, p, m) for p, m in compat.recipe_problems(recipe)]
+    problems += [Problem(recipe.file, p, m) for p, m in compat.lock_problems(recipe, python_lock_text(recipe))]
+    if gpu is not None:
+        kinds = catalog.gpu_kinds()
+        if gpu not in kinds:
+            problems.append(Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds)))
+        else:
+            clashes = compat.gpu_clashes(recipe, kinds[gpu])
+            others = [n for n in compat.recipes_serving(gpu) if n != recipe.name]
+            hint = f"; use {' or '.join(others)}" if others else ""
+            if gpu not in recipe.gpus or clashes:
+                why = "; ".join(clashes) if clashes else f"{gpu} is not among the GPUs it claims ({', '.join(recipe.gpus)})"
+                problems.append(Problem(recipe.file, "recipe.gpus", f"recipe {recipe.name} does not serve {gpu}: {why}{hint}"))
+    return problems
+
+
+@image_app.command("check")
+def check(
+    recipe: Optional[list[str]] = typer.Option(None, "--recipe", "-r", help="recipe name or file; default: every recipe in images/recipes/"),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="also check the recipe against this GPU kind (e.g. V100-16G)"),
+) -> None:
+    """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims."""
+    from gpufleet.images.recipes import recipe_names
+    from gpufleet.images.steps import build_blockers, unverified
+
+    names = recipe or recipe_names()
+    problems: list[Problem] = []
+    for name in names:
+        r = _recipe(name)
+        found = _check_problems(r, gpu)
+        problems += found
+        if found:
+            continue
+        p = r.pins
+        line = ", ".join(f"{k} {p[k]}" for k in ("driver", "cuda", "python", "torch", "vllm") if k in p) or ", ".join(f"{k} {v}" for k, v in p.items())
+        out.print(f"ok  {r.name}: {line}; serves {', '.join(r.gpus) or 'no GPU (self-test)'}" + (f"; checked against {gpu}" if gpu else ""))
+        for path, msg in build_blockers(r):
+            out.print(f"    before a real build: {path}: {msg}")
+        for note in unverified(r):
+            out.print(f"    unverified: {note}")
+    if problems:
+        raise UserError(problems)
+
+
+def _print_event(e) -> None:
+    width = 18
+    if e.kind == "check":
+        return
+    label = {
+        "satisfied": "[green]ok[/green]      ",
+        "apply": "[yellow]apply[/yellow]   ",
+        "applied": "[green]applied[/green] ",
+        "would-apply": "[yellow]would apply[/yellow]",
+        "cleanup": "[magenta]cleanup[/magenta] ",
+        "retry": "[red]retry[/red]   ",
+        "manifest": "[cyan]manifest[/cyan]",
+    }.get(e.kind, e.kind)
+    where = f"[{e.index}/{e.total}] {e.step:<{width}}" if e.step else " " * (len(str(e.total)) * 2 + 4 + width)
+    out.print(f"{where} {label} {e.detail}")
+
+
+@image_app.command("build")
+def build(
+    recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file"),
+    host: Optional[str] = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
+    port: int = typer.Option(22, "--port", "-p"),
+    user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
+    key: Optional[Path] = typer.Option(None, "--key", "-k", help="private key file"),
+    known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
+    accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="record the key of a host not yet in --known-hosts (a fresh builder)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"),
+    retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
+    backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
+    connect_timeout: int = typer.Option(10, "--connect-timeout", min=1),
+    manifest_out: Optional[Path] = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
+) -> None:
+    """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest."""
+    import paramiko
+
+    from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
+    from gpufleet.images.steps import build_blockers, render
+
+    r = _recipe(recipe)
+    problems = _check_problems(r, None)
+    if problems:
+        raise UserError(problems)
+    if host is None:
+        if not dry_run:
+            raise UserError([Problem("--host", "", "missing: the builder to run on (or --dry-run to print the plan)")])
+        steps = render(r)
+        out.print(f"plan for {r.name} ({len(steps)} steps, checks not run: no --host):")
+        for i, s in enumerate(steps, 1):
+            first = next((ln for ln in s.apply.splitlines()[3:] if ln.strip()), "")
+            pin = f"; must observe {s.fact} = {r.pins[s.pin]}" if s.fact and s.pin else ""
+            out.print(f"[{i}/{len(steps)}] {s.name:<18} check, then apply if unsatisfied (timeout {s.timeout_s}s){pin}")
+            out.print(f"        first apply command: {first}")
+        out.print(f"then write {r.layout.manifest} and read it back")
+        for path, msg in build_blockers(r):
+            out.print(f"before a real build: {path}: {msg}")
+        return
+    if not dry_run:
+        blockers = build_blockers(r)
+        if blockers:
+            raise UserError([Problem(r.file, p, m) for p, m in blockers])
+    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout)
+    runner = Runner(r, lambda: SshHost(target), report=_print_event, retries=retries, backoff_s=backoff)
+    out.print(f"{'dry run of' if dry_run else 'building'} {r.name} on {user}@{host}:{port} ({len(runner.steps)} steps)")
+    try:
+        result = runner.build(dry_run=dry_run)
+    except HostKeyRefused as exc:
+        raise UserError([Problem("--known-hosts", "", str(exc))]) from None
+    except paramiko.AuthenticationException as exc:
+        raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
+    except StepFailed as exc:
+        err.print(f"[red]failed[/red] step {exc.step} ({exc.phase}): {exc.why}")
+        if exc.result.output:
+            err.print(exc.result.output, markup=False)
+        err.print("fix it and re-run: finished steps are only re-checked")
+        raise typer.Exit(1)
+    except ConnectionLost as exc:
+        err.print(f"[red]failed[/red] {exc}; re-run to resume from the first unsatisfied step")
+        raise typer.Exit(1)
+    if dry_run:
+        out.print(f"plan: {len(result.planned)} to apply ({', '.join(result.planned) or 'none'}), {len(result.satisfied)} already satisfied")
+        return
+    if result.status == "unchanged":
+        out.print(f"no change: all {len(result.satisfied)} steps already satisfied, manifest unchanged (sha256 {result.manifest_sha256})")
+    else:
+        out.print(
+            f"changed: applied {len(result.applied)} ({', '.join(result.applied) or 'none'}), {len(result.satisfied)} already satisfied; "
+            f"manifest {'written' if result.manifest_changed else 'unchanged'} (sha256 {result.manifest_sha256})"
+            + (f"; reconnected {result.reconnects}x" if result.reconnects else "")
+        )
+    dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(result.manifest_text)
+    out.print(f"manifest saved to {dest}")
+
+
+@image_app.command("render")
+def render_cmd(
+    recipe: str = typer.Option(..., "--recipe", "-r"),
+    out_dir: Path = typer.Option(..., "--out", "-o", help="folder for <nn>-<step>.<phase>.sh"),
+) -> None:
+    """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck."""
+    from gpufleet.images.steps import render
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for i, s in enumerate(render(_recipe(recipe)), 1):
+        for phase in ("check", "apply", "cleanup"):
+            text = getattr(s, phase)
+            if text:
+                (out_dir / f"{i:02d}-{s.name}.{phase}.sh").write_text(text)
+                n += 1
+    out.print(f"wrote {n} scripts to {out_dir}")
+
+
+@lock_app.command("show")
+def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+    """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built."""
+    from gpufleet.images import lock
+
+    rows = lock.rows()
+    if fmt == "json":
+        out.print_json(json.dumps([r.__dict__ for r in rows]))
+        return
+    if fmt != "table":
+        raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, ["table", "json"]))])
+    from rich.table import Table
+
+    t = Table("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins")
+    for r in rows:
+        pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
+        t.add_row(r.recipe, r.cloud, r.region, r.image_id, "placeholder" if r.placeholder else "built", (r.manifest_sha256 or "-")[:16], pins)
+    out.print(t)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
+    import sys
+
+    app = typer.Typer(add_completion=False)
+    register(app)
+    try:
+        app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)
+    except UserError as exc:
+        for problem in exc.problems:
+            err.print(f"[red]error[/red] {problem}")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

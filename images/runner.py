@@ -1,0 +1,317 @@
+"""Run a recipe's steps on a host over SSH (Fabric), idempotently, resuming after a dropped connection.
+
+For each step in order: run `check`; when satisfied (exit 0, and the step's fact equals its pin) skip it;
+else run `apply`, then `check` again. The first failure stops the build with that step's output; a
+failed `apply` runs the step's `cleanup`. A lost connection reconnects with backoff and starts again from
+the top, where every step already done is only checked, so the build resumes at the first unsatisfied
+step. At the end the manifest is written on the host (unless it already says the same) and read back.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import shlex
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Protocol
+
+from gpufleet.images import facts as facts_mod
+from gpufleet.images.recipes import Recipe
+from gpufleet.images.steps import RenderedStep, render
+
+NOT_SATISFIED = 1
+
+
+class ConnectionLost(Exception):
+    """The SSH connection failed or dropped; the build may resume on a new one."""
+
+
+class HostKeyRefused(Exception):
+    """The host's key is not in the known_hosts file (or differs from it)."""
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, phase: str, result: "Result", why: str):
+        self.step, self.phase, self.result, self.why = step, phase, result, why
+        super().__init__(f"step {step}: {why}")
+
+
+@dataclass(frozen=True)
+class Result:
+    exit: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return (self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr).strip()
+
+
+class Host(Protocol):
+    def run(self, script: str, timeout_s: int) -> Result: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str
+    port: int = 22
+    user: str = "root"
+    key: Optional[Path] = None
+    known_hosts: Path = Path("~/.ssh/known_hosts")
+    accept_new_host_key: bool = False
+    connect_timeout_s: int = 10
+
+
+def fingerprint(key) -> str:
+    """OpenSSH-style SHA256 fingerprint of a paramiko key."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+
+
+class _KnownHostsPolicy:
+    """Refuse an unknown host key, or (with accept_new) record it in the known_hosts file. A changed key is
+    refused by paramiko itself (BadHostKeyException) whatever this policy says."""
+
+    def __init__(self, path: Path, accept_new: bool):
+        self.path, self.accept_new = path, accept_new
+
+    def missing_host_key(self, client, hostname, key):
+        if not self.accept_new:
+            raise HostKeyRefused(
+                f"host key of {hostname} ({key.get_name()} {fingerprint(key)}) is not in {self.path}; "
+                f"check that fingerprint on the host (ssh-keygen -lf /etc/ssh/ssh_host_{key.get_name().split('-')[-1]}_key.pub) "
+                f"and re-run with --accept-new-host-key, or add it to the file"
+            )
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a") as fh:
+            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+
+
+class SshHost:
+    """One Fabric connection. `sudo -n` when the user is not root; one command per run."""
+
+    def __init__(self, target: Target):
+        import fabric
+        import paramiko
+
+        self.target = target
+        known = target.known_hosts.expanduser()
+        config = fabric.Config(overrides={"load_ssh_configs": False})
+        kwargs = {"look_for_keys": False, "allow_agent": False, "banner_timeout": target.connect_timeout_s, "auth_timeout": target.connect_timeout_s}
+        if target.key:
+            kwargs["key_filename"] = [str(Path(target.key).expanduser())]
+        self.conn = fabric.Connection(
+            target.host, user=target.user, port=target.port, config=config, connect_kwargs=kwargs, connect_timeout=target.connect_timeout_s
+        )
+        self.conn.client.set_missing_host_key_policy(_KnownHostsPolicy(known, target.accept_new_host_key))
+        if known.exists():
+            self.conn.client.load_host_keys(str(known))
+        try:
+            self.conn.open()
+        except HostKeyRefused:
+            raise
+        except paramiko.BadHostKeyException as exc:
+            raise HostKeyRefused(
+                f"host key of {exc.hostname} changed: got {fingerprint(exc.key)}, {known} has {fingerprint(exc.expected_key)}; "
+                f"refusing (a rebuilt builder needs its old line removed with ssh-keygen -R)"
+            ) from None
+        except paramiko.AuthenticationException:
+            raise
+        except (OSError, EOFError, paramiko.SSHException, socket.timeout) as exc:
+            raise ConnectionLost(f"cannot connect to {target.user}@{target.host}:{target.port}: {exc}") from None
+
+    def run(self, script: str, timeout_s: int) -> Result:
+        import invoke
+        import paramiko
+
+        cmd = "bash -c " + shlex.quote(script)
+        if self.target.user != "root":
+            cmd = "sudo -n " + cmd
+        try:
+            r = self.conn.run(cmd, hide=True, warn=True, timeout=timeout_s, in_stream=False)
+        except invoke.exceptions.CommandTimedOut as exc:
+            return Result(124, exc.result.stdout, exc.result.stderr + f"\n(timed out after {timeout_s}s)")
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise ConnectionLost(f"connection lost: {exc}") from None
+        transport = self.conn.client.get_transport()
+        if r.exited is None or r.exited < 0 or transport is None or not transport.is_active():
+            raise ConnectionLost(f"connection lost while running (exit status {r.exited})")
+        return Result(r.exited, r.stdout, r.stderr)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str  # check | satisfied | apply | applied | would-apply | failed | cleanup | retry | manifest
+    step: str = ""
+    index: int = 0
+    total: int = 0
+    detail: str = ""
+
+
+@dataclass
+class BuildResult:
+    recipe: str
+    status: str  # changed | unchanged | planned
+    applied: list[str] = field(default_factory=list)
+    satisfied: list[str] = field(default_factory=list)
+    planned: list[str] = field(default_factory=list)
+    manifest: Optional[dict] = None
+    manifest_text: str = ""
+    manifest_changed: bool = False
+    reconnects: int = 0
+
+    @property
+    def manifest_sha256(self) -> Optional[str]:
+        return hashlib.sha256(self.manifest_text.encode()).hexdigest() if self.manifest_text else None
+
+
+class Runner:
+    def __init__(
+        self,
+        recipe: Recipe,
+        connect: Callable[[], Host],
+        report: Callable[[Event], None] = lambda e: None,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+    ):
+        self.recipe, self.connect, self.report = recipe, connect, report
+        self.retries, self.backoff_s, self.sleep, self.clock = retries, backoff_s, sleep, clock
+        self.steps: list[RenderedStep] = render(recipe)
+
+    def build(self, dry_run: bool = False) -> BuildResult:
+        result = BuildResult(self.recipe.name, "planned" if dry_run else "unchanged")
+        attempt = 0
+        while True:
+            host = None
+            try:
+                host = self.connect()
+                self._pass(host, result, dry_run)
+                if not dry_run:
+                    self._manifest(host, result)
+                    if result.applied or result.manifest_changed:
+                        result.status = "changed"
+                return result
+            except ConnectionLost as exc:
+                attempt += 1
+                if attempt > self.retries:
+                    raise ConnectionLost(f"{exc} (gave up after {self.retries} reconnect attempts)") from None
+                delay = self.backoff_s * 2 ** (attempt - 1)
+                result.reconnects += 1
+                self.report(Event("retry", detail=f"{exc}; reconnecting in {delay:g}s (attempt {attempt}/{self.retries})"))
+                self.sleep(delay)
+            finally:
+                if host is not None:
+                    try:
+                        host.close()
+                    except Exception:  # closing a dead connection may raise; nothing left to do with it
+                        pass
+
+    # --- one pass over the steps -------------------------------------------------------------------
+    def _pass(self, host: Host, result: BuildResult, dry_run: bool) -> None:
+        total = len(self.steps)
+        result.satisfied, result.planned = [], []
+        for i, step in enumerate(self.steps, 1):
+            self.report(Event("check", step.name, i, total))
+            ok, why = self._satisfied(host, step)
+            if ok:
+                if step.name not in result.applied:
+                    result.satisfied.append(step.name)
+                self.report(Event("satisfied", step.name, i, total, why))
+                continue
+            if dry_run:
+                result.planned.append(step.name)
+                self.report(Event("would-apply", step.name, i, total, why))
+                continue
+            self.report(Event("apply", step.name, i, total, why))
+            started = time.monotonic()
+            applied = host.run(step.apply, step.timeout_s)
+            if applied.exit != 0:
+                self._cleanup(host, step, i, total)
+                raise StepFailed(step.name, "apply", applied, f"apply exited {applied.exit}")
+            ok, why = self._satisfied(host, step)
+            if not ok:
+                raise StepFailed(step.name, "check", Result(1, "", why), f"apply finished but the step is still not satisfied: {why}")
+            if step.name not in result.applied:
+                result.applied.append(step.name)
+            self.report(Event("applied", step.name, i, total, f"{time.monotonic() - started:.1f}s"))
+
+    def _satisfied(self, host: Host, step: RenderedStep) -> tuple[bool, str]:
+        checked = host.run(step.check, step.timeout_s)
+        if checked.exit == NOT_SATISFIED:
+            return False, "check: not satisfied"
+        if checked.exit != 0:
+            raise StepFailed(step.name, "check", checked, f"check errored (exit {checked.exit})")
+        if step.fact and step.pin:
+            observed = self._fact(host, step.fact, step.vars)
+            want = self.recipe.pins[step.pin]
+            if not facts_mod.matches(observed, want):
+                return False, f"{step.fact} is {observed or 'absent'}, pin {step.pin} is {want}"
+            return True, f"{step.fact} {observed}"
+        return True, "check: satisfied"
+
+    def _fact(self, host: Host, name: str, vars: dict) -> Optional[str]:
+        fact = facts_mod.FACTS[name]
+        r = host.run(fact.command(self.recipe, vars), 60)
+        return fact.parse(r.stdout) if r.exit == 0 else None
+
+    def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int) -> None:
+        if step.cleanup:
+            r = host.run(step.cleanup, step.timeout_s)
+            self.report(Event("cleanup", step.name, i, total, "done" if r.exit == 0 else f"exit {r.exit}: {r.output}"))
+
+    # --- manifest ------------------------------------------------------------------------------------
+    def _manifest(self, host: Host, result: BuildResult) -> None:
+        observed: dict[str, str] = {}
+        for step in self.steps:
+            if step.fact:
+                value = self._fact(host, step.fact, step.vars)
+                if value is not None:
+                    observed[step.fact if step.fact != "file_line" else f"{step.name}"] = value
+        names = facts_mod.MANIFEST_FACTS if self.recipe.manifest_facts is None else self.recipe.manifest_facts
+        for name in names:
+            if name not in observed:
+                value = self._fact(host, name, {})
+                if value is not None:
+                    observed[name] = value
+        body = {
+            "recipe": self.recipe.name,
+            "pins": dict(sorted(self.recipe.pins.items())),
+            "observed": dict(sorted(observed.items())),
+            "steps": {s.name: s.digest() for s in self.steps},
+        }
+        path = self.recipe.layout.manifest
+        old = host.run(f"cat {shlex.quote(path)}", 60)
+        try:
+            old_doc = json.loads(old.stdout) if old.exit == 0 else None
+        except json.JSONDecodeError:
+            old_doc = None
+        if old_doc is not None and {k: v for k, v in old_doc.items() if k != "build_time"} == body:
+            result.manifest, result.manifest_text, result.manifest_changed = old_doc, old.stdout, False
+            self.report(Event("manifest", detail=f"{path} unchanged"))
+            return
+        doc = {**body, "build_time": self.clock().replace(microsecond=0).isoformat()}
+        text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+        write = (
+            "set -euo pipefail\n"
+            f"install -d -m 0755 {shlex.quote(str(Path(path).parent))}\n"
+            f"printf '%s' {shlex.quote(text)} > {shlex.quote(path + '.tmp')}\n"
+            f"mv {shlex.quote(path + '.tmp')} {shlex.quote(path)}\n"
+        )
+        w = host.run(write, 60)
+        if w.exit != 0:
+            raise StepFailed("manifest", "apply", w, f"writing {path} exited {w.exit}")
+        back = host.run(f"cat {shlex.quote(path)}", 60)
+        if back.exit != 0 or back.stdout != text:
+            raise StepFailed("manifest", "check", back, f"{path} read back differs from what was written")
+        result.manifest, result.manifest_text, result.manifest_changed = doc, back.stdout, True
+        self.report(Event("manifest", detail=f"{path} written"))
