@@ -25,7 +25,9 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> None:
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)  # typer.Exit(code) comes back as a return value outside standalone mode
     except UserError as exc:
         for problem in exc.problems:
             err.print(f"[red]error[/red] {problem}", markup=True, highlight=False, soft_wrap=True)
