@@ -151,10 +151,10 @@ def build(
         if exc.result.output:
             err.print(exc.result.output, markup=False)
         err.print("fix it and re-run: finished steps are only re-checked")
-        raise typer.Exit(1)
+        raise SystemExit(1)
     except ConnectionLost as exc:
         err.print(f"[red]failed[/red] {exc}; re-run to resume from the first unsatisfied step")
-        raise typer.Exit(1)
+        raise SystemExit(1)
     if dry_run:
         out.print(f"plan: {len(result.planned)} to apply ({', '.join(result.planned) or 'none'}), {len(result.satisfied)} already satisfied")
         return
@@ -218,7 +218,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     app = typer.Typer(add_completion=False)
     register(app)
     try:
-        app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)
+        rc = app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except UserError as exc:
         for problem in exc.problems:
             err.print(f"[red]error[/red] {problem}")

@@ -1,57 +1,147 @@
-"""`gpufleet image build` against a real OpenSSH server on 127.0.0.1 with the self-test recipe."""
+"""The runner and `image build` against a real OpenSSH server on 127.0.0.1 (fixture in conftest.py)."""
+import json
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
-import importlib.util
-from pathlib import Path
+from gpufleet.images.recipes import load_recipe
+from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
 
-_spec = importlib.util.spec_from_file_location("images_conftest", Path(__file__).with_name("conftest.py"))
-_conftest = importlib.util.module_from_spec(_spec)
-import sys as _sys
-_sys.modules["images_conftest"] = _conftest
-_spec.loader.exec_module(_conftest)
-write_recipe = _conftest.write_recipe
+from conftest import write_recipe
 
 pytestmark = pytest.mark.sshd
 
 
-def build(sshd, recipe, *extra, known_hosts=None):
-    cmd = [sys.executable, "-c", "from gpufleet.cli import main; main()", "image", "build", "--recipe", str(recipe),
-           "--host", "127.0.0.1", "--port", str(sshd.port), "--key", str(sshd.key),
-           "--known-hosts", str(known_hosts or sshd.known_hosts), "--retries", "2", "--backoff", "0.2", *extra]
-    start = time.monotonic()
-    run = subprocess.run(cmd, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"}, timeout=120)
-    return run, time.monotonic() - start
+def cli(sshd, recipe_file, *extra, known_hosts=None):
+    cmd = [sys.executable, "-m", "gpufleet.cli.image", "build", "-r", str(recipe_file), "-H", "127.0.0.1", "-p", str(sshd.port),
+           "-k", str(sshd.key), "--known-hosts", str(known_hosts or sshd.known_hosts), "--manifest-out", str(recipe_file.parent / "m.json"), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def test_first_build_applies_then_rerun_changes_nothing(sshd, tmp_path):
-    recipe = write_recipe(tmp_path)
-    first, t1 = build(sshd, recipe)
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert (tmp_path / "root/opt/app/VERSION").exists()
-    assert (tmp_path / "root/etc/gpufleet/image-manifest.json").exists()
-    second, t2 = build(sshd, recipe)
-    assert second.returncode == 0, second.stdout + second.stderr
-    text = (second.stdout + second.stderr).lower()
-    assert "no change" in text or "nothing to do" in text or "already" in text, second.stdout
-    print(f"first build {t1:.2f}s, no-change re-run {t2:.2f}s")
+def runner(sshd, recipe_file, **kw):
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts)
+    return Runner(load_recipe(str(recipe_file)), lambda: SshHost(target), **kw)
 
 
-def test_unknown_host_key_is_refused(sshd, tmp_path):
-    recipe = write_recipe(tmp_path)
-    empty = tmp_path / "known_hosts"
-    empty.write_text("")
-    run, _ = build(sshd, recipe, known_hosts=empty)
-    assert run.returncode != 0
-    assert "Traceback" not in run.stderr
-    assert not (tmp_path / "root/opt/app/VERSION").exists()
+def test_first_run_applies_all_second_changes_nothing(sshd, recipe_file):
+    first = cli(sshd, recipe_file)
+    assert first.returncode == 0, first.stderr
+    assert "changed: applied 3 (tree, user, unit)" in first.stdout
+    root = recipe_file.parent / "root"
+    assert (root / "opt/app/VERSION").read_text() == "1.2.3\n"
+    assert (root / "etc/passwd").read_text().startswith("gpftest:")
+    assert "User=gpftest" in (root / "etc/systemd/system/gpftest.service").read_text()
+    manifest = json.loads((root / "etc/gpufleet/image-manifest.json").read_text())
+    assert manifest["recipe"] == "selftest" and manifest["observed"] == {"tree": "1.2.3"}
+    assert (recipe_file.parent / "m.json").read_text() == (root / "etc/gpufleet/image-manifest.json").read_text()
+    before = (root / "etc/gpufleet/image-manifest.json").stat().st_mtime_ns
+
+    second = cli(sshd, recipe_file)
+    assert second.returncode == 0, second.stderr
+    assert "no change: all 3 steps already satisfied, manifest unchanged" in second.stdout
+    assert "applied" not in second.stdout.replace("no change", "")
+    assert (root / "etc/gpufleet/image-manifest.json").stat().st_mtime_ns == before
+
+
+def test_drifted_step_is_reapplied(sshd, recipe_file):
+    assert cli(sshd, recipe_file).returncode == 0
+    (recipe_file.parent / "root/opt/app/VERSION").write_text("1.2.2\n")
+    again = cli(sshd, recipe_file)
+    assert again.returncode == 0 and "changed: applied 1 (tree)" in again.stdout
+
+
+def _slow_recipe(folder: Path, seconds: int = 4) -> Path:
+    prefix = folder / "root"
+    return write_recipe(folder, steps=[
+        {"name": "tree", "template": "tree", "fact": "file_line", "pin": "app", "vars": {"path": str(prefix / "opt/app/VERSION")}},
+        {"name": "slow", "template": "slow", "vars": {"seconds": seconds}},
+        {"name": "unit", "template": "unit"},
+    ])
+
+
+def _drop_when_started(sshd, folder: Path) -> threading.Thread:
+    started = folder / "root/run/slow.started"
+
+    def watch():
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert sshd.drop_connections() >= 1
+
+    t = threading.Thread(target=watch)
+    t.start()
+    return t
+
+
+def test_killed_connection_mid_step_then_rerun_finishes(sshd, tmp_path):
+    rf = _slow_recipe(tmp_path)
+    t = _drop_when_started(sshd, tmp_path)
+    with pytest.raises(ConnectionLost):
+        runner(sshd, rf, retries=0).build()
+    t.join()
+    assert not (tmp_path / "root/etc/systemd/system/gpftest.service").exists()  # it stopped in the middle
+    events = []
+    result = runner(sshd, rf, retries=0, report=events.append).build()
+    assert "tree" in result.satisfied and "unit" in result.applied
+    assert (tmp_path / "root/etc/systemd/system/gpftest.service").exists()
+    assert any(e.kind == "satisfied" and e.step == "tree" for e in events)
+
+
+def test_runner_reconnects_by_itself(sshd, tmp_path):
+    rf = _slow_recipe(tmp_path)
+    t = _drop_when_started(sshd, tmp_path)
+    slept = []
+    result = runner(sshd, rf, retries=2, backoff_s=0.5, sleep=lambda s: (slept.append(s), time.sleep(s))).build()
+    t.join()
+    assert result.reconnects == 1 and slept == [0.5]
+    assert result.status == "changed" and (tmp_path / "root/etc/systemd/system/gpftest.service").exists()
 
 
 def test_failing_step_stops_with_its_output(sshd, tmp_path):
-    recipe = write_recipe(tmp_path, steps=[{"name": "boom", "template": "fail"}])
-    run, _ = build(sshd, recipe)
-    assert run.returncode != 0 and "Traceback" not in run.stderr
-    assert "boom" in run.stdout + run.stderr
+    prefix = tmp_path / "root"
+    rf = write_recipe(tmp_path, steps=[
+        {"name": "tree", "template": "tree", "fact": "file_line", "pin": "app", "vars": {"path": str(prefix / "opt/app/VERSION")}},
+        {"name": "broken", "template": "fail"},
+        {"name": "unit", "template": "unit"},
+    ])
+    r = cli(sshd, rf)
+    assert r.returncode == 1
+    assert "step broken (apply): apply exited 3" in r.stderr
+    assert "error: payload checksum mismatch (simulated)" in r.stderr and "unpacking payload" in r.stderr
+    assert not (prefix / "etc/systemd/system/gpftest.service").exists()  # later steps did not run
+    assert not (prefix / "opt/app/partial").exists()  # cleanup removed what the step created
+    assert "cleanup" in r.stdout
+
+
+def test_unknown_host_key_is_refused(sshd, recipe_file, tmp_path):
+    empty = tmp_path / "known_hosts"
+    r = cli(sshd, recipe_file, known_hosts=empty)
+    assert r.returncode == 2
+    assert "is not in" in r.stderr and "--accept-new-host-key" in r.stderr
+    assert not (recipe_file.parent / "root").exists()  # nothing ran
+    ok = cli(sshd, recipe_file, "--accept-new-host-key", known_hosts=empty)
+    assert ok.returncode == 0, ok.stderr
+    assert f"[127.0.0.1]:{sshd.port} ssh-ed25519" in empty.read_text()
+
+
+def test_changed_host_key_is_refused_even_with_accept_new(sshd, tmp_path):
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    pub = (tmp_path / "other.pub").read_text().split()
+    kh = tmp_path / "kh"
+    kh.write_text(f"[127.0.0.1]:{sshd.port} {pub[0]} {pub[1]}\n")
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, kh, accept_new_host_key=True)
+    with pytest.raises(HostKeyRefused, match="changed"):
+        SshHost(target)
+
+
+def test_dry_run_only_checks(sshd, recipe_file):
+    r = cli(sshd, recipe_file, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "plan: 3 to apply (tree, user, unit), 0 already satisfied" in r.stdout
+    assert not (recipe_file.parent / "root").exists()
