@@ -29,15 +29,15 @@ def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageR
     if entry is None:
         return (
             f"no image of recipe {recipe!r} in {path.name} (locked: {', '.join(sorted(load(path)['images'])) or 'none'}); "
-            f"build one with `gpufleet image build --recipe {recipe} ...` (`gpufleet image pipeline --recipe {recipe}` shows the pipeline)"
+            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline (images/pipeline.py) then creates and copies it"
         )
     where = entry.get("regions", {}).get(cloud, {}).get(region)
     if where is None:
         have = sorted(f"{c}/{r}" for c, rs in entry.get("regions", {}).items() for r in rs)
         return (
             f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
-            f"add {cloud} {region} to the recipe's regions and run its pipeline (`gpufleet image pipeline --recipe {recipe}` "
-            f"shows the image copies it declares)"
+            f"add {cloud} {region} to the recipe's regions (images/recipes/{recipe}.yaml) and re-run its image pipeline "
+            f"(images/pipeline.py), which copies the image there"
         )
     return ImageRef(
         recipe=recipe,
