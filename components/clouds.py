@@ -6,6 +6,7 @@ What a cloud cannot do is data here (CAPABILITIES), shown by `gpufleet preview`,
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -70,6 +71,10 @@ _MODULES = {"alicloud": "gpufleet.components.alicloud.program", "tencentcloud": 
 
 def profile(cloud: str) -> CloudProfile:
     return PROFILES[cloud]
+
+
+def has_program(cloud: str) -> bool:
+    return importlib.util.find_spec(_MODULES[cloud]) is not None
 
 
 def program(cloud: str) -> ModuleType:

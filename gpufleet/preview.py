@@ -136,13 +136,22 @@ def _resolve(value: Any) -> Any:
     return _plain(_sync_await(output.future()))
 
 
+def _require_program(fleet: loader.Fleet) -> None:
+    from gpufleet.components.clouds import has_program
+    from gpufleet.errors import Problem, UserError
+
+    if not has_program(fleet.spec.cloud):
+        raise UserError([Problem(fleet.file, "fleet.cloud", f"{fleet.spec.cloud} is in the catalog but its fleet program is not built yet; use alicloud for now")])
+
+
 def program_file(root: Path | None = None) -> Path:
     return (root or loader.project_root()) / "stacks" / "__main__.py"
 
 
 def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     """Validate the stack file, then run stacks/__main__.py under mocks with that stack's config."""
-    loader.load_fleet(stack, root)  # clear errors before any resource is registered
+    fleet = loader.load_fleet(stack, root)  # clear errors before any resource is registered
+    _require_program(fleet)
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
     return run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config)
@@ -153,4 +162,5 @@ def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
     from gpufleet.components.fleet import declare_program
 
     fleet = loader.validate(raw, stack=stack, file=f"<{stack}>")
+    _require_program(fleet)
     return run(lambda: declare_program(fleet), stack, {loader.CONFIG_KEY: raw})

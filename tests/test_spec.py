@@ -119,3 +119,17 @@ def test_unknown_stack_suggests_a_name():
     with pytest.raises(UserError) as info:
         loader.load_fleet("alicloud-cn-hangzhou-prd", ROOT)
     assert "did you mean 'alicloud-cn-hangzhou-prod'" in str(info.value)
+
+
+def test_cloud_without_a_program_is_a_clear_error():
+    from gpufleet.components.clouds import has_program
+
+    raw = edit(cloud="tencentcloud", region="ap-guangzhou", zones=["ap-guangzhou-6", "ap-guangzhou-7"])
+    if has_program("tencentcloud"):
+        pytest.skip("the Tencent program exists")
+    from gpufleet.preview import preview_spec
+
+    loader.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")  # the spec itself carries over
+    with pytest.raises(UserError) as info:
+        preview_spec(raw, "tencentcloud-ap-guangzhou-x")
+    assert "fleet.cloud: tencentcloud is in the catalog but its fleet program is not built yet" in str(info.value)
