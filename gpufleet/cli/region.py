@@ -1,6 +1,39 @@
-"""Placeholder until its issue lands: registers no command."""
+"""`gpufleet region new`: render a stack for a new region from stacks/templates/, checked before writing."""
+from __future__ import annotations
+
+from typing import Optional
+
 import typer
+
+from gpufleet.stacks import regions
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    sub = typer.Typer(help="Open regions: render new stacks from templates.", no_args_is_help=True)
+    sub.command("new")(new)
+    app.add_typer(sub, name="region")
+
+
+def new(
+    cloud: str = typer.Option(..., "--cloud", help="alicloud or tencentcloud"),
+    region: str = typer.Option(..., "--region", help="e.g. cn-beijing"),
+    env: str = typer.Option(..., "--env", help="dev, staging or prod"),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU kind; default per environment (stacks/templates/defaults.yaml)"),
+    template: str = typer.Option("stack.yaml.j2", "--from", help="template in stacks/templates/"),
+    name: Optional[str] = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>"),
+    zone: list[str] = typer.Option([], "--zone", help="zones to use instead of the first ones selling the GPU (repeatable)"),
+    cidr: Optional[str] = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the file instead of writing it"),
+) -> None:
+    """Write stacks/Pulumi.<cloud>-<region>-<env>.yaml (never overwriting) and say what was chosen and why."""
+    p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr)
+    if dry_run:
+        typer.echo(p.text, nl=False)
+        for r in p.reasons:
+            typer.echo(f"# chose {r}", err=True)
+        return
+    path = regions.write(p)
+    typer.echo(f"wrote stacks/{path.name}")
+    for r in p.reasons:
+        typer.echo(f"  chose {r}")
+    typer.echo(f"next: gpufleet preview --stack {p.stack}; gpufleet cost estimate --stack {p.stack}")
