@@ -1,0 +1,124 @@
+"""`gpufleet region new`: each check refuses with a clear message and writes nothing; round trip to preview."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpufleet.errors import UserError
+from gpufleet.preview import preview_stack
+from gpufleet.stacks import loader, regions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    for f in (ROOT / "stacks").glob("*.y*ml"):
+        shutil.copy(f, tmp_path / "stacks" / f.name)
+    shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    return tmp_path
+
+
+def files(project):
+    return sorted(p.name for p in (project / "stacks").iterdir())
+
+
+def refused(project, match, **kw):
+    before = files(project)
+    with pytest.raises(UserError) as exc:
+        regions.plan(root=project, **kw)
+    assert match in str(exc.value), str(exc.value)
+    assert files(project) == before
+    return str(exc.value)
+
+
+def test_unknown_region_did_you_mean(project):
+    refused(project, "did you mean 'cn-beijing'", cloud="alicloud", region="cn-beijng", env="dev")
+
+
+def test_unknown_zone_did_you_mean(project):
+    refused(project, "did you mean 'cn-beijing-h'", cloud="alicloud", region="cn-beijing", env="dev", zones=["cn-beijing-hh"])
+
+
+def test_gpu_not_sold_names_regions(project):
+    msg = refused(project, "sells no V100-16G in ap-guangzhou", cloud="tencentcloud", region="ap-guangzhou", env="dev", gpu="V100-16G")
+    assert "regions that do: none" in msg
+    refused(project, "ap-guangzhou-7 does not sell A100-40G (zones of ap-guangzhou that do: ap-guangzhou-4)", cloud="tencentcloud", region="ap-guangzhou", env="dev", gpu="A100-40G", zones=["ap-guangzhou-7"])
+
+
+def test_gpu_missing_in_region_names_others(project, monkeypatch):
+    real = regions.catalog.regions
+
+    def fake(cloud):
+        out = real(cloud)
+        out["cn-beijing"] = {z: [k for k in kinds if k != "A10"] for z, kinds in out["cn-beijing"].items()}
+        return out
+
+    monkeypatch.setattr(regions.catalog, "regions", fake)
+    msg = refused(project, "sells no A10 in cn-beijing", cloud="alicloud", region="cn-beijing", env="prod")
+    assert "cn-hangzhou" in msg and "cn-shanghai" in msg
+
+
+def test_prod_needs_two_zones(project):
+    refused(project, "prod needs at least 2 zones", cloud="alicloud", region="cn-beijing", env="prod", gpu="A100-40G")
+
+
+def test_cidr_overlap(project):
+    msg = refused(project, "overlaps the VPC of alicloud-cn-hangzhou-prod", cloud="alicloud", region="cn-beijing", env="dev", cidr="10.20.0.0/16")
+    assert "a free /16 is 10.1.0.0/16" in msg  # 10.0/16 is the staging stack's
+
+
+def test_allocated_cidr_avoids_every_stack(project):
+    taken = regions.existing_cidrs("alicloud", project)
+    vpc = regions.allocate_cidr(taken)
+    import ipaddress
+    assert not any(ipaddress.ip_network(vpc).overlaps(n) for n in taken.values())
+
+
+def test_no_image_in_lock_says_how(project, monkeypatch):
+    from gpufleet.images import lock
+
+    doc = lock.load()
+    del doc["images"]["cuda13-vllm"]["regions"]["alicloud"]["cn-beijing"]
+    path = project / "lock.json"
+    path.write_text(json.dumps(doc))
+    real = lock.image_for
+    monkeypatch.setattr(lock, "image_for", lambda r, c, g, path=path: real(r, c, g, path))
+    msg = refused(project, "no image of recipe 'cuda13-vllm' for alicloud cn-beijing", cloud="alicloud", region="cn-beijing", env="dev")
+    assert "re-run its image pipeline" in msg
+
+
+def test_model_not_fitting_gpu(project):
+    # staging defaults serve the unquantised 7B in bf16; on a 16 GiB T4 the sizing checks refuse it
+    refused(project, "stacks/Pulumi.alicloud-cn-beijing-staging.yaml: fleet.", cloud="alicloud", region="cn-beijing", env="staging", gpu="T4")
+
+
+def test_round_trip_prod_beijing(project):
+    p = regions.plan("alicloud", "cn-beijing", "prod", root=project)
+    assert not p.path.exists()
+    regions.write(p)
+    spec = loader.load_fleet("alicloud-cn-beijing-prod", project).spec
+    assert len(spec.zones) >= 2 and spec.replicas.min >= 2
+    inv = preview_stack("alicloud-cn-beijing-prod", project)
+    assert inv.resources
+    rules = inv.of_type("alicloud:ecs/securityGroupRule:SecurityGroupRule")
+    ingress = [r for r in rules if r["inputs"].get("type") == "ingress"]
+    assert ingress and all(r["inputs"].get("cidrIp") != "0.0.0.0/0" for r in ingress)
+    before = p.path.read_text()
+    with pytest.raises(UserError, match="already exists"):
+        regions.write(regions.plan("alicloud", "cn-beijing", "prod", root=project))
+    assert p.path.read_text() == before
+
+
+def test_cli_dry_run_writes_nothing(project, capsys):
+    from gpufleet.cli import main
+
+    before = files(project)
+    main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--dry-run"])
+    assert yaml.safe_load(capsys.readouterr().out)["config"]["gpufleet:fleet"]["region"] == "cn-shanghai"
+    assert files(project) == before
