@@ -62,10 +62,47 @@ def rows(path: Path = LOCK) -> list[ImageRef]:
     return out
 
 
+ID_PREFIX = {"alicloud": "m-", "tencentcloud": "img-"}
+
+
+def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """(where, message) for each reason the build's images may not be locked for this recipe.
+
+    The manifest must be this recipe's, with exactly the recipe's pins, and every region the recipe copies
+    its image to must get an id: one lock entry describes one build everywhere.
+    """
+    problems: list[tuple[str, str]] = []
+    if manifest.get("recipe") != recipe.name:
+        problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
+    pins = manifest.get("pins") or {}
+    differ = sorted(k for k in set(pins) | set(recipe.pins) if str(pins.get(k)) != str(recipe.pins.get(k)))
+    if differ:
+        problems.append(("pins", "the build's pins differ from the recipe: " + ", ".join(
+            f"{k} built {pins.get(k, '(none)')}, recipe {recipe.pins.get(k, '(none)')}" for k in differ)
+            + "; rebuild with the current recipe"))
+    for cloud, regions in sorted(images.items()):
+        wanted = recipe.regions.get(cloud)
+        if wanted is None:
+            problems.append((cloud, f"recipe {recipe.name} copies no image to {cloud} (its regions: "
+                             f"{', '.join(sorted(recipe.regions)) or 'none'})"))
+            continue
+        for region, image_id in sorted(regions.items()):
+            if region not in wanted:
+                problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
+            if not image_id.startswith(ID_PREFIX[cloud]) or "placeholder" in image_id:
+                problems.append((f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {ID_PREFIX[cloud]!r})"))
+    missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
+    if missing:
+        problems.append(("images", f"no image id for {', '.join(missing)}: the recipe copies its image there "
+                         "(give each as --image CLOUD/REGION=ID, or take them from the images stack's outputs)"))
+    return problems
+
+
 def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path = LOCK) -> dict:
     """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
 
-    All regions of the recipe are replaced together: one entry holds one build's pins.
+    All regions of the recipe are replaced together: one entry holds one build's pins. The file is
+    replaced atomically, so a failed write leaves the old lock.
     """
     doc = load(path)
     doc.setdefault("images", {})[recipe] = {
@@ -75,5 +112,7 @@ def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_
             for cloud, rs in sorted(images.items())
         },
     }
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
     return doc

@@ -211,6 +211,76 @@ def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")
     out.print(t)
 
 
+
+def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    images: dict[str, dict[str, str]] = {}
+    problems = []
+    for v in values:
+        where, sep, image_id = v.partition("=")
+        cloud, slash, region = where.partition("/")
+        if not sep or not slash or not image_id or not region:
+            problems.append(Problem("--image", "", f"{v!r}: write CLOUD/REGION=IMAGE_ID, e.g. alicloud/cn-hangzhou=m-bp1abc"))
+            continue
+        images.setdefault(cloud, {})[region] = image_id
+    return images, problems
+
+
+def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        return {}, [Problem(str(path), "", f"cannot read the stack outputs: {exc}; write them with `pulumi stack output --json > {path}`")]
+    images: dict[str, dict[str, str]] = {}
+    for key, value in doc.items() if isinstance(doc, dict) else []:
+        parts = key.split(":")
+        if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
+            images.setdefault(parts[1], {})[parts[2]] = value
+    if not images:
+        return {}, [Problem(str(path), "", "no image:<cloud>:<region> outputs: is this the images stack after its \"image\" phase?")]
+    return images, []
+
+
+@lock_app.command("record")
+def lock_record(
+    recipe: str = typer.Option(..., "--recipe", "-r"),
+    manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
+    image: Optional[list[str]] = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
+    outputs: Optional[Path] = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
+    lock_file: Optional[Path] = typer.Option(None, "--lock", help="default: images/lock.json"),
+) -> None:
+    """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest."""
+    import hashlib
+
+    from gpufleet.images import lock
+
+    r = _recipe(recipe)
+    path = lock_file or lock.LOCK
+    problems: list[Problem] = []
+    try:
+        text = manifest.read_text()
+        doc = json.loads(text)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError([Problem(str(manifest), "", f"cannot read the build manifest: {exc}")]) from None
+    images, found = _output_images(outputs) if outputs else ({}, [])
+    problems += found
+    given, found = _image_args(image or [])
+    problems += found
+    for cloud, regions in given.items():
+        images.setdefault(cloud, {}).update(regions)
+    unknown = sorted(c for c in images if c not in lock.ID_PREFIX)
+    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(lock.ID_PREFIX))) for c in unknown]
+    if not problems:
+        problems += [Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
+                     for w, m in lock.record_problems(r, doc, images)]
+    if problems:
+        raise UserError(problems)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    lock.record(r.name, r.pins, images, digest, path)
+    n = sum(len(v) for v in images.values())
+    out.print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
     import sys

@@ -1,0 +1,94 @@
+"""`gpufleet image lock record`: a finished build's images go into the lock only if they match the recipe."""
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufleet.images import lock
+from gpufleet.images.recipes import load_recipe
+
+RECIPE = load_recipe("cuda13-vllm")
+ALL = [f"{c}/{r}" for c, rs in RECIPE.regions.items() for r in rs]
+
+
+def _ids(where: str) -> str:
+    cloud, region = where.split("/")
+    return f"{where}={lock.ID_PREFIX[cloud]}{region.replace('-', '')}0001"
+
+
+@pytest.fixture
+def files(tmp_path):
+    manifest = tmp_path / "m.json"
+    body = {"recipe": RECIPE.name, "pins": dict(sorted(RECIPE.pins.items())), "observed": {"vllm_version": RECIPE.pins["vllm"]},
+            "steps": {}, "build_time": "2026-12-03T05:00:00+00:00"}
+    manifest.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    lock_file = tmp_path / "lock.json"
+    shutil.copy(lock.LOCK, lock_file)
+    return manifest, lock_file
+
+
+def record(manifest, lock_file, *args):
+    cmd = [sys.executable, "-m", "gpufleet.cli.image", "lock", "record", "-r", RECIPE.name, "-m", str(manifest), "--lock", str(lock_file), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def test_records_every_region_with_pins_and_digest(files):
+    manifest, lock_file = files
+    args = [a for w in ALL for a in ("--image", _ids(w))]
+    r = record(manifest, lock_file, *args)
+    assert r.returncode == 0, r.stderr
+    ref = lock.image_for(RECIPE.name, "alicloud", "cn-beijing", lock_file)
+    assert ref.image_id == "m-cnbeijing0001" and not ref.placeholder
+    assert ref.manifest_sha256 == hashlib.sha256(manifest.read_bytes()).hexdigest()
+    assert ref.pins == RECIPE.pins
+    other = json.loads(lock_file.read_text())["images"]["cuda12-vllm-v100"]
+    assert other == json.loads(lock.LOCK.read_text())["images"]["cuda12-vllm-v100"]  # other recipes untouched
+
+
+def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):
+    manifest, lock_file = files
+    outputs = tmp_path / "outputs.json"
+    ali = {f"image:alicloud:{r}": f"m-{r}" for r in RECIPE.regions["alicloud"]}
+    outputs.write_text(json.dumps({**ali, "image:tencentcloud:ap-guangzhou": "img-gz1", "image:tencentcloud:synced": "sync-1",
+                                   "builder_instance_id": "i-1"}))
+    rest = [a for r in RECIPE.regions["tencentcloud"] if r != "ap-guangzhou" for a in ("--image", f"tencentcloud/{r}=img-{r}")]
+    r = record(manifest, lock_file, "--outputs", str(outputs), *rest)
+    assert r.returncode == 0, r.stderr
+    assert lock.image_for(RECIPE.name, "tencentcloud", "ap-guangzhou", lock_file).image_id == "img-gz1"
+
+
+def test_build_with_other_pins_is_refused_and_lock_untouched(files):
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    doc["pins"]["vllm"] = "0.32.0"
+    manifest.write_text(json.dumps(doc))
+    before = lock_file.read_text()
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2
+    assert "vllm built 0.32.0, recipe 0.33.0" in r.stderr and "Traceback" not in r.stderr
+    assert lock_file.read_text() == before
+
+
+def test_missing_region_bad_id_and_bad_syntax_are_named(files):
+    manifest, lock_file = files
+    before = lock_file.read_text()
+    given = [a for w in ALL[1:] for a in ("--image", _ids(w))]
+    r = record(manifest, lock_file, *given, "--image", f"{ALL[1]}=i-notanimage")
+    assert r.returncode == 2
+    assert f"no image id for {ALL[0]}" in r.stderr
+    assert "'i-notanimage' is not a" in r.stderr
+    r = record(manifest, lock_file, "--image", "alicloud:cn-hangzhou:m-1")
+    assert r.returncode == 2 and "write CLOUD/REGION=IMAGE_ID" in r.stderr
+    r = record(manifest, lock_file, "--image", "aliclod/cn-hangzhou=m-1")
+    assert r.returncode == 2 and "did you mean 'alicloud'" in r.stderr
+    assert lock_file.read_text() == before
+
+
+def test_unreadable_manifest_is_a_clear_error(files, tmp_path):
+    _, lock_file = files
+    r = record(tmp_path / "nope.json", lock_file, "--image", _ids(ALL[0]))
+    assert r.returncode == 2 and "cannot read the build manifest" in r.stderr and "Traceback" not in r.stderr
