@@ -11,9 +11,13 @@ In "done" the image keeps the builder's instance id as recorded in "image" (`bui
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Optional
 
 import pulumi
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 Phase = Literal["build", "image", "done"]
 
@@ -126,3 +130,95 @@ def _tencentcloud(recipe, spec, phase, sha, builder_id):
             sync = tc_cvm.SyncImage(f"{name}-sync", image_id=image.id, destination_regions=others, image_set_required=True)
             out["image:tencentcloud:synced"] = sync.id
     return out
+
+
+# --- the images stack: one stack file per recipe and source region ------------------------------------
+PROGRAM = Path(__file__).parent / "program"
+CONFIG_KEY = "gpufleet-images:pipeline"
+
+
+class _Builder(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    cloud: Literal["alicloud", "tencentcloud"]
+    region: str
+    zone: str
+    instance_type: str
+    vpc_id: str
+    subnet_id: str
+    base_image_id: str = Field(description="an id matching the recipe's base_image pattern for this cloud")
+    operator_cidr: str = Field(description="the only address SSH to the builder is open to, /16 or narrower")
+    system_disk_gib: int = Field(100, ge=40)
+    key_name: str
+
+
+class PipelineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    recipe: str
+    phase: Phase
+    builder: _Builder
+    manifest_sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$", description="phase image/done: sha256 of the build manifest")
+    builder_instance_id: Optional[str] = Field(None, description="phase done: the builder the image was made from")
+
+
+def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
+    import ipaddress
+
+    from gpufleet.stacks import catalog
+
+    b = cfg.builder
+    out = []
+    regions = recipe.regions.get(b.cloud, [])
+    if b.region not in regions:
+        out.append(("builder.region", f"recipe {recipe.name} copies its image to {b.cloud} {', '.join(regions) or 'no region'}; "
+                    f"build in one of those" + did_you_mean(b.region, regions)))
+    itype = catalog.instance_type(b.cloud, b.instance_type)
+    if itype is None:
+        names = [t.type for t in catalog.instance_types(b.cloud)]
+        out.append(("builder.instance_type", f"{b.instance_type!r} is not in stacks/data/{b.cloud}.yaml" + did_you_mean(b.instance_type, names)))
+    elif recipe.gpus and itype.gpu not in recipe.gpus:
+        out.append(("builder.instance_type", f"{b.instance_type} has {itype.gpu}, which recipe {recipe.name} does not serve "
+                    f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU"))
+    try:
+        net = ipaddress.ip_network(b.operator_cidr)
+        if net.prefixlen < 16:
+            out.append(("builder.operator_cidr", f"{b.operator_cidr} is wider than /16; SSH to the builder is for the operator only"))
+    except ValueError:
+        out.append(("builder.operator_cidr", f"{b.operator_cidr!r} is not a CIDR, e.g. 198.51.100.7/32"))
+    if cfg.phase in ("image", "done") and not cfg.manifest_sha256:
+        out.append(("manifest_sha256", f"phase {cfg.phase} needs the sha256 of the manifest `gpufleet image build` brought back"))
+    if cfg.phase == "done" and not cfg.builder_instance_id:
+        out.append(("builder_instance_id", "phase done needs the builder's instance id (the stack output builder_instance_id of phase image)"))
+    return out
+
+
+def load_pipeline(stack_file: Path):
+    """(recipe, BuilderSpec, config) of an images stack file, or a UserError naming every problem."""
+    from gpufleet.images.recipes import load_recipe, recipe_names
+    from gpufleet.stacks.loader import read_config
+
+    shown = str(stack_file)
+    if not stack_file.exists():
+        raise UserError([Problem(shown, "", "no such images stack file")])
+    raw = read_config(stack_file, shown).get(CONFIG_KEY)
+    if not isinstance(raw, dict):
+        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put recipe, phase and builder under this key (see README)")])
+    try:
+        cfg = PipelineConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError([Problem(shown, ".".join(str(x) for x in e["loc"]),
+                                 "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"])
+                         for e in exc.errors()]) from None
+    if cfg.recipe not in recipe_names():
+        raise UserError([Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in images/recipes/" + did_you_mean(cfg.recipe, recipe_names()))])
+    recipe = load_recipe(cfg.recipe)
+    problems = _config_problems(cfg, recipe)
+    if problems:
+        raise UserError([Problem(shown, w, m) for w, m in problems])
+    return recipe, BuilderSpec(**cfg.builder.model_dump()), cfg
+
+
+def program(stack_file: Path) -> None:
+    """The images program: declare the phase's resources and export their outputs."""
+    recipe, spec, cfg = load_pipeline(stack_file)
+    for key, value in declare(recipe, spec, cfg.phase, cfg.manifest_sha256, cfg.builder_instance_id).items():
+        pulumi.export(key, value)

@@ -66,6 +66,11 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     if not path.exists():
         known = stack_names(root)
         raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])
+    return shown, read_config(path, shown)
+
+
+def read_config(path: Path, shown: str) -> dict:
+    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong."""
     try:
         doc = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
@@ -75,7 +80,7 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
-    return shown, config
+    return config
 
 
 def load_fleet(stack: str, root: Path | None = None) -> Fleet:

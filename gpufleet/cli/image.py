@@ -191,6 +191,31 @@ def render_cmd(
     out.print(f"wrote {n} scripts to {out_dir}")
 
 
+@image_app.command("pipeline")
+def pipeline_cmd(
+    stack_file: Path = typer.Option(..., "--stack-file", "-s", help="images/program/Pulumi.<stack>.yaml"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine."""
+    from gpufleet.images.pipeline import load_pipeline, program
+    from gpufleet.preview import run
+
+    recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
+    inv = run(lambda: program(stack_file), stack=stack_file.stem.removeprefix("Pulumi."), config={})
+    if as_json:
+        out.print_json(json.dumps({"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}))
+        return
+    out.print(f"images stack {stack_file.name}: recipe {recipe.name}, phase {cfg.phase}, {spec.cloud} {spec.region}")
+    for r in inv.resources:
+        out.print(f"  + {r['type']}  {r['name']}")
+    for k, v in sorted(inv.outputs.items()):
+        out.print(f"  output {k} = {v}")
+    nxt = {"build": "run `gpufleet image build --host <builder_public_ip> ...`, then set phase: image and manifest_sha256",
+           "image": "`pulumi up`, then `gpufleet image lock record --outputs ...`, then set phase: done and builder_instance_id",
+           "done": "`pulumi up` removes the builder and its security group; the image and its copies stay"}[cfg.phase]
+    out.print(f"next: {nxt}")
+
+
 @lock_app.command("show")
 def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
     """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built."""
