@@ -36,7 +36,6 @@ import datetime as _dt
 import difflib
 import io
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -50,8 +49,11 @@ GROUPS = ("engine", "frontend")
 IGNORED_ON_CHECK = ("generated_at",)
 # (spelling, a value) pairs that FlexibleArgumentParser may rewrite into a long flag; see rewritten_aliases.
 REWRITE_PROBES = (("-O", "3"),)
-# vLLM picks its platform at import; without a GPU it finds none and the parser cannot be built.
-# The CPU platform is forced so the snapshot is the same on every machine.
+# vLLM resolves its platform (CUDA, ROCm, CPU, ...) on first use; without a GPU it finds none and the
+# parser cannot be built (VllmConfig's DeviceConfig refuses). The CPU platform is set before anything
+# resolves it, on every machine, so the snapshot does not depend on where it is generated. The one
+# known platform-dependent detail: vLLM adds the device type to --mm-processor-device's choices on a
+# GPU platform ("cuda"), so those choices read ["auto", "cpu"] here.
 PLATFORM = "cpu"
 
 # Type callables vLLM uses, by qualified name -> vocabulary word. Wrappers whose closure holds the real
@@ -222,10 +224,26 @@ def _import_first(candidates: list[tuple[str, str]]):
     raise SystemExit("cannot import from the installed vllm:\n  " + "\n  ".join(errors))
 
 
+def use_cpu_platform() -> None:
+    """Make vLLM's current platform the CPU platform (vllm.platforms keeps it in _current_platform)."""
+    import vllm.platforms as platforms
+    from vllm.platforms.cpu import CpuPlatform
+
+    current = platforms._current_platform
+    if current is None:
+        platforms._current_platform = CpuPlatform()
+    elif not isinstance(current, CpuPlatform):
+        raise SystemExit(
+            f"vLLM already resolved its platform to {type(current).__name__}; run the snapshot in a fresh "
+            "process (it builds the parser on the CPU platform so that it is the same everywhere)"
+        )
+
+
 def build() -> dict:
     """The snapshot of the installed vLLM, as a dict (generated_at = today)."""
-    os.environ["VLLM_TARGET_DEVICE"] = PLATFORM  # read lazily by vllm.platforms, so before first use
     import vllm
+
+    use_cpu_platform()
     from vllm.engine.arg_utils import AsyncEngineArgs
 
     parser_cls, _ = _import_first([
@@ -244,7 +262,7 @@ def build() -> dict:
         "vllm_version": version,
         "source": (
             f"vllm=={version} from PyPI, parser of `vllm serve` ({frontend_module}.make_arg_parser"
-            f" + vllm.engine.arg_utils.AsyncEngineArgs.add_cli_args), built with VLLM_TARGET_DEVICE={PLATFORM}"
+            f" + vllm.engine.arg_utils.AsyncEngineArgs.add_cli_args), on vLLM's {PLATFORM} platform"
         ),
         "generated_at": _dt.date.today().isoformat(),
         "generator": GENERATOR,
