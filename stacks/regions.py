@@ -145,6 +145,7 @@ def plan(cloud: str, region: str, env: str, gpu: str | None = None, template: st
         f"VPC {vpc}: first free /16 of 10.0.0.0/8 next to {cloud} stacks "
         + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)") if not cidr else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
         f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
+        f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
     )
     text = render(template, cloud=cloud, region=region, env=env, name="llm", gpu=gpu, zones=chosen,
                   instance_type=itype.type, recipe=recipe, vpc_cidr=vpc, scheme=SCHEME[cloud], d=d,
