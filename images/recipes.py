@@ -42,7 +42,11 @@ class AptRepo(Strict):
     name: str
     line: str = Field(description="the deb line, with signed-by= the keyring")
     keyring_url: str
-    keyring_sha256: Optional[str] = Field(None, description="sha256 of the keyring file; a build refuses a missing one")
+    keyring_sha256: Optional[str] = Field(None, description="sha256 of the keyring file")
+    keyring_fingerprint: Optional[str] = Field(
+        None, pattern=r"^[0-9A-F]{40}$",
+        description="OpenPGP fingerprint every key of the keyring must have (a build needs this or keyring_sha256)")
+    keyring_fingerprint_source: str = ""
     keyring_path: str
 
 

@@ -113,8 +113,9 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
     """What stops a real build of this recipe even though its line is consistent (unverified downloads)."""
     out = []
     for i, repo in enumerate(recipe.apt_repos):
-        if not repo.keyring_sha256:
-            out.append((f"recipe.apt_repos.{i}.keyring_sha256", f"missing: the keyring {repo.keyring_url} must be verified by sha256 before a build"))
+        if not repo.keyring_sha256 and not repo.keyring_fingerprint:
+            out.append((f"recipe.apt_repos.{i}.keyring_sha256", f"missing: the keyring {repo.keyring_url} must be verified by sha256 "
+                        "or keyring_fingerprint before a build"))
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
             out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
