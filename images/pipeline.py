@@ -45,17 +45,24 @@ def tags(recipe, manifest_sha256: Optional[str]) -> dict[str, str]:
     return out
 
 
-def _check_cidr(cidr: str) -> None:
+def cidr_problem(cidr: str) -> str | None:
+    """Why `cidr` may not be the builder's SSH source, or None."""
     import ipaddress
 
-    net = ipaddress.ip_network(cidr)
+    try:
+        net = ipaddress.ip_network(cidr)
+    except ValueError:
+        return f"{cidr!r} is not a CIDR, e.g. 198.51.100.7/32"
     if net.prefixlen < 16:
-        raise ValueError(f"operator_cidr {cidr} is wider than /16; SSH to the builder is for the operator only")
+        return f"operator_cidr {cidr} is wider than /16; SSH to the builder is for the operator only"
+    return None
 
 
 def declare(recipe, spec: BuilderSpec, phase: Phase, manifest_sha256: Optional[str] = None,
             builder_instance_id: Optional[str] = None) -> dict[str, pulumi.Output]:
-    _check_cidr(spec.operator_cidr)
+    problem = cidr_problem(spec.operator_cidr)
+    if problem:
+        raise ValueError(problem)
     return (_alicloud if spec.cloud == "alicloud" else _tencentcloud)(recipe, spec, phase, manifest_sha256, builder_instance_id)
 
 
@@ -161,8 +168,6 @@ class PipelineConfig(BaseModel):
 
 
 def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
-    import ipaddress
-
     from gpufleet.stacks import catalog
 
     b = cfg.builder
@@ -178,12 +183,9 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
     elif recipe.gpus and itype.gpu not in recipe.gpus:
         out.append(("builder.instance_type", f"{b.instance_type} has {itype.gpu}, which recipe {recipe.name} does not serve "
                     f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU"))
-    try:
-        net = ipaddress.ip_network(b.operator_cidr)
-        if net.prefixlen < 16:
-            out.append(("builder.operator_cidr", f"{b.operator_cidr} is wider than /16; SSH to the builder is for the operator only"))
-    except ValueError:
-        out.append(("builder.operator_cidr", f"{b.operator_cidr!r} is not a CIDR, e.g. 198.51.100.7/32"))
+    problem = cidr_problem(b.operator_cidr)
+    if problem:
+        out.append(("builder.operator_cidr", problem))
     if cfg.phase in ("image", "done") and not cfg.manifest_sha256:
         out.append(("manifest_sha256", f"phase {cfg.phase} needs the sha256 of the manifest `gpufleet image build` brought back"))
     if cfg.phase == "done" and not cfg.builder_instance_id:
@@ -217,8 +219,12 @@ def load_pipeline(stack_file: Path):
     return recipe, BuilderSpec(**cfg.builder.model_dump()), cfg
 
 
-def program(stack_file: Path) -> None:
-    """The images program: declare the phase's resources and export their outputs."""
-    recipe, spec, cfg = load_pipeline(stack_file)
+def export(recipe, spec: BuilderSpec, cfg: PipelineConfig) -> None:
+    """Declare the phase's resources of a loaded images stack and export their outputs."""
     for key, value in declare(recipe, spec, cfg.phase, cfg.manifest_sha256, cfg.builder_instance_id).items():
         pulumi.export(key, value)
+
+
+def program(stack_file: Path) -> None:
+    """The images program (images/program/__main__.py): load the stack file, then export."""
+    export(*load_pipeline(stack_file))

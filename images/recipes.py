@@ -45,7 +45,7 @@ class AptRepo(Strict):
     keyring_sha256: Optional[str] = Field(None, description="sha256 of the keyring file")
     keyring_fingerprint: Optional[str] = Field(
         None, pattern=r"^[0-9A-F]{40}$",
-        description="OpenPGP fingerprint every key of the keyring must have (a build needs this or keyring_sha256)")
+        description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)")
     keyring_fingerprint_source: str = ""
     keyring_path: str
 

@@ -4,8 +4,9 @@
 
 Each case is a whole `gpufleet` process, timed `--runs` times; the median is divided by the median of
 its floor: the interpreter importing what the command cannot avoid (the cloud programs and the
-provider modules they use, for preview and cost; nothing but Python for pure computation). A ratio near 1 means the command adds little on top of its
-imports; the absolute seconds depend on the machine, the ratio much less.
+provider modules they use, for preview and cost; nothing but Python for pure computation). A ratio
+near 1 means the command adds little on top of its imports; the absolute seconds depend on the
+machine, the ratio much less.
 """
 from __future__ import annotations
 

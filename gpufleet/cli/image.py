@@ -197,11 +197,11 @@ def pipeline_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine."""
-    from gpufleet.images.pipeline import load_pipeline, program
+    from gpufleet.images.pipeline import export, load_pipeline
     from gpufleet.preview import run
 
     recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
-    inv = run(lambda: program(stack_file), stack=stack_file.stem.removeprefix("Pulumi."), config={})
+    inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
     if as_json:
         out.print_json(json.dumps({"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}))
         return
@@ -234,7 +234,6 @@ def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")
         pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
         t.add_row(r.recipe, r.cloud, r.region, r.image_id, "placeholder" if r.placeholder else "built", (r.manifest_sha256 or "-")[:16], pins)
     out.print(t)
-
 
 
 def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
