@@ -1,7 +1,11 @@
-"""Per-cloud facts and the registry of cloud programs, keyed by cloud name.
+"""Per-cloud facts and the registry of cloud code, keyed by cloud name.
 
-A cloud program is a module with `declare(fleet, parent) -> dict[str, Output]` (the stack outputs).
+Each cloud registers two modules (REGISTRY):
+- `program`: `declare(fleet, parent) -> dict[str, Output]` (the stack outputs, OUTPUTS), importing the provider;
+- `checks`: `spec_problems(spec) -> [(field, message)]` and `notes(spec) -> [str]`, pure, run by stack validation.
 What a cloud cannot do is data here (CAPABILITIES), shown by `gpufleet preview`, never an exception.
+Adding a cloud = a PROFILES entry, a REGISTRY entry, a value per CAPABILITIES row, and its two modules;
+tests/test_clouds.py fails when one is missing.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ class CloudProfile:
     role_kind: str
     disk_categories: dict[str, dict]  # spec tier -> provider disk inputs
     secret_cli: str
+    object_scheme: str  # model.source scheme of the cloud's object storage
 
     def secret_command(self, role_name: str) -> str:
         return self.secret_cli.replace("{role}", role_name)
@@ -35,6 +40,7 @@ PROFILES = {
         },
         secret_cli='aliyun kms GetSecretValue --SecretName "${API_KEY_SECRET}" --region "${GPUFLEET_REGION}" '
         "--mode EcsRamRole --ram-role-name {role} | jq -r .SecretData",
+        object_scheme="oss",
     ),
     "tencentcloud": CloudProfile(
         name="tencentcloud",
@@ -46,6 +52,7 @@ PROFILES = {
         },
         secret_cli='tccli ssm GetSecretValue --SecretName "${API_KEY_SECRET}" --VersionId latest '
         '--region "${GPUFLEET_REGION}" --use-cvm-role | jq -r .SecretString',
+        object_scheme="cos",
     ),
 }
 
@@ -58,7 +65,14 @@ CAPABILITIES: dict[str, dict[str, str | None]] = {
     "subscription_in_autoscaling": {
         "alicloud": "ESS creates only pay-as-you-go or spot instances; with monthly/yearly billing the min replicas are "
         "subscription ECS instances attached to the scaling group, and nodes above min are pay-as-you-go",
-        "tencentcloud": None,
+        "tencentcloud": "AS can start PREPAID nodes, but a node bought for a term and scaled in hours later is paid for the "
+        "whole term; with monthly/yearly billing the min replicas are PREPAID CVMs attached to the group (protected from "
+        "scale-in), and nodes above min are pay-as-you-go",
+    },
+    "layer7_listener": {
+        "alicloud": None,
+        "tencentcloud": "the CLB listener is TCP (layer 4) with an HTTP health check: health checks on an HTTP listener "
+        "need a rule per URL, and the scaling group then needs the rule id",
     },
     "gpu_hardware_alarms": {
         "alicloud": "CloudMonitor has no ECC / retired-page GPU event alarm in this program; only utilisation and memory alarms",
@@ -66,7 +80,10 @@ CAPABILITIES: dict[str, dict[str, str | None]] = {
     },
 }
 
-_MODULES = {"alicloud": "gpufleet.components.alicloud.program", "tencentcloud": "gpufleet.components.tencentcloud.program"}
+REGISTRY: dict[str, dict[str, str]] = {
+    cloud: {"program": f"gpufleet.components.{cloud}.program", "checks": f"gpufleet.components.{cloud}.checks"}
+    for cloud in ("alicloud", "tencentcloud")
+}
 
 
 def profile(cloud: str) -> CloudProfile:
@@ -74,12 +91,45 @@ def profile(cloud: str) -> CloudProfile:
 
 
 def has_program(cloud: str) -> bool:
-    return importlib.util.find_spec(_MODULES[cloud]) is not None
+    return importlib.util.find_spec(REGISTRY[cloud]["program"]) is not None
 
 
 def program(cloud: str) -> ModuleType:
-    return importlib.import_module(_MODULES[cloud])
+    return importlib.import_module(REGISTRY[cloud]["program"])
 
 
-def notes(cloud: str) -> list[str]:
-    return [f"{cap}: {by_cloud[cloud]}" for cap, by_cloud in CAPABILITIES.items() if by_cloud.get(cloud)]
+def _checks(cloud: str) -> ModuleType:
+    return importlib.import_module(REGISTRY[cloud]["checks"])
+
+
+def spec_problems(spec) -> list[tuple[str, str]]:
+    """What the spec's cloud cannot declare as written (field path, message)."""
+    return _checks(spec.cloud).spec_problems(spec)
+
+
+def notes(cloud: str, spec=None) -> list[str]:
+    """What `gpufleet preview` tells about the cloud (CAPABILITIES) and, given a spec, about this fleet on it."""
+    out = [f"{cap}: {by_cloud[cloud]}" for cap, by_cloud in CAPABILITIES.items() if by_cloud.get(cloud)]
+    return out + (_checks(cloud).notes(spec) if spec is not None else [])
+
+
+def registry_problems(clouds: tuple[str, ...]) -> list[str]:
+    """What a cloud of the catalog misses here: a profile, a registry entry, a CAPABILITIES value, its modules' functions."""
+    out = []
+    for cloud in clouds:
+        if cloud not in PROFILES:
+            out.append(f"{cloud}: no PROFILES entry")
+        out += [f"{cloud}: CAPABILITIES[{cap!r}] has no value (None = supported, else the message)"
+                for cap, by_cloud in CAPABILITIES.items() if cloud not in by_cloud]
+        if cloud not in REGISTRY:
+            out.append(f"{cloud}: no REGISTRY entry")
+            continue
+        needed = {"program": ("declare",), "checks": ("spec_problems", "notes")}
+        for role, functions in needed.items():
+            try:
+                module = importlib.import_module(REGISTRY[cloud][role])
+            except ImportError as exc:
+                out.append(f"{cloud}: {role} module {REGISTRY[cloud][role]} does not import ({exc})")
+                continue
+            out += [f"{cloud}: {module.__name__} has no {f}()" for f in functions if not callable(getattr(module, f, None))]
+    return out

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from gpufleet.components.clouds import profile
 from gpufleet.cost import estimate, graph
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
@@ -86,6 +87,11 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         new["zones"] = selling[: len(spec.zones)]
         notes.append(f"zones {', '.join(spec.zones)} -> {', '.join(new['zones'])}")
     new["cloud"], new["region"] = cloud, region
+    source = spec.model.source
+    own, other = profile(spec.cloud).object_scheme, profile(cloud).object_scheme
+    if cloud != spec.cloud and source.startswith(f"{own}://"):
+        new["model"] = {**raw["model"], "source": f"{other}://{source[len(own) + 3:]}"}
+        notes.append(f"model source {source} -> {new['model']['source']} (the same archive in {cloud}'s object storage)")
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
     if billing != spec.billing.model:
         notes.append(f"billing {spec.billing.model} -> {billing}" + {"monthly": " (1-month subscription)", "yearly": " (1-year subscription)",

@@ -216,8 +216,12 @@ TC_GROUP = "tencentcloud:As/scalingGroup:ScalingGroup"
 TC_DISKS_DEFAULT = "CLOUD_PREMIUM"
 
 
-def _tc_billing(charge: str | None) -> str:
-    return {"PREPAID": "monthly", "SPOTPAID": "spot"}.get(charge or "", "payg")
+def _tc_billing(inputs: dict, period_field: str) -> str:
+    """POSTPAID_BY_HOUR, SPOTPAID or PREPAID (monthly below a 12-month term, yearly from 12)."""
+    charge = inputs.get("instanceChargeType") or ""
+    if charge == "PREPAID":
+        return "yearly" if int(inputs.get(period_field) or 1) >= 12 else "monthly"
+    return {"SPOTPAID": "spot"}.get(charge, "payg")
 
 
 def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
@@ -225,9 +229,7 @@ def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
     itype = (i.get("instanceTypes") or [i.get("instanceType")])[0]
     baseline = len([r for r in ctx.of_type("tencentcloud:Instance/instance:Instance") if r["inputs"].get("instanceChargeType") == "PREPAID"])
     nodes, how = _asg_share(ctx, TC_GROUP, _group_for(ctx, res, TC_GROUP, "configurationId"), baseline)
-    billing = _tc_billing(i.get("instanceChargeType"))
-    if billing == "monthly":
-        billing = "payg"
+    billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
     disks = [(i.get("systemDiskType", TC_DISKS_DEFAULT), None, int(i.get("systemDiskSize") or 50))]
     disks += [(d.get("diskType", TC_DISKS_DEFAULT), None, int(d.get("diskSize") or 0)) for d in i.get("dataDisks") or []]
     cap = _d(i["spotMaxPrice"]) if i.get("spotMaxPrice") else None
@@ -236,9 +238,7 @@ def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
 
 def tc_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
-    billing = _tc_billing(i.get("instanceChargeType"))
-    if billing == "monthly" and int(i.get("instanceChargePrepaidPeriod") or 1) >= 12:
-        billing = "yearly"
+    billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
     disks = [(i.get("systemDiskType", TC_DISKS_DEFAULT), None, int(i.get("systemDiskSize") or 50))]
     disks += [(d.get("dataDiskType", TC_DISKS_DEFAULT), None, int(d.get("dataDiskSize") or 0)) for d in i.get("dataDisks") or []]
     return _node_components("node", i["instanceType"], billing, Decimal(1), disks, None,
@@ -316,6 +316,7 @@ FREE: dict[str, str] = {
     "tencentcloud:As/scalingPolicy:ScalingPolicy": "Auto Scaling is free",
     "tencentcloud:As/schedule:Schedule": "Auto Scaling is free; schedules are in the average running nodes",
     "tencentcloud:As/attachment:Attachment": "Auto Scaling is free; attached instances are priced as instances",
+    "tencentcloud:As/protectInstances:ProtectInstances": "Auto Scaling is free",
     "tencentcloud:Route/table:Table": _CONFIG,
     "tencentcloud:Route/tableEntry:TableEntry": _CONFIG,
     "tencentcloud:Eip/association:Association": _CONFIG,

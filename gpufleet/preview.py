@@ -6,6 +6,8 @@ the root stack after all outstanding work has finished. Secrets are shown as "[s
 """
 from __future__ import annotations
 
+import asyncio
+import atexit
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,7 @@ COMPUTED = {
     "alicloud:ess/scalingRule:ScalingRule": ("ari",),
     "tencentcloud:Clb/instance:Instance": ("clbVips",),
     "tencentcloud:Eip/instance:Instance": ("publicIp",),
+    "tencentcloud:Clb/listener:Listener": ("listenerId",),
 }
 
 
@@ -82,6 +85,7 @@ class _Recorder(pmocks.MockMonitor):
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
+            _THREAD_LOOPS.add(asyncio.get_event_loop())  # the one the SDK just ensured on this thread
             self.names[response.urn] = request.name
             inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
             self.records.append(
@@ -123,6 +127,21 @@ def run(program: Callable[[], None], stack: str, config: dict[str, Any]) -> Inve
     return Inventory(stack=stack, resources=resources, outputs=outputs)
 
 
+# The mock monitor registers resources on worker threads, and the SDK gives each thread an event loop that it
+# never closes; collected during interpreter teardown they print "Exception ignored ... Invalid file descriptor".
+# They are closed at exit instead (a worker may reuse its loop in a later run of the same process).
+_THREAD_LOOPS: set[asyncio.AbstractEventLoop] = set()
+
+
+def _close_thread_loops() -> None:
+    for loop in _THREAD_LOOPS:
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+
+
+atexit.register(_close_thread_loops)
+
+
 def _json(value: Any) -> str:
     import json
 
@@ -141,7 +160,7 @@ def _require_program(fleet: loader.Fleet) -> None:
     from gpufleet.errors import Problem, UserError
 
     if not has_program(fleet.spec.cloud):
-        raise UserError([Problem(fleet.file, "fleet.cloud", f"{fleet.spec.cloud} is in the catalog but its fleet program is not built yet; use alicloud for now")])
+        raise UserError([Problem(fleet.file, "fleet.cloud", f"{fleet.spec.cloud} is in the catalog but has no fleet program")])
 
 
 def program_file(root: Path | None = None) -> Path:

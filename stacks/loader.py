@@ -99,7 +99,9 @@ def validate(raw: dict[str, Any], stack: str, file: str) -> Fleet:
     except ValidationError as exc:
         problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
     if spec is not None and not problems:
-        problems += [Problem(file, p, m) for p, m in cross_problems(spec)]
+        from gpufleet.components import clouds
+
+        problems += [Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec)]
     fleet = None
     if spec is not None and not problems:
         fleet = _resolve(spec, stack, file, problems)

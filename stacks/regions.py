@@ -13,13 +13,13 @@ from pathlib import Path
 import jinja2
 import yaml
 
+from gpufleet.components.clouds import profile
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog, loader
 
 TEMPLATES = Path(__file__).parent / "templates"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
-SCHEME = {"alicloud": "oss", "tencentcloud": "cos"}
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
 
@@ -148,7 +148,7 @@ def plan(cloud: str, region: str, env: str, gpu: str | None = None, template: st
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
     )
     text = render(template, cloud=cloud, region=region, env=env, name="llm", gpu=gpu, zones=chosen,
-                  instance_type=itype.type, recipe=recipe, vpc_cidr=vpc, scheme=SCHEME[cloud], d=d,
+                  instance_type=itype.type, recipe=recipe, vpc_cidr=vpc, scheme=profile(cloud).object_scheme, d=d,
                   why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}")
     shown = f"stacks/{path.name}"
     try:

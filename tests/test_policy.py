@@ -1,17 +1,20 @@
-"""Security and topology invariants over the mock-engine inventory of every shipped stack."""
-import base64
+"""Security and topology invariants over the mock-engine inventory of every shipped stack of both clouds.
+
+Each cloud has a view (tests/views.py) that reads its resource types into the same facts; the invariants are then
+written once. A shipped stack of a cloud without a view fails test_every_cloud_has_a_view.
+"""
 import ipaddress
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from gpufleet.preview import preview_stack
+from gpufleet.preview import preview_spec, preview_stack
 from gpufleet.stacks import loader
+from views import VIEWS, of, tencentcloud_view
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = loader.stack_names(ROOT)
-ALICLOUD = [s for s in STACKS if s.startswith("alicloud-")]
 
 
 @lru_cache(maxsize=None)
@@ -19,67 +22,65 @@ def inventory(stack):
     return preview_stack(stack, ROOT)
 
 
-def of(inv, token):
-    return [r["inputs"] for r in inv.resources if r["type"] == token]
+def view(stack):
+    return VIEWS[loader.load_fleet(stack, ROOT).spec.cloud](inventory(stack))
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+def test_every_cloud_has_a_view_and_a_shipped_stack():
+    from gpufleet.stacks.catalog import CLOUDS
+
+    assert set(VIEWS) == set(CLOUDS)
+    assert {loader.load_fleet(s, ROOT).spec.cloud for s in STACKS} == set(CLOUDS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
 def test_no_world_open_ingress_on_nodes(stack):
-    rules = of(inventory(stack), "alicloud:ecs/securityGroupRule:SecurityGroupRule")
-    ingress = [r for r in rules if r["type"] == "ingress"]
-    assert ingress, "node security group has no ingress rules at all"
-    for rule in ingress:
-        net = ipaddress.ip_network(rule["cidrIp"])
-        assert net.prefixlen > 0, rule
-        if rule["portRange"] == "22/22":
-            assert rule["cidrIp"] in loader.load_fleet(stack, ROOT).spec.network.ssh_cidrs
+    ingress = view(stack)["node_ingress"]
+    assert ingress, "node security group accepts nothing at all"
+    ssh_cidrs = loader.load_fleet(stack, ROOT).spec.network.ssh_cidrs
+    for cidr, port in ingress:
+        assert ipaddress.ip_network(cidr).prefixlen > 0, (cidr, port)
+        if port == "22":
+            assert cidr in ssh_cidrs
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+@pytest.mark.parametrize("stack", STACKS)
 def test_no_public_ip_on_gpu_nodes(stack):
-    inv = inventory(stack)
-    for config in of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration") + of(inv, "alicloud:ecs/instance:Instance"):
-        assert config.get("internetMaxBandwidthOut") == 0
+    v = view(stack)
+    assert v["node_public_bandwidth"] and all(bw == 0 for bw in v["node_public_bandwidth"])
+    assert not any(v["node_public_ip"])
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+@pytest.mark.parametrize("stack", STACKS)
 def test_nat_egress_for_every_zone(stack):
-    inv = inventory(stack)
-    fleet = loader.load_fleet(stack, ROOT)
-    (nat,) = of(inv, "alicloud:vpc/natGateway:NatGateway")
-    assert nat["natType"] == "Enhanced"
-    assert of(inv, "alicloud:ecs/eipAssociation:EipAssociation")[0]["instanceType"] == "Nat"
-    assert len(of(inv, "alicloud:vpc/snatEntry:SnatEntry")) == len(fleet.spec.zones)
+    v = view(stack)
+    assert v["nat_with_eip"]
+    assert v["subnets_routed_to_nat"] == v["subnets"] == len(loader.load_fleet(stack, ROOT).spec.zones)
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+@pytest.mark.parametrize("stack", STACKS)
 def test_health_check_replaces_broken_nodes(stack):
-    inv = inventory(stack)
-    fleet = loader.load_fleet(stack, ROOT)
-    (listener,) = of(inv, "alicloud:slb/listener:Listener")
-    assert listener["healthCheck"] == "on" and listener["healthCheckUri"] == fleet.spec.load_balancer.health_check.path
-    (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
-    assert "LOAD_BALANCER" in group["healthCheckTypes"] and group["loadbalancerIds"]
+    v = view(stack)
+    assert v["health_check_path"] == loader.load_fleet(stack, ROOT).spec.load_balancer.health_check.path
+    assert v["group_replaces_lb_unhealthy"]
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+@pytest.mark.parametrize("stack", STACKS)
 def test_zones_and_replicas(stack):
-    inv = inventory(stack)
+    v = view(stack)
     fleet = loader.load_fleet(stack, ROOT)
-    (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
-    assert len(group["vswitchIds"]) == len(fleet.spec.zones) == len(of(inv, "alicloud:vpc/switch:Switch"))
+    assert v["group_zones"] == len(fleet.spec.zones) == v["subnets"]
     if fleet.spec.environment == "prod":
-        assert len(group["vswitchIds"]) >= 2 and group["minSize"] >= 2
+        assert v["group_zones"] >= 2 and v["group_min"] >= 2
 
 
-@pytest.mark.parametrize("stack", ALICLOUD)
+@pytest.mark.parametrize("stack", STACKS)
 def test_user_data_holds_no_secret_and_runs_vllm(stack):
-    inv = inventory(stack)
-    (config,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
-    text = base64.b64decode(config["userData"]).decode()
-    assert "vllm serve" in text or "'vllm' 'serve'" in text or "vllm serve" in text.replace("'", "")
-    assert "VLLM_API_KEY=" not in text.split("printf")[0]  # only written at boot, from the secrets manager
-    assert "--api-key" not in text
+    for text in view(stack)["user_data"]:
+        assert "vllm serve" in text.replace("'", "")
+        assert "VLLM_API_KEY=" not in text.split("printf")[0]  # only written at boot, from the secrets manager
+        assert "--api-key" not in text
+        assert len(text.encode()) < 16 * 1024  # Tencent's limit on user data; Alibaba's is 32 KB
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -95,16 +96,51 @@ def test_outputs(stack):
     assert set(inventory(stack).outputs) == {"endpoint", "vpc_id", "scaling_group_id", "security_group_ids"}
 
 
-def test_spot_and_subscription_variants():
-    from gpufleet.preview import preview_spec
+def _variant(stack, **changes):
+    _, config = loader.read_stack_config(stack, ROOT)
+    raw = dict(config[loader.CONFIG_KEY], **changes)
+    return raw, preview_spec(raw, f"{stack}-variant")
 
-    _, config = loader.read_stack_config("alicloud-cn-hangzhou-prod", ROOT)
-    raw = dict(config[loader.CONFIG_KEY], billing={"model": "spot", "spot_price_limit": 5.0})
-    inv = preview_spec(raw, "alicloud-cn-hangzhou-spot")
+
+def test_spot_and_subscription_variants_alicloud():
+    raw, inv = _variant("alicloud-cn-hangzhou-prod", billing={"model": "spot", "spot_price_limit": 5.0})
     (config_in,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
     assert config_in["spotStrategy"] == "SpotWithPriceLimit"
-    raw = dict(raw, billing={"model": "monthly"})
-    inv = preview_spec(raw, "alicloud-cn-hangzhou-monthly")
+    raw, inv = _variant("alicloud-cn-hangzhou-prod", billing={"model": "monthly"})
     baseline = of(inv, "alicloud:ecs/instance:Instance")
     assert len(baseline) == raw["replicas"]["min"] and all(b["instanceChargeType"] == "PrePaid" for b in baseline)
     assert of(inv, "alicloud:ess/attachment:Attachment")
+
+
+def test_spot_and_subscription_variants_tencentcloud():
+    stack = "tencentcloud-ap-guangzhou-prod"
+    raw, inv = _variant(stack, billing={"model": "spot", "spot_price_limit": 5.0})
+    (config_in,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
+    assert config_in["instanceChargeType"] == "SPOTPAID" and config_in["spotMaxPrice"] == "5.0000"
+    assert config_in["spotInstanceType"] == "one-time"
+    raw, inv = _variant(stack, billing={"model": "yearly", "period_months": 24})
+    (config_in,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
+    assert config_in["instanceChargeType"] == "POSTPAID_BY_HOUR"  # nodes above min
+    baseline = of(inv, "tencentcloud:Instance/instance:Instance")
+    assert len(baseline) == raw["replicas"]["min"]
+    assert all(b["instanceChargeType"] == "PREPAID" and b["instanceChargeTypePrepaidPeriod"] == 24 for b in baseline)
+    assert {b["availabilityZone"] for b in baseline} == set(raw["zones"])  # spread over the zones
+    (attach,) = of(inv, "tencentcloud:As/attachment:Attachment")
+    (protect,) = of(inv, "tencentcloud:As/protectInstances:ProtectInstances")
+    assert len(attach["instanceIds"]) == len(protect["instanceIds"]) == raw["replicas"]["min"] and protect["protectedFromScaleIn"]
+    v = tencentcloud_view(inv)
+    assert not any(v["node_public_ip"]) and all(bw == 0 for bw in v["node_public_bandwidth"])
+
+
+def test_tencent_alarms_cover_gpu_load_and_hardware_health():
+    inv = inventory("tencentcloud-ap-guangzhou-prod")
+    fleet = loader.load_fleet("tencentcloud-ap-guangzhou-prod", ROOT)
+    policies = of(inv, "tencentcloud:Monitor/alarmPolicy:AlarmPolicy")
+    rules = {r["metricName"]: r for p in policies for r in p["conditions"]["rules"]}
+    assert set(rules) == {"Gpuutil", "Gpumemusage", "Gpueccterminateapp", "Gpuretiredpagepending"}
+    assert float(rules["Gpuutil"]["value"]) == fleet.spec.alarms.gpu_utilization.threshold_percent
+    assert rules["Gpuutil"]["continuePeriod"] == fleet.spec.alarms.gpu_utilization.minutes
+    assert float(rules["Gpumemusage"]["value"]) == fleet.spec.alarms.gpu_memory.threshold_percent
+    for p in policies:
+        assert p["namespace"] == "cvm_device" and p["policyTags"] == [{"key": "gpufleet:fleet", "value": fleet.prefix}]
+        assert p["noticeIds"] == [fleet.spec.alarms.contact_group]

@@ -24,7 +24,7 @@ def preview(
     fleet = load_fleet(stack)
     inventory = preview_stack(stack)
     if as_json:
-        typer.echo(json.dumps(inventory.to_json(), indent=2, sort_keys=False))
+        typer.echo(json.dumps({**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=False))
         return
     console = Console()
     children: dict[str | None, list[dict]] = {}
@@ -45,5 +45,5 @@ def preview(
     console.print(f"{custom} resources ({len(inventory.resources) - custom} components)")
     for key, value in inventory.outputs.items():
         console.print(f"  output {key} = {value}")
-    for note in notes(fleet.spec.cloud):
+    for note in notes(fleet.spec.cloud, fleet.spec):
         console.print(f"[yellow]note[/yellow] {note}")
