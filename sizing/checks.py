@@ -1,7 +1,48 @@
-"""Stack checks owned by the sizing module: does the model fit, are the vLLM flags valid?"""
+"""Stack checks owned by the sizing module: does the model fit the GPU with its serving parameters, and are the
+rendered vLLM flags known to the vLLM the image recipe pins? Called by stack validation (`gpufleet preview`)."""
 from __future__ import annotations
+
+from gpufleet.sizing import fit, flags, models
+
+
+def serving_of(spec) -> fit.Serving:
+    s = spec.serving
+    return fit.Serving(gpus=s.tensor_parallel_size, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype,
+                       max_model_len=s.max_model_len, max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
+                       gpu_memory_utilization=s.gpu_memory_utilization)
+
+
+def fit_problems(fleet) -> list[tuple[str, str]]:
+    from gpufleet.stacks.catalog import gpu_kinds, instance_types
+
+    spec = fleet.spec
+    name = spec.model.catalog or spec.model.name
+    model = models.lookup(name)
+    if model is None:
+        if spec.model.catalog:
+            return [("fleet.model.catalog", f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
+                     + models.did_you_mean(name, models.catalog()))]
+        return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
+    sold = {t.gpu for t in instance_types(spec.cloud)}
+    r = fit.fit(model, fleet.gpu, serving_of(spec), {k: v for k, v in gpu_kinds().items() if k in sold})
+    if r.fits:
+        return []
+    return [("fleet.serving", f"{name} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "
+             + "; ".join(r.problems) + ". To fix: " + "; or ".join(r.advice)
+             + f" (see `gpufleet plan fit --stack {fleet.stack}`)")]
+
+
+def flag_problems(fleet) -> list[tuple[str, str]]:
+    from gpufleet.components.userdata import vllm_args
+    from gpufleet.images.recipes import load_recipe
+
+    version = load_recipe(fleet.spec.image.recipe).pins.get("vllm")
+    if not version:
+        return []
+    return [("fleet.serving", f"{m} (image recipe {fleet.spec.image.recipe} pins vLLM {version})")
+            for m in flags.argv_problems(vllm_args(fleet)[2:], version)]
 
 
 def spec_problems(fleet) -> list[tuple[str, str]]:
     """(field path, message) for each sizing problem of the fleet."""
-    return []
+    return fit_problems(fleet) + flag_problems(fleet)

@@ -83,15 +83,16 @@ def read_config(path: Path, shown: str) -> dict:
     return config
 
 
-def load_fleet(stack: str, root: Path | None = None) -> Fleet:
+def load_fleet(stack: str, root: Path | None = None, sizing: bool = True) -> Fleet:
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
     if not isinstance(raw, dict):
         raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
-    return validate(raw, stack=stack, file=shown)
+    return validate(raw, stack=stack, file=shown, sizing=sizing)
 
 
-def validate(raw: dict[str, Any], stack: str, file: str) -> Fleet:
+def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) -> Fleet:
+    """The spec as a Fleet, or UserError with every problem; sizing=False skips the fit / flag checks (for planning)."""
     problems: list[Problem] = [Problem(file, p, m) for p, m in catalog_problems(raw)]
     spec = None
     try:
@@ -109,7 +110,7 @@ def validate(raw: dict[str, Any], stack: str, file: str) -> Fleet:
         from gpufleet.images import checks as image_checks
         from gpufleet.sizing import checks as sizing_checks
 
-        for check in (image_checks.spec_problems, sizing_checks.spec_problems):
+        for check in (image_checks.spec_problems, *([sizing_checks.spec_problems] if sizing else [])):
             problems += [Problem(file, p, m) for p, m in check(fleet)]
     if problems:
         raise UserError(problems)
