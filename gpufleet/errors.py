@@ -35,3 +35,19 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
         return f" (did you mean {close[0]!r}?)"
     shown = ", ".join(choices[:12]) + (", …" if len(choices) > 12 else "")
     return f" (choose one of: {shown})"
+
+
+def read_json_object(path, missing: str) -> dict:
+    """A user-given JSON file as a dict; a missing file, bad JSON or a non-object is a UserError (missing: the fix)."""
+    import json
+
+    shown = str(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError([Problem(shown, "", f"no such file: {missing}")]) from None
+    except json.JSONDecodeError as exc:
+        raise UserError([Problem(shown, "", f"not JSON: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise UserError([Problem(shown, "", "expected a JSON object")])
+    return data

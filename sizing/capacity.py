@@ -1,16 +1,15 @@
 """How many nodes a peak QPS needs: ceil(peak / per-node QPS) plus redundancy, as autoscaling min / max / desired.
 
-Per-node QPS is given, or read from a `gpufleet loadtest` result: the knee's requests/s when the run had an SLO,
+Per-node QPS is given, or read from a load-test result file (format in the README): the knee's requests/s when the run had an SLO,
 else the best requests/s among error-free levels.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, read_json_object
 
 
 @dataclass(frozen=True)
@@ -42,15 +41,10 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
 def per_node_qps(path: Path) -> tuple[float, str]:
     """(requests/s one node sustains, how it was chosen) from a load-test result file."""
     shown = str(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UserError([Problem(shown, "", "no such file: write one with `gpufleet loadtest ... -o FILE`")]) from None
-    except json.JSONDecodeError as exc:
-        raise UserError([Problem(shown, "", f"not JSON: {exc}")]) from None
-    levels = data.get("levels") if isinstance(data, dict) else None
+    data = read_json_object(path, "give a load-test result file (format: README, Sizing)")
+    levels = data.get("levels")
     if not isinstance(levels, list) or not levels:
-        raise UserError([Problem(shown, "levels", "missing or empty: not a `gpufleet loadtest` result")])
+        raise UserError([Problem(shown, "levels", "missing or empty: not a load-test result")])
     for i, level in enumerate(levels):
         for key in ("concurrency", "requests_per_s", "error_rate"):
             if not isinstance(level, dict) or not isinstance(level.get(key), (int, float)):

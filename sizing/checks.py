@@ -2,6 +2,7 @@
 rendered vLLM flags known to the vLLM the image recipe pins? Called by stack validation (`gpufleet preview`)."""
 from __future__ import annotations
 
+from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
 
 
@@ -21,7 +22,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
     if model is None:
         if spec.model.catalog:
             return [("fleet.model.catalog", f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
-                     + models.did_you_mean(name, models.catalog()))]
+                     + did_you_mean(name, models.catalog()))]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
     sold = {t.gpu for t in instance_types(spec.cloud)}
     r = fit.fit(model, fleet.gpu, serving_of(spec), {k: v for k, v in gpu_kinds().items() if k in sold})

@@ -17,7 +17,7 @@ All sizes in GiB = 2**30 bytes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -173,7 +173,7 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict) -> list[str]
     out: list[str] = []
 
     def ok(**changes) -> bool:
-        return measure(model, changes.pop("gpu", gpu), Serving(**{**s.__dict__, **changes})).fits
+        return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits
 
     if r.problems and any("bfloat16" in p for p in r.problems):
         out.append("use dtype float16 (or auto)")
@@ -212,7 +212,7 @@ def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict) -> str
                 if q and _quant_problem(q, kind):
                     continue
                 dtype = "float16" if s.dtype == "bfloat16" and kind.cc < (8, 0) else s.dtype
-                if measure(model, kind, Serving(**{**s.__dict__, "gpus": n, "quantization": q, "dtype": dtype})).fits:
+                if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
                     options.append((kind.memory_gib * n, n, kind.name, q))
     if not options:
         return "no catalog GPU up to 8 per node fits this model with these settings"

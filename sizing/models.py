@@ -1,14 +1,13 @@
 """Model architecture facts: the catalog in data/models.yaml, or a local Hugging Face config.json by path."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
-from gpufleet.errors import Problem, UserError, did_you_mean  # noqa: F401 (did_you_mean used by checks)
+from gpufleet.errors import Problem, UserError, did_you_mean, read_json_object
 
 CATALOG = Path(__file__).parent / "data" / "models.yaml"
 
@@ -68,14 +67,7 @@ def _field(cfg: dict, shown: str, *names: str, default=None):
 
 def from_config(path: Path) -> ModelArch:
     shown = str(path)
-    try:
-        cfg = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UserError([Problem(shown, "", "no such file: give the path of the model's config.json")]) from None
-    except json.JSONDecodeError as exc:
-        raise UserError([Problem(shown, "", f"not JSON: {exc}")]) from None
-    if not isinstance(cfg, dict):
-        raise UserError([Problem(shown, "", "expected a JSON object")])
+    cfg = read_json_object(path, "give the path of the model's config.json")
     cfg = cfg.get("text_config", cfg) if isinstance(cfg.get("text_config"), dict) else cfg
     layers = int(_field(cfg, shown, "num_hidden_layers", "num_layers", "n_layer"))
     hidden = int(_field(cfg, shown, "hidden_size", "n_embd", "d_model"))
