@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpufleet.files import write_atomic
+
 LOCK = Path(__file__).parent / "lock.json"
 
 
@@ -112,7 +114,5 @@ def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_
             for cloud, rs in sorted(images.items())
         },
     }
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
     return doc

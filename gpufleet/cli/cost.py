@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from gpufleet.errors import Problem, UserError
+from gpufleet.files import write_atomic
 
 cost_app = typer.Typer(no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog.")
 catalog_app = typer.Typer(no_args_is_help=True, help="The price catalog in cost/data/.")
@@ -97,7 +98,7 @@ def compare_cmd(
             "json": lambda: json.dumps(compare.as_json(stack, options), indent=2, ensure_ascii=False) + "\n",
             "html": lambda: report.compare_html(stack, options)}[fmt]()
     if output:
-        output.write_text(text)
+        write_atomic(output, text)
         typer.echo(f"wrote {output}")
     else:
         typer.echo(text, nl=False)
