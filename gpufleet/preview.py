@@ -112,6 +112,7 @@ def _strip_secrets(value: Any) -> Any:
 
 def run(program: Callable[[], None], stack: str, config: dict[str, Any]) -> Inventory:
     """Run `program` as stack `stack` with that config under the mock engine and record what it declares."""
+    _ensure_loop()
     settings.reset_options(project=PROJECT, stack=stack, preview=True)
     pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
     recorder = _Recorder()
@@ -131,6 +132,17 @@ def run(program: Callable[[], None], stack: str, config: dict[str, Any]) -> Inve
 # never closes; collected during interpreter teardown they print "Exception ignored ... Invalid file descriptor".
 # They are closed at exit instead (a worker may reuse its loop in a later run of the same process).
 _THREAD_LOOPS: set[asyncio.AbstractEventLoop] = set()
+
+
+def _ensure_loop() -> None:
+    """Give this thread an event loop when it has none: the SDK asks for the current one, and an earlier
+    asyncio.run() in the same process (the load test, a caller's own) leaves the main thread without one."""
+    try:
+        asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        _THREAD_LOOPS.add(loop)
 
 
 def _close_thread_loops() -> None:

@@ -133,3 +133,13 @@ def test_cloud_without_a_program_is_a_clear_error():
     with pytest.raises(UserError) as info:
         preview_spec(raw, "tencentcloud-ap-guangzhou-x")
     assert "fleet.cloud: tencentcloud is in the catalog but its fleet program is not built yet" in str(info.value)
+
+
+def test_preview_runs_after_an_asyncio_run_in_the_same_process():
+    # asyncio.run() leaves the main thread without a current loop; the SDK asks for one (the load test does this)
+    import asyncio
+
+    from gpufleet.preview import preview_stack
+
+    asyncio.run(asyncio.sleep(0))
+    assert preview_stack("alicloud-cn-hangzhou-dev").resources
