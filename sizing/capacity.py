@@ -1,6 +1,6 @@
 """How many nodes a peak QPS needs: ceil(peak / per-node QPS) plus redundancy, as autoscaling min / max / desired.
 
-Per-node QPS is given, or read from a load-test result file (format in the README): the knee's requests/s when the run had an SLO,
+Per-node QPS is given, or read from a `gpufleet loadtest` result file (format: `gpufleet.sizing.loadstats`): the knee's requests/s when the run had an SLO,
 else the best requests/s among error-free levels.
 """
 from __future__ import annotations
@@ -40,8 +40,11 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
 
 def per_node_qps(path: Path) -> tuple[float, str]:
     """(requests/s one node sustains, how it was chosen) from a load-test result file."""
-    shown = str(path)
-    data = read_json_object(path, "give a load-test result file (format: README, Sizing)")
+    return per_node_qps_of(read_json_object(path, "write one with `gpufleet loadtest ... -o FILE`"), str(path))
+
+
+def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
+    """The same from a load-test result (`gpufleet.sizing.loadstats`): its knee, else its best error-free level."""
     levels = data.get("levels")
     if not isinstance(levels, list) or not levels:
         raise UserError([Problem(shown, "levels", "missing or empty: not a load-test result")])

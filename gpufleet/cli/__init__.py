@@ -13,11 +13,12 @@ err = Console(stderr=True)
 
 
 def _register() -> None:
-    from gpufleet.cli import cost, image, plan, preview, region
+    from gpufleet.cli import cost, image, loadtest, plan, preview, region
 
     preview.register(app)
     image.register(app)
     plan.register(app)
+    loadtest.register(app)
     cost.register(app)
     region.register(app)
 

@@ -89,7 +89,7 @@ def fit_cmd(
 def capacity_cmd(
     peak_qps: float = typer.Option(..., "--peak-qps", help="requests per second at the busiest time"),
     qps_per_node: Optional[float] = typer.Option(None, "--qps-per-node", help="requests per second one node sustains"),
-    from_loadtest: Optional[Path] = typer.Option(None, "--from-loadtest", help="a load-test result JSON (format: README, Sizing)"),
+    from_loadtest: Optional[Path] = typer.Option(None, "--from-loadtest", help="a result file written by `gpufleet loadtest -o FILE`"),
     redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
     stack: Optional[str] = typer.Option(None, "--stack", help="warn when this stack's replicas are below the plan"),
     as_json: bool = typer.Option(False, "--json"),

@@ -1,0 +1,123 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for the load-test tests.
+
+Its latency is a known function of load: the first token comes after `first_token_s`, and each further
+token takes `token_s` times the number of requests in flight when the request arrived. So a level of
+concurrency c takes about first_token_s + tokens x token_s x c per request, and a test can place the
+knee. It can also refuse keys, fail every n-th request with a 500, leave out the usage chunk, or hang.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Behaviour:
+    model: str = "fake-model"
+    api_key: str | None = None
+    tokens: int = 4                 # tokens per answer (fewer when max_tokens is lower)
+    first_token_s: float = 0.02
+    token_s: float = 0.005          # per token, times the requests in flight
+    fail_every: int = 0             # every n-th request gets HTTP 500 (0: never)
+    usage: bool = True              # send the usage chunk when asked for it
+    hang_s: float = 0.0             # sleep this long before answering
+    echo_auth_on_401: bool = True   # a careless server that echoes the Authorization header
+    bodies: list = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    count: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _handler(b: Behaviour):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _send(self, status: int, payload: dict) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _event(self, payload) -> None:
+            text = payload if isinstance(payload, str) else json.dumps(payload)
+            self.wfile.write(f"data: {text}\n\n".encode())
+            self.wfile.flush()
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with b.lock:
+                b.bodies.append(body)
+                b.count += 1
+                n = b.count
+                b.in_flight += 1
+                b.max_in_flight = max(b.max_in_flight, b.in_flight)
+                load = b.in_flight
+            try:
+                self._answer(body, n, load)
+            finally:
+                with b.lock:
+                    b.in_flight -= 1
+
+        def _answer(self, body: dict, n: int, load: int) -> None:
+            if self.path != "/v1/chat/completions":
+                return self._send(404, {"error": {"message": f"no route {self.path}"}})
+            auth = self.headers.get("Authorization", "")
+            if b.api_key and auth != f"Bearer {b.api_key}":
+                shown = auth if b.echo_auth_on_401 else ""
+                return self._send(401, {"error": {"message": f"invalid key {shown}"}})
+            if body.get("model") != b.model:
+                return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
+            if b.hang_s:
+                time.sleep(b.hang_s)
+            if b.fail_every and n % b.fail_every == 0:
+                return self._send(500, {"error": {"message": "engine overloaded"}})
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()  # no length: the stream ends when the connection closes (HTTP/1.0)
+            tokens = min(b.tokens, int(body.get("max_tokens", b.tokens)))
+            time.sleep(b.first_token_s)
+            self.wfile.write(b": keep-alive comment\n\n")
+            self._event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+            for i in range(tokens):
+                if i:
+                    time.sleep(b.token_s * load)
+                self._event({"choices": [{"index": 0, "delta": {"content": f"tok{i} "}}]})
+            if b.usage and body.get("stream_options", {}).get("include_usage"):
+                self._event({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens,
+                                                      "total_tokens": 10 + tokens}})
+            self._event("[DONE]")
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default 5 would make simultaneous connects wait for SYN retries
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):  # a client that timed out
+            super().handle_error(request, client_address)
+
+
+class FakeServer:
+    def __init__(self, behaviour: Behaviour | None = None):
+        self.behaviour = behaviour or Behaviour()
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self.behaviour))
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,204 @@
+"""`gpufleet loadtest`: the statistics by hand, and the client against a fake server on 127.0.0.1 whose
+latency grows with load (tests/sizing/fake_openai.py), so the knee is known in advance."""
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fake_openai import Behaviour, FakeServer
+from gpufleet.errors import UserError
+from gpufleet.sizing import capacity, loadstats, loadtest
+from gpufleet.sizing.loadstats import LevelRun, Sample
+
+KEY = "sk-test-5d41402abc4b2a76b9719d911017c592"
+
+
+def settings(url, **overrides):
+    args = dict(url=url, model="fake-model", concurrency="1,4,16", requests=32, max_tokens=8, api_key_env=None,
+                slo_p95_ms=None, timeout_s=5.0, max_duration_s=30.0, prompt=None, environ={})
+    args.update(overrides)
+    return loadtest.settings(**args)
+
+
+def run(s):
+    return asyncio.run(loadtest.run(s))
+
+
+# ---- statistics, by hand -------------------------------------------------------------------------------
+
+def test_percentiles_worked_by_hand():
+    # sorted 10 20 30 40, h = (n-1) q/100: p50 h=1.5 -> 20+0.5*10 = 25; p95 h=2.85 -> 30+0.85*10 = 38.5;
+    # p99 h=2.97 -> 39.7; p0 and p100 are the ends
+    xs = [40, 10, 30, 20]
+    assert loadstats.percentile(xs, 50) == pytest.approx(25)
+    assert loadstats.percentile(xs, 95) == pytest.approx(38.5)
+    assert loadstats.percentile(xs, 99) == pytest.approx(39.7)
+    assert (loadstats.percentile(xs, 0), loadstats.percentile(xs, 100)) == (10, 40)
+    assert loadstats.percentile([7.0], 95) == 7.0 and loadstats.percentile([], 50) is None
+    with pytest.raises(ValueError):
+        loadstats.percentile(xs, 101)
+
+
+def test_percentile_agrees_with_the_standard_library_inclusive_method():
+    xs = [3.1, 97.0, 12.5, 44.0, 5.5, 61.2, 18.0, 250.0, 33.3, 9.9, 71.0]
+    cuts = statistics.quantiles(xs, n=100, method="inclusive")  # cut k is the k-th percentile
+    for q in (5, 50, 95, 99):
+        assert loadstats.percentile(xs, q) == pytest.approx(cuts[q - 1])
+
+
+def test_level_stats_counts_only_successes_as_throughput():
+    ok = [Sample(ok=True, latency_ms=ms, ttft_ms=ms / 4, output_tokens=10) for ms in (100, 200, 300)]
+    bad = [Sample(ok=False, latency_ms=5, error="HTTP 500: boom", status=500)]
+    lv = loadstats.level_stats(LevelRun(8, tuple(ok + bad), 2.0))
+    assert lv["requests"] == 4 and lv["errors"] == 1 and lv["error_rate"] == 0.25
+    assert lv["requests_per_s"] == 1.5 and lv["output_tokens_per_s"] == 15.0   # 3 ok / 2 s, 30 tokens / 2 s
+    assert lv["latency_ms"] == {"p50": 200.0, "p95": 290.0, "p99": 298.0}        # the failed 5 ms is not in them
+    assert lv["ttft_ms"] == {"p50": 50.0, "p95": 72.5}
+    assert lv["top_errors"] == [{"message": "HTTP 500: boom", "count": 1}]
+    empty = loadstats.level_stats(LevelRun(1, (), 0.0))
+    assert empty["requests_per_s"] == 0 and empty["latency_ms"]["p95"] is None
+
+
+def _level(c, p95, errors=0, rps=1.0):
+    return {"concurrency": c, "requests": 10, "errors": errors, "requests_per_s": rps, "latency_ms": {"p95": p95}}
+
+
+def test_knee_is_the_highest_concurrency_within_the_slo_without_errors():
+    levels = [_level(1, 50), _level(10, 180, rps=9), _level(20, 150, errors=1), _level(50, 900)]
+    assert loadstats.find_knee(levels, 200) == {"concurrency": 10, "requests_per_s": 9}
+    assert loadstats.find_knee(levels, None) is None
+    assert loadstats.find_knee(levels, 10) is None
+    noisy = {"slo_p95_ms": 100, "levels": [_level(1, 120), _level(10, 90)], "knee": {"concurrency": 10, "requests_per_s": 1}}
+    assert "noisy" in loadstats.knee_note(noisy)
+
+
+# ---- the client against the fake server ----------------------------------------------------------------
+
+def test_measures_every_level_and_finds_the_knee():
+    # per request ~ 20 ms + 3 tokens x 5 ms x c: c=1 ~35 ms, c=4 ~80 ms, c=16 ~260 ms; SLO 200 ms -> knee 4
+    with FakeServer() as srv:
+        r = run(settings(srv.url, slo_p95_ms=200))
+        seen, peak = srv.behaviour.bodies, srv.behaviour.max_in_flight
+    assert [lv["concurrency"] for lv in r["levels"]] == [1, 4, 16] and peak == 16
+    assert r["knee"]["concurrency"] == 4 and r["knee"]["requests_per_s"] == r["levels"][1]["requests_per_s"]
+    assert r["token_count_source"] == "usage" and r["url"] == srv.url and r["model"] == "fake-model"
+    p95 = [lv["latency_ms"]["p95"] for lv in r["levels"]]
+    assert p95 == sorted(p95) and p95[0] < 200 < p95[2]
+    for lv in r["levels"]:
+        assert lv["requests"] == 32 and lv["errors"] == 0
+        lat, ttft = lv["latency_ms"], lv["ttft_ms"]
+        assert lat["p50"] <= lat["p95"] <= lat["p99"] and ttft["p50"] <= ttft["p95"] and ttft["p50"] < lat["p50"]
+        assert lv["output_tokens_per_s"] == pytest.approx(4 * lv["requests_per_s"], rel=0.01)  # 4 tokens each
+    assert r["levels"][2]["requests_per_s"] > r["levels"][0]["requests_per_s"]  # more in flight, more throughput
+    assert len(seen) == 96 and all(b["stream"] is True and b["stream_options"] == {"include_usage": True}
+                                   and b["max_tokens"] == 8 and b["messages"][0]["role"] == "user" for b in seen)
+    assert capacity.per_node_qps_of(r, "run")[0] == r["knee"]["requests_per_s"]
+
+
+def test_counts_deltas_when_the_server_sends_no_usage():
+    with FakeServer(Behaviour(usage=False, tokens=6)) as srv:
+        r = run(settings(srv.url, concurrency="2", requests=4, max_tokens=5))
+    assert r["token_count_source"] == "deltas" and r["knee"] is None
+    lv = r["levels"][0]
+    assert lv["output_tokens_per_s"] == pytest.approx(5 * lv["requests_per_s"], rel=0.01)  # min(6, max_tokens 5)
+
+
+def test_server_errors_are_counted_and_keep_a_level_out_of_the_knee():
+    with FakeServer(Behaviour(fail_every=5, first_token_s=0.0, token_s=0.0)) as srv:
+        r = run(settings(srv.url, concurrency="1,2", requests=20, slo_p95_ms=10_000))
+    errors = sum(lv["errors"] for lv in r["levels"])
+    assert errors == 8 and r["knee"] is None  # requests 5, 10, ... of 40 failed, in both levels
+    assert r["levels"][0]["top_errors"][0]["message"].startswith("HTTP 500")
+    assert r["levels"][0]["requests_per_s"] > 0
+
+
+def test_timeouts_are_errors_and_the_run_is_bounded():
+    with FakeServer(Behaviour(hang_s=2.0)) as srv:
+        start = time.perf_counter()
+        r = run(settings(srv.url, concurrency="2", requests=50, timeout_s=0.3, max_duration_s=0.5))
+        took = time.perf_counter() - start
+    lv = r["levels"][0]
+    assert lv["errors"] == lv["requests"] and 2 <= lv["requests"] <= 6 and lv["error_rate"] == 1.0
+    assert "timeout" in lv["top_errors"][0]["message"] and lv["latency_ms"]["p95"] is None
+    assert took < 0.5 + 0.3 + 0.5  # the cap plus one request timeout plus slack
+
+
+def test_api_key_comes_from_the_environment_and_is_never_shown():
+    with FakeServer(Behaviour(api_key=KEY)) as srv:
+        good = run(settings(srv.url, concurrency="1", requests=2, api_key_env="VLLM_API_KEY", environ={"VLLM_API_KEY": KEY}))
+        assert good["levels"][0]["errors"] == 0
+        with pytest.raises(UserError) as exc:  # the server echoes the wrong key in its error
+            run(settings(srv.url, concurrency="1", requests=2, api_key_env="VLLM_API_KEY", environ={"VLLM_API_KEY": KEY + "x"}))
+        with pytest.raises(UserError) as missing:
+            run(settings(srv.url, concurrency="1", requests=2))
+    assert exc.value.problems[0].file == "--api-key-env" and "***" in str(exc.value) and KEY not in str(exc.value)
+    assert "refused" in str(missing.value) and KEY not in json.dumps(good) and KEY not in repr(settings(srv.url))
+
+
+def test_unknown_model_and_unreachable_server_stop_with_a_clear_message():
+    with FakeServer() as srv:
+        with pytest.raises(UserError, match="check --model against GET /v1/models"):
+            run(settings(srv.url, model="nope", concurrency="1", requests=1))
+    with pytest.raises(UserError, match="cannot reach"):  # the server is gone: nothing listens on its port now
+        run(settings(srv.url, concurrency="1", requests=1))
+
+
+def test_bad_options_are_all_reported_at_once():
+    with pytest.raises(UserError) as exc:
+        settings("ftp://host", model=" ", concurrency="1,x,0", requests=0, max_tokens=0, timeout_s=0,
+                 slo_p95_ms=-1, api_key_env="sk-live-abc", environ={})
+    fields = [p.file for p in exc.value.problems]
+    assert fields == ["--url", "--concurrency", "--api-key-env", "--model", "--requests", "--max-tokens", "--timeout-s", "--slo-p95-ms"]
+    assert "sk-live-abc" not in str(exc.value)
+    with pytest.raises(UserError, match="cannot keep 50 in flight"):
+        settings("http://h:8000", concurrency="50", requests=10)
+    with pytest.raises(UserError, match="UNSET_VAR is not set"):
+        settings("http://h:8000", api_key_env="UNSET_VAR")
+    with pytest.raises(UserError, match="credentials in it"):
+        settings("http://user:pw@h:8000")
+
+
+@pytest.mark.parametrize("url", ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/chat/completions"])
+def test_endpoint_from_any_form_of_the_base_url(url):
+    assert loadtest.chat_endpoint(url) == "http://h:8000/v1/chat/completions"
+
+
+# ---- the command ---------------------------------------------------------------------------------------
+
+def _cli(*args, env=None):
+    import os
+
+    return subprocess.run([sys.executable, "-c", "from gpufleet.cli import main; main()", *args], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def test_command_writes_the_result_plan_capacity_reads(tmp_path):
+    out = tmp_path / "lt.json"
+    with FakeServer(Behaviour(api_key=KEY)) as srv:
+        r = _cli("loadtest", "--url", srv.url, "--model", "fake-model", "--concurrency", "1,4,16", "--requests", "32",
+                 "--max-tokens", "8", "--slo-p95-ms", "200", "--api-key-env", "LT_KEY", "--json", "-o", str(out), env={"LT_KEY": KEY})
+        table = _cli("loadtest", "--url", srv.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "4",
+                     "--slo-p95-ms", "200", "--api-key-env", "LT_KEY", env={"LT_KEY": KEY})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads(out.read_text()) and json.loads(r.stdout)["knee"]["concurrency"] == 4
+    assert "concurrency   16" in r.stderr  # the progress display
+    assert table.returncode == 0 and "knee: concurrency 2" in table.stdout and "TTFT95" in table.stdout
+    assert all(KEY not in text for text in (r.stdout, r.stderr, out.read_text(), table.stdout, table.stderr))
+    plan = _cli("plan", "capacity", "--peak-qps", "200", "--from-loadtest", str(out), "--json")
+    assert plan.returncode == 0, plan.stderr
+    per_node = json.loads(out.read_text())["knee"]["requests_per_s"]
+    assert json.loads(plan.stdout)["qps_per_node"] == per_node
+
+
+def test_command_bad_input_exits_2_and_writes_nothing(tmp_path):
+    out = tmp_path / "lt.json"
+    r = _cli("loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "10", "--requests", "3", "-o", str(out))
+    assert r.returncode == 2 and "--requests" in r.stderr and "Traceback" not in r.stderr and not out.exists()
+    r = _cli("loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1", "-o", str(out))
+    assert r.returncode == 2 and "cannot reach" in r.stderr and "Traceback" not in r.stderr and not out.exists()
+    r = _cli("loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", str(tmp_path / "no" / "lt.json"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
