@@ -216,11 +216,13 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                 if resp.status_code != 200:
                     text = (await resp.aread()).decode("utf-8", errors="replace")
                     return fail(f"HTTP {resp.status_code}: {text}", resp.status_code, resp.status_code in FATAL_STATUSES)
+                done = False
                 async for line in resp.aiter_lines():
                     if not line.startswith("data:"):
                         continue  # blank separators, ': comments', event: and id: fields
                     data = line[5:].strip()
                     if data == "[DONE]":
+                        done = True
                         break
                     try:
                         chunk = json.loads(data)
@@ -237,6 +239,9 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                         if _delta_text(choice):
                             ttft = since() if ttft is None else ttft
                             deltas += 1
+                if not done:
+                    return fail("the answer ended before `data: [DONE]`: the server cut the stream, or does not "
+                                "stream (is it OpenAI-compatible?)")
     except TimeoutError:
         return fail(f"timeout: no complete answer within --timeout-s {s.timeout_s:g}")
     except httpx.ConnectError as exc:

@@ -26,6 +26,7 @@ class Behaviour:
     usage: bool = True              # send the usage chunk when asked for it
     hang_s: float = 0.0             # sleep this long before answering
     echo_auth_on_401: bool = True   # a careless server that echoes the Authorization header
+    mode: str = "sse"               # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
     bodies: list = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -79,6 +80,8 @@ def _handler(b: Behaviour):
                 time.sleep(b.hang_s)
             if b.fail_every and n % b.fail_every == 0:
                 return self._send(500, {"error": {"message": "engine overloaded"}})
+            if b.mode == "json":
+                return self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]})
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()  # no length: the stream ends when the connection closes (HTTP/1.0)
@@ -93,7 +96,8 @@ def _handler(b: Behaviour):
             if b.usage and body.get("stream_options", {}).get("include_usage"):
                 self._event({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens,
                                                       "total_tokens": 10 + tokens}})
-            self._event("[DONE]")
+            if b.mode != "cut":
+                self._event("[DONE]")
 
     return Handler
 

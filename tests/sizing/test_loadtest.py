@@ -116,6 +116,14 @@ def test_server_errors_are_counted_and_keep_a_level_out_of_the_knee():
     assert r["levels"][0]["requests_per_s"] > 0
 
 
+@pytest.mark.parametrize("mode", ["json", "cut"])
+def test_an_answer_that_is_not_a_whole_stream_is_an_error(mode):
+    with FakeServer(Behaviour(mode=mode)) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=2))
+    lv = r["levels"][0]
+    assert lv["errors"] == 2 and "before `data: [DONE]`" in lv["top_errors"][0]["message"]
+
+
 def test_timeouts_are_errors_and_the_run_is_bounded():
     with FakeServer(Behaviour(hang_s=2.0)) as srv:
         start = time.perf_counter()
