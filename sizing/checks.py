@@ -13,8 +13,15 @@ def serving_of(spec) -> fit.Serving:
                        gpu_memory_utilization=s.gpu_memory_utilization)
 
 
+def sold_sizes(cloud: str) -> set[tuple[str, int]]:
+    """(GPU, GPUs per node) of every instance type the cloud's catalog lists."""
+    from gpufleet.stacks.catalog import instance_types
+
+    return {(t.gpu, t.gpus) for t in instance_types(cloud)}
+
+
 def fit_problems(fleet) -> list[tuple[str, str]]:
-    from gpufleet.stacks.catalog import gpu_kinds, instance_types
+    from gpufleet.stacks.catalog import gpu_kinds
 
     spec = fleet.spec
     name = spec.model.catalog or spec.model.name
@@ -24,8 +31,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             return [("fleet.model.catalog", f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
                      + did_you_mean(name, models.catalog()))]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
-    sold = {t.gpu for t in instance_types(spec.cloud)}
-    r = fit.fit(model, fleet.gpu, serving_of(spec), {k: v for k, v in gpu_kinds().items() if k in sold})
+    r = fit.fit(model, fleet.gpu, serving_of(spec), gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
     return [("fleet.serving", f"{name} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "

@@ -119,10 +119,11 @@ def _quant_problem(quantization: str | None, gpu) -> str | None:
     return None
 
 
-def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None) -> Fit:
-    """The answer for one model x GPU x serving parameters; gpu_kinds (name -> GpuKind) lets advice name a bigger GPU."""
+def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes: set[tuple[str, int]] | None = None) -> Fit:
+    """The answer for one model x GPU x serving parameters. gpu_kinds (name -> GpuKind) lets advice name a bigger
+    GPU; sizes, the (GPU, count per node) pairs a cloud sells, keeps advice to nodes one can buy (None: any)."""
     result = measure(model, gpu, s)
-    result.advice = _advice(model, gpu, s, result, gpu_kinds or {})
+    result.advice = _advice(model, gpu, s, result, gpu_kinds or {}, sizes)
     if (1 - s.gpu_memory_utilization) * gpu.memory_gib < CUDA_GRAPHS_GIB:
         result.advice.append(f"only {(1 - s.gpu_memory_utilization) * gpu.memory_gib:.2f} GiB is left outside the budget for "
                              f"CUDA graphs (about {CUDA_GRAPHS_GIB} GiB, estimate): lower gpu_memory_utilization or add --enforce-eager")
@@ -163,7 +164,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     return result
 
 
-def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict) -> list[str]:
+def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
     if r.fits:
         out = []
         if r.max_concurrent_seqs < s.max_num_seqs:
@@ -191,23 +192,26 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict) -> list[str]
             break
     if s.kv_cache_dtype == "auto" and gpu.cc >= (8, 0) and ok(kv_cache_dtype="fp8"):
         out.append("an fp8 KV cache (kv_cache_dtype fp8) halves the cache per token and fits")
+    def sold(name: str, n: int) -> bool:
+        return sizes is None or (name, n) in sizes
+
     for tp in (2, 4, 8):
-        if tp > s.gpus and ok(gpus=tp):
+        if tp > s.gpus and sold(gpu.name, tp) and ok(gpus=tp):
             out.append(f"tensor-parallel over {tp} GPUs (gpu.count {tp}, tensor_parallel_size {tp}) fits")
             break
     bigger = sorted((k for k in kinds.values() if k.memory_gib > gpu.memory_gib), key=lambda k: k.memory_gib)
     for k in bigger:
-        if ok(gpu=k):
+        if sold(k.name, s.gpus) and ok(gpu=k):
             out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB) fits with these settings")
             break
-    return out or [_smallest_combination(model, gpu, s, kinds)]
+    return out or [_smallest_combination(model, gpu, s, kinds, sold)]
 
 
-def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict) -> str:
-    """No single change fits: the least GPU memory (kind x count, with or without 4-bit weights) that does."""
+def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict, sold) -> str:
+    """No single change fits: the least GPU memory (kind x count sold, with or without 4-bit weights) that does."""
     options = []
     for kind in {gpu.name: gpu, **kinds}.values():
-        for n in (1, 2, 4, 8):
+        for n in (n for n in (1, 2, 4, 8) if sold(kind.name, n)):
             for q in (s.quantization, "awq", "gptq"):
                 if q and _quant_problem(q, kind):
                     continue
@@ -215,7 +219,7 @@ def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict) -> str
                 if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
                     options.append((kind.memory_gib * n, n, kind.name, q))
     if not options:
-        return "no catalog GPU up to 8 per node fits this model with these settings"
+        return "no GPU node size in the catalog (up to 8 GPUs) fits this model with these settings"
     _, n, name, q = min(options, key=lambda o: (o[0], o[1], o[3] is not None))
     return (f"no single change fits; the smallest that does: {n}x {name} (gpu.kind {name}, gpu.count {n}, tensor_parallel_size {n})"
             + (f" with a 4-bit {q.upper()} checkpoint" if q and q != s.quantization else ""))

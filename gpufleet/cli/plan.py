@@ -39,12 +39,13 @@ def fit_cmd(
     max_num_seqs: int = typer.Option(64, "--max-num-seqs", min=1),
     max_num_batched_tokens: int = typer.Option(8192, "--max-num-batched-tokens", min=1),
     gpu_memory_utilization: float = typer.Option(0.90, "--gpu-memory-utilization", min=0.05, max=0.99),
-    stack: Optional[str] = typer.Option(None, "--stack", help="take model, GPU and serving parameters from a stack"),
+    cloud: Optional[str] = typer.Option(None, "--cloud", help="advise only node sizes this cloud sells (alicloud, tencentcloud)"),
+    stack: Optional[str] = typer.Option(None, "--stack", help="take model, GPU, serving parameters and cloud from a stack"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Weights, KV cache and overhead against GPU memory; fits or not, and what to change."""
     from gpufleet.sizing import checks, fit, models
-    from gpufleet.stacks.catalog import gpu_kinds
+    from gpufleet.stacks.catalog import CLOUDS, gpu_kinds
 
     if stack:
         from gpufleet.stacks.loader import load_fleet
@@ -52,6 +53,7 @@ def fit_cmd(
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
         gpu_kind, serving = fleet.gpu, checks.serving_of(fleet.spec)
+        cloud = fleet.spec.cloud
     else:
         if not model or not gpu:
             raise UserError([Problem("--model / --gpu", "", "give both (or --stack NAME)")])
@@ -62,7 +64,9 @@ def fit_cmd(
         if quantization and quantization not in fit.formats():
             raise UserError([Problem("--quantization", "", f"unknown {quantization!r}" + did_you_mean(quantization, fit.formats())
                                      + f"; one of {', '.join(fit.formats())}")])
-    r = fit.fit(arch, gpu_kind, serving, gpu_kinds())
+    if cloud is not None and cloud not in CLOUDS:
+        raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
+    r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
     if as_json:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:

@@ -128,6 +128,21 @@ def test_72b_fp16_on_one_t4_fails_validation_with_why_and_what_to_change():
     assert "exceed the 14.4 GiB budget" in problem.message and "To fix:" in problem.message and "gpu.count" in problem.message
 
 
+def test_advice_names_only_node_sizes_the_cloud_sells():
+    # 72B fp16 on a T4: the least memory that fits is 2x V100-32G with 4-bit weights; Tencent sells that node,
+    # Alibaba does not (its V100-32G nodes have 1, 4 or 8 GPUs), so there the answer moves to another size
+    from gpufleet.sizing.checks import sold_sizes
+
+    arch, s = models.lookup("Qwen/Qwen2.5-72B-Instruct"), fit.Serving(dtype="float16")
+    anywhere = fit.fit(arch, KINDS["T4"], s, KINDS).advice[-1]
+    tencent = fit.fit(arch, KINDS["T4"], s, KINDS, sold_sizes("tencentcloud")).advice[-1]
+    alibaba = fit.fit(arch, KINDS["T4"], s, KINDS, sold_sizes("alicloud")).advice[-1]
+    assert "2x V100-32G" in anywhere and "2x V100-32G" in tencent
+    assert ("V100-32G", 2) not in sold_sizes("alicloud") and "2x V100-32G" not in alibaba and "smallest that does" in alibaba
+    name, n = alibaba.split("the smallest that does: ")[1].split(" (")[0].split("x ")[::-1]
+    assert (name, int(n)) in sold_sizes("alicloud")
+
+
 def test_unknown_extra_flag_fails_validation():
     raw = _prod(**{"serving.extra_args": {"enable_prefix_cachin": True}})
     with pytest.raises(UserError) as exc:
