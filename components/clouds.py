@@ -24,6 +24,7 @@ class CloudProfile:
     disk_categories: dict[str, dict]  # spec tier -> provider disk inputs
     secret_cli: str
     object_scheme: str  # model.source scheme of the cloud's object storage
+    node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
 
     def secret_command(self, role_name: str) -> str:
         return self.secret_cli.replace("{role}", role_name)
@@ -39,8 +40,9 @@ PROFILES = {
             "high": {"category": "cloud_essd", "performance_level": "PL2"},
         },
         secret_cli='aliyun kms GetSecretValue --SecretName "${API_KEY_SECRET}" --region "${GPUFLEET_REGION}" '
-        "--mode EcsRamRole --ram-role-name {role} | jq -r .SecretData",
+        "--mode EcsRamRole --ram-role-name {role} | json_field SecretData",
         object_scheme="oss",
+        node_tools=("ossutil", "aliyun"),
     ),
     "tencentcloud": CloudProfile(
         name="tencentcloud",
@@ -50,9 +52,10 @@ PROFILES = {
             "performance": {"category": "CLOUD_SSD"},
             "high": {"category": "CLOUD_HSSD"},
         },
-        secret_cli='tccli ssm GetSecretValue --SecretName "${API_KEY_SECRET}" --VersionId latest '
-        '--region "${GPUFLEET_REGION}" --use-cvm-role | jq -r .SecretString',
+        secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId latest '
+        '--region "${GPUFLEET_REGION}" --use-cvm-role | json_field SecretString',
         object_scheme="cos",
+        node_tools=("coscli", "tccli"),
     ),
 }
 

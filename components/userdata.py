@@ -39,20 +39,11 @@ def vllm_args(fleet: Fleet) -> list[str]:
     return args
 
 
-def download_command(source: str) -> str:
-    scheme = source.split("://", 1)[0]
-    return {
-        "oss": 'ossutil cp "${MODEL_SOURCE}" "${archive}" --mode EcsRamRole --force',
-        "cos": 'coscli cp "${MODEL_SOURCE}" "${archive}"',
-        "https": 'curl --fail --silent --show-error --location --retry 5 --output "${archive}" "${MODEL_SOURCE}"',
-    }[scheme]
-
-
 def render_scripts(fleet: Fleet, role_name: str) -> dict[str, str]:
     """The shell scripts and unit embedded in user-data (also checked by shellcheck / systemd-analyze)."""
     cloud = profile(fleet.spec.cloud)
     return {
-        "fetch-model": ENV.get_template("fetch-model.sh.j2").render(download=download_command(fleet.spec.model.source)),
+        "fetch-model": ENV.get_template("fetch-model.sh.j2").render(scheme=fleet.spec.model.source.split("://", 1)[0], role=role_name),
         "fetch-secret": ENV.get_template("fetch-secret.sh.j2").render(secret_command=cloud.secret_command(role_name)),
         "vllm.service": ENV.get_template("vllm.service.j2").render(
             model_name=fleet.spec.model.name,

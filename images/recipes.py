@@ -57,6 +57,14 @@ class Download(Strict):
     dest: str
 
 
+class PythonTool(Strict):
+    """A command-line tool from PyPI, locked with the serving packages and linked into /usr/local/bin."""
+
+    package: str
+    version: str
+    command: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>")
+
+
 class Layout(Strict):
     """Where things live on the node (the serving layout the fleet's user-data relies on)."""
 
@@ -90,6 +98,7 @@ class Recipe(Strict):
     torch_cuda_archs_source: str = ""
     dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
     python_lock: Optional[str] = Field(None, description="hash lock for pip --require-hashes, relative to images/")
+    python_tools: list[PythonTool] = Field(default_factory=list, description="CLIs from PyPI the node's boot scripts call")
     apt_repos: list[AptRepo] = Field(default_factory=list)
     apt_packages: list[AptPackage] = Field(default_factory=list)
     downloads: list[Download] = Field(default_factory=list)
@@ -119,6 +128,11 @@ class Recipe(Strict):
     @property
     def cuda_major(self) -> int:
         return int(self.pins["cuda"].split(".")[0])
+
+    def commands(self) -> set[str]:
+        """Commands the image puts on PATH: downloads into /usr/local/bin and the Python tools."""
+        downloaded = {d.dest.rsplit("/", 1)[1] for d in self.downloads if d.dest.startswith("/usr/local/bin/")}
+        return downloaded | {t.command for t in self.python_tools}
 
     def step(self, name: str) -> Step:
         return next(s for s in self.steps if s.name == name)

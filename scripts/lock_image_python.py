@@ -5,7 +5,10 @@ wheel that the recipe's node (Ubuntu's CPython, manylinux x86_64) installs, for 
 It resolves with pip's own resolver from PyPI metadata only (`pip install --dry-run --report`, which
 reads PEP 658 metadata and downloads no wheel), for the recipe's Python version and glibc.
 
-    .venv/bin/python scripts/lock_image_python.py cuda13-vllm [--glibc 2.39]
+    .venv/bin/python scripts/lock_image_python.py cuda13-vllm [--glibc 39] [--upgrade]
+
+Re-locking keeps the pins of the existing lock as constraints (a new tool does not move the serving stack);
+--upgrade resolves afresh.
 """
 from __future__ import annotations
 
@@ -26,13 +29,22 @@ def platforms(glibc_minor: int) -> list[str]:
     return tags + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
 
 
-def pip_report(requirements: list[str], python: str, glibc_minor: int) -> dict:
+def kept_pins(lock: Path) -> list[str]:
+    """`name==version` of every package in an existing lock (kept as constraints when re-locking)."""
+    if not lock.exists():
+        return []
+    return [line.split()[0] for line in lock.read_text().splitlines() if "==" in line and not line.startswith("#")]
+
+
+def pip_report(requirements: list[str], python: str, glibc_minor: int, constraints: list[str] = ()) -> dict:
     py = python.replace(".", "")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
+        pinned = Path(tmp) / "constraints.txt"
+        pinned.write_text("".join(f"{c}\n" for c in constraints))
         cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
                "--report", str(report), "--python-version", python, "--implementation", "cp",
-               "--only-binary=:all:", "--target", str(Path(tmp) / "t")]
+               "--only-binary=:all:", "--target", str(Path(tmp) / "t"), "--constraint", str(pinned)]
         for abi in (f"cp{py}", "abi3", "none"):
             cmd += ["--abi", abi]
         for tag in platforms(glibc_minor):
@@ -65,11 +77,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("recipe")
     ap.add_argument("--glibc", type=int, default=39, help="glibc 2.N of the recipe's OS (Ubuntu 24.04: 39)")
+    ap.add_argument("--upgrade", action="store_true", help="resolve afresh instead of keeping the existing lock's pins")
     args = ap.parse_args()
     recipe = load_recipe(args.recipe)
-    reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"]
-    report = pip_report(reqs, recipe.pins["python"], args.glibc)
+    reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"] + [f"{t.package}=={t.version}" for t in recipe.python_tools]
     out = ROOT / "images" / recipe.python_lock
+    report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(recipe.name, report, recipe.pins["python"], args.glibc))
     print(f"wrote {out.relative_to(ROOT)} ({len(report['install'])} packages)")
