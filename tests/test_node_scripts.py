@@ -26,11 +26,13 @@ ROLE = "llm-node-role"
 KEY = "k-5f2b9c"
 
 STUBS = {
-    # ossutil cp SRC DST --mode EcsRamRole --force
+    # ossutil cp SRC DST --force --mode EcsRamRole --ecs-role-name ROLE -e ENDPOINT (both needed without a config)
     "ossutil": """#!/bin/bash
 set -eu
 echo "ossutil $*" >> "$CALLS"
-[ "$1" = cp ] && [ "$4 $5" = "--mode EcsRamRole" ] || { echo "ossutil: want cp SRC DST --mode EcsRamRole" >&2; exit 2; }
+[ "$1 $4 $5 $6 $7" = "cp --force --mode EcsRamRole --ecs-role-name" ] || { echo "ossutil: want EcsRamRole and a role" >&2; exit 2; }
+[ "$9" = -e ] && [ -n "${10}" ] || { echo "ossutil: endpoint is empty" >&2; exit 2; }
+echo "$8 ${10}" > "$CALLS.oss"
 cp "$FIXTURE" "$3"
 """,
     # coscli --config-path FILE cp SRC DST; without a config it fails as the real one does
@@ -106,6 +108,8 @@ def test_fetch_model_downloads_verifies_unpacks_once(stack, tmp_path):
     assert not (tmp_path / "models" / "weights.tar").exists()  # the archive is removed after unpacking
     again = _run(tmp_path, "gpufleet-fetch-model", env)
     assert again.returncode == 0 and len((tmp_path / "calls").read_text().splitlines()) == 1  # second boot: no download
+    if stack.startswith("alicloud"):
+        assert (tmp_path / "calls.oss").read_text().split() == [ROLE, "oss-cn-hangzhou-internal.aliyuncs.com"]
     if stack.startswith("tencentcloud"):
         cfg = yaml.safe_load((tmp_path / "calls.cos.yaml").read_text())["cos"]
         assert cfg["base"]["mode"] == "CvmRole" and cfg["base"]["cvmrolename"] == ROLE
