@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -39,8 +40,6 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 def read_json_object(path, missing: str) -> dict:
     """A user-given JSON file as a dict; a missing file, bad JSON or a non-object is a UserError (missing: the fix)."""
-    import json
-
     shown = str(path)
     try:
         data = json.loads(path.read_text())

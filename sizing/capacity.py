@@ -35,7 +35,7 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
     carrying = math.ceil(peak_qps / qps_per_node - 1e-9)
     nodes = carrying + redundancy
     return Plan(peak_qps=peak_qps, qps_per_node=qps_per_node, qps_source=qps_source, redundancy=redundancy, nodes=nodes,
-                min_replicas=max(1, 1 + redundancy), max_replicas=nodes, desired=nodes)
+                min_replicas=1 + redundancy, max_replicas=nodes, desired=nodes)
 
 
 def per_node_qps(path: Path) -> tuple[float, str]:

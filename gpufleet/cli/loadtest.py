@@ -27,13 +27,15 @@ class _ProgressDisplay:
         self.progress = Progress(TextColumn("concurrency {task.fields[concurrency]:>4}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(), console=console)
         self.task = None
+        self.errors = 0
 
     def level_started(self, concurrency: int, requests: int) -> None:
         self.task = self.progress.add_task("level", total=requests, concurrency=concurrency, errors=0)
+        self.errors = 0
 
     def sample_done(self, sample) -> None:
-        errors = self.progress.tasks[-1].fields["errors"] + (0 if sample.ok else 1)
-        self.progress.update(self.task, advance=1, errors=errors)
+        self.errors += not sample.ok
+        self.progress.update(self.task, advance=1, errors=self.errors)
 
     def level_done(self, level: dict) -> None:
         # A level can stop early at --max-duration-s: show what it actually sent.

@@ -18,13 +18,19 @@ def register(app: typer.Typer) -> None:
     app.add_typer(plan_app, name="plan")
 
 
-def _gpu(name: str):
-    from gpufleet.stacks.catalog import gpu_kinds
+def _serving_choices(field: str) -> tuple[str, ...]:
+    """The values the stack spec accepts for a Literal serving field (one list for the spec and this command)."""
+    import typing
 
-    kinds = gpu_kinds()
-    if name not in kinds:
-        raise UserError([Problem("--gpu", "", f"unknown GPU {name!r}" + did_you_mean(name, kinds) + f"; one of {', '.join(kinds)}")])
-    return kinds[name]
+    from gpufleet.stacks.spec import Serving
+
+    return typing.get_args(Serving.model_fields[field].annotation)
+
+
+def _choice_problems(checks: list[tuple[str, str | None, object]]) -> list[Problem]:
+    """A problem for each (flag, value, choices) whose value is given and not one of the choices."""
+    return [Problem(flag, "", f"unknown {value!r}" + did_you_mean(value, choices))
+            for flag, value, choices in checks if value is not None and value not in choices]
 
 
 @plan_app.command("fit")
@@ -57,15 +63,16 @@ def fit_cmd(
     else:
         if not model or not gpu:
             raise UserError([Problem("--model / --gpu", "", "give both (or --stack NAME)")])
-        arch, gpu_kind = models.resolve(model), _gpu(gpu)
+        if problems := _choice_problems([("--gpu", gpu, gpu_kinds()), ("--dtype", dtype, _serving_choices("dtype")),
+                                         ("--quantization", quantization, fit.formats()),
+                                         ("--kv-cache-dtype", kv_cache_dtype, _serving_choices("kv_cache_dtype"))]):
+            raise UserError(problems)
+        arch, gpu_kind = models.resolve(model), gpu_kinds()[gpu]
         serving = fit.Serving(gpus=gpus, dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len,
                               max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
                               gpu_memory_utilization=gpu_memory_utilization)
-        if quantization and quantization not in fit.formats():
-            raise UserError([Problem("--quantization", "", f"unknown {quantization!r}" + did_you_mean(quantization, fit.formats())
-                                     + f"; one of {', '.join(fit.formats())}")])
-    if cloud is not None and cloud not in CLOUDS:
-        raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
+    if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
+        raise UserError(problems)
     r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
     if as_json:
         typer.echo(json.dumps(r.to_json(), indent=2))

@@ -153,3 +153,14 @@ def test_unknown_extra_flag_fails_validation():
 @pytest.mark.parametrize("stack", loader.stack_names(ROOT))
 def test_shipped_stacks_fit(stack):
     loader.load_fleet(stack, ROOT)  # raises on a sizing problem
+
+
+def test_plan_fit_reports_unknown_choices_without_a_traceback():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct",
+                        "--gpu", "A11", "--dtype", "bfloat", "--kv-cache-dtype", "int3"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "auto, fp8")):
+        assert f"error {flag}: unknown" in r.stderr and hint in r.stderr
