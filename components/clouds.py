@@ -7,6 +7,7 @@ What a cloud cannot do is data here (CAPABILITIES), shown by `gpufleet preview`,
 Adding a cloud = a PROFILES entry, a REGISTRY entry, a value per CAPABILITIES row, and its two modules;
 tests/test_clouds.py fails when one is missing.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -122,8 +123,11 @@ def registry_problems(clouds: tuple[str, ...]) -> list[str]:
     for cloud in clouds:
         if cloud not in PROFILES:
             out.append(f"{cloud}: no PROFILES entry")
-        out += [f"{cloud}: CAPABILITIES[{cap!r}] has no value (None = supported, else the message)"
-                for cap, by_cloud in CAPABILITIES.items() if cloud not in by_cloud]
+        out += [
+            f"{cloud}: CAPABILITIES[{cap!r}] has no value (None = supported, else the message)"
+            for cap, by_cloud in CAPABILITIES.items()
+            if cloud not in by_cloud
+        ]
         if cloud not in REGISTRY:
             out.append(f"{cloud}: no REGISTRY entry")
             continue

@@ -1,8 +1,8 @@
 """GpuFleet: the whole serving fleet of one stack, as one component over the cloud's program."""
+
 from __future__ import annotations
 
 import pulumi
-
 from gpufleet.components import clouds
 from gpufleet.stacks.loader import Fleet
 

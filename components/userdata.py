@@ -1,11 +1,11 @@
 """The node's user-data: one cloud-init template for both clouds; cloud differences are data (clouds.py)."""
+
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
 
 import jinja2
-
 from gpufleet.components.clouds import profile
 from gpufleet.stacks.loader import Fleet
 
@@ -18,8 +18,17 @@ ENV = jinja2.Environment(
 def vllm_args(fleet: Fleet) -> list[str]:
     """`vllm serve` argv from the spec's serving section (flag = field name with - for _)."""
     s = fleet.spec.serving
-    args = ["vllm", "serve", "/data/models/current", "--served-model-name", fleet.spec.model.name,
-            "--host", "0.0.0.0", "--port", str(s.port)]
+    args = [
+        "vllm",
+        "serve",
+        "/data/models/current",
+        "--served-model-name",
+        fleet.spec.model.name,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(s.port),
+    ]
     flags = {
         "dtype": s.dtype,
         "quantization": s.quantization,
@@ -43,7 +52,9 @@ def render_scripts(fleet: Fleet, role_name: str) -> dict[str, str]:
     """The shell scripts and unit embedded in user-data (also checked by shellcheck / systemd-analyze)."""
     cloud = profile(fleet.spec.cloud)
     return {
-        "fetch-model": ENV.get_template("fetch-model.sh.j2").render(scheme=fleet.spec.model.source.split("://", 1)[0], role=role_name),
+        "fetch-model": ENV.get_template("fetch-model.sh.j2").render(
+            scheme=fleet.spec.model.source.split("://", 1)[0], role=role_name
+        ),
         "fetch-secret": ENV.get_template("fetch-secret.sh.j2").render(secret_command=cloud.secret_command(role_name)),
         "vllm.service": ENV.get_template("vllm.service.j2").render(
             model_name=fleet.spec.model.name,

@@ -5,11 +5,12 @@ cost/data/sources-<cloud>.yaml, see derive.py) and by `gpufleet catalog refresh`
 quality `vendor API`). A row whose price is not known has `price: null` and quality `missing`: the
 estimate shows it as a unit price line, never as 0.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -46,7 +47,7 @@ class PriceRow:
         return d
 
     @staticmethod
-    def from_yaml(d: dict) -> "PriceRow":
+    def from_yaml(d: dict) -> PriceRow:
         price = d.get("price")
         trade = d.get("trade_price")
         return PriceRow(
@@ -92,14 +93,24 @@ def load(cloud: str, region: str, data: Path | None = None) -> Catalog:
     return _load(cloud, region, str(data or DATA))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(cloud: str, region: str, data: str) -> Catalog:
     path = catalog_path(cloud, region, Path(data))
     if not path.exists():
         known = regions(cloud, Path(data))
-        raise UserError([Problem(f"cost/data/{path.name}", "", f"no price catalog for {cloud} {region}" + did_you_mean(region, known or ["(none)"]))])
+        raise UserError(
+            [
+                Problem(
+                    f"cost/data/{path.name}",
+                    "",
+                    f"no price catalog for {cloud} {region}" + did_you_mean(region, known or ["(none)"]),
+                )
+            ]
+        )
     doc = yaml.safe_load(path.read_text())
-    cat = Catalog(cloud=doc["cloud"], region=doc["region"], currency=doc["currency"], as_of=str(doc["as_of"]), built=str(doc["built"]))
+    cat = Catalog(
+        cloud=doc["cloud"], region=doc["region"], currency=doc["currency"], as_of=str(doc["as_of"]), built=str(doc["built"])
+    )
     for raw in doc["rows"]:
         row = PriceRow.from_yaml(raw)
         cat.rows[(row.key, row.billing)] = row
@@ -115,9 +126,17 @@ def write(cat: Catalog, data: Path | None = None) -> Path:
         "# quality: official | vendor API | third-party | estimate | missing (price unknown: shown as a unit price).\n"
     )
     body = yaml.safe_dump(
-        {"cloud": cat.cloud, "region": cat.region, "currency": cat.currency, "as_of": cat.as_of, "built": cat.built,
-         "rows": [r.to_yaml() for r in rows]},
-        sort_keys=False, allow_unicode=True, width=200,
+        {
+            "cloud": cat.cloud,
+            "region": cat.region,
+            "currency": cat.currency,
+            "as_of": cat.as_of,
+            "built": cat.built,
+            "rows": [r.to_yaml() for r in rows],
+        },
+        sort_keys=False,
+        allow_unicode=True,
+        width=200,
     )
     path.write_text(header + body)
     _load.cache_clear()

@@ -3,23 +3,23 @@
 Each option is a modified spec dict (cloud, region, zones, instance type, billing) validated by the
 same loader, declared by the same program (preview_spec) and priced by the same functions.
 """
+
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
-
 from gpufleet.components.clouds import profile
 from gpufleet.cost import estimate, graph
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
-from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog as stackcat
 from gpufleet.stacks import loader
+
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 BILLINGS = ("payg", "monthly", "yearly", "spot")
 EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
@@ -63,7 +63,7 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     notes: list[str] = []
     region = spec.region
     if cloud != spec.cloud:
-        hit = (_equiv()["regions"].get(spec.cloud, {}).get(spec.region) or {})
+        hit = _equiv()["regions"].get(spec.cloud, {}).get(spec.region) or {}
         region = hit.get(cloud)
         if region is None:
             return None, [f"no {cloud} region mapped for {spec.region}"], "", None
@@ -77,25 +77,36 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     if itype is None:
         return None, notes + [f"{cloud} has no {spec.gpu.count}x {gpu} instance"], region, None
     if itype.type != fleet.instance_type.type:
-        notes.append(f"instance {fleet.instance_type.type} ({fleet.instance_type.vcpu} vCPU, {fleet.instance_type.memory_gib} GiB) -> "
-                     f"{itype.type} ({itype.vcpu} vCPU, {itype.memory_gib} GiB), same GPUs, nearest vCPU/memory")
+        notes.append(
+            f"instance {fleet.instance_type.type} ({fleet.instance_type.vcpu} vCPU, {fleet.instance_type.memory_gib} GiB) -> "
+            f"{itype.type} ({itype.vcpu} vCPU, {itype.memory_gib} GiB), same GPUs, nearest vCPU/memory"
+        )
     zones_all = stackcat.regions(cloud)[region]
     if cloud != spec.cloud:
         selling = [z for z, kinds in zones_all.items() if gpu in kinds]
         if len(selling) < len(spec.zones):
-            return None, notes + [f"{region} has {len(selling)} zones selling {gpu}; the fleet spans {len(spec.zones)}"], region, itype.type
+            return (
+                None,
+                notes + [f"{region} has {len(selling)} zones selling {gpu}; the fleet spans {len(spec.zones)}"],
+                region,
+                itype.type,
+            )
         new["zones"] = selling[: len(spec.zones)]
         notes.append(f"zones {', '.join(spec.zones)} -> {', '.join(new['zones'])}")
     new["cloud"], new["region"] = cloud, region
     source = spec.model.source
     own, other = profile(spec.cloud).object_scheme, profile(cloud).object_scheme
     if cloud != spec.cloud and source.startswith(f"{own}://"):
-        new["model"] = {**raw["model"], "source": f"{other}://{source[len(own) + 3:]}"}
+        new["model"] = {**raw["model"], "source": f"{other}://{source[len(own) + 3 :]}"}
         notes.append(f"model source {source} -> {new['model']['source']} (the same archive in {cloud}'s object storage)")
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
     if billing != spec.billing.model:
-        notes.append(f"billing {spec.billing.model} -> {billing}" + {"monthly": " (1-month subscription)", "yearly": " (1-year subscription)",
-                                                                      "spot": " (interruptible)"}.get(billing, ""))
+        notes.append(
+            f"billing {spec.billing.model} -> {billing}"
+            + {"monthly": " (1-month subscription)", "yearly": " (1-year subscription)", "spot": " (interruptible)"}.get(
+                billing, ""
+            )
+        )
     b = {"model": billing}
     if billing == "monthly":
         b["period_months"] = 1
@@ -105,10 +116,17 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     return new, notes, region, itype.type
 
 
-def compare(stack: str, clouds: list[str], billings: list[str], usage: Usage,
-            discounts: list[estimate.Discount] | None = None) -> list[Option]:
-    problems = [Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.CLOUDS)) for c in clouds if c not in stackcat.CLOUDS]
-    problems += [Problem("--billing", "", f"unknown billing {b!r}" + did_you_mean(b, BILLINGS)) for b in billings if b not in BILLINGS]
+def compare(
+    stack: str, clouds: list[str], billings: list[str], usage: Usage, discounts: list[estimate.Discount] | None = None
+) -> list[Option]:
+    problems = [
+        Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.CLOUDS))
+        for c in clouds
+        if c not in stackcat.CLOUDS
+    ]
+    problems += [
+        Problem("--billing", "", f"unknown billing {b!r}" + did_you_mean(b, BILLINGS)) for b in billings if b not in BILLINGS
+    ]
     if problems:
         raise UserError(problems)
     fleet = loader.load_fleet(stack)
@@ -134,7 +152,9 @@ def compare(stack: str, clouds: list[str], billings: list[str], usage: Usage,
                 opt.problem = f"preview failed: {type(exc).__name__}: {exc}"
                 out.append(opt)
                 continue
-            opt.estimate = estimate.price_inventory(stack, opt_fleet.spec, opt_fleet.instance_type.type, resources, usage, discounts)
+            opt.estimate = estimate.price_inventory(
+                stack, opt_fleet.spec, opt_fleet.instance_type.type, resources, usage, discounts
+            )
             out.append(opt)
     return out
 
@@ -144,17 +164,26 @@ def as_json(stack: str, options: list[Option]) -> dict:
     rows = []
     for o in options:
         e = o.estimate
-        rows.append({
-            "cloud": o.cloud, "region": o.region, "instance_type": o.instance_type, "billing": o.billing,
-            "monthly_total": str(e.monthly_total) if e else None,
-            "by_category": {k: str(v) for k, v in e.by_category.items()} if e else None,
-            "overhead_share": str(e.overhead_share) if e else None,
-            "unpriced_lines": len(e.unpriced) if e else None,
-            "estimated_lines": len(e.estimated) if e else None,
-            "equivalence": o.mapping,
-            "problem": o.problem or None,
-        })
+        rows.append(
+            {
+                "cloud": o.cloud,
+                "region": o.region,
+                "instance_type": o.instance_type,
+                "billing": o.billing,
+                "monthly_total": str(e.monthly_total) if e else None,
+                "by_category": {k: str(v) for k, v in e.by_category.items()} if e else None,
+                "overhead_share": str(e.overhead_share) if e else None,
+                "unpriced_lines": len(e.unpriced) if e else None,
+                "estimated_lines": len(e.estimated) if e else None,
+                "equivalence": o.mapping,
+                "problem": o.problem or None,
+            }
+        )
     first = next((o.estimate for o in options if o.estimate), None)
-    return {"stack": stack, "currency": currencies[0] if len(currencies) == 1 else currencies,
-            "catalog_as_of": max((o.estimate.catalog_as_of for o in options if o.estimate), default=None),
-            "assumptions": first.assumptions if first else [], "rows": rows}
+    return {
+        "stack": stack,
+        "currency": currencies[0] if len(currencies) == 1 else currencies,
+        "catalog_as_of": max((o.estimate.catalog_as_of for o in options if o.estimate), default=None),
+        "assumptions": first.assumptions if first else [],
+        "rows": rows,
+    }

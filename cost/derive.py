@@ -11,6 +11,7 @@ Each rule is written out in the row's `derivation` text so a reader can redo it 
 - nothing found: price null, quality `missing`.
 Instance types come from stacks/data/<cloud>.yaml through gpufleet.stacks.catalog.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import yaml
-
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
 from gpufleet.stacks import catalog as stackcat
@@ -60,7 +60,16 @@ class _Ctx:
         """A sourced number; `listed`: regions the source names (others get the example region's number as estimate)."""
         s = self.source(fact["source"]) if "source" in fact else {"url": "", "as_of": self.today, "quality": "missing"}
         if fact.get("missing"):
-            self.add(key, billing, None, unit, "missing", s["url"], s.get("as_of", self.today), "NOT FOUND in pricing-facts.md" + (f"; {fact['note']}" if fact.get("note") else ""))
+            self.add(
+                key,
+                billing,
+                None,
+                unit,
+                "missing",
+                s["url"],
+                s.get("as_of", self.today),
+                "NOT FOUND in pricing-facts.md" + (f"; {fact['note']}" if fact.get("note") else ""),
+            )
             return
         quality = s["quality"]
         notes = [n for n in (fact.get("note"), extra) if n]
@@ -89,8 +98,14 @@ def _instance_rows(ctx: _Ctx, cloud: str) -> None:
         fx = Decimal(src["fx"]["usd_to_cny"])
         for t, v in block["prices"].items():
             usd = Decimal(v["usd"])
-            base_payg[t] = (usd * fx, "estimate", s["url"], v["as_of"],
-                            f"USD {usd}/h (Spare Cores, min over regions, not per region) x {fx} CNY/USD ({src['fx']['derivation']})")
+            base_payg[t] = (
+                usd * fx,
+                "estimate",
+                s["url"],
+                v["as_of"],
+                f"USD {usd}/h (Spare Cores, min over regions, not per region) x {fx} CNY/USD ({src['fx']['derivation']})",
+            )
+
     def quoted(s: dict, what: str) -> tuple[str, str]:
         if s.get("region") and s["region"] != ctx.region:
             return "estimate", f"third-party {what} quote for {s['region']} applied to {ctx.region}"
@@ -138,12 +153,22 @@ def _instance_rows(ctx: _Ctx, cloud: str) -> None:
                         monthly = val
         if payg is None and monthly is not None:
             m, _, url, as_of, how = monthly
-            payg = (m / HOURS_PER_MONTH * ratio, "estimate", url, as_of,
-                    f"monthly {q(m)} / 730 h x {ratio} (payg = 3-4x subscription, low end; {src_ratio}); monthly: {how}")
+            payg = (
+                m / HOURS_PER_MONTH * ratio,
+                "estimate",
+                url,
+                as_of,
+                f"monthly {q(m)} / 730 h x {ratio} (payg = 3-4x subscription, low end; {src_ratio}); monthly: {how}",
+            )
         if monthly is None and payg is not None:
             p, _, url, as_of, how = payg
-            monthly = (q(p) * HOURS_PER_MONTH / ratio, "estimate", url, as_of,
-                       f"payg {q(p)}/h x 730 / {ratio} (payg = 3-4x subscription, low end; {src_ratio}); payg: {how}")
+            monthly = (
+                q(p) * HOURS_PER_MONTH / ratio,
+                "estimate",
+                url,
+                as_of,
+                f"payg {q(p)}/h x 730 / {ratio} (payg = 3-4x subscription, low end; {src_ratio}); payg: {how}",
+            )
         if payg is None:
             ctx.add(key, "payg", None, "hour", "missing", "", ctx.today, "no public price found for this type")
             ctx.add(key, "monthly", None, "month", "missing", "", ctx.today, "no public price found for this type")
@@ -155,11 +180,27 @@ def _instance_rows(ctx: _Ctx, cloud: str) -> None:
         m, mq, murl, mdate, mhow = monthly
         ctx.add(key, "monthly", m, "month", mq, murl, mdate, mhow)
         ys = ctx.source(rules["yearly_source"])
-        ctx.add(key, "yearly", q(m) * yearly, "month", "estimate", ys["url"], ys["as_of"],
-                f"monthly {q(m)} x {yearly} (1-year factor, {ys['url']}); price per month of a 1-year term")
+        ctx.add(
+            key,
+            "yearly",
+            q(m) * yearly,
+            "month",
+            "estimate",
+            ys["url"],
+            ys["as_of"],
+            f"monthly {q(m)} x {yearly} (1-year factor, {ys['url']}); price per month of a 1-year term",
+        )
         ss = ctx.source(rules["spot_source"])
-        ctx.add(key, "spot", q(p) * spot_share, "hour", "estimate", ss["url"], ss["as_of"],
-                f"payg {q(p)}/h x {spot_share}: conservative (vendor floor 10%, observed third-party ~20-35%); interruptible")
+        ctx.add(
+            key,
+            "spot",
+            q(p) * spot_share,
+            "hour",
+            "estimate",
+            ss["url"],
+            ss["as_of"],
+            f"payg {q(p)}/h x {spot_share}: conservative (vendor floor 10%, observed third-party ~20-35%); interruptible",
+        )
 
 
 def _alicloud_rows(ctx: _Ctx) -> None:
@@ -174,8 +215,16 @@ def _alicloud_rows(ctx: _Ctx) -> None:
         ctx.add_fact(key, "monthly", fact, "GiB-month", field="sub")
         yf = Decimal(src["rules"]["yearly_factor"])
         ys = ctx.source(src["rules"]["yearly_source"])
-        ctx.add(key, "yearly", Decimal(fact["sub"]) * yf, "GiB-month", "estimate", ys["url"], ys["as_of"],
-                f"monthly {fact['sub']} x {yf} (1-year factor of the ECS order applied to its disks)")
+        ctx.add(
+            key,
+            "yearly",
+            Decimal(fact["sub"]) * yf,
+            "GiB-month",
+            "estimate",
+            ys["url"],
+            ys["as_of"],
+            f"monthly {fact['sub']} x {yf} (1-year factor of the ECS order applied to its disks)",
+        )
     e = src["eip"]
     ctx.add_fact("eip/traffic", "any", e["traffic_gb"], "GB")
     ctx.add_fact("eip/config_traffic", "any", e["traffic_config_hour"], "hour")
@@ -184,8 +233,18 @@ def _alicloud_rows(ctx: _Ctx) -> None:
     ctx.add_fact("eip/bandwidth_over_5", "any", e["bandwidth_mbps_day_over_5"], "Mbps-day")
     sub = e["subscription_month"]
     for mbps, price in sub["tiers"].items():
-        ctx.add_fact(f"eip/subscription_{mbps}mbps", "any", {"price": price, "source": sub["source"], "regions_listed": sub["regions_listed"]}, "month")
-    ctx.add_fact("eip/subscription_over_5", "any", {"price": sub["per_mbps_over_5"], "source": sub["source"], "regions_listed": sub["regions_listed"]}, "Mbps-month")
+        ctx.add_fact(
+            f"eip/subscription_{mbps}mbps",
+            "any",
+            {"price": price, "source": sub["source"], "regions_listed": sub["regions_listed"]},
+            "month",
+        )
+    ctx.add_fact(
+        "eip/subscription_over_5",
+        "any",
+        {"price": sub["per_mbps_over_5"], "source": sub["source"], "regions_listed": sub["regions_listed"]},
+        "Mbps-month",
+    )
     n = src["nat"]
     ctx.add_fact("nat/instance", "any", n["instance_hour"], "hour")
     ctx.add_fact("nat/cu", "any", n["cu_hour"], "CU-hour", extra=f"at least {n['min_cu_per_hour']} CU each hour")
@@ -208,17 +267,35 @@ def _tencent_rows(ctx: _Ctx) -> None:
         ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
         monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH
         s = ctx.source(fact["source"])
-        ctx.add(key, "monthly", monthly, "GiB-month", "estimate", s["url"], s["as_of"],
-                f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)")
-        ctx.add(key, "yearly", q(monthly) * yf, "GiB-month", "estimate", ys["url"], ys["as_of"],
-                f"{q(monthly)} x {yf} (CBS 1-year discount, official)")
+        ctx.add(
+            key,
+            "monthly",
+            monthly,
+            "GiB-month",
+            "estimate",
+            s["url"],
+            s["as_of"],
+            f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)",
+        )
+        ctx.add(
+            key,
+            "yearly",
+            q(monthly) * yf,
+            "GiB-month",
+            "estimate",
+            ys["url"],
+            ys["as_of"],
+            f"{q(monthly)} x {yf} (CBS 1-year discount, official)",
+        )
     p = src["public_network"]
     ctx.add_fact("net/traffic", "any", p["traffic_gb"], "GB", listed=src["regions"])
     ctx.add_fact("net/bandwidth_le_5", "any", p["bandwidth_hour_le_5"], "Mbps-hour", listed=src["regions"])
     ctx.add_fact("net/bandwidth_over_5", "any", p["bandwidth_hour_over_5"], "Mbps-hour", listed=src["regions"])
     sub = p["subscription_mbps_month"]
     for tier in ("le_2", "from_2_to_5", "over_5"):
-        ctx.add_fact(f"net/subscription_{tier}", "any", {"price": sub[tier], "source": sub["source"]}, "Mbps-month", listed=src["regions"])
+        ctx.add_fact(
+            f"net/subscription_{tier}", "any", {"price": sub[tier], "source": sub["source"]}, "Mbps-month", listed=src["regions"]
+        )
     ctx.add_fact("eip/holding", "any", p["eip_holding_hour"], "hour")
     n = src["nat"]
     for size in ("small", "medium", "large"):

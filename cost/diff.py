@@ -3,6 +3,7 @@
 Lines are matched by resource type, resource name without the fleet prefix (llm-prod-nat ~ llm-dev-nat),
 and price kind (instance, disk, eip, nat, clb, ...) in order of appearance.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,14 +32,18 @@ class Change:
             return "added"
         if self.b is None:
             return "removed"
-        same = (self.a.component, self.a.monthly_quantity, self.a.unit_price) == (self.b.component, self.b.monthly_quantity, self.b.unit_price)
+        same = (self.a.component, self.a.monthly_quantity, self.a.unit_price) == (
+            self.b.component,
+            self.b.monthly_quantity,
+            self.b.unit_price,
+        )
         return "same" if same else "changed"
 
 
 def _keyed(e: Estimate, prefix: str) -> dict[str, Line]:
     out: dict[str, Line] = {}
     for l in e.lines:
-        name = l.resource_name[len(prefix):].lstrip("-") if prefix and l.resource_name.startswith(prefix) else l.resource_name
+        name = l.resource_name[len(prefix) :].lstrip("-") if prefix and l.resource_name.startswith(prefix) else l.resource_name
         kind = l.price_key.split("/")[0] if l.price_key else l.component
         base = f"{l.resource_type.split(':')[-1]} {name} {kind}"
         key, n = base, 1

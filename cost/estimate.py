@@ -3,6 +3,7 @@
 Money is Decimal; 730 hours a month. A component whose quantity is unknown or whose unit price is
 missing keeps its line (unit price or `missing`) and is left out of the total, and the estimate says so.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -11,12 +12,12 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import yaml
-
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.resources import CATEGORIES, PricingContext
 from gpufleet.cost.usage import Usage, schedule_average
+
 from gpufleet.errors import Problem, UserError
 
 CENT = Decimal("0.01")
@@ -134,8 +135,15 @@ def fleet_average(spec, usage: Usage) -> tuple[Decimal, str]:
     return schedule_average(spec.replicas.desired_or_min, schedules)
 
 
-def price_inventory(stack: str, spec, instance_type: str, resources_list: list[dict], usage: Usage,
-                    discounts: list[Discount] | None = None, data: Path | None = None) -> Estimate:
+def price_inventory(
+    stack: str,
+    spec,
+    instance_type: str,
+    resources_list: list[dict],
+    usage: Usage,
+    discounts: list[Discount] | None = None,
+    data: Path | None = None,
+) -> Estimate:
     cat = pricecat.load(spec.cloud, spec.region, data)
     discounts = discounts or []
     avg, how = fleet_average(spec, usage)
@@ -148,8 +156,24 @@ def price_inventory(stack: str, spec, instance_type: str, resources_list: list[d
         if fn is None:
             why = resources.free_reason(token)
             if why is None:
-                lines.append(Line(token, res["name"], "resource type not priced", "-", None, None, None, "other", "missing",
-                                  "", "any", "", "", "no cost function and not listed as free"))
+                lines.append(
+                    Line(
+                        token,
+                        res["name"],
+                        "resource type not priced",
+                        "-",
+                        None,
+                        None,
+                        None,
+                        "other",
+                        "missing",
+                        "",
+                        "any",
+                        "",
+                        "",
+                        "no cost function and not listed as free",
+                    )
+                )
             else:
                 free.append((token, res["name"], why))
             continue
@@ -160,7 +184,10 @@ def price_inventory(stack: str, spec, instance_type: str, resources_list: list[d
             quality = row.quality if row else "missing"
             note = comp.note
             if price is not None and comp.price_cap is not None and comp.price_cap < price:
-                price, note = comp.price_cap, (note + "; " if note else "") + f"spot price limit {comp.price_cap} below the catalog's {row.price}"
+                price, note = (
+                    comp.price_cap,
+                    (note + "; " if note else "") + f"spot price limit {comp.price_cap} below the catalog's {row.price}",
+                )
             d = _discount(discounts, comp.price_key, comp.billing) if price is not None else None
             if d is not None:
                 price = price * d.factor
@@ -168,10 +195,25 @@ def price_inventory(stack: str, spec, instance_type: str, resources_list: list[d
             cost = None if price is None or comp.monthly_quantity is None else money(price * comp.monthly_quantity)
             if row is None:
                 note = (note + "; " if note else "") + f"no catalog row {comp.price_key} ({comp.billing})"
-            lines.append(Line(token, res["name"], comp.name, unit,
-                              None if comp.monthly_quantity is None else comp.monthly_quantity.quantize(Decimal("0.0001")),
-                              price, cost, comp.category, quality, comp.price_key, comp.billing,
-                              row.source if row else "", row.as_of if row else "", note, row.derivation if row else ""))
+            lines.append(
+                Line(
+                    token,
+                    res["name"],
+                    comp.name,
+                    unit,
+                    None if comp.monthly_quantity is None else comp.monthly_quantity.quantize(Decimal("0.0001")),
+                    price,
+                    cost,
+                    comp.category,
+                    quality,
+                    comp.price_key,
+                    comp.billing,
+                    row.source if row else "",
+                    row.as_of if row else "",
+                    note,
+                    row.derivation if row else "",
+                )
+            )
     assumptions = [f"{HOURS_PER_MONTH} hours a month", f"GPU nodes: {how}"]
     for k, v in usage.known().items():
         if k == "replicas_average":
@@ -183,11 +225,25 @@ def price_inventory(stack: str, spec, instance_type: str, resources_list: list[d
     if usage.files:
         assumptions.append("usage files: " + ", ".join(usage.files))
     if spec.billing.model == "spot" or any(l.billing == "spot" for l in lines):
-        assumptions.append("spot nodes can be reclaimed at any time after the protection period (about 5 minutes' notice); "
-                           "the spot price is an estimate (40% of pay-as-you-go; vendor floor 10%)")
-    est = Estimate(stack, spec.cloud, spec.region, instance_type, spec.billing.model, cat.currency, cat.as_of, cat.built,
-                   lines, assumptions, free, break_even(cat, instance_type),
-                   [f"{d.match} ({d.billing}) x{d.factor} {d.note}".rstrip() for d in discounts])
+        assumptions.append(
+            "spot nodes can be reclaimed at any time after the protection period (about 5 minutes' notice); "
+            "the spot price is an estimate (40% of pay-as-you-go; vendor floor 10%)"
+        )
+    est = Estimate(
+        stack,
+        spec.cloud,
+        spec.region,
+        instance_type,
+        spec.billing.model,
+        cat.currency,
+        cat.as_of,
+        cat.built,
+        lines,
+        assumptions,
+        free,
+        break_even(cat, instance_type),
+        [f"{d.match} ({d.billing}) x{d.factor} {d.note}".rstrip() for d in discounts],
+    )
     return est
 
 

@@ -2,6 +2,7 @@
 
 Cost never re-declares resources: it prices what `preview_stack` / `preview_spec` record.
 """
+
 from __future__ import annotations
 
 from gpufleet.errors import Problem, UserError
@@ -11,7 +12,9 @@ def _preview():
     try:
         from gpufleet import preview
     except ImportError:
-        raise UserError([Problem("gpufleet/preview.py", "", "the offline preview is not installed yet; cost needs its resource graph")]) from None
+        raise UserError(
+            [Problem("gpufleet/preview.py", "", "the offline preview is not installed yet; cost needs its resource graph")]
+        ) from None
     return preview
 
 
@@ -27,5 +30,7 @@ def stack_resources(stack: str) -> list[dict]:
 def spec_resources(raw: dict, stack: str) -> list[dict]:
     preview = _preview()
     if not hasattr(preview, "preview_spec"):
-        raise UserError([Problem("gpufleet/preview.py", "preview_spec", "missing: cost compare needs preview_spec(raw: dict, stack: str)")])
+        raise UserError(
+            [Problem("gpufleet/preview.py", "preview_spec", "missing: cost compare needs preview_spec(raw: dict, stack: str)")]
+        )
     return _resources(preview.preview_spec(raw, stack))

@@ -6,6 +6,7 @@ quality `vendor API`, the fetch date, the list price (`price`) and the account's
 into cost/data/<cloud>-<region>.yaml, replacing the derived rows for the same item and billing.
 The only module that talks to a network; tests point it at a fake endpoint on 127.0.0.1.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ from pathlib import Path
 
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import PriceRow
-from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog as stackcat
+
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 ALI_ENV = ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET")
 TC_ENV = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY")
@@ -34,7 +36,9 @@ class RefreshResult:
 def _creds(names: tuple[str, str], cloud: str) -> tuple[str, str]:
     missing = [n for n in names if not os.environ.get(n)]
     if missing:
-        raise UserError([Problem("environment", n, f"not set: {cloud} catalog refresh needs your API credentials") for n in missing])
+        raise UserError(
+            [Problem("environment", n, f"not set: {cloud} catalog refresh needs your API credentials") for n in missing]
+        )
     return os.environ[names[0]], os.environ[names[1]]
 
 
@@ -51,14 +55,26 @@ def _d(x) -> Decimal:
 
 
 def _row(cloud, key, billing, price, trade, unit, source, today, how) -> PriceRow:
-    return PriceRow(key, billing, _d(price).quantize(Decimal("0.0001")), "CNY", unit, "vendor API", source, today, how,
-                    None if trade is None else _d(trade).quantize(Decimal("0.0001")))
+    return PriceRow(
+        key,
+        billing,
+        _d(price).quantize(Decimal("0.0001")),
+        "CNY",
+        unit,
+        "vendor API",
+        source,
+        today,
+        how,
+        None if trade is None else _d(trade).quantize(Decimal("0.0001")),
+    )
 
 
 # --- Alibaba -----------------------------------------------------------------------------------
 
 
-def alicloud_rows(region: str, today: str, endpoint: str | None = None, protocol: str = "https") -> tuple[list[PriceRow], list[str]]:
+def alicloud_rows(
+    region: str, today: str, endpoint: str | None = None, protocol: str = "https"
+) -> tuple[list[PriceRow], list[str]]:
     from alibabacloud_ecs20140526 import models
     from alibabacloud_ecs20140526.client import Client
     from alibabacloud_tea_openapi.utils_models import Config
@@ -76,26 +92,47 @@ def alicloud_rows(region: str, today: str, endpoint: str | None = None, protocol
     }
     for it in stackcat.instance_types("alicloud"):
         for billing, (extra, unit, div) in asks.items():
-            req = models.DescribePriceRequest(region_id=region, resource_type="instance", instance_type=it.type,
-                                              instance_network_type="vpc", io_optimized="optimized", **extra)
+            req = models.DescribePriceRequest(
+                region_id=region,
+                resource_type="instance",
+                instance_type=it.type,
+                instance_network_type="vpc",
+                io_optimized="optimized",
+                **extra,
+            )
             try:
                 price = client.describe_price(req).body.price_info.price
             except Exception as exc:  # the API answers per type; one unsold type must not stop the refresh
-                failed.append(f"{it.type} {billing}: {getattr(exc, 'code', '') or type(exc).__name__}: {getattr(exc, 'message', exc)}")
+                failed.append(
+                    f"{it.type} {billing}: {getattr(exc, 'code', '') or type(exc).__name__}: {getattr(exc, 'message', exc)}"
+                )
                 continue
             if price.currency and price.currency != "CNY":
                 failed.append(f"{it.type} {billing}: currency {price.currency}, catalog is CNY")
                 continue
             how = f"DescribePrice {json.dumps(extra, sort_keys=True)}; OriginalPrice{' / 12' if div != 1 else ''}"
-            rows.append(_row("alicloud", f"instance/{it.type}", billing, _d(price.original_price) / div,
-                             None if price.trade_price is None else _d(price.trade_price) / div, unit, source, today, how))
+            rows.append(
+                _row(
+                    "alicloud",
+                    f"instance/{it.type}",
+                    billing,
+                    _d(price.original_price) / div,
+                    None if price.trade_price is None else _d(price.trade_price) / div,
+                    unit,
+                    source,
+                    today,
+                    how,
+                )
+            )
     return rows, failed
 
 
 # --- Tencent -----------------------------------------------------------------------------------
 
 
-def tencent_rows(region: str, today: str, image_id: str, endpoint: str | None = None, protocol: str = "https") -> tuple[list[PriceRow], list[str]]:
+def tencent_rows(
+    region: str, today: str, image_id: str, endpoint: str | None = None, protocol: str = "https"
+) -> tuple[list[PriceRow], list[str]]:
     from tencentcloud.common import credential
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
     from tencentcloud.common.profile.client_profile import ClientProfile
@@ -104,8 +141,9 @@ def tencent_rows(region: str, today: str, image_id: str, endpoint: str | None = 
 
     sid, skey = _creds(TC_ENV, "tencentcloud")
     endpoint = endpoint or "cvm.tencentcloudapi.com"
-    client = cvm_client.CvmClient(credential.Credential(sid, skey), region,
-                                  ClientProfile(httpProfile=HttpProfile(endpoint=endpoint, protocol=protocol)))
+    client = cvm_client.CvmClient(
+        credential.Credential(sid, skey), region, ClientProfile(httpProfile=HttpProfile(endpoint=endpoint, protocol=protocol))
+    )
     source = f"Tencent CVM InquiryPriceRunInstances ({endpoint})"
     zones = stackcat.regions("tencentcloud")[region]
     rows, failed = [], []
@@ -141,8 +179,15 @@ def tencent_rows(region: str, today: str, image_id: str, endpoint: str | None = 
     return rows, failed
 
 
-def refresh(cloud: str, region: str, endpoint: str | None = None, protocol: str = "https", image_id: str | None = None,
-            today: str | None = None, data: Path | None = None) -> RefreshResult:
+def refresh(
+    cloud: str,
+    region: str,
+    endpoint: str | None = None,
+    protocol: str = "https",
+    image_id: str | None = None,
+    today: str | None = None,
+    data: Path | None = None,
+) -> RefreshResult:
     _check(cloud, region)
     today = today or date.today().isoformat()
     if cloud == "alicloud":
@@ -152,8 +197,14 @@ def refresh(cloud: str, region: str, endpoint: str | None = None, protocol: str 
             from gpufleet.images.lock import load
 
             recipes = load().get("images", {})
-            image_id = next((r["regions"]["tencentcloud"][region]["image_id"] for r in recipes.values()
-                             if region in r.get("regions", {}).get("tencentcloud", {})), None)
+            image_id = next(
+                (
+                    r["regions"]["tencentcloud"][region]["image_id"]
+                    for r in recipes.values()
+                    if region in r.get("regions", {}).get("tencentcloud", {})
+                ),
+                None,
+            )
             if image_id is None:
                 raise UserError([Problem("--image-id", "", f"needed: no image for tencentcloud {region} in images/lock.json")])
         rows, failed = tencent_rows(region, today, image_id, endpoint, protocol)

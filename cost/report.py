@@ -3,6 +3,7 @@
 Every report shows the currency, the catalog date, the usage assumptions and which prices are
 estimates (or third-party, or missing). JSON money values are strings of decimals (exact).
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,13 +12,12 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from rich.console import Console
-from rich.table import Table
-
 from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.cost.resources import CATEGORIES
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from rich.console import Console
+from rich.table import Table
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -31,18 +31,35 @@ def _s(x: Decimal | None) -> str | None:
 
 def line_json(l: Line) -> dict:
     return {
-        "resource_type": l.resource_type, "resource_name": l.resource_name, "component": l.component, "unit": l.unit,
-        "monthly_quantity": _s(l.monthly_quantity), "unit_price": _s(l.unit_price), "monthly_cost": _s(l.monthly_cost),
-        "category": l.category, "price_quality": l.price_quality, "price_key": l.price_key, "billing": l.billing,
-        "price_source": l.source, "price_as_of": l.as_of, "note": l.note, "derivation": l.derivation,
+        "resource_type": l.resource_type,
+        "resource_name": l.resource_name,
+        "component": l.component,
+        "unit": l.unit,
+        "monthly_quantity": _s(l.monthly_quantity),
+        "unit_price": _s(l.unit_price),
+        "monthly_cost": _s(l.monthly_cost),
+        "category": l.category,
+        "price_quality": l.price_quality,
+        "price_key": l.price_key,
+        "billing": l.billing,
+        "price_source": l.source,
+        "price_as_of": l.as_of,
+        "note": l.note,
+        "derivation": l.derivation,
     }
 
 
 def estimate_json(e: Estimate) -> dict:
     be = e.break_even
     return {
-        "stack": e.stack, "cloud": e.cloud, "region": e.region, "instance_type": e.instance_type, "billing": e.billing,
-        "currency": e.currency, "catalog_as_of": e.catalog_as_of, "catalog_built": e.catalog_built,
+        "stack": e.stack,
+        "cloud": e.cloud,
+        "region": e.region,
+        "instance_type": e.instance_type,
+        "billing": e.billing,
+        "currency": e.currency,
+        "catalog_as_of": e.catalog_as_of,
+        "catalog_built": e.catalog_built,
         "monthly_total": str(e.monthly_total),
         "by_category": {k: str(v) for k, v in e.by_category.items()},
         "overhead_share": str(e.overhead_share),
@@ -61,25 +78,40 @@ def estimate_table(e: Estimate, console: Console) -> None:
     for col in ("resource", "component", "quantity", "unit", "unit price", "monthly", "category", "quality"):
         t.add_column(col, justify="right" if col in ("quantity", "unit price", "monthly") else "left")
     for l in e.lines:
-        t.add_row(l.resource_name, l.component, _s(l.monthly_quantity) or "usage unknown", l.unit,
-                  _s(l.unit_price) or "missing", _s(l.monthly_cost) or "—", l.category,
-                  l.price_quality + ("*" if l.price_quality in ("estimate", "third-party", "missing") else ""))
+        t.add_row(
+            l.resource_name,
+            l.component,
+            _s(l.monthly_quantity) or "usage unknown",
+            l.unit,
+            _s(l.unit_price) or "missing",
+            _s(l.monthly_cost) or "—",
+            l.category,
+            l.price_quality + ("*" if l.price_quality in ("estimate", "third-party", "missing") else ""),
+        )
     console.print(t)
     cats = ", ".join(f"{k} {v}" for k, v in e.by_category.items())
     console.print(f"[b]monthly total {e.monthly_total} {e.currency}[/b] ({cats}); overhead share {e.overhead_share:.1%}")
     if e.unpriced:
-        console.print(f"[yellow]{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
-                      + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced) + "[/yellow]")
-    console.print(f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price; "
-                  f"{len(e.estimated)} of {len(e.lines)} lines")
+        console.print(
+            f"[yellow]{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
+            + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced)
+            + "[/yellow]"
+        )
+    console.print(
+        f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price; "
+        f"{len(e.estimated)} of {len(e.lines)} lines"
+    )
     for a in e.assumptions:
         console.print(f"  assumption: {a}")
     for d in e.discounts:
         console.print(f"  discount: {d}")
     if e.break_even:
         b = e.break_even
-        parts = [f"{k.split('_')[0]} subscription beats pay-as-you-go above {Decimal(v):.0%} utilisation"
-                 for k, v in b.items() if k.endswith("break_even_utilisation")]
+        parts = [
+            f"{k.split('_')[0]} subscription beats pay-as-you-go above {Decimal(v):.0%} utilisation"
+            for k, v in b.items()
+            if k.endswith("break_even_utilisation")
+        ]
         console.print(f"  break-even for {b['instance_type']}: " + "; ".join(parts))
 
 
@@ -100,8 +132,16 @@ def _estimated_prices(options: list[Option]) -> list[dict]:
                 k = (o.cloud, o.region, l.price_key, l.billing)
                 if k not in seen:
                     seen.add(k)
-                    out.append({"where": f"{o.cloud} {o.region}", "key": l.price_key, "billing": l.billing,
-                                "price": _s(l.unit_price) or "missing", "quality": l.price_quality, "derivation": l.derivation or l.note})
+                    out.append(
+                        {
+                            "where": f"{o.cloud} {o.region}",
+                            "key": l.price_key,
+                            "billing": l.billing,
+                            "price": _s(l.unit_price) or "missing",
+                            "quality": l.price_quality,
+                            "derivation": l.derivation or l.note,
+                        }
+                    )
     return out
 
 
@@ -109,10 +149,21 @@ def _rows(options: list[Option]) -> list[dict]:
     rows = []
     for o in options:
         e = o.estimate
-        rows.append({"label": _label(o), "cloud": o.cloud, "region": o.region, "instance_type": o.instance_type, "billing": o.billing,
-                     "monthly_total": e.monthly_total if e else None, "by_category": e.by_category if e else None,
-                     "overhead_share": e.overhead_share if e else None, "unpriced": len(e.unpriced) if e else None,
-                     "equivalence": o.mapping, "problem": o.problem})
+        rows.append(
+            {
+                "label": _label(o),
+                "cloud": o.cloud,
+                "region": o.region,
+                "instance_type": o.instance_type,
+                "billing": o.billing,
+                "monthly_total": e.monthly_total if e else None,
+                "by_category": e.by_category if e else None,
+                "overhead_share": e.overhead_share if e else None,
+                "unpriced": len(e.unpriced) if e else None,
+                "equivalence": o.mapping,
+                "problem": o.problem,
+            }
+        )
     return rows
 
 
@@ -130,9 +181,16 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         t.add_column(col, justify="left" if col in ("cloud", "region", "instance type", "billing") else "right")
     for r in _rows(options):
         cats = [str(r["by_category"][c]) if r["by_category"] else "" for c in CATEGORIES]
-        t.add_row(r["cloud"], r["region"], r["instance_type"] or "-", r["billing"], *cats,
-                  str(r["monthly_total"]) if r["monthly_total"] is not None else "n/a",
-                  f"{r['overhead_share']:.1%}" if r["overhead_share"] is not None else "", str(r["unpriced"] or ""))
+        t.add_row(
+            r["cloud"],
+            r["region"],
+            r["instance_type"] or "-",
+            r["billing"],
+            *cats,
+            str(r["monthly_total"]) if r["monthly_total"] is not None else "n/a",
+            f"{r['overhead_share']:.1%}" if r["overhead_share"] is not None else "",
+            str(r["unpriced"] or ""),
+        )
     console.print(t)
     for r in _rows(options):
         if r["problem"]:
@@ -151,15 +209,46 @@ def compare_csv(stack: str, options: list[Option]) -> str:
     currency, as_of, assumptions = _meta(options)
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["stack", "cloud", "region", "instance_type", "billing", "currency", "catalog_as_of", *CATEGORIES,
-                "monthly_total", "overhead_share", "unpriced_lines", "estimated_lines", "equivalence", "problem", "assumptions"])
+    w.writerow(
+        [
+            "stack",
+            "cloud",
+            "region",
+            "instance_type",
+            "billing",
+            "currency",
+            "catalog_as_of",
+            *CATEGORIES,
+            "monthly_total",
+            "overhead_share",
+            "unpriced_lines",
+            "estimated_lines",
+            "equivalence",
+            "problem",
+            "assumptions",
+        ]
+    )
     for o, r in zip(options, _rows(options)):
         e = o.estimate
-        w.writerow([stack, r["cloud"], r["region"], r["instance_type"] or "", r["billing"], currency, as_of,
-                    *[r["by_category"][c] if r["by_category"] else "" for c in CATEGORIES],
-                    r["monthly_total"] if r["monthly_total"] is not None else "", r["overhead_share"] if r["overhead_share"] is not None else "",
-                    r["unpriced"] if r["unpriced"] is not None else "", len(e.estimated) if e else "",
-                    "; ".join(r["equivalence"]), r["problem"], "; ".join(assumptions)])
+        w.writerow(
+            [
+                stack,
+                r["cloud"],
+                r["region"],
+                r["instance_type"] or "",
+                r["billing"],
+                currency,
+                as_of,
+                *[r["by_category"][c] if r["by_category"] else "" for c in CATEGORIES],
+                r["monthly_total"] if r["monthly_total"] is not None else "",
+                r["overhead_share"] if r["overhead_share"] is not None else "",
+                r["unpriced"] if r["unpriced"] is not None else "",
+                len(e.estimated) if e else "",
+                "; ".join(r["equivalence"]),
+                r["problem"],
+                "; ".join(assumptions),
+            ]
+        )
     return buf.getvalue()
 
 
@@ -180,8 +269,16 @@ def compare_xlsx(stack: str, options: list[Option], path: Path) -> None:
     ws.append(header)
     first = ws.max_row + 1
     for r in _rows(options):
-        ws.append([r["label"], r["instance_type"] or "", *[r["by_category"][c] if r["by_category"] else None for c in CATEGORIES],
-                   r["monthly_total"], r["overhead_share"], r["unpriced"]])
+        ws.append(
+            [
+                r["label"],
+                r["instance_type"] or "",
+                *[r["by_category"][c] if r["by_category"] else None for c in CATEGORIES],
+                r["monthly_total"],
+                r["overhead_share"],
+                r["unpriced"],
+            ]
+        )
     last = ws.max_row
     for row in ws.iter_rows(min_row=first, max_row=last, min_col=3, max_col=3 + len(CATEGORIES)):
         for c in row:
@@ -210,23 +307,63 @@ def compare_xlsx(stack: str, options: list[Option], path: Path) -> None:
     for p in _estimated_prices(options):
         est.append([p["where"], p["key"], p["billing"], p["price"], p["quality"], p["derivation"]])
     lines = wb.create_sheet("Lines")
-    lines.append(["option", "resource type", "resource", "component", "monthly quantity", "unit", "unit price", "monthly cost", "category", "quality", "source", "as of"])
+    lines.append(
+        [
+            "option",
+            "resource type",
+            "resource",
+            "component",
+            "monthly quantity",
+            "unit",
+            "unit price",
+            "monthly cost",
+            "category",
+            "quality",
+            "source",
+            "as of",
+        ]
+    )
     for o in options:
-        for l in (o.estimate.lines if o.estimate else []):
-            lines.append([_label(o), l.resource_type, l.resource_name, l.component, l.monthly_quantity, l.unit, l.unit_price,
-                          l.monthly_cost, l.category, l.price_quality, l.source, l.as_of])
+        for l in o.estimate.lines if o.estimate else []:
+            lines.append(
+                [
+                    _label(o),
+                    l.resource_type,
+                    l.resource_name,
+                    l.component,
+                    l.monthly_quantity,
+                    l.unit,
+                    l.unit_price,
+                    l.monthly_cost,
+                    l.category,
+                    l.price_quality,
+                    l.source,
+                    l.as_of,
+                ]
+            )
     wb.save(path)
 
 
 def compare_html(stack: str, options: list[Option]) -> str:
     currency, as_of, assumptions = _meta(options)
     rows = _rows(options)
-    chart = {"categories": list(CATEGORIES),
-             "rows": [{"label": r["label"], "values": [float(r["by_category"][c]) for c in CATEGORIES]} for r in rows if r["by_category"]]}
+    chart = {
+        "categories": list(CATEGORIES),
+        "rows": [
+            {"label": r["label"], "values": [float(r["by_category"][c]) for c in CATEGORIES]} for r in rows if r["by_category"]
+        ],
+    }
     chart_json = json.dumps(chart).replace("</", "<\\/")
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, autoescape=select_autoescape(["html", "j2"]))
     from markupsafe import Markup
 
     return env.get_template("compare.html.j2").render(
-        stack=stack, currency=currency, catalog_as_of=as_of, categories=CATEGORIES, rows=rows,
-        assumptions=assumptions, estimated=_estimated_prices(options), chart_json=Markup(chart_json))
+        stack=stack,
+        currency=currency,
+        catalog_as_of=as_of,
+        categories=CATEGORIES,
+        rows=rows,
+        assumptions=assumptions,
+        estimated=_estimated_prices(options),
+        chart_json=Markup(chart_json),
+    )

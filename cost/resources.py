@@ -4,11 +4,12 @@ Each priced type has a function `(resource, ctx) -> list[CostComponent]`; each q
 in the unit of the catalog row named by `price_key`. Types with no bill of their own are in FREE with
 the reason. tests/cost walks the inventories of every shipped stack and fails on a type in neither.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Callable
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.usage import Usage
@@ -58,8 +59,15 @@ def _disk_key(category: str, level: str | None) -> str:
     return f"disk/{category}"
 
 
-def _node_components(kind: str, itype: str, billing: str, nodes: Decimal, disks: list[tuple[str, str | None, int]],
-                     cap: Decimal | None = None, note: str = "") -> list[CostComponent]:
+def _node_components(
+    kind: str,
+    itype: str,
+    billing: str,
+    nodes: Decimal,
+    disks: list[tuple[str, str | None, int]],
+    cap: Decimal | None = None,
+    note: str = "",
+) -> list[CostComponent]:
     """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months."""
     hours = billing in ("payg", "spot")
     qty = nodes * HOURS_PER_MONTH if hours else nodes
@@ -67,8 +75,15 @@ def _node_components(kind: str, itype: str, billing: str, nodes: Decimal, disks:
     disk_billing = "payg" if hours else billing
     for label, (category, level, size) in zip(_disk_labels(len(disks)), disks):
         per_node = Decimal(size) * (HOURS_PER_MONTH if hours else 1)
-        out.append(CostComponent(f"{label} {category}{'/' + level if level else ''} {size} GiB", nodes * per_node,
-                                 _disk_key(category, level), disk_billing, "disk"))
+        out.append(
+            CostComponent(
+                f"{label} {category}{'/' + level if level else ''} {size} GiB",
+                nodes * per_node,
+                _disk_key(category, level),
+                disk_billing,
+                "disk",
+            )
+        )
     return out
 
 
@@ -88,7 +103,10 @@ def _asg_share(ctx: PricingContext, group_token: str, group: dict | None, baseli
         share = total / len(groups)
     else:
         share = total * _d(group["inputs"].get("desiredCapacity"), "0") / sum(weights)
-    return share, f"{share.quantize(Decimal('0.0001'))} average nodes = (fleet average {ctx.replicas_average} - {baseline} subscription nodes)"
+    return (
+        share,
+        f"{share.quantize(Decimal('0.0001'))} average nodes = (fleet average {ctx.replicas_average} - {baseline} subscription nodes)",
+    )
 
 
 def _group_for(ctx: PricingContext, cfg: dict, group_token: str, id_field: str) -> dict | None:
@@ -119,8 +137,13 @@ def _ali_billing(inputs: dict) -> str:
 
 
 def _ali_disks(inputs: dict, system_prefix: str) -> list[tuple[str, str | None, int]]:
-    disks = [(inputs.get(f"{system_prefix}Category", "cloud_efficiency"), inputs.get(f"{system_prefix}PerformanceLevel"),
-              int(inputs.get(f"{system_prefix}Size") or 40))]
+    disks = [
+        (
+            inputs.get(f"{system_prefix}Category", "cloud_efficiency"),
+            inputs.get(f"{system_prefix}PerformanceLevel"),
+            int(inputs.get(f"{system_prefix}Size") or 40),
+        )
+    ]
     for d in inputs.get("dataDisks") or []:
         disks.append((d.get("category", "cloud_efficiency"), d.get("performanceLevel"), int(d.get("size") or 0)))
     return disks
@@ -136,7 +159,9 @@ def _ali_cap(inputs: dict, itype: str) -> Decimal | None:
 def ali_scaling_configuration(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     itype = i.get("instanceType") or (i.get("instanceTypes") or [None])[0]
-    baseline = len([r for r in ctx.of_type("alicloud:ecs/instance:Instance") if r["inputs"].get("instanceChargeType") == "PrePaid"])
+    baseline = len(
+        [r for r in ctx.of_type("alicloud:ecs/instance:Instance") if r["inputs"].get("instanceChargeType") == "PrePaid"]
+    )
     nodes, how = _asg_share(ctx, ALI_GROUP, _group_for(ctx, res, ALI_GROUP, "scalingGroupId"), baseline)
     billing = _ali_billing(i)
     if billing in ("monthly", "yearly"):
@@ -147,11 +172,20 @@ def ali_scaling_configuration(res: dict, ctx: PricingContext) -> list[CostCompon
 def ali_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     billing = _ali_billing(i)
-    comps = _node_components("node", i["instanceType"], billing, Decimal(1), _ali_disks(i, "systemDisk"), _ali_cap(i, i["instanceType"]),
-                             "subscription baseline node" if billing in ("monthly", "yearly") else "")
+    comps = _node_components(
+        "node",
+        i["instanceType"],
+        billing,
+        Decimal(1),
+        _ali_disks(i, "systemDisk"),
+        _ali_cap(i, i["instanceType"]),
+        "subscription baseline node" if billing in ("monthly", "yearly") else "",
+    )
     bw = int(i.get("internetMaxBandwidthOut") or 0)
     if bw:
-        comps.append(CostComponent(f"public IP {bw} Mbps (traffic)", _qty(ctx.usage.nat_egress_gb), "eip/traffic", "any", "bandwidth"))
+        comps.append(
+            CostComponent(f"public IP {bw} Mbps (traffic)", _qty(ctx.usage.nat_egress_gb), "eip/traffic", "any", "bandwidth")
+        )
     return comps
 
 
@@ -159,12 +193,22 @@ def _ali_eip_bandwidth(bw: int, subscription: bool) -> list[CostComponent]:
     if subscription:
         if bw <= 5:
             return [CostComponent(f"EIP {bw} Mbps subscription", Decimal(1), f"eip/subscription_{bw}mbps", "any", "bandwidth")]
-        return [CostComponent("EIP first 5 Mbps subscription", Decimal(1), "eip/subscription_5mbps", "any", "bandwidth"),
-                CostComponent(f"EIP {bw - 5} Mbps above 5 subscription", Decimal(bw - 5), "eip/subscription_over_5", "any", "bandwidth")]
-    out = [CostComponent("EIP configuration fee (by bandwidth)", DAYS_PER_MONTH, "eip/config_bandwidth", "any", "bandwidth"),
-           CostComponent(f"EIP bandwidth 1-{min(bw, 5)} Mbps", DAYS_PER_MONTH * min(bw, 5), "eip/bandwidth_1_5", "any", "bandwidth")]
+        return [
+            CostComponent("EIP first 5 Mbps subscription", Decimal(1), "eip/subscription_5mbps", "any", "bandwidth"),
+            CostComponent(
+                f"EIP {bw - 5} Mbps above 5 subscription", Decimal(bw - 5), "eip/subscription_over_5", "any", "bandwidth"
+            ),
+        ]
+    out = [
+        CostComponent("EIP configuration fee (by bandwidth)", DAYS_PER_MONTH, "eip/config_bandwidth", "any", "bandwidth"),
+        CostComponent(f"EIP bandwidth 1-{min(bw, 5)} Mbps", DAYS_PER_MONTH * min(bw, 5), "eip/bandwidth_1_5", "any", "bandwidth"),
+    ]
     if bw > 5:
-        out.append(CostComponent(f"EIP bandwidth {bw - 5} Mbps above 5", DAYS_PER_MONTH * (bw - 5), "eip/bandwidth_over_5", "any", "bandwidth"))
+        out.append(
+            CostComponent(
+                f"EIP bandwidth {bw - 5} Mbps above 5", DAYS_PER_MONTH * (bw - 5), "eip/bandwidth_over_5", "any", "bandwidth"
+            )
+        )
     return out
 
 
@@ -173,13 +217,35 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
     bw = int(i.get("bandwidth") or 5)
     subscription = i.get("paymentType") == "Subscription" or i.get("instanceChargeType") == "PrePaid"
     if i.get("internetChargeType", "PayByBandwidth") == "PayByTraffic":
-        bound_to_ecs = any(a["inputs"].get("instanceType") in ("EcsInstance",) for a in ctx.of_type("alicloud:ecs/eipAssociation:EipAssociation")
-                           if a["inputs"].get("allocationId") in (f"{res['name']}_id", res.get("id")))
-        out = [] if bound_to_ecs else [
-            CostComponent("EIP configuration fee (by traffic)", HOURS_PER_MONTH, "eip/config_traffic", "any", "bandwidth",
-                          "charged: bound to a NAT gateway, not to an ECS instance")]
-        out.append(CostComponent(f"EIP outbound traffic (cap {bw} Mbps)", _qty(ctx.usage.nat_egress_gb), "eip/traffic", "any", "bandwidth",
-                                 "usage nat_egress_gb"))
+        bound_to_ecs = any(
+            a["inputs"].get("instanceType") in ("EcsInstance",)
+            for a in ctx.of_type("alicloud:ecs/eipAssociation:EipAssociation")
+            if a["inputs"].get("allocationId") in (f"{res['name']}_id", res.get("id"))
+        )
+        out = (
+            []
+            if bound_to_ecs
+            else [
+                CostComponent(
+                    "EIP configuration fee (by traffic)",
+                    HOURS_PER_MONTH,
+                    "eip/config_traffic",
+                    "any",
+                    "bandwidth",
+                    "charged: bound to a NAT gateway, not to an ECS instance",
+                )
+            ]
+        )
+        out.append(
+            CostComponent(
+                f"EIP outbound traffic (cap {bw} Mbps)",
+                _qty(ctx.usage.nat_egress_gb),
+                "eip/traffic",
+                "any",
+                "bandwidth",
+                "usage nat_egress_gb",
+            )
+        )
         return out
     return _ali_eip_bandwidth(bw, subscription)
 
@@ -193,16 +259,26 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
     note = "usage nat_cu_hours"
     if cu is None:
         cu, note = HOURS_PER_MONTH, "documented minimum: 1 CU each hour (usage nat_cu_hours unknown)"
-    return [CostComponent("NAT gateway instance", HOURS_PER_MONTH, "nat/instance", "any", "nat"),
-            CostComponent("NAT capacity units", Decimal(cu), "nat/cu", "any", "nat", note)]
+    return [
+        CostComponent("NAT gateway instance", HOURS_PER_MONTH, "nat/instance", "any", "nat"),
+        CostComponent("NAT capacity units", Decimal(cu), "nat/cu", "any", "nat", note),
+    ]
 
 
 def _clb(public: bool, ctx: PricingContext) -> list[CostComponent]:
     """Both clouds' CLB: instance fee, LCUs from usage, public traffic out when internet-facing."""
-    out = [CostComponent("CLB instance fee", HOURS_PER_MONTH, "clb/instance", "any", "load_balancer"),
-           CostComponent("CLB capacity units (LCU)", _qty(ctx.usage.lb_lcu_hours), "clb/lcu", "any", "load_balancer", "usage lb_lcu_hours")]
+    out = [
+        CostComponent("CLB instance fee", HOURS_PER_MONTH, "clb/instance", "any", "load_balancer"),
+        CostComponent(
+            "CLB capacity units (LCU)", _qty(ctx.usage.lb_lcu_hours), "clb/lcu", "any", "load_balancer", "usage lb_lcu_hours"
+        ),
+    ]
     if public:
-        out.append(CostComponent("CLB public traffic out", _qty(ctx.usage.lb_egress_gb), "clb/traffic", "any", "bandwidth", "usage lb_egress_gb"))
+        out.append(
+            CostComponent(
+                "CLB public traffic out", _qty(ctx.usage.lb_egress_gb), "clb/traffic", "any", "bandwidth", "usage lb_egress_gb"
+            )
+        )
     return out
 
 
@@ -227,7 +303,9 @@ def _tc_billing(inputs: dict, period_field: str) -> str:
 def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     itype = (i.get("instanceTypes") or [i.get("instanceType")])[0]
-    baseline = len([r for r in ctx.of_type("tencentcloud:Instance/instance:Instance") if r["inputs"].get("instanceChargeType") == "PREPAID"])
+    baseline = len(
+        [r for r in ctx.of_type("tencentcloud:Instance/instance:Instance") if r["inputs"].get("instanceChargeType") == "PREPAID"]
+    )
     nodes, how = _asg_share(ctx, TC_GROUP, _group_for(ctx, res, TC_GROUP, "configurationId"), baseline)
     billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
     disks = [(i.get("systemDiskType", TC_DISKS_DEFAULT), None, int(i.get("systemDiskSize") or 50))]
@@ -241,17 +319,36 @@ def tc_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
     billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
     disks = [(i.get("systemDiskType", TC_DISKS_DEFAULT), None, int(i.get("systemDiskSize") or 50))]
     disks += [(d.get("dataDiskType", TC_DISKS_DEFAULT), None, int(d.get("dataDiskSize") or 0)) for d in i.get("dataDisks") or []]
-    return _node_components("node", i["instanceType"], billing, Decimal(1), disks, None,
-                            "subscription baseline node" if billing in ("monthly", "yearly") else "")
+    return _node_components(
+        "node",
+        i["instanceType"],
+        billing,
+        Decimal(1),
+        disks,
+        None,
+        "subscription baseline node" if billing in ("monthly", "yearly") else "",
+    )
 
 
 def _tc_bandwidth(bw: int, subscription: bool, label: str) -> list[CostComponent]:
     if subscription:
         tiers = [("le_2", min(bw, 2)), ("from_2_to_5", max(0, min(bw, 5) - 2)), ("over_5", max(0, bw - 5))]
-        return [CostComponent(f"{label} bandwidth {n} Mbps ({t})", Decimal(n), f"net/subscription_{t}", "any", "bandwidth") for t, n in tiers if n]
-    out = [CostComponent(f"{label} bandwidth first {min(bw, 5)} Mbps", HOURS_PER_MONTH * min(bw, 5), "net/bandwidth_le_5", "any", "bandwidth")]
+        return [
+            CostComponent(f"{label} bandwidth {n} Mbps ({t})", Decimal(n), f"net/subscription_{t}", "any", "bandwidth")
+            for t, n in tiers
+            if n
+        ]
+    out = [
+        CostComponent(
+            f"{label} bandwidth first {min(bw, 5)} Mbps", HOURS_PER_MONTH * min(bw, 5), "net/bandwidth_le_5", "any", "bandwidth"
+        )
+    ]
     if bw > 5:
-        out.append(CostComponent(f"{label} bandwidth {bw - 5} Mbps above 5", HOURS_PER_MONTH * (bw - 5), "net/bandwidth_over_5", "any", "bandwidth"))
+        out.append(
+            CostComponent(
+                f"{label} bandwidth {bw - 5} Mbps above 5", HOURS_PER_MONTH * (bw - 5), "net/bandwidth_over_5", "any", "bandwidth"
+            )
+        )
     return out
 
 
@@ -260,7 +357,11 @@ def tc_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
     charge = i.get("internetChargeType", "TRAFFIC_POSTPAID_BY_HOUR")
     out = [CostComponent("EIP holding fee", HOURS_PER_MONTH, "eip/holding", "any", "bandwidth")]
     if charge == "TRAFFIC_POSTPAID_BY_HOUR":
-        out.append(CostComponent("EIP outbound traffic", _qty(ctx.usage.nat_egress_gb), "net/traffic", "any", "bandwidth", "usage nat_egress_gb"))
+        out.append(
+            CostComponent(
+                "EIP outbound traffic", _qty(ctx.usage.nat_egress_gb), "net/traffic", "any", "bandwidth", "usage nat_egress_gb"
+            )
+        )
     else:
         out += _tc_bandwidth(int(i.get("internetMaxBandwidthOut") or 1), charge == "BANDWIDTH_PREPAID_BY_MONTH", "EIP")
     return out

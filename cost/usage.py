@@ -3,6 +3,7 @@
 Defaults (cost/data/usage-defaults.yaml) < per-stack overrides (cost/usage/<stack>.yaml) < --usage FILE.
 A key left null is unknown: its cost line shows the unit price and no monthly cost.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields

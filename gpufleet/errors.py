@@ -1,10 +1,11 @@
 """Problems found in user input, collected and reported together (never as a traceback)."""
+
 from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)

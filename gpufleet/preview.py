@@ -4,18 +4,21 @@ The recorder sees every resource registration (custom and component) with the in
 would receive (Pulumi's camelCase keys) and resolves parents to names. Stack outputs are read from
 the root stack after all outstanding work has finished. Secrets are shown as "[secret]".
 """
+
 from __future__ import annotations
 
 import asyncio
 import atexit
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pmocks
-from pulumi.runtime import rpc, settings, stack as pstack
+from pulumi.runtime import rpc, settings
+from pulumi.runtime import stack as pstack
 from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.stacks import loader
@@ -67,9 +70,9 @@ COMPUTED = {
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         state = dict(args.inputs)
-        for field in COMPUTED.get(args.typ, ()):
-            value = f"<{args.name}.{field}>"
-            state.setdefault(field, [value] if field == "clbVips" else value)
+        for key in COMPUTED.get(args.typ, ()):
+            value = f"<{args.name}.{key}>"
+            state.setdefault(key, [value] if key == "clbVips" else value)
         return f"{args.name}_id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs):

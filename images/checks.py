@@ -9,11 +9,13 @@ Called by stack validation (`gpufleet preview`) with a loaded Fleet. Problems, a
 A placeholder lock entry (no image built yet) records no pins; it yields no problem here: the preview shows
 its image id, which says `placeholder`, and `gpufleet image lock show` lists it as such.
 """
+
 from __future__ import annotations
 
-from gpufleet.errors import UserError
 from gpufleet.images import compat
 from gpufleet.images.recipes import load_recipe
+
+from gpufleet.errors import UserError
 
 
 def spec_problems(fleet) -> list[tuple[str, str]]:
@@ -51,7 +53,10 @@ def spec_problems(fleet) -> list[tuple[str, str]]:
         ]
         if diff:
             out.append(
-                ("fleet.image.recipe", f"the locked image {fleet.image_id} was built with other pins than recipe {name} "
-                 f"({'; '.join(diff)}); rebuild it with `gpufleet image build --recipe {name} ...`")
+                (
+                    "fleet.image.recipe",
+                    f"the locked image {fleet.image_id} was built with other pins than recipe {name} "
+                    f"({'; '.join(diff)}); rebuild it with `gpufleet image build --recipe {name} ...`",
+                )
             )
     return out

@@ -2,6 +2,7 @@
 
 Each problem is (field path, message) with the clash named: which pin, which rule, which source.
 """
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-
 from gpufleet.stacks import catalog
 
 RULES = Path(__file__).parent / "compat.yaml"
@@ -61,39 +61,69 @@ def recipe_problems(recipe) -> list[tuple[str, str]]:
         out.append(("recipe.pins.cuda", f"CUDA {pins['cuda']}: no driver rule for CUDA {cuda_major} in images/compat.yaml"))
     elif driver_major < need:
         out.append(
-            ("recipe.pins.driver", f"driver {pins['driver']} is below {need}, which CUDA {cuda_major} (pins.cuda {pins['cuda']}) needs "
-             f"[{r['driver_min_by_cuda_major']['source']}]")
+            (
+                "recipe.pins.driver",
+                f"driver {pins['driver']} is below {need}, which CUDA {cuda_major} (pins.cuda {pins['cuda']}) needs "
+                f"[{r['driver_min_by_cuda_major']['source']}]",
+            )
         )
 
     line = r["vllm_lines"].get(pins["vllm"])
     if line is None:
-        out.append(("recipe.pins.vllm", f"vllm {pins['vllm']} has no row in images/compat.yaml vllm_lines; add the torch and CUDA its PyPI metadata pins"))
+        out.append(
+            (
+                "recipe.pins.vllm",
+                f"vllm {pins['vllm']} has no row in images/compat.yaml vllm_lines; add the torch and CUDA its PyPI metadata pins",
+            )
+        )
     else:
         if pins["torch"] != line["torch"]:
-            out.append(("recipe.pins.torch", f"is {pins['torch']}, but vllm {pins['vllm']} requires torch=={line['torch']} [{line['source']}]"))
+            out.append(
+                (
+                    "recipe.pins.torch",
+                    f"is {pins['torch']}, but vllm {pins['vllm']} requires torch=={line['torch']} [{line['source']}]",
+                )
+            )
         if cuda_major != line["cuda_major"]:
             out.append(
-                ("recipe.pins.cuda", f"is {pins['cuda']}, but the torch {line['torch']} wheels of vllm {pins['vllm']} carry the CUDA "
-                 f"{line['cuda_major']} runtime [{line['source']}]")
+                (
+                    "recipe.pins.cuda",
+                    f"is {pins['cuda']}, but the torch {line['torch']} wheels of vllm {pins['vllm']} carry the CUDA "
+                    f"{line['cuda_major']} runtime [{line['source']}]",
+                )
             )
         if not _py_in(pins["python"], line["requires_python"]):
-            out.append(("recipe.pins.python", f"Python {pins['python']} is outside vllm {pins['vllm']} Requires-Python {line['requires_python']}"))
+            out.append(
+                (
+                    "recipe.pins.python",
+                    f"Python {pins['python']} is outside vllm {pins['vllm']} Requires-Python {line['requires_python']}",
+                )
+            )
 
     min_cc = r["min_cc_by_cuda_major"]["rows"].get(cuda_major)
     if min_cc:
         dead = [a for a in recipe.torch_cuda_archs if _cc(a) < _cc(min_cc)]
         if dead:
-            out.append(("recipe.torch_cuda_archs", f"lists {', '.join(dead)}, which CUDA {cuda_major} no longer builds for (minimum {min_cc})"))
+            out.append(
+                (
+                    "recipe.torch_cuda_archs",
+                    f"lists {', '.join(dead)}, which CUDA {cuda_major} no longer builds for (minimum {min_cc})",
+                )
+            )
 
     for i, pkg in enumerate(recipe.apt_packages):
         m = re.match(r"nvidia-driver-(\d+)", pkg.name)
         if not m:
             continue
         if int(m.group(1)) != driver_major:
-            out.append((f"recipe.apt_packages.{i}.name", f"{pkg.name} is the {m.group(1)} branch, but pins.driver is {pins['driver']}"))
+            out.append(
+                (f"recipe.apt_packages.{i}.name", f"{pkg.name} is the {m.group(1)} branch, but pins.driver is {pins['driver']}")
+            )
         upstream = pkg.version.split(":", 1)[-1].rsplit("-", 1)[0]
         if upstream != pins["driver"]:
-            out.append((f"recipe.apt_packages.{i}.version", f"{pkg.version} is driver {upstream}, but pins.driver is {pins['driver']}"))
+            out.append(
+                (f"recipe.apt_packages.{i}.version", f"{pkg.version} is driver {upstream}, but pins.driver is {pins['driver']}")
+            )
 
     kinds = catalog.gpu_kinds()
     for i, name in enumerate(recipe.gpus):
@@ -129,11 +159,15 @@ def gpu_clashes(recipe, gpu) -> list[str]:
         )
     last = r["last_driver_branch_by_max_cc"]
     if gpu.cc < _cc(last["below_cc"]) and _major(recipe.pins["driver"]) > last["last_branch"]:
-        out.append(f"driver {recipe.pins['driver']} is newer than R{last['last_branch']}, the last branch for {gpu.architecture} [{last['source']}]")
+        out.append(
+            f"driver {recipe.pins['driver']} is newer than R{last['last_branch']}, the last branch for {gpu.architecture} [{last['source']}]"
+        )
     open_min = r["open_kernel_modules_min_cc"]["value"]
     for pkg in recipe.apt_packages:
         if pkg.name.startswith("nvidia-driver-") and "-open" in pkg.name and gpu.cc < _cc(open_min):
-            out.append(f"{pkg.name} is the open kernel module, which needs compute capability >= {open_min} [{r['open_kernel_modules_min_cc']['source']}]")
+            out.append(
+                f"{pkg.name} is the open kernel module, which needs compute capability >= {open_min} [{r['open_kernel_modules_min_cc']['source']}]"
+            )
     return out
 
 
@@ -160,14 +194,26 @@ def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
     out = []
     for pkg in ("vllm", "torch"):
         if pinned.get(pkg) != recipe.pins[pkg]:
-            out.append(("recipe.python_lock", f"{recipe.python_lock} pins {pkg} {pinned.get(pkg, '(none)')}, the recipe {recipe.pins[pkg]}; regenerate it"))
+            out.append(
+                (
+                    "recipe.python_lock",
+                    f"{recipe.python_lock} pins {pkg} {pinned.get(pkg, '(none)')}, the recipe {recipe.pins[pkg]}; regenerate it",
+                )
+            )
     runtimes = {k: v for k, v in pinned.items() if k.startswith("nvidia-cuda-runtime")}
     majors = {int(v.split(".")[0]) for v in runtimes.values()}
     if runtimes and majors != {recipe.cuda_major}:
         out.append(
-            ("recipe.pins.cuda", f"is {recipe.pins['cuda']}, but {recipe.python_lock} installs "
-             f"{', '.join(f'{k}=={v}' for k, v in sorted(runtimes.items()))}")
+            (
+                "recipe.pins.cuda",
+                f"is {recipe.pins['cuda']}, but {recipe.python_lock} installs "
+                f"{', '.join(f'{k}=={v}' for k, v in sorted(runtimes.items()))}",
+            )
         )
-    if any(not re.search(r"--hash=sha256:[0-9a-f]{64}", block) for block in re.split(r"\n(?=[A-Za-z0-9])", lock_text) if "==" in block):
+    if any(
+        not re.search(r"--hash=sha256:[0-9a-f]{64}", block)
+        for block in re.split(r"\n(?=[A-Za-z0-9])", lock_text)
+        if "==" in block
+    ):
         out.append(("recipe.python_lock", f"{recipe.python_lock} has a requirement without a sha256 hash"))
     return out

@@ -3,15 +3,16 @@
 A parser returns the observed value as a string, or None when the output says the thing is absent.
 Parsers are tested from recorded command output (tests/images/test_facts.py).
 """
+
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 
-def parse_nvidia_smi_driver(text: str) -> Optional[str]:
+def parse_nvidia_smi_driver(text: str) -> str | None:
     """`nvidia-smi --query-gpu=driver_version --format=csv,noheader`: one line per GPU, all equal."""
     values = {line.strip() for line in text.splitlines() if line.strip()}
     if not values or any(not re.fullmatch(r"\d+\.\d+(\.\d+)?", v) for v in values):
@@ -21,7 +22,7 @@ def parse_nvidia_smi_driver(text: str) -> Optional[str]:
     return values.pop()
 
 
-def parse_dpkg_version(text: str) -> Optional[str]:
+def parse_dpkg_version(text: str) -> str | None:
     """`dpkg-query -W -f='${Version}' PKG`: the upstream version, without epoch and Debian revision."""
     raw = text.strip()
     if not raw:
@@ -40,36 +41,36 @@ def parse_pip_show(text: str) -> dict[str, str]:
     return out
 
 
-def parse_pip_version(text: str) -> Optional[str]:
+def parse_pip_version(text: str) -> str | None:
     """The version from `pip show PKG`, without a local tag (2.7.1+cu126 -> 2.7.1)."""
     version = parse_pip_show(text).get("Version")
     return version.split("+", 1)[0] if version else None
 
 
-def parse_python_version(text: str) -> Optional[str]:
+def parse_python_version(text: str) -> str | None:
     """`python --version`: "Python 3.12.3" -> "3.12.3"."""
     m = re.search(r"Python (\d+\.\d+\.\d+)", text)
     return m.group(1) if m else None
 
 
-def parse_nvcc_version(text: str) -> Optional[str]:
+def parse_nvcc_version(text: str) -> str | None:
     """`nvcc --version`: "... release 12.6, V12.6.85" -> "12.6"."""
     m = re.search(r"release (\d+\.\d+)", text)
     return m.group(1) if m else None
 
 
-def parse_node_exporter_version(text: str) -> Optional[str]:
+def parse_node_exporter_version(text: str) -> str | None:
     """`prometheus-node-exporter --version`: "node_exporter, version 1.7.0 (branch: ...)" -> "1.7.0"."""
     m = re.search(r"node_exporter, version (\d+\.\d+\.\d+)", text)
     return m.group(1) if m else None
 
 
-def parse_first_line(text: str) -> Optional[str]:
+def parse_first_line(text: str) -> str | None:
     line = text.strip().splitlines()[0].strip() if text.strip() else ""
     return line or None
 
 
-def matches(observed: Optional[str], pin: str) -> bool:
+def matches(observed: str | None, pin: str) -> bool:
     """A pin of "3.12" is met by "3.12.3"; "580.95.05" only by itself."""
     return observed is not None and (observed == pin or observed.startswith(pin + "."))
 
@@ -78,7 +79,7 @@ def matches(observed: Optional[str], pin: str) -> bool:
 class Fact:
     name: str
     command: Callable[..., str]  # (recipe, step vars) -> shell command
-    parse: Callable[[str], Optional[str]]
+    parse: Callable[[str], str | None]
 
 
 def _driver_package(recipe) -> str:
@@ -95,7 +96,9 @@ FACTS: dict[str, Fact] = {
         lambda r, v: f"dpkg-query -W -f='${{Version}}' {shlex.quote(_driver_package(r))}",
         parse_dpkg_version,
     ),
-    "python_version": Fact("python_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/python --version", parse_python_version),
+    "python_version": Fact(
+        "python_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/python --version", parse_python_version
+    ),
     "vllm_version": Fact("vllm_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/pip show vllm", parse_pip_version),
     "torch_version": Fact("torch_version", lambda r, v: f"{shlex.quote(r.layout.venv)}/bin/pip show torch", parse_pip_version),
     "nvcc_version": Fact("nvcc_version", lambda r, v: "nvcc --version", parse_nvcc_version),

@@ -1,4 +1,5 @@
 """images/lock.json: which image id serves a recipe in a cloud and region, with the pins it was built with."""
+
 from __future__ import annotations
 
 import json
@@ -79,24 +80,41 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
     pins = manifest.get("pins") or {}
     differ = sorted(k for k in set(pins) | set(recipe.pins) if str(pins.get(k)) != str(recipe.pins.get(k)))
     if differ:
-        problems.append(("pins", "the build's pins differ from the recipe: " + ", ".join(
-            f"{k} built {pins.get(k, '(none)')}, recipe {recipe.pins.get(k, '(none)')}" for k in differ)
-            + "; rebuild with the current recipe"))
+        problems.append(
+            (
+                "pins",
+                "the build's pins differ from the recipe: "
+                + ", ".join(f"{k} built {pins.get(k, '(none)')}, recipe {recipe.pins.get(k, '(none)')}" for k in differ)
+                + "; rebuild with the current recipe",
+            )
+        )
     for cloud, regions in sorted(images.items()):
         wanted = recipe.regions.get(cloud)
         if wanted is None:
-            problems.append((cloud, f"recipe {recipe.name} copies no image to {cloud} (its regions: "
-                             f"{', '.join(sorted(recipe.regions)) or 'none'})"))
+            problems.append(
+                (
+                    cloud,
+                    f"recipe {recipe.name} copies no image to {cloud} (its regions: "
+                    f"{', '.join(sorted(recipe.regions)) or 'none'})",
+                )
+            )
             continue
         for region, image_id in sorted(regions.items()):
             if region not in wanted:
                 problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
             if not image_id.startswith(ID_PREFIX[cloud]) or "placeholder" in image_id:
-                problems.append((f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {ID_PREFIX[cloud]!r})"))
+                problems.append(
+                    (f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {ID_PREFIX[cloud]!r})")
+                )
     missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
     if missing:
-        problems.append(("images", f"no image id for {', '.join(missing)}: the recipe copies its image there "
-                         "(give each as --image CLOUD/REGION=ID, or take them from the images stack's outputs)"))
+        problems.append(
+            (
+                "images",
+                f"no image id for {', '.join(missing)}: the recipe copies its image there "
+                "(give each as --image CLOUD/REGION=ID, or take them from the images stack's outputs)",
+            )
+        )
     return problems
 
 
@@ -110,7 +128,10 @@ def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),
         "regions": {
-            cloud: {region: {"image_id": iid, "manifest_sha256": manifest_sha256, "placeholder": False} for region, iid in sorted(rs.items())}
+            cloud: {
+                region: {"image_id": iid, "manifest_sha256": manifest_sha256, "placeholder": False}
+                for region, iid in sorted(rs.items())
+            }
             for cloud, rs in sorted(images.items())
         },
     }

@@ -8,11 +8,12 @@ It runs in three phases of one images stack, so that Pulumi itself removes the b
 - "done":    only the image and the copies: the builder and its security group are deleted by Pulumi.
 In "done" the image keeps the builder's instance id as recorded in "image" (`builder_instance_id`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,7 +39,7 @@ class BuilderSpec:
     key_name: str
 
 
-def tags(recipe, manifest_sha256: Optional[str]) -> dict[str, str]:
+def tags(recipe, manifest_sha256: str | None) -> dict[str, str]:
     out = {"gpufleet:recipe": recipe.name, **{f"gpufleet:{k}": v for k, v in sorted(recipe.pins.items())}}
     if manifest_sha256:
         out["gpufleet:manifest-sha256"] = manifest_sha256
@@ -58,8 +59,9 @@ def cidr_problem(cidr: str) -> str | None:
     return None
 
 
-def declare(recipe, spec: BuilderSpec, phase: Phase, manifest_sha256: Optional[str] = None,
-            builder_instance_id: Optional[str] = None) -> dict[str, pulumi.Output]:
+def declare(
+    recipe, spec: BuilderSpec, phase: Phase, manifest_sha256: str | None = None, builder_instance_id: str | None = None
+) -> dict[str, pulumi.Output]:
     problem = cidr_problem(spec.operator_cidr)
     if problem:
         raise ValueError(problem)
@@ -74,29 +76,60 @@ def _alicloud(recipe, spec, phase, sha, builder_id):
     out: dict = {}
     instance_id = builder_id
     if phase in ("build", "image"):
-        sg = alicloud.ecs.SecurityGroup(f"{name}-builder-sg", vpc_id=spec.vpc_id, security_group_name=f"{name}-builder",
-                                        description="temporary: SSH to the image builder from the operator only", tags=t)
-        alicloud.ecs.SecurityGroupRule(f"{name}-builder-ssh", security_group_id=sg.id, type="ingress", ip_protocol="tcp",
-                                       port_range="22/22", cidr_ip=spec.operator_cidr, policy="accept", nic_type="intranet")
+        sg = alicloud.ecs.SecurityGroup(
+            f"{name}-builder-sg",
+            vpc_id=spec.vpc_id,
+            security_group_name=f"{name}-builder",
+            description="temporary: SSH to the image builder from the operator only",
+            tags=t,
+        )
+        alicloud.ecs.SecurityGroupRule(
+            f"{name}-builder-ssh",
+            security_group_id=sg.id,
+            type="ingress",
+            ip_protocol="tcp",
+            port_range="22/22",
+            cidr_ip=spec.operator_cidr,
+            policy="accept",
+            nic_type="intranet",
+        )
         builder = alicloud.ecs.Instance(
-            f"{name}-builder", instance_type=spec.instance_type, image_id=spec.base_image_id, availability_zone=spec.zone,
-            vswitch_id=spec.subnet_id, security_groups=[sg.id], system_disk_size=spec.system_disk_gib, key_name=spec.key_name,
-            internet_max_bandwidth_out=10, instance_name=f"{name}-builder", tags=t,
+            f"{name}-builder",
+            instance_type=spec.instance_type,
+            image_id=spec.base_image_id,
+            availability_zone=spec.zone,
+            vswitch_id=spec.subnet_id,
+            security_groups=[sg.id],
+            system_disk_size=spec.system_disk_gib,
+            key_name=spec.key_name,
+            internet_max_bandwidth_out=10,
+            instance_name=f"{name}-builder",
+            tags=t,
         )
         instance_id = builder.id
         out["builder_public_ip"] = builder.public_ip
         out["builder_instance_id"] = builder.id
     if phase in ("image", "done"):
-        image = alicloud.ecs.Image(f"{name}-{spec.region}", instance_id=instance_id, image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
-                                   description=f"gpufleet golden image {recipe.name}", tags=t)
+        image = alicloud.ecs.Image(
+            f"{name}-{spec.region}",
+            instance_id=instance_id,
+            image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
+            description=f"gpufleet golden image {recipe.name}",
+            tags=t,
+        )
         out[f"image:alicloud:{spec.region}"] = image.id
         for region in recipe.regions.get("alicloud", []):
             if region == spec.region:
                 continue
             provider = alicloud.Provider(f"{name}-provider-{region}", region=region)
-            copy = alicloud.ecs.ImageCopy(f"{name}-{region}", source_image_id=image.id, source_region_id=spec.region,
-                                          image_name=f"{name}-{(sha or 'unbuilt')[:12]}", tags=t,
-                                          opts=pulumi.ResourceOptions(provider=provider))
+            copy = alicloud.ecs.ImageCopy(
+                f"{name}-{region}",
+                source_image_id=image.id,
+                source_region_id=spec.region,
+                image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
+                tags=t,
+                opts=pulumi.ResourceOptions(provider=provider),
+            )
             out[f"image:alicloud:{region}"] = copy.id
     return out
 
@@ -112,25 +145,56 @@ def _tencentcloud(recipe, spec, phase, sha, builder_id):
     out: dict = {}
     instance_id = builder_id
     if phase in ("build", "image"):
-        sg = tc_security.Group(f"{name}-builder-sg", name=f"{name}-builder", description="temporary: SSH to the image builder from the operator only", tags=t)
+        sg = tc_security.Group(
+            f"{name}-builder-sg",
+            name=f"{name}-builder",
+            description="temporary: SSH to the image builder from the operator only",
+            tags=t,
+        )
         tc_security.GroupRuleSet(
-            f"{name}-builder-ssh", security_group_id=sg.id,
-            ingresses=[tc_security.GroupRuleSetIngressArgs(action="ACCEPT", cidr_block=spec.operator_cidr, protocol="TCP", port="22",
-                                                           description="SSH from the operator only")],
-            egresses=[tc_security.GroupRuleSetEgressArgs(action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="ALL",
-                                                         description="builder downloads packages")],
+            f"{name}-builder-ssh",
+            security_group_id=sg.id,
+            ingresses=[
+                tc_security.GroupRuleSetIngressArgs(
+                    action="ACCEPT",
+                    cidr_block=spec.operator_cidr,
+                    protocol="TCP",
+                    port="22",
+                    description="SSH from the operator only",
+                )
+            ],
+            egresses=[
+                tc_security.GroupRuleSetEgressArgs(
+                    action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="ALL", description="builder downloads packages"
+                )
+            ],
         )
         builder = tc_instance.Instance(
-            f"{name}-builder", instance_type=spec.instance_type, image_id=spec.base_image_id, availability_zone=spec.zone,
-            vpc_id=spec.vpc_id, subnet_id=spec.subnet_id, orderly_security_groups=[sg.id], system_disk_size=spec.system_disk_gib,
-            key_ids=[spec.key_name], allocate_public_ip=True, internet_max_bandwidth_out=10, instance_name=f"{name}-builder", tags=t,
+            f"{name}-builder",
+            instance_type=spec.instance_type,
+            image_id=spec.base_image_id,
+            availability_zone=spec.zone,
+            vpc_id=spec.vpc_id,
+            subnet_id=spec.subnet_id,
+            orderly_security_groups=[sg.id],
+            system_disk_size=spec.system_disk_gib,
+            key_ids=[spec.key_name],
+            allocate_public_ip=True,
+            internet_max_bandwidth_out=10,
+            instance_name=f"{name}-builder",
+            tags=t,
         )
         instance_id = builder.id
         out["builder_public_ip"] = builder.public_ip
         out["builder_instance_id"] = builder.id
     if phase in ("image", "done"):
-        image = tc_image.Instance(f"{name}-{spec.region}", instance_id=instance_id, image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
-                                  image_description=f"gpufleet golden image {recipe.name}", tags=t)
+        image = tc_image.Instance(
+            f"{name}-{spec.region}",
+            instance_id=instance_id,
+            image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
+            image_description=f"gpufleet golden image {recipe.name}",
+            tags=t,
+        )
         out[f"image:tencentcloud:{spec.region}"] = image.id
         others = [r for r in recipe.regions.get("tencentcloud", []) if r != spec.region]
         if others:
@@ -163,8 +227,10 @@ class PipelineConfig(BaseModel):
     recipe: str
     phase: Phase
     builder: _Builder
-    manifest_sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$", description="phase image/done: sha256 of the build manifest")
-    builder_instance_id: Optional[str] = Field(None, description="phase done: the builder the image was made from")
+    manifest_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="phase image/done: sha256 of the build manifest"
+    )
+    builder_instance_id: str | None = Field(None, description="phase done: the builder the image was made from")
 
 
 def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
@@ -174,22 +240,42 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
     out = []
     regions = recipe.regions.get(b.cloud, [])
     if b.region not in regions:
-        out.append(("builder.region", f"recipe {recipe.name} copies its image to {b.cloud} {', '.join(regions) or 'no region'}; "
-                    f"build in one of those" + did_you_mean(b.region, regions)))
+        out.append(
+            (
+                "builder.region",
+                f"recipe {recipe.name} copies its image to {b.cloud} {', '.join(regions) or 'no region'}; "
+                f"build in one of those" + did_you_mean(b.region, regions),
+            )
+        )
     itype = catalog.instance_type(b.cloud, b.instance_type)
     if itype is None:
         names = [t.type for t in catalog.instance_types(b.cloud)]
-        out.append(("builder.instance_type", f"{b.instance_type!r} is not in stacks/data/{b.cloud}.yaml" + did_you_mean(b.instance_type, names)))
+        out.append(
+            (
+                "builder.instance_type",
+                f"{b.instance_type!r} is not in stacks/data/{b.cloud}.yaml" + did_you_mean(b.instance_type, names),
+            )
+        )
     elif recipe.gpus and itype.gpu not in recipe.gpus:
-        out.append(("builder.instance_type", f"{b.instance_type} has {itype.gpu}, which recipe {recipe.name} does not serve "
-                    f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU"))
+        out.append(
+            (
+                "builder.instance_type",
+                f"{b.instance_type} has {itype.gpu}, which recipe {recipe.name} does not serve "
+                f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU",
+            )
+        )
     problem = cidr_problem(b.operator_cidr)
     if problem:
         out.append(("builder.operator_cidr", problem))
     if cfg.phase in ("image", "done") and not cfg.manifest_sha256:
         out.append(("manifest_sha256", f"phase {cfg.phase} needs the sha256 of the manifest `gpufleet image build` brought back"))
     if cfg.phase == "done" and not cfg.builder_instance_id:
-        out.append(("builder_instance_id", "phase done needs the builder's instance id (the stack output builder_instance_id of phase image)"))
+        out.append(
+            (
+                "builder_instance_id",
+                "phase done needs the builder's instance id (the stack output builder_instance_id of phase image)",
+            )
+        )
     return out
 
 
@@ -203,15 +289,26 @@ def load_pipeline(stack_file: Path):
         raise UserError([Problem(shown, "", "no such images stack file")])
     raw = read_config(stack_file, shown).get(CONFIG_KEY)
     if not isinstance(raw, dict):
-        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put recipe, phase and builder under this key (see README)")])
+        raise UserError(
+            [Problem(shown, f"config.{CONFIG_KEY}", "missing: put recipe, phase and builder under this key (see README)")]
+        )
     try:
         cfg = PipelineConfig.model_validate(raw)
     except ValidationError as exc:
-        raise UserError([Problem(shown, ".".join(str(x) for x in e["loc"]),
-                                 "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"])
-                         for e in exc.errors()]) from None
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    ".".join(str(x) for x in e["loc"]),
+                    "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"],
+                )
+                for e in exc.errors()
+            ]
+        ) from None
     if cfg.recipe not in recipe_names():
-        raise UserError([Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in images/recipes/" + did_you_mean(cfg.recipe, recipe_names()))])
+        raise UserError(
+            [Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in images/recipes/" + did_you_mean(cfg.recipe, recipe_names()))]
+        )
     recipe = load_recipe(cfg.recipe)
     problems = _config_problems(cfg, recipe)
     if problems:

@@ -4,11 +4,11 @@ A recipe is one consistent software line (base OS, NVIDIA driver, CUDA runtime, 
 exporters) plus the ordered build steps that install it. Whether the line fits together and fits the
 GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -42,10 +42,12 @@ class AptRepo(Strict):
     name: str
     line: str = Field(description="the deb line, with signed-by= the keyring")
     keyring_url: str
-    keyring_sha256: Optional[str] = Field(None, description="sha256 of the keyring file")
-    keyring_fingerprint: Optional[str] = Field(
-        None, pattern=r"^[0-9A-F]{40}$",
-        description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)")
+    keyring_sha256: str | None = Field(None, description="sha256 of the keyring file")
+    keyring_fingerprint: str | None = Field(
+        None,
+        pattern=r"^[0-9A-F]{40}$",
+        description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)",
+    )
     keyring_fingerprint_source: str = ""
     keyring_path: str
 
@@ -53,7 +55,7 @@ class AptRepo(Strict):
 class Download(Strict):
     name: str
     url: str
-    sha256: Optional[str] = Field(None, description="sha256 of the file; a build refuses a missing one")
+    sha256: str | None = Field(None, description="sha256 of the file; a build refuses a missing one")
     dest: str
 
 
@@ -62,7 +64,9 @@ class PythonTool(Strict):
 
     package: str
     version: str
-    command: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>")
+    command: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>"
+    )
 
 
 class Layout(Strict):
@@ -79,8 +83,8 @@ class Layout(Strict):
 class Step(Strict):
     name: str
     template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
-    fact: Optional[str] = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
-    pin: Optional[str] = Field(None, description="the pin the fact must equal after apply")
+    fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
+    pin: str | None = Field(None, description="the pin the fact must equal after apply")
     timeout_s: int = Field(600, ge=1)
     vars: dict[str, str | int | bool] = Field(default_factory=dict)
 
@@ -97,15 +101,17 @@ class Recipe(Strict):
     )
     torch_cuda_archs_source: str = ""
     dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
-    python_lock: Optional[str] = Field(None, description="hash lock for pip --require-hashes, relative to images/")
+    python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")
     python_tools: list[PythonTool] = Field(default_factory=list, description="CLIs from PyPI the node's boot scripts call")
     apt_repos: list[AptRepo] = Field(default_factory=list)
     apt_packages: list[AptPackage] = Field(default_factory=list)
     downloads: list[Download] = Field(default_factory=list)
     layout: Layout = Layout()
     steps: list[Step]
-    templates: Optional[str] = Field(None, description="extra template folder, relative to the recipe file")
-    manifest_facts: Optional[list[str]] = Field(None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS")
+    templates: str | None = Field(None, description="extra template folder, relative to the recipe file")
+    manifest_facts: list[str] | None = Field(
+        None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS"
+    )
     regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
     sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
     file: str = ""
@@ -119,7 +125,9 @@ class Recipe(Strict):
     def _gpu_pins(self):
         missing = [k for k in REQUIRED_PINS if not self.pins.get(k)]
         if self.gpus and missing:
-            raise ValueError(f"pins: missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})")
+            raise ValueError(
+                f"pins: missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})"
+            )
         names = [s.name for s in self.steps]
         if len(set(names)) != len(names):
             raise ValueError(f"step names repeat: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
@@ -170,7 +178,10 @@ def _load(path_str: str, name: str) -> Recipe:
         recipe = Recipe.model_validate({**raw, "file": shown})
     except ValidationError as exc:
         raise UserError(
-            [Problem(shown, "recipe." + ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, ")) for e in exc.errors()]
+            [
+                Problem(shown, "recipe." + ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+                for e in exc.errors()
+            ]
         ) from None
     if path.parent == RECIPES and recipe.name != path.stem:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])

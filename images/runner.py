@@ -6,6 +6,7 @@ failed `apply` runs the step's `cleanup`. A lost connection reconnects with back
 the top, where every step already done is only checked, so the build resumes at the first unsatisfied
 step. At the end the manifest is written on the host (unless it already says the same) and read back.
 """
+
 from __future__ import annotations
 
 import base64
@@ -13,11 +14,11 @@ import datetime as dt
 import hashlib
 import json
 import shlex
-import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Protocol
+from typing import Protocol
 
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
@@ -35,7 +36,7 @@ class HostKeyRefused(Exception):
 
 
 class StepFailed(Exception):
-    def __init__(self, step: str, phase: str, result: "Result", why: str):
+    def __init__(self, step: str, phase: str, result: Result, why: str):
         self.step, self.phase, self.result, self.why = step, phase, result, why
         super().__init__(f"step {step}: {why}")
 
@@ -61,7 +62,7 @@ class Target:
     host: str
     port: int = 22
     user: str = "root"
-    key: Optional[Path] = None
+    key: Path | None = None
     known_hosts: Path = Path("~/.ssh/known_hosts")
     accept_new_host_key: bool = False
     connect_timeout_s: int = 10
@@ -102,11 +103,21 @@ class SshHost:
         self.target = target
         known = target.known_hosts.expanduser()
         config = fabric.Config(overrides={"load_ssh_configs": False})
-        kwargs = {"look_for_keys": False, "allow_agent": False, "banner_timeout": target.connect_timeout_s, "auth_timeout": target.connect_timeout_s}
+        kwargs = {
+            "look_for_keys": False,
+            "allow_agent": False,
+            "banner_timeout": target.connect_timeout_s,
+            "auth_timeout": target.connect_timeout_s,
+        }
         if target.key:
             kwargs["key_filename"] = [str(Path(target.key).expanduser())]
         self.conn = fabric.Connection(
-            target.host, user=target.user, port=target.port, config=config, connect_kwargs=kwargs, connect_timeout=target.connect_timeout_s
+            target.host,
+            user=target.user,
+            port=target.port,
+            config=config,
+            connect_kwargs=kwargs,
+            connect_timeout=target.connect_timeout_s,
         )
         self.conn.client.set_missing_host_key_policy(_KnownHostsPolicy(known, target.accept_new_host_key))
         if known.exists():
@@ -122,7 +133,7 @@ class SshHost:
             ) from None
         except paramiko.AuthenticationException:
             raise
-        except (OSError, EOFError, paramiko.SSHException, socket.timeout) as exc:
+        except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
             raise ConnectionLost(f"cannot connect to {target.user}@{target.host}:{target.port}: {exc}") from None
 
     def run(self, script: str, timeout_s: int) -> Result:
@@ -163,13 +174,13 @@ class BuildResult:
     applied: list[str] = field(default_factory=list)
     satisfied: list[str] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
-    manifest: Optional[dict] = None
+    manifest: dict | None = None
     manifest_text: str = ""
     manifest_changed: bool = False
     reconnects: int = 0
 
     @property
-    def manifest_sha256(self) -> Optional[str]:
+    def manifest_sha256(self) -> str | None:
         return hashlib.sha256(self.manifest_text.encode()).hexdigest() if self.manifest_text else None
 
 
@@ -182,7 +193,7 @@ class Runner:
         retries: int = 3,
         backoff_s: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
     ):
         self.recipe, self.connect, self.report = recipe, connect, report
         self.retries, self.backoff_s, self.sleep, self.clock = retries, backoff_s, sleep, clock
@@ -240,7 +251,9 @@ class Runner:
                 raise StepFailed(step.name, "apply", applied, f"apply exited {applied.exit}")
             ok, why = self._satisfied(host, step)
             if not ok:
-                raise StepFailed(step.name, "check", Result(1, "", why), f"apply finished but the step is still not satisfied: {why}")
+                raise StepFailed(
+                    step.name, "check", Result(1, "", why), f"apply finished but the step is still not satisfied: {why}"
+                )
             if step.name not in result.applied:
                 result.applied.append(step.name)
             self.report(Event("applied", step.name, i, total, f"{time.monotonic() - started:.1f}s"))
@@ -259,7 +272,7 @@ class Runner:
             return True, f"{step.fact} {observed}"
         return True, "check: satisfied"
 
-    def _fact(self, host: Host, name: str, vars: dict) -> Optional[str]:
+    def _fact(self, host: Host, name: str, vars: dict) -> str | None:
         fact = facts_mod.FACTS[name]
         r = host.run(fact.command(self.recipe, vars), 60)
         return fact.parse(r.stdout) if r.exit == 0 else None

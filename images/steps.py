@@ -5,15 +5,14 @@ error). `apply` makes it so and must be safe to re-run after being cut off half 
 only what that step created. Templates are Jinja2 with StrictUndefined and hold no decisions: every
 value comes from the typed BuildContext.
 """
+
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import jinja2
-
 from gpufleet.images.recipes import RECIPES, Recipe, Step
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -43,9 +42,9 @@ class RenderedStep:
     name: str
     check: str
     apply: str
-    cleanup: Optional[str]
-    fact: Optional[str]
-    pin: Optional[str]
+    cleanup: str | None
+    fact: str | None
+    pin: str | None
     timeout_s: int
     vars: dict
 
@@ -92,7 +91,14 @@ def render(recipe: Recipe) -> list[RenderedStep]:
     for step in recipe.steps:
         template = env.get_template(f"{step.template}.sh.j2")
         ctx = BuildContext(recipe=recipe, step=step, python_lock=lock)
-        values = {"ctx": ctx, "recipe": recipe, "pins": recipe.pins, "layout": recipe.layout, "vars": step.vars, "python_lock": lock}
+        values = {
+            "ctx": ctx,
+            "recipe": recipe,
+            "pins": recipe.pins,
+            "layout": recipe.layout,
+            "vars": step.vars,
+            "python_lock": lock,
+        }
         scripts = {}
         for phase in PHASES:
             block = template.blocks.get(phase)
@@ -104,7 +110,16 @@ def render(recipe: Recipe) -> list[RenderedStep]:
             body = "".join(block(template.new_context(values)))
             scripts[phase] = HEADER.format(recipe=recipe.name, step=step.name, phase=phase) + body.lstrip("\n")
         out.append(
-            RenderedStep(step.name, scripts["check"], scripts["apply"], scripts["cleanup"], step.fact, step.pin, step.timeout_s, dict(step.vars))
+            RenderedStep(
+                step.name,
+                scripts["check"],
+                scripts["apply"],
+                scripts["cleanup"],
+                step.fact,
+                step.pin,
+                step.timeout_s,
+                dict(step.vars),
+            )
         )
     return out
 
@@ -114,8 +129,12 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
     out = []
     for i, repo in enumerate(recipe.apt_repos):
         if not repo.keyring_sha256 and not repo.keyring_fingerprint:
-            out.append((f"recipe.apt_repos.{i}.keyring_sha256", f"missing: the keyring {repo.keyring_url} must be verified by sha256 "
-                        "or keyring_fingerprint before a build"))
+            out.append(
+                (
+                    f"recipe.apt_repos.{i}.keyring_sha256",
+                    f"missing: the keyring {repo.keyring_url} must be verified by sha256 or keyring_fingerprint before a build",
+                )
+            )
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
             out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
@@ -126,4 +145,8 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
 
 def unverified(recipe: Recipe) -> list[str]:
     """Pins taken on trust (not yet seen in their repository): shown by `image check`, not errors."""
-    return [f"apt package {p.name}={p.version} ({p.repo}) not yet seen in the repository index" for p in recipe.apt_packages if not p.verified]
+    return [
+        f"apt package {p.name}={p.version} ({p.repo}) not yet seen in the repository index"
+        for p in recipe.apt_packages
+        if not p.verified
+    ]

@@ -8,6 +8,7 @@ provider modules they use, for preview and cost; nothing but Python for pure com
 near 1 means the command adds little on top of its imports; the absolute seconds depend on the
 machine, the ratio much less.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,24 @@ FLOORS = {
 CASES = [  # (group, name, command, floor)
     ("preview", "preview alicloud prod", [*GF, "preview", "--stack", "alicloud-cn-hangzhou-prod", "--json"], "programs"),
     ("preview", "preview tencentcloud prod", [*GF, "preview", "--stack", "tencentcloud-ap-guangzhou-prod", "--json"], "programs"),
-    ("cost", "cost estimate alicloud prod", [*GF, "cost", "estimate", "--stack", "alicloud-cn-hangzhou-prod", "--json"], "programs"),
-    ("cost", "cost compare 2 clouds x 4 billing", [*GF, "cost", "compare", "--stack", "alicloud-cn-hangzhou-prod", "--format", "json"], "programs"),
-    ("plan", "plan fit Qwen2.5-7B on A10", [*GF, "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--json"], "python"),
+    (
+        "cost",
+        "cost estimate alicloud prod",
+        [*GF, "cost", "estimate", "--stack", "alicloud-cn-hangzhou-prod", "--json"],
+        "programs",
+    ),
+    (
+        "cost",
+        "cost compare 2 clouds x 4 billing",
+        [*GF, "cost", "compare", "--stack", "alicloud-cn-hangzhou-prod", "--format", "json"],
+        "programs",
+    ),
+    (
+        "plan",
+        "plan fit Qwen2.5-7B on A10",
+        [*GF, "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--json"],
+        "python",
+    ),
 ]
 
 

@@ -8,6 +8,7 @@ requests and reading the stream to its end, without timing, parsing or bookkeepi
 the measurement adds little; a server that is faster than the floor cannot be measured by this client
 (then run several load generators, or measure fewer requests in flight).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "sizing"))
 
 from fake_openai import Behaviour, FakeServer  # noqa: E402
-
 from gpufleet.sizing import loadtest  # noqa: E402
 
 
@@ -52,9 +52,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     with FakeServer(Behaviour(first_token_s=0.0, token_s=0.0, tokens=16)) as srv:
-        s = loadtest.settings(url=srv.url, model="fake-model", concurrency=str(args.concurrency), requests=args.requests,
-                              max_tokens=16, api_key_env=None, slo_p95_ms=None, timeout_s=30, max_duration_s=300,
-                              prompt=None, environ={})
+        s = loadtest.settings(
+            url=srv.url,
+            model="fake-model",
+            concurrency=str(args.concurrency),
+            requests=args.requests,
+            max_tokens=16,
+            api_key_env=None,
+            slo_p95_ms=None,
+            timeout_s=30,
+            max_duration_s=300,
+            prompt=None,
+            environ={},
+        )
         ours, bare = [], []
         for _ in range(args.runs):
             bare.append(asyncio.run(floor(s, args.concurrency)))

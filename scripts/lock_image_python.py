@@ -10,6 +10,7 @@ reads PEP 658 metadata and downloads no wheel), for the recipe's Python version 
 Re-locking keeps the pins of the existing lock as constraints (a new tool does not move the serving stack);
 --upgrade resolves afresh.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,26 @@ def pip_report(requirements: list[str], python: str, glibc_minor: int, constrain
         report = Path(tmp) / "report.json"
         pinned = Path(tmp) / "constraints.txt"
         pinned.write_text("".join(f"{c}\n" for c in constraints))
-        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-               "--report", str(report), "--python-version", python, "--implementation", "cp",
-               "--only-binary=:all:", "--target", str(Path(tmp) / "t"), "--constraint", str(pinned)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "--python-version",
+            python,
+            "--implementation",
+            "cp",
+            "--only-binary=:all:",
+            "--target",
+            str(Path(tmp) / "t"),
+            "--constraint",
+            str(pinned),
+        ]
         for abi in (f"cp{py}", "abi3", "none"):
             cmd += ["--abi", abi]
         for tag in platforms(glibc_minor):
@@ -80,7 +98,9 @@ def main() -> None:
     ap.add_argument("--upgrade", action="store_true", help="resolve afresh instead of keeping the existing lock's pins")
     args = ap.parse_args()
     recipe = load_recipe(args.recipe)
-    reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"] + [f"{t.package}=={t.version}" for t in recipe.python_tools]
+    reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"] + [
+        f"{t.package}=={t.version}" for t in recipe.python_tools
+    ]
     out = ROOT / "images" / recipe.python_lock
     report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
     out.parent.mkdir(parents=True, exist_ok=True)

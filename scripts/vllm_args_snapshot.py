@@ -28,6 +28,7 @@ Defaults and help texts are left out on purpose: some depend on the machine (CPU
 platform) or on sys.argv, and the snapshot must be the same wherever it is generated.
 "generated_at" is ignored by --check, everything else must match.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,9 @@ import difflib
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "sizing" / "data" / "vllm_args"
@@ -63,12 +65,12 @@ _NAMED_TYPES = {
     "float": "float",
     "str": "str",
     "bool": "bool",
-    "human_readable_int": "int",          # "1k", "2M", "25.6k" or a plain integer
+    "human_readable_int": "int",  # "1k", "2M", "25.6k" or a plain integer
     "human_readable_int_or_auto": "int",  # the same, plus "auto" / -1
-    "loads": "json",                      # json.loads
+    "loads": "json",  # json.loads
     "_compute_kwargs.<locals>.parse_dataclass": "json",  # JSON validated against a vLLM config dataclass
-    "union_dict_and_str": "str",          # any string; one that looks like {...} must be JSON
-    "parse_reasoning_parser": "str",      # a name; "none" means unset
+    "union_dict_and_str": "str",  # any string; one that looks like {...} must be JSON
+    "parse_reasoning_parser": "str",  # a name; "none" means unset
 }
 _WRAPPERS = ("parse_type.<locals>._parse_type", "optional_type.<locals>._optional_type")
 
@@ -246,14 +248,18 @@ def build() -> dict:
     use_cpu_platform()
     from vllm.engine.arg_utils import AsyncEngineArgs
 
-    parser_cls, _ = _import_first([
-        ("vllm.utils.argparse_utils", "FlexibleArgumentParser"),  # 0.11 and later
-        ("vllm.utils", "FlexibleArgumentParser"),                  # 0.10 and earlier
-    ])
-    make_arg_parser, frontend_module = _import_first([
-        ("vllm.entrypoints.common.cli_args", "make_arg_parser"),   # 0.2x and later
-        ("vllm.entrypoints.openai.cli_args", "make_arg_parser"),   # 0.10
-    ])
+    parser_cls, _ = _import_first(
+        [
+            ("vllm.utils.argparse_utils", "FlexibleArgumentParser"),  # 0.11 and later
+            ("vllm.utils", "FlexibleArgumentParser"),  # 0.10 and earlier
+        ]
+    )
+    make_arg_parser, frontend_module = _import_first(
+        [
+            ("vllm.entrypoints.common.cli_args", "make_arg_parser"),  # 0.2x and later
+            ("vllm.entrypoints.openai.cli_args", "make_arg_parser"),  # 0.10
+        ]
+    )
     serve = make_arg_parser(parser_cls(prog="vllm serve"))
     engine_only = AsyncEngineArgs.add_cli_args(parser_cls(prog="engine", add_help=False))
     engine_options = set(engine_only._option_string_actions)
@@ -281,18 +287,23 @@ def diff(committed: dict, fresh: dict, committed_name: str) -> str:
     if a == b:
         return ""
     lines = difflib.unified_diff(
-        dumps(a).splitlines(keepends=True), dumps(b).splitlines(keepends=True),
-        fromfile=committed_name, tofile=f"vllm=={fresh.get('vllm_version')} (installed)",
+        dumps(a).splitlines(keepends=True),
+        dumps(b).splitlines(keepends=True),
+        fromfile=committed_name,
+        tofile=f"vllm=={fresh.get('vllm_version')} (installed)",
     )
     return "".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     cli = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    cli.add_argument("--check", metavar="FILE", type=Path,
-                     help="regenerate in memory and exit 1 with a diff if FILE differs (generated_at ignored)")
-    cli.add_argument("-o", "--output", type=Path,
-                     help=f"where to write (default {OUT_DIR.relative_to(ROOT)}/<version>.json)")
+    cli.add_argument(
+        "--check",
+        metavar="FILE",
+        type=Path,
+        help="regenerate in memory and exit 1 with a diff if FILE differs (generated_at ignored)",
+    )
+    cli.add_argument("-o", "--output", type=Path, help=f"where to write (default {OUT_DIR.relative_to(ROOT)}/<version>.json)")
     opts = cli.parse_args(argv)
     fresh = build()
     if opts.check:
@@ -304,8 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         text = diff(committed, fresh, str(opts.check))
         if text:
             sys.stdout.write(text)
-            print(f"{opts.check}: differs from vllm=={fresh['vllm_version']}; regenerate with "
-                  f"python {GENERATOR}", file=sys.stderr)
+            print(
+                f"{opts.check}: differs from vllm=={fresh['vllm_version']}; regenerate with python {GENERATOR}", file=sys.stderr
+            )
             return 1
         print(f"{opts.check}: matches vllm=={fresh['vllm_version']} ({len(fresh['args'])} flags)")
         return 0

@@ -3,6 +3,7 @@
 Per-node QPS is given, or read from a `gpufleet loadtest` result file (format: `gpufleet.sizing.loadstats`): the knee's requests/s when the run had an SLO,
 else the best requests/s among error-free levels.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,8 @@ class Plan:
     qps_per_node: float
     qps_source: str
     redundancy: int
-    nodes: int            # nodes that carry the peak, plus redundancy
-    min_replicas: int     # redundancy + one node, never below 1; 2 keeps a node through a zone outage in prod
+    nodes: int  # nodes that carry the peak, plus redundancy
+    min_replicas: int  # redundancy + one node, never below 1; 2 keeps a node through a zone outage in prod
     max_replicas: int
     desired: int
 
@@ -34,8 +35,16 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
         raise UserError([Problem("--redundancy", "", "must be 0 or more (spare nodes above the peak, N+K)")])
     carrying = math.ceil(peak_qps / qps_per_node - 1e-9)
     nodes = carrying + redundancy
-    return Plan(peak_qps=peak_qps, qps_per_node=qps_per_node, qps_source=qps_source, redundancy=redundancy, nodes=nodes,
-                min_replicas=1 + redundancy, max_replicas=nodes, desired=nodes)
+    return Plan(
+        peak_qps=peak_qps,
+        qps_per_node=qps_per_node,
+        qps_source=qps_source,
+        redundancy=redundancy,
+        nodes=nodes,
+        min_replicas=1 + redundancy,
+        max_replicas=nodes,
+        desired=nodes,
+    )
 
 
 def per_node_qps(path: Path) -> tuple[float, str]:
@@ -54,11 +63,14 @@ def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
                 raise UserError([Problem(shown, f"levels.{i}.{key}", "missing or not a number")])
     knee = data.get("knee")
     if isinstance(knee, dict) and isinstance(knee.get("requests_per_s"), (int, float)) and knee["requests_per_s"] > 0:
-        return float(knee["requests_per_s"]), (f"knee of {shown}: concurrency {knee.get('concurrency')} within "
-                                                f"p95 {data.get('slo_p95_ms')} ms")
+        return float(knee["requests_per_s"]), (
+            f"knee of {shown}: concurrency {knee.get('concurrency')} within p95 {data.get('slo_p95_ms')} ms"
+        )
     clean = [lv for lv in levels if lv["error_rate"] == 0 and lv["requests_per_s"] > 0]
     if not clean:
-        raise UserError([Problem(shown, "levels", "every level had errors: no per-node capacity to plan with; fix the server and rerun")])
+        raise UserError(
+            [Problem(shown, "levels", "every level had errors: no per-node capacity to plan with; fix the server and rerun")]
+        )
     best = max(clean, key=lambda lv: lv["requests_per_s"])
     return float(best["requests_per_s"]), f"best error-free level of {shown} (concurrency {best['concurrency']}; no SLO knee)"
 
@@ -67,8 +79,13 @@ def replicas_problems(replicas, p: Plan) -> list[tuple[str, str]]:
     """(field, message) when a stack's replicas are below the plan."""
     out = []
     if replicas.max < p.nodes:
-        out.append(("fleet.replicas.max", f"{replicas.max} is below the {p.nodes} nodes the peak of {p.peak_qps:g} QPS needs "
-                                          f"({p.qps_per_node:g} QPS per node, N+{p.redundancy})"))
+        out.append(
+            (
+                "fleet.replicas.max",
+                f"{replicas.max} is below the {p.nodes} nodes the peak of {p.peak_qps:g} QPS needs "
+                f"({p.qps_per_node:g} QPS per node, N+{p.redundancy})",
+            )
+        )
     if replicas.min < p.min_replicas:
         out.append(("fleet.replicas.min", f"{replicas.min} is below the planned minimum {p.min_replicas} (N+{p.redundancy})"))
     return out

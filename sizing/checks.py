@@ -1,16 +1,25 @@
 """Stack checks owned by the sizing module: does the model fit the GPU with its serving parameters, and are the
 rendered vLLM flags known to the vLLM the image recipe pins? Called by stack validation (`gpufleet preview`)."""
+
 from __future__ import annotations
 
-from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
+
+from gpufleet.errors import did_you_mean
 
 
 def serving_of(spec) -> fit.Serving:
     s = spec.serving
-    return fit.Serving(gpus=s.tensor_parallel_size, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype,
-                       max_model_len=s.max_model_len, max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
-                       gpu_memory_utilization=s.gpu_memory_utilization)
+    return fit.Serving(
+        gpus=s.tensor_parallel_size,
+        dtype=s.dtype,
+        quantization=s.quantization,
+        kv_cache_dtype=s.kv_cache_dtype,
+        max_model_len=s.max_model_len,
+        max_num_seqs=s.max_num_seqs,
+        max_num_batched_tokens=s.max_num_batched_tokens,
+        gpu_memory_utilization=s.gpu_memory_utilization,
+    )
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:
@@ -28,15 +37,26 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
     model = models.lookup(name)
     if model is None:
         if spec.model.catalog:
-            return [("fleet.model.catalog", f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
-                     + did_you_mean(name, models.catalog()))]
+            return [
+                (
+                    "fleet.model.catalog",
+                    f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)" + did_you_mean(name, models.catalog()),
+                )
+            ]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
     r = fit.fit(model, fleet.gpu, serving_of(spec), gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
-    return [("fleet.serving", f"{name} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "
-             + "; ".join(r.problems) + ". To fix: " + "; or ".join(r.advice)
-             + f" (see `gpufleet plan fit --stack {fleet.stack}`)")]
+    return [
+        (
+            "fleet.serving",
+            f"{name} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "
+            + "; ".join(r.problems)
+            + ". To fix: "
+            + "; or ".join(r.advice)
+            + f" (see `gpufleet plan fit --stack {fleet.stack}`)",
+        )
+    ]
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
@@ -46,8 +66,10 @@ def flag_problems(fleet) -> list[tuple[str, str]]:
     version = load_recipe(fleet.spec.image.recipe).pins.get("vllm")
     if not version:
         return []
-    return [("fleet.serving", f"{m} (image recipe {fleet.spec.image.recipe} pins vLLM {version})")
-            for m in flags.argv_problems(vllm_args(fleet)[2:], version)]
+    return [
+        ("fleet.serving", f"{m} (image recipe {fleet.spec.image.recipe} pins vLLM {version})")
+        for m in flags.argv_problems(vllm_args(fleet)[2:], version)
+    ]
 
 
 def spec_problems(fleet) -> list[tuple[str, str]]:

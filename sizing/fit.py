@@ -15,6 +15,7 @@ takes A; the rest of the memory reserved for KV Cache is K"):
 CUDA graphs are captured outside the budget, in the (1 - utilisation) share; too small a share is advice, not a failure.
 All sizes in GiB = 2**30 bytes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-
 from gpufleet.sizing.models import ModelArch
 
 GIB = 2**30
@@ -30,7 +30,7 @@ GIB = 2**30
 # vLLM startup log in vllm-project/vllm#13882 (Qwen2.5-7B, 4096 batched tokens: activation peak 1.42 GiB
 # = 4096 x 3584 x 2 B x 50.7); 52 rounds that up. Models with a wider MLP per hidden unit need more.
 ACTIVATION_FACTOR = 52
-NON_TORCH_GIB = 0.1   # estimate: vLLM logs report 0.03-0.06 GiB of non-torch memory on one GPU (#13882: 0.03)
+NON_TORCH_GIB = 0.1  # estimate: vLLM logs report 0.03-0.06 GiB of non-torch memory on one GPU (#13882: 0.03)
 CUDA_GRAPHS_GIB = 0.5  # estimate (a planning margin, not a published figure) of the graph pool outside the budget: advice only
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 QUANT = Path(__file__).parent / "data" / "quantization.yaml"
@@ -125,8 +125,10 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     result = measure(model, gpu, s)
     result.advice = _advice(model, gpu, s, result, gpu_kinds or {}, sizes)
     if (1 - s.gpu_memory_utilization) * gpu.memory_gib < CUDA_GRAPHS_GIB:
-        result.advice.append(f"only {(1 - s.gpu_memory_utilization) * gpu.memory_gib:.2f} GiB is left outside the budget for "
-                             f"CUDA graphs (about {CUDA_GRAPHS_GIB} GiB, estimate): lower gpu_memory_utilization or add --enforce-eager")
+        result.advice.append(
+            f"only {(1 - s.gpu_memory_utilization) * gpu.memory_gib:.2f} GiB is left outside the budget for "
+            f"CUDA graphs (about {CUDA_GRAPHS_GIB} GiB, estimate): lower gpu_memory_utilization or add --enforce-eager"
+        )
     return result
 
 
@@ -145,21 +147,38 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype)
     kv_tokens = max(0, int(kv_cache // per_token))
     concurrent = kv_tokens // s.max_model_len
-    result = Fit(model=model.name, gpu=gpu.name, gpus=s.gpus, dtype=dtype, quantization=s.quantization, fits=False,
-                 budget_gib=budget / GIB, weights_gib=weights / GIB, overhead_gib=overhead / GIB, kv_cache_gib=kv_cache / GIB,
-                 kv_bytes_per_token=per_token, kv_tokens=kv_tokens, max_model_len=s.max_model_len, max_concurrent_seqs=concurrent,
-                 problems=problems)
+    result = Fit(
+        model=model.name,
+        gpu=gpu.name,
+        gpus=s.gpus,
+        dtype=dtype,
+        quantization=s.quantization,
+        fits=False,
+        budget_gib=budget / GIB,
+        weights_gib=weights / GIB,
+        overhead_gib=overhead / GIB,
+        kv_cache_gib=kv_cache / GIB,
+        kv_bytes_per_token=per_token,
+        kv_tokens=kv_tokens,
+        max_model_len=s.max_model_len,
+        max_concurrent_seqs=concurrent,
+        problems=problems,
+    )
     result.assumptions = [
         f"budget = {gpu.memory_gib} GiB x {s.gpu_memory_utilization} x {s.gpus} GPU(s)",
         f"activation peak = {s.max_num_batched_tokens} batched tokens x {model.hidden_size} x 2 B x {ACTIVATION_FACTOR} (estimate)",
         f"non-torch memory {NON_TORCH_GIB} GiB per GPU (estimate)",
     ] + (["parameters estimated from config.json"] if model.parameters_estimated else [])
     if weights + overhead >= budget:
-        problems.append(f"weights ({weights / GIB:.1f} GiB) and runtime overhead ({overhead / GIB:.1f} GiB) exceed the "
-                        f"{budget / GIB:.1f} GiB budget of {s.gpus}x {gpu.name} at gpu_memory_utilization {s.gpu_memory_utilization}")
+        problems.append(
+            f"weights ({weights / GIB:.1f} GiB) and runtime overhead ({overhead / GIB:.1f} GiB) exceed the "
+            f"{budget / GIB:.1f} GiB budget of {s.gpus}x {gpu.name} at gpu_memory_utilization {s.gpu_memory_utilization}"
+        )
     elif kv_tokens < s.max_model_len:
-        problems.append(f"the KV cache holds {kv_tokens} tokens ({kv_cache / GIB:.2f} GiB), fewer than max_model_len "
-                        f"{s.max_model_len}: vLLM would refuse to start")
+        problems.append(
+            f"the KV cache holds {kv_tokens} tokens ({kv_cache / GIB:.2f} GiB), fewer than max_model_len "
+            f"{s.max_model_len}: vLLM would refuse to start"
+        )
     result.fits = not problems
     return result
 
@@ -168,8 +187,10 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set |
     if r.fits:
         out = []
         if r.max_concurrent_seqs < s.max_num_seqs:
-            out.append(f"only {r.max_concurrent_seqs} sequences of max_model_len {s.max_model_len} fit at once (max_num_seqs is "
-                       f"{s.max_num_seqs}); shorter requests share the {r.kv_tokens}-token cache")
+            out.append(
+                f"only {r.max_concurrent_seqs} sequences of max_model_len {s.max_model_len} fit at once (max_num_seqs is "
+                f"{s.max_num_seqs}); shorter requests share the {r.kv_tokens}-token cache"
+            )
         return out
     out: list[str] = []
 
@@ -187,11 +208,18 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set |
         if s.max_num_batched_tokens > s.max_model_len or s.max_num_batched_tokens > 2048:
             out.append("lower max_num_batched_tokens to shrink the activation peak")
     for q in ("awq", "gptq"):
-        if s.quantization is None and not _quant_problem(q, gpu) and ok(quantization=q, dtype="auto" if s.dtype == "bfloat16" and gpu.cc < (8, 0) else s.dtype):
-            out.append(f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})")
+        if (
+            s.quantization is None
+            and not _quant_problem(q, gpu)
+            and ok(quantization=q, dtype="auto" if s.dtype == "bfloat16" and gpu.cc < (8, 0) else s.dtype)
+        ):
+            out.append(
+                f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})"
+            )
             break
     if s.kv_cache_dtype == "auto" and gpu.cc >= (8, 0) and ok(kv_cache_dtype="fp8"):
         out.append("an fp8 KV cache (kv_cache_dtype fp8) halves the cache per token and fits")
+
     def sold(name: str, n: int) -> bool:
         return sizes is None or (name, n) in sizes
 
@@ -221,6 +249,7 @@ def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict, sold) 
     if not options:
         return "no GPU node size in the catalog (up to 8 GPUs) fits this model with these settings"
     _, n, name, q = min(options, key=lambda o: (o[0], o[1], o[3] is not None))
-    return (f"no single change fits; the smallest that does: {n}x {name} (gpu.kind {name}, gpu.count {n}, tensor_parallel_size {n})"
-            + (f" with a 4-bit {q.upper()} checkpoint" if q and q != s.quantization else ""))
-
+    return (
+        f"no single change fits; the smallest that does: {n}x {name} (gpu.kind {name}, gpu.count {n}, tensor_parallel_size {n})"
+        + (f" with a 4-bit {q.upper()} checkpoint" if q and q != s.quantization else "")
+    )

@@ -2,10 +2,11 @@
 
 Snapshots in data/vllm_args/<version>.json are written by scripts/vllm_args_snapshot.py from the real package.
 """
+
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from gpufleet.errors import did_you_mean
@@ -13,7 +14,7 @@ from gpufleet.errors import did_you_mean
 SNAPSHOTS = Path(__file__).parent / "data" / "vllm_args"
 
 
-@lru_cache(maxsize=None)
+@cache
 def snapshot(version: str) -> dict | None:
     path = SNAPSHOTS / f"{version}.json"
     return json.loads(path.read_text())["args"] if path.exists() else None
@@ -34,8 +35,10 @@ def argv_problems(argv: list[str], version: str) -> list[str]:
     args = snapshot(version)
     if args is None:
         have = ", ".join(sorted(p.stem for p in SNAPSHOTS.glob("*.json")))
-        return [f"no flag snapshot for vLLM {version} (have {have}); write one with "
-                f"`python scripts/vllm_args_snapshot.py` in a venv with vllm=={version}"]
+        return [
+            f"no flag snapshot for vLLM {version} (have {have}); write one with "
+            f"`python scripts/vllm_args_snapshot.py` in a venv with vllm=={version}"
+        ]
     accepted = _accepted(args)
     out = []
     for i, token in enumerate(argv):

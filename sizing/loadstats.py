@@ -9,12 +9,13 @@ result JSON is what `gpufleet plan capacity --from-loadtest` reads (`gpufleet.si
                  "top_errors": [{"message", "count"}]}],
      "knee": {"concurrency", "requests_per_s"} | null}
 """
+
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,12 @@ class Sample:
 
     ok: bool
     latency_ms: float
-    ttft_ms: float | None = None       # None when no content delta arrived
+    ttft_ms: float | None = None  # None when no content delta arrived
     output_tokens: int = 0
-    usage_reported: bool = False       # output_tokens came from the server's usage chunk, not from counting deltas
+    usage_reported: bool = False  # output_tokens came from the server's usage chunk, not from counting deltas
     error: str | None = None
-    status: int = 0                    # HTTP status of an error answer, else 0
-    fatal: bool = False                # more load cannot change it: the request is wrong or the server unreachable
+    status: int = 0  # HTTP status of an error answer, else 0
+    fatal: bool = False  # more load cannot change it: the request is wrong or the server unreachable
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,10 @@ def knee_note(result: dict) -> str:
         return "knee: none (give --slo-p95-ms to find the highest concurrency within a latency target)"
     if knee is None:
         return f"knee: none (no level had p95 latency <= {slo:g} ms with zero errors)"
-    note = (f"knee: concurrency {knee['concurrency']} ({knee['requests_per_s']:g} requests/s) is the highest level "
-            f"with p95 latency <= {slo:g} ms and zero errors")
+    note = (
+        f"knee: concurrency {knee['concurrency']} ({knee['requests_per_s']:g} requests/s) is the highest level "
+        f"with p95 latency <= {slo:g} ms and zero errors"
+    )
     missed = [str(lv["concurrency"]) for lv in levels if lv["concurrency"] < knee["concurrency"] and not within_slo(lv, slo)]
     if missed:
         note += f"; lower level(s) {', '.join(missed)} missed it, so the measurement is noisy: rerun with more --requests"
@@ -121,8 +124,14 @@ def result_json(url: str, model: str, slo_p95_ms: float | None, runs: Sequence[L
     levels = [level_stats(r) for r in runs]
     ok = [x for r in runs for x in r.samples if x.ok]
     source = "usage" if ok and all(x.usage_reported for x in ok) else "deltas"
-    return {"url": url, "model": model, "slo_p95_ms": slo_p95_ms, "token_count_source": source,
-            "levels": levels, "knee": find_knee(levels, slo_p95_ms)}
+    return {
+        "url": url,
+        "model": model,
+        "slo_p95_ms": slo_p95_ms,
+        "token_count_source": source,
+        "levels": levels,
+        "knee": find_knee(levels, slo_p95_ms),
+    }
 
 
 def error_summary(samples: Iterable[Sample], top: int = 3) -> list[tuple[str, int]]:

@@ -11,6 +11,7 @@ streams its thinking first), latency = time to the end of the stream, output tok
 `completion_tokens`, or the number of content deltas when the server sends no usage. The numbers are
 summed up by `gpufleet.sizing.loadstats`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,17 +19,17 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
-
-from gpufleet.errors import Problem, UserError
 from gpufleet.sizing.loadstats import LevelRun, Sample, error_summary, level_stats, result_json
 
-DEFAULT_PROMPT = ("Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message "
-                  "in a bottle.")
+from gpufleet.errors import Problem, UserError
+
+DEFAULT_PROMPT = "Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message in a bottle."
 MAX_CONCURRENCY = 1000  # one connection per worker; far beyond this the client's file descriptors run out first
 CHAT_PATH = "/v1/chat/completions"
 # Answers that mean the request itself is wrong, not that the server is busy. When every request of the
@@ -39,15 +40,15 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 @dataclass(frozen=True)
 class Settings:
-    url: str                   # as given, without a trailing slash; written to the result
-    endpoint: str              # the chat-completions URL requested
+    url: str  # as given, without a trailing slash; written to the result
+    endpoint: str  # the chat-completions URL requested
     model: str
     concurrency: tuple[int, ...]
-    requests: int              # per level
+    requests: int  # per level
     max_tokens: int
     slo_p95_ms: float | None
-    timeout_s: float           # per request, connect to last byte
-    max_duration_s: float      # per level: no request starts after this
+    timeout_s: float  # per request, connect to last byte
+    max_duration_s: float  # per level: no request starts after this
     prompt: str = DEFAULT_PROMPT
     api_key: str | None = field(default=None, repr=False)
 
@@ -58,8 +59,13 @@ class Settings:
         return h
 
     def body(self) -> dict:
-        return {"model": self.model, "messages": [{"role": "user", "content": self.prompt}], "max_tokens": self.max_tokens,
-                "stream": True, "stream_options": {"include_usage": True}}
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": self.prompt}],
+            "max_tokens": self.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
 
 
 class Observer(Protocol):
@@ -85,13 +91,22 @@ class Quiet:
 
 # ---- input ---------------------------------------------------------------------------------------------
 
+
 def parse_concurrency(text: str) -> tuple[int, ...]:
     """'1,10,20,50' -> (1, 10, 20, 50): ascending, without repeats. UserError naming every bad entry."""
     parts = [p.strip() for p in str(text).split(",")]
     bad = [p for p in parts if not (p.isdigit() and 0 < int(p) <= MAX_CONCURRENCY)]
     if bad:
-        raise UserError([Problem("--concurrency", "", f"{', '.join(repr(p) for p in bad)} {'is' if len(bad) == 1 else 'are'} not a whole number from 1 to "
-                                                      f"{MAX_CONCURRENCY}: give a comma-separated list such as 1,10,20,50")])
+        raise UserError(
+            [
+                Problem(
+                    "--concurrency",
+                    "",
+                    f"{', '.join(repr(p) for p in bad)} {'is' if len(bad) == 1 else 'are'} not a whole number from 1 to "
+                    f"{MAX_CONCURRENCY}: give a comma-separated list such as 1,10,20,50",
+                )
+            ]
+        )
     return tuple(sorted({int(p) for p in parts}))
 
 
@@ -106,8 +121,16 @@ def chat_endpoint(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UserError([Problem("--url", "", f"{url!r} is not an http:// or https:// URL with a host: {fix}")])
     if parts.username or parts.password:
-        raise UserError([Problem("--url", "", "has credentials in it, which would be written to the result: put the key "
-                                              "in an environment variable and pass --api-key-env VAR")])
+        raise UserError(
+            [
+                Problem(
+                    "--url",
+                    "",
+                    "has credentials in it, which would be written to the result: put the key "
+                    "in an environment variable and pass --api-key-env VAR",
+                )
+            ]
+        )
     base = url.rstrip("/")
     if base.endswith(CHAT_PATH):
         return base
@@ -120,15 +143,37 @@ def api_key(env_name: str | None, environ: Mapping[str, str]) -> str | None:
         return None
     if not _ENV_NAME.match(env_name):
         # Most likely the key itself pasted in by mistake: do not echo it.
-        raise UserError([Problem("--api-key-env", "", "must be the NAME of an environment variable holding the key "
-                                                      "(e.g. --api-key-env VLLM_API_KEY), not the key itself")])
+        raise UserError(
+            [
+                Problem(
+                    "--api-key-env",
+                    "",
+                    "must be the NAME of an environment variable holding the key "
+                    "(e.g. --api-key-env VLLM_API_KEY), not the key itself",
+                )
+            ]
+        )
     value = (environ.get(env_name) or "").strip()
     if not value:
-        raise UserError([Problem("--api-key-env", "", f"{env_name} is not set or is empty: export it first, or leave out "
-                                                      "--api-key-env for a server without a key")])
+        raise UserError(
+            [
+                Problem(
+                    "--api-key-env",
+                    "",
+                    f"{env_name} is not set or is empty: export it first, or leave out --api-key-env for a server without a key",
+                )
+            ]
+        )
     if any(ord(ch) < 33 or ord(ch) == 127 for ch in value):
-        raise UserError([Problem("--api-key-env", "", f"the value of {env_name} has spaces or control characters, "
-                                                      "which a bearer token cannot have")])
+        raise UserError(
+            [
+                Problem(
+                    "--api-key-env",
+                    "",
+                    f"the value of {env_name} has spaces or control characters, which a bearer token cannot have",
+                )
+            ]
+        )
     return value
 
 
@@ -147,9 +192,20 @@ def _seconds_problem(flag: str, value: float, unit: str = "seconds") -> list[Pro
     return [Problem(flag, "", f"must be a positive number of {unit} (got {value:g})")]
 
 
-def settings(*, url: str, model: str, concurrency: str, requests: int, max_tokens: int, api_key_env: str | None,
-             slo_p95_ms: float | None, timeout_s: float, max_duration_s: float, prompt: str | None,
-             environ: Mapping[str, str]) -> Settings:
+def settings(
+    *,
+    url: str,
+    model: str,
+    concurrency: str,
+    requests: int,
+    max_tokens: int,
+    api_key_env: str | None,
+    slo_p95_ms: float | None,
+    timeout_s: float,
+    max_duration_s: float,
+    prompt: str | None,
+    environ: Mapping[str, str],
+) -> Settings:
     """Every option checked at once (UserError lists all problems); the run starts only on clean input."""
     problems: list[Problem] = []
     endpoint = _collect(problems, chat_endpoint, url)
@@ -160,8 +216,14 @@ def settings(*, url: str, model: str, concurrency: str, requests: int, max_token
     if requests < 1:
         problems.append(Problem("--requests", "", f"must be 1 or more (got {requests})"))
     elif levels and requests < max(levels):
-        problems.append(Problem("--requests", "", f"{requests} requests per level cannot keep {max(levels)} in flight: give "
-                                                  f"--requests {max(levels)} or more (a few times the highest --concurrency)"))
+        problems.append(
+            Problem(
+                "--requests",
+                "",
+                f"{requests} requests per level cannot keep {max(levels)} in flight: give "
+                f"--requests {max(levels)} or more (a few times the highest --concurrency)",
+            )
+        )
     if max_tokens < 1:
         problems.append(Problem("--max-tokens", "", f"must be 1 or more (got {max_tokens})"))
     problems += _seconds_problem("--timeout-s", timeout_s) + _seconds_problem("--max-duration-s", max_duration_s)
@@ -171,12 +233,23 @@ def settings(*, url: str, model: str, concurrency: str, requests: int, max_token
         problems.append(Problem("--prompt", "", "is empty: leave it out for the built-in prompt"))
     if problems:
         raise UserError(problems)
-    return Settings(url=url.rstrip("/"), endpoint=endpoint, model=model.strip(), concurrency=levels, requests=requests,
-                    max_tokens=max_tokens, slo_p95_ms=slo_p95_ms, timeout_s=timeout_s, max_duration_s=max_duration_s,
-                    prompt=prompt or DEFAULT_PROMPT, api_key=key)
+    return Settings(
+        url=url.rstrip("/"),
+        endpoint=endpoint,
+        model=model.strip(),
+        concurrency=levels,
+        requests=requests,
+        max_tokens=max_tokens,
+        slo_p95_ms=slo_p95_ms,
+        timeout_s=timeout_s,
+        max_duration_s=max_duration_s,
+        prompt=prompt or DEFAULT_PROMPT,
+        api_key=key,
+    )
 
 
 # ---- the client ----------------------------------------------------------------------------------------
+
 
 def _short(text: str, secret: str | None, limit: int = 200) -> str:
     """One line of at most `limit` characters, with the key (if the server echoed it) masked."""
@@ -240,16 +313,23 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                             ttft = since() if ttft is None else ttft
                             deltas += 1
                 if not done:
-                    return fail("the answer ended before `data: [DONE]`: the server cut the stream, or does not "
-                                "stream (is it OpenAI-compatible?)")
+                    return fail(
+                        "the answer ended before `data: [DONE]`: the server cut the stream, or does not "
+                        "stream (is it OpenAI-compatible?)"
+                    )
     except TimeoutError:
         return fail(f"timeout: no complete answer within --timeout-s {s.timeout_s:g}")
     except httpx.ConnectError as exc:
         return fail(f"cannot connect: {exc or type(exc).__name__}", fatal=True)
     except (httpx.HTTPError, OSError) as exc:
         return fail(f"{type(exc).__name__}: {exc}")
-    return Sample(ok=True, latency_ms=since(), ttft_ms=ttft, output_tokens=deltas if usage_tokens is None else usage_tokens,
-                  usage_reported=usage_tokens is not None)
+    return Sample(
+        ok=True,
+        latency_ms=since(),
+        ttft_ms=ttft,
+        output_tokens=deltas if usage_tokens is None else usage_tokens,
+        usage_reported=usage_tokens is not None,
+    )
 
 
 async def run_level(s: Settings, concurrency: int, observer: Observer) -> LevelRun:
@@ -280,13 +360,21 @@ def fatal_problem(s: Settings, samples: tuple[Sample, ...]) -> UserError | None:
     """A UserError when every request failed in a way more load cannot change (refused key, no such model, no server)."""
     if not samples or any(x.ok or not x.fatal for x in samples):
         return None
-    (message, _), = error_summary(samples, 1)
+    ((message, _),) = error_summary(samples, 1)
     statuses = {x.status for x in samples}
     if statuses & {401, 403}:
-        flag, fix = "--api-key-env", "the server refused the request: pass --api-key-env VAR naming the variable that holds its key"
+        flag, fix = (
+            "--api-key-env",
+            "the server refused the request: pass --api-key-env VAR naming the variable that holds its key",
+        )
     elif 404 in statuses:
-        flag, fix = "--url / --model", (f"no such model or path at {s.endpoint}: check --model against GET /v1/models "
-                                        "and that --url is the server's base URL")
+        flag, fix = (
+            "--url / --model",
+            (
+                f"no such model or path at {s.endpoint}: check --model against GET /v1/models "
+                "and that --url is the server's base URL"
+            ),
+        )
     elif statuses == {0}:
         flag, fix = "--url", f"cannot reach {s.endpoint}: is the server running and the URL right?"
     else:

@@ -1,4 +1,5 @@
 """Model architecture facts: the catalog in data/models.yaml, or a local Hugging Face config.json by path."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,8 +52,17 @@ def resolve(model: str) -> ModelArch:
         return from_config(path / "config.json" if path.is_dir() else path)
     found = lookup(model)
     if found is None:
-        raise UserError([Problem("--model", "", f"unknown model {model!r}" + did_you_mean(model, catalog())
-                                 + "; give a catalog name (sizing/data/models.yaml) or the path of the model's config.json")])
+        raise UserError(
+            [
+                Problem(
+                    "--model",
+                    "",
+                    f"unknown model {model!r}"
+                    + did_you_mean(model, catalog())
+                    + "; give a catalog name (sizing/data/models.yaml) or the path of the model's config.json",
+                )
+            ]
+        )
     return found
 
 
@@ -62,7 +72,15 @@ def _field(cfg: dict, shown: str, *names: str, default=None):
             return cfg[n]
     if default is not None:
         return default
-    raise UserError([Problem(shown, names[0], f"missing (also looked for {', '.join(names[1:]) or 'no alias'}); is this a decoder model's config.json?")])
+    raise UserError(
+        [
+            Problem(
+                shown,
+                names[0],
+                f"missing (also looked for {', '.join(names[1:]) or 'no alias'}); is this a decoder model's config.json?",
+            )
+        ]
+    )
 
 
 def from_config(path: Path) -> ModelArch:
@@ -81,9 +99,17 @@ def from_config(path: Path) -> ModelArch:
     per_layer = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 3 * hidden * intermediate
     params = layers * per_layer + vocab * hidden * (1 if tied else 2)
     return ModelArch(
-        name=str(cfg.get("_name_or_path") or path.parent.name or path.name), parameters_b=round(params / 1e9, 2), layers=layers,
-        hidden_size=hidden, attention_heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+        name=str(cfg.get("_name_or_path") or path.parent.name or path.name),
+        parameters_b=round(params / 1e9, 2),
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
         max_positions=int(_field(cfg, shown, "max_position_embeddings", "seq_length", "n_positions", default=0)),
-        vocab_size=vocab, tied_embeddings=tied, torch_dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"),
-        source=shown, parameters_estimated=True,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        torch_dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"),
+        source=shown,
+        parameters_estimated=True,
     )

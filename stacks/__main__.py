@@ -1,6 +1,6 @@
 """The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
-import pulumi
 
+import pulumi
 from gpufleet.components.fleet import declare_program
 from gpufleet.stacks.loader import load_fleet
 

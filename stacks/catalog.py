@@ -2,10 +2,11 @@
 
 The data lives in stacks/data/*.yaml with sources and dates; this module only loads and looks up.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -39,7 +40,7 @@ class InstanceType:
     quality: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> dict:
     return yaml.safe_load((DATA / f"{name}.yaml").read_text())
 

@@ -4,6 +4,7 @@ Order: YAML -> the `gpufleet:fleet` key -> catalog facts on the raw data (cloud,
 -> the pydantic model -> checks across fields -> image and sizing checks. All problems found are
 raised together as one UserError; nothing is registered when there is any.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpufleet.stacks import catalog
+from gpufleet.stacks.spec import FleetSpec
 from pydantic import ValidationError
 
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.stacks import catalog
-from gpufleet.stacks.spec import FleetSpec
 
 CONFIG_KEY = "gpufleet:fleet"
 
@@ -156,9 +157,7 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
             )
     if gpu and not any(gpu in k for k in regions[region].values()):
         elsewhere = catalog.regions_selling(cloud, gpu)
-        out.append(
-            ("fleet.gpu.kind", f"{cloud} sells no {gpu} in {region}; regions that do: {', '.join(elsewhere) or 'none'}")
-        )
+        out.append(("fleet.gpu.kind", f"{cloud} sells no {gpu} in {region}; regions that do: {', '.join(elsewhere) or 'none'}"))
     return out
 
 
@@ -185,7 +184,12 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
     vpc = ipaddress.ip_network(spec.network.vpc_cidr)
     room = 2 ** (spec.network.subnet_prefix - vpc.prefixlen)
     if room < len(spec.zones):
-        out.append(("fleet.network.subnet_prefix", f"/{spec.network.subnet_prefix} gives {room} subnets; {len(spec.zones)} zones need more"))
+        out.append(
+            (
+                "fleet.network.subnet_prefix",
+                f"/{spec.network.subnet_prefix} gives {room} subnets; {len(spec.zones)} zones need more",
+            )
+        )
     return out
 
 
@@ -198,19 +202,36 @@ def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) ->
         sizes = [t.type for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind]
         if itype is None:
             problems.append(
-                Problem(file, "fleet.gpu.instance_type", f"unknown {cloud} instance type {spec.gpu.instance_type!r}" + did_you_mean(spec.gpu.instance_type, sizes or [t.type for t in catalog.instance_types(cloud)]))
+                Problem(
+                    file,
+                    "fleet.gpu.instance_type",
+                    f"unknown {cloud} instance type {spec.gpu.instance_type!r}"
+                    + did_you_mean(spec.gpu.instance_type, sizes or [t.type for t in catalog.instance_types(cloud)]),
+                )
             )
         elif itype.gpu != spec.gpu.kind or itype.gpus != spec.gpu.count:
             problems.append(
-                Problem(file, "fleet.gpu.instance_type", f"{itype.type} has {itype.gpus}x {itype.gpu}, not {spec.gpu.count}x {spec.gpu.kind}")
+                Problem(
+                    file,
+                    "fleet.gpu.instance_type",
+                    f"{itype.type} has {itype.gpus}x {itype.gpu}, not {spec.gpu.count}x {spec.gpu.kind}",
+                )
             )
     else:
         itype = catalog.default_instance_type(cloud, spec.gpu.kind, spec.gpu.count)
         if itype is None:
             counts = sorted({t.gpus for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind})
             problems.append(
-                Problem(file, "fleet.gpu.count", f"{cloud} has no {spec.gpu.kind} instance with {spec.gpu.count} GPUs"
-                        + (f"; available counts: {', '.join(map(str, counts))}" if counts else f"; {cloud} does not sell {spec.gpu.kind}"))
+                Problem(
+                    file,
+                    "fleet.gpu.count",
+                    f"{cloud} has no {spec.gpu.kind} instance with {spec.gpu.count} GPUs"
+                    + (
+                        f"; available counts: {', '.join(map(str, counts))}"
+                        if counts
+                        else f"; {cloud} does not sell {spec.gpu.kind}"
+                    ),
+                )
             )
     image = image_for(spec.image.recipe, cloud, spec.region)
     if isinstance(image, str):

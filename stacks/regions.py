@@ -4,6 +4,7 @@ Pure functions pick the region facts (zones selling the GPU, instance type, imag
 overlaps no stack of the same cloud); `plan` renders and validates with loader.validate; `write` refuses
 to overwrite. Every bad input is a UserError and nothing is written.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import jinja2
 import yaml
-
 from gpufleet.components.clouds import profile
-from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog, loader
+
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 TEMPLATES = Path(__file__).parent / "templates"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
@@ -41,23 +42,41 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
     zones = regions[region]
     selling = [z for z in sorted(zones) if gpu in zones[z]]
     if not selling:
-        raise UserError([Problem(ARG, "--gpu", f"{cloud} sells no {gpu} in {region}; regions that do: "
-                                 f"{', '.join(catalog.regions_selling(cloud, gpu)) or 'none'}")])
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--gpu",
+                    f"{cloud} sells no {gpu} in {region}; regions that do: "
+                    f"{', '.join(catalog.regions_selling(cloud, gpu)) or 'none'}",
+                )
+            ]
+        )
     if wanted:
         problems = []
         for z in wanted:
             if z not in zones:
                 problems.append(Problem(ARG, "--zone", f"{z!r} is not a zone of {region}" + did_you_mean(z, zones)))
             elif z not in selling:
-                problems.append(Problem(ARG, "--zone", f"{z} does not sell {gpu} (zones of {region} that do: {', '.join(selling)})"))
+                problems.append(
+                    Problem(ARG, "--zone", f"{z} does not sell {gpu} (zones of {region} that do: {', '.join(selling)})")
+                )
         if problems:
             raise UserError(problems)
         chosen = list(wanted)
     else:
         chosen = selling[:count]
     if env == "prod" and len(chosen) < 2:
-        raise UserError([Problem(ARG, "--env", f"prod needs at least 2 zones selling {gpu} in {region}; "
-                                 f"{region} has {len(chosen)} ({', '.join(chosen) or 'none'}); pick another --gpu or region")])
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--env",
+                    f"prod needs at least 2 zones selling {gpu} in {region}; "
+                    f"{region} has {len(chosen)} ({', '.join(chosen) or 'none'}); pick another --gpu or region",
+                )
+            ]
+        )
     return chosen
 
 
@@ -103,18 +122,29 @@ def check_image(recipe: str, cloud: str, region: str) -> None:
 
 
 def render(template: str, **values) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+    )
     try:
         return env.get_template(template).render(**values)
     except jinja2.TemplateNotFound:
         known = [p.name for p in TEMPLATES.glob("*.j2")]
-        raise UserError([Problem(ARG, "--from", f"no template {template!r} in stacks/templates/" + did_you_mean(template, known))]) from None
+        raise UserError(
+            [Problem(ARG, "--from", f"no template {template!r} in stacks/templates/" + did_you_mean(template, known))]
+        ) from None
 
 
-def plan(cloud: str, region: str, env: str, gpu: str | None = None, template: str = "stack.yaml.j2",
-         name: str | None = None, zones: list[str] | None = None, cidr: str | None = None,
-         root: Path | None = None) -> Plan:
+def plan(
+    cloud: str,
+    region: str,
+    env: str,
+    gpu: str | None = None,
+    template: str = "stack.yaml.j2",
+    name: str | None = None,
+    zones: list[str] | None = None,
+    cidr: str | None = None,
+    root: Path | None = None,
+) -> Plan:
     root = root or loader.project_root()
     if cloud not in catalog.CLOUDS:
         raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.CLOUDS))])
@@ -143,13 +173,27 @@ def plan(cloud: str, region: str, env: str, gpu: str | None = None, template: st
         f"instance type {itype.type}: the catalog's default size for 1x {gpu} ({itype.vcpu} vCPU, {itype.memory_gib} GiB)",
         f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json",
         f"VPC {vpc}: first free /16 of 10.0.0.0/8 next to {cloud} stacks "
-        + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)") if not cidr else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
+        + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
+        if not cidr
+        else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
         f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
     )
-    text = render(template, cloud=cloud, region=region, env=env, name="llm", gpu=gpu, zones=chosen,
-                  instance_type=itype.type, recipe=recipe, vpc_cidr=vpc, scheme=profile(cloud).object_scheme, d=d,
-                  why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}")
+    text = render(
+        template,
+        cloud=cloud,
+        region=region,
+        env=env,
+        name="llm",
+        gpu=gpu,
+        zones=chosen,
+        instance_type=itype.type,
+        recipe=recipe,
+        vpc_cidr=vpc,
+        scheme=profile(cloud).object_scheme,
+        d=d,
+        why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}",
+    )
     shown = f"stacks/{path.name}"
     try:
         raw = yaml.safe_load(text)["config"][loader.CONFIG_KEY]
@@ -161,7 +205,15 @@ def plan(cloud: str, region: str, env: str, gpu: str | None = None, template: st
 
 def write(p: Plan) -> Path:
     if p.path.exists():
-        raise UserError([Problem(f"stacks/{p.path.name}", "", "already exists; not overwriting it (pass --name for another stack, or edit the file)")])
+        raise UserError(
+            [
+                Problem(
+                    f"stacks/{p.path.name}",
+                    "",
+                    "already exists; not overwriting it (pass --name for another stack, or edit the file)",
+                )
+            ]
+        )
     with p.path.open("x") as fh:
         fh.write(p.text)
     return p.path

@@ -3,11 +3,12 @@
 Read from the `gpufleet:fleet` key of stacks/Pulumi.<stack>.yaml (see loader.py). Field names are
 snake_case in YAML. Components, templates and cost functions take values from here only.
 """
+
 from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -25,13 +26,13 @@ DiskTier = Literal["standard", "performance", "high"]
 class Gpu(Strict):
     kind: str = Field(description="T4, A10, V100-16G, V100-32G, A100-40G or A100-80G")
     count: int = Field(1, ge=1, le=8, description="GPUs per node")
-    instance_type: Optional[str] = Field(None, description="a catalog size for this GPU kind and count; default: the smallest")
+    instance_type: str | None = Field(None, description="a catalog size for this GPU kind and count; default: the smallest")
 
 
 class Replicas(Strict):
     min: int = Field(ge=0, le=500)
     max: int = Field(ge=1, le=500)
-    desired: Optional[int] = Field(None, ge=0, le=500)
+    desired: int | None = Field(None, ge=0, le=500)
 
     @model_validator(mode="after")
     def _ordered(self):
@@ -48,8 +49,8 @@ class Replicas(Strict):
 
 class BillingSpec(Strict):
     model: Billing = "payg"
-    period_months: Optional[int] = Field(None, description="subscription term: monthly 1-9, yearly 12/24/36")
-    spot_price_limit: Optional[float] = Field(None, gt=0, description="hourly price cap for spot, in the catalog currency")
+    period_months: int | None = Field(None, description="subscription term: monthly 1-9, yearly 12/24/36")
+    spot_price_limit: float | None = Field(None, gt=0, description="hourly price cap for spot, in the catalog currency")
 
     @model_validator(mode="after")
     def _terms(self):
@@ -81,7 +82,7 @@ class Model(Strict):
     name: str = Field(min_length=1, description="served model name, e.g. Qwen/Qwen2.5-7B-Instruct")
     source: str = Field(description="where the node fetches the weights archive: oss://, cos:// or https://")
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
-    catalog: Optional[str] = Field(None, description="sizing catalog entry if it differs from name")
+    catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
 
     @field_validator("source")
     @classmethod
@@ -103,14 +104,14 @@ class Serving(Strict):
 
     port: int = Field(8000, ge=1024, le=65535)
     dtype: Literal["auto", "float16", "bfloat16", "half", "float32"] = "auto"
-    quantization: Optional[Literal["awq", "gptq", "fp8", "bitsandbytes"]] = None
+    quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
     max_model_len: int = Field(8192, ge=256, le=1_048_576)
     gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
     max_num_seqs: int = Field(64, ge=1, le=4096)
     max_num_batched_tokens: int = Field(8192, ge=256)
     tensor_parallel_size: int = Field(1, ge=1, le=8)
-    api_key_secret: Optional[str] = Field(
+    api_key_secret: str | None = Field(
         None, description="secret name in the cloud's secrets manager; fetched at boot through the instance role"
     )
     extra_args: dict[str, str | int | float | bool] = Field(default_factory=dict, description="other vLLM flags")
@@ -175,7 +176,9 @@ class HealthCheck(Strict):
     timeout_s: int = Field(3, ge=1, le=50)
     healthy_threshold: int = Field(2, ge=2, le=10)
     unhealthy_threshold: int = Field(3, ge=2, le=10)
-    grace_period_s: int = Field(900, ge=0, le=7200, description="time a new node has to load weights before it counts as unhealthy")
+    grace_period_s: int = Field(
+        900, ge=0, le=7200, description="time a new node has to load weights before it counts as unhealthy"
+    )
 
     @field_validator("path")
     @classmethod
@@ -208,7 +211,7 @@ class Schedule(Strict):
     cron: str = Field(description="5-field cron, UTC, e.g. '0 22 * * *'")
     min: int = Field(ge=0)
     max: int = Field(ge=1)
-    desired: Optional[int] = None
+    desired: int | None = None
 
     @field_validator("cron")
     @classmethod

@@ -1,6 +1,6 @@
 """The cloud registry is complete for every cloud of the catalog, and a missing entry is caught."""
-import pytest
 
+import pytest
 from gpufleet.components import clouds
 from gpufleet.stacks.catalog import CLOUDS
 
@@ -17,12 +17,17 @@ def test_a_missing_entry_is_named(monkeypatch, table):
 
 def test_a_capability_without_a_value_is_named(monkeypatch):
     monkeypatch.setitem(clouds.CAPABILITIES, "new_capability", {"alicloud": None})
-    assert clouds.registry_problems(CLOUDS) == ["tencentcloud: CAPABILITIES['new_capability'] has no value (None = supported, else the message)"]
+    assert clouds.registry_problems(CLOUDS) == [
+        "tencentcloud: CAPABILITIES['new_capability'] has no value (None = supported, else the message)"
+    ]
 
 
 def test_a_module_without_its_functions_is_named(monkeypatch):
-    monkeypatch.setitem(clouds.REGISTRY, "tencentcloud", {"program": "gpufleet.components.tencentcloud.checks",
-                                                          "checks": "gpufleet.components.tencentcloud.nothing"})
+    monkeypatch.setitem(
+        clouds.REGISTRY,
+        "tencentcloud",
+        {"program": "gpufleet.components.tencentcloud.checks", "checks": "gpufleet.components.tencentcloud.nothing"},
+    )
     problems = clouds.registry_problems(CLOUDS)
     assert "tencentcloud: gpufleet.components.tencentcloud.checks has no declare()" in problems
     assert any("does not import" in p for p in problems)

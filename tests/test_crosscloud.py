@@ -1,15 +1,16 @@
 """Moving a stack between clouds by changing cloud, region and zones; Tencent's UTC+8 schedule times."""
+
 import copy
 from pathlib import Path
 
 import pytest
-
 from gpufleet.components import clouds
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
-from gpufleet.errors import UserError
-from gpufleet.preview import preview_spec
 from gpufleet.stacks import loader
 from views import tencentcloud_view
+
+from gpufleet.errors import UserError
+from gpufleet.preview import preview_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,16 +57,19 @@ def test_a_cos_source_on_alibaba_is_named():
     assert [f for f, _ in _problems(raw)] == ["fleet.model.source"]
 
 
-@pytest.mark.parametrize("utc, utc8", [
-    ("0 1 * * 1-5", "0 9 * * 1-5"),
-    ("0 14 * * *", "0 22 * * *"),
-    ("30 20 * * 1-5", "30 4 * * 2-6"),    # 20:30 UTC Mon-Fri is 04:30 UTC+8 Tue-Sat
-    ("0 18 * * 0,6", "0 2 * * 0,1"),      # Sat/Sun evenings UTC are Sun/Mon mornings UTC+8
-    ("0 20 * * 7", "0 4 * * 1"),          # 7 is Sunday too
-    ("0 20 15 * *", "0 4 16 * *"),
-    ("0 10,20 * * *", "0 4,18 * * *"),    # every day: the wrap needs no day shift
-    ("*/15 * * * *", "*/15 * * * *"),
-])
+@pytest.mark.parametrize(
+    "utc, utc8",
+    [
+        ("0 1 * * 1-5", "0 9 * * 1-5"),
+        ("0 14 * * *", "0 22 * * *"),
+        ("30 20 * * 1-5", "30 4 * * 2-6"),  # 20:30 UTC Mon-Fri is 04:30 UTC+8 Tue-Sat
+        ("0 18 * * 0,6", "0 2 * * 0,1"),  # Sat/Sun evenings UTC are Sun/Mon mornings UTC+8
+        ("0 20 * * 7", "0 4 * * 1"),  # 7 is Sunday too
+        ("0 20 15 * *", "0 4 16 * *"),
+        ("0 10,20 * * *", "0 4,18 * * *"),  # every day: the wrap needs no day shift
+        ("*/15 * * * *", "*/15 * * * *"),
+    ],
+)
 def test_cron_to_utc8(utc, utc8):
     assert cron_to_utc8(utc) == utc8
 
@@ -78,6 +82,9 @@ def test_cron_that_cannot_be_shifted_exactly(cron):
 
 def test_unshiftable_schedule_is_a_stack_problem():
     raw = loader.read_stack_config("tencentcloud-ap-guangzhou-prod", ROOT)[1][loader.CONFIG_KEY]
-    raw = {**raw, "autoscaling": {**raw["autoscaling"], "schedules": [{"name": "evening", "cron": "0 10,20 * * 1-5", "min": 2, "max": 4}]}}
+    raw = {
+        **raw,
+        "autoscaling": {**raw["autoscaling"], "schedules": [{"name": "evening", "cron": "0 10,20 * * 1-5", "min": 2, "max": 4}]},
+    }
     (problem,) = _problems(raw)
     assert problem[0] == "fleet.autoscaling.schedules.0.cron" and "split it into two schedules" in problem[1]

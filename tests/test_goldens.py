@@ -2,13 +2,14 @@
 
 Refresh after an intended change: pytest tests/test_goldens.py --update-goldens
 """
+
 import json
 from pathlib import Path
 
 import pytest
+from gpufleet.stacks import loader
 
 from gpufleet.preview import preview_stack
-from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDENS = Path(__file__).parent / "goldens"
@@ -17,7 +18,9 @@ GOLDENS = Path(__file__).parent / "goldens"
 def summary(stack):
     inv = preview_stack(stack, ROOT)
     return {
-        "resources": [{"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": sorted(r["inputs"])} for r in inv.resources],
+        "resources": [
+            {"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": sorted(r["inputs"])} for r in inv.resources
+        ],
         "outputs": inv.outputs,
     }
 

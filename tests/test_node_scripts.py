@@ -4,6 +4,7 @@ The cloud CLIs they call are stand-ins on PATH that behave like the real ones wh
 like the real one, refuses to run without a config file holding credentials or a CvmRole mode); the
 scripts' absolute paths are moved into a temporary folder. What is checked: the weights are fetched once,
 verified and unpacked; a wrong sha256 leaves no model behind; the key lands in a 0600 file."""
+
 import hashlib
 import io
 import os
@@ -14,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from gpufleet.components import userdata
 from gpufleet.components.clouds import PROFILES
 from gpufleet.images.recipes import load_recipe, recipe_names
@@ -91,8 +91,14 @@ def _node(stack: str, tmp: Path, sha256: str | None = None) -> dict:
     for name, body in STUBS.items():
         (bin_dir / name).write_text(body)
         (bin_dir / name).chmod(0o755)
-    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(tmp / "calls"), "FIXTURE": str(fixture),
-            "SECRET": KEY, "HOME": str(tmp)}
+    return {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "CALLS": str(tmp / "calls"),
+        "FIXTURE": str(fixture),
+        "SECRET": KEY,
+        "HOME": str(tmp),
+    }
 
 
 def _run(tmp: Path, script: str, env: dict) -> subprocess.CompletedProcess:
@@ -113,8 +119,9 @@ def test_fetch_model_downloads_verifies_unpacks_once(stack, tmp_path):
     if stack.startswith("tencentcloud"):
         cfg = yaml.safe_load((tmp_path / "calls.cos.yaml").read_text())["cos"]
         assert cfg["base"]["mode"] == "CvmRole" and cfg["base"]["cvmrolename"] == ROLE
-        assert cfg["buckets"] == [{"name": "gpufleet-models-ap-guangzhou", "alias": "gpufleet-models-ap-guangzhou",
-                                   "region": "ap-guangzhou"}]
+        assert cfg["buckets"] == [
+            {"name": "gpufleet-models-ap-guangzhou", "alias": "gpufleet-models-ap-guangzhou", "region": "ap-guangzhou"}
+        ]
         config_path = (tmp_path / "calls").read_text().split()[2]
         assert config_path.endswith(".yaml") and not Path(config_path).exists()  # removed on exit
 

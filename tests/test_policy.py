@@ -3,21 +3,22 @@
 Each cloud has a view (tests/views.py) that reads its resource types into the same facts; the invariants are then
 written once. A shipped stack of a cloud without a view fails test_every_cloud_has_a_view.
 """
+
 import ipaddress
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
-
-from gpufleet.preview import preview_spec, preview_stack
 from gpufleet.stacks import loader
 from views import VIEWS, of, tencentcloud_view
+
+from gpufleet.preview import preview_spec, preview_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = loader.stack_names(ROOT)
 
 
-@lru_cache(maxsize=None)
+@cache
 def inventory(stack):
     return preview_stack(stack, ROOT)
 

@@ -1,14 +1,15 @@
 """`gpufleet region new`: each check refuses with a clear message and writes nothing; round trip to preview."""
+
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
+from gpufleet.stacks import loader, regions
 
 from gpufleet.errors import UserError
 from gpufleet.preview import preview_stack
-from gpufleet.stacks import loader, regions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,9 +47,19 @@ def test_unknown_zone_did_you_mean(project):
 
 
 def test_gpu_not_sold_names_regions(project):
-    msg = refused(project, "sells no V100-16G in ap-guangzhou", cloud="tencentcloud", region="ap-guangzhou", env="dev", gpu="V100-16G")
+    msg = refused(
+        project, "sells no V100-16G in ap-guangzhou", cloud="tencentcloud", region="ap-guangzhou", env="dev", gpu="V100-16G"
+    )
     assert "regions that do: none" in msg
-    refused(project, "ap-guangzhou-7 does not sell A100-40G (zones of ap-guangzhou that do: ap-guangzhou-4)", cloud="tencentcloud", region="ap-guangzhou", env="dev", gpu="A100-40G", zones=["ap-guangzhou-7"])
+    refused(
+        project,
+        "ap-guangzhou-7 does not sell A100-40G (zones of ap-guangzhou that do: ap-guangzhou-4)",
+        cloud="tencentcloud",
+        region="ap-guangzhou",
+        env="dev",
+        gpu="A100-40G",
+        zones=["ap-guangzhou-7"],
+    )
 
 
 def test_gpu_missing_in_region_names_others(project, monkeypatch):
@@ -69,7 +80,14 @@ def test_prod_needs_two_zones(project):
 
 
 def test_cidr_overlap(project):
-    msg = refused(project, "overlaps the VPC of alicloud-cn-hangzhou-prod", cloud="alicloud", region="cn-beijing", env="dev", cidr="10.20.0.0/16")
+    msg = refused(
+        project,
+        "overlaps the VPC of alicloud-cn-hangzhou-prod",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+        cidr="10.20.0.0/16",
+    )
     assert "a free /16 is 10.1.0.0/16" in msg  # 10.0/16 is the staging stack's
 
 
@@ -77,6 +95,7 @@ def test_allocated_cidr_avoids_every_stack(project):
     taken = regions.existing_cidrs("alicloud", project)
     vpc = regions.allocate_cidr(taken)
     import ipaddress
+
     assert not any(ipaddress.ip_network(vpc).overlaps(n) for n in taken.values())
 
 
@@ -89,13 +108,22 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
     path.write_text(json.dumps(doc))
     real = lock.image_for
     monkeypatch.setattr(lock, "image_for", lambda r, c, g, path=path: real(r, c, g, path))
-    msg = refused(project, "no image of recipe 'cuda13-vllm' for alicloud cn-beijing", cloud="alicloud", region="cn-beijing", env="dev")
+    msg = refused(
+        project, "no image of recipe 'cuda13-vllm' for alicloud cn-beijing", cloud="alicloud", region="cn-beijing", env="dev"
+    )
     assert "re-run its image pipeline" in msg
 
 
 def test_model_not_fitting_gpu(project):
     # staging defaults serve the unquantised 7B in bf16 on A10; moved to T4, loader.validate's checks refuse it
-    refused(project, "fleet.serving.dtype: bfloat16 needs compute capability >= 8.0; T4 has 7.5", cloud="alicloud", region="cn-beijing", env="staging", gpu="T4")
+    refused(
+        project,
+        "fleet.serving.dtype: bfloat16 needs compute capability >= 8.0; T4 has 7.5",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="staging",
+        gpu="T4",
+    )
 
 
 def test_round_trip_prod_beijing(project):

@@ -1,4 +1,5 @@
 """Spec validation: bad stack files give every problem at once, as `file: path: message`, and exit 2."""
+
 import copy
 import subprocess
 import sys
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpufleet.stacks import loader
 
 from gpufleet.errors import UserError
-from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 PROD = "alicloud-cn-hangzhou-prod"
@@ -47,7 +48,10 @@ def test_shipped_stacks_validate(stack):
     [
         ({"gpu__kind": "A1O"}, "stacks/Pulumi.x.yaml: fleet.gpu.kind: unknown GPU kind 'A1O' (did you mean 'A10'?)"),
         ({"region": "cn-hangzou"}, "fleet.region: unknown alicloud region 'cn-hangzou' (did you mean 'cn-hangzhou'?)"),
-        ({"zones": ["cn-hangzhou-h", "cn-hangzhou-jj"]}, "fleet.zones.1: 'cn-hangzhou-jj' is not a zone of cn-hangzhou (did you mean 'cn-hangzhou-j'?)"),
+        (
+            {"zones": ["cn-hangzhou-h", "cn-hangzhou-jj"]},
+            "fleet.zones.1: 'cn-hangzhou-jj' is not a zone of cn-hangzhou (did you mean 'cn-hangzhou-j'?)",
+        ),
         ({"zones": ["cn-hangzhou-h"]}, "fleet.zones: prod needs at least 2 zones"),
         ({"replicas": {"min": 1, "max": 4}}, "fleet.replicas.min: prod needs at least 2 (is 1)"),
         ({"replicas": {"min": 5, "max": 4}}, "fleet.replicas: min (5) is above max (4)"),
@@ -97,12 +101,24 @@ def test_cli_broken_stack_exits_2_without_traceback(tmp_path):
     raw["replicas"] = {"min": 1, "max": 1}
     project = _write_project(tmp_path, yaml.safe_dump({"config": {loader.CONFIG_KEY: raw}}))
     run = subprocess.run(
-        [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", "alicloud-cn-hangzhou-bad", "--json"],
-        capture_output=True, text=True, env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
+        [
+            sys.executable,
+            "-c",
+            "from gpufleet.cli import main; main()",
+            "preview",
+            "--stack",
+            "alicloud-cn-hangzhou-bad",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
     )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
-    assert "stacks/Pulumi.alicloud-cn-hangzhou-bad.yaml: fleet.gpu.kind: unknown GPU kind 'A1O' (did you mean 'A10'?)" in run.stderr
+    assert (
+        "stacks/Pulumi.alicloud-cn-hangzhou-bad.yaml: fleet.gpu.kind: unknown GPU kind 'A1O' (did you mean 'A10'?)" in run.stderr
+    )
     assert run.stdout == ""
 
 
@@ -110,7 +126,9 @@ def test_cli_invalid_yaml(tmp_path):
     project = _write_project(tmp_path, "config:\n  gpufleet:fleet: [unclosed\n")
     run = subprocess.run(
         [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", "alicloud-cn-hangzhou-bad"],
-        capture_output=True, text=True, env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
+        capture_output=True,
+        text=True,
+        env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
     )
     assert run.returncode == 2 and "not valid YAML: line" in run.stderr and "Traceback" not in run.stderr
 

@@ -1,11 +1,11 @@
 """The rendered user-data checked by the tools that consume it: cloud-init schema, shellcheck, systemd-analyze."""
+
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-
 from gpufleet.components import userdata
 from gpufleet.stacks import loader
 
@@ -23,7 +23,11 @@ def test_cloud_init_parses_and_has_the_unit(stack):
     assert text.startswith("#cloud-config\n")
     doc = yaml.safe_load(text)
     paths = {f["path"]: f for f in doc["write_files"]}
-    assert set(paths) >= {"/etc/systemd/system/vllm.service", "/usr/local/sbin/gpufleet-fetch-model", "/usr/local/sbin/gpufleet-fetch-secret"}
+    assert set(paths) >= {
+        "/etc/systemd/system/vllm.service",
+        "/usr/local/sbin/gpufleet-fetch-model",
+        "/usr/local/sbin/gpufleet-fetch-secret",
+    }
     assert all(isinstance(f["permissions"], str) for f in doc["write_files"])
     unit = paths["/etc/systemd/system/vllm.service"]["content"]
     assert "Restart=always" in unit and "ExecStartPre=/usr/local/sbin/gpufleet-fetch-model" in unit

@@ -1,4 +1,5 @@
 """Each cloud's resource types read into the same facts, so that the invariants of test_policy.py are written once."""
+
 import base64
 
 
@@ -14,7 +15,9 @@ def alicloud_view(inv) -> dict:
     nats = of(inv, "alicloud:vpc/natGateway:NatGateway")
     assoc = of(inv, "alicloud:ecs/eipAssociation:EipAssociation")
     return {
-        "node_ingress": [(r["cidrIp"], r["portRange"].split("/")[0]) for r in rules if r["type"] == "ingress" and r["policy"] == "accept"],
+        "node_ingress": [
+            (r["cidrIp"], r["portRange"].split("/")[0]) for r in rules if r["type"] == "ingress" and r["policy"] == "accept"
+        ],
         "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in [config] + of(inv, "alicloud:ecs/instance:Instance")],
         "node_public_ip": [],  # no flag of its own on Alibaba: bandwidth 0 is no public IP
         "nat_with_eip": len(nats) == 1 and nats[0]["natType"] == "Enhanced" and [a["instanceType"] for a in assoc] == ["Nat"],
@@ -36,8 +39,11 @@ def tencentcloud_view(inv) -> dict:
     (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
     subnets = of(inv, "tencentcloud:Subnet/instance:Instance")
     tables = {f"{r['name']}_id" for r in inv.resources if r["type"] == "tencentcloud:Route/table:Table"}
-    default_routes = [e for e in of(inv, "tencentcloud:Route/tableEntry:TableEntry")
-                      if e["destinationCidrBlock"] == "0.0.0.0/0" and e["nextType"] == "NAT"]
+    default_routes = [
+        e
+        for e in of(inv, "tencentcloud:Route/tableEntry:TableEntry")
+        if e["destinationCidrBlock"] == "0.0.0.0/0" and e["nextType"] == "NAT"
+    ]
     routed_tables = {e["routeTableId"] for e in default_routes}
     nats = of(inv, "tencentcloud:Nat/gateway:Gateway")
     baseline = of(inv, "tencentcloud:Instance/instance:Instance")
@@ -48,8 +54,12 @@ def tencentcloud_view(inv) -> dict:
         "nat_with_eip": len(nats) == 1 and len(nats[0]["assignedEipSets"]) >= 1,
         "subnets_routed_to_nat": sum(1 for s in subnets if s.get("routeTableId") in routed_tables & tables),
         "subnets": len(subnets),
-        "health_check_path": listener["healthCheckHttpPath"] if listener["healthCheckSwitch"] and listener["healthCheckType"] == "HTTP" else None,
-        "group_replaces_lb_unhealthy": group["healthCheckType"] == "CLB" and group["replaceLoadBalancerUnhealthy"] and bool(group["forwardBalancerIds"]),
+        "health_check_path": listener["healthCheckHttpPath"]
+        if listener["healthCheckSwitch"] and listener["healthCheckType"] == "HTTP"
+        else None,
+        "group_replaces_lb_unhealthy": group["healthCheckType"] == "CLB"
+        and group["replaceLoadBalancerUnhealthy"]
+        and bool(group["forwardBalancerIds"]),
         "group_zones": len(group["subnetIds"]),
         "group_min": group["minSize"],
         "user_data": [base64.b64decode(c["userData"]).decode() for c in [config] + baseline],

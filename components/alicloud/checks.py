@@ -1,11 +1,17 @@
 """What a spec must satisfy to be declared on Alibaba Cloud, without importing the provider (used by stack validation)."""
+
 from __future__ import annotations
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
     if spec.model.source.startswith("cos://"):
-        return [("fleet.model.source", "a cos:// source is Tencent COS; Alibaba nodes fetch from oss:// (OSS, with the node's RAM role) "
-                                       "or https:// — copy the archive to an OSS bucket in the region and point source at it")]
+        return [
+            (
+                "fleet.model.source",
+                "a cos:// source is Tencent COS; Alibaba nodes fetch from oss:// (OSS, with the node's RAM role) "
+                "or https:// — copy the archive to an OSS bucket in the region and point source at it",
+            )
+        ]
     return []
 
 

@@ -3,11 +3,11 @@
 CLB, not ALB: ESS attaches CLB instances natively (loadbalancer_ids) and checks their health to
 replace nodes, the pay-by-CLCU instance fee is documented, and it mirrors Tencent's CLB one to one.
 """
+
 from __future__ import annotations
 
 import pulumi
 import pulumi_alicloud as alicloud
-
 from gpufleet.stacks.loader import Fleet
 
 
@@ -58,7 +58,12 @@ class LoadBalancer(pulumi.ComponentResource):
                 alicloud.slb.AclEntryAttachment(f"{name}-client-{i}", acl_id=acl.id, entry=cidr, comment="client", opts=child)
             acl_id = acl.id
         self.listener = alicloud.slb.Listener(
-            f"{name}-listener", load_balancer_id=self.clb.id, acl_id=acl_id, acl_type="white" if acl_id else None, opts=child, **args
+            f"{name}-listener",
+            load_balancer_id=self.clb.id,
+            acl_id=acl_id,
+            acl_type="white" if acl_id else None,
+            opts=child,
+            **args,
         )
         public_ip = self.clb.address
         self.endpoint = pulumi.Output.concat("http://", public_ip, ":", str(lb.listener_port))

@@ -1,9 +1,9 @@
 """VPC, one vSwitch per zone, and an enhanced Internet NAT gateway with an EIP and SNAT per vSwitch."""
+
 from __future__ import annotations
 
 import pulumi
 import pulumi_alicloud as alicloud
-
 from gpufleet.stacks.loader import Fleet
 
 
@@ -20,10 +20,18 @@ class Network(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.vpc = alicloud.vpc.Network(f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=fleet.spec.network.vpc_cidr, tags=tags, opts=child)
+        self.vpc = alicloud.vpc.Network(
+            f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=fleet.spec.network.vpc_cidr, tags=tags, opts=child
+        )
         self.switches = [
             alicloud.vpc.Switch(
-                f"{name}-{zone}", vswitch_name=f"{name}-{zone}", vpc_id=self.vpc.id, cidr_block=cidr, zone_id=zone, tags=tags, opts=child
+                f"{name}-{zone}",
+                vswitch_name=f"{name}-{zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=cidr,
+                zone_id=zone,
+                tags=tags,
+                opts=child,
             )
             for zone, cidr in zip(fleet.spec.zones, fleet.subnets)
         ]
@@ -39,7 +47,9 @@ class Network(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.eip = alicloud.ecs.EipAddress(f"{name}-nat-eip", address_name=f"{name}-nat-eip", tags=tags, opts=child, **eip_args(fleet))
+        self.eip = alicloud.ecs.EipAddress(
+            f"{name}-nat-eip", address_name=f"{name}-nat-eip", tags=tags, opts=child, **eip_args(fleet)
+        )
         association = alicloud.ecs.EipAssociation(
             f"{name}-nat-eip-assoc", allocation_id=self.eip.id, instance_id=self.nat.id, instance_type="Nat", opts=child
         )

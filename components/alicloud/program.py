@@ -1,9 +1,9 @@
 """The Alibaba Cloud fleet: network -> security -> role -> load balancer -> scaling -> alarms."""
+
 from __future__ import annotations
 
 import pulumi
 import pulumi_alicloud as alicloud
-
 from gpufleet.components import userdata
 from gpufleet.components.alicloud.alarms import Alarms
 from gpufleet.components.alicloud.loadbalancer import LoadBalancer
@@ -23,8 +23,18 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     sec = Security(f"{name}-sec", fleet, net.vpc.id, tags, opts)
     role = NodeRole(f"{name}-role", fleet, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.switches[0].id, tags, opts)
-    scaling = Scaling(f"{name}-asg", fleet, net.switches, sec.group.id, lb.clb.id, lb.listener, role.role_name,
-                      userdata.render(fleet, role.role_name), tags, opts)
+    scaling = Scaling(
+        f"{name}-asg",
+        fleet,
+        net.switches,
+        sec.group.id,
+        lb.clb.id,
+        lb.listener,
+        role.role_name,
+        userdata.render(fleet, role.role_name),
+        tags,
+        opts,
+    )
     Alarms(f"{name}-alarms", fleet, opts)
     return {
         "endpoint": lb.endpoint,

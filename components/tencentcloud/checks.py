@@ -7,6 +7,7 @@
 - Cloud Monitor alarm policies notify through a notification template id (notice-...); another value is a
   note in the preview (the policies are declared without notification), not an error.
 """
+
 from __future__ import annotations
 
 import re
@@ -69,14 +70,23 @@ def cron_to_utc8(cron: str) -> str:
 def spec_problems(spec) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if spec.model.source.startswith("oss://"):
-        out.append(("fleet.model.source", "an oss:// source is Alibaba OSS; Tencent nodes fetch from cos:// (COS) or https:// — "
-                                          "copy the archive to a COS bucket in the region and point source at it"))
+        out.append(
+            (
+                "fleet.model.source",
+                "an oss:// source is Alibaba OSS; Tencent nodes fetch from cos:// (COS) or https:// — "
+                "copy the archive to a COS bucket in the region and point source at it",
+            )
+        )
     for i, s in enumerate(spec.autoscaling.schedules):
         try:
             cron_to_utc8(s.cron)
         except ValueError as exc:
-            out.append((f"fleet.autoscaling.schedules.{i}.cron",
-                        f"{s.cron!r} cannot be expressed as one Tencent AS recurrence (UTC+8): {exc}; split it into two schedules"))
+            out.append(
+                (
+                    f"fleet.autoscaling.schedules.{i}.cron",
+                    f"{s.cron!r} cannot be expressed as one Tencent AS recurrence (UTC+8): {exc}; split it into two schedules",
+                )
+            )
     return out
 
 
@@ -84,5 +94,7 @@ def notes(spec) -> list[str]:
     contact = spec.alarms.contact_group
     if contact.startswith("notice-"):
         return []
-    return [f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
-            "are declared without notification; create a template in Cloud Monitor and put its id here"]
+    return [
+        f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
+        "are declared without notification; create a template in Cloud Monitor and put its id here"
+    ]

@@ -3,11 +3,11 @@
 A layer-4 listener: its health check is set on the listener itself (a layer-7 one needs a rule per URL),
 the scaling group attaches to it without a rule id, and token streams pass without an HTTP proxy in between.
 """
+
 from __future__ import annotations
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-
 from gpufleet.stacks.loader import Fleet
 
 
@@ -35,18 +35,34 @@ def listener_args(fleet: Fleet) -> dict:
 
 
 class LoadBalancer(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, vpc_id, subnet_id, security_group_id, tags: dict,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        fleet: Fleet,
+        vpc_id,
+        subnet_id,
+        security_group_id,
+        tags: dict,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpufleet:tencentcloud:LoadBalancer", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         lb = fleet.spec.load_balancer
         self.clb = tencentcloud.clb.Instance(
-            f"{name}-clb", clb_name=f"{name}-clb", network_type="OPEN" if lb.public else "INTERNAL", vpc_id=vpc_id,
-            subnet_id=None if lb.public else subnet_id, security_groups=[security_group_id], load_balancer_pass_to_target=True,
-            internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if lb.public else None, delete_protect=fleet.spec.environment == "prod",
-            tags=tags, opts=child,
+            f"{name}-clb",
+            clb_name=f"{name}-clb",
+            network_type="OPEN" if lb.public else "INTERNAL",
+            vpc_id=vpc_id,
+            subnet_id=None if lb.public else subnet_id,
+            security_groups=[security_group_id],
+            load_balancer_pass_to_target=True,
+            internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if lb.public else None,
+            delete_protect=fleet.spec.environment == "prod",
+            tags=tags,
+            opts=child,
         )
-        self.listener = tencentcloud.clb.Listener(f"{name}-listener", clb_id=self.clb.id, listener_name=f"{name}-listener", opts=child,
-                                                  **listener_args(fleet))
+        self.listener = tencentcloud.clb.Listener(
+            f"{name}-listener", clb_id=self.clb.id, listener_name=f"{name}-listener", opts=child, **listener_args(fleet)
+        )
         self.endpoint = pulumi.Output.concat("http://", self.clb.clb_vips[0], ":", str(lb.listener_port))
         self.register_outputs({"endpoint": self.endpoint})

@@ -1,9 +1,9 @@
 """VPC, one subnet per zone on the fleet's own route table, and a NAT gateway with an EIP as its default route."""
+
 from __future__ import annotations
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-
 from gpufleet.stacks.loader import Fleet
 
 # Traditional NAT gateway: the bandwidth caps it sells (provider docs of nat.Gateway `bandwidth`).
@@ -29,24 +29,43 @@ class Network(pulumi.ComponentResource):
         super().__init__("gpufleet:tencentcloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = fleet.spec
-        self.vpc = tencentcloud.vpc.Instance(f"{name}-vpc", name=f"{name}-vpc", cidr_block=spec.network.vpc_cidr, tags=tags, opts=child)
+        self.vpc = tencentcloud.vpc.Instance(
+            f"{name}-vpc", name=f"{name}-vpc", cidr_block=spec.network.vpc_cidr, tags=tags, opts=child
+        )
         self.route_table = tencentcloud.route.Table(f"{name}-rt", name=f"{name}-rt", vpc_id=self.vpc.id, tags=tags, opts=child)
         self.subnets = [
             tencentcloud.subnet.Instance(
-                f"{name}-{zone}", name=f"{name}-{zone}", vpc_id=self.vpc.id, availability_zone=zone, cidr_block=cidr,
-                route_table_id=self.route_table.id, tags=tags, opts=child,
+                f"{name}-{zone}",
+                name=f"{name}-{zone}",
+                vpc_id=self.vpc.id,
+                availability_zone=zone,
+                cidr_block=cidr,
+                route_table_id=self.route_table.id,
+                tags=tags,
+                opts=child,
             )
             for zone, cidr in zip(spec.zones, fleet.subnets)
         ]
         self.eip = tencentcloud.eip.Instance(f"{name}-nat-eip", name=f"{name}-nat-eip", tags=tags, opts=child, **eip_args(fleet))
         self.nat = tencentcloud.nat.Gateway(
-            f"{name}-nat", name=f"{name}-nat", vpc_id=self.vpc.id, assigned_eip_sets=[self.eip.public_ip],
-            bandwidth=nat_bandwidth(spec.egress.bandwidth_mbps), max_concurrent=NAT_MAX_CONCURRENT, nat_product_version=1,
-            tags=tags, opts=child,
+            f"{name}-nat",
+            name=f"{name}-nat",
+            vpc_id=self.vpc.id,
+            assigned_eip_sets=[self.eip.public_ip],
+            bandwidth=nat_bandwidth(spec.egress.bandwidth_mbps),
+            max_concurrent=NAT_MAX_CONCURRENT,
+            nat_product_version=1,
+            tags=tags,
+            opts=child,
         )
         # One default route for every subnet of the fleet (they share the route table): node egress through the NAT.
         tencentcloud.route.TableEntry(
-            f"{name}-default-via-nat", route_table_id=self.route_table.id, destination_cidr_block="0.0.0.0/0",
-            next_type="NAT", next_hub=self.nat.id, description="node egress through the NAT gateway", opts=child,
+            f"{name}-default-via-nat",
+            route_table_id=self.route_table.id,
+            destination_cidr_block="0.0.0.0/0",
+            next_type="NAT",
+            next_hub=self.nat.id,
+            description="node egress through the NAT gateway",
+            opts=child,
         )
         self.register_outputs({"vpc_id": self.vpc.id})

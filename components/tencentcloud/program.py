@@ -1,9 +1,9 @@
 """The Tencent Cloud fleet: network -> security -> role -> load balancer -> scaling -> alarms."""
+
 from __future__ import annotations
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-
 from gpufleet.components import userdata
 from gpufleet.components.tencentcloud.alarms import Alarms
 from gpufleet.components.tencentcloud.loadbalancer import LoadBalancer
@@ -23,8 +23,19 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     sec = Security(f"{name}-sec", fleet, tags, opts)
     role = NodeRole(f"{name}-role", fleet, tags, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.vpc.id, net.subnets[0].id, sec.clb_group.id, tags, opts)
-    scaling = Scaling(f"{name}-asg", fleet, net.vpc.id, net.subnets, sec.group.id, lb.clb.id, lb.listener, role.role_name,
-                      userdata.render(fleet, role.role_name), tags, opts)
+    scaling = Scaling(
+        f"{name}-asg",
+        fleet,
+        net.vpc.id,
+        net.subnets,
+        sec.group.id,
+        lb.clb.id,
+        lb.listener,
+        role.role_name,
+        userdata.render(fleet, role.role_name),
+        tags,
+        opts,
+    )
     Alarms(f"{name}-alarms", fleet, opts)
     return {
         "endpoint": lb.endpoint,

@@ -3,6 +3,7 @@
 Resource names follow CAM's six-part form qcs::<service>:<region>:<account>:<resource>; a COS bucket is
 named <bucket>-<appid>, and its resource is qcs::cos:<region>:uid/<appid>:<bucket>-<appid>/<key>.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,11 @@ import re
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-
 from gpufleet.stacks.loader import Fleet
 
 
 def _cos_resource(source: str, region: str) -> str:
-    bucket = source[len("cos://"):].split("/", 1)[0]
+    bucket = source[len("cos://") :].split("/", 1)[0]
     appid = m.group(1) if (m := re.search(r"-(\d+)$", bucket)) else "*"
     return f"qcs::cos:{region}:uid/{appid}:{bucket}/*"
 
@@ -24,17 +24,30 @@ def policy_document(fleet: Fleet) -> dict:
     spec = fleet.spec
     statements = []
     if spec.model.source.startswith("cos://"):
-        statements.append({"effect": "allow", "action": ["name/cos:GetObject", "name/cos:HeadObject"],
-                           "resource": [_cos_resource(spec.model.source, spec.region)]})
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/cos:GetObject", "name/cos:HeadObject"],
+                "resource": [_cos_resource(spec.model.source, spec.region)],
+            }
+        )
     if spec.serving.api_key_secret:
-        statements.append({"effect": "allow", "action": ["name/ssm:GetSecretValue"],
-                           "resource": [f"qcs::ssm:{spec.region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"]})
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/ssm:GetSecretValue"],
+                "resource": [f"qcs::ssm:{spec.region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"],
+            }
+        )
     statements.append({"effect": "allow", "action": ["name/monitor:PutMonitorData"], "resource": ["*"]})
     return {"version": "2.0", "statement": statements}
 
 
 def trust_document() -> dict:
-    return {"version": "2.0", "statement": [{"action": "name/sts:AssumeRole", "effect": "allow", "principal": {"service": ["cvm.qcloud.com"]}}]}
+    return {
+        "version": "2.0",
+        "statement": [{"action": "name/sts:AssumeRole", "effect": "allow", "principal": {"service": ["cvm.qcloud.com"]}}],
+    }
 
 
 class NodeRole(pulumi.ComponentResource):
@@ -42,9 +55,21 @@ class NodeRole(pulumi.ComponentResource):
         super().__init__("gpufleet:tencentcloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role_name = f"{fleet.prefix}-node"
-        role = tencentcloud.cam.Role(f"{name}-node", name=self.role_name, document=json.dumps(trust_document()), console_login=False,
-                                     description="gpufleet GPU node", tags=tags, opts=child)
-        policy = tencentcloud.cam.Policy(f"{name}-node", name=f"{name}-node", document=json.dumps(policy_document(fleet)),
-                                         description="gpufleet GPU node: model bucket, API-key secret, metrics", opts=child)
+        role = tencentcloud.cam.Role(
+            f"{name}-node",
+            name=self.role_name,
+            document=json.dumps(trust_document()),
+            console_login=False,
+            description="gpufleet GPU node",
+            tags=tags,
+            opts=child,
+        )
+        policy = tencentcloud.cam.Policy(
+            f"{name}-node",
+            name=f"{name}-node",
+            document=json.dumps(policy_document(fleet)),
+            description="gpufleet GPU node: model bucket, API-key secret, metrics",
+            opts=child,
+        )
         tencentcloud.cam.RolePolicyAttachment(f"{name}-node", role_id=role.id, policy_id=policy.id, opts=child)
         self.register_outputs({})

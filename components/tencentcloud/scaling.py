@@ -1,11 +1,11 @@
 """AS group across the zones behind the CLB listener, its launch configuration, scaling policies and schedules."""
+
 from __future__ import annotations
 
 import base64
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-
 from gpufleet.components.clouds import profile
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks.loader import Fleet
@@ -37,8 +37,11 @@ def charge_args(fleet: Fleet) -> dict:
 
 def baseline_args(fleet: Fleet) -> dict:
     """A subscribed (PREPAID) baseline node: the spec's term, renewed automatically."""
-    return {"instance_charge_type": "PREPAID", "instance_charge_type_prepaid_period": fleet.spec.billing.term_months,
-            "instance_charge_type_prepaid_renew_flag": "NOTIFY_AND_AUTO_RENEW"}
+    return {
+        "instance_charge_type": "PREPAID",
+        "instance_charge_type_prepaid_period": fleet.spec.billing.term_months,
+        "instance_charge_type_prepaid_renew_flag": "NOTIFY_AND_AUTO_RENEW",
+    }
 
 
 def group_args(fleet: Fleet) -> dict:
@@ -61,8 +64,15 @@ def group_args(fleet: Fleet) -> dict:
 
 def schedule_args(fleet: Fleet) -> list[dict]:
     return [
-        {"schedule_action_name": s.name, "recurrence": cron_to_utc8(s.cron), "min_size": s.min, "max_size": s.max,
-         "desired_capacity": s.desired if s.desired is not None else s.min, "start_time": SCHEDULE_START, "end_time": SCHEDULE_END}
+        {
+            "schedule_action_name": s.name,
+            "recurrence": cron_to_utc8(s.cron),
+            "min_size": s.min,
+            "max_size": s.max,
+            "desired_capacity": s.desired if s.desired is not None else s.min,
+            "start_time": SCHEDULE_START,
+            "end_time": SCHEDULE_END,
+        }
         for s in fleet.spec.autoscaling.schedules
     ]
 
@@ -70,41 +80,92 @@ def schedule_args(fleet: Fleet) -> list[dict]:
 def policy_args(fleet: Fleet) -> list[dict]:
     a = fleet.spec.autoscaling
     return [
-        {"direction": direction, "metric_name": "CPU_UTILIZATION", "comparison_operator": operator, "threshold": threshold,
-         "period": 60, "continuous_time": min(a.evaluation_minutes, 10), "statistic": "AVERAGE",
-         "adjustment_type": "CHANGE_IN_CAPACITY", "adjustment_value": adjustment, "cooldown": a.cooldown_s}
+        {
+            "direction": direction,
+            "metric_name": "CPU_UTILIZATION",
+            "comparison_operator": operator,
+            "threshold": threshold,
+            "period": 60,
+            "continuous_time": min(a.evaluation_minutes, 10),
+            "statistic": "AVERAGE",
+            "adjustment_type": "CHANGE_IN_CAPACITY",
+            "adjustment_value": adjustment,
+            "cooldown": a.cooldown_s,
+        }
         for direction, adjustment, threshold, operator in (
-            ("out", 1, a.scale_out_above, "GREATER_THAN_OR_EQUAL_TO"), ("in", -1, a.scale_in_below, "LESS_THAN_OR_EQUAL_TO"),
+            ("out", 1, a.scale_out_above, "GREATER_THAN_OR_EQUAL_TO"),
+            ("in", -1, a.scale_in_below, "LESS_THAN_OR_EQUAL_TO"),
         )
     ]
 
 
 class Scaling(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, vpc_id, subnets, security_group_id, clb_id, listener, role_name: str,
-                 user_data: str, tags: dict, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        fleet: Fleet,
+        vpc_id,
+        subnets,
+        security_group_id,
+        clb_id,
+        listener,
+        role_name: str,
+        user_data: str,
+        tags: dict,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpufleet:tencentcloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         encoded = base64.b64encode(user_data.encode()).decode()
         self.configuration = tencentcloud.as_.ScalingConfig(
-            f"{name}-config", configuration_name=f"{name}-config", instance_types=[fleet.instance_type.type], image_id=fleet.image_id,
-            security_group_ids=[security_group_id], cam_role_name=role_name, user_data=encoded,
-            internet_max_bandwidth_out=0, public_ip_assigned=False, enhanced_monitor_service=True, enhanced_security_service=True,
-            instance_name_settings={"instance_name": f"{name}-node"}, instance_tags=tags, tags=tags, opts=child,
-            **disk_args(fleet), **charge_args(fleet),
+            f"{name}-config",
+            configuration_name=f"{name}-config",
+            instance_types=[fleet.instance_type.type],
+            image_id=fleet.image_id,
+            security_group_ids=[security_group_id],
+            cam_role_name=role_name,
+            user_data=encoded,
+            internet_max_bandwidth_out=0,
+            public_ip_assigned=False,
+            enhanced_monitor_service=True,
+            enhanced_security_service=True,
+            instance_name_settings={"instance_name": f"{name}-node"},
+            instance_tags=tags,
+            tags=tags,
+            opts=child,
+            **disk_args(fleet),
+            **charge_args(fleet),
         )
         self.group = tencentcloud.as_.ScalingGroup(
-            f"{name}-group", scaling_group_name=f"{name}-group", configuration_id=self.configuration.id, vpc_id=vpc_id,
+            f"{name}-group",
+            scaling_group_name=f"{name}-group",
+            configuration_id=self.configuration.id,
+            vpc_id=vpc_id,
             subnet_ids=[s.id for s in subnets],
-            forward_balancer_ids=[{"load_balancer_id": clb_id, "listener_id": listener.listener_id,
-                                   "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}]}],
-            tags=tags, opts=child, **group_args(fleet),
+            forward_balancer_ids=[
+                {
+                    "load_balancer_id": clb_id,
+                    "listener_id": listener.listener_id,
+                    "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}],
+                }
+            ],
+            tags=tags,
+            opts=child,
+            **group_args(fleet),
         )
         for args in policy_args(fleet):
             direction = args.pop("direction")
-            tencentcloud.as_.ScalingPolicy(f"{name}-scale-{direction}", policy_name=f"{name}-scale-{direction}", scaling_group_id=self.group.id,
-                                           opts=child, **args)
+            tencentcloud.as_.ScalingPolicy(
+                f"{name}-scale-{direction}",
+                policy_name=f"{name}-scale-{direction}",
+                scaling_group_id=self.group.id,
+                opts=child,
+                **args,
+            )
         for args in schedule_args(fleet):
-            tencentcloud.as_.Schedule(f"{name}-schedule-{args['schedule_action_name']}", scaling_group_id=self.group.id, opts=child, **args)
+            tencentcloud.as_.Schedule(
+                f"{name}-schedule-{args['schedule_action_name']}", scaling_group_id=self.group.id, opts=child, **args
+            )
         if fleet.spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags)
         self.register_outputs({"scaling_group_id": self.group.id})
@@ -118,17 +179,42 @@ class Scaling(pulumi.ComponentResource):
         nodes = []
         for i in range(fleet.spec.replicas.min):
             zone, subnet = fleet.spec.zones[i % len(subnets)], subnets[i % len(subnets)]
-            nodes.append(tencentcloud.instance.Instance(
-                f"{name}-base-{i}", instance_name=f"{name}-base-{i}", availability_zone=zone, instance_type=fleet.instance_type.type,
-                image_id=fleet.image_id, vpc_id=vpc_id, subnet_id=subnet.id, orderly_security_groups=[security_group_id],
-                cam_role_name=role_name, user_data=encoded, allocate_public_ip=False, internet_max_bandwidth_out=0,
-                system_disk_type=disks["system_disk_type"], system_disk_size=disks["system_disk_size"],
-                data_disks=[{"data_disk_type": d["disk_type"], "data_disk_size": d["disk_size"], "delete_with_instance": True}
-                            for d in disks["data_disks"]],
-                tags=tags, opts=child, **baseline_args(fleet),
-            ))
+            nodes.append(
+                tencentcloud.instance.Instance(
+                    f"{name}-base-{i}",
+                    instance_name=f"{name}-base-{i}",
+                    availability_zone=zone,
+                    instance_type=fleet.instance_type.type,
+                    image_id=fleet.image_id,
+                    vpc_id=vpc_id,
+                    subnet_id=subnet.id,
+                    orderly_security_groups=[security_group_id],
+                    cam_role_name=role_name,
+                    user_data=encoded,
+                    allocate_public_ip=False,
+                    internet_max_bandwidth_out=0,
+                    system_disk_type=disks["system_disk_type"],
+                    system_disk_size=disks["system_disk_size"],
+                    data_disks=[
+                        {"data_disk_type": d["disk_type"], "data_disk_size": d["disk_size"], "delete_with_instance": True}
+                        for d in disks["data_disks"]
+                    ],
+                    tags=tags,
+                    opts=child,
+                    **baseline_args(fleet),
+                )
+            )
         ids = [n.id for n in nodes]
-        attached = tencentcloud.as_.Attachment(f"{name}-base", scaling_group_id=self.group.id, instance_ids=ids,
-                                               opts=pulumi.ResourceOptions(parent=self, depends_on=[self.configuration]))
-        tencentcloud.as_.ProtectInstances(f"{name}-base", auto_scaling_group_id=self.group.id, instance_ids=ids, protected_from_scale_in=True,
-                                          opts=pulumi.ResourceOptions(parent=self, depends_on=[attached]))
+        attached = tencentcloud.as_.Attachment(
+            f"{name}-base",
+            scaling_group_id=self.group.id,
+            instance_ids=ids,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.configuration]),
+        )
+        tencentcloud.as_.ProtectInstances(
+            f"{name}-base",
+            auto_scaling_group_id=self.group.id,
+            instance_ids=ids,
+            protected_from_scale_in=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[attached]),
+        )

@@ -1,4 +1,5 @@
 """The `gpufleet` command. Each command group lives in its own module of this package."""
+
 from __future__ import annotations
 
 import sys
@@ -8,7 +9,9 @@ from rich.console import Console
 
 from gpufleet.errors import UserError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud."
+)
 err = Console(stderr=True)
 
 

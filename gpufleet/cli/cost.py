@@ -1,11 +1,11 @@
 """`gpufleet cost estimate|compare|diff` and `gpufleet catalog build|refresh` (all offline but refresh)."""
+
 from __future__ import annotations
 
 import json
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -29,17 +29,20 @@ def stack_estimate(stack: str, usage_file: str | None = None, discounts_file: st
     fleet = load_fleet(stack)
     prof = usage.load(stack, usage_file)
     resources = graph.stack_resources(stack)
-    return fleet, estimate.price_inventory(stack, fleet.spec, fleet.instance_type.type, resources, prof,
-                                           estimate.load_discounts(discounts_file))
+    return fleet, estimate.price_inventory(
+        stack, fleet.spec, fleet.instance_type.type, resources, prof, estimate.load_discounts(discounts_file)
+    )
 
 
 @cost_app.command("estimate")
 def estimate_cmd(
     stack: str = typer.Option(..., "--stack", help="stack name, e.g. alicloud-cn-hangzhou-prod"),
-    usage_file: Optional[str] = typer.Option(None, "--usage", help="usage profile YAML overriding cost/usage/<stack>.yaml"),
-    discounts_file: Optional[str] = typer.Option(None, "--discounts", help="negotiated rates: discounts: [{match, billing, factor}]"),
+    usage_file: str | None = typer.Option(None, "--usage", help="usage profile YAML overriding cost/usage/<stack>.yaml"),
+    discounts_file: str | None = typer.Option(
+        None, "--discounts", help="negotiated rates: discounts: [{match, billing, factor}]"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print JSON (money as decimal strings)"),
-    budget: Optional[str] = typer.Option(None, "--budget", help="exit 1 when the monthly total is above this amount"),
+    budget: str | None = typer.Option(None, "--budget", help="exit 1 when the monthly total is above this amount"),
 ) -> None:
     """The stack's monthly cost, line by line."""
     from gpufleet.cost import report
@@ -56,8 +59,10 @@ def estimate_cmd(
     else:
         report.estimate_table(est, _console())
     if limit is not None and est.monthly_total > limit:
-        Console(stderr=True).print(f"over budget: monthly total {est.monthly_total} {est.currency} > {limit}"
-                                   + (f" (and {len(est.unpriced)} line(s) without a price are not counted)" if est.unpriced else ""))
+        Console(stderr=True).print(
+            f"over budget: monthly total {est.monthly_total} {est.currency} > {limit}"
+            + (f" (and {len(est.unpriced)} line(s) without a price are not counted)" if est.unpriced else "")
+        )
         raise typer.Exit(1)
 
 
@@ -67,9 +72,9 @@ def compare_cmd(
     clouds: str = typer.Option("alicloud,tencentcloud", "--clouds"),
     billing: str = typer.Option("payg,monthly,yearly,spot", "--billing"),
     fmt: str = typer.Option("table", "--format", help="table | csv | json | xlsx | html"),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="file to write (needed for xlsx)"),
-    usage_file: Optional[str] = typer.Option(None, "--usage"),
-    discounts_file: Optional[str] = typer.Option(None, "--discounts"),
+    output: Path | None = typer.Option(None, "-o", "--output", help="file to write (needed for xlsx)"),
+    usage_file: str | None = typer.Option(None, "--usage"),
+    discounts_file: str | None = typer.Option(None, "--discounts"),
 ) -> None:
     """The same fleet re-declared for each cloud and billing model, priced the same way."""
     from gpufleet.cost import compare, estimate, report, usage
@@ -80,9 +85,13 @@ def compare_cmd(
         raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, FORMATS))])
     if fmt == "xlsx" and output is None:
         raise UserError([Problem("--format", "", "xlsx is a binary file: give -o FILE.xlsx")])
-    options = compare.compare(stack, [c.strip() for c in clouds.split(",") if c.strip()],
-                              [b.strip() for b in billing.split(",") if b.strip()],
-                              usage.load(stack, usage_file), estimate.load_discounts(discounts_file))
+    options = compare.compare(
+        stack,
+        [c.strip() for c in clouds.split(",") if c.strip()],
+        [b.strip() for b in billing.split(",") if b.strip()],
+        usage.load(stack, usage_file),
+        estimate.load_discounts(discounts_file),
+    )
     if fmt == "xlsx":
         report.compare_xlsx(stack, options, output)
         typer.echo(f"wrote {output}")
@@ -94,9 +103,11 @@ def compare_cmd(
         else:
             report.compare_table(stack, options, _console())
         return
-    text = {"csv": lambda: report.compare_csv(stack, options),
-            "json": lambda: json.dumps(compare.as_json(stack, options), indent=2, ensure_ascii=False) + "\n",
-            "html": lambda: report.compare_html(stack, options)}[fmt]()
+    text = {
+        "csv": lambda: report.compare_csv(stack, options),
+        "json": lambda: json.dumps(compare.as_json(stack, options), indent=2, ensure_ascii=False) + "\n",
+        "html": lambda: report.compare_html(stack, options),
+    }[fmt]()
     if output:
         write_atomic(output, text)
         typer.echo(f"wrote {output}")
@@ -106,8 +117,8 @@ def compare_cmd(
 
 @cost_app.command("diff")
 def diff_cmd(
-    stacks: List[str] = typer.Option(..., "--stack", help="give --stack twice: A then B"),
-    usage_file: Optional[str] = typer.Option(None, "--usage"),
+    stacks: list[str] = typer.Option(..., "--stack", help="give --stack twice: A then B"),
+    usage_file: str | None = typer.Option(None, "--usage"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """What changes in cost between two stacks, line by line (B minus A)."""
@@ -121,15 +132,42 @@ def diff_cmd(
     fb, b = stack_estimate(stacks[1], usage_file)
     changes = [c for c in diff.diff(a, fa.prefix, b, fb.prefix)]
     if as_json:
+
         def side(l):
-            return None if l is None else {"component": l.component, "monthly_quantity": str(l.monthly_quantity) if l.monthly_quantity is not None else None,
-                                           "unit_price": str(l.unit_price) if l.unit_price is not None else None,
-                                           "monthly_cost": str(l.monthly_cost) if l.monthly_cost is not None else None}
-        typer.echo(json.dumps({"a": a.stack, "b": b.stack, "currency": a.currency,
-                               "a_total": str(a.monthly_total), "b_total": str(b.monthly_total),
-                               "delta": str(b.monthly_total - a.monthly_total),
-                               "changes": [{"key": c.key, "status": c.status, "a": side(c.a), "b": side(c.b),
-                                            "delta": str(c.delta) if c.delta is not None else None} for c in changes]}, indent=2))
+            return (
+                None
+                if l is None
+                else {
+                    "component": l.component,
+                    "monthly_quantity": str(l.monthly_quantity) if l.monthly_quantity is not None else None,
+                    "unit_price": str(l.unit_price) if l.unit_price is not None else None,
+                    "monthly_cost": str(l.monthly_cost) if l.monthly_cost is not None else None,
+                }
+            )
+
+        typer.echo(
+            json.dumps(
+                {
+                    "a": a.stack,
+                    "b": b.stack,
+                    "currency": a.currency,
+                    "a_total": str(a.monthly_total),
+                    "b_total": str(b.monthly_total),
+                    "delta": str(b.monthly_total - a.monthly_total),
+                    "changes": [
+                        {
+                            "key": c.key,
+                            "status": c.status,
+                            "a": side(c.a),
+                            "b": side(c.b),
+                            "delta": str(c.delta) if c.delta is not None else None,
+                        }
+                        for c in changes
+                    ],
+                },
+                indent=2,
+            )
+        )
         return
     t = Table(title=f"cost diff {a.stack} -> {b.stack} ({a.currency}/month)")
     for col in ("line", "status", a.stack, b.stack, "delta"):
@@ -137,18 +175,28 @@ def diff_cmd(
     for c in changes:
         if c.status == "same":
             continue
-        fmt = lambda l: "" if l is None else f"{l.component}: {l.monthly_quantity if l.monthly_quantity is not None else '?'} x {l.unit_price if l.unit_price is not None else 'missing'} = {l.monthly_cost if l.monthly_cost is not None else '—'}"
+
+        def fmt(l):
+            if l is None:
+                return ""
+            quantity = l.monthly_quantity if l.monthly_quantity is not None else "?"
+            price = l.unit_price if l.unit_price is not None else "missing"
+            cost = l.monthly_cost if l.monthly_cost is not None else "—"
+            return f"{l.component}: {quantity} x {price} = {cost}"
+
         t.add_row(c.key, c.status, fmt(c.a), fmt(c.b), str(c.delta) if c.delta is not None else "?")
     con = _console()
     con.print(t)
-    con.print(f"total {a.monthly_total} -> {b.monthly_total} ({b.monthly_total - a.monthly_total:+}) {a.currency}; "
-              f"{sum(1 for c in changes if c.status == 'same')} lines unchanged")
+    con.print(
+        f"total {a.monthly_total} -> {b.monthly_total} ({b.monthly_total - a.monthly_total:+}) {a.currency}; "
+        f"{sum(1 for c in changes if c.status == 'same')} lines unchanged"
+    )
 
 
 @catalog_app.command("build")
 def build_cmd(
-    cloud: Optional[str] = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
-    today: Optional[str] = typer.Option(None, "--date", help="build date written to the files (default: today)"),
+    cloud: str | None = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
+    today: str | None = typer.Option(None, "--date", help="build date written to the files (default: today)"),
 ) -> None:
     """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows)."""
     from datetime import date
@@ -165,9 +213,9 @@ def build_cmd(
 def refresh_cmd(
     cloud: str = typer.Option(..., "--cloud", help="alicloud | tencentcloud"),
     region: str = typer.Option(..., "--region"),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="API endpoint host[:port] (default: the vendor's)"),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="API endpoint host[:port] (default: the vendor's)"),
     protocol: str = typer.Option("https", "--protocol", hidden=True),
-    image_id: Optional[str] = typer.Option(None, "--image-id", help="Tencent: image to price with (default: from images/lock.json)"),
+    image_id: str | None = typer.Option(None, "--image-id", help="Tencent: image to price with (default: from images/lock.json)"),
 ) -> None:
     """Fetch GPU instance prices from the vendor's pricing API with your credentials (ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET
     or TENCENTCLOUD_SECRET_ID/KEY) and write them to the catalog with quality `vendor API`."""

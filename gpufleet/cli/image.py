@@ -1,9 +1,9 @@
 """`gpufleet image ...`: check recipes, build a golden image over SSH, render its scripts, show the lock."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -28,7 +28,7 @@ def _recipe(name: str):
     return load_recipe(name)
 
 
-def _check_problems(recipe, gpu: Optional[str]) -> list[Problem]:
+def _check_problems(recipe, gpu: str | None) -> list[Problem]:
     from gpufleet.images import compat
     from gpufleet.images.steps import python_lock_text
     from gpufleet.stacks import catalog
@@ -51,8 +51,10 @@ def _check_problems(recipe, gpu: Optional[str]) -> list[Problem]:
 
 @image_app.command("check")
 def check(
-    recipe: Optional[list[str]] = typer.Option(None, "--recipe", "-r", help="recipe name or file; default: every recipe in images/recipes/"),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="also check the recipe against this GPU kind (e.g. V100-16G)"),
+    recipe: list[str] | None = typer.Option(
+        None, "--recipe", "-r", help="recipe name or file; default: every recipe in images/recipes/"
+    ),
+    gpu: str | None = typer.Option(None, "--gpu", help="also check the recipe against this GPU kind (e.g. V100-16G)"),
 ) -> None:
     """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims."""
     from gpufleet.images.recipes import recipe_names
@@ -67,8 +69,13 @@ def check(
         if found:
             continue
         p = r.pins
-        line = ", ".join(f"{k} {p[k]}" for k in ("driver", "cuda", "python", "torch", "vllm") if k in p) or ", ".join(f"{k} {v}" for k, v in p.items())
-        out.print(f"ok  {r.name}: {line}; serves {', '.join(r.gpus) or 'no GPU (self-test)'}" + (f"; checked against {gpu}" if gpu else ""))
+        line = ", ".join(f"{k} {p[k]}" for k in ("driver", "cuda", "python", "torch", "vllm") if k in p) or ", ".join(
+            f"{k} {v}" for k, v in p.items()
+        )
+        out.print(
+            f"ok  {r.name}: {line}; serves {', '.join(r.gpus) or 'no GPU (self-test)'}"
+            + (f"; checked against {gpu}" if gpu else "")
+        )
         for path, msg in build_blockers(r):
             out.print(f"    before a real build: {path}: {msg}")
         for note in unverified(r):
@@ -97,17 +104,21 @@ def _print_event(e) -> None:
 @image_app.command("build")
 def build(
     recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file"),
-    host: Optional[str] = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
+    host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
     port: int = typer.Option(22, "--port", "-p"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
-    key: Optional[Path] = typer.Option(None, "--key", "-k", help="private key file"),
+    key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
     known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
-    accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="record the key of a host not yet in --known-hosts (a fresh builder)"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"),
+    accept_new_host_key: bool = typer.Option(
+        False, "--accept-new-host-key", help="record the key of a host not yet in --known-hosts (a fresh builder)"
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"
+    ),
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
     backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
     connect_timeout: int = typer.Option(10, "--connect-timeout", min=1),
-    manifest_out: Optional[Path] = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
+    manifest_out: Path | None = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
 ) -> None:
     """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest."""
     import paramiko
@@ -151,15 +162,19 @@ def build(
         if exc.result.output:
             err.print(exc.result.output, markup=False)
         err.print("fix it and re-run: finished steps are only re-checked")
-        raise SystemExit(1)
+        raise SystemExit(1) from None
     except ConnectionLost as exc:
         err.print(f"[red]failed[/red] {exc}; re-run to resume from the first unsatisfied step")
-        raise SystemExit(1)
+        raise SystemExit(1) from None
     if dry_run:
-        out.print(f"plan: {len(result.planned)} to apply ({', '.join(result.planned) or 'none'}), {len(result.satisfied)} already satisfied")
+        out.print(
+            f"plan: {len(result.planned)} to apply ({', '.join(result.planned) or 'none'}), {len(result.satisfied)} already satisfied"
+        )
         return
     if result.status == "unchanged":
-        out.print(f"no change: all {len(result.satisfied)} steps already satisfied, manifest unchanged (sha256 {result.manifest_sha256})")
+        out.print(
+            f"no change: all {len(result.satisfied)} steps already satisfied, manifest unchanged (sha256 {result.manifest_sha256})"
+        )
     else:
         out.print(
             f"changed: applied {len(result.applied)} ({', '.join(result.applied) or 'none'}), {len(result.satisfied)} already satisfied; "
@@ -203,16 +218,20 @@ def pipeline_cmd(
     recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
     inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
     if as_json:
-        out.print_json(json.dumps({"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}))
+        out.print_json(
+            json.dumps({"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs})
+        )
         return
     out.print(f"images stack {stack_file.name}: recipe {recipe.name}, phase {cfg.phase}, {spec.cloud} {spec.region}")
     for r in inv.resources:
         out.print(f"  + {r['type']}  {r['name']}")
     for k, v in sorted(inv.outputs.items()):
         out.print(f"  output {k} = {v}")
-    nxt = {"build": "run `gpufleet image build --host <builder_public_ip> ...`, then set phase: image and manifest_sha256",
-           "image": "`pulumi up`, then `gpufleet image lock record --outputs ...`, then set phase: done and builder_instance_id",
-           "done": "`pulumi up` removes the builder and its security group; the image and its copies stay"}[cfg.phase]
+    nxt = {
+        "build": "run `gpufleet image build --host <builder_public_ip> ...`, then set phase: image and manifest_sha256",
+        "image": "`pulumi up`, then `gpufleet image lock record --outputs ...`, then set phase: done and builder_instance_id",
+        "done": "`pulumi up` removes the builder and its security group; the image and its copies stay",
+    }[cfg.phase]
     out.print(f"next: {nxt}")
 
 
@@ -232,7 +251,15 @@ def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")
     t = Table("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins")
     for r in rows:
         pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
-        t.add_row(r.recipe, r.cloud, r.region, r.image_id, "placeholder" if r.placeholder else "built", (r.manifest_sha256 or "-")[:16], pins)
+        t.add_row(
+            r.recipe,
+            r.cloud,
+            r.region,
+            r.image_id,
+            "placeholder" if r.placeholder else "built",
+            (r.manifest_sha256 or "-")[:16],
+            pins,
+        )
     out.print(t)
 
 
@@ -254,14 +281,18 @@ def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]
     try:
         doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        return {}, [Problem(str(path), "", f"cannot read the stack outputs: {exc}; write them with `pulumi stack output --json > {path}`")]
+        return {}, [
+            Problem(str(path), "", f"cannot read the stack outputs: {exc}; write them with `pulumi stack output --json > {path}`")
+        ]
     images: dict[str, dict[str, str]] = {}
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
         if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
             images.setdefault(parts[1], {})[parts[2]] = value
     if not images:
-        return {}, [Problem(str(path), "", "no image:<cloud>:<region> outputs: is this the images stack after its \"image\" phase?")]
+        return {}, [
+            Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
+        ]
     return images, []
 
 
@@ -269,9 +300,9 @@ def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]
 def lock_record(
     recipe: str = typer.Option(..., "--recipe", "-r"),
     manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
-    image: Optional[list[str]] = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
-    outputs: Optional[Path] = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
-    lock_file: Optional[Path] = typer.Option(None, "--lock", help="default: images/lock.json"),
+    image: list[str] | None = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
+    outputs: Path | None = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
+    lock_file: Path | None = typer.Option(None, "--lock", help="default: images/lock.json"),
 ) -> None:
     """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest."""
     import hashlib
@@ -295,8 +326,10 @@ def lock_record(
     unknown = sorted(c for c in images if c not in lock.ID_PREFIX)
     problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(lock.ID_PREFIX))) for c in unknown]
     if not problems:
-        problems += [Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
-                     for w, m in lock.record_problems(r, doc, images)]
+        problems += [
+            Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
+            for w, m in lock.record_problems(r, doc, images)
+        ]
     if problems:
         raise UserError(problems)
     digest = hashlib.sha256(text.encode()).hexdigest()
@@ -305,7 +338,7 @@ def lock_record(
     out.print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
     import sys
 

@@ -1,11 +1,11 @@
 """`gpufleet loadtest`: measure one node's real capacity, for `gpufleet plan capacity --from-loadtest`."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich import box
@@ -24,8 +24,14 @@ class _ProgressDisplay:
     """A bar per concurrency level on stderr, with the errors seen so far."""
 
     def __init__(self, console: Console):
-        self.progress = Progress(TextColumn("concurrency {task.fields[concurrency]:>4}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(), console=console)
+        self.progress = Progress(
+            TextColumn("concurrency {task.fields[concurrency]:>4}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("errors {task.fields[errors]}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
         self.task = None
         self.errors = 0
 
@@ -47,34 +53,52 @@ def _ms(x) -> str:
 
 
 def _table(result: dict) -> Table:
-    t = Table(title=f"{result['model']} at {result['url']}", box=box.SIMPLE_HEAD,
-              caption=f"conc: requests in flight; latency and TTFT (time to first token) in ms; output tokens from {result['token_count_source']}; "
-                      "* the knee")
+    t = Table(
+        title=f"{result['model']} at {result['url']}",
+        box=box.SIMPLE_HEAD,
+        caption=f"conc: requests in flight; latency and TTFT (time to first token) in ms; output tokens from {result['token_count_source']}; "
+        "* the knee",
+    )
     for col in ("conc", "reqs", "errors", "req/s", "tok/s", "p50", "p95", "p99", "TTFT50", "TTFT95"):
         t.add_column(col, justify="right")
     knee = (result["knee"] or {}).get("concurrency")
     for lv in result["levels"]:
         lat, ttft = lv["latency_ms"], lv["ttft_ms"]
         mark = " *" if lv["concurrency"] == knee else ""
-        t.add_row(f"{lv['concurrency']}{mark}", str(lv["requests"]), f"{lv['errors']} ({lv['error_rate']:.0%})",
-                  f"{lv['requests_per_s']:.2f}", f"{lv['output_tokens_per_s']:.1f}", _ms(lat["p50"]), _ms(lat["p95"]),
-                  _ms(lat["p99"]), _ms(ttft["p50"]), _ms(ttft["p95"]))
+        t.add_row(
+            f"{lv['concurrency']}{mark}",
+            str(lv["requests"]),
+            f"{lv['errors']} ({lv['error_rate']:.0%})",
+            f"{lv['requests_per_s']:.2f}",
+            f"{lv['output_tokens_per_s']:.1f}",
+            _ms(lat["p50"]),
+            _ms(lat["p95"]),
+            _ms(lat["p99"]),
+            _ms(ttft["p50"]),
+            _ms(ttft["p95"]),
+        )
     return t
 
 
 def loadtest_cmd(
-    url: str = typer.Option(..., "--url", help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)"),
+    url: str = typer.Option(
+        ..., "--url", help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)"
+    ),
     model: str = typer.Option(..., "--model", help="the model name the server serves (GET /v1/models)"),
     concurrency: str = typer.Option("1,10,20,50", "--concurrency", help="requests in flight, one level after another"),
     requests: int = typer.Option(100, "--requests", help="requests per level"),
     max_tokens: int = typer.Option(256, "--max-tokens", help="max_tokens of each request"),
-    prompt: Optional[str] = typer.Option(None, "--prompt", help="the user message (default: a short-story prompt)"),
-    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="NAME of the environment variable holding the API key"),
-    slo_p95_ms: Optional[float] = typer.Option(None, "--slo-p95-ms", help="latency target: the knee is the highest concurrency within it"),
+    prompt: str | None = typer.Option(None, "--prompt", help="the user message (default: a short-story prompt)"),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="NAME of the environment variable holding the API key"),
+    slo_p95_ms: float | None = typer.Option(
+        None, "--slo-p95-ms", help="latency target: the knee is the highest concurrency within it"
+    ),
     timeout_s: float = typer.Option(120.0, "--timeout-s", help="per request, connect to last token"),
     max_duration_s: float = typer.Option(300.0, "--max-duration-s", help="per level: no request starts after this"),
     as_json: bool = typer.Option(False, "--json", help="print the result JSON instead of the table"),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="also write the result JSON here (for plan capacity --from-loadtest)"),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="also write the result JSON here (for plan capacity --from-loadtest)"
+    ),
 ) -> None:
     """Streaming chat completions at rising concurrency: requests/s, tokens/s, latency and TTFT percentiles, the knee."""
     from gpufleet.files import output_problems, write_atomic
@@ -82,9 +106,19 @@ def loadtest_cmd(
 
     problems = output_problems(output) if output else []
     try:
-        s = loadtest.settings(url=url, model=model, concurrency=concurrency, requests=requests, max_tokens=max_tokens,
-                              api_key_env=api_key_env, slo_p95_ms=slo_p95_ms, timeout_s=timeout_s,
-                              max_duration_s=max_duration_s, prompt=prompt, environ=os.environ)
+        s = loadtest.settings(
+            url=url,
+            model=model,
+            concurrency=concurrency,
+            requests=requests,
+            max_tokens=max_tokens,
+            api_key_env=api_key_env,
+            slo_p95_ms=slo_p95_ms,
+            timeout_s=timeout_s,
+            max_duration_s=max_duration_s,
+            prompt=prompt,
+            environ=os.environ,
+        )
     except UserError as exc:
         problems = exc.problems + problems
     if problems:

@@ -1,4 +1,5 @@
 """`gpufleet preview --stack NAME [--json]`: what `pulumi up` would declare, offline."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,10 @@ def preview(
     children: dict[str | None, list[dict]] = {}
     for r in inventory.resources:
         children.setdefault(r["parent"], []).append(r)
-    root = Tree(f"[bold]{stack}[/bold]  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
-                f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}")
+    root = Tree(
+        f"[bold]{stack}[/bold]  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
+        f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}"
+    )
 
     def add(node: Tree, parent: str | None) -> None:
         for r in children.get(parent, []):

@@ -1,7 +1,6 @@
 """`gpufleet region new`: render a stack for a new region from stacks/templates/, checked before writing."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import typer
 
@@ -18,11 +17,11 @@ def new(
     cloud: str = typer.Option(..., "--cloud", help="alicloud or tencentcloud"),
     region: str = typer.Option(..., "--region", help="e.g. cn-beijing"),
     env: str = typer.Option(..., "--env", help="dev, staging or prod"),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU kind; default per environment (stacks/templates/defaults.yaml)"),
+    gpu: str | None = typer.Option(None, "--gpu", help="GPU kind; default per environment (stacks/templates/defaults.yaml)"),
     template: str = typer.Option("stack.yaml.j2", "--from", help="template in stacks/templates/"),
-    name: Optional[str] = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>"),
+    name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>"),
     zone: list[str] = typer.Option([], "--zone", help="zones to use instead of the first ones selling the GPU (repeatable)"),
-    cidr: Optional[str] = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
+    cidr: str | None = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the file instead of writing it"),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<region>-<env>.yaml (never overwriting) and say what was chosen and why."""

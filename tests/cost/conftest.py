@@ -2,7 +2,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from gpufleet.cost import estimate, usage
 from gpufleet.stacks.loader import load_fleet
 
@@ -21,5 +20,6 @@ def prod_fleet():
 
 @pytest.fixture
 def prod_estimate(ali_inventory, prod_fleet):
-    return estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, prod_fleet.instance_type.type, ali_inventory,
-                                    usage.load(prod_fleet.stack))
+    return estimate.price_inventory(
+        prod_fleet.stack, prod_fleet.spec, prod_fleet.instance_type.type, ali_inventory, usage.load(prod_fleet.stack)
+    )

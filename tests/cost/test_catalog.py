@@ -1,12 +1,15 @@
 """The price catalog files: complete, sourced, and exactly what the documented rules derive."""
+
 from decimal import Decimal
 
 import pytest
-
 from gpufleet.cost import catalog, derive
 from gpufleet.stacks import catalog as stackcat
 
-REGIONS = {"alicloud": ["cn-hangzhou", "cn-beijing", "cn-shanghai"], "tencentcloud": ["ap-guangzhou", "ap-shanghai", "ap-beijing"]}
+REGIONS = {
+    "alicloud": ["cn-hangzhou", "cn-beijing", "cn-shanghai"],
+    "tencentcloud": ["ap-guangzhou", "ap-shanghai", "ap-beijing"],
+}
 CASES = [(c, r) for c, rs in REGIONS.items() for r in rs]
 
 

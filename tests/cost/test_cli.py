@@ -1,12 +1,13 @@
 """The cost CLI plumbing, on the fixture inventory (test_stacks.py runs it on the real preview)."""
+
 import json
 
 import pytest
 import typer
+from gpufleet.cost import graph
 from typer.testing import CliRunner
 
 from gpufleet.cli import cost as cost_cli
-from gpufleet.cost import graph
 from gpufleet.errors import UserError
 
 

@@ -1,4 +1,5 @@
 """Re-declaring the fleet for another cloud / billing: the spec dict the program is run with."""
+
 from gpufleet.cost import compare
 from gpufleet.stacks import loader
 
@@ -37,9 +38,19 @@ def test_gpu_the_other_cloud_does_not_sell(prod_fleet):
     fleet = loader.validate(raw, stack=PROD, file="x")
     new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
     assert new is None and "sells no A100-80G" in notes[-1]
-    raw = {**_raw(), "gpu": {"kind": "V100-16G", "count": 1}, "zones": ["cn-hangzhou-h", "cn-hangzhou-i"],
-           "image": {"recipe": "cuda12-vllm-v100"}, "serving": {**_raw()["serving"], "dtype": "float16", "max_model_len": 4096,
-                                                                  "max_num_batched_tokens": 1024, "gpu_memory_utilization": 0.95}}
+    raw = {
+        **_raw(),
+        "gpu": {"kind": "V100-16G", "count": 1},
+        "zones": ["cn-hangzhou-h", "cn-hangzhou-i"],
+        "image": {"recipe": "cuda12-vllm-v100"},
+        "serving": {
+            **_raw()["serving"],
+            "dtype": "float16",
+            "max_model_len": 4096,
+            "max_num_batched_tokens": 1024,
+            "gpu_memory_utilization": 0.95,
+        },
+    }
     fleet = loader.validate(raw, stack=PROD, file="x")
     new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
     assert new["gpu"]["kind"] == "V100-32G" and itype.startswith("GN10X")

@@ -1,4 +1,5 @@
 """Cost components and their arithmetic, on an inventory in the preview's JSON shape."""
+
 import copy
 from decimal import Decimal
 
@@ -48,11 +49,26 @@ def test_unpriced_type_is_a_missing_line(ali_inventory, prod_fleet):
 def test_subscription_baseline_and_spot_cap(ali_inventory, prod_fleet):
     inv = copy.deepcopy(ali_inventory)
     for i in range(2):
-        inv.append({"type": "alicloud:ecs/instance:Instance", "name": f"base-{i}", "parent": None,
-                    "inputs": {"instanceType": "ecs.gn7i-c8g1.2xlarge", "instanceChargeType": "PrePaid", "period": 1, "periodUnit": "Month",
-                               "systemDiskCategory": "cloud_essd", "systemDiskPerformanceLevel": "PL0", "systemDiskSize": 100}})
+        inv.append(
+            {
+                "type": "alicloud:ecs/instance:Instance",
+                "name": f"base-{i}",
+                "parent": None,
+                "inputs": {
+                    "instanceType": "ecs.gn7i-c8g1.2xlarge",
+                    "instanceChargeType": "PrePaid",
+                    "period": 1,
+                    "periodUnit": "Month",
+                    "systemDiskCategory": "cloud_essd",
+                    "systemDiskPerformanceLevel": "PL0",
+                    "systemDiskSize": 100,
+                },
+            }
+        )
     cfg = next(r for r in inv if r["type"].endswith("ScalingConfiguration"))
-    cfg["inputs"].update(spotStrategy="SpotWithPriceLimit", spotPriceLimits=[{"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": 3.0}])
+    cfg["inputs"].update(
+        spotStrategy="SpotWithPriceLimit", spotPriceLimits=[{"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": 3.0}]
+    )
     e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.Usage())
     base = [l for l in e.lines if l.resource_name.startswith("base-") and l.category == "gpu_compute"]
     assert [l.monthly_cost for l in base] == [Decimal("2160.51")] * 2 and base[0].billing == "monthly"
@@ -65,8 +81,9 @@ def test_subscription_baseline_and_spot_cap(ali_inventory, prod_fleet):
 def test_discount_file(tmp_path, ali_inventory, prod_fleet):
     f = tmp_path / "d.yaml"
     f.write_text("discounts:\n  - {match: 'instance/*', billing: payg, factor: 0.8, note: 'contract 2026'}\n")
-    e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage(),
-                                 estimate.load_discounts(str(f)))
+    e = estimate.price_inventory(
+        prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage(), estimate.load_discounts(str(f))
+    )
     assert _line(e, "autoscaled node").unit_price == Decimal("8.8788") * Decimal("0.8")
     assert _line(e, "NAT gateway").unit_price == Decimal("0.23")
 

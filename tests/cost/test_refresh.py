@@ -1,4 +1,5 @@
 """`catalog refresh` through the vendors' real SDKs against a fake pricing endpoint on 127.0.0.1."""
+
 import json
 import shutil
 import threading
@@ -8,8 +9,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from gpufleet.cost import catalog, refresh
+
 from gpufleet.errors import UserError
 
 FIX = Path(__file__).parent / "fixtures"
@@ -35,7 +36,9 @@ def fake():
             else:
                 q = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
                 q.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
-                seen.append(("ali", self.headers.get("x-acs-action") or q.get("Action"), q, self.headers.get("Authorization", "")))
+                seen.append(
+                    ("ali", self.headers.get("x-acs-action") or q.get("Action"), q, self.headers.get("Authorization", ""))
+                )
                 if q.get("InstanceType") == "ecs.gn7-c12g1.3xlarge":
                     out, status = ali["not_sold"], 400
                 else:
@@ -76,7 +79,12 @@ def test_alicloud_describe_price(fake, data, monkeypatch):
     assert any("ecs.gn7-c12g1.3xlarge" in f and "NotSupported" in f for f in res.failed)
     cat = catalog.load("alicloud", "cn-hangzhou", data)
     row = cat.get("instance/ecs.gn7i-c8g1.2xlarge", "payg")
-    assert row.quality == "vendor API" and row.price == Decimal("9.2") and row.trade_price == Decimal("8.28") and row.as_of == "2026-12-02"
+    assert (
+        row.quality == "vendor API"
+        and row.price == Decimal("9.2")
+        and row.trade_price == Decimal("8.28")
+        and row.as_of == "2026-12-02"
+    )
     assert cat.get("instance/ecs.gn7i-c8g1.2xlarge", "yearly").price == (Decimal("9.2") / 12).quantize(Decimal("0.0001"))
     assert cat.get("instance/ecs.gn7-c12g1.3xlarge", "payg").quality == "missing"  # left as it was
     assert cat.get("disk/cloud_essd/PL1", "payg").quality == "official"  # untouched rows stay

@@ -1,16 +1,16 @@
 """Reports finance opens: XLSX read back with its chart, HTML drawn in headless Chromium, CSV, table."""
+
 import copy
-from decimal import Decimal
 import csv
 import io
 import shutil
 import subprocess
+from decimal import Decimal
 
 import pytest
-from rich.console import Console
-
 from gpufleet.cost import estimate, report, usage
 from gpufleet.cost.compare import Option
+from rich.console import Console
 
 
 @pytest.fixture
@@ -20,7 +20,9 @@ def options(ali_inventory, prod_fleet):
         inv = copy.deepcopy(ali_inventory)
         if billing == "spot":
             next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
-        e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack))
+        e = estimate.price_inventory(
+            prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack)
+        )
         out.append(Option("alicloud", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", billing, [], e))
     out.append(Option("tencentcloud", "ap-shanghai", None, "payg", ["region cn-hangzhou -> ap-shanghai"], None, "preview failed"))
     return out
@@ -68,7 +70,17 @@ def test_estimate_json_shape(prod_estimate):
     j = report.estimate_json(prod_estimate)
     assert set(j["by_category"]) == {"gpu_compute", "disk", "bandwidth", "nat", "load_balancer", "other"}
     line = j["lines"][0]
-    for k in ("resource_type", "resource_name", "component", "unit", "monthly_quantity", "unit_price", "monthly_cost", "category", "price_quality"):
+    for k in (
+        "resource_type",
+        "resource_name",
+        "component",
+        "unit",
+        "monthly_quantity",
+        "unit_price",
+        "monthly_cost",
+        "category",
+        "price_quality",
+    ):
         assert k in line
     assert j["monthly_total"] == str(prod_estimate.monthly_total)
 
@@ -80,9 +92,21 @@ def test_html_chart_is_drawn_in_chromium(options, tmp_path):
     assert "<script src" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     page = tmp_path / "report.html"
     page.write_text(html)
-    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
-           "--no-first-run", "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-           "--virtual-time-budget=2000", "--dump-dom", page.as_uri()]
+    cmd = [
+        "chromium",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=90).stdout
     assert 'data-drawn="2"' in dom  # two options with a total
     assert dom.count('class="bar"') >= 2 * 4  # stacked segments: each option has >= 4 non-zero categories

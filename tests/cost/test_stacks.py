@@ -1,4 +1,5 @@
 """Cost over the real program: every shipped stack's preview inventory, the prod estimate, compare."""
+
 from decimal import Decimal
 
 import pytest
@@ -6,8 +7,9 @@ import pytest
 pytest.importorskip("gpufleet.preview", reason="the offline preview (gpufleet/preview.py) is not in the tree yet")
 
 from gpufleet.cost import catalog, compare, graph, resources, usage  # noqa: E402
-from gpufleet.cli.cost import stack_estimate  # noqa: E402
 from gpufleet.stacks import loader  # noqa: E402
+
+from gpufleet.cli.cost import stack_estimate  # noqa: E402
 
 STACKS = loader.stack_names()
 PROD = "alicloud-cn-hangzhou-prod"
@@ -40,15 +42,16 @@ def test_prod_estimate_lists_every_overhead_traceably():
         if l.monthly_cost is not None:
             assert l.monthly_cost == (l.unit_price * l.monthly_quantity).quantize(Decimal("0.01"))
     gpu = [l for l in est.lines if l.category == "gpu_compute"]
-    assert float(sum(l.monthly_quantity for l in gpu if l.unit == "hour") + 730 * sum(l.monthly_quantity for l in gpu if l.unit == "month")) \
-        == pytest.approx(float(Decimal("2.7738") * 730), rel=1e-6)
+    assert float(
+        sum(l.monthly_quantity for l in gpu if l.unit == "hour") + 730 * sum(l.monthly_quantity for l in gpu if l.unit == "month")
+    ) == pytest.approx(float(Decimal("2.7738") * 730), rel=1e-6)
 
 
 def test_compare_gives_both_clouds_and_four_billings():
     opts = compare.compare(PROD, ["alicloud", "tencentcloud"], list(compare.BILLINGS), usage.load(PROD))
     assert [(o.cloud, o.billing) for o in opts] == [(c, b) for c in ("alicloud", "tencentcloud") for b in compare.BILLINGS]
     ali = {o.billing: o for o in opts if o.cloud == "alicloud"}
-    for b, o in ali.items():
+    for o in ali.values():
         assert o.estimate is not None, o.problem
     totals = {b: ali[b].estimate.monthly_total for b in ali}
     assert totals["spot"] < totals["payg"]

@@ -3,6 +3,7 @@
 The server runs as root from its own config in a temp dir (temporary host key, AuthorizedKeysFile
 pointing at a test key, StrictModes no, UsePAM no, PidFile in the temp dir) on a free high port.
 """
+
 from __future__ import annotations
 
 import os
@@ -132,7 +133,13 @@ def write_recipe(folder: Path, steps: list[dict] | None = None, name: str = "sel
         "steps": steps
         if steps is not None
         else [
-            {"name": "tree", "template": "tree", "fact": "file_line", "pin": "app", "vars": {"path": str(prefix / "opt/app/VERSION")}},
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
             {"name": "user", "template": "user"},
             {"name": "unit", "template": "unit"},
         ],

@@ -1,4 +1,5 @@
 """The runner and `image build` against a real OpenSSH server on 127.0.0.1 (fixture in conftest.py)."""
+
 import json
 import subprocess
 import sys
@@ -7,18 +8,33 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gpufleet.images.recipes import load_recipe
-from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
-
 from conftest import write_recipe
+from gpufleet.images.recipes import load_recipe
+from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, Target
 
 pytestmark = pytest.mark.sshd
 
 
 def cli(sshd, recipe_file, *extra, known_hosts=None):
-    cmd = [sys.executable, "-m", "gpufleet.cli.image", "build", "-r", str(recipe_file), "-H", "127.0.0.1", "-p", str(sshd.port),
-           "-k", str(sshd.key), "--known-hosts", str(known_hosts or sshd.known_hosts), "--manifest-out", str(recipe_file.parent / "m.json"), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gpufleet.cli.image",
+        "build",
+        "-r",
+        str(recipe_file),
+        "-H",
+        "127.0.0.1",
+        "-p",
+        str(sshd.port),
+        "-k",
+        str(sshd.key),
+        "--known-hosts",
+        str(known_hosts or sshd.known_hosts),
+        "--manifest-out",
+        str(recipe_file.parent / "m.json"),
+        *extra,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -56,11 +72,20 @@ def test_drifted_step_is_reapplied(sshd, recipe_file):
 
 def _slow_recipe(folder: Path, seconds: int = 4) -> Path:
     prefix = folder / "root"
-    return write_recipe(folder, steps=[
-        {"name": "tree", "template": "tree", "fact": "file_line", "pin": "app", "vars": {"path": str(prefix / "opt/app/VERSION")}},
-        {"name": "slow", "template": "slow", "vars": {"seconds": seconds}},
-        {"name": "unit", "template": "unit"},
-    ])
+    return write_recipe(
+        folder,
+        steps=[
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
+            {"name": "slow", "template": "slow", "vars": {"seconds": seconds}},
+            {"name": "unit", "template": "unit"},
+        ],
+    )
 
 
 def _drop_when_started(sshd, folder: Path) -> threading.Thread:
@@ -104,11 +129,20 @@ def test_runner_reconnects_by_itself(sshd, tmp_path):
 
 def test_failing_step_stops_with_its_output(sshd, tmp_path):
     prefix = tmp_path / "root"
-    rf = write_recipe(tmp_path, steps=[
-        {"name": "tree", "template": "tree", "fact": "file_line", "pin": "app", "vars": {"path": str(prefix / "opt/app/VERSION")}},
-        {"name": "broken", "template": "fail"},
-        {"name": "unit", "template": "unit"},
-    ])
+    rf = write_recipe(
+        tmp_path,
+        steps=[
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
+            {"name": "broken", "template": "fail"},
+            {"name": "unit", "template": "unit"},
+        ],
+    )
     r = cli(sshd, rf)
     assert r.returncode == 1
     assert "step broken (apply): apply exited 3" in r.stderr

@@ -1,13 +1,14 @@
 """Recipe compatibility: the shipped recipes pass, clashes are refused with the clash named."""
+
 import pytest
 import yaml
-
-from gpufleet.errors import UserError
 from gpufleet.images import checks, compat
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.images.steps import python_lock_text
 from gpufleet.stacks import catalog
 from gpufleet.stacks.loader import load_fleet, stack_names
+
+from gpufleet.errors import UserError
 
 
 @pytest.mark.parametrize("name", ["cuda13-vllm", "cuda12-vllm-v100"])
@@ -21,7 +22,10 @@ def test_shipped_recipes_are_consistent(name):
 def test_recipe_names_and_regions():
     assert {"cuda13-vllm", "cuda12-vllm-v100"} <= set(recipe_names())
     for n in ("cuda13-vllm", "cuda12-vllm-v100"):
-        assert load_recipe(n).regions == {"alicloud": ["cn-hangzhou", "cn-beijing", "cn-shanghai"], "tencentcloud": ["ap-guangzhou", "ap-shanghai", "ap-beijing"]}
+        assert load_recipe(n).regions == {
+            "alicloud": ["cn-hangzhou", "cn-beijing", "cn-shanghai"],
+            "tencentcloud": ["ap-guangzhou", "ap-shanghai", "ap-beijing"],
+        }
 
 
 def test_current_recipe_refuses_v100():
@@ -77,7 +81,9 @@ class _Fleet:
     def __init__(self, base, gpu, recipe, dtype, pins):
         from types import SimpleNamespace
 
-        self.spec = SimpleNamespace(image=SimpleNamespace(recipe=recipe), serving=SimpleNamespace(dtype=dtype), gpu=SimpleNamespace(kind=gpu))
+        self.spec = SimpleNamespace(
+            image=SimpleNamespace(recipe=recipe), serving=SimpleNamespace(dtype=dtype), gpu=SimpleNamespace(kind=gpu)
+        )
         self.gpu = catalog.gpu_kinds()[gpu]
         self.image_pins = pins
         self.image_id = base.image_id
@@ -92,6 +98,8 @@ def test_v100_stack_on_current_recipe_fails_with_hint():
 
 def test_bf16_on_t4_and_pin_drift():
     base = load_fleet(stack_names()[0])
-    probs = dict(checks.spec_problems(_Fleet(base, "T4", "cuda13-vllm", "bfloat16", {**load_recipe("cuda13-vllm").pins, "vllm": "0.32.0"})))
+    probs = dict(
+        checks.spec_problems(_Fleet(base, "T4", "cuda13-vllm", "bfloat16", {**load_recipe("cuda13-vllm").pins, "vllm": "0.32.0"}))
+    )
     assert "bfloat16 needs compute capability >= 8.0" in probs["fleet.serving.dtype"]
     assert "vllm: image has 0.32.0, recipe pins 0.33.0" in probs["fleet.image.recipe"]

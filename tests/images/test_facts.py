@@ -4,10 +4,10 @@ pip show, python --version and dpkg-query texts were recorded on this machine (2
 has no GPU, so the nvidia-smi and nvcc texts follow the documented formats (`--format=csv,noheader`
 prints one value per GPU per line) and are NOT recordings from a GPU host.
 """
+
 from pathlib import Path
 
 import pytest
-
 from gpufleet.images import facts
 
 REC = Path(__file__).parent / "recorded"
@@ -37,7 +37,9 @@ def test_dpkg_version_recorded_strips_epoch_and_revision():
 
 def test_nvidia_smi_driver_one_line_per_gpu():
     assert facts.parse_nvidia_smi_driver("580.95.05\n580.95.05\n") == "580.95.05"
-    assert facts.parse_nvidia_smi_driver("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n") is None
+    assert (
+        facts.parse_nvidia_smi_driver("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n") is None
+    )
     with pytest.raises(ValueError):
         facts.parse_nvidia_smi_driver("580.95.05\n570.172.08\n")
 

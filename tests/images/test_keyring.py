@@ -1,10 +1,10 @@
 """The keyring check the apt-repos step renders, run by bash against real gpg keyrings made here."""
+
 import os
 import shutil
 import subprocess
 
 import pytest
-
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.steps import environment
 
@@ -13,9 +13,15 @@ pytestmark = pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
 
 def _key(home, email: str) -> str:
     env = {**os.environ, "GNUPGHOME": str(home)}
-    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-generate-key", email, "ed25519", "sign", "never"],
-                   env=env, check=True, capture_output=True)
-    out = subprocess.run(["gpg", "--batch", "--with-colons", "--fingerprint", email], env=env, check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        ["gpg", "--batch", "--passphrase", "", "--quick-generate-key", email, "ed25519", "sign", "never"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        ["gpg", "--batch", "--with-colons", "--fingerprint", email], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return next(line.split(":")[9] for line in out.splitlines() if line.startswith("fpr"))
 
 
@@ -30,8 +36,12 @@ def _verifies(repo, path) -> bool:
     recipe = load_recipe("cuda13-vllm")
     macro = environment(recipe).get_template("keyring.j2").module.verified
     script = str(macro(repo, str(path)))
-    return subprocess.run(["bash", "-c", script], env={**os.environ, "GNUPGHOME": str(path.parent / "empty-home")},
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["bash", "-c", script], env={**os.environ, "GNUPGHOME": str(path.parent / "empty-home")}, capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 @pytest.fixture
@@ -57,7 +67,11 @@ def test_sha256_when_given(keys, tmp_path):
 
     home, good, _ = keys
     ring = _keyring(home, tmp_path / "good.gpg", "repo@example.org")
-    repo = load_recipe("cuda13-vllm").apt_repos[0].model_copy(update={"keyring_sha256": hashlib.sha256(ring.read_bytes()).hexdigest()})
+    repo = (
+        load_recipe("cuda13-vllm")
+        .apt_repos[0]
+        .model_copy(update={"keyring_sha256": hashlib.sha256(ring.read_bytes()).hexdigest()})
+    )
     assert _verifies(repo, ring)
     ring.write_bytes(ring.read_bytes() + b"\0")
     assert not _verifies(repo, ring)

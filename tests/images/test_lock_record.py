@@ -1,13 +1,12 @@
 """`gpufleet image lock record`: a finished build's images go into the lock only if they match the recipe."""
+
 import hashlib
 import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from gpufleet.images import lock
 from gpufleet.images.recipes import load_recipe
 
@@ -23,8 +22,13 @@ def _ids(where: str) -> str:
 @pytest.fixture
 def files(tmp_path):
     manifest = tmp_path / "m.json"
-    body = {"recipe": RECIPE.name, "pins": dict(sorted(RECIPE.pins.items())), "observed": {"vllm_version": RECIPE.pins["vllm"]},
-            "steps": {}, "build_time": "2026-12-03T05:00:00+00:00"}
+    body = {
+        "recipe": RECIPE.name,
+        "pins": dict(sorted(RECIPE.pins.items())),
+        "observed": {"vllm_version": RECIPE.pins["vllm"]},
+        "steps": {},
+        "build_time": "2026-12-03T05:00:00+00:00",
+    }
     manifest.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
     lock_file = tmp_path / "lock.json"
     shutil.copy(lock.LOCK, lock_file)
@@ -32,7 +36,20 @@ def files(tmp_path):
 
 
 def record(manifest, lock_file, *args):
-    cmd = [sys.executable, "-m", "gpufleet.cli.image", "lock", "record", "-r", RECIPE.name, "-m", str(manifest), "--lock", str(lock_file), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gpufleet.cli.image",
+        "lock",
+        "record",
+        "-r",
+        RECIPE.name,
+        "-m",
+        str(manifest),
+        "--lock",
+        str(lock_file),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
@@ -53,8 +70,16 @@ def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):
     manifest, lock_file = files
     outputs = tmp_path / "outputs.json"
     ali = {f"image:alicloud:{r}": f"m-{r}" for r in RECIPE.regions["alicloud"]}
-    outputs.write_text(json.dumps({**ali, "image:tencentcloud:ap-guangzhou": "img-gz1", "image:tencentcloud:synced": "sync-1",
-                                   "builder_instance_id": "i-1"}))
+    outputs.write_text(
+        json.dumps(
+            {
+                **ali,
+                "image:tencentcloud:ap-guangzhou": "img-gz1",
+                "image:tencentcloud:synced": "sync-1",
+                "builder_instance_id": "i-1",
+            }
+        )
+    )
     rest = [a for r in RECIPE.regions["tencentcloud"] if r != "ap-guangzhou" for a in ("--image", f"tencentcloud/{r}=img-{r}")]
     r = record(manifest, lock_file, "--outputs", str(outputs), *rest)
     assert r.returncode == 0, r.stderr

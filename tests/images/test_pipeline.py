@@ -1,19 +1,44 @@
 """The image pipeline under Pulumi's mock engine (gpufleet.preview.run records what it declares)."""
-import pytest
 
+import pytest
 from gpufleet.images.pipeline import BuilderSpec, declare
 from gpufleet.images.recipes import load_recipe
+
 from gpufleet.preview import run
 
-ALI = BuilderSpec("alicloud", "cn-hangzhou", "cn-hangzhou-h", "ecs.gn7i-c8g1.2xlarge", "vpc-test", "vsw-test", "m-base",
-                  "198.51.100.7/32", 100, "builder-key")
-TC = BuilderSpec("tencentcloud", "ap-guangzhou", "ap-guangzhou-3", "GN7.2XLARGE32", "vpc-test", "subnet-test", "img-base",
-                 "198.51.100.7/32", 100, "skey-test")
+ALI = BuilderSpec(
+    "alicloud",
+    "cn-hangzhou",
+    "cn-hangzhou-h",
+    "ecs.gn7i-c8g1.2xlarge",
+    "vpc-test",
+    "vsw-test",
+    "m-base",
+    "198.51.100.7/32",
+    100,
+    "builder-key",
+)
+TC = BuilderSpec(
+    "tencentcloud",
+    "ap-guangzhou",
+    "ap-guangzhou-3",
+    "GN7.2XLARGE32",
+    "vpc-test",
+    "subnet-test",
+    "img-base",
+    "198.51.100.7/32",
+    100,
+    "skey-test",
+)
 
 
 def _inv(spec, phase):
     recipe = load_recipe("cuda13-vllm")
-    return run(lambda: declare(recipe, spec, phase, manifest_sha256="ab" * 32, builder_instance_id="i-recorded"), stack="images", config={})
+    return run(
+        lambda: declare(recipe, spec, phase, manifest_sha256="ab" * 32, builder_instance_id="i-recorded"),
+        stack="images",
+        config={},
+    )
 
 
 def _types(inv):
@@ -22,12 +47,19 @@ def _types(inv):
 
 def test_alicloud_phases():
     build = _inv(ALI, "build")
-    assert _types(build) == ["alicloud:ecs/instance:Instance", "alicloud:ecs/securityGroup:SecurityGroup", "alicloud:ecs/securityGroupRule:SecurityGroupRule"]
+    assert _types(build) == [
+        "alicloud:ecs/instance:Instance",
+        "alicloud:ecs/securityGroup:SecurityGroup",
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule",
+    ]
     rule = build.of_type("alicloud:ecs/securityGroupRule:SecurityGroupRule")[0]["inputs"]
     assert rule["cidrIp"] == "198.51.100.7/32" and rule["portRange"] == "22/22"
     image = _inv(ALI, "image")
     copies = image.of_type("alicloud:ecs/imageCopy:ImageCopy")
-    assert sorted(c["name"].rsplit("-", 2)[-2] + "-" + c["name"].rsplit("-", 1)[-1] for c in copies) == ["cn-beijing", "cn-shanghai"]
+    assert sorted(c["name"].rsplit("-", 2)[-2] + "-" + c["name"].rsplit("-", 1)[-1] for c in copies) == [
+        "cn-beijing",
+        "cn-shanghai",
+    ]
     img = image.of_type("alicloud:ecs/image:Image")[0]["inputs"]
     assert img["tags"]["gpufleet:vllm"] == "0.33.0" and img["tags"]["gpufleet:driver"] == "580.95.05"
     assert all(c["inputs"]["tags"]["gpufleet:manifest-sha256"] == "ab" * 32 for c in copies)

@@ -1,4 +1,5 @@
 """The images program (images/program/) read from its stack file, previewed under the mock engine."""
+
 import runpy
 import subprocess
 import sys
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpufleet.images.pipeline import PROGRAM, load_pipeline
 
 from gpufleet.errors import UserError
-from gpufleet.images.pipeline import PROGRAM, load_pipeline
 from gpufleet.preview import run
 
 EXAMPLE = PROGRAM / "Pulumi.example-cuda13-vllm-alicloud.yaml"
@@ -38,28 +39,39 @@ def test_the_program_file_declares_the_build_phase(monkeypatch, tmp_path):
     main.write_text((PROGRAM / "__main__.py").read_text())
     inv = run(lambda: runpy.run_path(str(main)), stack="mine", config={})
     assert sorted(r["type"] for r in inv.resources) == [
-        "alicloud:ecs/instance:Instance", "alicloud:ecs/securityGroup:SecurityGroup", "alicloud:ecs/securityGroupRule:SecurityGroupRule"]
+        "alicloud:ecs/instance:Instance",
+        "alicloud:ecs/securityGroup:SecurityGroup",
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule",
+    ]
     assert "builder_instance_id" in inv.outputs
 
 
 def test_done_phase_keeps_only_images(tmp_path):
     path = _edited(tmp_path, phase="done", manifest_sha256="ab" * 32, builder_instance_id="i-bp1recorded")
-    r = subprocess.run([sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path), "--json"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert '"alicloud:ecs/instance:Instance"' not in r.stdout and '"alicloud:ecs/imageCopy:ImageCopy"' in r.stdout
 
 
-@pytest.mark.parametrize("changes, expected", [
-    ({"phase": "image"}, "manifest_sha256: phase image needs the sha256"),
-    ({"phase": "done", "manifest_sha256": "ab" * 32}, "builder_instance_id: phase done needs"),
-    ({"operator_cidr": "0.0.0.0/0"}, "wider than /16"),
-    ({"operator_cidr": "my-laptop"}, "is not a CIDR"),
-    ({"recipe": "cuda13-vlm"}, "did you mean 'cuda13-vllm'"),
-    ({"region": "cn-shenzhen"}, "builder.region: recipe cuda13-vllm copies its image to alicloud"),
-    ({"instance_type": "ecs.gn6v-c8g1.2xlarge"}, "which recipe cuda13-vllm does not serve"),
-    ({"instance_type": "ecs.gn7i-c8g1.2xlarg"}, "did you mean 'ecs.gn7i-c8g1.2xlarge'"),
-    ({"phase": "deploy"}, "phase:"),
-])
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ({"phase": "image"}, "manifest_sha256: phase image needs the sha256"),
+        ({"phase": "done", "manifest_sha256": "ab" * 32}, "builder_instance_id: phase done needs"),
+        ({"operator_cidr": "0.0.0.0/0"}, "wider than /16"),
+        ({"operator_cidr": "my-laptop"}, "is not a CIDR"),
+        ({"recipe": "cuda13-vlm"}, "did you mean 'cuda13-vllm'"),
+        ({"region": "cn-shenzhen"}, "builder.region: recipe cuda13-vllm copies its image to alicloud"),
+        ({"instance_type": "ecs.gn6v-c8g1.2xlarge"}, "which recipe cuda13-vllm does not serve"),
+        ({"instance_type": "ecs.gn7i-c8g1.2xlarg"}, "did you mean 'ecs.gn7i-c8g1.2xlarge'"),
+        ({"phase": "deploy"}, "phase:"),
+    ],
+)
 def test_bad_stack_files_name_the_field(tmp_path, changes, expected):
     assert expected in _problems(_edited(tmp_path, **changes))
 
@@ -67,5 +79,7 @@ def test_bad_stack_files_name_the_field(tmp_path, changes, expected):
 def test_unknown_field_and_cli_exit_code(tmp_path):
     path = _edited(tmp_path, zone_id="x")
     assert "unknown field" in _problems(path)
-    r = subprocess.run([sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 2 and "unknown field" in r.stderr and "Traceback" not in r.stderr

@@ -1,13 +1,12 @@
 """Every rendered script of the production recipes (and the self-test) passes the real shellcheck."""
+
 import shutil
 import subprocess
 
 import pytest
-
+from conftest import write_recipe
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.steps import render
-
-from conftest import write_recipe
 
 SHELLCHECK = shutil.which("shellcheck") or "/usr/bin/shellcheck"
 
@@ -51,7 +50,9 @@ def test_strict_undefined(tmp_path):
     import jinja2
 
     (tmp_path / "t").mkdir()
-    (tmp_path / "t" / "oops.sh.j2").write_text("{% block check %}echo {{ pins.nope }}{% endblock %}{% block apply %}:{% endblock %}")
+    (tmp_path / "t" / "oops.sh.j2").write_text(
+        "{% block check %}echo {{ pins.nope }}{% endblock %}{% block apply %}:{% endblock %}"
+    )
     path = write_recipe(tmp_path, steps=[{"name": "oops", "template": "oops"}], name="oops")
     text = path.read_text().replace(str(__import__("conftest").SELFTEST / "templates"), str(tmp_path / "t"))
     path.write_text(text)

@@ -5,6 +5,7 @@ token takes `token_s` times the number of requests in flight when the request ar
 concurrency c takes about first_token_s + tokens x token_s x c per request, and a test can place the
 knee. It can also refuse keys, fail every n-th request with a 500, leave out the usage chunk, or hang.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Behaviour:
     model: str = "fake-model"
     api_key: str | None = None
-    tokens: int = 4                 # tokens per answer (fewer when max_tokens is lower)
+    tokens: int = 4  # tokens per answer (fewer when max_tokens is lower)
     first_token_s: float = 0.02
-    token_s: float = 0.005          # per token, times the requests in flight
-    fail_every: int = 0             # every n-th request gets HTTP 500 (0: never)
-    usage: bool = True              # send the usage chunk when asked for it
-    hang_s: float = 0.0             # sleep this long before answering
-    echo_auth_on_401: bool = True   # a careless server that echoes the Authorization header
-    mode: str = "sse"               # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
+    token_s: float = 0.005  # per token, times the requests in flight
+    fail_every: int = 0  # every n-th request gets HTTP 500 (0: never)
+    usage: bool = True  # send the usage chunk when asked for it
+    hang_s: float = 0.0  # sleep this long before answering
+    echo_auth_on_401: bool = True  # a careless server that echoes the Authorization header
+    mode: str = "sse"  # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
     bodies: list = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -94,8 +95,9 @@ def _handler(b: Behaviour):
                     time.sleep(b.token_s * load)
                 self._event({"choices": [{"index": 0, "delta": {"content": f"tok{i} "}}]})
             if b.usage and body.get("stream_options", {}).get("include_usage"):
-                self._event({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens,
-                                                      "total_tokens": 10 + tokens}})
+                self._event(
+                    {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": 10 + tokens}}
+                )
             if b.mode != "cut":
                 self._event("[DONE]")
 
@@ -118,7 +120,7 @@ class FakeServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         self.thread.start()
         return self
 

@@ -1,5 +1,6 @@
 """`gpufleet loadtest`: the statistics by hand, and the client against a fake server on 127.0.0.1 whose
 latency grows with load (tests/sizing/fake_openai.py), so the knee is known in advance."""
+
 import asyncio
 import json
 import statistics
@@ -8,18 +9,29 @@ import sys
 import time
 
 import pytest
-
 from fake_openai import Behaviour, FakeServer
-from gpufleet.errors import UserError
 from gpufleet.sizing import capacity, loadstats, loadtest
 from gpufleet.sizing.loadstats import LevelRun, Sample
+
+from gpufleet.errors import UserError
 
 KEY = "sk-test-5d41402abc4b2a76b9719d911017c592"
 
 
 def settings(url, **overrides):
-    args = dict(url=url, model="fake-model", concurrency="1,4,16", requests=32, max_tokens=8, api_key_env=None,
-                slo_p95_ms=None, timeout_s=5.0, max_duration_s=30.0, prompt=None, environ={})
+    args = dict(
+        url=url,
+        model="fake-model",
+        concurrency="1,4,16",
+        requests=32,
+        max_tokens=8,
+        api_key_env=None,
+        slo_p95_ms=None,
+        timeout_s=5.0,
+        max_duration_s=30.0,
+        prompt=None,
+        environ={},
+    )
     args.update(overrides)
     return loadtest.settings(**args)
 
@@ -29,6 +41,7 @@ def run(s):
 
 
 # ---- statistics, by hand -------------------------------------------------------------------------------
+
 
 def test_percentiles_worked_by_hand():
     # sorted 10 20 30 40, h = (n-1) q/100: p50 h=1.5 -> 20+0.5*10 = 25; p95 h=2.85 -> 30+0.85*10 = 38.5;
@@ -55,8 +68,8 @@ def test_level_stats_counts_only_successes_as_throughput():
     bad = [Sample(ok=False, latency_ms=5, error="HTTP 500: boom", status=500)]
     lv = loadstats.level_stats(LevelRun(8, tuple(ok + bad), 2.0))
     assert lv["requests"] == 4 and lv["errors"] == 1 and lv["error_rate"] == 0.25
-    assert lv["requests_per_s"] == 1.5 and lv["output_tokens_per_s"] == 15.0   # 3 ok / 2 s, 30 tokens / 2 s
-    assert lv["latency_ms"] == {"p50": 200.0, "p95": 290.0, "p99": 298.0}        # the failed 5 ms is not in them
+    assert lv["requests_per_s"] == 1.5 and lv["output_tokens_per_s"] == 15.0  # 3 ok / 2 s, 30 tokens / 2 s
+    assert lv["latency_ms"] == {"p50": 200.0, "p95": 290.0, "p99": 298.0}  # the failed 5 ms is not in them
     assert lv["ttft_ms"] == {"p50": 50.0, "p95": 72.5}
     assert lv["top_errors"] == [{"message": "HTTP 500: boom", "count": 1}]
     empty = loadstats.level_stats(LevelRun(1, (), 0.0))
@@ -78,6 +91,7 @@ def test_knee_is_the_highest_concurrency_within_the_slo_without_errors():
 
 # ---- the client against the fake server ----------------------------------------------------------------
 
+
 def test_measures_every_level_and_finds_the_knee():
     # per request ~ 20 ms + 3 tokens x 5 ms x c: c=1 ~35 ms, c=4 ~80 ms, c=16 ~260 ms; SLO 200 ms -> knee 4
     with FakeServer() as srv:
@@ -94,8 +108,13 @@ def test_measures_every_level_and_finds_the_knee():
         assert lat["p50"] <= lat["p95"] <= lat["p99"] and ttft["p50"] <= ttft["p95"] and ttft["p50"] < lat["p50"]
         assert lv["output_tokens_per_s"] == pytest.approx(4 * lv["requests_per_s"], rel=0.01)  # 4 tokens each
     assert r["levels"][2]["requests_per_s"] > r["levels"][0]["requests_per_s"]  # more in flight, more throughput
-    assert len(seen) == 96 and all(b["stream"] is True and b["stream_options"] == {"include_usage": True}
-                                   and b["max_tokens"] == 8 and b["messages"][0]["role"] == "user" for b in seen)
+    assert len(seen) == 96 and all(
+        b["stream"] is True
+        and b["stream_options"] == {"include_usage": True}
+        and b["max_tokens"] == 8
+        and b["messages"][0]["role"] == "user"
+        for b in seen
+    )
     assert capacity.per_node_qps_of(r, "run")[0] == r["knee"]["requests_per_s"]
 
 
@@ -157,10 +176,28 @@ def test_unknown_model_and_unreachable_server_stop_with_a_clear_message():
 
 def test_bad_options_are_all_reported_at_once():
     with pytest.raises(UserError) as exc:
-        settings("ftp://host", model=" ", concurrency="1,x,0", requests=0, max_tokens=0, timeout_s=0,
-                 slo_p95_ms=-1, api_key_env="sk-live-abc", environ={})
+        settings(
+            "ftp://host",
+            model=" ",
+            concurrency="1,x,0",
+            requests=0,
+            max_tokens=0,
+            timeout_s=0,
+            slo_p95_ms=-1,
+            api_key_env="sk-live-abc",
+            environ={},
+        )
     fields = [p.file for p in exc.value.problems]
-    assert fields == ["--url", "--concurrency", "--api-key-env", "--model", "--requests", "--max-tokens", "--timeout-s", "--slo-p95-ms"]
+    assert fields == [
+        "--url",
+        "--concurrency",
+        "--api-key-env",
+        "--model",
+        "--requests",
+        "--max-tokens",
+        "--timeout-s",
+        "--slo-p95-ms",
+    ]
     assert "sk-live-abc" not in str(exc.value)
     with pytest.raises(UserError, match="cannot keep 50 in flight"):
         settings("http://h:8000", concurrency="50", requests=10)
@@ -177,20 +214,59 @@ def test_endpoint_from_any_form_of_the_base_url(url):
 
 # ---- the command ---------------------------------------------------------------------------------------
 
+
 def _cli(*args, env=None):
     import os
 
-    return subprocess.run([sys.executable, "-c", "from gpufleet.cli import main; main()", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def test_command_writes_the_result_plan_capacity_reads(tmp_path):
     out = tmp_path / "lt.json"
     with FakeServer(Behaviour(api_key=KEY)) as srv:
-        r = _cli("loadtest", "--url", srv.url, "--model", "fake-model", "--concurrency", "1,4,16", "--requests", "32",
-                 "--max-tokens", "8", "--slo-p95-ms", "200", "--api-key-env", "LT_KEY", "--json", "-o", str(out), env={"LT_KEY": KEY})
-        table = _cli("loadtest", "--url", srv.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "4",
-                     "--slo-p95-ms", "200", "--api-key-env", "LT_KEY", env={"LT_KEY": KEY})
+        r = _cli(
+            "loadtest",
+            "--url",
+            srv.url,
+            "--model",
+            "fake-model",
+            "--concurrency",
+            "1,4,16",
+            "--requests",
+            "32",
+            "--max-tokens",
+            "8",
+            "--slo-p95-ms",
+            "200",
+            "--api-key-env",
+            "LT_KEY",
+            "--json",
+            "-o",
+            str(out),
+            env={"LT_KEY": KEY},
+        )
+        table = _cli(
+            "loadtest",
+            "--url",
+            srv.url,
+            "--model",
+            "fake-model",
+            "--concurrency",
+            "1,2",
+            "--requests",
+            "4",
+            "--slo-p95-ms",
+            "200",
+            "--api-key-env",
+            "LT_KEY",
+            env={"LT_KEY": KEY},
+        )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == json.loads(out.read_text()) and json.loads(r.stdout)["knee"]["concurrency"] == 4
     assert "concurrency   16" in r.stderr  # the progress display

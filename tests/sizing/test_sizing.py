@@ -1,14 +1,15 @@
 """Memory fit, capacity plan, vLLM flag check, and the stack check that `gpufleet preview` runs."""
+
 import copy
 import json
 from pathlib import Path
 
 import pytest
-
-from gpufleet.errors import UserError
 from gpufleet.sizing import capacity, fit, flags, models
 from gpufleet.stacks import loader
 from gpufleet.stacks.catalog import gpu_kinds
+
+from gpufleet.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = gpu_kinds()
@@ -37,7 +38,9 @@ def test_hand_worked_qwen7b_bf16_on_a10():
 def test_hand_worked_llama70b_fp16_on_two_a100_80g():
     # KV per token = 2 x 80 x 8 x 128 x 2 B = 327680 B; weights = 70.6e9 x 2 B = 131.5 GiB; budget = 2 x 80 x 0.9 = 144 GiB
     # overhead = 2 x (8192 x 8192 x 2 x 52 + 0.1 GiB) = 13.2 GiB: 131.5 + 13.2 > 144 -> does not fit; TP=4 does
-    r = fit.fit(models.lookup("meta-llama/Llama-3.1-70B-Instruct"), KINDS["A100-80G"], fit.Serving(gpus=2, dtype="float16"), KINDS)
+    r = fit.fit(
+        models.lookup("meta-llama/Llama-3.1-70B-Instruct"), KINDS["A100-80G"], fit.Serving(gpus=2, dtype="float16"), KINDS
+    )
     assert r.kv_bytes_per_token == 327680 and r.weights_gib == pytest.approx(70.6e9 * 2 / GIB)
     assert not r.fits and any("tensor-parallel over 4" in a for a in r.advice)
 
@@ -47,8 +50,13 @@ def test_published_vllm_log_issue_13882():
     # "model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB;
     #  the rest of the memory reserved for KV Cache is -1.05GiB" and "# cuda blocks: 0" (it cannot start).
     rtx4060 = type(KINDS["T4"])(name="RTX4060", model="RTX 4060", architecture="Ada", compute_capability="8.9", memory_gib=8)
-    r = fit.fit(models.lookup("Qwen/Qwen2.5-7B-Instruct"), rtx4060,
-                fit.Serving(dtype="float16", quantization="awq", max_model_len=4096, max_num_batched_tokens=4096, gpu_memory_utilization=0.70))
+    r = fit.fit(
+        models.lookup("Qwen/Qwen2.5-7B-Instruct"),
+        rtx4060,
+        fit.Serving(
+            dtype="float16", quantization="awq", max_model_len=4096, max_num_batched_tokens=4096, gpu_memory_utilization=0.70
+        ),
+    )
     assert r.weights_gib == pytest.approx(5.20, abs=0.1)
     assert r.overhead_gib == pytest.approx(1.42 + 0.03, abs=0.15)
     assert r.kv_cache_gib == pytest.approx(-1.05, abs=0.25) and not r.fits
@@ -57,21 +65,39 @@ def test_published_vllm_log_issue_13882():
 def test_refusals():
     q7 = models.lookup("Qwen/Qwen2.5-7B-Instruct")
     assert any("bfloat16 needs" in p for p in fit.fit(q7, KINDS["T4"], fit.Serving(dtype="bfloat16")).problems)
-    assert any("fp8 needs" in p for p in fit.fit(q7, KINDS["V100-32G"], fit.Serving(dtype="float16", quantization="fp8")).problems)
-    assert any("awq needs" in p for p in fit.fit(q7, KINDS["V100-32G"], fit.Serving(dtype="float16", quantization="awq")).problems)
+    assert any(
+        "fp8 needs" in p for p in fit.fit(q7, KINDS["V100-32G"], fit.Serving(dtype="float16", quantization="fp8")).problems
+    )
+    assert any(
+        "awq needs" in p for p in fit.fit(q7, KINDS["V100-32G"], fit.Serving(dtype="float16", quantization="awq")).problems
+    )
     assert fit.fit(q7, KINDS["T4"], fit.Serving(dtype="auto")).dtype == "float16"  # vLLM casts bf16 checkpoints below 8.0
     long = fit.fit(q7, KINDS["A100-80G"], fit.Serving(max_model_len=65536))
     assert any("max_position_embeddings" in p for p in long.problems)
 
 
 def test_short_kv_cache_suggests_a_max_model_len():
-    r = fit.fit(models.lookup("meta-llama/Llama-3.1-8B-Instruct"), KINDS["A10"], fit.Serving(dtype="bfloat16", max_model_len=131072), KINDS)
+    r = fit.fit(
+        models.lookup("meta-llama/Llama-3.1-8B-Instruct"),
+        KINDS["A10"],
+        fit.Serving(dtype="bfloat16", max_model_len=131072),
+        KINDS,
+    )
     assert not r.fits and any("shorten max_model_len" in a for a in r.advice)
 
 
 def test_local_config_json(tmp_path):
-    cfg = {"num_layers": 40, "hidden_size": 4096, "num_attention_heads": 32, "multi_query_group_num": 2, "kv_channels": 128,
-           "padded_vocab_size": 151552, "ffn_hidden_size": 13696, "seq_length": 131072, "torch_dtype": "bfloat16"}
+    cfg = {
+        "num_layers": 40,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "multi_query_group_num": 2,
+        "kv_channels": 128,
+        "padded_vocab_size": 151552,
+        "ffn_hidden_size": 13696,
+        "seq_length": 131072,
+        "torch_dtype": "bfloat16",
+    }
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     m = models.resolve(str(tmp_path / "config.json"))
     assert (m.layers, m.kv_heads, m.head_dim, m.max_positions) == (40, 2, 128, 131072) and m.parameters_estimated
@@ -86,12 +112,30 @@ def test_capacity_and_loadtest_file(tmp_path):
     p = capacity.plan(20, 3, redundancy=1)
     assert (p.nodes, p.min_replicas, p.max_replicas) == (8, 2, 8)  # ceil(20/3)=7, +1
     f = tmp_path / "lt.json"
-    f.write_text(json.dumps({"slo_p95_ms": 2000, "levels": [{"concurrency": 1, "requests_per_s": 1.0, "error_rate": 0},
-                                                            {"concurrency": 10, "requests_per_s": 4.0, "error_rate": 0}],
-                             "knee": {"concurrency": 10, "requests_per_s": 4.0}}))
+    f.write_text(
+        json.dumps(
+            {
+                "slo_p95_ms": 2000,
+                "levels": [
+                    {"concurrency": 1, "requests_per_s": 1.0, "error_rate": 0},
+                    {"concurrency": 10, "requests_per_s": 4.0, "error_rate": 0},
+                ],
+                "knee": {"concurrency": 10, "requests_per_s": 4.0},
+            }
+        )
+    )
     assert capacity.per_node_qps(f)[0] == 4.0
-    f.write_text(json.dumps({"levels": [{"concurrency": 1, "requests_per_s": 1.5, "error_rate": 0},
-                                        {"concurrency": 50, "requests_per_s": 9.0, "error_rate": 0.2}], "knee": None}))
+    f.write_text(
+        json.dumps(
+            {
+                "levels": [
+                    {"concurrency": 1, "requests_per_s": 1.5, "error_rate": 0},
+                    {"concurrency": 50, "requests_per_s": 9.0, "error_rate": 0.2},
+                ],
+                "knee": None,
+            }
+        )
+    )
     assert capacity.per_node_qps(f)[0] == 1.5
     f.write_text(json.dumps({"levels": [{"concurrency": "x"}]}))
     with pytest.raises(UserError):
@@ -159,8 +203,26 @@ def test_plan_fit_reports_unknown_choices_without_a_traceback():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct",
-                        "--gpu", "A11", "--dtype", "bfloat", "--kv-cache-dtype", "int3"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gpufleet.cli import main; main()",
+            "plan",
+            "fit",
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu",
+            "A11",
+            "--dtype",
+            "bfloat",
+            "--kv-cache-dtype",
+            "int3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "auto, fp8")):
         assert f"error {flag}: unknown" in r.stderr and hint in r.stderr

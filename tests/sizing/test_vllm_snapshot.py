@@ -6,6 +6,7 @@ on any difference (run it with a Python that has vLLM, e.g. /work/vllm-venv/bin/
 tests/sizing/test_vllm_snapshot.py -m vllm). This module imports only the standard library and pytest
 at import time, so that tier runs in a venv that has vLLM and pytest but not gpufleet's dependencies.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,6 +49,7 @@ def _accepted(snapshot: dict) -> set[str]:
 
 
 # ---- default tier: the committed snapshots ------------------------------------------------------
+
 
 def test_there_are_snapshots():
     assert _snapshot_files(), f"no snapshot in {SNAPSHOTS}"
@@ -140,22 +142,23 @@ def test_every_pinned_vllm_has_a_snapshot():
     pinned = {name: load_recipe(name).pins["vllm"] for name in recipe_names()}
     assert pinned, "no image recipe"
     missing = {name: v for name, v in pinned.items() if not (SNAPSHOTS / f"{v}.json").is_file()}
-    assert not missing, (
-        f"no snapshot for {missing}: run `python scripts/vllm_args_snapshot.py` with that vLLM installed"
-    )
+    assert not missing, f"no snapshot for {missing}: run `python scripts/vllm_args_snapshot.py` with that vLLM installed"
 
 
 # ---- default tier: the generator's rules, on plain argparse -------------------------------------
 
+
 def optional_type(return_type):  # same shape as vllm.engine.arg_utils.optional_type
     def _optional_type(val):
         return None if val in ("", "None") else return_type(val)
+
     return _optional_type
 
 
 def parse_type(return_type):  # same shape as vllm.engine.arg_utils.parse_type
     def _parse_type(val):
         return return_type(val)
+
     return _parse_type
 
 
@@ -163,21 +166,24 @@ def human_readable_int(value):  # named like vLLM's helper
     return int(value)
 
 
-@pytest.mark.parametrize(("fn", "kind", "nargs", "expected"), [
-    (int, "store", None, "int"),
-    (float, "store", None, "float"),
-    (None, "store", None, "str"),
-    (json.loads, "store", None, "json"),
-    (optional_type(int), "store", None, "int"),
-    (optional_type(parse_type(json.loads)), "store", None, "json"),
-    (parse_type(float), "store", None, "float"),
-    (human_readable_int, "store", None, "int"),
-    (lambda s: s.lower(), "store", None, "other"),
-    (None, "store_true", 0, "bool"),
-    (None, "boolean_optional", 0, "bool"),
-    (None, "other", 0, "bool"),
-    (None, "count", 0, "int"),
-])
+@pytest.mark.parametrize(
+    ("fn", "kind", "nargs", "expected"),
+    [
+        (int, "store", None, "int"),
+        (float, "store", None, "float"),
+        (None, "store", None, "str"),
+        (json.loads, "store", None, "json"),
+        (optional_type(int), "store", None, "int"),
+        (optional_type(parse_type(json.loads)), "store", None, "json"),
+        (parse_type(float), "store", None, "float"),
+        (human_readable_int, "store", None, "int"),
+        (lambda s: s.lower(), "store", None, "other"),
+        (None, "store_true", 0, "bool"),
+        (None, "boolean_optional", 0, "bool"),
+        (None, "other", 0, "bool"),
+        (None, "count", 0, "int"),
+    ],
+)
 def test_type_rule(fn, kind, nargs, expected):
     assert gen.type_name(fn, kind, nargs) == expected
 
@@ -200,8 +206,13 @@ def test_entries_walk_the_parser():
     assert sorted(args) == sorted(args.keys()) == list(args)
     assert "model_tag" not in str(list(args))
     assert args["--enable-prefix-caching"] == {
-        "dest": "enable_prefix_caching", "type": "bool", "choices": None, "nargs": 0,
-        "action": "boolean_optional", "aliases": ["--no-enable-prefix-caching"], "group": "engine",
+        "dest": "enable_prefix_caching",
+        "type": "bool",
+        "choices": None,
+        "nargs": 0,
+        "action": "boolean_optional",
+        "aliases": ["--no-enable-prefix-caching"],
+        "group": "engine",
     }
     assert args["--tensor-parallel-size"]["aliases"] == ["-tp"]
     assert args["--tensor-parallel-size"]["group"] == "engine"  # matched through an alias
@@ -240,13 +251,12 @@ def test_check_ignores_only_the_date():
 
 # ---- vllm tier: regenerate from the installed package -------------------------------------------
 
+
 @pytest.mark.vllm
 def test_snapshot_matches_the_installed_vllm():
     vllm = pytest.importorskip("vllm", reason="the vllm tier needs vLLM in this interpreter (pip install .[vllm])")
     path = SNAPSHOTS / f"{vllm.__version__}.json"
-    assert path.is_file(), (
-        f"no snapshot for the installed vllm=={vllm.__version__}: run `python scripts/vllm_args_snapshot.py`"
-    )
+    assert path.is_file(), f"no snapshot for the installed vllm=={vllm.__version__}: run `python scripts/vllm_args_snapshot.py`"
     fresh = gen.build()
     assert fresh["vllm_version"] == vllm.__version__
     text = gen.diff(json.loads(path.read_text()), fresh, str(path.relative_to(ROOT)))
