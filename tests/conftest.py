@@ -1,2 +1,77 @@
+"""Suite-wide options and the end-of-run check that nothing outlives the tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true", help="rewrite tests/goldens/*.json from the current program")
+
+
+def _processes_under(folder: str) -> list[tuple[int, str]]:
+    """Processes (other than this one) whose command line or working folder is inside `folder`."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if folder in cmdline or cwd.startswith(folder):
+            out.append((int(entry.name), cmdline or cwd))
+    return out
+
+
+def _loop_devices() -> set[str]:
+    try:
+        out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"], capture_output=True, text=True)
+    except OSError:
+        return set()
+    return {line.strip() for line in out.stdout.splitlines() if line.strip()}
+
+
+def _nspawn_cgroups() -> set[str]:
+    """Cgroup folders the node boot test makes (named gpufleet-node-*), wherever they sit in the hierarchy."""
+    root = Path("/sys/fs/cgroup")
+    if not root.is_dir():
+        return set()
+    return {str(p) for p in root.rglob("gpufleet-node-*") if p.is_dir()}
+
+
+def pytest_sessionstart(session):
+    session.config._gpufleet_before = (_loop_devices(), _nspawn_cgroups())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run on any process started under pytest's temp folder, loop device or nspawn cgroup folder that the
+    tests left behind (and clean them up, so that one failing run does not spoil the next)."""
+    if not hasattr(session.config, "_gpufleet_before") or hasattr(session.config, "workerinput"):
+        return
+    loops_before, cgroups_before = session.config._gpufleet_before
+    leftovers = []
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    base = str(factory.getbasetemp()) if factory is not None and factory._basetemp is not None else None
+    if base:
+        for pid, what in _processes_under(base):
+            leftovers.append(f"process {pid} still running: {what[:160]}")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for loop in sorted(_loop_devices() - loops_before):
+        leftovers.append(f"loop device still attached: {loop}")
+        subprocess.run(["losetup", "-d", loop.split()[0]], capture_output=True)
+    for folder in sorted(_nspawn_cgroups() - cgroups_before):
+        leftovers.append(f"cgroup folder left behind: {folder}")
+    if leftovers:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        text = "the tests left these behind (each test must clean up after itself):\n  " + "\n  ".join(leftovers)
+        if reporter is not None:
+            reporter.write_line(text, red=True)
+        session.exitstatus = 1

@@ -3,7 +3,6 @@
 import copy
 import csv
 import io
-import shutil
 import subprocess
 from decimal import Decimal
 
@@ -11,6 +10,7 @@ import pytest
 from gpufleet.cost import estimate, report, usage
 from gpufleet.cost.compare import Option
 from rich.console import Console
+from tools import require
 
 
 @pytest.fixture
@@ -86,14 +86,13 @@ def test_estimate_json_shape(prod_estimate):
 
 
 @pytest.mark.chromium
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian chromium not installed")
 def test_html_chart_is_drawn_in_chromium(options, tmp_path):
     html = report.compare_html("alicloud-cn-hangzhou-prod", options)
     assert "<script src" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     page = tmp_path / "report.html"
     page.write_text(html)
     cmd = [
-        "chromium",
+        require("chromium"),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",

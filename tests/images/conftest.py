@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
-
-SELFTEST = Path(__file__).parent / "selftest"
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+from selftest_recipe import write_recipe
+from tools import require
 
 
 @dataclass
@@ -63,8 +61,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory) -> Sshd:
-    if not Path(SSHD).exists():
-        pytest.fail("sshd not found: apt-get install -y openssh-server (see .ci/run)")
+    sshd_path = require("sshd", "openssh-server")
     d = tmp_path_factory.mktemp("sshd")
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_ed25519")], check=True)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "client_ed25519")], check=True)
@@ -91,7 +88,7 @@ def sshd(tmp_path_factory) -> Sshd:
         )
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stderr=open(d / "sshd.log", "w"))
+    proc = subprocess.Popen([sshd_path, "-D", "-e", "-f", str(d / "sshd_config")], stderr=open(d / "sshd.log", "w"))
     deadline = time.monotonic() + 10
     while True:
         try:
@@ -109,44 +106,6 @@ def sshd(tmp_path_factory) -> Sshd:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
-
-
-def write_recipe(folder: Path, steps: list[dict] | None = None, name: str = "selftest") -> Path:
-    """A self-test recipe doing harmless real work under folder/root; returns the recipe file."""
-    prefix = folder / "root"
-    doc = {
-        "name": name,
-        "description": "runner self-test: files, a user and a unit in a temp prefix",
-        "gpus": [],
-        "os": "any",
-        "pins": {"app": "1.2.3"},
-        "templates": str(SELFTEST / "templates"),
-        "manifest_facts": [],
-        "layout": {
-            "prefix": str(prefix),
-            "venv": str(prefix / "venv"),
-            "models": str(prefix / "models"),
-            "user": "gpftest",
-            "unit": "gpftest.service",
-            "manifest": str(prefix / "etc/gpufleet/image-manifest.json"),
-        },
-        "steps": steps
-        if steps is not None
-        else [
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
-            {"name": "user", "template": "user"},
-            {"name": "unit", "template": "unit"},
-        ],
-    }
-    path = folder / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 @pytest.fixture

@@ -1,14 +1,12 @@
 """The keyring check the apt-repos step renders, run by bash against real gpg keyrings made here."""
 
 import os
-import shutil
 import subprocess
 
 import pytest
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.steps import environment
-
-pytestmark = pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
+from tools import require
 
 
 def _key(home, email: str) -> str:
@@ -46,10 +44,14 @@ def _verifies(repo, path) -> bool:
 
 @pytest.fixture
 def keys(tmp_path):
+    require("gpg", "gpg")
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
     (tmp_path / "empty-home").mkdir(mode=0o700)
-    return home, _key(home, "repo@example.org"), _key(home, "other@example.org")
+    try:
+        yield home, _key(home, "repo@example.org"), _key(home, "other@example.org")
+    finally:  # gpg starts an agent per home folder that would outlive the suite
+        subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], capture_output=True)
 
 
 def test_fingerprint_pins_the_only_key(keys, tmp_path):

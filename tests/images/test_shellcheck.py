@@ -1,14 +1,12 @@
 """Every rendered script of the production recipes (and the self-test) passes the real shellcheck."""
 
-import shutil
 import subprocess
 
 import pytest
-from conftest import write_recipe
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.steps import render
-
-SHELLCHECK = shutil.which("shellcheck") or "/usr/bin/shellcheck"
+from selftest_recipe import SELFTEST, write_recipe
+from tools import require
 
 
 def _scripts(recipe):
@@ -26,7 +24,7 @@ def test_production_scripts_pass_shellcheck(name, tmp_path):
         f.write_text(text)
         files.append(str(f))
     assert len(files) >= 12
-    r = subprocess.run([SHELLCHECK, "--shell=bash", "--severity=style", *files], capture_output=True, text=True)
+    r = subprocess.run([require("shellcheck"), "--shell=bash", "--severity=style", *files], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
 
 
@@ -36,14 +34,14 @@ def test_selftest_scripts_pass_shellcheck(tmp_path):
     for label, text in _scripts(recipe):
         (tmp_path / f"{label}.sh").write_text(text)
         files.append(str(tmp_path / f"{label}.sh"))
-    r = subprocess.run([SHELLCHECK, "--shell=bash", *files], capture_output=True, text=True)
+    r = subprocess.run([require("shellcheck"), "--shell=bash", *files], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
 
 
 def test_shellcheck_catches_a_bad_script(tmp_path):
     f = tmp_path / "bad.sh"
     f.write_text("#!/usr/bin/env bash\nrm -rf $dir/*\n")
-    assert subprocess.run([SHELLCHECK, str(f)], capture_output=True).returncode != 0
+    assert subprocess.run([require("shellcheck"), str(f)], capture_output=True).returncode != 0
 
 
 def test_strict_undefined(tmp_path):
@@ -54,7 +52,7 @@ def test_strict_undefined(tmp_path):
         "{% block check %}echo {{ pins.nope }}{% endblock %}{% block apply %}:{% endblock %}"
     )
     path = write_recipe(tmp_path, steps=[{"name": "oops", "template": "oops"}], name="oops")
-    text = path.read_text().replace(str(__import__("conftest").SELFTEST / "templates"), str(tmp_path / "t"))
+    text = path.read_text().replace(str(SELFTEST / "templates"), str(tmp_path / "t"))
     path.write_text(text)
     with pytest.raises(jinja2.UndefinedError):
         render(load_recipe(str(path)))
