@@ -227,3 +227,8 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
 def graphs_outside_budget_gib(max_num_seqs: int) -> float:
     """The graph pool when it is captured outside the budget (V0, V1 before 0.21): the same estimate."""
     return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * min(2 * max_num_seqs, 512)
+
+
+def known_kv_dtypes() -> list[str]:
+    """Every KV cache dtype some engine here sizes (the GPU and version decide which are accepted)."""
+    return list(dict.fromkeys(d for table in _data()["kv_cache_dtypes"].values() for d in table["dtypes"]))

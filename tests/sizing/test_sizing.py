@@ -258,5 +258,55 @@ def test_plan_fit_reports_unknown_choices_without_a_traceback():
         timeout=60,
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "auto, fp8")):
+    for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "fp8_e5m2")):
         assert f"error {flag}: unknown" in r.stderr and hint in r.stderr
+
+
+def _plan(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "fit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_plan_fit_json_lists_each_term_for_the_issue_17_example():
+    r = _plan(
+        "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "A10", "--dtype", "bfloat16",
+        "--max-model-len", "20000", "--max-num-batched-tokens", "20000", "--json",
+    )  # fmt: skip
+    out = json.loads(r.stdout)
+    terms = {t["name"]: t for t in out["terms"]}
+    assert set(terms) == {
+        "usable_memory", "requested", "weights", "non_torch", "activation_forward", "sampler_warmup",
+        "activation_peak", "cuda_graphs", "kv_cache",
+    }  # fmt: skip
+    assert terms["usable_memory"]["gib"] == 22.18 and "MiniCPM-V/issues/640" in terms["usable_memory"]["source"]
+    assert out["vllm_version"] == "0.33.0" and out["serving"]["gpu_memory_utilization"] == 0.92
+    assert out["fits"] and r.returncode == 0 and out["kv_tokens"] >= 20000
+
+
+def test_plan_fit_custom_gpu_excludes_gpu_stack_and_cloud_and_checks_its_values():
+    for extra in (["--gpu", "A10"], ["--stack", "alicloud-cn-hangzhou-prod"], ["--cloud", "alicloud"]):
+        r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "8.6", *extra)
+        assert r.returncode == 2 and "not with --gpu, --stack or --cloud" in r.stderr and "Traceback" not in r.stderr
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "86")
+    assert r.returncode == 2 and "--compute-capability" in r.stderr
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "8.6", "--json")
+    terms = {t["name"]: t for t in json.loads(r.stdout)["terms"]}
+    assert terms["usable_memory"]["gib"] == 23.58 and terms["non_torch"]["estimate"] and terms["cuda_graphs"]["estimate"]
+
+
+def test_memory_relevant_extra_args_of_a_stack_are_read():
+    from gpufleet.sizing import checks
+
+    raw = _prod(**{"serving.extra_args": {"enforce_eager": True, "kv_cache_dtype": "fp8_e5m2"}})
+    fleet = loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    s = checks.serving_of(fleet.spec)
+    assert s.enforce_eager and s.kv_cache_dtype == "fp8_e5m2" and s.vllm_version == "0.33.0"
+    r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
+    assert {t.name: t.gib for t in r.terms}["cuda_graphs"] == 0 and r.serving["kv_cache_dtype"] == "fp8_e5m2"
