@@ -3,14 +3,33 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpufleet.sizing import fit, flags, models
 
 from gpufleet.errors import did_you_mean
 
+# `vllm serve` flags in serving.extra_args that change the memory budget (they come after the spec's own flags on
+# the command line, components/userdata.py, so they win, as argparse keeps the last value).
+MEMORY_EXTRA_ARGS = (
+    "enforce_eager",
+    "kv_cache_dtype",
+    "cpu_offload_gb",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+)
+
 
 def serving_of(spec) -> fit.Serving:
+    """The serving parameters a stack renders, memory-relevant extra_args included, and its recipe's vLLM."""
+    from gpufleet.images.recipes import load_recipe
+
     s = spec.serving
-    return fit.Serving(
+    extra = {k.replace("-", "_"): v for k, v in s.extra_args.items()}
+    given = {k: extra[k] for k in MEMORY_EXTRA_ARGS if k in extra}
+    base = fit.Serving(
         gpus=s.tensor_parallel_size,
         dtype=s.dtype,
         quantization=s.quantization,
@@ -19,7 +38,10 @@ def serving_of(spec) -> fit.Serving:
         max_num_seqs=s.max_num_seqs,
         max_num_batched_tokens=s.max_num_batched_tokens,
         gpu_memory_utilization=s.gpu_memory_utilization,
+        vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
+    types = {"enforce_eager": bool, "kv_cache_dtype": str, "cpu_offload_gb": float, "gpu_memory_utilization": float}
+    return replace(base, **{k: types.get(k, int)(v) for k, v in given.items()})
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:

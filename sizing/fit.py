@@ -1,39 +1,28 @@
-"""Does a model with its serving parameters fit a GPU? Weights, KV cache, runtime overhead, and what to change.
+"""Does a model with its serving parameters fit a GPU? The memory terms of the vLLM the image pins, a verdict that
+matches what vLLM does at startup, and what to change.
 
-The memory model follows how vLLM budgets a GPU (its startup log prints the same terms: "total_gpu_memory x
-gpu_memory_utilization = budget; model weights take W; non_torch_memory takes N; PyTorch activation peak memory
-takes A; the rest of the memory reserved for KV Cache is K"):
-  budget  = GPU memory x gpu_memory_utilization x tensor-parallel size
-  weights = non-embedding parameters x bytes per weight (+ group scales for 4-bit formats)
-            + embedding and lm_head parameters x 2 bytes (the 4/8-bit formats keep them in 16 bits)
-  overhead = activation peak + non-torch memory, per GPU (x TP):
-            activation peak = max_num_batched_tokens x hidden_size x 2 bytes x ACTIVATION_FACTOR   (estimate)
-            non-torch memory = NON_TORCH_GIB                                                   (estimate)
-  KV cache = budget - weights - overhead;  KV bytes per token = 2 x layers x KV heads x head dim x KV dtype bytes
-  fits    = weights + overhead < budget and KV tokens >= max_model_len (else vLLM refuses to start:
-            "max seq len is larger than the maximum number of tokens that can be stored in KV cache").
-CUDA graphs are captured outside the budget, in the (1 - utilisation) share; too small a share is advice, not a failure.
+The terms follow vLLM's startup profiler (sizing/profiler.py has each formula and its source); everything is per
+GPU, as vLLM logs it. vLLM refuses to start when the KV cache is not positive ("No available memory for the cache
+blocks") or holds fewer tokens than max_model_len ("larger than the maximum number of tokens that can be stored in
+KV cache"). Checked against published startup logs (sizing/data/calibration.yaml, tests/sizing/test_calibration.py).
 All sizes in GiB = 2**30 bytes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import yaml
+from gpufleet.sizing import profiler
 from gpufleet.sizing.models import ModelArch
 
 GIB = 2**30
-# Activation peak per batched token, as a multiple of one hidden vector in 16 bits. Estimate, calibrated on the
-# vLLM startup log in vllm-project/vllm#13882 (Qwen2.5-7B, 4096 batched tokens: activation peak 1.42 GiB
-# = 4096 x 3584 x 2 B x 50.7); 52 rounds that up. Models with a wider MLP per hidden unit need more.
-ACTIVATION_FACTOR = 52
-NON_TORCH_GIB = 0.1  # estimate: vLLM logs report 0.03-0.06 GiB of non-torch memory on one GPU (#13882: 0.03)
-CUDA_GRAPHS_GIB = 0.5  # estimate (a planning margin, not a published figure) of the graph pool outside the budget: advice only
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 QUANT = Path(__file__).parent / "data" / "quantization.yaml"
+# Generic per-GPU figures for a GPU the catalog lacks (--gpu-memory-gib / --compute-capability): the usable memory
+# is what the user gives; non-torch memory and the rest are the generic estimates of profiler.py.
 
 
 @lru_cache(maxsize=1)
@@ -47,15 +36,70 @@ def _cc(text: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class Gpu:
+    """One GPU as the memory model sees it: usable memory (what CUDA reports as total) and compute capability."""
+
+    name: str
+    compute_capability: str
+    memory_gib: float  # usable memory per GPU
+    memory_source: str
+    memory_estimate: bool
+    nominal_gib: float | None = None
+
+    @property
+    def cc(self) -> tuple[int, int]:
+        return _cc(self.compute_capability)
+
+
+@cache
+def usable_memory() -> dict[str, dict]:
+    from gpufleet.stacks.catalog import DATA
+
+    return yaml.safe_load((DATA / "gpus.yaml").read_text())["usable_memory"]
+
+
+def as_gpu(kind) -> Gpu:
+    """A catalog GpuKind (nominal memory) as a Gpu with its usable memory; a Gpu as is."""
+    if isinstance(kind, Gpu):
+        return kind
+    row = usable_memory().get(kind.name)
+    if row is None:  # a kind made up in code (tests): its memory_gib is taken as the usable figure
+        return Gpu(kind.name, kind.compute_capability, float(kind.memory_gib), "given", True, float(kind.memory_gib))
+    return Gpu(
+        kind.name,
+        kind.compute_capability,
+        row["gib"],
+        row["source"],
+        row["quality"] != "published",
+        float(kind.memory_gib),
+    )
+
+
+def custom_gpu(memory_gib: float, compute_capability: str) -> Gpu:
+    return Gpu(
+        f"GPU ({memory_gib:g} GiB, compute capability {compute_capability})",
+        compute_capability,
+        memory_gib,
+        "given (--gpu-memory-gib)",
+        False,
+    )
+
+
+@dataclass(frozen=True)
 class Serving:
+    """Serving parameters; None takes what the pinned `vllm serve` does (model length: the model's maximum)."""
+
     gpus: int = 1
     dtype: str = "auto"
     quantization: str | None = None
     kv_cache_dtype: str = "auto"
-    max_model_len: int = 8192
-    max_num_seqs: int = 64
-    max_num_batched_tokens: int = 8192
-    gpu_memory_utilization: float = 0.90
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+    enforce_eager: bool = False
+    cpu_offload_gb: float = 0.0
+    vllm_version: str | None = None
 
 
 @dataclass
@@ -65,21 +109,30 @@ class Fit:
     gpus: int
     dtype: str
     quantization: str | None
+    vllm_version: str
+    engine: str
     fits: bool
-    budget_gib: float
-    weights_gib: float
-    overhead_gib: float
-    kv_cache_gib: float
-    kv_bytes_per_token: int
+    usable_gib: float
+    budget_gib: float  # per GPU: usable x gpu_memory_utilization
+    weights_gib: float  # per GPU
+    overhead_gib: float  # per GPU: non-torch + activation peak + CUDA graphs
+    kv_cache_gib: float  # per GPU
+    kv_bytes_per_token: int  # per GPU
     kv_tokens: int
     max_model_len: int
     max_concurrent_seqs: int
+    max_concurrency: float
+    serving: dict = field(default_factory=dict)
+    terms: list = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     advice: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        out["terms"] = [t.to_json() for t in self.terms]
+        out["per_gpu"] = "budget, weights, overhead, KV cache and terms are per GPU; KV tokens serve the whole group"
+        return out
 
 
 def effective_dtype(model: ModelArch, gpu, dtype: str) -> tuple[str, str | None]:
@@ -103,9 +156,13 @@ def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> floa
     return (body + embed) * DTYPE_BYTES[dtype]
 
 
-def kv_bytes_per_token(model: ModelArch, dtype: str, kv_cache_dtype: str) -> int:
-    kv = 1 if kv_cache_dtype.startswith("fp8") else DTYPE_BYTES[dtype]
-    return 2 * model.layers * model.kv_heads * model.head_dim * kv
+def kv_bytes_per_token(model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None) -> int:
+    """KV bytes per token on one GPU: KV heads are split over the tensor-parallel group (replicated below one each)."""
+    table = (eng.kv_dtypes if eng else {}) or {}
+    per = table.get(kv_cache_dtype, {}).get("bytes") or (1 if kv_cache_dtype.startswith("fp8") else None)
+    kv = per or DTYPE_BYTES[dtype]
+    heads = max(1, model.kv_heads // gpus) if gpus > 1 else model.kv_heads
+    return 2 * model.layers * heads * model.head_dim * kv
 
 
 def _quant_problem(quantization: str | None, gpu) -> str | None:
@@ -119,77 +176,145 @@ def _quant_problem(quantization: str | None, gpu) -> str | None:
     return None
 
 
+def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.Engine, list[str]]:
+    """Fill what is not given with the pinned `vllm serve` defaults; (serving, engine, assumptions)."""
+    version = profiler.version_for(gpu.name, s.vllm_version)
+    eng = profiler.engine(version, gpu.cc)
+    length = s.max_model_len or model.max_positions or 8192
+    defaults, source = profiler.serve_defaults(version, eng, gpu.memory_gib, gpu.name, length)
+    given = {k: getattr(s, k) for k in defaults}
+    filled = replace(
+        s, vllm_version=version, max_model_len=length, **{k: v if v is not None else defaults[k] for k, v in given.items()}
+    )
+    notes = []
+    taken = [f"{k} {defaults[k]}" for k, v in given.items() if v is None]
+    if taken:
+        notes.append(f"defaults of `vllm serve` taken: {', '.join(taken)} ({source})")
+    if s.max_model_len is None:
+        notes.append(f"max_model_len {length}: the model's maximum, as vLLM does when it is not given")
+    return filled, eng, notes
+
+
 def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes: set[tuple[str, int]] | None = None) -> Fit:
     """The answer for one model x GPU x serving parameters. gpu_kinds (name -> GpuKind) lets advice name a bigger
     GPU; sizes, the (GPU, count per node) pairs a cloud sells, keeps advice to nodes one can buy (None: any)."""
+    gpu = as_gpu(gpu)
     result = measure(model, gpu, s)
     result.advice = _advice(model, gpu, s, result, gpu_kinds or {}, sizes)
-    if (1 - s.gpu_memory_utilization) * gpu.memory_gib < CUDA_GRAPHS_GIB:
-        result.advice.append(
-            f"only {(1 - s.gpu_memory_utilization) * gpu.memory_gib:.2f} GiB is left outside the budget for "
-            f"CUDA graphs (about {CUDA_GRAPHS_GIB} GiB, estimate): lower gpu_memory_utilization or add --enforce-eager"
-        )
+    r = result.serving
+    eng = profiler.engine(result.vllm_version, gpu.cc)
+    if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
+        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"])
+        left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
+        if left < pool:
+            result.advice.append(
+                f"only {left:.2f} GiB per GPU is left outside the budget for CUDA graphs (about {pool:.2f} GiB, estimate): "
+                "lower gpu_memory_utilization or add --enforce-eager"
+            )
     return result
 
 
 def measure(model: ModelArch, gpu, s: Serving) -> Fit:
-    """The numbers and the verdict, without advice."""
+    """The numbers, the terms and the verdict, without advice."""
+    gpu = as_gpu(gpu)
+    s, eng, notes = resolve(model, gpu, s)
     dtype, dtype_problem = effective_dtype(model, gpu, s.dtype)
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
-    if s.kv_cache_dtype.startswith("fp8") and gpu.cc < (8, 0):
-        problems.append(f"an fp8 KV cache needs compute capability >= 8.0 in vLLM; {gpu.name} has {gpu.compute_capability}")
+    if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
+        problems.append(p)
     if model.max_positions and s.max_model_len > model.max_positions:
         problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
-    weights = weight_bytes(model, dtype, s.quantization if s.quantization in formats() else None)
-    budget = gpu.memory_gib * GIB * s.gpu_memory_utilization * s.gpus
-    overhead = (s.max_num_batched_tokens * model.hidden_size * 2 * ACTIVATION_FACTOR + NON_TORCH_GIB * GIB) * s.gpus
-    kv_cache = budget - weights - overhead
-    per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype)
-    kv_tokens = max(0, int(kv_cache // per_token))
-    concurrent = kv_tokens // s.max_model_len
+    n = s.gpus
+    usable = profiler.Term("usable_memory", gpu.memory_gib, gpu.memory_source, gpu.memory_estimate)
+    requested = profiler.Term(
+        "requested",
+        gpu.memory_gib * s.gpu_memory_utilization,
+        f"usable x gpu_memory_utilization {s.gpu_memory_utilization} (0.33.0 vllm/v1/worker/utils.py:724-726)",
+        gpu.memory_estimate,
+    )
+    weights_bytes = weight_bytes(model, dtype, s.quantization if s.quantization in formats() else None)
+    weights = profiler.Term(
+        "weights",
+        max(0.0, weights_bytes / n / GIB - s.cpu_offload_gb),
+        f"{model.parameters_b}B parameters as {s.quantization or dtype} / {n} GPU(s)"
+        + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
+        + (" (parameters estimated from config.json)" if model.parameters_estimated else ""),
+        bool(s.quantization) or model.parameters_estimated,
+    )
+    non_torch = profiler.non_torch_gib(n)
+    forward = profiler.forward_activation(s.max_num_batched_tokens, model.hidden_size)
+    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
+    peak = profiler.Term(
+        "activation_peak",
+        max(forward.gib, sampler.gib),
+        "max(activation_forward, sampler_warmup): they run one after the other",
+        True,
+    )
+    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
+    overhead = non_torch.gib + peak.gib + graphs.gib
+    kv = profiler.Term(
+        "kv_cache",
+        requested.gib - weights.gib - overhead,
+        "requested - weights - non_torch - activation_peak - cuda_graphs",
+        True,
+    )
+    per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng)
+    block = profiler.BLOCK_SIZE * per_token
+    kv_tokens = max(0, int(kv.gib * GIB // block)) * profiler.BLOCK_SIZE
     result = Fit(
         model=model.name,
         gpu=gpu.name,
-        gpus=s.gpus,
+        gpus=n,
         dtype=dtype,
         quantization=s.quantization,
+        vllm_version=s.vllm_version,
+        engine=eng.name.upper(),
         fits=False,
-        budget_gib=budget / GIB,
-        weights_gib=weights / GIB,
-        overhead_gib=overhead / GIB,
-        kv_cache_gib=kv_cache / GIB,
+        usable_gib=gpu.memory_gib,
+        budget_gib=requested.gib,
+        weights_gib=weights.gib,
+        overhead_gib=overhead,
+        kv_cache_gib=kv.gib,
         kv_bytes_per_token=per_token,
         kv_tokens=kv_tokens,
         max_model_len=s.max_model_len,
-        max_concurrent_seqs=concurrent,
+        max_concurrent_seqs=kv_tokens // s.max_model_len,
+        max_concurrency=kv_tokens / s.max_model_len,
+        serving={
+            "gpu_memory_utilization": s.gpu_memory_utilization,
+            "max_num_seqs": s.max_num_seqs,
+            "max_num_batched_tokens": s.max_num_batched_tokens,
+            "kv_cache_dtype": s.kv_cache_dtype,
+            "enforce_eager": s.enforce_eager,
+            "cpu_offload_gb": s.cpu_offload_gb,
+        },
+        terms=[usable, requested, weights, non_torch, forward, sampler, peak, graphs, kv],
         problems=problems,
+        assumptions=notes + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate],
     )
-    result.assumptions = [
-        f"budget = {gpu.memory_gib} GiB x {s.gpu_memory_utilization} x {s.gpus} GPU(s)",
-        f"activation peak = {s.max_num_batched_tokens} batched tokens x {model.hidden_size} x 2 B x {ACTIVATION_FACTOR} (estimate)",
-        f"non-torch memory {NON_TORCH_GIB} GiB per GPU (estimate)",
-    ] + (["parameters estimated from config.json"] if model.parameters_estimated else [])
-    if weights + overhead >= budget:
+    if kv.gib <= 0 or kv_tokens == 0:
         problems.append(
-            f"weights ({weights / GIB:.1f} GiB) and runtime overhead ({overhead / GIB:.1f} GiB) exceed the "
-            f"{budget / GIB:.1f} GiB budget of {s.gpus}x {gpu.name} at gpu_memory_utilization {s.gpu_memory_utilization}"
+            f"weights ({weights.gib:.2f} GiB) and runtime overhead ({overhead:.2f} GiB) leave no KV cache in the "
+            f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of {n}x {gpu.name}: "
+            "vLLM would stop with 'No available memory for the cache blocks'"
         )
     elif kv_tokens < s.max_model_len:
         problems.append(
-            f"the KV cache holds {kv_tokens} tokens ({kv_cache / GIB:.2f} GiB), fewer than max_model_len "
+            f"the KV cache holds {kv_tokens} tokens ({kv.gib:.2f} GiB per GPU), fewer than max_model_len "
             f"{s.max_model_len}: vLLM would refuse to start"
         )
     result.fits = not problems
     return result
 
 
-def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
+def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
+    seqs, batched = r.serving["max_num_seqs"], r.serving["max_num_batched_tokens"]
     if r.fits:
         out = []
-        if r.max_concurrent_seqs < s.max_num_seqs:
+        if r.max_concurrent_seqs < seqs:
             out.append(
-                f"only {r.max_concurrent_seqs} sequences of max_model_len {s.max_model_len} fit at once (max_num_seqs is "
-                f"{s.max_num_seqs}); shorter requests share the {r.kv_tokens}-token cache"
+                f"only {r.max_concurrent_seqs} sequences of max_model_len {r.max_model_len} fit at once (max_num_seqs is "
+                f"{seqs}); shorter requests share the {r.kv_tokens}-token cache"
             )
         return out
     out: list[str] = []
@@ -201,11 +326,11 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set |
         out.append("use dtype float16 (or auto)")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
-    if r.weights_gib * GIB + r.overhead_gib * GIB < r.budget_gib * GIB and r.kv_tokens < s.max_model_len:
+    if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:
         fitting = (r.kv_tokens // 256) * 256
         if fitting >= 256:
             out.append(f"shorten max_model_len to {fitting} (what the KV cache holds)")
-        if s.max_num_batched_tokens > s.max_model_len or s.max_num_batched_tokens > 2048:
+        if batched > 2048:
             out.append("lower max_num_batched_tokens to shrink the activation peak")
     for q in ("awq", "gptq"):
         if (
@@ -217,7 +342,8 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set |
                 f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})"
             )
             break
-    if s.kv_cache_dtype == "auto" and gpu.cc >= (8, 0) and ok(kv_cache_dtype="fp8"):
+    eng = profiler.engine(r.vllm_version, gpu.cc)
+    if s.kv_cache_dtype == "auto" and not profiler.kv_dtype_problem(eng, "fp8", gpu.cc, gpu.name) and ok(kv_cache_dtype="fp8"):
         out.append("an fp8 KV cache (kv_cache_dtype fp8) halves the cache per token and fits")
 
     def sold(name: str, n: int) -> bool:
@@ -227,18 +353,18 @@ def _advice(model: ModelArch, gpu, s: Serving, r: Fit, kinds: dict, sizes: set |
         if tp > s.gpus and sold(gpu.name, tp) and ok(gpus=tp):
             out.append(f"tensor-parallel over {tp} GPUs (gpu.count {tp}, tensor_parallel_size {tp}) fits")
             break
-    bigger = sorted((k for k in kinds.values() if k.memory_gib > gpu.memory_gib), key=lambda k: k.memory_gib)
-    for k in bigger:
+    bigger = sorted((as_gpu(k) for k in kinds.values()), key=lambda k: k.memory_gib)
+    for k in (k for k in bigger if k.memory_gib > gpu.memory_gib):
         if sold(k.name, s.gpus) and ok(gpu=k):
-            out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB) fits with these settings")
+            out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings")
             break
     return out or [_smallest_combination(model, gpu, s, kinds, sold)]
 
 
-def _smallest_combination(model: ModelArch, gpu, s: Serving, kinds: dict, sold) -> str:
+def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, sold) -> str:
     """No single change fits: the least GPU memory (kind x count sold, with or without 4-bit weights) that does."""
     options = []
-    for kind in {gpu.name: gpu, **kinds}.values():
+    for kind in {gpu.name: gpu, **{k: as_gpu(v) for k, v in kinds.items()}}.values():
         for n in (n for n in (1, 2, 4, 8) if sold(kind.name, n)):
             for q in (s.quantization, "awq", "gptq"):
                 if q and _quant_problem(q, kind):

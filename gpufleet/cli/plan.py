@@ -40,22 +40,47 @@ def _choice_problems(checks: list[tuple[str, str | None, object]]) -> list[Probl
 def fit_cmd(
     model: str | None = typer.Option(None, "--model", help="catalog name (sizing/data/models.yaml) or path of a config.json"),
     gpu: str | None = typer.Option(None, "--gpu", help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"),
+    gpu_memory_gib: float | None = typer.Option(
+        None,
+        "--gpu-memory-gib",
+        help="a GPU the catalog lacks: one GPU's total memory as CUDA reports it (vLLM's total_gpu_memory), with "
+        "--compute-capability; instead of --gpu",
+    ),
+    compute_capability: str | None = typer.Option(None, "--compute-capability", help="M.m, e.g. 8.6 (with --gpu-memory-gib)"),
     gpus: int = typer.Option(1, "--gpus", min=1, max=8, help="tensor-parallel size"),
     dtype: str = typer.Option("auto", "--dtype"),
     quantization: str | None = typer.Option(None, "--quantization", help="awq, gptq, int8, fp8, bitsandbytes"),
-    kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
-    max_model_len: int = typer.Option(8192, "--max-model-len", min=1),
-    max_num_seqs: int = typer.Option(64, "--max-num-seqs", min=1),
-    max_num_batched_tokens: int = typer.Option(8192, "--max-num-batched-tokens", min=1),
-    gpu_memory_utilization: float = typer.Option(0.90, "--gpu-memory-utilization", min=0.05, max=0.99),
+    kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),
+    max_num_seqs: int | None = typer.Option(None, "--max-num-seqs", min=1, help="default: the pinned vLLM's"),
+    max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens", min=1, help="default: the pinned vLLM's"),
+    gpu_memory_utilization: float | None = typer.Option(
+        None, "--gpu-memory-utilization", min=0.05, max=0.99, help="default: the pinned vLLM's"
+    ),
+    enforce_eager: bool = typer.Option(False, "--enforce-eager", help="no CUDA graphs (as vllm serve --enforce-eager)"),
+    vllm_version: str | None = typer.Option(
+        None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
+    ),
     cloud: str | None = typer.Option(None, "--cloud", help="advise only node sizes this cloud sells (alicloud, tencentcloud)"),
     stack: str | None = typer.Option(None, "--stack", help="take model, GPU, serving parameters and cloud from a stack"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Weights, KV cache and overhead against GPU memory; fits or not, and what to change."""
-    from gpufleet.sizing import checks, fit, models
+    """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits or not,
+    and what to change."""
+    from gpufleet.sizing import checks, fit, models, profiler
     from gpufleet.stacks.catalog import CLOUDS, gpu_kinds
 
+    custom = gpu_memory_gib is not None or compute_capability is not None
+    if custom and (gpu or stack or cloud):
+        raise UserError(
+            [
+                Problem(
+                    "--gpu-memory-gib / --compute-capability",
+                    "",
+                    "describe a GPU the catalog lacks: not with --gpu, --stack or --cloud",
+                )
+            ]
+        )
     if stack:
         from gpufleet.stacks.loader import load_fleet
 
@@ -64,18 +89,32 @@ def fit_cmd(
         gpu_kind, serving = fleet.gpu, checks.serving_of(fleet.spec)
         cloud = fleet.spec.cloud
     else:
-        if not model or not gpu:
-            raise UserError([Problem("--model / --gpu", "", "give both (or --stack NAME)")])
-        if problems := _choice_problems(
+        if not model or not (gpu or custom):
+            raise UserError(
+                [
+                    Problem(
+                        "--model / --gpu",
+                        "",
+                        "give --model and --gpu (or --gpu-memory-gib with --compute-capability, or --stack NAME)",
+                    )
+                ]
+            )
+        problems = _choice_problems(
             [
                 ("--gpu", gpu, gpu_kinds()),
                 ("--dtype", dtype, _serving_choices("dtype")),
                 ("--quantization", quantization, fit.formats()),
-                ("--kv-cache-dtype", kv_cache_dtype, _serving_choices("kv_cache_dtype")),
+                ("--kv-cache-dtype", kv_cache_dtype, profiler.known_kv_dtypes()),
             ]
-        ):
+        )
+        if custom:
+            problems += _custom_gpu_problems(gpu_memory_gib, compute_capability)
+        if vllm_version and (why := profiler.version_problem(vllm_version)):
+            problems.append(Problem("--vllm-version", "", why))
+        if problems:
             raise UserError(problems)
-        arch, gpu_kind = models.resolve(model), gpu_kinds()[gpu]
+        arch = models.resolve(model)
+        gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability) if custom else gpu_kinds()[gpu]
         serving = fit.Serving(
             gpus=gpus,
             dtype=dtype,
@@ -85,6 +124,8 @@ def fit_cmd(
             max_num_seqs=max_num_seqs,
             max_num_batched_tokens=max_num_batched_tokens,
             gpu_memory_utilization=gpu_memory_utilization,
+            enforce_eager=enforce_eager,
+            vllm_version=vllm_version,
         )
     if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
         raise UserError(problems)
@@ -92,40 +133,46 @@ def fit_cmd(
     if as_json:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:
-        c = Console()
-        t = Table(
-            title=f"{arch.name} on {serving.gpus}x {gpu_kind.name} ({gpu_kind.memory_gib} GiB), {r.dtype}"
-            + (f", {r.quantization}" if r.quantization else "")
-        )
-        for col in (
-            "budget GiB",
-            "weights GiB",
-            "overhead GiB",
-            "KV cache GiB",
-            "KV B/token",
-            "KV tokens",
-            f"seqs of {r.max_model_len}",
-        ):
-            t.add_column(col, justify="right")
-        t.add_row(
-            f"{r.budget_gib:.2f}",
-            f"{r.weights_gib:.2f}",
-            f"{r.overhead_gib:.2f}",
-            f"{r.kv_cache_gib:.2f}",
-            str(r.kv_bytes_per_token),
-            str(r.kv_tokens),
-            str(r.max_concurrent_seqs),
-        )
-        c.print(t)
-        c.print("[green]fits[/green]" if r.fits else "[red]does not fit[/red]")
-        for p in r.problems:
-            c.print(f"  problem: {p}")
-        for a in r.advice:
-            c.print(f"  advice: {a}")
-        for a in r.assumptions:
-            c.print(f"  assumption: {a}")
+        _print_fit(r, arch.name)
     if not r.fits:
         raise typer.Exit(1)
+
+
+def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Problem]:
+    out = []
+    if memory_gib is None or not 1 <= memory_gib <= 1024:
+        out.append(Problem("--gpu-memory-gib", "", "give one GPU's total memory in GiB (1-1024), e.g. 23.58 for a 24 GB card"))
+    parts = (cc or "").split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
+        out.append(
+            Problem("--compute-capability", "", f"{cc!r} is not M.m between 7.0 and 12.x (e.g. 8.6), as vLLM runs on CUDA")
+        )
+    return out
+
+
+def _print_fit(r, model_name: str) -> None:
+    c = Console()
+    t = Table(
+        title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
+        + (f", {r.quantization}" if r.quantization else "")
+        + f", vLLM {r.vllm_version} ({r.engine}), per GPU"
+    )
+    for col in ("term", "GiB", "estimate", "source"):
+        t.add_column(col, justify="right" if col == "GiB" else "left")
+    for term in r.terms:
+        t.add_row(term.name, f"{term.gib:.2f}", "yes" if term.estimate else "", term.source)
+    c.print(t)
+    c.print(
+        f"KV cache: {r.kv_tokens} tokens ({r.kv_bytes_per_token} B/token per GPU); "
+        f"{r.max_concurrency:.2f}x concurrency at max_model_len {r.max_model_len}"
+    )
+    c.print("[green]fits[/green]" if r.fits else "[red]does not fit[/red]")
+    for p in r.problems:
+        c.print(f"  problem: {p}")
+    for a in r.advice:
+        c.print(f"  advice: {a}")
+    for a in r.assumptions:
+        c.print(f"  assumption: {a}")
 
 
 @plan_app.command("capacity")

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gpufleet.sizing import capacity, fit, flags, models
+from gpufleet.sizing import capacity, fit, flags, models, profiler
 from gpufleet.stacks import loader
 from gpufleet.stacks.catalog import gpu_kinds
 
@@ -25,41 +25,71 @@ def test_every_model_gpu_pair_answers(model, gpu):
 
 
 def test_hand_worked_qwen7b_bf16_on_a10():
-    # KV per token = 2 x 28 layers x 4 KV heads x 128 head dim x 2 B = 57344 B
-    # weights = 7.61e9 params x 2 B = 15.22e9 B = 14.17 GiB; budget = 24 GiB x 0.9 = 21.6 GiB
-    # overhead = 8192 tokens x 3584 x 2 B x 52 + 0.1 GiB = 2.944 GiB; KV = 21.6 - 14.175 - 2.944 = 4.48 GiB = 83914 tokens
+    # vLLM 0.33.0 (the A10 recipe's pin), serve defaults: gpu_memory_utilization 0.92, max_num_batched_tokens 2048,
+    # max_num_seqs 256. Per GPU: requested = 22.18 x 0.92 = 20.4056 GiB; weights = 7.61e9 x 2 B = 14.175 GiB;
+    # non-torch 0.35; activation peak = max(2048 x 3584 x 2 x 13.5 = 0.185, sampler 256 x 152064 x 8 = 0.290) = 0.290;
+    # CUDA graphs 0.12 + 0.0008 x 512 = 0.5296; KV = 5.061 GiB; 57344 B/token -> whole blocks of 16 tokens
     r = fit.fit(models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["A10"], fit.Serving(dtype="bfloat16", max_model_len=8192))
-    assert r.kv_bytes_per_token == 57344
+    assert r.kv_bytes_per_token == 57344 and r.vllm_version == "0.33.0" and r.engine == "V1"
     assert r.weights_gib == pytest.approx(7.61e9 * 2 / GIB)
-    assert r.kv_cache_gib == pytest.approx(21.6 - 7.61e9 * 2 / GIB - (8192 * 3584 * 2 * 52 / GIB + 0.1))
-    assert r.kv_tokens == 83914 and r.max_concurrent_seqs == 83914 // 8192 == 10 and r.fits
+    kv = 22.18 * 0.92 - 7.61e9 * 2 / GIB - 0.35 - 256 * 152064 * 8 / GIB - (0.12 + 0.0008 * 512)
+    assert r.kv_cache_gib == pytest.approx(kv)
+    assert r.kv_tokens == int(kv * GIB // (16 * 57344)) * 16 == 94768 and r.max_concurrent_seqs == 11 and r.fits
+    names = {t["name"] for t in r.to_json()["terms"]}
+    assert names >= {"usable_memory", "weights", "non_torch", "activation_forward", "sampler_warmup", "cuda_graphs", "kv_cache"}
 
 
 def test_hand_worked_llama70b_fp16_on_two_a100_80g():
-    # KV per token = 2 x 80 x 8 x 128 x 2 B = 327680 B; weights = 70.6e9 x 2 B = 131.5 GiB; budget = 2 x 80 x 0.9 = 144 GiB
-    # overhead = 2 x (8192 x 8192 x 2 x 52 + 0.1 GiB) = 13.2 GiB: 131.5 + 13.2 > 144 -> does not fit; TP=4 does
+    # Per GPU at TP 2: weights 70.6e9 x 2 B / 2 = 65.75 GiB; requested 79.25 x 0.92 = 72.91; KV about 5.8 GiB;
+    # KV per token per GPU = 2 x 80 layers x 4 KV heads x 128 x 2 B = 163840 B -> about 38k tokens < 65536: refused;
+    # at TP 4 the weights halve and it fits
     r = fit.fit(
-        models.lookup("meta-llama/Llama-3.1-70B-Instruct"), KINDS["A100-80G"], fit.Serving(gpus=2, dtype="float16"), KINDS
+        models.lookup("meta-llama/Llama-3.1-70B-Instruct"),
+        KINDS["A100-80G"],
+        fit.Serving(gpus=2, dtype="float16", max_model_len=65536),
+        KINDS,
     )
-    assert r.kv_bytes_per_token == 327680 and r.weights_gib == pytest.approx(70.6e9 * 2 / GIB)
-    assert not r.fits and any("tensor-parallel over 4" in a for a in r.advice)
+    assert r.kv_bytes_per_token == 163840 and r.weights_gib == pytest.approx(70.6e9 * 2 / 2 / GIB)
+    assert not r.fits and 30000 < r.kv_tokens < 65536
+    assert any("tensor-parallel over 4" in a for a in r.advice) and any("fp8 KV cache" in a for a in r.advice)
 
 
-def test_published_vllm_log_issue_13882():
-    # vllm-project/vllm#13882: Qwen2.5-7B AWQ on an 8 GiB RTX 4060 at gpu_memory_utilization 0.70, max_model_len 4096:
-    # "model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB;
-    #  the rest of the memory reserved for KV Cache is -1.05GiB" and "# cuda blocks: 0" (it cannot start).
-    rtx4060 = type(KINDS["T4"])(name="RTX4060", model="RTX 4060", architecture="Ada", compute_capability="8.9", memory_gib=8)
-    r = fit.fit(
-        models.lookup("Qwen/Qwen2.5-7B-Instruct"),
-        rtx4060,
-        fit.Serving(
-            dtype="float16", quantization="awq", max_model_len=4096, max_num_batched_tokens=4096, gpu_memory_utilization=0.70
-        ),
-    )
-    assert r.weights_gib == pytest.approx(5.20, abs=0.1)
-    assert r.overhead_gib == pytest.approx(1.42 + 0.03, abs=0.15)
-    assert r.kv_cache_gib == pytest.approx(-1.05, abs=0.25) and not r.fits
+def test_enforce_eager_and_old_engines_keep_cuda_graphs_out_of_the_budget():
+    q7, a10 = models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["A10"]
+    base = fit.measure(q7, a10, fit.Serving(max_model_len=8192))
+    eager = fit.measure(q7, a10, fit.Serving(max_model_len=8192, enforce_eager=True))
+    old = fit.measure(q7, a10, fit.Serving(max_model_len=8192, vllm_version="0.20.0"))
+    graphs = {t.name: t.gib for t in base.terms}["cuda_graphs"]
+    assert graphs > 0.1
+    assert {t.name: t.gib for t in eager.terms}["cuda_graphs"] == 0 == {t.name: t.gib for t in old.terms}["cuda_graphs"]
+    assert eager.kv_cache_gib == pytest.approx(base.kv_cache_gib + graphs)
+
+
+def test_v100_follows_its_recipe_pin_and_the_v0_profiler():
+    r = fit.measure(models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["V100-32G"], fit.Serving(max_model_len=8192))
+    assert (r.vllm_version, r.engine, r.dtype) == ("0.10.0", "V0", "float16")
+    # V0 defaults of 0.10.0: gpu_memory_utilization 0.9, max_num_batched_tokens max(max_model_len, 2048)
+    assert r.serving["gpu_memory_utilization"] == 0.9 and r.serving["max_num_batched_tokens"] == 8192
+
+
+def test_kv_cache_dtypes_follow_the_pinned_engine():
+    q7 = models.lookup("Qwen/Qwen2.5-7B-Instruct")
+    for dtype in ("fp8", "fp8_e4m3", "fp8_e5m2"):
+        r = fit.measure(q7, KINDS["A10"], fit.Serving(kv_cache_dtype=dtype, max_model_len=8192))
+        assert r.kv_bytes_per_token == 57344 // 2 and r.fits
+    (p,) = fit.measure(q7, KINDS["A10"], fit.Serving(kv_cache_dtype="nvfp4", max_model_len=8192)).problems
+    assert "not one vLLM 0.33.0" in p
+    problems = fit.measure(q7, KINDS["T4"], fit.Serving(kv_cache_dtype="bfloat16", max_model_len=8192)).problems
+    assert any("kv_cache_dtype bfloat16 needs compute capability >= 8.0" in p and "T4 has 7.5" in p for p in problems)
+    assert fit.measure(q7, KINDS["V100-32G"], fit.Serving(kv_cache_dtype="float16")).problems  # not a 0.10.0 V0 dtype
+
+
+def test_a_gpu_outside_the_catalog_uses_generic_terms_flagged_as_estimates():
+    gpu = fit.custom_gpu(23.58, "8.6")
+    r = fit.measure(models.lookup("meta-llama/Llama-3.1-8B-Instruct"), gpu, fit.Serving(max_model_len=8192))
+    terms = {t.name: t for t in r.terms}
+    assert terms["usable_memory"].gib == 23.58 and not terms["usable_memory"].estimate
+    assert terms["non_torch"].estimate and terms["cuda_graphs"].estimate and r.vllm_version == profiler.newest_pinned()
 
 
 def test_refusals():
@@ -169,20 +199,24 @@ def test_72b_fp16_on_one_t4_fails_validation_with_why_and_what_to_change():
     with pytest.raises(UserError) as exc:
         loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     (problem,) = [p for p in exc.value.problems if p.path == "fleet.serving"]
-    assert "exceed the 14.4 GiB budget" in problem.message and "To fix:" in problem.message and "gpu.count" in problem.message
+    assert (
+        "13.12 GiB budget per GPU (14.58 GiB x 0.9)" in problem.message
+        and "To fix:" in problem.message
+        and "gpu.count" in problem.message
+    )
 
 
 def test_advice_names_only_node_sizes_the_cloud_sells():
-    # 72B fp16 on a T4: the least memory that fits is 2x V100-32G with 4-bit weights; Tencent sells that node,
-    # Alibaba does not (its V100-32G nodes have 1, 4 or 8 GPUs), so there the answer moves to another size
+    # 72B fp16 at 32k context on a T4: the least memory that fits is 2x A100-40G with 4-bit weights; Tencent sells
+    # that node, Alibaba does not (its A100-40G nodes have 1, 4 or 8 GPUs), so there the answer moves to another size
     from gpufleet.sizing.checks import sold_sizes
 
-    arch, s = models.lookup("Qwen/Qwen2.5-72B-Instruct"), fit.Serving(dtype="float16")
+    arch, s = models.lookup("Qwen/Qwen2.5-72B-Instruct"), fit.Serving(dtype="float16", max_model_len=32768)
     anywhere = fit.fit(arch, KINDS["T4"], s, KINDS).advice[-1]
     tencent = fit.fit(arch, KINDS["T4"], s, KINDS, sold_sizes("tencentcloud")).advice[-1]
     alibaba = fit.fit(arch, KINDS["T4"], s, KINDS, sold_sizes("alicloud")).advice[-1]
-    assert "2x V100-32G" in anywhere and "2x V100-32G" in tencent
-    assert ("V100-32G", 2) not in sold_sizes("alicloud") and "2x V100-32G" not in alibaba and "smallest that does" in alibaba
+    assert "2x A100-40G" in anywhere and "2x A100-40G" in tencent
+    assert ("A100-40G", 2) not in sold_sizes("alicloud") and "2x A100-40G" not in alibaba and "smallest that does" in alibaba
     name, n = alibaba.split("the smallest that does: ")[1].split(" (")[0].split("x ")[::-1]
     assert (name, int(n)) in sold_sizes("alicloud")
 
@@ -224,5 +258,55 @@ def test_plan_fit_reports_unknown_choices_without_a_traceback():
         timeout=60,
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "auto, fp8")):
+    for flag, hint in (("--gpu", "'A10'"), ("--dtype", "'bfloat16'"), ("--kv-cache-dtype", "fp8_e5m2")):
         assert f"error {flag}: unknown" in r.stderr and hint in r.stderr
+
+
+def _plan(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "fit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_plan_fit_json_lists_each_term_for_the_issue_17_example():
+    r = _plan(
+        "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "A10", "--dtype", "bfloat16",
+        "--max-model-len", "20000", "--max-num-batched-tokens", "20000", "--json",
+    )  # fmt: skip
+    out = json.loads(r.stdout)
+    terms = {t["name"]: t for t in out["terms"]}
+    assert set(terms) == {
+        "usable_memory", "requested", "weights", "non_torch", "activation_forward", "sampler_warmup",
+        "activation_peak", "cuda_graphs", "kv_cache",
+    }  # fmt: skip
+    assert terms["usable_memory"]["gib"] == 22.18 and "MiniCPM-V/issues/640" in terms["usable_memory"]["source"]
+    assert out["vllm_version"] == "0.33.0" and out["serving"]["gpu_memory_utilization"] == 0.92
+    assert out["fits"] and r.returncode == 0 and out["kv_tokens"] >= 20000
+
+
+def test_plan_fit_custom_gpu_excludes_gpu_stack_and_cloud_and_checks_its_values():
+    for extra in (["--gpu", "A10"], ["--stack", "alicloud-cn-hangzhou-prod"], ["--cloud", "alicloud"]):
+        r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "8.6", *extra)
+        assert r.returncode == 2 and "not with --gpu, --stack or --cloud" in r.stderr and "Traceback" not in r.stderr
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "86")
+    assert r.returncode == 2 and "--compute-capability" in r.stderr
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "8.6", "--json")
+    terms = {t["name"]: t for t in json.loads(r.stdout)["terms"]}
+    assert terms["usable_memory"]["gib"] == 23.58 and terms["non_torch"]["estimate"] and terms["cuda_graphs"]["estimate"]
+
+
+def test_memory_relevant_extra_args_of_a_stack_are_read():
+    from gpufleet.sizing import checks
+
+    raw = _prod(**{"serving.extra_args": {"enforce_eager": True, "kv_cache_dtype": "fp8_e5m2"}})
+    fleet = loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    s = checks.serving_of(fleet.spec)
+    assert s.enforce_eager and s.kv_cache_dtype == "fp8_e5m2" and s.vllm_version == "0.33.0"
+    r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
+    assert {t.name: t.gib for t in r.terms}["cuda_graphs"] == 0 and r.serving["kv_cache_dtype"] == "fp8_e5m2"

@@ -1,0 +1,234 @@
+"""How the vLLM an image pins budgets one GPU's memory, term by term, as its startup profiler does.
+
+Engine facts (which profiler a version runs, its KV cache dtypes, its `vllm serve` defaults) are data with
+source lines in data/vllm_engines.yaml; usable memory per GPU kind is in stacks/data/gpus.yaml (usable_memory).
+The constants below are the estimates that no source file fixes; each says which logs it comes from.
+
+Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
+  requested       = usable memory x gpu_memory_utilization
+  weights         = checkpoint bytes / n  (- cpu_offload_gb)
+  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_TP_GIB (n > 1)                              (estimate)
+  activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
+      forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
+      sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
+  CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
+                    engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
+  KV cache        = requested - weights - non-torch - activation peak - CUDA graphs
+  KV tokens       = floor(KV cache / (16 x KV bytes per token per GPU)) x 16      (blocks of 16 tokens)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+GIB = 2**30
+DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
+BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
+
+# Forward-pass activation peak per batched token, in 16-bit hidden vectors. Re-fitted (least squares through the
+# origin) on the fit split of calibration.yaml: the two RTX 3090 logs of vllm#10517 (Llama-3.1-8B, hidden 4096:
+# 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
+ACTIVATION_FACTOR = 13.5
+# Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
+# logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 1.79 PR #10511, 4.09 vllm#11230) and of the
+# per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
+NON_TORCH_GIB = 0.35
+NON_TORCH_TP_GIB = 0.38
+# Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
+# (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882); counted as fp32 logits plus fp32 probabilities.
+SAMPLER_BYTES = 8
+# CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
+# #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
+# term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
+CUDA_GRAPH_BASE_GIB = 0.12
+CUDA_GRAPH_PER_SIZE_GIB = 0.0008
+
+
+@cache
+def _data() -> dict:
+    return yaml.safe_load(DATA.read_text())
+
+
+def parse_version(v: str) -> tuple[int, ...]:
+    """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x': the numeric release prefix only."""
+    out = []
+    for part in v.split("."):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group()))
+        if m.end() != len(part):
+            break
+    return tuple(out)
+
+
+@cache
+def pins() -> dict[str, list[str]]:
+    """vLLM version -> GPU kinds, from the image recipes (the one place versions are pinned)."""
+    from gpufleet.images.recipes import load_recipe, recipe_names
+
+    out: dict[str, list[str]] = {}
+    for name in recipe_names():
+        recipe = load_recipe(name)
+        if v := recipe.pins.get("vllm"):
+            out.setdefault(v, []).extend(recipe.gpus)
+    return out
+
+
+def newest_pinned() -> str:
+    return max(pins(), key=parse_version)
+
+
+def version_for(gpu_name: str, given: str | None) -> str:
+    """The version to follow: the one given, else the pin of the recipe serving that GPU kind, else the newest pin."""
+    if given:
+        return given
+    return next((v for v, kinds in pins().items() if gpu_name in kinds), newest_pinned())
+
+
+@dataclass(frozen=True)
+class Engine:
+    version: str
+    name: str  # "v0" or "v1"
+    cuda_graphs_in_budget: bool
+
+    @property
+    def kv_dtypes(self) -> dict[str, dict]:
+        return _data()["kv_cache_dtypes"][self.name]["dtypes"]
+
+
+def engine(version: str, cc: tuple[int, int]) -> Engine:
+    v = parse_version(version)
+    v0 = v < (0, 8) or (v < (0, 11) and cc < (8, 0))
+    graphs_from = parse_version(_data()["engines"]["v1"]["cuda_graphs_in_budget_from"])
+    return Engine(version=version, name="v0" if v0 else "v1", cuda_graphs_in_budget=not v0 and v >= graphs_from)
+
+
+def version_problem(version: str) -> str | None:
+    v = parse_version(version)
+    if len(v) < 2:
+        return f"{version!r} is not a vLLM version (e.g. {newest_pinned()})"
+    if v < (0, 6):
+        return f"the memory model follows the profiler of vLLM 0.6 and later; {version} is older"
+    return None
+
+
+def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_name: str) -> str | None:
+    facts = _data()["kv_cache_dtypes"][eng.name]
+    row = eng.kv_dtypes.get(kv_cache_dtype)
+    if row is None:
+        return (
+            f"kv_cache_dtype {kv_cache_dtype!r} is not one vLLM {eng.version} ({eng.name.upper()} engine) offers on CUDA "
+            f"that this tool sizes: one of {', '.join(eng.kv_dtypes)} ({facts['not_modelled']})"
+        )
+    need = tuple(int(x) for x in row["min_cc"].split("."))
+    if cc < need:
+        return (
+            f"kv_cache_dtype {kv_cache_dtype} needs compute capability >= {row['min_cc']} in vLLM {eng.version}; "
+            f"{gpu_name} has {cc[0]}.{cc[1]}"
+        )
+    return None
+
+
+def serve_defaults(version: str, eng: Engine, usable_gib: float, gpu_name: str, max_model_len: int) -> tuple[dict, str]:
+    """(gpu_memory_utilization, max_num_seqs, max_num_batched_tokens) `vllm serve` applies, and where that is written.
+    Versions the images do not pin take the defaults of the nearest pinned version (said so)."""
+    table = _data()["serve_defaults"]
+    nearest = min(table, key=lambda p: abs(_as_number(parse_version(p)) - _as_number(parse_version(version))))
+    if eng.name == "v0" and "v0" not in table[nearest]:
+        nearest = next(p for p in table if "v0" in table[p])
+    d = table[nearest]
+    util = d["gpu_memory_utilization"]
+    if eng.name == "v0":
+        row = d["v0"]
+        batched = max(max_model_len, 2048) if max_model_len <= 32768 else 2048
+        values = {"gpu_memory_utilization": util["value"], "max_num_seqs": row["max_num_seqs"], "max_num_batched_tokens": batched}
+        source = f"vLLM {nearest} {util['source']}; {row['source']}"
+    else:
+        large = usable_gib >= 70 and "A100" not in gpu_name.upper()
+        row = d["large_gpu" if large else "small_gpu"]
+        values = {
+            "gpu_memory_utilization": util["value"],
+            "max_num_seqs": row["max_num_seqs"],
+            "max_num_batched_tokens": row["max_num_batched_tokens"],
+        }
+        source = f"vLLM {nearest} {util['source']}; {row['source']}"
+    if nearest != version:
+        source += f" (defaults of {nearest}, the nearest pinned version: {version} is not pinned)"
+    return values, source
+
+
+def _as_number(v: tuple[int, ...]) -> float:
+    return sum(part / 1000**i for i, part in enumerate(v))
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    gib: float
+    source: str
+    estimate: bool
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "gib": round(self.gib, 3), "source": self.source, "estimate": self.estimate}
+
+
+def non_torch_gib(gpus: int) -> Term:
+    if gpus > 1:
+        return Term("non_torch", NON_TORCH_TP_GIB, "median of the per-GPU figures logged at tensor parallel > 1", True)
+    return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
+
+
+def forward_activation(tokens: int, hidden_size: int) -> Term:
+    gib = tokens * hidden_size * 2 * ACTIVATION_FACTOR / GIB
+    return Term(
+        "activation_forward",
+        gib,
+        f"{tokens} batched tokens x hidden {hidden_size} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
+        True,
+    )
+
+
+def sampler_warmup(max_num_seqs: int, vocab_size: int) -> Term:
+    gib = max_num_seqs * vocab_size * SAMPLER_BYTES / GIB
+    return Term(
+        "sampler_warmup",
+        gib,
+        f"{max_num_seqs} seqs x vocab {vocab_size} x {SAMPLER_BYTES} B (0.33.0 gpu_model_runner.py:5866-5882)",
+        True,
+    )
+
+
+def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
+    if enforce_eager:
+        return Term("cuda_graphs", 0.0, "--enforce-eager: no CUDA graphs are captured", False)
+    if not eng.cuda_graphs_in_budget:
+        return Term(
+            "cuda_graphs",
+            0.0,
+            f"vLLM {eng.version} ({eng.name.upper()}) captures graphs after sizing the KV cache, outside the budget",
+            False,
+        )
+    largest = min(2 * max_num_seqs, 512)
+    return Term(
+        "cuda_graphs",
+        CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest,
+        f"{CUDA_GRAPH_BASE_GIB} + {CUDA_GRAPH_PER_SIZE_GIB} x largest capture size {largest} (logged estimates; "
+        "subtracted by 0.33.0 gpu_worker.py:753-757)",
+        True,
+    )
+
+
+def graphs_outside_budget_gib(max_num_seqs: int) -> float:
+    """The graph pool when it is captured outside the budget (V0, V1 before 0.21): the same estimate."""
+    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * min(2 * max_num_seqs, 512)
+
+
+def known_kv_dtypes() -> list[str]:
+    """Every KV cache dtype some engine here sizes (the GPU and version decide which are accepted)."""
+    return list(dict.fromkeys(d for table in _data()["kv_cache_dtypes"].values() for d in table["dtypes"]))
