@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpufleet.components.alicloud import names
+
 
 def spec_problems(spec) -> list[tuple[str, str]]:
     if spec.model.source.startswith("cos://"):
@@ -12,7 +14,7 @@ def spec_problems(spec) -> list[tuple[str, str]]:
                 "or https:// — copy the archive to an OSS bucket in the region and point source at it",
             )
         ]
-    return []
+    return names.problems(spec)
 
 
 def notes(spec) -> list[str]:
