@@ -154,6 +154,9 @@ class Gateway(Strict):
     vllm_port: int = Field(8001, ge=1024, le=65535, description="vLLM listens on 127.0.0.1:<vllm_port>, behind the gateway")
     rate_per_minute: int = Field(120, ge=1, le=60000, description="requests per minute per client address on /v1")
     burst: int = Field(20, ge=0, le=10000, description="requests over the rate that are still served at once")
+    client_table_mib: int = Field(
+        10, ge=1, le=1024, description="memory for per-client rate state (nginx: 1 MiB holds about 16000 client states)"
+    )
     max_body_mib: int = Field(8, ge=1, le=1024, description="largest request body (client_max_body_size)")
     read_timeout_s: int = Field(
         600,
