@@ -142,7 +142,10 @@ def from_env(env: dict[str, str]) -> GatewayValues:
         elif f.type == "tuple[str, ...]":
             items = tuple(x for x in raw.split(",") if x)
             for item in items:
-                ipaddress.ip_network(item, strict=True)  # ValueError on anything that is not a CIDR
+                try:
+                    ipaddress.ip_network(item, strict=True)
+                except ValueError:
+                    raise ValueError(f"{key}: {item!r} is not a CIDR") from None
             kwargs[f.name] = items
         else:
             if not PATH.match(raw):
@@ -226,7 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secret", default="/run/gpufleet/secret.env", help="KEY=VALUE file holding VLLM_API_KEY")
     parser.add_argument("--key-only", action="store_true", help="only rewrite the key map (key rotation)")
     parser.add_argument("--group", default="www-data", help="group that may read the key map")
+    parser.add_argument("--root", default="/", help="write under this folder instead of / (tests)")
     args = parser.parse_args(argv)
+
+    def at(path: str) -> str:
+        return os.path.join(args.root, path.lstrip("/"))
+
     try:
         values = from_env(parse_env(Path(args.env).read_text()))
         keys: list[str] = []
@@ -235,13 +243,13 @@ def main(argv: list[str] | None = None) -> int:
             if not secret.get("VLLM_API_KEY"):
                 raise ValueError(f"{args.secret} holds no VLLM_API_KEY and the fleet requires a key: the gateway stays down")
             keys = [secret["VLLM_API_KEY"]]
-        _write(KEY_MAP_FILE, key_map_text(keys), 0o640, args.group)
+        _write(at(KEY_MAP_FILE), key_map_text(keys), 0o640, args.group)
         if not args.key_only:
             files = render(values)
-            _write(CONFIG_FILE, files["nginx"], 0o644)
-            _write(JOURNALD_FILE, files["journald"], 0o644)
-            _write(LOGROTATE_FILE, files["logrotate"], 0o644)
-            os.makedirs(os.path.dirname(ACCESS_LOG), exist_ok=True)
+            _write(at(CONFIG_FILE), files["nginx"], 0o644)
+            _write(at(JOURNALD_FILE), files["journald"], 0o644)
+            _write(at(LOGROTATE_FILE), files["logrotate"], 0o644)
+            os.makedirs(at(os.path.dirname(ACCESS_LOG)), exist_ok=True)
     except (OSError, ValueError) as exc:
         print(f"gpufleet-gateway-render: {exc}", file=sys.stderr)  # never the key: messages above do not hold it
         return 1
