@@ -18,4 +18,9 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 
 
 def notes(spec) -> list[str]:
-    return []
+    lb = spec.load_balancer
+    return [
+        f"load_balancer.request_timeout_s {lb.request_timeout_s}: the HTTP listener answers 504 to a request that has not "
+        "finished within it; stream long generations (stream: true) or keep max_tokens within what the node generates in "
+        "that time (the gateway itself waits serving.gateway.read_timeout_s)"
+    ]
