@@ -121,3 +121,19 @@ def test_render_unit_passes_systemd_analyze_verify(tmp_path):
     unit.write_text(unit.read_text().replace("Type=oneshot", "Type=oneshot-please"))  # the check can fail
     bad = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
     assert "oneshot-please" in bad.stderr
+
+
+@pytest.mark.parametrize("stack", ["alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-dev"])
+def test_gateway_upstream_and_listen_ports_are_the_ones_vllm_and_the_load_balancer_use(stack):
+    from gpufleet.components import userdata
+    from gpufleet.stacks import loader
+
+    fleet = loader.load_fleet(stack, Path(__file__).resolve().parents[2], sizing=False)
+    v = gateway.values_from_fleet(fleet)
+    argv = userdata.vllm_args(fleet)
+    assert argv[argv.index("--host") + 1] == "127.0.0.1"
+    assert int(argv[argv.index("--port") + 1]) == v.vllm_port
+    conf = gateway.render(v)["nginx"]
+    assert f"server 127.0.0.1:{v.vllm_port};" in conf
+    assert f"listen {fleet.spec.serving.port};" in conf  # the port the load balancer's backends and health check use
+    assert f"location = {fleet.spec.load_balancer.health_check.path} " in conf
