@@ -4,7 +4,6 @@ its PID (never the system nginx)."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -16,12 +15,12 @@ from pathlib import Path
 import pytest
 from gpufleet.images import gateway
 from gpufleet.stacks import loader
+from tools import require
 
 sys.path.insert(0, str(Path(__file__).parent))
 import upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 KEY = "sk-test.Gpufleet+Key_0123456789"
 
 
@@ -76,7 +75,7 @@ class Nginx:
         self.proc: subprocess.Popen | None = None
 
     def cmd(self, *extra: str) -> list[str]:
-        return [NGINX, "-p", str(self.tmp), "-c", str(self.conf), *extra]
+        return [require("nginx"), "-p", str(self.tmp), "-c", str(self.conf), *extra]
 
     def test(self) -> subprocess.CompletedProcess:
         return subprocess.run(self.cmd("-t"), capture_output=True, text=True, timeout=30)
@@ -119,8 +118,7 @@ def fake_vllm():
 @pytest.fixture
 def run_nginx(tmp_path, fake_vllm):
     """run_nginx(**value changes, keys=[...]) -> a started Nginx in front of the fake vLLM on 127.0.0.1."""
-    if NGINX is None:
-        pytest.skip("nginx is not installed (scripts/install-system-tools.sh installs it)")
+    require("nginx")
     started = []
 
     def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, **changes) -> Nginx:

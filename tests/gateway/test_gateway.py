@@ -9,9 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import KEY, NGINX, Nginx, values
+from conftest import KEY, Nginx, values
 from gpufleet.images import gateway
 from gpufleet.stacks import loader
+from tools import require
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -27,20 +28,17 @@ def raw_get(port: int, path: str) -> int:
     return int(head.split()[1])
 
 
-needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (scripts/install-system-tools.sh)")
-
-
-@needs_nginx
 @pytest.mark.parametrize("stack", loader.stack_names(ROOT))
 def test_rendered_config_passes_nginx_t(stack, tmp_path):
+    require("nginx")
     n = Nginx(tmp_path, values(stack), [KEY])
     result = n.test()
     assert result.returncode == 0, result.stderr
     assert "test is successful" in result.stderr
 
 
-@needs_nginx
 def test_nginx_t_fails_on_a_broken_key_map(tmp_path):
+    require("nginx")
     n = Nginx(tmp_path, values(), [KEY])
     n.key_map.write_text('"~^Bearer x$" 1\n')  # a missing ';' must be caught, so the check can fail
     assert n.test().returncode != 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import grp
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import KEY, values
 from gpufleet.images import gateway
+from tools import require
 
 TEMPLATES = gateway.TEMPLATES
 
@@ -83,20 +83,20 @@ def test_key_rotation_rewrites_only_the_key_map(tmp_path):
     assert "sk-rotated" in (root / gateway.KEY_MAP_FILE.lstrip("/")).read_text()
 
 
-@pytest.mark.skipif(shutil.which("logrotate") is None, reason="logrotate is not installed (Debian package logrotate)")
 def test_logrotate_file_passes_logrotate_debug(tmp_path):
+    logrotate = require("logrotate")
     log = tmp_path / "gateway-access.log"
     log.write_text("x\n")
     conf = tmp_path / "gpufleet-gateway"
     conf.write_text(gateway.render(values(), access_log=str(log), pid_file=str(tmp_path / "nginx.pid"))["logrotate"])
     result = subprocess.run(
-        ["logrotate", "-d", "-f", "-s", str(tmp_path / "state"), str(conf)], capture_output=True, text=True, timeout=30
+        [logrotate, "-d", "-f", "-s", str(tmp_path / "state"), str(conf)], capture_output=True, text=True, timeout=30
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0 and "error" not in out.lower(), out
     assert f"rotating pattern: {log}" in out and "14" in out
     conf.write_text(conf.read_text().replace("rotate ", "rotat "))  # the check can fail
-    bad = subprocess.run(["logrotate", "-d", "-s", str(tmp_path / "state"), str(conf)], capture_output=True, text=True)
+    bad = subprocess.run([logrotate, "-d", "-s", str(tmp_path / "state"), str(conf)], capture_output=True, text=True)
     assert bad.returncode != 0 or "error" in (bad.stdout + bad.stderr).lower()
 
 
@@ -111,15 +111,15 @@ def test_journald_drop_in_uses_only_journald_options():
     assert "SystemMaxUse=2048M" in text and "MaxRetentionSec=14day" in text
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
 def test_render_unit_passes_systemd_analyze_verify(tmp_path):
+    analyze = require("systemd-analyze", "systemd")
     unit = tmp_path / "gpufleet-gateway-render.service"
     unit.write_text((TEMPLATES / "gpufleet-gateway-render.service").read_text())
     env = {**os.environ, "SYSTEMD_LOG_LEVEL": "warning"}
-    result = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0 and "gpufleet-gateway-render" not in result.stderr, result.stderr
     unit.write_text(unit.read_text().replace("Type=oneshot", "Type=oneshot-please"))  # the check can fail
-    bad = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
     assert "oneshot-please" in bad.stderr
 
 

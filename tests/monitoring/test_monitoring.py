@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,11 +13,10 @@ import pytest
 import yaml
 from gpufleet.components import monitoring
 from gpufleet.stacks import loader
+from tools import require
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = loader.stack_names(ROOT)
-PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool is not installed (Debian package prometheus)")
 
 
 def fleet(stack: str = "alicloud-cn-hangzhou-prod", **alarms):
@@ -34,10 +32,11 @@ def fleet(stack: str = "alicloud-cn-hangzhou-prod", **alarms):
 def promtool_check(tmp_path: Path, doc: dict) -> subprocess.CompletedProcess:
     path = tmp_path / "rules.yml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [require("promtool", "prometheus"), "check", "rules", str(path)], capture_output=True, text=True, timeout=60
+    )
 
 
-@needs_promtool
 @pytest.mark.parametrize("stack", STACKS)
 def test_alert_rules_pass_promtool(stack, tmp_path):
     result = promtool_check(tmp_path, monitoring.alert_rules(fleet(stack)))
@@ -45,7 +44,6 @@ def test_alert_rules_pass_promtool(stack, tmp_path):
     assert "SUCCESS: 3 rules found" in result.stdout
 
 
-@needs_promtool
 @pytest.mark.parametrize("stack", STACKS)
 def test_dashboard_expressions_pass_promtool(stack, tmp_path):
     f = fleet(stack)
@@ -56,7 +54,6 @@ def test_dashboard_expressions_pass_promtool(stack, tmp_path):
     assert [r["expr"] for r in doc["groups"][0]["rules"]] == panel_exprs
 
 
-@needs_promtool
 def test_promtool_check_can_fail(tmp_path):
     doc = monitoring.expressions_as_rules(fleet())
     doc["groups"][0]["rules"][0]["expr"] += " by ("
