@@ -25,9 +25,9 @@ def vllm_args(fleet: Fleet) -> list[str]:
         "--served-model-name",
         fleet.spec.model.name,
         "--host",
-        "0.0.0.0",
+        "127.0.0.1",  # behind the gateway (images/gateway.py), which alone listens on serving.port
         "--port",
-        str(s.port),
+        str(s.gateway.vllm_port),
     ]
     flags = {
         "dtype": s.dtype,
@@ -45,7 +45,10 @@ def vllm_args(fleet: Fleet) -> list[str]:
             continue
         flag = "--" + name.replace("_", "-")
         args += [flag] if value is True else [flag, str(value)]
-    return args
+    from gpufleet.components.prompt_logging import forced_flags
+    from gpufleet.images.recipes import load_recipe
+
+    return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
 
 
 def render_scripts(fleet: Fleet, role_name: str) -> dict[str, str]:

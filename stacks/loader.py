@@ -168,6 +168,22 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
             out.append(("fleet.zones", "prod needs at least 2 zones so that one zone outage leaves capacity"))
         if spec.replicas.min < 2:
             out.append(("fleet.replicas.min", f"prod needs at least 2 (is {spec.replicas.min})"))
+        if spec.load_balancer.public and not spec.serving.api_key_secret:
+            out.append(
+                (
+                    "fleet.serving.api_key_secret",
+                    "prod with a public load balancer needs an API key: name the secret that holds it "
+                    "(or set load_balancer.public: false)",
+                )
+            )
+    if spec.serving.gateway.read_timeout_s < spec.load_balancer.request_timeout_s:
+        out.append(
+            (
+                "fleet.serving.gateway.read_timeout_s",
+                f"{spec.serving.gateway.read_timeout_s} is below load_balancer.request_timeout_s "
+                f"({spec.load_balancer.request_timeout_s}): the gateway would cut requests the load balancer still waits for",
+            )
+        )
     if spec.serving.tensor_parallel_size > spec.gpu.count:
         out.append(
             ("fleet.serving.tensor_parallel_size", f"{spec.serving.tensor_parallel_size} exceeds gpu.count ({spec.gpu.count})")

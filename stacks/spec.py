@@ -76,6 +76,42 @@ class Image(Strict):
 
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
+# `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
+# components/<cloud>/names.py; these are the characters no consumer on the node interprets.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?\Z")
+OBJECT_SOURCE = re.compile(r"^(oss|cos)://[a-z0-9][a-z0-9-]{1,61}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{0,1000}\Z")
+HTTPS_SOURCE = re.compile(r"^https://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z")
+SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
+FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
+# extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
+# character that a unit file, a shell or systemd's specifier expansion would read.
+FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
+# Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
+RESERVED_FLAGS = {
+    "model": "the weights path is set by gpufleet",
+    "served_model_name": "set from model.name",
+    "host": "vLLM binds to 127.0.0.1 behind the gateway (docs/gateway.md)",
+    "port": "set from serving.gateway.vllm_port",
+    "uds": "vLLM listens on 127.0.0.1:serving.gateway.vllm_port",
+    "api_key": "the key is read at boot from serving.api_key_secret; a value here would sit in user-data",
+    "dtype": "set from serving.dtype",
+    "quantization": "set from serving.quantization",
+    "kv_cache_dtype": "set from serving.kv_cache_dtype",
+    "max_model_len": "set from serving.max_model_len",
+    "gpu_memory_utilization": "set from serving.gpu_memory_utilization",
+    "max_num_seqs": "set from serving.max_num_seqs",
+    "max_num_batched_tokens": "set from serving.max_num_batched_tokens",
+    "tensor_parallel_size": "set from serving.tensor_parallel_size",
+    "disable_log_requests": "prompts are never logged: gpufleet sets this for the vLLM versions that log by default",
+    "enable_log_requests": "prompts are never logged (vLLM 0.33 logs request inputs with this flag)",
+    "enable_log_outputs": "completions are never logged (vLLM 0.33 logs outputs with this flag)",
+    "middleware": "imports and runs arbitrary Python in the API server",
+    "allowed_origins": "browsers never call the fleet directly; the gateway owns the HTTP surface",
+    "root_path": "the gateway forwards /v1 and /health only",
+    "ssl_keyfile": "TLS ends at the load balancer",
+    "ssl_certfile": "TLS ends at the load balancer",
+}
 
 
 class Model(Strict):
@@ -84,11 +120,24 @@ class Model(Strict):
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
     catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not MODEL_NAME.match(v):
+            raise ValueError(
+                f"{v!r} is not a model id: use letters, digits, . _ - and at most one / (e.g. Qwen/Qwen2.5-7B-Instruct)"
+            )
+        return v
+
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        if not re.match(r"^(oss|cos|https)://\S+$", v):
-            raise ValueError("must be an oss://, cos:// or https:// URL of the weights archive")
+        if not (OBJECT_SOURCE.match(v) or HTTPS_SOURCE.match(v)):
+            raise ValueError(
+                f"must be an oss://, cos:// or https:// URL of the weights archive ({v!r} is not): oss://bucket/key, "
+                "cos://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, digits "
+                "and . _ / - (no wildcard, space, quote, $, ; or query string)"
+            )
         return v
 
     @field_validator("sha256")
@@ -97,6 +146,27 @@ class Model(Strict):
         if not SHA256.match(v):
             raise ValueError("must be 64 lowercase hex characters (sha256sum of the weights archive)")
         return v
+
+
+class Gateway(Strict):
+    """nginx on each node in front of vLLM (docs/gateway.md): the only thing listening on serving.port."""
+
+    vllm_port: int = Field(8001, ge=1024, le=65535, description="vLLM listens on 127.0.0.1:<vllm_port>, behind the gateway")
+    rate_per_minute: int = Field(120, ge=1, le=60000, description="requests per minute per client address on /v1")
+    burst: int = Field(20, ge=0, le=10000, description="requests over the rate that are still served at once")
+    client_table_mib: int = Field(
+        10, ge=1, le=1024, description="memory for per-client rate state (nginx: 1 MiB holds about 16000 client states)"
+    )
+    max_body_mib: int = Field(8, ge=1, le=1024, description="largest request body (client_max_body_size)")
+    read_timeout_s: int = Field(
+        600,
+        ge=1,
+        le=86400,
+        description="longest wait for vLLM's next bytes (proxy_read_timeout); >= load_balancer.request_timeout_s",
+    )
+    metrics_port: int = Field(9180, ge=1024, le=65535, description="VPC-only port: /metrics/vllm, /metrics/node, /metrics/dcgm")
+    node_exporter_port: int = Field(9100, ge=1024, le=65535, description="node_exporter on 127.0.0.1 (its default port)")
+    dcgm_exporter_port: int = Field(9400, ge=1024, le=65535, description="dcgm-exporter on 127.0.0.1 (its default port)")
 
 
 class Serving(Strict):
@@ -115,11 +185,53 @@ class Serving(Strict):
         None, description="secret name in the cloud's secrets manager; fetched at boot through the instance role"
     )
     extra_args: dict[str, str | int | float | bool] = Field(default_factory=dict, description="other vLLM flags")
+    gateway: Gateway = Gateway()
+
+    @field_validator("api_key_secret")
+    @classmethod
+    def _secret(cls, v: str | None) -> str | None:
+        if v is not None and not SECRET_NAME.match(v):
+            raise ValueError(
+                f"{v!r} is not a secret name: letters, digits and _ / + = . @ - only, starting with a letter or digit "
+                "(no wildcard: the node role may read this one secret)"
+            )
+        return v
+
+    @field_validator("extra_args")
+    @classmethod
+    def _extra(cls, v: dict) -> dict:
+        problems = []
+        for name, value in v.items():
+            key = name.replace("-", "_")
+            if not FLAG_NAME.match(name):
+                problems.append(f"{name!r} is not a flag name (lowercase letters, digits, _ or -, without the leading --)")
+            elif key in RESERVED_FLAGS:
+                problems.append(f"{name} cannot be set here: {RESERVED_FLAGS[key]}")
+            if isinstance(value, str) and not FLAG_VALUE.match(value):
+                problems.append(
+                    f"{name}: value {value!r} holds a character that is not allowed (newline, quote, backslash, $, %, ` or "
+                    "another control character) or is empty or longer than 1024"
+                )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
 
     @model_validator(mode="after")
     def _batched(self):
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError("max_num_batched_tokens must be >= max_num_seqs")
+        ports = {
+            "serving.port": self.port,
+            "serving.gateway.vllm_port": self.gateway.vllm_port,
+            "serving.gateway.metrics_port": self.gateway.metrics_port,
+            "serving.gateway.node_exporter_port": self.gateway.node_exporter_port,
+            "serving.gateway.dcgm_exporter_port": self.gateway.dcgm_exporter_port,
+        }
+        seen: dict[int, str] = {}
+        for field, port in ports.items():
+            if port in seen:
+                raise ValueError(f"{field} and {seen[port]} are both {port}: each listener on the node needs its own port")
+            seen[port] = field
         return self
 
 
@@ -131,6 +243,28 @@ class Disk(Strict):
 class Disks(Strict):
     system: Disk = Disk(tier="standard", size_gib=100)
     data: Disk = Disk(tier="standard", size_gib=200)
+
+
+# An SSH CIDR that is public and wider than this prefix is refused (a /16 is 65536 addresses).
+SSH_WIDEST_PUBLIC_PREFIX = 16
+
+
+def cidr_list(v: list[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo)."""
+    out = []
+    for cidr in v:
+        if not isinstance(cidr, str) or "/" not in cidr:
+            raise ValueError(f"{cidr!r} is not a CIDR (address/prefix, e.g. 198.51.100.0/24)")
+        try:
+            out.append(ipaddress.ip_network(cidr, strict=True))
+        except ValueError as exc:
+            hint = ""
+            try:
+                hint = f" (did you mean {ipaddress.ip_network(cidr, strict=False)}?)"
+            except ValueError:
+                pass
+            raise ValueError(f"{cidr!r} is not a network address: {exc}{hint}") from None
+    return out
 
 
 class Network(Strict):
@@ -151,10 +285,17 @@ class Network(Strict):
     @field_validator("ssh_cidrs")
     @classmethod
     def _ssh(cls, v: list[str]) -> list[str]:
-        for cidr in v:
-            net = ipaddress.ip_network(cidr, strict=False)
-            if net.prefixlen == 0:
-                raise ValueError(f"{cidr} opens SSH to the whole internet; name the operator network instead")
+        nets = cidr_list(v)
+        for version in (4, 6):
+            merged = list(ipaddress.collapse_addresses(n for n in nets if n.version == version))
+            if any(n.prefixlen == 0 for n in merged):
+                raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
+        for cidr, net in zip(v, nets):
+            if not net.is_private and net.prefixlen < SSH_WIDEST_PUBLIC_PREFIX:
+                raise ValueError(
+                    f"{cidr} opens SSH to {net.num_addresses} public addresses; an operator network is at most a "
+                    f"/{SSH_WIDEST_PUBLIC_PREFIX} — name it instead"
+                )
         return v
 
     @model_validator(mode="after")
@@ -183,8 +324,8 @@ class HealthCheck(Strict):
     @field_validator("path")
     @classmethod
     def _path(cls, v: str) -> str:
-        if not v.startswith("/"):
-            raise ValueError("must start with /")
+        if not re.match(r"^/[A-Za-z0-9._~/-]{0,200}\Z", v):
+            raise ValueError("must start with / and be a plain path (letters, digits, . _ ~ / -)")
         return v
 
     @model_validator(mode="after")
@@ -198,7 +339,21 @@ class LoadBalancer(Strict):
     listener_port: int = Field(80, ge=1, le=65535)
     public: bool = True
     allowed_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="clients allowed to reach the listener")
+    request_timeout_s: int = Field(
+        180,
+        ge=1,
+        le=3600,
+        description="the listener's request timeout (Alibaba HTTP listeners: 1-180 s); a longer non-streaming request gets a 504",
+    )
     health_check: HealthCheck = HealthCheck()
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _clients(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("is empty: no client could reach the listener; name the client networks (or 0.0.0.0/0)")
+        cidr_list(v)
+        return v
 
 
 class Egress(Strict):
@@ -249,10 +404,33 @@ class Threshold(Strict):
     minutes: int = Field(ge=1, le=60)
 
 
+class QueueThreshold(Strict):
+    waiting_above: int = Field(ge=1, le=100000, description="requests waiting in vLLM's queue (vllm:num_requests_waiting)")
+    minutes: int = Field(ge=1, le=60)
+
+
 class Alarms(Strict):
     gpu_utilization: Threshold = Threshold(threshold_percent=95, minutes=5)
     gpu_memory: Threshold = Threshold(threshold_percent=98, minutes=1)
+    vllm_queue: QueueThreshold = QueueThreshold(waiting_above=100, minutes=2)
     contact_group: str = "gpufleet-oncall"
+
+
+class Logs(Strict):
+    """What the node keeps of its logs (docs/gateway.md): journald caps and the gateway access log's rotation."""
+
+    journal_max_use_mib: int = Field(2048, ge=64, le=65536, description="journald SystemMaxUse")
+    journal_max_file_mib: int = Field(128, ge=8, le=4096, description="journald SystemMaxFileSize")
+    journal_keep_free_mib: int = Field(4096, ge=0, le=65536, description="journald SystemKeepFree")
+    journal_keep_days: int = Field(14, ge=1, le=365, description="journald MaxRetentionSec, in days")
+    access_log_keep_days: int = Field(14, ge=1, le=365, description="rotated gateway access logs kept (one a day)")
+    access_log_max_mib: int = Field(256, ge=1, le=65536, description="rotate the access log early past this size")
+
+    @model_validator(mode="after")
+    def _file(self):
+        if self.journal_max_file_mib > self.journal_max_use_mib:
+            raise ValueError("journal_max_file_mib must be at most journal_max_use_mib")
+        return self
 
 
 class FleetSpec(Strict):
@@ -273,6 +451,7 @@ class FleetSpec(Strict):
     egress: Egress = Egress()
     autoscaling: Autoscaling = Autoscaling()
     alarms: Alarms = Alarms()
+    logs: Logs = Logs()
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("zones")

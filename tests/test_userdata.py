@@ -80,4 +80,5 @@ def test_vllm_args_come_from_the_spec():
     fleet = loader.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
     args = userdata.vllm_args(fleet)
     assert args[args.index("--quantization") + 1] == "awq"
-    assert args[args.index("--port") + 1] == str(fleet.spec.serving.port)
+    assert args[args.index("--port") + 1] == str(fleet.spec.serving.gateway.vllm_port)
+    assert args[args.index("--host") + 1] == "127.0.0.1"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpufleet.components.alicloud import names
+
 
 def spec_problems(spec) -> list[tuple[str, str]]:
     if spec.model.source.startswith("cos://"):
@@ -12,8 +14,13 @@ def spec_problems(spec) -> list[tuple[str, str]]:
                 "or https:// — copy the archive to an OSS bucket in the region and point source at it",
             )
         ]
-    return []
+    return names.problems(spec)
 
 
 def notes(spec) -> list[str]:
-    return []
+    lb = spec.load_balancer
+    return [
+        f"load_balancer.request_timeout_s {lb.request_timeout_s}: the HTTP listener answers 504 to a request that has not "
+        "finished within it; stream long generations (stream: true) or keep max_tokens within what the node generates in "
+        "that time (the gateway itself waits serving.gateway.read_timeout_s)"
+    ]

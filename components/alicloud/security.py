@@ -29,6 +29,16 @@ def node_ingress_rules(fleet: Fleet) -> list[dict]:
             "description": "vLLM from the CLB service range (health checks, forwarding)",
         }
     )
+    metrics = fleet.spec.serving.gateway.metrics_port
+    rules.append(
+        {
+            "key": "metrics",
+            "ip_protocol": "tcp",
+            "port_range": f"{metrics}/{metrics}",
+            "cidr_ip": fleet.spec.network.vpc_cidr,
+            "description": "gateway metrics port (vLLM, node, GPU) from the VPC only",
+        }
+    )
     for i, cidr in enumerate(fleet.spec.network.ssh_cidrs):
         rules.append(
             {"key": f"ssh-{i}", "ip_protocol": "tcp", "port_range": "22/22", "cidr_ip": cidr, "description": "SSH from operators"}

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from gpufleet.components.tencentcloud import names
+
 UTC8_HOURS = 8
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
@@ -68,7 +70,7 @@ def cron_to_utc8(cron: str) -> str:
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str]] = names.problems(spec)
     if spec.model.source.startswith("oss://"):
         out.append(
             (
@@ -93,8 +95,8 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 def notes(spec) -> list[str]:
     contact = spec.alarms.contact_group
     if contact.startswith("notice-"):
-        return []
-    return [
+        return names.notes(spec)
+    return names.notes(spec) + [
         f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
         "are declared without notification; create a template in Cloud Monitor and put its id here"
     ]

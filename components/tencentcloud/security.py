@@ -32,6 +32,13 @@ def node_ingress_rules(fleet: Fleet) -> list[dict]:
             "cidr_block": CLB_HEALTH_CHECK_RANGE,
             "description": "vLLM health checks from the CLB range",
         },
+        {
+            "action": "ACCEPT",
+            "protocol": "TCP",
+            "port": str(fleet.spec.serving.gateway.metrics_port),
+            "cidr_block": fleet.spec.network.vpc_cidr,
+            "description": "gateway metrics port (vLLM, node, GPU) from the VPC only",
+        },
     ]
     rules += [
         {"action": "ACCEPT", "protocol": "TCP", "port": "22", "cidr_block": cidr, "description": "SSH from operators"}
