@@ -9,10 +9,11 @@
 #   prometheus       promtool check rules for the alerting rules and dashboard queries
 #   systemd-container, debootstrap   the node boot test (a real systemd + cloud-init in systemd-nspawn)
 #   cloud-init       cloud-init schema for the rendered user-data
+#   logrotate        logrotate -d on the gateway access-log rotation
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-  openssh-server shellcheck systemd chromium nginx prometheus systemd-container debootstrap > /dev/null
+  openssh-server shellcheck systemd chromium nginx prometheus logrotate systemd-container debootstrap > /dev/null
 apt-get install -y -qq --no-install-recommends cloud-init > /dev/null
 mkdir -p /run/sshd
