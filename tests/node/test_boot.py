@@ -45,6 +45,9 @@ def _why_not() -> str | None:
             return f"{tool} not installed (scripts/install-system-tools.sh)"
     if not Path("/dev/loop-control").exists():
         return "no /dev/loop-control"
+    cap_eff = next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("CapEff"))
+    if not int(cap_eff, 16) & (1 << 21):  # CAP_SYS_ADMIN: overlayfs, loop devices and nspawn's namespaces need it
+        return "no CAP_SYS_ADMIN (an unprivileged container cannot run systemd-nspawn)"
     return None
 
 
