@@ -26,9 +26,8 @@ class CloudProfile:
     secret_cli: str
     object_scheme: str  # model.source scheme of the cloud's object storage
     node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
-
-    def secret_command(self, role_name: str) -> str:
-        return self.secret_cli.replace("{role}", role_name)
+    data_disk: str  # the data disk's device on the node (gpufleet-prepare formats it once and mounts it)
+    example_bucket_suffix: str = ""  # what `region new` appends to its example bucket name
 
 
 PROFILES = {
@@ -41,9 +40,12 @@ PROFILES = {
             "high": {"category": "cloud_essd", "performance_level": "PL2"},
         },
         secret_cli='aliyun kms GetSecretValue --SecretName "${API_KEY_SECRET}" --region "${GPUFLEET_REGION}" '
-        "--mode EcsRamRole --ram-role-name {role} | json_field SecretData",
+        '--mode EcsRamRole --ram-role-name "${GPUFLEET_ROLE}" | json_field SecretData',
         object_scheme="oss",
         node_tools=("ossutil", "aliyun"),
+        # virtio-blk names the second disk vdb (ECS docs "Initialize a data disk on Linux"); NVMe-based
+        # families (e.g. ebmgn7) name it /dev/nvme1n1: estimate, not checked on a GPU family.
+        data_disk="/dev/vdb",
     ),
     "tencentcloud": CloudProfile(
         name="tencentcloud",
@@ -53,10 +55,17 @@ PROFILES = {
             "performance": {"category": "CLOUD_SSD"},
             "high": {"category": "CLOUD_HSSD"},
         },
-        secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId latest '
+        # A secret created without a VersionId has the version SSM_Current; there is no "latest" alias
+        # (SSM CreateSecret, VersionId: https://cloud.tencent.com/document/product/1105/40529, read 2026-12-03).
+        secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId SSM_Current '
         '--region "${GPUFLEET_REGION}" --use-cvm-role | json_field SecretString',
         object_scheme="cos",
         node_tools=("coscli", "tccli"),
+        # CVM cloud disks appear as /dev/vdb (CBS docs "Initializing Cloud Disks"); estimate for every GPU family.
+        data_disk="/dev/vdb",
+        # COS bucket names end in -<APPID> (https://cloud.tencent.com/document/product/436/13312); 1250000000 is
+        # the APPID COS's own docs use in examples: replace it with yours.
+        example_bucket_suffix="-1250000000",
     ),
 }
 

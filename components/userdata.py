@@ -1,18 +1,33 @@
-"""The node's user-data: one cloud-init template for both clouds; cloud differences are data (clouds.py)."""
+"""The node's user-data: the fleet's environment only, one cloud-init template for both clouds.
+
+The image recipe owns the serving units, the root prepare program and the vLLM launcher (images/node.py);
+user-data writes the two files they read, at the paths of the recipe's Layout:
+- Layout.env_file: KEY=VALUE lines (images.node.ENV_KEYS), read by systemd's EnvironmentFile= only;
+- Layout.argv_file: vLLM's argv after the program name, a JSON list the launcher execs without a shell.
+"""
 
 from __future__ import annotations
 
-import shlex
+import json
+import re
 from pathlib import Path
 
 import jinja2
 from gpufleet.components.clouds import profile
+from gpufleet.images.node import ENV_KEYS
+from gpufleet.images.recipes import Layout, load_recipe
 from gpufleet.stacks.loader import Fleet
 
 TEMPLATES = Path(__file__).parent / "templates"
 ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
 )
+# What systemd's EnvironmentFile= takes literally: no quotes, backslashes, $ or whitespace to interpret.
+ENV_VALUE = re.compile(r"^[A-Za-z0-9_./:@+=,-]*$")
+
+
+def layout(fleet: Fleet) -> Layout:
+    return load_recipe(fleet.spec.image.recipe).layout
 
 
 def vllm_args(fleet: Fleet) -> list[str]:
@@ -21,7 +36,7 @@ def vllm_args(fleet: Fleet) -> list[str]:
     args = [
         "vllm",
         "serve",
-        "/data/models/current",
+        f"{layout(fleet).models}/current",
         "--served-model-name",
         fleet.spec.model.name,
         "--host",
@@ -51,31 +66,40 @@ def vllm_args(fleet: Fleet) -> list[str]:
     return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
 
 
-def render_scripts(fleet: Fleet, role_name: str) -> dict[str, str]:
-    """The shell scripts and unit embedded in user-data (also checked by shellcheck / systemd-analyze)."""
-    cloud = profile(fleet.spec.cloud)
-    return {
-        "fetch-model": ENV.get_template("fetch-model.sh.j2").render(
-            scheme=fleet.spec.model.source.split("://", 1)[0], role=role_name
-        ),
-        "fetch-secret": ENV.get_template("fetch-secret.sh.j2").render(secret_command=cloud.secret_command(role_name)),
-        "vllm.service": ENV.get_template("vllm.service.j2").render(
-            model_name=fleet.spec.model.name,
-            exec_start=" ".join(shlex.quote(a) for a in vllm_args(fleet)),
-            start_timeout_s=fleet.spec.load_balancer.health_check.grace_period_s,
-        ),
+def environment(fleet: Fleet, role_name: str) -> dict[str, str]:
+    """The fleet's environment for the image's prepare program: exactly images.node.ENV_KEYS."""
+    spec = fleet.spec
+    env = {
+        "GPUFLEET_FLEET": fleet.prefix,
+        "GPUFLEET_CLOUD": spec.cloud,
+        "GPUFLEET_REGION": spec.region,
+        "GPUFLEET_ROLE": role_name,
+        "GPUFLEET_DATA_DISK": profile(spec.cloud).data_disk,
+        "MODEL_SOURCE": spec.model.source,
+        "MODEL_SHA256": spec.model.sha256,
+        "API_KEY_SECRET": spec.serving.api_key_secret or "",
     }
+    assert tuple(env) == ENV_KEYS
+    bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]
+    if bad:  # the spec validates these fields by pattern; this is the last line before a unit file
+        raise ValueError(f"values of {', '.join(bad)} hold characters systemd's EnvironmentFile= would interpret")
+    return env
+
+
+def env_text(fleet: Fleet, role_name: str) -> str:
+    return "".join(f"{k}={v}\n" for k, v in environment(fleet, role_name).items())
+
+
+def argv_text(fleet: Fleet) -> str:
+    return json.dumps(vllm_args(fleet)[1:]) + "\n"
 
 
 def render(fleet: Fleet, role_name: str) -> str:
-    scripts = render_scripts(fleet, role_name)
+    lay = layout(fleet)
     return ENV.get_template("cloud-init.yaml.j2").render(
-        cloud=profile(fleet.spec.cloud),
-        fleet_name=fleet.prefix,
-        region=fleet.spec.region,
-        model=fleet.spec.model,
-        api_key_secret=fleet.spec.serving.api_key_secret or "",
-        fetch_model=scripts["fetch-model"],
-        fetch_secret=scripts["fetch-secret"],
-        unit=scripts["vllm.service"],
+        role_kind=profile(fleet.spec.cloud).role_kind,
+        env_file=lay.env_file,
+        argv_file=lay.argv_file,
+        env_text=env_text(fleet, role_name),
+        argv_text=argv_text(fleet),
     )

@@ -97,7 +97,9 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     source = spec.model.source
     own, other = profile(spec.cloud).object_scheme, profile(cloud).object_scheme
     if cloud != spec.cloud and source.startswith(f"{own}://"):
-        new["model"] = {**raw["model"], "source": f"{other}://{source[len(own) + 3 :]}"}
+        bucket, _, key = source[len(own) + 3 :].partition("/")
+        bucket = bucket.removesuffix(profile(spec.cloud).example_bucket_suffix) + profile(cloud).example_bucket_suffix
+        new["model"] = {**raw["model"], "source": f"{other}://{bucket}/{key}"}
         notes.append(f"model source {source} -> {new['model']['source']} (the same archive in {cloud}'s object storage)")
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
     if billing != spec.billing.model:

@@ -78,6 +78,12 @@ class Layout(Strict):
     user: str = "vllm"
     unit: str = "vllm.service"
     manifest: str = "/etc/gpufleet/image-manifest.json"
+    bin: str = Field("/opt/gpufleet/bin", description="the recipe-owned launcher and prepare program")
+    prepare_unit: str = Field("gpufleet-prepare.service", description="root oneshot: data disk, weights, API key")
+    env_file: str = Field("/etc/gpufleet/fleet.env", description="the fleet's environment (user-data), read by systemd only")
+    argv_file: str = Field("/etc/gpufleet/vllm-argv.json", description="vLLM's argv as a JSON list (user-data)")
+    api_key_file: str = Field("/run/gpufleet/api-key", description="the API key on tmpfs, root 0600, a unit credential")
+    cache: str = Field("gpufleet-vllm", description="CacheDirectory= name: /var/cache/<cache> for vLLM, Triton, HF")
 
 
 class Step(Strict):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+from gpufleet.images import node
 from gpufleet.images.recipes import RECIPES, Recipe, Step
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -98,6 +99,7 @@ def render(recipe: Recipe) -> list[RenderedStep]:
             "layout": recipe.layout,
             "vars": step.vars,
             "python_lock": lock,
+            "node_files": node.files(recipe) if any(s.template == "serving_layout" for s in recipe.steps) else [],
         }
         scripts = {}
         for phase in PHASES:

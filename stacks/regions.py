@@ -191,6 +191,7 @@ def plan(
         recipe=recipe,
         vpc_cidr=vpc,
         scheme=profile(cloud).object_scheme,
+        bucket_suffix=profile(cloud).example_bucket_suffix,
         d=d,
         why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}",
     )

@@ -1,162 +1,129 @@
-"""The node's boot scripts from user-data, run for real with bash.
+"""The stand-in cloud CLIs of the node boot test (tests/node/standin_cli.py) against the stacks' recorded node
+roles: they must refuse what the real services refuse, or the boot test would prove nothing.
 
-The cloud CLIs they call are stand-ins on PATH that behave like the real ones where it matters (coscli,
-like the real one, refuses to run without a config file holding credentials or a CvmRole mode); the
-scripts' absolute paths are moved into a temporary folder. What is checked: the weights are fetched once,
-verified and unpacked; a wrong sha256 leaves no model behind; the key lands in a 0600 file."""
+The boot test itself (tests/node/test_boot.py) runs the image's prepare program with them on a booted node.
+"""
 
-import hashlib
-import io
+import json
 import os
-import stat
 import subprocess
-import tarfile
+import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from gpufleet.components import userdata
 from gpufleet.components.clouds import PROFILES
 from gpufleet.images.recipes import load_recipe, recipe_names
-from gpufleet.stacks import loader
+
+from gpufleet.preview import preview_stack
 
 ROOT = Path(__file__).resolve().parents[1]
-STACKS = ["alicloud-cn-hangzhou-dev", "tencentcloud-ap-guangzhou-dev"]
-ROLE = "llm-node-role"
+STANDIN = Path(__file__).parent / "node" / "standin_cli.py"
 KEY = "k-5f2b9c"
 
-STUBS = {
-    # ossutil cp SRC DST --force --mode EcsRamRole --ecs-role-name ROLE -e ENDPOINT (both needed without a config)
-    "ossutil": """#!/bin/bash
-set -eu
-echo "ossutil $*" >> "$CALLS"
-[ "$1 $4 $5 $6 $7" = "cp --force --mode EcsRamRole --ecs-role-name" ] || { echo "ossutil: want EcsRamRole and a role" >&2; exit 2; }
-[ "$9" = -e ] && [ -n "${10}" ] || { echo "ossutil: endpoint is empty" >&2; exit 2; }
-echo "$8 ${10}" > "$CALLS.oss"
-cp "$FIXTURE" "$3"
-""",
-    # coscli --config-path FILE cp SRC DST; without a config it fails as the real one does
-    "coscli": """#!/bin/bash
-set -eu
-echo "coscli $*" >> "$CALLS"
-if [ "$1" != --config-path ]; then echo "missing parameter SecretID" >&2; exit 1; fi
-case "$2" in *.yaml) ;; *) echo "config file need end with .yaml" >&2; exit 1 ;; esac
-cp "$2" "$CALLS.cos.yaml"
-[ "$3" = cp ] || exit 2
-cp "$FIXTURE" "$5"
-""",
-    "aliyun": """#!/bin/bash
-echo "aliyun $*" >> "$CALLS"
-printf '{"RequestId": "r", "SecretName": "s", "SecretData": "%s"}\\n' "$SECRET"
-""",
-    "tccli": """#!/bin/bash
-echo "tccli $*" >> "$CALLS"
-printf '{"RequestId": "r", "SecretName": "s", "SecretString": "%s"}\\n' "$SECRET"
-""",
-}
+
+def _policy(stack):
+    inv = preview_stack(stack, ROOT)
+    role = next(r["inputs"] for r in inv.resources if r["type"] in ("alicloud:ram/role:Role", "tencentcloud:Cam/role:Role"))
+    pol = next(
+        r["inputs"] for r in inv.resources if r["type"] in ("alicloud:ram/policy:Policy", "tencentcloud:Cam/policy:Policy")
+    )
+    return role.get("roleName") or role["name"], json.loads(pol.get("policyDocument") or pol["document"])
 
 
-def _archive(path: Path) -> str:
-    data = b'{"architectures": ["Qwen2ForCausalLM"]}'
-    with tarfile.open(path, "w") as tar:
-        info = tarfile.TarInfo("config.json")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _cli(tmp: Path, name: str, args: list[str], stack: str, policy=None, source=None, secret=None):
+    role, recorded = _policy(stack)
+    fixture = tmp / "weights.tar"
+    fixture.write_bytes(b"weights")
+    (tmp / "config.json").write_text(
+        json.dumps(
+            {
+                "role": role,
+                "region": stack.split("-", 1)[1].rsplit("-", 1)[0],
+                "policy": recorded if policy is None else policy,
+                "objects": {source: str(fixture)} if source else {},
+                "secrets": {secret: KEY} if secret else {},
+            }
+        )
+    )
+    exe = tmp / name
+    exe.write_text(STANDIN.read_text())
+    exe.chmod(0o755)
+    env = {**os.environ, "STANDIN_DIR": str(tmp)}
+    return role, subprocess.run([sys.executable, str(exe), *args], capture_output=True, text=True, env=env, timeout=30)
 
 
-def _node(stack: str, tmp: Path, sha256: str | None = None) -> dict:
-    """Write the user-data files under tmp (paths moved there) and return the environment to run them in."""
-    moved = {"/etc/gpufleet": str(tmp / "etc"), "/data/models": str(tmp / "models"), "/run/gpufleet": str(tmp / "run")}
-
-    def move(text: str) -> str:
-        for old, new in moved.items():
-            text = text.replace(old, new)
-        return text
-
-    fixture = tmp / "fixture.tar"
-    real_sha = _archive(fixture)
-    doc = yaml.safe_load(userdata.render(loader.load_fleet(stack, ROOT), ROLE))
-    for f in doc["write_files"]:
-        path = Path(move(f["path"])) if f["path"].startswith(tuple(moved)) else tmp / "sbin" / Path(f["path"]).name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = move(f["content"])
-        if path.name == "fleet.env":
-            spec_sha = loader.load_fleet(stack, ROOT).spec.model.sha256
-            text = text.replace(spec_sha, sha256 or real_sha).replace("API_KEY_SECRET=\n", "API_KEY_SECRET=llm-api-key\n")
-        path.write_text(text)
-        path.chmod(int(f["permissions"], 8))
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir()
-    for name, body in STUBS.items():
-        (bin_dir / name).write_text(body)
-        (bin_dir / name).chmod(0o755)
-    return {
-        **os.environ,
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "CALLS": str(tmp / "calls"),
-        "FIXTURE": str(fixture),
-        "SECRET": KEY,
-        "HOME": str(tmp),
-    }
+TC = "tencentcloud-ap-guangzhou-dev"
+SRC = "cos://gpufleet-models-ap-guangzhou-1250000000/qwen2.5-7b-instruct-awq.tar"
 
 
-def _run(tmp: Path, script: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(tmp / "sbin" / script)], env=env, capture_output=True, text=True, timeout=60)
+def _cos_config(tmp: Path, role: str) -> Path:
+    cfg = tmp / "cos.yaml"
+    cfg.write_text(
+        f"cos:\n  base:\n    mode: CvmRole\n    cvmrolename: {role}\n  buckets:\n"
+        f"    - name: gpufleet-models-ap-guangzhou-1250000000\n      region: ap-guangzhou\n"
+    )
+    return cfg
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_fetch_model_downloads_verifies_unpacks_once(stack, tmp_path):
-    env = _node(stack, tmp_path)
-    first = _run(tmp_path, "gpufleet-fetch-model", env)
-    assert first.returncode == 0, first.stderr
-    assert (tmp_path / "models" / "current" / "config.json").read_text().startswith('{"architectures"')
-    assert not (tmp_path / "models" / "weights.tar").exists()  # the archive is removed after unpacking
-    again = _run(tmp_path, "gpufleet-fetch-model", env)
-    assert again.returncode == 0 and len((tmp_path / "calls").read_text().splitlines()) == 1  # second boot: no download
-    if stack.startswith("alicloud"):
-        assert (tmp_path / "calls.oss").read_text().split() == [ROLE, "oss-cn-hangzhou-internal.aliyuncs.com"]
-    if stack.startswith("tencentcloud"):
-        cfg = yaml.safe_load((tmp_path / "calls.cos.yaml").read_text())["cos"]
-        assert cfg["base"]["mode"] == "CvmRole" and cfg["base"]["cvmrolename"] == ROLE
-        assert cfg["buckets"] == [
-            {"name": "gpufleet-models-ap-guangzhou", "alias": "gpufleet-models-ap-guangzhou", "region": "ap-guangzhou"}
-        ]
-        config_path = (tmp_path / "calls").read_text().split()[2]
-        assert config_path.endswith(".yaml") and not Path(config_path).exists()  # removed on exit
-
-
-@pytest.mark.parametrize("stack", STACKS)
-def test_fetch_model_refuses_a_wrong_checksum_and_leaves_no_model(stack, tmp_path):
-    env = _node(stack, tmp_path, sha256="0" * 64)
-    r = _run(tmp_path, "gpufleet-fetch-model", env)
-    assert r.returncode != 0 and "FAILED" in r.stdout + r.stderr
-    assert not (tmp_path / "models" / "current").exists()
-
-
-@pytest.mark.parametrize("stack", STACKS)
-def test_fetch_secret_writes_the_key_to_a_private_file(stack, tmp_path):
-    env = _node(stack, tmp_path)
-    r = _run(tmp_path, "gpufleet-fetch-secret", env)
+def test_coscli_downloads_with_the_recorded_role(tmp_path):
+    role, _ = _policy(TC)
+    cfg = _cos_config(tmp_path, role)
+    _, r = _cli(tmp_path, "coscli", ["--config-path", str(cfg), "cp", SRC, str(tmp_path / "out")], TC, source=SRC)
     assert r.returncode == 0, r.stderr
-    secret = tmp_path / "run" / "secret.env"
-    assert secret.read_text() == f"VLLM_API_KEY={KEY}\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
-    call = (tmp_path / "calls").read_text()
-    assert ("--use-cvm-role" in call) if stack.startswith("tencentcloud") else (f"--ram-role-name {ROLE}" in call)
-    assert KEY not in r.stdout + r.stderr
+    assert (tmp_path / "out").read_bytes() == b"weights"
 
 
-def _called(tmp: Path) -> set[str]:
-    return {line.split()[0] for line in (tmp / "calls").read_text().splitlines()}
+def test_coscli_needs_head_bucket_in_the_policy(tmp_path):
+    role, policy = _policy(TC)
+    cut = {**policy, "statement": [s for s in policy["statement"] if "name/cos:HeadBucket" not in s["action"]]}
+    cfg = _cos_config(tmp_path, role)
+    _, r = _cli(tmp_path, "coscli", ["--config-path", str(cfg), "cp", SRC, str(tmp_path / "out")], TC, policy=cut, source=SRC)
+    assert r.returncode != 0 and "HeadBucket: 403" in r.stderr
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_the_scripts_call_only_the_cloud_tools_the_images_install(stack, tmp_path):
-    env = _node(stack, tmp_path)
-    for script in ("gpufleet-fetch-model", "gpufleet-fetch-secret"):
-        assert _run(tmp_path, script, env).returncode == 0
-    cloud = stack.split("-")[0]
-    assert _called(tmp_path) == set(PROFILES[cloud].node_tools)
+def test_coscli_without_a_config_file_fails_like_the_real_one(tmp_path):
+    _, r = _cli(tmp_path, "coscli", ["cp", SRC, str(tmp_path / "out")], TC, source=SRC)
+    assert r.returncode != 0 and "SecretID" in r.stderr
+
+
+@pytest.mark.parametrize("version, ok", [("SSM_Current", True), ("latest", False)])
+def test_tccli_secret_version(tmp_path, version, ok):
+    args = ["ssm", "GetSecretValue", "--cli-unfold-argument", "--SecretName", "gpufleet-dev-vllm-api-key",
+            "--VersionId", version, "--region", "ap-guangzhou", "--use-cvm-role"]  # fmt: skip
+    _, r = _cli(tmp_path, "tccli", args, TC, secret="gpufleet-dev-vllm-api-key")
+    assert (r.returncode == 0) == ok, r.stderr
+    if ok:
+        assert json.loads(r.stdout)["SecretString"] == KEY
+
+
+def test_a_secret_outside_the_policy_is_refused(tmp_path):
+    args = ["ssm", "GetSecretValue", "--cli-unfold-argument", "--SecretName", "other-secret",
+            "--VersionId", "SSM_Current", "--region", "ap-guangzhou", "--use-cvm-role"]  # fmt: skip
+    _, r = _cli(tmp_path, "tccli", args, TC, secret="other-secret")
+    assert r.returncode != 0 and "UnauthorizedOperation" in r.stderr
+
+
+AL = "alicloud-cn-hangzhou-dev"
+OSS = "oss://gpufleet-models-cn-hangzhou/qwen2.5-7b-instruct-awq.tar"
+
+
+@pytest.mark.parametrize("role_ok", [True, False])
+def test_ossutil_uses_the_instance_role(tmp_path, role_ok):
+    role, _ = _policy(AL)
+    given = role if role_ok else "other-role"
+    args = ["cp", OSS, str(tmp_path / "out"), "--force", "--mode", "EcsRamRole", "--ecs-role-name", given,
+            "-e", "oss-cn-hangzhou-internal.aliyuncs.com"]  # fmt: skip
+    _, r = _cli(tmp_path, "ossutil", args, AL, source=OSS)
+    assert (r.returncode == 0) == role_ok, r.stderr
+
+
+def test_ossutil_outside_the_bucket_is_refused(tmp_path):
+    role, _ = _policy(AL)
+    other = "oss://someone-elses-bucket/x.tar"
+    args = ["cp", other, str(tmp_path / "out"), "--force", "--mode", "EcsRamRole", "--ecs-role-name", role,
+            "-e", "oss-cn-hangzhou-internal.aliyuncs.com"]  # fmt: skip
+    _, r = _cli(tmp_path, "ossutil", args, AL, source=other)
+    assert r.returncode != 0 and "AccessDenied" in r.stderr
 
 
 @pytest.mark.parametrize("recipe", recipe_names())

@@ -4,6 +4,11 @@
 - AS scheduled actions take times in UTC+8 (the AS API's ISO 8601 format): the spec's UTC cron is shifted
   by eight hours, and a day boundary shifts day-of-week / day-of-month; a cron that cannot be shifted exactly
   is a problem, not a silently different schedule.
+- The API-key secret is an SSM secret name: letters, digits, - and _, starting with a letter or digit, at most
+  128 bytes (SSM CreateSecret, SecretName: https://cloud.tencent.com/document/product/1105/40529, read 2026-12-03).
+- A COS bucket is named <name>-<appid> (COS "Bucket Overview", naming rules:
+  https://cloud.tencent.com/document/product/436/13312, read 2026-12-03); the node role's CAM resource names
+  uid/<appid>, so a bucket without it would be refused by COS and widen the policy to uid/*.
 - Cloud Monitor alarm policies notify through a notification template id (notice-...); another value is a
   note in the preview (the policies are declared without notification), not an error.
 """
@@ -15,6 +20,8 @@ import re
 from gpufleet.components.tencentcloud import names
 
 UTC8_HOURS = 8
+SSM_SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+COS_BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{0,48}-\d{10}$")  # name part <= 50 chars with the appid (COS naming)
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -79,6 +86,25 @@ def spec_problems(spec) -> list[tuple[str, str]]:
                 "copy the archive to a COS bucket in the region and point source at it",
             )
         )
+    secret = spec.serving.api_key_secret
+    if secret and not SSM_SECRET_NAME.match(secret):
+        out.append(
+            (
+                "fleet.serving.api_key_secret",
+                f"{secret!r} is not a Tencent SSM secret name (letters, digits, - and _, starting with a letter or digit, "
+                f"at most 128; SSM CreateSecret); e.g. {re.sub(r'[^A-Za-z0-9_-]', '-', secret).strip('-_')!r}",
+            )
+        )
+    if spec.model.source.startswith("cos://"):
+        bucket = spec.model.source[len("cos://") :].split("/", 1)[0]
+        if not COS_BUCKET.match(bucket):
+            out.append(
+                (
+                    "fleet.model.source",
+                    f"COS bucket {bucket!r} must be named <name>-<appid> (lowercase letters, digits and -, the 10-digit "
+                    "APPID last; COS bucket naming rules), e.g. cos://mybucket-1250000000/weights.tar",
+                )
+            )
     for i, s in enumerate(spec.autoscaling.schedules):
         try:
             cron_to_utc8(s.cron)

@@ -31,6 +31,15 @@ def policy_document(fleet: Fleet) -> dict:
                 "resource": [_cos_resource(spec.model.source, spec.region)],
             }
         )
+        # `coscli cp` asks HeadBucket before it copies (tencentyun/coscli cmd/cp.go); its CAM resource is the
+        # bucket itself (qcs::cos:<region>:uid/<appid>:<bucket>/), not an object under it.
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/cos:HeadBucket"],
+                "resource": [_cos_resource(spec.model.source, spec.region).removesuffix("*")],
+            }
+        )
     if spec.serving.api_key_secret:
         statements.append(
             {
