@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.sizing.models import ModelArch
 
 GIB = 2**30
@@ -38,7 +37,10 @@ QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 
 @lru_cache(maxsize=1)
 def formats() -> dict[str, dict]:
-    return yaml.safe_load(QUANT.read_text())["formats"]
+    from gpufleet import inputs
+
+    with inputs.shaped("sizing/data/quantization.yaml"):
+        return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
 
 
 def _cc(text: str) -> tuple[int, int]:

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
-from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = console(soft_wrap=True)
+err = console(stderr=True, soft_wrap=True)
 
 image_app = typer.Typer(no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read.")
 lock_app = typer.Typer(no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region.")
@@ -158,13 +158,13 @@ def build(
     except paramiko.AuthenticationException as exc:
         raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
     except StepFailed as exc:
-        err.print(f"[red]failed[/red] step {exc.step} ({exc.phase}): {exc.why}")
+        err.print(Text.assemble(("failed", "red"), f" step {exc.step} ({exc.phase}): {exc.why}"))
         if exc.result.output:
             err.print(exc.result.output, markup=False)
         err.print("fix it and re-run: finished steps are only re-checked")
         raise SystemExit(1) from None
     except ConnectionLost as exc:
-        err.print(f"[red]failed[/red] {exc}; re-run to resume from the first unsatisfied step")
+        err.print(Text.assemble(("failed", "red"), f" {exc}; re-run to resume from the first unsatisfied step"))
         raise SystemExit(1) from None
     if dry_run:
         out.print(
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(rc)
     except UserError as exc:
         for problem in exc.problems:
-            err.print(f"[red]error[/red] {problem}")
+            print_problems([problem], err)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

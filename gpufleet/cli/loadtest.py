@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gpufleet.errors import UserError
+from gpufleet.errors import UserError, console
 
 
 def register(app: typer.Typer) -> None:
@@ -123,7 +123,7 @@ def loadtest_cmd(
         problems = exc.problems + problems
     if problems:
         raise UserError(problems)
-    display = _ProgressDisplay(Console(stderr=True))
+    display = _ProgressDisplay(console(stderr=True))
     with display.progress:
         result = asyncio.run(loadtest.run(s, display))
     text = json.dumps(result, indent=2) + "\n"
@@ -132,7 +132,7 @@ def loadtest_cmd(
     if as_json:
         typer.echo(text, nl=False)
         return
-    c = Console()
+    c = console()
     c.print(_table(result))
     c.print(loadstats.knee_note(result))
     for lv in result["levels"]:
