@@ -122,7 +122,9 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
         if k in doc and isinstance(doc[k], (dict, list))
     ]
     rows = doc.get("rows")
-    if "rows" in doc and not isinstance(rows, list):
+    if "rows" not in doc:
+        problems.append(Problem(shown, "rows", f"missing; {fix}"))
+    elif not isinstance(rows, list):
         problems.append(Problem(shown, "rows", f"expected a list of price rows, got {inputs.kind(rows)}"))
     if problems:
         raise UserError(problems)

@@ -27,7 +27,11 @@ EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
 
 @lru_cache(maxsize=1)
 def _equiv() -> dict:
-    return inputs.load_mapping(EQUIV, "cost/data/equivalents.yaml", "restore it (git checkout -- cost/data/equivalents.yaml)")
+    shown = "cost/data/equivalents.yaml"
+    doc = inputs.load_mapping(EQUIV, shown, f"restore it (git checkout -- {shown})")
+    for key in ("gpus", "regions"):
+        inputs.mapping(doc.get(key), shown, key, f"a mapping (restore it: git checkout -- {shown})")
+    return doc
 
 
 @dataclass

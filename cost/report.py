@@ -98,9 +98,11 @@ def estimate_table(e: Estimate, console: Console) -> None:
     )
     if e.unpriced:
         console.print(
-            f"[yellow]{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
-            + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced)
-            + "[/yellow]"
+            Text(
+                f"{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
+                + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced),
+                "yellow",
+            )
         )
     console.print(
         f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price; "

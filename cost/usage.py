@@ -30,6 +30,7 @@ class Usage:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "files"}
 
 
+USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
 KEYS = [f.name for f in fields(Usage) if f.name != "files"]
 
 
@@ -52,8 +53,8 @@ def _read(path: Path, shown: str) -> dict:
         if d is None or not d.is_finite():
             problems.append(Problem(shown, k, f"must be a finite number, not {v!r}"))
             continue
-        if d < 0:
-            problems.append(Problem(shown, k, f"must be a number >= 0, not {v!r}"))
+        if d < 0 or d > USAGE_MAX:
+            problems.append(Problem(shown, k, f"must be a number >= 0 and at most 10**12, not {v!r}"))
             continue
         out[k] = d
     if problems:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 Cloud = Literal["alicloud", "tencentcloud"]
@@ -75,7 +75,7 @@ class Image(Strict):
     recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
 
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trailing newline
 
 
 class Model(Strict):
@@ -87,14 +87,14 @@ class Model(Strict):
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        if not re.match(r"^(oss|cos|https)://\S+$", v):
+        if not re.fullmatch(r"(oss|cos|https)://\S+", v):
             raise ValueError("must be an oss://, cos:// or https:// URL of the weights archive")
         return v
 
     @field_validator("sha256")
     @classmethod
     def _sha(cls, v: str) -> str:
-        if not SHA256.match(v):
+        if not SHA256.fullmatch(v):
             raise ValueError("must be 64 lowercase hex characters (sha256sum of the weights archive)")
         return v
 

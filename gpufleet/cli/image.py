@@ -88,17 +88,17 @@ def _print_event(e) -> None:
     width = 18
     if e.kind == "check":
         return
-    label = {
-        "satisfied": "[green]ok[/green]      ",
-        "apply": "[yellow]apply[/yellow]   ",
-        "applied": "[green]applied[/green] ",
-        "would-apply": "[yellow]would apply[/yellow]",
-        "cleanup": "[magenta]cleanup[/magenta] ",
-        "retry": "[red]retry[/red]   ",
-        "manifest": "[cyan]manifest[/cyan]",
-    }.get(e.kind, e.kind)
+    label, colour = {
+        "satisfied": ("ok", "green"),
+        "apply": ("apply", "yellow"),
+        "applied": ("applied", "green"),
+        "would-apply": ("would apply", "yellow"),
+        "cleanup": ("cleanup", "magenta"),
+        "retry": ("retry", "red"),
+        "manifest": ("manifest", "cyan"),
+    }.get(e.kind, (e.kind, ""))
     where = f"[{e.index}/{e.total}] {e.step:<{width}}" if e.step else " " * (len(str(e.total)) * 2 + 4 + width)
-    out.print(f"{where} {label} {e.detail}")
+    out.print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
 @image_app.command("build")
@@ -183,7 +183,9 @@ def build(
         )
     dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(result.manifest_text)
+    from gpufleet.files import write_atomic
+
+    write_atomic(dest, result.manifest_text, flag="--manifest-out")
     out.print(f"manifest saved to {dest}")
 
 
@@ -193,6 +195,7 @@ def render_cmd(
     out_dir: Path = typer.Option(..., "--out", "-o", help="folder for <nn>-<step>.<phase>.sh"),
 ) -> None:
     """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck."""
+    from gpufleet.files import write_atomic
     from gpufleet.images.steps import render
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -201,7 +204,7 @@ def render_cmd(
         for phase in ("check", "apply", "cleanup"):
             text = getattr(s, phase)
             if text:
-                (out_dir / f"{i:02d}-{s.name}.{phase}.sh").write_text(text)
+                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out")
                 n += 1
     out.print(f"wrote {n} scripts to {out_dir}")
 
@@ -278,12 +281,12 @@ def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Prob
 
 def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
     """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
+    from gpufleet import inputs
+
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        return {}, [
-            Problem(str(path), "", f"cannot read the stack outputs: {exc}; write them with `pulumi stack output --json > {path}`")
-        ]
+        doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
+    except UserError as exc:
+        return {}, exc.problems
     images: dict[str, dict[str, str]] = {}
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
@@ -312,11 +315,10 @@ def lock_record(
     r = _recipe(recipe)
     path = lock_file or lock.LOCK
     problems: list[Problem] = []
-    try:
-        text = manifest.read_text()
-        doc = json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError([Problem(str(manifest), "", f"cannot read the build manifest: {exc}")]) from None
+    from gpufleet import inputs
+
+    text = inputs.read_text(manifest, str(manifest), "the manifest `gpufleet image build` brought back")
+    doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
     images, found = _output_images(outputs) if outputs else ({}, [])
     problems += found
     given, found = _image_args(image or [])

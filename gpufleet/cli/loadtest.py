@@ -131,6 +131,7 @@ def loadtest_cmd(
         write_atomic(output, text)
     if as_json:
         typer.echo(text, nl=False)
+        _exit_if_a_level_failed(result, None)
         return
     c = console()
     c.print(_table(result))
@@ -140,3 +141,18 @@ def loadtest_cmd(
             c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {e['message']}", highlight=False)
     if output:
         c.print(f"wrote {output}: gpufleet plan capacity --peak-qps X --from-loadtest {output}")
+    _exit_if_a_level_failed(result, c)
+
+
+def failed_levels(result: dict) -> list[int]:
+    """Concurrency of each level in which no request succeeded (a check failed: exit 1)."""
+    return [lv["concurrency"] for lv in result["levels"] if lv["requests"] == 0 or lv["errors"] >= lv["requests"]]
+
+
+def _exit_if_a_level_failed(result: dict, c) -> None:
+    failed = failed_levels(result)
+    if failed:
+        console(stderr=True).print(
+            f"failed: no successful request at concurrency {', '.join(map(str, failed))}; the result is not a capacity (exit 1)"
+        )
+        raise typer.Exit(1)
