@@ -15,6 +15,9 @@ err = console(stderr=True)
 
 
 def _register() -> None:
+    if getattr(app, "_gpufleet_registered", False):  # main() may run many times in one process (tests)
+        return
+    app._gpufleet_registered = True
     from gpufleet.cli import cost, image, loadtest, plan, preview, region
 
     preview.register(app)

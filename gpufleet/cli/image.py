@@ -118,6 +118,9 @@ def build(
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
     backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
     connect_timeout: int = typer.Option(10, "--connect-timeout", min=1),
+    keepalive: float = typer.Option(
+        10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
+    ),
     manifest_out: Path | None = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
 ) -> None:
     """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest."""
@@ -128,6 +131,10 @@ def build(
 
     r = _recipe(recipe)
     problems = _check_problems(r, None)
+    if manifest_out is not None:  # checked before the build, not after it
+        from gpufleet.files import output_problems
+
+        problems += output_problems(manifest_out, flag="--manifest-out")
     if problems:
         raise UserError(problems)
     if host is None:
@@ -148,7 +155,7 @@ def build(
         blockers = build_blockers(r)
         if blockers:
             raise UserError([Problem(r.file, p, m) for p, m in blockers])
-    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout)
+    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout, keepalive_s=keepalive)
     runner = Runner(r, lambda: SshHost(target), report=_print_event, retries=retries, backoff_s=backoff)
     out.print(f"{'dry run of' if dry_run else 'building'} {r.name} on {user}@{host}:{port} ({len(runner.steps)} steps)")
     try:
