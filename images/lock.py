@@ -32,7 +32,7 @@ def load(path: Path = LOCK) -> dict:
         return {"images": {}}
     shown = f"images/{path.name}" if path == LOCK else str(path)
     doc = inputs.load_mapping(path, shown)
-    images = inputs.mapping(doc.get("images", {}), shown, "images")
+    images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
     for recipe, entry in images.items():
         entry = inputs.mapping(entry, shown, f"images.{recipe}")
         for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():

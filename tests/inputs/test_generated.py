@@ -84,7 +84,7 @@ def _dump(fleet) -> str:
     return yaml.safe_dump({**BASE, "config": {**BASE["config"], "gpufleet:fleet": fleet}}, sort_keys=False)
 
 
-@settings(max_examples=200, **COMMON)
+@settings(max_examples=300, **COMMON)
 @given(fleet=mutated_fleet())
 @example(fleet={**FLEET, "zones": [{"a": 1}]})
 @example(fleet={**FLEET, "gpu": {"kind": ["A10"]}})
@@ -108,7 +108,7 @@ def test_generated_stack_specs(tmp_path_factory, fleet):
     shutil.rmtree(root)
 
 
-@settings(max_examples=150, **COMMON)
+@settings(max_examples=200, **COMMON)
 @given(data=st.one_of(st.binary(max_size=200), nasty.map(lambda v: yaml.safe_dump(v).encode())))
 @example(data=b"a: 1\na: 2\n")
 @example(data=b"x: .nan\n")
@@ -136,7 +136,7 @@ def test_generated_input_files(tmp_path_factory, data):
 flag_values = st.one_of(nasty_text, st.floats().map(str), st.integers(-5, 10**6).map(str))
 
 
-@settings(max_examples=80, **COMMON)
+@settings(max_examples=120, **COMMON)
 @given(name=st.one_of(st.none(), nasty_text), cidr=st.one_of(st.none(), nasty_text, st.just("10.40.0.0/33")))
 @example(name="../evil", cidr=None)
 @example(name=None, cidr="foo")
@@ -162,7 +162,7 @@ def test_generated_region_new(project, capsys, name, cidr):
         assert snapshot(project / "stacks") == before
 
 
-@settings(max_examples=80, **COMMON)
+@settings(max_examples=120, **COMMON)
 @given(peak=flag_values, per_node=flag_values, redundancy=st.integers(-3, 2000).map(str))
 @example(peak="nan", per_node="2", redundancy="1")
 @example(peak="10", per_node="inf", redundancy="1")
@@ -173,3 +173,59 @@ def test_generated_capacity_numbers(tmp_path, capsys, peak, per_node, redundancy
     assert r.code in (0, 2), r.text
     if r.code == 2:
         assert "--" in r.text, r.text
+
+
+CATALOG = yaml.safe_load((ROOT / "cost" / "data" / "alicloud-cn-hangzhou.yaml").read_text())
+LOCK = yaml.safe_load((ROOT / "images" / "lock.json").read_text())
+
+
+@st.composite
+def mutated(draw, doc):
+    doc = copy.deepcopy(doc)
+    all_paths = [p for p in paths(doc) if p][:400]
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(all_paths))
+        parent = doc
+        try:
+            for part in path[:-1]:
+                parent = parent[part]
+            if draw(st.booleans()):
+                parent[path[-1]] = draw(nasty)
+            elif isinstance(parent, dict):
+                parent.pop(path[-1], None)
+        except (KeyError, IndexError, TypeError):
+            pass
+    return doc
+
+
+@settings(max_examples=100, **COMMON)
+@given(doc=mutated(CATALOG), lock_doc=mutated(LOCK))
+@example(doc=CATALOG, lock_doc={"version": 1})  # found by the generator: a lock without `images` was a KeyError
+def test_generated_catalogs_and_locks(tmp_path_factory, doc, lock_doc):
+    """A hand-edited price catalog or lock file: read whole, or a UserError naming the file; never a traceback."""
+    GENERATED["cases"] += 1
+    import json
+
+    from gpufleet.cost import catalog as pricecat
+    from gpufleet.images import lock
+
+    folder = tmp_path_factory.mktemp("c")
+    (folder / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump(doc))
+    pricecat._load.cache_clear()
+    try:
+        pricecat.load("alicloud", "cn-hangzhou", folder)
+    except UserError as exc:
+        assert all(p.file == "cost/data/alicloud-cn-hangzhou.yaml" for p in exc.problems), exc
+    finally:
+        pricecat._load.cache_clear()
+    lp = folder / "lock.json"
+    try:
+        lp.write_text(json.dumps(lock_doc, allow_nan=False))
+    except ValueError:
+        lp.write_text("NaN")
+    try:
+        for recipe in ("cuda13-vllm", "cuda12-vllm-v100"):
+            lock.image_for(recipe, "alicloud", "cn-hangzhou", lp)
+    except UserError as exc:
+        assert all(p.file == str(lp) for p in exc.problems), exc
+    shutil.rmtree(folder)
