@@ -104,6 +104,11 @@ def test_generated_stack_specs(tmp_path_factory, fleet):
     except UserError as exc:
         assert exc.problems and all(p.file == shown for p in exc.problems), exc
         assert all(p.path.startswith("fleet") or p.path == "" for p in exc.problems), exc
+    # `region new` reads every stack's VPC: a malformed one is skipped (and named), never a traceback
+    from gpufleet.stacks import regions
+
+    _, skipped = regions.existing_cidrs_and_skipped("alicloud", root)
+    assert all(shown in s or "fleet.network.vpc_cidr" in s for s in skipped), skipped
     assert snapshot(root) == before
     shutil.rmtree(root)
 
