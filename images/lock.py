@@ -84,8 +84,9 @@ def rows(path: Path = LOCK) -> list[ImageRef]:
 
 ID_PREFIX = {"alicloud": "m-", "tencentcloud": "img-"}
 # Image ids are the prefix then lowercase letters and digits (Alibaba ECS `m-bp1g7004ksh0oeuco8gp`, Tencent CVM
-# `img-9qabwvbn`): fullmatch, so `m-`, `m-1\nx` or a trailing newline are refused before they reach lock.json.
-ID_BODY = re.compile(r"[0-9a-z]+")
+# `img-9qabwvbn`; inner hyphens are let through): fullmatch, so `m-`, `m-1\nx`, `m-A` or a trailing newline are
+# refused before they reach lock.json.
+ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
 
 
 def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:

@@ -324,7 +324,9 @@ def lock_record(
     problems: list[Problem] = []
     from gpufleet import inputs
 
-    text = inputs.read_text(manifest, str(manifest), "the manifest `gpufleet image build` brought back")
+    text = inputs.read_text(
+        manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
+    )
     doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
     images, found = _output_images(outputs) if outputs else ({}, [])
     problems += found
