@@ -313,7 +313,7 @@ def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Cat
     ctx = _Ctx(src, region, today)
     _instance_rows(ctx, cloud)
     (_alicloud_rows if cloud == "alicloud" else _tencent_rows)(ctx)
-    dates = [r.as_of for r in ctx.rows.values() if r.price is not None and re.match(r"^\d{4}-\d{2}-\d{2}$", r.as_of)]
+    dates = [r.as_of for r in ctx.rows.values() if r.price is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.as_of)]
     return Catalog(cloud=cloud, region=region, currency=src["currency"], as_of=max(dates), built=today, rows=ctx.rows)
 
 

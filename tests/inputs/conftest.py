@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from inputs_helpers import GENERATED, ROOT
+
+from .inputs_helpers import GENERATED, ROOT
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from inputs_helpers import ROOT, run_cli, snapshot
 
 from gpufleet import inputs
 from gpufleet.errors import UserError
+
+from .inputs_helpers import ROOT, run_cli, snapshot
 
 STACK = "alicloud-cn-hangzhou-dev"
 STACK_FILE = f"stacks/Pulumi.{STACK}.yaml"
@@ -141,6 +142,7 @@ def test_deeply_nested_stack(project, capsys):
         (lambda f: f.update(gpu={"kind": ["A10"]}), "fleet.gpu.kind"),
         (lambda f: f.update(cloud=["alicloud"]), "fleet.cloud"),
         (lambda f: f.update(region={"x": 1}), "fleet.region"),
+        (lambda f: f.update(name="llm\n"), "fleet.name"),  # pydantic's (Rust) `$` is the end of text
         (lambda f: f["billing"].update(model="spot", spot_price_limit=float("inf")), "not a finite number"),
     ],
 )

@@ -13,10 +13,11 @@ import shutil
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from inputs_helpers import GENERATED, ROOT, run_cli, snapshot
 
 from gpufleet import inputs
 from gpufleet.errors import UserError
+
+from .inputs_helpers import GENERATED, ROOT, run_cli, snapshot
 
 CI = os.environ.get("CI") == "true"
 COMMON = dict(
