@@ -524,6 +524,23 @@ def test_loadtest_all_failed_exits_1(tmp_path, capsys):
     assert failed_levels({"levels": [{"concurrency": 1, "requests": 5, "errors": 4}]}) == []
 
 
+def test_loadtest_every_request_500_exits_1(tmp_path, capsys):
+    """A real run against the fake OpenAI server answering HTTP 500 to every request: exit 1, result still written."""
+    sys.path.insert(0, str(ROOT / "tests" / "sizing"))
+    try:
+        from fake_openai import Behaviour, FakeServer
+    finally:
+        sys.path.pop(0)
+    out = tmp_path / "r.json"
+    with FakeServer(Behaviour(fail_every=1)) as server:
+        r = run_cli(
+            ["loadtest", "--url", server.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "3", "-o", out],
+            capsys,
+        )
+    assert r.code == 1 and "no successful request at concurrency 1, 2" in r.text, r.text
+    assert [lv["errors"] for lv in json.loads(out.read_text())["levels"]] == [3, 3]
+
+
 def test_loadtest_output_checked_before_the_run(tmp_path, capsys):
     refused(
         ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", "/dev/full"], capsys, tmp_path, names="regular file"
