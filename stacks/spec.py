@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 Cloud = Literal["alicloud", "tencentcloud"]
@@ -75,7 +75,7 @@ class Image(Strict):
     recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
 
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trailing newline
 # Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
 # `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
 # components/<cloud>/names.py; these are the characters no consumer on the node interprets.
@@ -143,7 +143,7 @@ class Model(Strict):
     @field_validator("sha256")
     @classmethod
     def _sha(cls, v: str) -> str:
-        if not SHA256.match(v):
+        if not SHA256.fullmatch(v):
             raise ValueError("must be 64 lowercase hex characters (sha256sum of the weights archive)")
         return v
 

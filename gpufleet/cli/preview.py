@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
+from rich.text import Text
 from rich.tree import Tree
 
+from gpufleet import errors
 from gpufleet.components.clouds import notes
 from gpufleet.preview import preview_stack
 from gpufleet.stacks.loader import load_fleet
@@ -25,20 +26,27 @@ def preview(
     fleet = load_fleet(stack)
     inventory = preview_stack(stack)
     if as_json:
-        typer.echo(json.dumps({**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=False))
+        typer.echo(
+            json.dumps(
+                {**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=True, allow_nan=False
+            )
+        )
         return
-    console = Console()
+    console = errors.console()
     children: dict[str | None, list[dict]] = {}
     for r in inventory.resources:
         children.setdefault(r["parent"], []).append(r)
     root = Tree(
-        f"[bold]{stack}[/bold]  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
-        f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}"
+        Text.assemble(
+            (stack, "bold"),
+            f"  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
+            f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}",
+        )
     )
 
     def add(node: Tree, parent: str | None) -> None:
         for r in children.get(parent, []):
-            branch = node.add(f"{r['type']}  [cyan]{r['name']}[/cyan]")
+            branch = node.add(Text.assemble(f"{r['type']}  ", (r["name"], "cyan")))
             if not r["custom"]:
                 add(branch, r["name"])
 
@@ -49,4 +57,4 @@ def preview(
     for key, value in inventory.outputs.items():
         console.print(f"  output {key} = {value}")
     for note in notes(fleet.spec.cloud, fleet.spec):
-        console.print(f"[yellow]note[/yellow] {note}")
+        console.print(Text.assemble(("note", "yellow"), f" {note}"))
