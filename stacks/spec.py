@@ -175,7 +175,9 @@ class Serving(Strict):
     port: int = Field(8000, ge=1024, le=65535)
     dtype: Literal["auto", "float16", "bfloat16", "half", "float32"] = "auto"
     quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
-    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
+    # The KV cache dtypes vLLM offers on CUDA (sizing/data/vllm_engines.yaml, read from the pinned wheels); whether the
+    # stack's GPU and vLLM take one is checked by sizing (compute capability, engine).
+    kv_cache_dtype: Literal["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"] = "auto"
     max_model_len: int = Field(8192, ge=256, le=1_048_576)
     gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
     max_num_seqs: int = Field(64, ge=1, le=4096)
