@@ -29,7 +29,7 @@ def listener_args(fleet: Fleet) -> dict:
         "health_check_timeout": hc.timeout_s,
         "healthy_threshold": hc.healthy_threshold,
         "unhealthy_threshold": hc.unhealthy_threshold,
-        "request_timeout": 300,
+        "request_timeout": lb.request_timeout_s,
         "idle_timeout": 60,
         "acl_status": "on" if lb.allowed_cidrs != ["0.0.0.0/0"] else "off",
     }

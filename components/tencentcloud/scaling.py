@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import base64
+from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.components.clouds import profile
+from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks.loader import Fleet
 
-# AS scheduled actions take ISO 8601 times in UTC+8.
-SCHEDULE_START, SCHEDULE_END = "2027-01-01T00:00:00+08:00", "2099-12-31T00:00:00+08:00"
+from gpufleet import clock, cron
+
+
+def _utc8(when: datetime) -> str:
+    """AS scheduled actions take times as YYYY-MM-DDThh:mm:ss+08:00 (as_schedule docs, rules.SCHEDULE_FORMAT)."""
+    return when.astimezone(cron.zone(rules.CRON_ZONE_HOURS)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
 
 
 def disk_args(fleet: Fleet) -> dict:
@@ -62,19 +68,31 @@ def group_args(fleet: Fleet) -> dict:
     }
 
 
-def schedule_args(fleet: Fleet) -> list[dict]:
-    return [
-        {
-            "schedule_action_name": s.name,
-            "recurrence": cron_to_utc8(s.cron),
-            "min_size": s.min,
-            "max_size": s.max,
-            "desired_capacity": s.desired if s.desired is not None else s.min,
-            "start_time": SCHEDULE_START,
-            "end_time": SCHEDULE_END,
-        }
-        for s in fleet.spec.autoscaling.schedules
-    ]
+def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
+    """AS scheduled actions: start_time is the cron's first firing after the run (the API refuses a start before the
+    current time: StartTimeBeforeCurrentTime), end_time the end of the spec's window."""
+    now = now or clock.now()
+    out = []
+    for s in fleet.spec.autoscaling.schedules:
+        w = cron.window(s.cron, fleet.spec.autoscaling, now)
+        out.append(
+            {
+                "schedule_action_name": s.name,
+                "recurrence": cron_to_utc8(s.cron),
+                "min_size": s.min,
+                "max_size": s.max,
+                "desired_capacity": s.desired if s.desired is not None else s.min,
+                "start_time": _utc8(w.first),
+                "end_time": _utc8(w.end),
+            }
+        )
+    return out
+
+
+def schedule_ignored(fleet: Fleet) -> list[str]:
+    """Dates kept as created: the start always (only meaningful at creation), the end unless the spec stores the window."""
+    stored = fleet.spec.autoscaling.schedule_window_start is not None
+    return ["start_time"] if stored else ["start_time", "end_time"]
 
 
 def policy_args(fleet: Fleet) -> list[dict]:
@@ -162,9 +180,13 @@ class Scaling(pulumi.ComponentResource):
                 opts=child,
                 **args,
             )
+        ignored = schedule_ignored(fleet)
         for args in schedule_args(fleet):
             tencentcloud.as_.Schedule(
-                f"{name}-schedule-{args['schedule_action_name']}", scaling_group_id=self.group.id, opts=child, **args
+                f"{name}-schedule-{args['schedule_action_name']}",
+                scaling_group_id=self.group.id,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
+                **args,
             )
         if fleet.spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags)

@@ -1,0 +1,382 @@
+"""The Tencent Cloud provider contract: what terraform-provider-tencentcloud v1.82.42 accepts for every argument sent.
+
+tencentcloud-iac-pulumi 0.2.3 is built from tencentcloudstack/terraform-provider-tencentcloud v1.82.42 (per
+tencentcloudstack/pulumi-tencentcloud `provider/go.mod`). Sources: `tencentcloud/services/<svc>/resource_tc_*.go`
+(schema ValidateFunc), `tencentcloud/services/<svc>/extension_*.go` (the allowed-value lists) and
+`website/docs/r/*.html.markdown` at tag v1.82.42. Checked: 2026-12-03.
+"""
+
+from __future__ import annotations
+
+from gpufleet.contract import Rule
+
+REPO = "tencentcloudstack/terraform-provider-tencentcloud@v1.82.42"
+
+
+def go(path: str) -> str:
+    return f"{REPO} tencentcloud/services/{path}.go"
+
+
+def doc(resource: str) -> str:
+    return f"{REPO} website/docs/r/{resource}.html.markdown"
+
+
+LISTENER = "tencentcloud:Clb/listener:Listener"
+CLB = "tencentcloud:Clb/instance:Instance"
+GROUP = "tencentcloud:As/scalingGroup:ScalingGroup"
+CONFIG = "tencentcloud:As/scalingConfig:ScalingConfig"
+POLICY = "tencentcloud:As/scalingPolicy:ScalingPolicy"
+SCHEDULE = "tencentcloud:As/schedule:Schedule"
+NAT = "tencentcloud:Nat/gateway:Gateway"
+CVM = "tencentcloud:Instance/instance:Instance"
+ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
+ROUTE = "tencentcloud:Route/tableEntry:TableEntry"
+
+# Documented limits the program derives values from (one place).
+SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
+CRON_ZONE_HOURS = 8  # AS scheduled actions read times (and the recurrence) in UTC+8
+USER_DATA_MAX_BYTES = 16384  # as_scaling_config.html.markdown: user_data "the length limit is 16KB"
+NAT_BANDWIDTHS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
+DISK_TYPES = ("LOCAL_BASIC", "LOCAL_SSD", "CLOUD_BASIC", "CLOUD_PREMIUM", "CLOUD_SSD", "CLOUD_HSSD", "CLOUD_TSSD", "CLOUD_BSSD")
+PREPAID_PERIODS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60)  # cvm/extension_cvm.go CVM_PREPAID_PERIOD
+RENEW_FLAGS = ("NOTIFY_AND_AUTO_RENEW", "NOTIFY_AND_MANUAL_RENEW", "DISABLE_NOTIFY_AND_MANUAL_RENEW")
+
+
+def _hc(spec):
+    return spec.load_balancer.health_check
+
+
+RULES: tuple[Rule, ...] = (
+    # --- Clb.Listener (clb/resource_tc_clb_listener.go; lists in clb/extension_clb.go)
+    Rule(
+        LISTENER,
+        "protocol",
+        "one_of",
+        go("clb/resource_tc_clb_listener"),
+        values=("TCP", "UDP", "HTTP", "HTTPS", "TCP_SSL", "QUIC"),
+    ),
+    Rule(LISTENER, "scheduler", "one_of", go("clb/resource_tc_clb_listener"), values=("WRR", "LEAST_CONN", "IP_HASH")),
+    Rule(LISTENER, "target_type", "one_of", go("clb/resource_tc_clb_listener"), values=("NODE", "TARGETGROUP")),
+    Rule(
+        LISTENER,
+        "health_check_type",
+        "one_of",
+        go("clb/resource_tc_clb_listener"),
+        values=("CUSTOM", "PING", "TCP", "HTTP", "HTTPS", "GRPC", "GRPCS"),
+    ),
+    Rule(LISTENER, "health_check_http_version", "one_of", go("clb/resource_tc_clb_listener"), values=("HTTP/1.0", "HTTP/1.1")),
+    Rule(LISTENER, "health_check_http_method", "one_of", go("clb/resource_tc_clb_listener"), values=("GET", "HEAD")),
+    Rule(LISTENER, "health_check_http_code", "between", go("clb/resource_tc_clb_listener"), low=1, high=31),
+    Rule(LISTENER, "health_source_ip_type", "one_of", go("clb/resource_tc_clb_listener"), values=(0, 1)),
+    Rule(
+        LISTENER,
+        "port",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=1,
+        high=65535,
+        spec="fleet.load_balancer.listener_port",
+    ),
+    Rule(
+        LISTENER, "health_check_port", "between", go("clb/resource_tc_clb_listener"), low=1, high=65535, spec="fleet.serving.port"
+    ),
+    Rule(LISTENER, "listener_name", "length", go("clb/resource_tc_clb_listener"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        LISTENER,
+        "health_check_time_out",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=60,
+        spec="fleet.load_balancer.health_check.timeout_s",
+        of_spec=lambda s: _hc(s).timeout_s,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_interval_time",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=300,
+        spec="fleet.load_balancer.health_check.interval_s",
+        of_spec=lambda s: _hc(s).interval_s,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_health_num",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=10,
+        spec="fleet.load_balancer.health_check.healthy_threshold",
+        of_spec=lambda s: _hc(s).healthy_threshold,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_unhealth_num",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=10,
+        spec="fleet.load_balancer.health_check.unhealthy_threshold",
+        of_spec=lambda s: _hc(s).unhealthy_threshold,
+    ),
+    Rule(
+        LISTENER,
+        "idle_connect_timeout",
+        "between",
+        go("clb/resource_tc_clb_listener") + " (Description: 300-900 for shared and dedicated instances)",
+        low=300,
+        high=900,
+    ),
+    # --- Clb.Instance
+    Rule(
+        CLB,
+        "network_type",
+        "one_of",
+        go("clb/resource_tc_clb_instance"),
+        values=("OPEN", "INTERNAL"),
+        spec="fleet.load_balancer.public",
+    ),
+    Rule(CLB, "clb_name", "length", go("clb/resource_tc_clb_instance"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        CLB,
+        "subnet_id",
+        "required",
+        doc("clb_instance") + " (an INTERNAL CLB needs its subnet)",
+        when={"network_type": "INTERNAL"},
+    ),
+    # --- As.ScalingGroup (as/resource_tc_as_scaling_group.go)
+    Rule(GROUP, "scaling_group_name", "length", go("as/resource_tc_as_scaling_group"), low=1, high=55, spec="fleet.name"),
+    Rule(GROUP, "min_size", "between", go("as/resource_tc_as_scaling_group"), low=0, high=2000, spec="fleet.replicas.min"),
+    Rule(GROUP, "max_size", "between", go("as/resource_tc_as_scaling_group"), low=0, high=2000, spec="fleet.replicas.max"),
+    Rule(
+        GROUP,
+        "termination_policies",
+        "one_of",
+        go("as/resource_tc_as_scaling_group"),
+        values=("OLDEST_INSTANCE", "NEWEST_INSTANCE"),
+    ),
+    Rule(
+        GROUP,
+        "retry_policy",
+        "one_of",
+        go("as/resource_tc_as_scaling_group"),
+        values=("IMMEDIATE_RETRY", "INCREMENTAL_INTERVALS", "NO_RETRY"),
+    ),
+    Rule(GROUP, "multi_zone_subnet_policy", "one_of", go("as/resource_tc_as_scaling_group"), values=("PRIORITY", "EQUALITY")),
+    Rule(GROUP, "health_check_type", "one_of", doc("as_scaling_group"), values=("CVM", "CLB")),
+    Rule(GROUP, "replace_mode", "one_of", doc("as_scaling_group"), values=("RECREATE", "RESET")),
+    Rule(
+        GROUP,
+        "lb_health_check_grace_period",
+        "between",
+        go("as/resource_tc_as_scaling_group") + " (Description: 0-7200 s)",
+        low=0,
+        high=7200,
+        spec="fleet.load_balancer.health_check.grace_period_s",
+        of_spec=lambda s: _hc(s).grace_period_s,
+    ),
+    Rule(GROUP, "forward_balancer_ids", "conflicts", go("as/resource_tc_as_scaling_group"), others=("load_balancer_ids",)),
+    # --- As.ScalingConfig (as/resource_tc_as_scaling_config.go; lists in as/extension_as.go)
+    Rule(CONFIG, "configuration_name", "length", go("as/resource_tc_as_scaling_config"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        CONFIG,
+        "system_disk_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=DISK_TYPES,
+        spec="fleet.disks.system.tier",
+    ),
+    Rule(
+        CONFIG,
+        "data_disks.disk_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=DISK_TYPES,
+        spec="fleet.disks.data.tier",
+    ),
+    Rule(
+        CONFIG,
+        "system_disk_size",
+        "between",
+        go("as/resource_tc_as_scaling_config"),
+        low=50,
+        high=500,
+        spec="fleet.disks.system.size_gib",
+        of_spec=lambda s: s.disks.system.size_gib,
+    ),
+    Rule(
+        CONFIG,
+        "data_disks.disk_size",
+        "between",
+        doc("as_scaling_config") + " (CBS data disk: 10-32000 GiB)",
+        low=10,
+        high=32000,
+        spec="fleet.disks.data.size_gib",
+        of_spec=lambda s: s.disks.data.size_gib,
+    ),
+    Rule(
+        CONFIG,
+        "instance_charge_type",
+        "one_of",
+        doc("as_scaling_config"),
+        values=("POSTPAID_BY_HOUR", "SPOTPAID", "PREPAID"),
+        spec="fleet.billing.model",
+    ),
+    Rule(CONFIG, "spot_instance_type", "one_of", go("as/resource_tc_as_scaling_config"), values=("one-time",)),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "pattern",
+        go("as/resource_tc_as_scaling_config") + " (ValidateStringNumber)",
+        regex=r"\d+(\.\d+)?",
+        note='a decimal string such as "0.50"',
+        spec="fleet.billing.spot_price_limit",
+    ),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "requires",
+        doc("as_scaling_config") + " (spot_max_price only with SPOTPAID)",
+        others=("spot_instance_type",),
+    ),
+    Rule(
+        CONFIG,
+        "instance_name_settings.instance_name_style",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=("ORIGINAL", "UNIQUE"),
+    ),
+    Rule(
+        CONFIG,
+        "user_data",
+        "length",
+        doc("as_scaling_config") + " (Base64 user data, at most 16 KB)",
+        low=0,
+        high=USER_DATA_MAX_BYTES,
+    ),
+    # --- As.ScalingPolicy
+    Rule(
+        POLICY,
+        "adjustment_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("CHANGE_IN_CAPACITY", "EXACT_CAPACITY", "PERCENT_CHANGE_IN_CAPACITY"),
+    ),
+    Rule(
+        POLICY,
+        "comparison_operator",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("GREATER_THAN", "GREATER_THAN_OR_EQUAL_TO", "LESS_THAN", "LESS_THAN_OR_EQUAL_TO", "EQUAL_TO", "NOT_EQUAL_TO"),
+    ),
+    Rule(
+        POLICY,
+        "metric_name",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("CPU_UTILIZATION", "MEM_UTILIZATION", "LAN_TRAFFIC_OUT", "LAN_TRAFFIC_IN", "WAN_TRAFFIC_OUT", "WAN_TRAFFIC_IN"),
+    ),
+    Rule(POLICY, "statistic", "one_of", go("as/resource_tc_as_scaling_policy"), values=("AVERAGE", "MAXIMUM", "MINIMUM")),
+    Rule(POLICY, "period", "one_of", go("as/resource_tc_as_scaling_policy"), values=(60, 300)),
+    Rule(
+        POLICY,
+        "continuous_time",
+        "between",
+        go("as/resource_tc_as_scaling_policy"),
+        low=1,
+        high=10,
+        spec="fleet.autoscaling.evaluation_minutes",
+    ),
+    # --- As.Schedule (as/resource_tc_as_schedule.go; common/validators.go ValidateAsScheduleTimestamp)
+    Rule(
+        SCHEDULE,
+        "schedule_action_name",
+        "length",
+        go("as/resource_tc_as_schedule"),
+        low=1,
+        high=60,
+        spec="fleet.autoscaling.schedules",
+    ),
+    Rule(
+        SCHEDULE,
+        "start_time",
+        "date",
+        go("as/resource_tc_as_schedule")
+        + " (YYYY-MM-DDThh:mm:ss+08:00); AS API InvalidParameterValue.StartTimeBeforeCurrentTime",
+        date_format=SCHEDULE_FORMAT,
+        note="YYYY-MM-DDThh:mm:ss+08:00",
+        future=True,
+        spec="fleet.autoscaling.schedule_window_start",
+    ),
+    Rule(
+        SCHEDULE,
+        "end_time",
+        "date",
+        go("as/resource_tc_as_schedule") + " (YYYY-MM-DDThh:mm:ss+08:00)",
+        date_format=SCHEDULE_FORMAT,
+        note="YYYY-MM-DDThh:mm:ss+08:00",
+        future=True,
+        spec="fleet.autoscaling.schedule_window_start",
+    ),
+    Rule(
+        SCHEDULE,
+        "recurrence",
+        "requires",
+        go("as/resource_tc_as_schedule") + " (recurrence is set with end_time)",
+        others=("end_time",),
+    ),
+    # --- Nat.Gateway (vpc/resource_tc_nat_gateway.go)
+    Rule(
+        NAT, "bandwidth", "one_of", go("vpc/resource_tc_nat_gateway"), values=NAT_BANDWIDTHS, spec="fleet.egress.bandwidth_mbps"
+    ),
+    Rule(NAT, "max_concurrent", "one_of", go("vpc/resource_tc_nat_gateway"), values=(1000000, 2000000, 3000000, 10000000)),
+    Rule(NAT, "nat_product_version", "one_of", go("vpc/resource_tc_nat_gateway"), values=(1, 2)),
+    Rule(NAT, "name", "length", go("vpc/resource_tc_nat_gateway"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        ROUTE,
+        "next_type",
+        "one_of",
+        go("vpc/resource_tc_route_table_entry"),
+        values=(
+            "CVM",
+            "VPN",
+            "DIRECTCONNECT",
+            "PEERCONNECTION",
+            "SSLVPN",
+            "HAVIP",
+            "NAT",
+            "NORMAL_CVM",
+            "EIP",
+            "LOCAL_GATEWAY",
+            "CCN",
+            "GWLB",
+        ),
+    ),
+    # --- Instance (subscription baseline; cvm/resource_tc_instance.go, lists in cvm/extension_cvm.go)
+    Rule(
+        CVM,
+        "instance_charge_type",
+        "one_of",
+        go("cvm/resource_tc_instance"),
+        values=("PREPAID", "POSTPAID_BY_HOUR", "SPOTPAID", "CDHPAID", "CDCPAID", "UNDERWRITE"),
+    ),
+    Rule(
+        CVM,
+        "instance_charge_type_prepaid_period",
+        "one_of",
+        go("cvm/resource_tc_instance"),
+        values=PREPAID_PERIODS,
+        spec="fleet.billing.period_months",
+    ),
+    Rule(CVM, "instance_charge_type_prepaid_renew_flag", "one_of", go("cvm/resource_tc_instance"), values=RENEW_FLAGS),
+    Rule(CVM, "system_disk_type", "one_of", go("cvm/resource_tc_instance"), values=DISK_TYPES, spec="fleet.disks.system.tier"),
+    Rule(CVM, "instance_name", "length", go("cvm/resource_tc_instance"), low=2, high=128, spec="fleet.name"),
+    Rule(CVM, "user_data", "conflicts", go("cvm/resource_tc_instance"), others=("user_data_raw",)),
+    Rule(CVM, "orderly_security_groups", "conflicts", go("cvm/resource_tc_instance"), others=("security_groups",)),
+    # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
+    Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
+    Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
+    Rule(ALARM, "enable", "one_of", doc("monitor_alarm_policy"), values=(0, 1)),
+)
