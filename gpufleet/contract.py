@@ -232,3 +232,32 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 def problems(violations: Iterable[Violation]) -> list[tuple[str, str]]:
     """Violations as (spec field, message) for a UserError."""
     return [(v.spec_field, str(v)) for v in violations]
+
+
+WARN_DAYS = 30  # preview warns this long before a schedule window ends
+
+
+def schedule_notes(spec, now: datetime) -> list[str]:
+    """Each schedule's next firing in the provider's cron zone and in UTC, and a warning 30 days before its window ends."""
+    from gpufleet import cron
+
+    zone = cron.zone(rules_module(spec.cloud).CRON_ZONE_HOURS)
+    out = []
+    for s in spec.autoscaling.schedules:
+        w = cron.window(s.cron, spec.autoscaling, now)
+        nxt = cron.next_firing(s.cron, now)
+        out.append(
+            f"schedule {s.name} ({s.cron!r} UTC): next firing {nxt.astimezone(zone):%Y-%m-%d %H:%M} {zone.tzname(None)} = "
+            f"{nxt:%Y-%m-%d %H:%M} UTC; window ends {w.end:%Y-%m-%d}"
+            + (
+                ""
+                if w.stored
+                else " (anchored at the run's date and kept after creation; store autoscaling.schedule_window_start)"
+            )
+        )
+        if w.end - now <= timedelta(days=WARN_DAYS):
+            out.append(
+                f"WARNING schedule {s.name}: its window ends {w.end:%Y-%m-%d} (in {(w.end - now).days} days); "
+                "renew: set autoscaling.schedule_window_start to today and run `pulumi up`"
+            )
+    return out

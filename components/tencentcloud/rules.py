@@ -380,3 +380,217 @@ RULES: tuple[Rule, ...] = (
     Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
     Rule(ALARM, "enable", "one_of", doc("monitor_alarm_policy"), values=(0, 1)),
 )
+
+
+# Arguments the program sends that the provider schema does not validate: (source file checked, arguments).
+# Read at the REPO commit above: their schema entries carry no ValidateFunc (the documented "Valid values" of the
+# installed SDK are checked for every argument by tests/contract/test_docstrings.py).
+NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tencentcloud:As/attachment:Attachment": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_attachment.go",
+        (
+            "instance_ids",
+            "scaling_group_id",
+        ),
+    ),
+    "tencentcloud:As/protectInstances:ProtectInstances": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_protect_instances.go",
+        (
+            "auto_scaling_group_id",
+            "instance_ids",
+            "protected_from_scale_in",
+        ),
+    ),
+    "tencentcloud:As/scalingConfig:ScalingConfig": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_config.go",
+        (
+            "cam_role_name",
+            "enhanced_monitor_service",
+            "enhanced_security_service",
+            "image_id",
+            "instance_tags",
+            "instance_types",
+            "internet_max_bandwidth_out",
+            "public_ip_assigned",
+            "security_group_ids",
+            "tags",
+        ),
+    ),
+    "tencentcloud:As/scalingGroup:ScalingGroup": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_group.go",
+        (
+            "configuration_id",
+            "default_cooldown",
+            "desired_capacity",
+            "replace_load_balancer_unhealthy",
+            "replace_monitor_unhealthy",
+            "subnet_ids",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:As/scalingPolicy:ScalingPolicy": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_policy.go",
+        (
+            "adjustment_value",
+            "cooldown",
+            "policy_name",
+            "scaling_group_id",
+            "threshold",
+        ),
+    ),
+    "tencentcloud:As/schedule:Schedule": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_schedule.go",
+        (
+            "desired_capacity",
+            "max_size",
+            "min_size",
+            "scaling_group_id",
+        ),
+    ),
+    "tencentcloud:Cam/policy:Policy": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_policy.go",
+        (
+            "description",
+            "document",
+            "name",
+        ),
+    ),
+    "tencentcloud:Cam/role:Role": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_role.go",
+        (
+            "console_login",
+            "description",
+            "document",
+            "name",
+            "tags",
+        ),
+    ),
+    "tencentcloud:Cam/rolePolicyAttachment:RolePolicyAttachment": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_role_policy_attachment.go",
+        (
+            "policy_id",
+            "role_id",
+        ),
+    ),
+    "tencentcloud:Clb/instance:Instance": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_instance.go",
+        (
+            "delete_protect",
+            "internet_charge_type",
+            "load_balancer_pass_to_target",
+            "security_groups",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Clb/listener:Listener": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener.go",
+        (
+            "clb_id",
+            "health_check_http_path",
+            "health_check_switch",
+        ),
+    ),
+    "tencentcloud:Eip/instance:Instance": (
+        f"{REPO} tencentcloud/services/cvm/resource_tc_eip.go",
+        (
+            "internet_charge_type",
+            "internet_max_bandwidth_out",
+            "name",
+            "tags",
+        ),
+    ),
+    "tencentcloud:Instance/instance:Instance": (
+        f"{REPO} tencentcloud/services/cvm/resource_tc_instance.go",
+        (
+            "allocate_public_ip",
+            "availability_zone",
+            "cam_role_name",
+            "data_disks",
+            "image_id",
+            "instance_type",
+            "internet_max_bandwidth_out",
+            "subnet_id",
+            "system_disk_size",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": (
+        f"{REPO} tencentcloud/services/monitor/resource_tc_monitor_alarm_policy.go",
+        (
+            "monitor_type",
+            "namespace",
+            "notice_ids",
+            "policy_name",
+            "policy_tags",
+            "project_id",
+        ),
+    ),
+    "tencentcloud:Nat/gateway:Gateway": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_nat_gateway.go",
+        (
+            "assigned_eip_sets",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Route/table:Table": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_route_table.go",
+        (
+            "name",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Route/tableEntry:TableEntry": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_route_table_entry.go",
+        (
+            "description",
+            "destination_cidr_block",
+            "next_hub",
+            "route_table_id",
+        ),
+    ),
+    "tencentcloud:Security/group:Group": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_security_group.go",
+        (
+            "description",
+            "name",
+            "tags",
+        ),
+    ),
+    "tencentcloud:Security/groupRuleSet:GroupRuleSet": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_security_group_rule_set.go",
+        (
+            "egresses",
+            "ingresses",
+            "security_group_id",
+        ),
+    ),
+    "tencentcloud:Subnet/instance:Instance": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_subnet.go",
+        (
+            "availability_zone",
+            "cidr_block",
+            "name",
+            "route_table_id",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Vpc/instance:Instance": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_vpc.go",
+        (
+            "cidr_block",
+            "name",
+            "tags",
+        ),
+    ),
+}
+
+
+def no_constraint(type_: str, arg: str) -> str | None:
+    entry = NO_CONSTRAINT.get(type_)
+    return f"no documented constraint (checked: {entry[0]})" if entry and arg in entry[1] else None

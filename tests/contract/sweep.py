@@ -75,6 +75,6 @@ def inventories() -> tuple[tuple[str, str, dict], ...]:
     for row in all_pairs(dimensions()):
         raw = variant_spec(row)
         fleet = loader.validate(raw, stack=row["stack"], file=f"<{variant_name(row)}>", sizing=False)
-        inv = run(lambda: declare_program(fleet), row["stack"], {loader.CONFIG_KEY: raw})
+        inv = run(lambda f=fleet: declare_program(f), row["stack"], {loader.CONFIG_KEY: raw})
         out.append((variant_name(row), fleet.spec.cloud, inv.to_json()))
     return tuple(out)

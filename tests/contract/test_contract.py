@@ -1,0 +1,213 @@
+"""The provider contract over the spec space, the known defects it refuses, and the spec's range limits."""
+
+from __future__ import annotations
+
+import copy
+import time
+from datetime import UTC, datetime
+
+import pytest
+from gpufleet.stacks import loader
+
+from gpufleet import contract, cron
+from gpufleet.errors import UserError
+
+from . import sweep
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch):
+    monkeypatch.setenv("GPUFLEET_NOW", NOW.isoformat())
+
+
+def test_sweep_covers_all_pairs_and_passes_the_contract():
+    start = time.monotonic()
+    rows = sweep.all_pairs(sweep.dimensions())
+    dims = sweep.dimensions()
+    for a in dims:
+        for b in dims:
+            if a < b:
+                covered = {(r[a], r[b]) for r in rows}
+                assert covered == {(x, y) for x in dims[a] for y in dims[b]}, (a, b)
+    found = []
+    for name, cloud, inv in sweep.inventories():
+        found += [f"{name}: {v}" for v in contract.check_inventory(inv["resources"], NOW, cloud)]
+    assert found == []
+    assert time.monotonic() - start < 60
+
+
+def _resource(type_, **inputs):
+    return {"type": type_, "name": "r", "inputs": {contract.camel(k): v for k, v in inputs.items()}}
+
+
+@pytest.mark.parametrize(
+    "cloud, resource, spec_field",
+    [
+        ("alicloud", _resource("alicloud:slb/listener:Listener", request_timeout=300), "fleet.load_balancer.request_timeout_s"),
+        (
+            "alicloud",
+            _resource("alicloud:ess/scheduledTask:ScheduledTask", recurrence_end_time="2099-12-31T00:00:00Z"),
+            "fleet.autoscaling.schedule_window_start",
+        ),
+        (
+            "alicloud",
+            _resource("alicloud:ess/scheduledTask:ScheduledTask", recurrence_end_time="2027-06-01T00:00Z"),
+            "fleet.autoscaling.schedule_window_start",
+        ),
+        (
+            "alicloud",
+            _resource("alicloud:ess/scheduledTask:ScheduledTask", launch_time="2027-04-01T00:00Z"),
+            "fleet.autoscaling.schedule_window_start",
+        ),
+        (
+            "tencentcloud",
+            _resource("tencentcloud:As/schedule:Schedule", start_time="2026-11-30T00:00:00+08:00"),
+            "fleet.autoscaling.schedule_window_start",
+        ),
+        ("alicloud", _resource("alicloud:ecs/instance:Instance", period_unit="Year"), "fleet.billing.model"),
+        ("alicloud", _resource("alicloud:ecs/instance:Instance", role_name="x"), "(program)"),
+        ("tencentcloud", _resource("tencentcloud:Nat/gateway:Gateway", bandwidth=150), "fleet.egress.bandwidth_mbps"),
+        ("alicloud", _resource("alicloud:ess/lifecycleHook:LifecycleHook", heartbeat_timeout=10), None),
+    ],
+)
+def test_known_defects_are_refused_with_citation(cloud, resource, spec_field):
+    found = contract.check_inventory([resource], NOW, cloud)
+    assert len(found) == 1
+    assert "terraform-provider" in str(found[0]) or "alibabacloud.com" in str(found[0])
+    if spec_field:
+        assert found[0].spec_field == spec_field
+
+
+def _raw(stack: str) -> dict:
+    _, config = loader.read_stack_config(stack, sweep.ROOT)
+    return copy.deepcopy(config[loader.CONFIG_KEY])
+
+
+@pytest.mark.parametrize(
+    "stack, path, value, field, limit",
+    [
+        ("alicloud-cn-hangzhou-dev", ("disks", "system", "size_gib"), 600, "fleet.disks.system.size_gib", "20-500"),
+        ("tencentcloud-ap-guangzhou-dev", ("disks", "system", "size_gib"), 40, "fleet.disks.system.size_gib", "50-500"),
+        ("tencentcloud-ap-guangzhou-dev", ("disks", "data", "size_gib"), 32768, "fleet.disks.data.size_gib", "10-32000"),
+        ("alicloud-cn-hangzhou-dev", ("egress", "bandwidth_mbps"), 300, "fleet.egress.bandwidth_mbps", "1-200"),
+        (
+            "alicloud-cn-hangzhou-dev",
+            ("load_balancer", "request_timeout_s"),
+            300,
+            "fleet.load_balancer.request_timeout_s",
+            "1-180",
+        ),
+        (
+            "tencentcloud-ap-guangzhou-dev",
+            ("load_balancer", "health_check"),
+            {"interval_s": 5, "timeout_s": 1},
+            "fleet.load_balancer.health_check.timeout_s",
+            "2-60",
+        ),
+        (
+            "alicloud-cn-hangzhou-dev",
+            ("load_balancer", "health_check"),
+            {"path": "/" + "h" * 90},
+            "fleet.load_balancer.health_check.path",
+            "1-80",
+        ),
+        (
+            "alicloud-cn-hangzhou-dev",
+            ("load_balancer", "health_check"),
+            {"grace_period_s": 20},
+            "fleet.load_balancer.health_check.grace_period_s",
+            "30-21600",
+        ),
+    ],
+)
+def test_spec_refuses_what_the_provider_refuses(stack, path, value, field, limit):
+    raw = _raw(stack)
+    node = raw
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    with pytest.raises(UserError) as err:
+        loader.validate(raw, stack=stack, file="x.yaml", sizing=False)
+    hits = [p for p in err.value.problems if p.path == field]
+    assert hits and limit in hits[0].message and "refuses" in hits[0].message
+
+
+def test_preview_refuses_a_broken_rule_naming_the_spec_field(monkeypatch):
+    from gpufleet.components.alicloud import rules
+
+    from gpufleet.preview import preview_spec
+
+    stricter = contract.Rule(
+        "alicloud:slb/listener:Listener",
+        "request_timeout",
+        "between",
+        "test citation",
+        low=1,
+        high=100,
+        spec="fleet.load_balancer.request_timeout_s",
+    )
+    monkeypatch.setattr(rules, "RULES", (*rules.RULES, stricter))
+    with pytest.raises(UserError) as err:
+        preview_spec(_raw("alicloud-cn-hangzhou-dev"), "alicloud-cn-hangzhou-dev")
+    (problem,) = err.value.problems
+    assert problem.path == "fleet.load_balancer.request_timeout_s" and "test citation" in problem.message
+
+
+def test_schedule_dates_follow_the_clock_and_stay_in_the_windows():
+    from gpufleet.components.alicloud import scaling as ali
+    from gpufleet.components.tencentcloud import scaling as tc
+
+    for stack, module, keys in (
+        ("alicloud-cn-hangzhou-prod", ali, ("launch_time", "recurrence_end_time")),
+        ("tencentcloud-ap-guangzhou-prod", tc, ("start_time", "end_time")),
+    ):
+        fleet = loader.validate(_raw(stack), stack=stack, file="x", sizing=False)
+        a = module.schedule_args(fleet, NOW)
+        b = module.schedule_args(fleet, datetime(2027, 3, 1, tzinfo=UTC))
+        assert a and all(x[k] != y[k] for x, y in zip(a, b) for k in keys)
+        assert module.schedule_ignored(fleet) == [keys[0], keys[1]]
+        res = [
+            {"type": t, "name": "s", "inputs": {contract.camel(k): v for k, v in args.items()}}
+            for args in a
+            for t in [
+                {"alicloud": "alicloud:ess/scheduledTask:ScheduledTask"}.get(
+                    fleet.spec.cloud, "tencentcloud:As/schedule:Schedule"
+                )
+            ]
+        ]
+        assert contract.check_inventory(res, NOW, fleet.spec.cloud) == []
+    raw = _raw("alicloud-cn-hangzhou-prod")
+    raw["autoscaling"]["schedule_window_start"] = "2025-12-20"
+    fleet = loader.validate(raw, stack="s", file="x", sizing=False)
+    assert ali.schedule_ignored(fleet) == ["launch_time"]
+    notes = contract.schedule_notes(fleet.spec, NOW)
+    assert any(n.startswith("WARNING schedule business-day") for n in notes)
+
+
+def test_schedule_notes_show_the_provider_zone_and_utc():
+    fleet = loader.validate(_raw("tencentcloud-ap-guangzhou-prod"), stack="s", file="x", sizing=False)
+    notes = contract.schedule_notes(fleet.spec, NOW)
+    assert any("UTC+8" in n and "UTC;" in n for n in notes)
+    first = cron.next_firing(fleet.spec.autoscaling.schedules[0].cron, NOW)
+    assert f"{first:%Y-%m-%d %H:%M} UTC" in notes[0]
+
+
+def test_every_argument_sent_has_a_rule_or_a_checked_no_constraint_entry():
+    missing, counts = [], {}
+    for _, cloud, inv in sweep.inventories():
+        module = contract.rules_module(cloud)
+        keys = {r.key for r in module.RULES}
+        for r in inv["resources"]:
+            if not r["custom"] or r["type"].startswith("pulumi:"):
+                continue
+            for arg in r["inputs"]:
+                key = (r["type"], contract.snake(arg))
+                kind = "rule" if key in keys else "none" if module.no_constraint(*key) else None
+                counts.setdefault(cloud, {}).setdefault(kind, set()).add(key)
+                if kind is None:
+                    missing.append(key)
+    assert sorted(set(missing)) == []
+    for cloud, by in counts.items():
+        print(cloud, {k: len(v) for k, v in by.items()})
