@@ -464,6 +464,10 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# Where an SDK docstring's "Valid values" is narrower than what the provider validates: (type, arg) -> why, cited.
+DOCSTRING_OVERRIDES: dict[tuple[str, str], str] = {}
+
+
 # Arguments the program sends that the provider schema does not validate: (source file checked, arguments).
 # Read at the REPO commit above: their schema entries carry no ValidateFunc (the documented "Valid values" of the
 # installed SDK are checked for every argument by tests/contract/test_docstrings.py).
