@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-MISSING = object()
+PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows a value not known during a real preview
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ def _values(inputs: dict, path: str) -> list[Any]:
 
 def _unknown(value: Any) -> bool:
     """Values the mock engine cannot know (ids, computed outputs, secrets): nothing to check."""
-    return isinstance(value, str) and (value.startswith("<") or value == "[secret]")
+    if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
+        return True  # e.g. a secret wrapper in a real policy run
+    return isinstance(value, str) and (value.startswith("<") or value in ("[secret]", PULUMI_UNKNOWN))
 
 
 def _number(value: Any) -> float | None:
