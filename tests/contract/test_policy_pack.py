@@ -33,7 +33,7 @@ def _args(resource: dict) -> ResourceValidationArgs:
 def _run(policies, resource) -> list[str]:
     found: list[str] = []
     for policy in policies:
-        policy.validate(_args(resource), lambda message, urn=None: found.append(f"{policy.name}: {message}"))
+        policy.validate(_args(resource), lambda message, urn=None, name=policy.name: found.append(f"{name}: {message}"))
     return found
 
 
