@@ -60,7 +60,7 @@ class LoadBalancer(pulumi.ComponentResource):
         self.listener = alicloud.slb.Listener(
             f"{name}-listener",
             load_balancer_id=self.clb.id,
-            acl_id=acl_id,
+            acl_ids=[acl_id] if acl_id else None,  # acl_id is deprecated since provider 1.249.0
             acl_type="white" if acl_id else None,
             opts=child,
             **args,

@@ -57,8 +57,19 @@ DISK_CATEGORIES_ESS = ("cloud", "ephemeral_ssd", "cloud_ssd", "cloud_essd", "clo
 PERFORMANCE_LEVELS = ("PL0", "PL1", "PL2", "PL3")
 
 
+ESSD_MIN_GIB = {"PL2": 461, "PL3": 1261}  # smallest ESSD of each performance level
+ESSD_DOC = "https://www.alibabacloud.com/help/en/ecs/user-guide/essds (capacity range per performance level)"
+
+
 def _hc(spec):
     return spec.load_balancer.health_check
+
+
+def _level(tier: str) -> str | None:
+    """The ESSD performance level the program sends for a spec disk tier (the cloud profile's disk categories)."""
+    from gpufleet.components.clouds import profile
+
+    return profile("alicloud").disk_categories[tier].get("performance_level")
 
 
 RULES: tuple[Rule, ...] = (
@@ -138,7 +149,15 @@ RULES: tuple[Rule, ...] = (
         of_spec=lambda s: s.load_balancer.request_timeout_s,
     ),
     Rule(LISTENER, "idle_timeout", "between", go("slb_listener"), low=1, high=60),
-    Rule(LISTENER, "acl_id", "requires", doc("slb_listener") + " (acl_id with acl_status on)", others=("acl_type",)),
+    Rule(
+        LISTENER,
+        "acl_status",
+        "requires",
+        doc("slb_listener") + " (acl_type is required when acl_status is on)",
+        others=("acl_type",),
+        when={"acl_status": "on"},
+    ),
+    Rule(LISTENER, "acl_id", "deprecated", doc("slb_listener"), note="deprecated since provider 1.249.0: use acl_ids"),
     # --- slb.ApplicationLoadBalancer (resource_alicloud_slb_load_balancer.go)
     Rule(
         CLB, "address_type", "one_of", go("slb_load_balancer"), values=("internet", "intranet"), spec="fleet.load_balancer.public"
@@ -171,7 +190,7 @@ RULES: tuple[Rule, ...] = (
         "removal_policies",
         "one_of",
         doc("ess_scaling_group"),
-        values=("OldestInstance", "NewestInstance", "OldestScalingConfiguration", "CustomPolicy"),
+        values=("OldestInstance", "NewestInstance", "OldestScalingConfiguration"),
     ),
     Rule(GROUP, "vswitch_id", "deprecated", go("ess_scaling_group"), note="use vswitch_ids (provider 1.7.1)"),
     # --- ess.ScalingConfiguration (resource_alicloud_ess_scaling_configuration.go)
@@ -619,7 +638,12 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "tags",
         ),
     ),
-    "alicloud:slb/listener:Listener": (f"{REPO} alicloud/resource_alicloud_slb_listener.go", ("load_balancer_id",)),
+    "alicloud:slb/listener:Listener": (f"{REPO} alicloud/resource_alicloud_slb_listener.go", ("acl_ids", "load_balancer_id")),
+    "alicloud:slb/acl:Acl": (f"{REPO} alicloud/resource_alicloud_slb_acl.go", ("name",)),
+    "alicloud:slb/aclEntryAttachment:AclEntryAttachment": (
+        f"{REPO} alicloud/resource_alicloud_slb_acl_entry_attachment.go",
+        ("acl_id", "comment", "entry"),
+    ),
     "alicloud:vpc/natGateway:NatGateway": (
         f"{REPO} alicloud/resource_alicloud_nat_gateway.go",
         (

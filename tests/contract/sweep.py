@@ -22,7 +22,12 @@ BILLING = {
     "spot-limit": {"model": "spot", "spot_price_limit": 2.5},
 }
 PUBLIC = {"public": True, "private": False}
+# A private load balancer also admits only the VPC's clients, so the listener ACL code paths are swept too.
+PRIVATE_CLIENTS = ["10.0.0.0/8"]
 TIERS = ("standard", "performance", "high")
+# Disk sizes per tier: the `high` tier is an ESSD PL2 on Alibaba, which starts at 461 GiB (components/alicloud/rules.py);
+# an ESS system disk stops at 500 GiB, a Tencent AS one too.
+SIZES = {"standard": (100, 200), "performance": (100, 200), "high": (480, 500)}
 
 
 def dimensions() -> dict[str, tuple]:
@@ -54,9 +59,11 @@ def variant_spec(row: dict) -> dict:
     raw = copy.deepcopy(config[loader.CONFIG_KEY])
     raw["billing"] = dict(BILLING[row["billing"]])
     raw.setdefault("load_balancer", {})["public"] = PUBLIC[row["lb"]]
+    if not PUBLIC[row["lb"]]:
+        raw["load_balancer"]["allowed_cidrs"] = PRIVATE_CLIENTS
     disks = raw.setdefault("disks", {})
-    for which, default in (("system", 100), ("data", 200)):
-        disks[which] = {**disks.get(which, {"size_gib": default}), "tier": row["tier"]}
+    for which, size in zip(("system", "data"), SIZES[row["tier"]]):
+        disks[which] = {"tier": row["tier"], "size_gib": max(size, disks.get(which, {}).get("size_gib", 0))}
     return raw
 
 
