@@ -246,6 +246,37 @@ RULES: tuple[Rule, ...] = (
     Rule(
         CONFIG, "instance_type", "conflicts", go("ess_scaling_configuration"), others=("instance_types", "instance_type_override")
     ),
+    # ESSD performance levels have a smallest size (system disks on ESS and ECS, data disks)
+    *(
+        Rule(
+            type_,
+            "system_disk_size",
+            "between",
+            doc("ess_scaling_configuration") + f" (system disk: {level} ESSD takes {low}-2048 GiB)",
+            low=low,
+            high=2048,
+            when={"system_disk_performance_level": level},
+            spec="fleet.disks.system.size_gib",
+            of_spec=lambda s, level=level: s.disks.system.size_gib if _level(s.disks.system.tier) == level else None,
+        )
+        for level, low in ESSD_MIN_GIB.items()
+        for type_ in (CONFIG, ECS)
+    ),
+    *(
+        Rule(
+            type_,
+            "data_disks.size",
+            "between",
+            ESSD_DOC + f" ({level} ESSD: {low}-65536 GiB)",
+            low=low,
+            high=65536,
+            when={"data_disks.performance_level": level},
+            spec="fleet.disks.data.size_gib",
+            of_spec=lambda s, level=level: s.disks.data.size_gib if _level(s.disks.data.tier) == level else None,
+        )
+        for level, low in ESSD_MIN_GIB.items()
+        for type_ in (CONFIG, ECS)
+    ),
     # --- ess.ScalingRule / ess.Alarm
     Rule(
         RULE,
