@@ -228,6 +228,35 @@ def spec_problems(spec) -> list[tuple[str, str]]:
         problem = check_value(rule, value, datetime.now().astimezone())
         if problem:
             out.append((rule.spec, f"{problem}: {spec.cloud} refuses it ({rule.type} {rule.arg}; {rule.source})"))
+    return out + tag_problems(spec)
+
+
+def name_problems(cloud: str, kind: str, value: str) -> list[str]:
+    """Why `value` is not a legal `kind` on `cloud` (kinds: tag_key, tag_value, secret_name, bucket_name, user_data),
+    each with its citation. user_data is the text as written; the check is on its Base64 encoding, as sent."""
+    import base64
+
+    if kind == "user_data":
+        value = base64.b64encode(value.encode()).decode()
+    out = []
+    for rule in rules_module(cloud).NAMES[kind]:
+        problem = check_value(rule, value, datetime.now().astimezone())
+        if problem:
+            out.append(
+                f"{problem} ({rule.note}; {rule.source})"
+                if rule.note and rule.kind != "pattern"
+                else f"{problem} ({rule.source})"
+            )
+    return out
+
+
+def tag_problems(spec) -> list[tuple[str, str]]:
+    """The spec's tags (and the fleet's own) against the cloud's tag naming rules."""
+    out = []
+    for key, value in {**spec.stack_tags}.items():
+        where = f"fleet.tags.{key}"
+        out += [(where, f"tag key {key!r}: {p}") for p in name_problems(spec.cloud, "tag_key", key)]
+        out += [(where, f"tag value {value!r}: {p}") for p in name_problems(spec.cloud, "tag_value", value)]
     return out
 
 

@@ -50,13 +50,12 @@ RECURRENCE_END_MAX_DAYS = 365  # ... recurrence_end_time "not later than 365 day
 LAUNCH_TIME_FORMAT = "%Y-%m-%dT%H:%MZ"  # "YYYY-MM-DDThh:mmZ", UTC
 RECURRENCE_END_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # "YYYY-MM-DDThh:mm:ssZ", UTC
 CRON_ZONE_HOURS = 0  # recurrence_value Cron "is written in UTC"
-USER_DATA_MAX_BYTES = (
-    32768  # ECS user data: at most 32 KB before Base64 (ECS CreateInstance UserData; ESS CreateScalingConfiguration)
-)
+USER_DATA_MAX_BYTES = 16384  # ECS user data: "the original data is at most 16KB" (website/docs/r/launch_template.html.markdown)
 DISK_CATEGORIES_ESS = ("cloud", "ephemeral_ssd", "cloud_ssd", "cloud_essd", "cloud_efficiency", "cloud_essd_xc1")
 PERFORMANCE_LEVELS = ("PL0", "PL1", "PL2", "PL3")
 
 
+USER_DATA_DOC = doc("launch_template") + " (ECS user data: Base64 of at most 16 KB of original data)"
 ESSD_MIN_GIB = {"PL2": 461, "PL3": 1261}  # smallest ESSD of each performance level
 ESSD_DOC = "https://www.alibabacloud.com/help/en/ecs/user-guide/essds (capacity range per performance level)"
 
@@ -447,21 +446,9 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(ECS, "instance_name", "length", go("instance"), low=2, high=128, spec="fleet.name"),
-    Rule(
-        CONFIG,
-        "user_data",
-        "length",
-        "ECS CreateInstance / ESS CreateScalingConfiguration UserData (32 KB before Base64)",
-        low=0,
-        high=USER_DATA_MAX_BYTES * 4 // 3 + 4,
-    ),
-    Rule(
-        ECS,
-        "user_data",
-        "length",
-        "ECS CreateInstance UserData (32 KB before Base64)",
-        low=0,
-        high=USER_DATA_MAX_BYTES * 4 // 3 + 4,
+    *(
+        Rule(type_, "user_data", "length", USER_DATA_DOC, low=0, high=-(-USER_DATA_MAX_BYTES // 3) * 4, note="Base64 of 16 KB")
+        for type_ in (CONFIG, ECS)
     ),
     Rule(
         ECS,
@@ -716,3 +703,58 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
 def no_constraint(type_: str, arg: str) -> str | None:
     entry = NO_CONSTRAINT.get(type_)
     return f"no documented constraint (checked: {entry[0]})" if entry and arg in entry[1] else None
+
+
+# Provider-facing names and sizes other parts of gpufleet check (gpufleet.contract.name_problems): kind -> rules.
+TAGS_DOC = (
+    "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-tagresources (Tag.N.Key / Tag.N.Value)"
+)
+NAMES: dict[str, tuple[Rule, ...]] = {
+    "tag_key": (
+        Rule("name", "tag_key", "length", TAGS_DOC, low=1, high=128),
+        Rule(
+            "name",
+            "tag_key",
+            "pattern",
+            TAGS_DOC,
+            regex=r"(?!aliyun|acs:)(?!.*https?://).*",
+            note="not aliyun*/acs:*, no http(s)://",
+        ),
+    ),
+    "tag_value": (
+        Rule("name", "tag_value", "length", TAGS_DOC, low=0, high=128),
+        Rule(
+            "name",
+            "tag_value",
+            "pattern",
+            TAGS_DOC,
+            regex=r"(?!aliyun|acs:)(?!.*https?://).*",
+            note="not aliyun*/acs:*, no http(s)://",
+        ),
+    ),
+    "secret_name": (
+        Rule(
+            "name",
+            "secret_name",
+            "pattern",
+            "https://www.alibabacloud.com/help/en/key-management-service/latest/kms-createsecret (linked from "
+            + doc("kms_secret")
+            + ")",
+            regex=r"(?!acs/)[A-Za-z0-9_/+=.@-]{1,192}",
+            note="1-192 of letters, digits, _ / + = . @ - (not starting with acs/)",
+        ),
+    ),
+    "bucket_name": (
+        Rule(
+            "name",
+            "bucket_name",
+            "pattern",
+            "https://www.alibabacloud.com/help/en/oss/user-guide/bucket-naming-conventions",
+            regex=r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]",
+            note="3-63 lowercase letters, digits and -, starting and ending with a letter or digit",
+        ),
+    ),
+    "user_data": (
+        Rule("name", "user_data", "length", USER_DATA_DOC, low=0, high=-(-USER_DATA_MAX_BYTES // 3) * 4, note="Base64"),
+    ),
+}

@@ -374,6 +374,7 @@ RULES: tuple[Rule, ...] = (
     Rule(CVM, "system_disk_type", "one_of", go("cvm/resource_tc_instance"), values=DISK_TYPES, spec="fleet.disks.system.tier"),
     Rule(CVM, "instance_name", "length", go("cvm/resource_tc_instance"), low=2, high=128, spec="fleet.name"),
     Rule(CVM, "user_data", "conflicts", go("cvm/resource_tc_instance"), others=("user_data_raw",)),
+    Rule(CVM, "user_data", "length", doc("instance") + " (base64, up to 16 KB)", low=0, high=USER_DATA_MAX_BYTES),
     Rule(CVM, "orderly_security_groups", "conflicts", go("cvm/resource_tc_instance"), others=("security_groups",)),
     # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
     Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
@@ -601,3 +602,63 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
 def no_constraint(type_: str, arg: str) -> str | None:
     entry = NO_CONSTRAINT.get(type_)
     return f"no documented constraint (checked: {entry[0]})" if entry and arg in entry[1] else None
+
+
+# Provider-facing names and sizes other parts of gpufleet check (gpufleet.contract.name_problems): kind -> rules.
+TAGS_DOC = "https://www.tencentcloud.com/document/product/651/13354 (tag naming limits)"
+_TAG_CHARS = r"[\w+\-=._:/@()\[\],;><]([\w +\-=._:/@()\[\],;><]*[\w+\-=._:/@()\[\],;><])?"
+NAMES: dict[str, tuple[Rule, ...]] = {
+    "tag_key": (
+        Rule("name", "tag_key", "length", TAGS_DOC, low=1, high=127),
+        Rule(
+            "name",
+            "tag_key",
+            "pattern",
+            TAGS_DOC,
+            regex=r"(?!qcs:|project:)" + _TAG_CHARS,
+            note="letters, digits, inner spaces and + - = . _ : / @ ( ) [ ] , ; > <; not qcs:* or project:*",
+        ),
+    ),
+    "tag_value": (
+        Rule("name", "tag_value", "length", TAGS_DOC, low=1, high=255),
+        Rule(
+            "name",
+            "tag_value",
+            "pattern",
+            TAGS_DOC,
+            regex=_TAG_CHARS,
+            note="letters, digits, inner spaces and + - = . _ : / @ ( ) [ ] , ; > <",
+        ),
+    ),
+    "secret_name": (
+        Rule(
+            "name",
+            "secret_name",
+            "pattern",
+            doc("ssm_secret") + " (secret_name)",
+            regex=r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}",
+            note="1-128 letters, digits, _ and -, starting with a letter or digit",
+        ),
+    ),
+    "bucket_name": (
+        Rule(
+            "name",
+            "bucket_name",
+            "pattern",
+            f"{REPO} tencentcloud/common/validators.go ValidateCosBucketName",
+            regex=r"(?=.{1,60}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?-[0-9]{10}",
+            note="<name>-<appid>: lowercase letters, digits, -, then - and the 10-digit APPID; at most 60",
+        ),
+    ),
+    "user_data": (
+        Rule(
+            "name",
+            "user_data",
+            "length",
+            doc("as_scaling_config") + " (user_data: base64, up to 16KB)",
+            low=0,
+            high=USER_DATA_MAX_BYTES,
+            note="Base64",
+        ),
+    ),
+}
