@@ -58,7 +58,7 @@ class Violation:
         return self.rule.spec or "(program)"
 
     def __str__(self) -> str:
-        return f"{self.rule.type} {self.resource}: {self.rule.arg}={self.value!r}: {self.message} [{self.rule.source}]"
+        return f"{self.rule.type} {self.resource}: {self.rule.arg}={self.value!r}: {self.message} (source: {self.rule.source})"
 
 
 def camel(name: str) -> str:

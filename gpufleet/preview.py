@@ -160,7 +160,7 @@ atexit.register(_close_thread_loops)
 def _json(value: Any) -> str:
     import json
 
-    return json.dumps(value)
+    return json.dumps(value, default=str)  # YAML dates (e.g. autoscaling.schedule_window_start) as ISO text
 
 
 def _resolve(value: Any) -> Any:
