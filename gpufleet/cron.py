@@ -154,3 +154,51 @@ def window(cron: str, autoscaling, now: datetime) -> Window:
         end=start + timedelta(days=autoscaling.schedule_window_days),
         stored=autoscaling.schedule_window_start is not None,
     )
+
+
+def _listed(text: str, field: int) -> list[int] | None:
+    """A field of numbers, ranges and lists as its sorted values; None for `*`; CronError for steps and names
+    (a shifted step or name is no longer exact)."""
+    if text == "*":
+        return None
+    if "/" in text or any(c.isalpha() for c in text):
+        raise CronError(f"{FIELDS[field][0]} field {text!r} uses steps or names, which cannot be shifted to another zone exactly")
+    values, _ = _field(text, field)
+    return sorted(values)
+
+
+def _join(values: list[int]) -> str:
+    """Sorted values as a cron list, runs of three or more written as ranges (2,3,4,5,6 -> 2-6)."""
+    parts, run = [], [values[0]]
+    for v in [*values[1:], None]:
+        if v is not None and v == run[-1] + 1:
+            run.append(v)
+            continue
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ",".join(map(str, run)))
+        run = [v]
+    return ",".join(parts)
+
+
+def shift(text: str, hours: int) -> str:
+    """The UTC cron `text` as the same instants read in UTC+`hours` (0 < hours < 24), e.g. Tencent AS's UTC+8;
+    CronError when no single cron says that (hours falling on two days of a cron that names days, a month end)."""
+    parse(text)
+    minute, hour, dom, month, dow = text.split()
+    listed = _listed(hour, 1)
+    if listed is None:
+        return text  # every hour: the same instants in any whole-hour zone
+    shifted = sorted((h + hours) % 24 for h in listed)
+    wraps = {h + hours >= 24 for h in listed}
+    if wraps == {False}:
+        return " ".join((minute, _join(shifted), dom, month, dow))
+    if len(wraps) == 2 and (dom, dow) != ("*", "*"):
+        raise CronError(f"hours {hour} fall on two different days in UTC{hours:+d} and the cron names days ({dom} {dow})")
+    if dow != "*":
+        days = _listed(dow, 4)
+        dow = _join(sorted({(d + 1) % 7 for d in days}))
+    if dom != "*":
+        days = _listed(dom, 2)
+        if 31 in days or month != "*":
+            raise CronError(f"day-of-month {dom} would move past a month end in UTC{hours:+d}")
+        dom = _join([d + 1 for d in days])
+    return " ".join((minute, _join(shifted), dom, month, dow))

@@ -33,3 +33,15 @@ def test_next_firing_in_a_cron_zone():
 def test_refused(text):
     with pytest.raises(cron.CronError):
         cron.next_firing(text, NOW)
+
+
+@pytest.mark.parametrize("text", ["0 1 * * 1-5", "30 20 * * 1-5", "0 18 * * 0,6", "0 20 15 * *", "0 10,20 * * *", "5 23 * * 7"])
+def test_shift_keeps_the_instants(text):
+    """The UTC cron and its UTC+8 form fire at the same instants (the next ten firings from a few starts)."""
+    shifted = cron.shift(text, 8)
+    for start in (NOW, datetime(2027, 2, 27, 22, 0, tzinfo=UTC), datetime(2027, 12, 31, 12, 0, tzinfo=UTC)):
+        a, b = start, start
+        for _ in range(10):
+            a = cron.next_firing(text, a)
+            b = cron.next_firing(shifted, b, cron.zone(8))
+            assert a == b, (text, shifted, a, b)
