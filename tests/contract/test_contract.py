@@ -227,3 +227,24 @@ def test_every_argument_sent_has_a_rule_or_a_checked_no_constraint_entry():
     assert sorted(set(missing)) == []
     for cloud, by in counts.items():
         print(cloud, {k: len(v) for k, v in by.items()})
+
+
+def test_schedule_dates_reach_the_engine_under_ignore_changes(monkeypatch):
+    """What the engine receives: the scheduled tasks' first-firing and end fields are ignored after creation."""
+    from gpufleet import preview
+
+    seen = {}
+    original = preview._Recorder.RegisterResource
+
+    def register(self, request):
+        if request.type in ("alicloud:ess/scheduledTask:ScheduledTask", "tencentcloud:As/schedule:Schedule"):
+            seen[request.type] = sorted(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(preview._Recorder, "RegisterResource", register)
+    for stack in ("alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"):
+        preview.preview_stack(stack, sweep.ROOT)
+    assert seen == {
+        "alicloud:ess/scheduledTask:ScheduledTask": ["launchTime", "recurrenceEndTime"],
+        "tencentcloud:As/schedule:Schedule": ["endTime", "startTime"],
+    }
