@@ -26,7 +26,7 @@ PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows 
 class Rule:
     type: str
     arg: str
-    kind: str  # one_of | between | number_string | pattern | length | requires | conflicts | deprecated | date
+    kind: str  # one_of | between | number_string | pattern | length | cidr | ip | requires | required | conflicts | deprecated | date
     source: str
     spec: str | None = None
     values: tuple = ()
@@ -115,7 +115,7 @@ def check_value(rule: Rule, value: Any, now: datetime) -> str | None:
     """Why `value` breaks `rule`, or None."""
     if _unknown(value):
         return None
-    if isinstance(value, list) and rule.kind in ("one_of", "between", "pattern", "length"):
+    if isinstance(value, list) and rule.kind in ("one_of", "between", "pattern", "length", "cidr", "ip"):
         for v in value:
             problem = check_value(rule, v, now)
             if problem:
@@ -138,6 +138,13 @@ def check_value(rule: Rule, value: Any, now: datetime) -> str | None:
     elif k == "length":
         if (rule.low is not None and len(value) < rule.low) or (rule.high is not None and len(value) > rule.high):
             return f"length {len(value)} is outside {_show(rule.low)}-{_show(rule.high)}"
+    elif k in ("cidr", "ip"):
+        import ipaddress
+
+        try:
+            ipaddress.ip_network(value, strict=True) if k == "cidr" else ipaddress.ip_address(value)
+        except (TypeError, ValueError):
+            return f"{value!r} is not {'a CIDR network address' if k == 'cidr' else 'an IP address'}"
     elif k == "date":
         try:
             when = datetime.strptime(value, rule.date_format or "")

@@ -457,6 +457,39 @@ RULES: tuple[Rule, ...] = (
         go("instance") + "; " + doc("instance"),
         note="deprecated since provider 1.275.0: attach the role with alicloud_ecs_ram_role_attachment",
     ),
+    Rule(
+        ECS,
+        "data_disks.category",
+        "one_of",
+        go("instance"),
+        values=(
+            "all",
+            "cloud",
+            "ephemeral_ssd",
+            "cloud_essd",
+            "cloud_efficiency",
+            "cloud_ssd",
+            "local_disk",
+            "cloud_auto",
+            "cloud_essd_entry",
+            "cloud_regional_disk_auto",
+            "elastic_ephemeral_disk_standard",
+            "elastic_ephemeral_disk_premium",
+        ),
+    ),
+    # name arguments that replaced `name` (the schema's ConflictsWith)
+    *(
+        Rule(type_, arg, "conflicts", go(resource), others=("name",))
+        for type_, arg, resource in (
+            (RAM_POLICY, "policy_name", "ram_policy"),
+            (RAM_ROLE, "role_name", "ram_role"),
+            (CLB, "load_balancer_name", "slb_load_balancer"),
+            (NAT, "nat_gateway_name", "nat_gateway"),
+            ("alicloud:vpc/network:Network", "vpc_name", "vpc"),
+            ("alicloud:vpc/switch:Switch", "vswitch_name", "vswitch"),
+        )
+    ),
+    Rule("alicloud:vpc/snatEntry:SnatEntry", "source_vswitch_id", "conflicts", go("snat_entry"), others=("source_cidr",)),
     # --- RAM
     Rule(RAM_ATTACH, "policy_type", "one_of", go("ram_role_policy_attachment"), values=("System", "Custom")),
     Rule(RAM_POLICY, "policy_document", "pattern", go("ram_policy") + " (StringIsJSON)", regex=r"\{.*\}", note="a JSON document"),
@@ -535,11 +568,9 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "alicloud:ecs/instance:Instance": (
         f"{REPO} alicloud/resource_alicloud_instance.go",
         (
-            "data_disks",
             "image_id",
             "internet_max_bandwidth_out",
             "security_groups",
-            "system_disk_size",
             "tags",
             "vswitch_id",
         ),
@@ -634,14 +665,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "task_enabled",
         ),
     ),
-    "alicloud:ram/policy:Policy": (f"{REPO} alicloud/resource_alicloud_ram_policy.go", ("policy_name",)),
-    "alicloud:ram/role:Role": (
-        f"{REPO} alicloud/resource_alicloud_ram_role.go",
-        (
-            "description",
-            "role_name",
-        ),
-    ),
+    "alicloud:ram/role:Role": (f"{REPO} alicloud/resource_alicloud_ram_role.go", ("description",)),
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": (
         f"{REPO} alicloud/resource_alicloud_ram_role_policy_attachment.go",
         (
@@ -649,23 +673,29 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "role_name",
         ),
     ),
-    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": (
-        f"{REPO} alicloud/resource_alicloud_slb_load_balancer.go",
-        (
-            "load_balancer_name",
-            "tags",
-        ),
-    ),
-    "alicloud:slb/listener:Listener": (f"{REPO} alicloud/resource_alicloud_slb_listener.go", ("acl_ids", "load_balancer_id")),
     "alicloud:slb/acl:Acl": (f"{REPO} alicloud/resource_alicloud_slb_acl.go", ("name",)),
     "alicloud:slb/aclEntryAttachment:AclEntryAttachment": (
         f"{REPO} alicloud/resource_alicloud_slb_acl_entry_attachment.go",
-        ("acl_id", "comment", "entry"),
+        (
+            "acl_id",
+            "comment",
+            "entry",
+        ),
+    ),
+    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": (
+        f"{REPO} alicloud/resource_alicloud_slb_load_balancer.go",
+        ("tags",),
+    ),
+    "alicloud:slb/listener:Listener": (
+        f"{REPO} alicloud/resource_alicloud_slb_listener.go",
+        (
+            "acl_ids",
+            "load_balancer_id",
+        ),
     ),
     "alicloud:vpc/natGateway:NatGateway": (
         f"{REPO} alicloud/resource_alicloud_nat_gateway.go",
         (
-            "nat_gateway_name",
             "tags",
             "vpc_id",
             "vswitch_id",
@@ -676,7 +706,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "cidr_block",
             "tags",
-            "vpc_name",
         ),
     ),
     "alicloud:vpc/snatEntry:SnatEntry": (
@@ -684,7 +713,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "snat_ip",
             "snat_table_id",
-            "source_vswitch_id",
         ),
     ),
     "alicloud:vpc/switch:Switch": (
@@ -693,7 +721,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "cidr_block",
             "tags",
             "vpc_id",
-            "vswitch_name",
             "zone_id",
         ),
     ),

@@ -376,6 +376,48 @@ RULES: tuple[Rule, ...] = (
     Rule(CVM, "user_data", "conflicts", go("cvm/resource_tc_instance"), others=("user_data_raw",)),
     Rule(CVM, "user_data", "length", doc("instance") + " (base64, up to 16 KB)", low=0, high=USER_DATA_MAX_BYTES),
     Rule(CVM, "orderly_security_groups", "conflicts", go("cvm/resource_tc_instance"), others=("security_groups",)),
+    Rule(
+        CVM,
+        "instance_type",
+        "pattern",
+        f"{REPO} tencentcloud/common/validators.go ValidateInstanceType",
+        regex=r".*\..*",
+        note="FAMILY.SIZE, e.g. GN7.2XLARGE32",
+    ),
+    Rule(LISTENER, "clb_id", "length", go("clb/resource_tc_clb_listener"), low=1, high=60),
+    Rule(NAT, "assigned_eip_sets", "ip", go("vpc/resource_tc_nat_gateway") + " (ValidateIp)"),
+    Rule(
+        "tencentcloud:Route/table:Table", "name", "length", go("vpc/resource_tc_route_table"), low=1, high=60, spec="fleet.name"
+    ),
+    Rule(ROUTE, "destination_cidr_block", "cidr", go("vpc/resource_tc_route_table_entry") + " (ValidateCIDRNetworkAddress)"),
+    Rule(
+        "tencentcloud:Security/group:Group",
+        "name",
+        "length",
+        go("vpc/resource_tc_security_group"),
+        low=1,
+        high=60,
+        spec="fleet.name",
+    ),
+    Rule("tencentcloud:Security/group:Group", "description", "length", go("vpc/resource_tc_security_group"), low=1, high=100),
+    Rule(
+        "tencentcloud:Subnet/instance:Instance", "name", "length", go("vpc/resource_tc_subnet"), low=1, high=60, spec="fleet.name"
+    ),
+    Rule(
+        "tencentcloud:Subnet/instance:Instance",
+        "cidr_block",
+        "cidr",
+        go("vpc/resource_tc_subnet") + " (ValidateCIDRNetworkAddress)",
+        spec="fleet.network.subnet_prefix",
+    ),
+    Rule("tencentcloud:Vpc/instance:Instance", "name", "length", go("vpc/resource_tc_vpc"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        "tencentcloud:Vpc/instance:Instance",
+        "cidr_block",
+        "cidr",
+        go("vpc/resource_tc_vpc") + " (ValidateCIDRNetworkAddress)",
+        spec="fleet.network.vpc_cidr",
+    ),
     # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
     Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
     Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
@@ -495,7 +537,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Clb/listener:Listener": (
         f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener.go",
         (
-            "clb_id",
             "health_check_http_path",
             "health_check_switch",
         ),
@@ -517,7 +558,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "cam_role_name",
             "data_disks",
             "image_id",
-            "instance_type",
             "internet_max_bandwidth_out",
             "subnet_id",
             "system_disk_size",
@@ -539,7 +579,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Nat/gateway:Gateway": (
         f"{REPO} tencentcloud/services/vpc/resource_tc_nat_gateway.go",
         (
-            "assigned_eip_sets",
             "tags",
             "vpc_id",
         ),
@@ -547,7 +586,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Route/table:Table": (
         f"{REPO} tencentcloud/services/vpc/resource_tc_route_table.go",
         (
-            "name",
             "tags",
             "vpc_id",
         ),
@@ -556,19 +594,11 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
         f"{REPO} tencentcloud/services/vpc/resource_tc_route_table_entry.go",
         (
             "description",
-            "destination_cidr_block",
             "next_hub",
             "route_table_id",
         ),
     ),
-    "tencentcloud:Security/group:Group": (
-        f"{REPO} tencentcloud/services/vpc/resource_tc_security_group.go",
-        (
-            "description",
-            "name",
-            "tags",
-        ),
-    ),
+    "tencentcloud:Security/group:Group": (f"{REPO} tencentcloud/services/vpc/resource_tc_security_group.go", ("tags",)),
     "tencentcloud:Security/groupRuleSet:GroupRuleSet": (
         f"{REPO} tencentcloud/services/vpc/resource_tc_security_group_rule_set.go",
         (
@@ -581,21 +611,12 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
         f"{REPO} tencentcloud/services/vpc/resource_tc_subnet.go",
         (
             "availability_zone",
-            "cidr_block",
-            "name",
             "route_table_id",
             "tags",
             "vpc_id",
         ),
     ),
-    "tencentcloud:Vpc/instance:Instance": (
-        f"{REPO} tencentcloud/services/vpc/resource_tc_vpc.go",
-        (
-            "cidr_block",
-            "name",
-            "tags",
-        ),
-    ),
+    "tencentcloud:Vpc/instance:Instance": (f"{REPO} tencentcloud/services/vpc/resource_tc_vpc.go", ("tags",)),
 }
 
 

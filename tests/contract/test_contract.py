@@ -72,6 +72,9 @@ def _resource(type_, **inputs):
         ("alicloud", _resource("alicloud:slb/listener:Listener", acl_status="on"), "(program)"),
         ("tencentcloud", _resource("tencentcloud:Nat/gateway:Gateway", bandwidth=150), "fleet.egress.bandwidth_mbps"),
         ("alicloud", _resource("alicloud:ess/lifecycleHook:LifecycleHook", heartbeat_timeout=10), None),
+        ("tencentcloud", _resource("tencentcloud:Vpc/instance:Instance", cidr_block="10.20.0.1/16"), "fleet.network.vpc_cidr"),
+        ("tencentcloud", _resource("tencentcloud:Nat/gateway:Gateway", assigned_eip_sets=["eip-1"]), None),
+        ("alicloud", _resource("alicloud:vpc/network:Network", vpc_name="a", name="b"), None),
     ],
 )
 def test_known_defects_are_refused_with_citation(cloud, resource, spec_field):
@@ -248,3 +251,12 @@ def test_schedule_dates_reach_the_engine_under_ignore_changes(monkeypatch):
         "alicloud:ess/scheduledTask:ScheduledTask": ["launchTime", "recurrenceEndTime"],
         "tencentcloud:As/schedule:Schedule": ["endTime", "startTime"],
     }
+
+
+@pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
+def test_an_argument_is_either_ruled_or_unconstrained_not_both(cloud):
+    module = contract.rules_module(cloud)
+    keys = {r.key for r in module.RULES}
+    both = [(t, a) for t, (_, args) in module.NO_CONSTRAINT.items() for a in args if (t, a) in keys]
+    assert both == []
+    assert all(r.source for r in module.RULES)  # every rule cites its source
