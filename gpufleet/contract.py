@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+ABSENT = "<absent>"  # what a `required` rule's of_spec returns when the spec leaves the value out
 PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows a value not known during a real preview
 
 
@@ -122,6 +123,8 @@ def check_value(rule: Rule, value: Any, now: datetime) -> str | None:
                 return problem
         return None
     k = rule.kind
+    if k == "pattern" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(_show(value))
     if k == "one_of":
         allowed = [_show(v) for v in rule.values]
         if _show(value) not in allowed and str(value) not in [str(a) for a in allowed]:
@@ -232,7 +235,10 @@ def spec_problems(spec) -> list[tuple[str, str]]:
         value = rule.of_spec(spec)
         if value is None:
             continue
-        problem = check_value(rule, value, datetime.now().astimezone())
+        if rule.kind == "required":
+            problem = "is required" if value == ABSENT else None
+        else:
+            problem = check_value(rule, value, datetime.now().astimezone())
         if problem:
             out.append((rule.spec, f"{problem}: {spec.cloud} refuses it ({rule.type} {rule.arg}; {rule.source})"))
     return out + tag_problems(spec)

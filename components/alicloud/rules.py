@@ -195,7 +195,13 @@ RULES: tuple[Rule, ...] = (
     # --- ess.ScalingConfiguration (resource_alicloud_ess_scaling_configuration.go)
     Rule(CONFIG, "instance_type", "pattern", go("ess_scaling_configuration"), regex=r"ecs\..+", note="prefix 'ecs.'"),
     Rule(CONFIG, "system_disk_category", "one_of", go("ess_scaling_configuration"), values=DISK_CATEGORIES_ESS),
-    Rule(CONFIG, "system_disk_performance_level", "one_of", doc("ess_scaling_configuration"), values=PERFORMANCE_LEVELS),
+    Rule(
+        CONFIG,
+        "system_disk_performance_level",
+        "one_of",
+        doc("instance") + " (system_disk_performance_level)",
+        values=PERFORMANCE_LEVELS,
+    ),
     Rule(
         CONFIG,
         "system_disk_size",
@@ -240,6 +246,16 @@ RULES: tuple[Rule, ...] = (
         others=("spot_price_limits",),
         when={"spot_strategy": "SpotWithPriceLimit"},
         spec="fleet.billing.spot_price_limit",
+    ),
+    Rule(
+        CONFIG,
+        "spot_price_limits.price_limit",
+        "pattern",
+        doc("ess_scaling_configuration") + " (price_limit: 2 decimals at most)",
+        regex=r"\d+(\.\d{1,2})?",
+        note="a price with at most 2 decimals",
+        spec="fleet.billing.spot_price_limit",
+        of_spec=lambda s: s.billing.spot_price_limit,
     ),
     Rule(CONFIG, "security_group_id", "conflicts", go("ess_scaling_configuration"), others=("security_group_ids",)),
     Rule(
@@ -633,7 +649,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "role_name",
             "scaling_configuration_name",
             "scaling_group_id",
-            "spot_price_limits",
             "tags",
         ),
     ),

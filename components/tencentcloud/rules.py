@@ -208,16 +208,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         CONFIG,
-        "data_disks.disk_size",
-        "between",
-        doc("as_scaling_config") + " (CBS data disk: 10-32000 GiB)",
-        low=10,
-        high=32000,
-        spec="fleet.disks.data.size_gib",
-        of_spec=lambda s: s.disks.data.size_gib,
-    ),
-    Rule(
-        CONFIG,
         "instance_charge_type",
         "one_of",
         doc("as_scaling_config"),
@@ -232,6 +222,14 @@ RULES: tuple[Rule, ...] = (
         go("as/resource_tc_as_scaling_config") + " (ValidateStringNumber)",
         regex=r"\d+(\.\d+)?",
         note='a decimal string such as "0.50"',
+        spec="fleet.billing.spot_price_limit",
+    ),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "required",
+        doc("as_scaling_config") + " (instance_charge_type: SPOTPAID must set spot_instance_type and spot_max_price)",
+        when={"instance_charge_type": "SPOTPAID"},
         spec="fleet.billing.spot_price_limit",
     ),
     Rule(
@@ -421,7 +419,6 @@ RULES: tuple[Rule, ...] = (
     # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
     Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
     Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
-    Rule(ALARM, "enable", "one_of", doc("monitor_alarm_policy"), values=(0, 1)),
 )
 
 
@@ -568,6 +565,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": (
         f"{REPO} tencentcloud/services/monitor/resource_tc_monitor_alarm_policy.go",
         (
+            "enable",
             "monitor_type",
             "namespace",
             "notice_ids",

@@ -35,10 +35,28 @@ def charge_args(fleet: Fleet) -> dict:
     billing = fleet.spec.billing
     if billing.model == "spot":
         args = {"instance_charge_type": "SPOTPAID", "spot_instance_type": "one-time"}
-        if billing.spot_price_limit is not None:
-            args["spot_max_price"] = f"{billing.spot_price_limit:.4f}"
+        price = spot_max_price(fleet)
+        if price is not None:
+            args["spot_max_price"] = price
         return args
     return {"instance_charge_type": "POSTPAID_BY_HOUR"}
+
+
+def spot_max_price(fleet: Fleet) -> str | None:
+    """SPOTPAID must set spot_max_price (as_scaling_config docs). Without billing.spot_price_limit the cap is the
+    pay-as-you-go price of the instance type in the cost catalog (dated and sourced there), as Alibaba's
+    SpotAsPriceGo caps at the pay-as-you-go price; None when the catalog has no price (the contract then asks for
+    billing.spot_price_limit)."""
+    limit = fleet.spec.billing.spot_price_limit
+    if limit is not None:
+        return f"{limit:.4f}"
+    from gpufleet.cost import catalog
+
+    try:
+        row = catalog.load("tencentcloud", fleet.spec.region).get(f"instance/{fleet.instance_type.type}", "payg")
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+    return None if row is None or row.price is None else f"{row.price:.4f}"
 
 
 def baseline_args(fleet: Fleet) -> dict:

@@ -72,16 +72,30 @@ def variant_name(row: dict) -> str:
 
 
 @cache
-def inventories() -> tuple[tuple[str, str, dict], ...]:
-    """(variant name, cloud, inventory json) of every variant of the sweep."""
+def _run_all() -> tuple[tuple, tuple]:
     from gpufleet.components.fleet import declare_program
 
+    from gpufleet.errors import UserError
     from gpufleet.preview import run
 
-    out = []
+    done, refused = [], []
     for row in all_pairs(dimensions()):
         raw = variant_spec(row)
-        fleet = loader.validate(raw, stack=row["stack"], file=f"<{variant_name(row)}>", sizing=False)
+        try:
+            fleet = loader.validate(raw, stack=row["stack"], file=f"<{variant_name(row)}>", sizing=False)
+        except UserError as err:
+            refused.append((variant_name(row), row, tuple(err.problems)))
+            continue
         inv = run(lambda f=fleet: declare_program(f), row["stack"], {loader.CONFIG_KEY: raw})
-        out.append((variant_name(row), fleet.spec.cloud, inv.to_json()))
-    return tuple(out)
+        done.append((variant_name(row), fleet.spec.cloud, inv.to_json()))
+    return tuple(done), tuple(refused)
+
+
+def inventories() -> tuple[tuple[str, str, dict], ...]:
+    """(variant name, cloud, inventory json) of every variant of the sweep that spec validation accepts."""
+    return _run_all()[0]
+
+
+def refusals() -> tuple[tuple[str, dict, tuple], ...]:
+    """(variant name, row, problems) of the variants spec validation refuses (a provider limit the spec reaches)."""
+    return _run_all()[1]
