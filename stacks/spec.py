@@ -199,13 +199,13 @@ class LoadBalancer(Strict):
     listener_port: int = Field(80, ge=1, le=65535)
     public: bool = True
     allowed_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="clients allowed to reach the listener")
-    health_check: HealthCheck = HealthCheck()
     request_timeout_s: int = Field(
         180,
         ge=1,
         le=3600,
-        description="HTTP listener request timeout (Alibaba CLB accepts 1-180; a long generation needs streaming)",
+        description="the listener's request timeout (Alibaba HTTP listeners: 1-180 s); a longer non-streaming request gets a 504",
     )
+    health_check: HealthCheck = HealthCheck()
 
 
 class Egress(Strict):
