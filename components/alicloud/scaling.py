@@ -93,24 +93,12 @@ def lifecycle_hook_args(fleet: Fleet) -> dict | None:
     """A new node waits in Pending:Wait (not yet added to the CLB, so not health-checked) until it reports ready
     with CompleteLifecycleAction or the spec's grace period ends, then joins (CONTINUE). ESS has no health-check
     grace period on the group (website/docs/r/ess_scaling_group.html.markdown); this is its equivalent
-    (website/docs/r/ess_lifecycle_hook.html.markdown, heartbeat_timeout 30-21600 s)."""
+    (website/docs/r/ess_lifecycle_hook.html.markdown, heartbeat_timeout 30-21600 s). The node role may end the wait
+    on this group only (role.policy_document)."""
     grace = fleet.spec.load_balancer.health_check.grace_period_s
     if not grace:
         return None
     return {"lifecycle_transition": "SCALE_OUT", "heartbeat_timeout": grace, "default_result": "CONTINUE"}
-
-
-def lifecycle_policy(fleet: Fleet, group_id) -> dict:
-    return {
-        "Version": "1",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": ["ess:CompleteLifecycleAction"],
-                "Resource": [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)],
-            }
-        ],
-    }
 
 
 class Scaling(pulumi.ComponentResource):
@@ -202,17 +190,7 @@ class Scaling(pulumi.ComponentResource):
             alicloud.ess.LifecycleHook(
                 f"{name}-loading", name=f"{name}-loading", scaling_group_id=self.group.id, opts=child, **hook
             )
-            # the node ends its own wait when vLLM serves: CompleteLifecycleAction on this group only
-            # (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference)
-            policy = alicloud.ram.Policy(
-                f"{name}-loading",
-                policy_name=f"{name}-loading",
-                policy_document=pulumi.Output.json_dumps(lifecycle_policy(fleet, self.group.id)),
-                opts=child,
-            )
-            alicloud.ram.RolePolicyAttachment(
-                f"{name}-loading", role_name=role_name, policy_name=policy.policy_name, policy_type="Custom", opts=child
-            )
+
         if spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, switches, security_group_id, role_name, encoded, tags)
         self.register_outputs({"scaling_group_id": self.group.id})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import time
 from datetime import UTC, datetime
 
@@ -279,3 +280,21 @@ def test_an_argument_is_either_ruled_or_unconstrained_not_both(cloud):
     both = [(t, a) for t, (_, args) in module.NO_CONSTRAINT.items() for a in args if (t, a) in keys]
     assert both == []
     assert all(r.source for r in module.RULES)  # every rule cites its source
+
+
+def test_alicloud_loading_grace_is_a_lifecycle_hook_the_node_role_may_complete():
+    inv = __import__("gpufleet.preview", fromlist=["preview_stack"]).preview_stack("alicloud-cn-hangzhou-prod", sweep.ROOT)
+    fleet = loader.load_fleet("alicloud-cn-hangzhou-prod", sweep.ROOT, sizing=False)
+    (hook,) = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ess/lifecycleHook:LifecycleHook"]
+    assert hook["lifecycleTransition"] == "SCALE_OUT" and hook["defaultResult"] == "CONTINUE"
+    assert hook["heartbeatTimeout"] == fleet.spec.load_balancer.health_check.grace_period_s
+    (policy,) = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ram/policy:Policy"]
+    statements = json.loads(policy["policyDocument"])["Statement"]
+    ess = [s for s in statements if any(a.startswith("ess:") for a in s["Action"])]
+    assert ess == [
+        {
+            "Effect": "Allow",
+            "Action": ["ess:CompleteLifecycleAction"],
+            "Resource": ["acs:ess:cn-hangzhou:*:scalinggroup/llm-prod-asg-group_id"],
+        }
+    ]
