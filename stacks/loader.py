@@ -98,7 +98,11 @@ def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) ->
     if spec is not None and not problems:
         from gpufleet.components import clouds
 
-        problems += [Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec)]
+        from gpufleet import contract
+
+        problems += [
+            Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec) + contract.spec_problems(spec)
+        ]
     fleet = None
     if spec is not None and not problems:
         fleet = _resolve(spec, stack, file, problems)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -373,8 +374,9 @@ class Schedule(Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, v: str) -> str:
-        if len(v.split()) != 5:
-            raise ValueError("must have 5 fields: minute hour day-of-month month day-of-week")
+        from gpufleet.cron import parse
+
+        parse(v)  # CronError is a ValueError: reported on this field
         return v
 
     @model_validator(mode="after")
@@ -393,6 +395,15 @@ class Autoscaling(Strict):
     evaluation_minutes: int = Field(5, ge=1, le=60)
     cooldown_s: int = Field(600, ge=60, le=86400)
     schedules: list[Schedule] = Field(default_factory=list)
+    schedule_window_start: date | None = Field(
+        None,
+        description="day the schedules' window starts (stored so that `pulumi up` keeps it); default: the day of the run, "
+        "kept after creation by ignore_changes. Renew by setting it to today.",
+    )
+    schedule_window_days: int = Field(364, ge=30, le=3650, description="how long the schedules recur after the window start")
+    schedule_lead_minutes: int = Field(
+        60, ge=5, le=1440, description="the first firing is at least this long after the run, so it is still ahead at creation"
+    )
 
     @model_validator(mode="after")
     def _band(self):

@@ -23,14 +23,13 @@ def preview(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: stack, resources, outputs"),
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
+    from gpufleet import clock, contract
+
     fleet = load_fleet(stack)
     inventory = preview_stack(stack)
+    all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
     if as_json:
-        typer.echo(
-            json.dumps(
-                {**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=True, allow_nan=False
-            )
-        )
+        typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
         return
     console = errors.console()
     children: dict[str | None, list[dict]] = {}
@@ -56,5 +55,5 @@ def preview(
     console.print(f"{custom} resources ({len(inventory.resources) - custom} components)")
     for key, value in inventory.outputs.items():
         console.print(f"  output {key} = {value}")
-    for note in notes(fleet.spec.cloud, fleet.spec):
+    for note in all_notes:
         console.print(Text.assemble(("note", "yellow"), f" {note}"))
