@@ -1,4 +1,4 @@
-"""The node's user-data: one cloud-init template for both clouds; cloud differences are data (clouds.py)."""
+"""The node's user-data: one cloud-init template for both clouds; cloud differences are data (each cloud's profile.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 import jinja2
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.stacks.loader import Fleet
 
 TEMPLATES = Path(__file__).parent / "templates"

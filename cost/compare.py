@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.cost import estimate, graph
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
@@ -20,6 +19,7 @@ from gpufleet.stacks import catalog as stackcat
 from gpufleet.stacks import loader
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.yamlload import load_file
 
 BILLINGS = ("payg", "monthly", "yearly", "spot")
 EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
@@ -27,7 +27,7 @@ EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
 
 @lru_cache(maxsize=1)
 def _equiv() -> dict:
-    return yaml.safe_load(EQUIV.read_text())
+    return load_file(EQUIV)
 
 
 @dataclass
@@ -120,9 +120,9 @@ def compare(
     stack: str, clouds: list[str], billings: list[str], usage: Usage, discounts: list[estimate.Discount] | None = None
 ) -> list[Option]:
     problems = [
-        Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.CLOUDS))
+        Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.clouds()))
         for c in clouds
-        if c not in stackcat.CLOUDS
+        if c not in stackcat.clouds()
     ]
     problems += [
         Problem("--billing", "", f"unknown billing {b!r}" + did_you_mean(b, BILLINGS)) for b in billings if b not in BILLINGS

@@ -19,6 +19,7 @@ from gpufleet.cost.resources import CATEGORIES, PricingContext
 from gpufleet.cost.usage import Usage, schedule_average
 
 from gpufleet.errors import Problem, UserError
+from gpufleet.yamlload import load_file
 
 CENT = Decimal("0.01")
 
@@ -101,7 +102,7 @@ def load_discounts(path: str | None) -> list[Discount]:
     if not path:
         return []
     try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
+        doc = load_file(Path(path)) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise UserError([Problem(path, "", f"cannot read discount file: {exc}")]) from None
     out, problems = [], []
@@ -152,9 +153,9 @@ def price_inventory(
     free: list[tuple[str, str, str]] = []
     for res in resources_list:
         token = res["type"]
-        fn = resources.PRICED.get(token)
+        fn = resources.cost_function(spec.cloud, token)
         if fn is None:
-            why = resources.free_reason(token)
+            why = resources.free_reason(spec.cloud, token)
             if why is None:
                 lines.append(
                     Line(

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.yamlload import load_file
 
 HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
@@ -37,7 +38,7 @@ KEYS = [f.name for f in fields(Usage) if f.name != "files"]
 
 def _read(path: Path, shown: str) -> dict:
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_file(path) or {}
     except OSError as exc:
         raise UserError([Problem(shown, "", f"cannot read usage file: {exc.strerror}")]) from None
     except yaml.YAMLError as exc:

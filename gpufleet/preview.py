@@ -55,24 +55,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
-# Outputs the provider computes that the program reads; the mock fills them with a named placeholder.
-COMPUTED = {
-    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ("address",),
-    "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),
-    "alicloud:vpc/natGateway:NatGateway": ("snatTableIds",),
-    "alicloud:ess/scalingRule:ScalingRule": ("ari",),
-    "tencentcloud:Clb/instance:Instance": ("clbVips",),
-    "tencentcloud:Eip/instance:Instance": ("publicIp",),
-    "tencentcloud:Clb/listener:Listener": ("listenerId",),
-}
-
-
 class _Mocks(pulumi.runtime.Mocks):
+    """Outputs the provider computes that the program reads (the cloud profile's `computed`) get a named placeholder."""
+
+    def __init__(self, computed: dict[str, tuple[str, ...]] | None = None) -> None:
+        self.computed = computed or {}
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         state = dict(args.inputs)
-        for key in COMPUTED.get(args.typ, ()):
-            value = f"<{args.name}.{key}>"
-            state.setdefault(key, [value] if key == "clbVips" else value)
+        for key in self.computed.get(args.typ, ()):
+            name = key.removesuffix("[]")
+            value = f"<{args.name}.{name}>"
+            state.setdefault(name, [value] if key.endswith("[]") else value)
         return f"{args.name}_id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs):
@@ -80,8 +74,8 @@ class _Mocks(pulumi.runtime.Mocks):
 
 
 class _Recorder(pmocks.MockMonitor):
-    def __init__(self) -> None:
-        super().__init__(_Mocks())
+    def __init__(self, mocks: _Mocks) -> None:
+        super().__init__(mocks)
         self.records: list[dict[str, Any]] = []
         self.names: dict[str, str] = {}
 
@@ -113,13 +107,16 @@ def _strip_secrets(value: Any) -> Any:
     return value
 
 
-def run(program: Callable[[], None], stack: str, config: dict[str, Any]) -> Inventory:
+def run(
+    program: Callable[[], None], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
+) -> Inventory:
     """Run `program` as stack `stack` with that config under the mock engine and record what it declares."""
     _ensure_loop()
     settings.reset_options(project=PROJECT, stack=stack, preview=True)
     pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
-    recorder = _Recorder()
-    pulumi.runtime.set_mocks(_Mocks(), project=PROJECT, stack=stack, preview=True, monitor=recorder)
+    mocks = _Mocks(computed)
+    recorder = _Recorder(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
     try:
         program()
         _sync_await(pstack.wait_for_rpcs())
@@ -170,14 +167,6 @@ def _resolve(value: Any) -> Any:
     return _plain(_sync_await(output.future()))
 
 
-def _require_program(fleet: loader.Fleet) -> None:
-    from gpufleet.components.clouds import has_program
-    from gpufleet.errors import Problem, UserError
-
-    if not has_program(fleet.spec.cloud):
-        raise UserError([Problem(fleet.file, "fleet.cloud", f"{fleet.spec.cloud} is in the catalog but has no fleet program")])
-
-
 def program_file(root: Path | None = None) -> Path:
     return (root or loader.project_root()) / "stacks" / "__main__.py"
 
@@ -185,10 +174,9 @@ def program_file(root: Path | None = None) -> Path:
 def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     """Validate the stack file, then run stacks/__main__.py under mocks with that stack's config."""
     fleet = loader.load_fleet(stack, root)  # clear errors before any resource is registered
-    _require_program(fleet)
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
-    return run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config)
+    return run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config, _computed(fleet))
 
 
 def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
@@ -196,5 +184,10 @@ def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
     from gpufleet.components.fleet import declare_program
 
     fleet = loader.validate(raw, stack=stack, file=f"<{stack}>")
-    _require_program(fleet)
-    return run(lambda: declare_program(fleet), stack, {loader.CONFIG_KEY: raw})
+    return run(lambda: declare_program(fleet), stack, {loader.CONFIG_KEY: raw}, _computed(fleet))
+
+
+def _computed(fleet: loader.Fleet) -> dict[str, tuple[str, ...]]:
+    from gpufleet.components import registry
+
+    return registry.profile(fleet.spec.cloud).computed

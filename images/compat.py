@@ -9,15 +9,16 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.stacks import catalog
+
+from gpufleet.yamlload import load_file
 
 RULES = Path(__file__).parent / "compat.yaml"
 
 
 @lru_cache(maxsize=1)
 def rules() -> dict:
-    return yaml.safe_load(RULES.read_text())
+    return load_file(RULES)
 
 
 def _cc(text: str) -> tuple[int, int]:

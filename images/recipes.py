@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.yamlload import load_file
 
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
@@ -169,7 +170,7 @@ def _load(path_str: str, name: str) -> Recipe:
     if not path.exists():
         raise UserError([Problem(shown, "", f"no such image recipe {name!r}" + did_you_mean(name, recipe_names()))])
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = load_file(path) or {}
     except yaml.YAMLError as exc:
         raise UserError([Problem(shown, "", f"not valid YAML: {exc}")]) from None
     if not isinstance(raw, dict):

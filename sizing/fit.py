@@ -22,8 +22,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.sizing.models import ModelArch
+
+from gpufleet.yamlload import load_file
 
 GIB = 2**30
 # Activation peak per batched token, as a multiple of one hidden vector in 16 bits. Estimate, calibrated on the
@@ -38,7 +39,7 @@ QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 
 @lru_cache(maxsize=1)
 def formats() -> dict[str, dict]:
-    return yaml.safe_load(QUANT.read_text())["formats"]
+    return load_file(QUANT)["formats"]
 
 
 def _cc(text: str) -> tuple[int, int]:

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from gpufleet.errors import Problem, UserError, did_you_mean, read_json_object
+from gpufleet.yamlload import load_file
 
 CATALOG = Path(__file__).parent / "data" / "models.yaml"
 
@@ -37,7 +36,7 @@ class ModelArch:
 
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, ModelArch]:
-    rows = yaml.safe_load(CATALOG.read_text())["models"]
+    rows = load_file(CATALOG)["models"]
     return {name: ModelArch(name=name, **row) for name, row in rows.items()}
 
 

@@ -18,6 +18,7 @@ from gpufleet.stacks.spec import FleetSpec
 from pydantic import ValidationError
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.yamlload import load_file
 
 CONFIG_KEY = "gpufleet:fleet"
 
@@ -73,7 +74,7 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
 def read_config(path: Path, shown: str) -> dict:
     """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong."""
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_file(path) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -101,9 +102,9 @@ def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) ->
     except ValidationError as exc:
         problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
     if spec is not None and not problems:
-        from gpufleet.components import clouds
+        from gpufleet.components import registry
 
-        problems += [Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec)]
+        problems += [Problem(file, p, m) for p, m in cross_problems(spec) + registry.spec_problems(spec)]
     fleet = None
     if spec is not None and not problems:
         fleet = _resolve(spec, stack, file, problems)
@@ -133,8 +134,8 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Cloud, region, zones and GPU kind against the catalog, on the raw data (runs even if the model fails)."""
     out: list[tuple[str, str]] = []
     cloud = raw.get("cloud")
-    if cloud not in catalog.CLOUDS:
-        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.CLOUDS)))
+    if cloud not in catalog.clouds():
+        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.clouds())))
         return out
     gpu = (raw.get("gpu") or {}).get("kind") if isinstance(raw.get("gpu"), dict) else None
     kinds = catalog.gpu_kinds()

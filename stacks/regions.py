@@ -13,10 +13,11 @@ from pathlib import Path
 
 import jinja2
 import yaml
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.stacks import catalog, loader
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.yamlload import load_file, loads
 
 TEMPLATES = Path(__file__).parent / "templates"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
@@ -34,7 +35,7 @@ class Plan:
 
 
 def defaults(env: str) -> dict:
-    return yaml.safe_load((TEMPLATES / "defaults.yaml").read_text())[env]
+    return load_file(TEMPLATES / "defaults.yaml")[env]
 
 
 def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: list[str] | None = None) -> list[str]:
@@ -107,7 +108,7 @@ def allocate_cidr(taken: dict[str, ipaddress.IPv4Network], wanted: str | None = 
 
 def recipe_for(gpu: str) -> str:
     for path in sorted(RECIPES.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text())
+        doc = load_file(path)
         if gpu in doc.get("gpus", []):
             return doc["name"]
     raise UserError([Problem(ARG, "--gpu", f"no image recipe in images/recipes/ supports {gpu}")])
@@ -146,8 +147,8 @@ def plan(
     root: Path | None = None,
 ) -> Plan:
     root = root or loader.project_root()
-    if cloud not in catalog.CLOUDS:
-        raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.CLOUDS))])
+    if cloud not in catalog.clouds():
+        raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.clouds()))])
     regions = catalog.regions(cloud)
     if region not in regions:
         raise UserError([Problem(ARG, "--region", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])
@@ -196,7 +197,7 @@ def plan(
     )
     shown = f"stacks/{path.name}"
     try:
-        raw = yaml.safe_load(text)["config"][loader.CONFIG_KEY]
+        raw = loads(text)["config"][loader.CONFIG_KEY]
     except (yaml.YAMLError, KeyError, TypeError) as exc:
         raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
     loader.validate(raw, stack=stack, file=shown)

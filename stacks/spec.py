@@ -17,7 +17,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Cloud = Literal["alicloud", "tencentcloud"]
+Cloud = str  # a registered cloud (gpufleet.components.registry), checked by loader.catalog_problems
 Environment = Literal["dev", "staging", "prod"]
 Billing = Literal["payg", "monthly", "yearly", "spot"]
 DiskTier = Literal["standard", "performance", "high"]
@@ -281,7 +281,3 @@ class FleetSpec(Strict):
         if len(set(v)) != len(v):
             raise ValueError("lists a zone twice")
         return v
-
-    @property
-    def stack_tags(self) -> dict[str, str]:
-        return {"gpufleet:fleet": self.name, "gpufleet:env": self.environment, **self.tags}

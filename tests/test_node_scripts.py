@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from gpufleet.components import userdata
-from gpufleet.components.clouds import PROFILES
+from gpufleet.components.registry import profile
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import loader
 
@@ -156,12 +156,12 @@ def test_the_scripts_call_only_the_cloud_tools_the_images_install(stack, tmp_pat
     for script in ("gpufleet-fetch-model", "gpufleet-fetch-secret"):
         assert _run(tmp_path, script, env).returncode == 0
     cloud = stack.split("-")[0]
-    assert _called(tmp_path) == set(PROFILES[cloud].node_tools)
+    assert _called(tmp_path) == set(profile(cloud).node_tools)
 
 
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_every_recipe_installs_the_tools_of_every_cloud_it_is_copied_to(recipe):
     r = load_recipe(recipe)
     for cloud in r.regions:
-        missing = set(PROFILES[cloud].node_tools) - r.commands()
+        missing = set(profile(cloud).node_tools) - r.commands()
         assert not missing, f"{recipe} is copied to {cloud} but does not install {sorted(missing)}"

@@ -6,7 +6,7 @@ import base64
 
 import pulumi
 import pulumi_alicloud as alicloud
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.stacks.loader import Fleet
 
 

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.tree import Tree
 
-from gpufleet.components.clouds import notes
+from gpufleet.components.registry import notes
 from gpufleet.preview import preview_stack
 from gpufleet.stacks.loader import load_fleet
 

@@ -17,9 +17,10 @@ PROD = "alicloud-cn-hangzhou-prod"
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_declared_type_is_priced_or_free(stack):
+    cloud = stack.split("-")[0]
     types = {r["type"] for r in graph.stack_resources(stack)}
-    uncovered = sorted(t for t in types if not resources.is_covered(t))
-    assert not uncovered, f"add a cost function or a FREE entry in cost/resources.py for: {uncovered}"
+    uncovered = sorted(t for t in types if not resources.is_covered(cloud, t))
+    assert not uncovered, f"add a cost function or a FREE entry in components/{cloud}/pricing.py for: {uncovered}"
 
 
 @pytest.mark.parametrize("stack", STACKS)
