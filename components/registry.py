@@ -42,6 +42,7 @@ class CloudProfile:
     node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
     catalog: Path  # regions, zones, instance types (stacks.catalog reads it)
     price_data: Path  # folder of <cloud>-<region>.yaml price catalogs and sources-<cloud>.yaml
+    image_id_prefix: str  # how the cloud's image ids start (images/lock.json ids are checked against it)
     computed: dict[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # type token -> outputs the provider computes ("x[]": a list)

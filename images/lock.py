@@ -65,15 +65,14 @@ def rows(path: Path = LOCK) -> list[ImageRef]:
     return out
 
 
-ID_PREFIX = {"alicloud": "m-", "tencentcloud": "img-"}
-
-
 def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
     """(where, message) for each reason the build's images may not be locked for this recipe.
 
     The manifest must be this recipe's, with exactly the recipe's pins, and every region the recipe copies
     its image to must get an id: one lock entry describes one build everywhere.
     """
+    from gpufleet.components import registry
+
     problems: list[tuple[str, str]] = []
     if manifest.get("recipe") != recipe.name:
         problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
@@ -102,10 +101,9 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
         for region, image_id in sorted(regions.items()):
             if region not in wanted:
                 problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
-            if not image_id.startswith(ID_PREFIX[cloud]) or "placeholder" in image_id:
-                problems.append(
-                    (f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {ID_PREFIX[cloud]!r})")
-                )
+            prefix = registry.profile(cloud).image_id_prefix
+            if not image_id.startswith(prefix) or "placeholder" in image_id:
+                problems.append((f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {prefix!r})"))
     missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
     if missing:
         problems.append(

@@ -17,7 +17,9 @@ def test_a_missing_cloud_is_named():
 
 def test_a_capability_without_a_value_is_named(monkeypatch):
     profile = registry.module("tencentcloud", "profile")
-    monkeypatch.setattr(profile, "CAPABILITIES", {k: v for k, v in profile.CAPABILITIES.items() if k != Capability.LAYER7_LISTENER})
+    monkeypatch.setattr(
+        profile, "CAPABILITIES", {k: v for k, v in profile.CAPABILITIES.items() if k != Capability.LAYER7_LISTENER}
+    )
     assert registry.problems(("tencentcloud",)) == [
         "tencentcloud: gpufleet.components.tencentcloud.profile.CAPABILITIES has no value for layer7_listener "
         "(None = supported, else the message)"

@@ -19,6 +19,7 @@ PROFILE = CloudProfile(
     object_scheme="oss",
     node_tools=("ossutil", "aliyun"),
     catalog=Path(__file__).resolve().parents[2] / "stacks" / "data" / "alicloud.yaml",
+    image_id_prefix="m-",
     price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
     # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
     computed={

@@ -19,6 +19,7 @@ PROFILE = CloudProfile(
     object_scheme="cos",
     node_tools=("coscli", "tccli"),
     catalog=Path(__file__).resolve().parents[2] / "stacks" / "data" / "tencentcloud.yaml",
+    image_id_prefix="img-",
     price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
     # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
     computed={

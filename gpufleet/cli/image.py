@@ -323,8 +323,10 @@ def lock_record(
     problems += found
     for cloud, regions in given.items():
         images.setdefault(cloud, {}).update(regions)
-    unknown = sorted(c for c in images if c not in lock.ID_PREFIX)
-    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(lock.ID_PREFIX))) for c in unknown]
+    from gpufleet.components import registry
+
+    unknown = sorted(c for c in images if c not in registry.names())
+    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(registry.names()))) for c in unknown]
     if not problems:
         problems += [
             Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)

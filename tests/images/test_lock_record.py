@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from gpufleet.components import registry
 from gpufleet.images import lock
 from gpufleet.images.recipes import load_recipe
 
@@ -16,7 +17,7 @@ ALL = [f"{c}/{r}" for c, rs in RECIPE.regions.items() for r in rs]
 
 def _ids(where: str) -> str:
     cloud, region = where.split("/")
-    return f"{where}={lock.ID_PREFIX[cloud]}{region.replace('-', '')}0001"
+    return f"{where}={registry.profile(cloud).image_id_prefix}{region.replace('-', '')}0001"
 
 
 @pytest.fixture
