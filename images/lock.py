@@ -8,7 +8,12 @@ from pathlib import Path
 
 from gpufleet.files import write_atomic
 
-LOCK = Path(__file__).parent / "lock.json"
+
+def lock_path() -> Path:
+    """images/lock.json of the project (user state: read and written in the project root only)."""
+    from gpufleet.stacks.loader import project_root
+
+    return project_root() / "images" / "lock.json"
 
 
 @dataclass(frozen=True)
@@ -22,12 +27,14 @@ class ImageRef:
     placeholder: bool
 
 
-def load(path: Path = LOCK) -> dict:
+def load(path: Path | None = None) -> dict:
+    path = path or lock_path()
     return json.loads(path.read_text()) if path.exists() else {"images": {}}
 
 
-def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageRef | str:
+def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
     """The locked image, or a message saying what is missing and how to get it."""
+    path = path or lock_path()
     entry = load(path)["images"].get(recipe)
     if entry is None:
         return (
@@ -53,7 +60,7 @@ def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageR
     )
 
 
-def rows(path: Path = LOCK) -> list[ImageRef]:
+def rows(path: Path | None = None) -> list[ImageRef]:
     """Every locked image, sorted by recipe, cloud, region."""
     out = []
     for recipe, entry in sorted(load(path)["images"].items()):
@@ -116,12 +123,13 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
     return problems
 
 
-def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path = LOCK) -> dict:
+def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path | None = None) -> dict:
     """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
 
     All regions of the recipe are replaced together: one entry holds one build's pins. The file is
     replaced atomically, so a failed write leaves the old lock.
     """
+    path = path or lock_path()
     doc = load(path)
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),

@@ -42,14 +42,27 @@ class Fleet:
 
 
 def project_root(start: Path | None = None) -> Path:
-    """The folder holding Pulumi.yaml: $GPUFLEET_PROJECT, else up from the cwd, else this checkout."""
+    """The folder holding Pulumi.yaml and stacks/: $GPUFLEET_PROJECT, else up from the cwd.
+
+    User state (stacks, images/lock.json, cost/usage/) is read from here only; outside a project this is a
+    UserError, never the package's own folder (an installed gpufleet would otherwise read and write site-packages).
+    """
     if os.environ.get("GPUFLEET_PROJECT"):
         return Path(os.environ["GPUFLEET_PROJECT"])
-    here = (start or Path.cwd()).resolve()
+    cwd = start or Path.cwd()
+    here = cwd.resolve()
     for folder in (here, *here.parents):
         if (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir():
             return folder
-    return Path(__file__).resolve().parent.parent
+    raise UserError(
+        [
+            Problem(
+                str(cwd),
+                "",
+                f"no Pulumi.yaml with stacks/ found from {cwd}; run inside a gpufleet project or set GPUFLEET_PROJECT",
+            )
+        ]
+    )
 
 
 def stack_path(stack: str, root: Path | None = None) -> Path:

@@ -80,15 +80,20 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 class Model(Strict):
     name: str = Field(min_length=1, description="served model name, e.g. Qwen/Qwen2.5-7B-Instruct")
-    source: str = Field(description="where the node fetches the weights archive: oss://, cos:// or https://")
+    source: str = Field(
+        description="where the node fetches the weights archive: https:// or a cloud's object storage (oss://, cos://)"
+    )
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
     catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
 
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        if not re.match(r"^(oss|cos|https)://\S+$", v):
-            raise ValueError("must be an oss://, cos:// or https:// URL of the weights archive")
+        from gpufleet.components import registry
+
+        schemes = ["https"] + [registry.profile(c).object_scheme for c in registry.names()]
+        if not re.match(rf"^({'|'.join(map(re.escape, schemes))})://\S+$", v):
+            raise ValueError(f"must be a {', '.join(s + '://' for s in schemes)} URL of the weights archive")
         return v
 
     @field_validator("sha256")

@@ -59,7 +59,7 @@ def test_shipped_stacks_validate(stack):
         ({"billing": {"model": "weekly"}}, "fleet.billing.model: Input should be"),
         ({"billing": {"model": "payg", "spot_price_limit": 3.0}}, "spot_price_limit applies only with model: spot"),
         ({"model__sha256": "abc"}, "fleet.model.sha256: must be 64 lowercase hex"),
-        ({"model__source": "s3://bucket/x.tar"}, "fleet.model.source: must be an oss://, cos:// or https:// URL"),
+        ({"model__source": "s3://bucket/x.tar"}, "fleet.model.source: must be a https://, oss://, cos:// URL"),
         ({"network__ssh_cidrs": ["0.0.0.0/0"]}, "opens SSH to the whole internet"),
         ({"network__vpc_cidr": "8.8.0.0/16"}, "is not a private range"),
         ({"serving__portt": 8000}, "fleet.serving.portt: unknown field"),

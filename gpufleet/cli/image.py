@@ -310,7 +310,7 @@ def lock_record(
     from gpufleet.images import lock
 
     r = _recipe(recipe)
-    path = lock_file or lock.LOCK
+    path = lock_file or lock.lock_path()
     problems: list[Problem] = []
     try:
         text = manifest.read_text()
