@@ -1,7 +1,7 @@
 """`cost compare`: the same fleet re-declared for another cloud and billing model.
 
-Each option is a modified spec dict (cloud, region, zones, instance type, billing) validated by the
-same loader, declared by the same program (preview_spec) and priced by the same functions.
+Each option is a modified spec dict (cloud, region, zones, instance type, billing) validated once by the
+same loader (gpufleet.plan.for_spec), declared once by the same program and priced by the same functions.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpufleet.components.registry import profile
-from gpufleet.cost import estimate, graph
+from gpufleet.cost import estimate
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
 from gpufleet.stacks import catalog as stackcat
@@ -129,9 +129,10 @@ def compare(
     ]
     if problems:
         raise UserError(problems)
-    fleet = loader.load_fleet(stack)
-    shown, config = loader.read_stack_config(stack)
-    raw = config[loader.CONFIG_KEY]
+    from gpufleet import plan as plans
+
+    base = plans.for_stack(stack)
+    fleet, raw, shown = base.fleet, base.raw, base.fleet.file
     out: list[Option] = []
     for cloud in clouds:
         for billing in billings:
@@ -142,8 +143,8 @@ def compare(
                 out.append(opt)
                 continue
             try:
-                opt_fleet = loader.validate(new, stack=stack, file=shown + f" (as {cloud} {region} {billing})")
-                resources = graph.spec_resources(new, stack)
+                option = plans.for_spec(new, stack, file=shown + f" (as {cloud} {region} {billing})")
+                opt_fleet, resources = option.fleet, option.resources
             except UserError as exc:
                 opt.problem = "; ".join(str(p) for p in exc.problems)
                 out.append(opt)

@@ -85,7 +85,20 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
 
 
 def read_config(path: Path, shown: str) -> dict:
-    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong."""
+    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong.
+
+    Parsed once per process while the file is unchanged; callers must not modify the mapping (copy it)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CONFIGS:
+        _CONFIGS[key] = _parse_config(path, shown)
+    return _CONFIGS[key]
+
+
+_CONFIGS: dict[tuple, dict] = {}
+
+
+def _parse_config(path: Path, shown: str) -> dict:
     try:
         doc = load_file(path) or {}
     except yaml.YAMLError as exc:
@@ -99,11 +112,27 @@ def read_config(path: Path, shown: str) -> dict:
 
 
 def load_fleet(stack: str, root: Path | None = None, sizing: bool = True) -> Fleet:
+    """The stack file's fleet, parsed and validated once per process while the file is unchanged (preview runs the
+    program, which loads the stack again as under `pulumi up`; cost and sizing ask too)."""
+    path = stack_path(stack, root)
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, sizing)
+    except OSError:
+        key = None
+    if key is not None and key in _FLEETS:
+        return _FLEETS[key]
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
     if not isinstance(raw, dict):
         raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
-    return validate(raw, stack=stack, file=shown, sizing=sizing)
+    fleet = validate(raw, stack=stack, file=shown, sizing=sizing)
+    if key is not None:
+        _FLEETS[key] = fleet
+    return fleet
+
+
+_FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, sizing) -> its validated fleet
 
 
 def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) -> Fleet:

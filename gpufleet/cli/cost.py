@@ -22,18 +22,6 @@ def _console() -> Console:
     return Console(width=200) if not sys.stdout.isatty() else Console()
 
 
-def stack_estimate(stack: str, usage_file: str | None = None, discounts_file: str | None = None):
-    from gpufleet.cost import estimate, graph, usage
-    from gpufleet.stacks.loader import load_fleet
-
-    fleet = load_fleet(stack)
-    prof = usage.load(stack, usage_file)
-    resources = graph.stack_resources(stack)
-    return fleet, estimate.price_inventory(
-        stack, fleet.spec, fleet.instance_type.type, resources, prof, estimate.load_discounts(discounts_file)
-    )
-
-
 @cost_app.command("estimate")
 def estimate_cmd(
     stack: str = typer.Option(..., "--stack", help="stack name, e.g. alicloud-cn-hangzhou-prod"),
@@ -53,6 +41,8 @@ def estimate_cmd(
             limit = Decimal(budget)
         except InvalidOperation:
             raise UserError([Problem("--budget", "", f"must be a number, not {budget!r}")]) from None
+    from gpufleet.plan import stack_estimate
+
     _, est = stack_estimate(stack, usage_file, discounts_file)
     if as_json:
         typer.echo(json.dumps(report.estimate_json(est), indent=2, ensure_ascii=False))
@@ -128,6 +118,8 @@ def diff_cmd(
 
     if len(stacks) != 2:
         raise UserError([Problem("--stack", "", f"give exactly two stacks (got {len(stacks)})")])
+    from gpufleet.plan import stack_estimate
+
     fa, a = stack_estimate(stacks[0], usage_file)
     fb, b = stack_estimate(stacks[1], usage_file)
     changes = [c for c in diff.diff(a, fa.prefix, b, fb.prefix)]

@@ -8,10 +8,6 @@ import typer
 from rich.console import Console
 from rich.tree import Tree
 
-from gpufleet.components.registry import notes
-from gpufleet.preview import preview_stack
-from gpufleet.stacks.loader import load_fleet
-
 
 def register(app: typer.Typer) -> None:
     app.command("preview")(preview)
@@ -22,8 +18,11 @@ def preview(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: stack, resources, outputs"),
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
-    fleet = load_fleet(stack)
-    inventory = preview_stack(stack)
+    from gpufleet import plan
+    from gpufleet.components.registry import notes
+
+    the_plan = plan.for_stack(stack)
+    fleet, inventory = the_plan.fleet, the_plan.inventory
     if as_json:
         typer.echo(json.dumps({**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=False))
         return

@@ -3,13 +3,11 @@
 from decimal import Decimal
 
 import pytest
+from gpufleet.cost import catalog, compare, resources, usage
+from gpufleet.stacks import loader
 
-pytest.importorskip("gpufleet.preview", reason="the offline preview (gpufleet/preview.py) is not in the tree yet")
-
-from gpufleet.cost import catalog, compare, graph, resources, usage  # noqa: E402
-from gpufleet.stacks import loader  # noqa: E402
-
-from gpufleet.cli.cost import stack_estimate  # noqa: E402
+from gpufleet import plan
+from gpufleet.plan import stack_estimate
 
 STACKS = loader.stack_names()
 PROD = "alicloud-cn-hangzhou-prod"
@@ -18,7 +16,7 @@ PROD = "alicloud-cn-hangzhou-prod"
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_declared_type_is_priced_or_free(stack):
     cloud = stack.split("-")[0]
-    types = {r["type"] for r in graph.stack_resources(stack)}
+    types = {r["type"] for r in plan.for_stack(stack).resources}
     uncovered = sorted(t for t in types if not resources.is_covered(cloud, t))
     assert not uncovered, f"add a cost function or a FREE entry in components/{cloud}/pricing.py for: {uncovered}"
 
