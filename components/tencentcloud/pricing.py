@@ -130,10 +130,8 @@ FREE: dict[str, str] = {
     "tencentcloud:Vpc/instance:Instance": "VPC: no charge",
     "tencentcloud:Subnet/instance:Instance": "subnet: no charge",
     "tencentcloud:Security/group:Group": _CONFIG,
-    "tencentcloud:Security/groupLiteRule:GroupLiteRule": _CONFIG,
     "tencentcloud:Security/groupRuleSet:GroupRuleSet": _CONFIG,
     "tencentcloud:Clb/listener:Listener": "listener: billed through the CLB",
-    "tencentcloud:Clb/attachment:Attachment": _CONFIG,
     "tencentcloud:As/scalingGroup:ScalingGroup": "Auto Scaling is free; its nodes are priced at the scaling config",
     "tencentcloud:As/scalingPolicy:ScalingPolicy": "Auto Scaling is free",
     "tencentcloud:As/schedule:Schedule": "Auto Scaling is free; schedules are in the average running nodes",
@@ -141,9 +139,7 @@ FREE: dict[str, str] = {
     "tencentcloud:As/protectInstances:ProtectInstances": "Auto Scaling is free",
     "tencentcloud:Route/table:Table": _CONFIG,
     "tencentcloud:Route/tableEntry:TableEntry": _CONFIG,
-    "tencentcloud:Eip/association:Association": _CONFIG,
     "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": "basic monitoring alarms: no charge",
-    "tencentcloud:Monitor/alarmNotice:AlarmNotice": "basic monitoring alarms: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {
     "tencentcloud:Cam/": "CAM (roles, policies): no charge",

@@ -60,3 +60,21 @@ def test_compare_gives_both_clouds_and_four_billings():
     if any(s.startswith("tencentcloud-") for s in STACKS):
         for o in tc:
             assert o.estimate is not None, o.problem
+
+
+def test_every_priced_or_free_type_is_declared():
+    """No dead entries: each type a cloud prices or lists as free is declared by a shipped stack or its
+    monthly / spot variant (subscription baselines and attachments appear only there)."""
+    from gpufleet.components import registry
+
+    declared: set[str] = set()
+    for stack in STACKS:
+        base = plan.for_stack(stack)
+        declared |= {r["type"] for r in base.resources}
+        for billing in ("monthly", "spot"):
+            new = compare.redeclare(base.raw, base.fleet, base.fleet.spec.cloud, billing)[0]
+            declared |= {r["type"] for r in plan.for_spec(new, stack, f"{stack} ({billing})").resources}
+    for cloud in {loader.load_fleet(s).spec.cloud for s in STACKS}:
+        pricing = registry.module(cloud, "pricing")
+        assert sorted(set(pricing.PRICED) - declared) == [], cloud
+        assert sorted(set(pricing.FREE) - declared) == [], cloud
