@@ -13,8 +13,10 @@ from rich.console import Console
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 
-cost_app = typer.Typer(no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog.")
-catalog_app = typer.Typer(no_args_is_help=True, help="The price catalog in cost/data/.")
+cost_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog."
+)
+catalog_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The price catalog in cost/data/.")
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 
 

@@ -13,8 +13,12 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-image_app = typer.Typer(no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read.")
-lock_app = typer.Typer(no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region.")
+image_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read."
+)
+lock_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region."
+)
 image_app.add_typer(lock_app, name="lock")
 
 
@@ -344,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
     import sys
 
-    app = typer.Typer(add_completion=False)
+    app = typer.Typer(rich_markup_mode=None, add_completion=False)
     register(app)
     try:
         rc = app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)

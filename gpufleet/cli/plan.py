@@ -7,11 +7,12 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 
-plan_app = typer.Typer(no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count.")
+plan_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +94,8 @@ def fit_cmd(
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:
         c = Console()
+        from rich.table import Table
+
         t = Table(
             title=f"{arch.name} on {serving.gpus}x {gpu_kind.name} ({gpu_kind.memory_gib} GiB), {r.dtype}"
             + (f", {r.quantization}" if r.quantization else "")
