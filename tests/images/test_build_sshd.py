@@ -193,3 +193,20 @@ def test_dry_run_only_checks(sshd, recipe_file):
     assert r.returncode == 0, r.stderr
     assert "plan: 3 to apply (tree, user, unit), 0 already satisfied" in r.stdout
     assert not (recipe_file.parent / "root").exists()
+
+
+def test_no_change_rebuild_reads_everything_in_one_remote_command(sshd, recipe_file):
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts)
+    scripts: list[str] = []
+
+    class Counting(SshHost):
+        def run(self, script, timeout_s):
+            scripts.append(script)
+            return super().run(script, timeout_s)
+
+    first = Runner(load_recipe(str(recipe_file)), lambda: Counting(target)).build()
+    assert first.status == "changed" and first.applied == ["tree", "user", "unit"]
+    scripts.clear()
+    again = Runner(load_recipe(str(recipe_file)), lambda: Counting(target)).build()
+    assert again.status == "unchanged" and again.satisfied == ["tree", "user", "unit"] and not again.manifest_changed
+    assert len(scripts) == 1, scripts  # checks, facts and the manifest read as one survey script
