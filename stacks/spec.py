@@ -10,6 +10,7 @@ import ipaddress
 import re
 from typing import Literal
 
+from gpufleet.stacks.choices import Dtype, KvCacheDtype
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
@@ -108,9 +109,9 @@ class Serving(Strict):
     """vLLM engine arguments rendered into `vllm serve` (names are the flags with _ for -)."""
 
     port: int = Field(8000, ge=1024, le=65535)
-    dtype: Literal["auto", "float16", "bfloat16", "half", "float32"] = "auto"
+    dtype: Dtype = "auto"
     quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
-    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
+    kv_cache_dtype: KvCacheDtype = "auto"
     max_model_len: int = Field(8192, ge=256, le=1_048_576)
     gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
     max_num_seqs: int = Field(64, ge=1, le=4096)

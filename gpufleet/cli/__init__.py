@@ -19,15 +19,33 @@ app = typer.Typer(
 err = Console(stderr=True)
 
 
-def _register() -> None:
-    from gpufleet.cli import cost, image, loadtest, plan, preview, region
+@app.callback()
+def _group() -> None:
+    """Keeps `gpufleet` a group of commands when only the invoked command is registered (typer would run a lone
+    command as the whole program)."""
 
-    preview.register(app)
-    image.register(app)
-    plan.register(app)
-    loadtest.register(app)
-    cost.register(app)
-    region.register(app)
+
+# command -> the module of this package that registers it (in the order `gpufleet --help` lists them)
+COMMANDS = {
+    "preview": "preview",
+    "loadtest": "loadtest",
+    "image": "image",
+    "plan": "plan",
+    "cost": "cost",
+    "catalog": "cost",
+    "region": "region",
+}
+
+
+def _register(argv: list[str]) -> None:
+    """Register the invoked command's module only (building every command's options costs ~0.1 s); all of them for
+    help, an unknown command or none."""
+    import importlib
+
+    first = next((a for a in argv if not a.startswith("-")), None)
+    modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        importlib.import_module(f"gpufleet.cli.{name}").register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    _register()
+    _register(sys.argv[1:] if argv is None else argv)
     try:
         code = app(args=argv, standalone_mode=False)
         if isinstance(code, int) and code:

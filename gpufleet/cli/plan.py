@@ -23,9 +23,9 @@ def _serving_choices(field: str) -> tuple[str, ...]:
     """The values the stack spec accepts for a Literal serving field (one list for the spec and this command)."""
     import typing
 
-    from gpufleet.stacks.spec import Serving
+    from gpufleet.stacks import choices
 
-    return typing.get_args(Serving.model_fields[field].annotation)
+    return typing.get_args({"dtype": choices.Dtype, "kv_cache_dtype": choices.KvCacheDtype}[field])
 
 
 def _choice_problems(checks: list[tuple[str, str | None, object]]) -> list[Problem]:
