@@ -67,3 +67,25 @@ def test_cost_compare_declares_each_option_once(counted, capsys):
     assert all(n == 1 for n in counted["validate"].values()), counted["validate"]
     assert len(counted["validate"]) == 1 + len(declared)  # the stack, then each option that has a spec
     assert all(n == 1 for n in counted["declare"].values()) and len(counted["declare"]) == len(declared)
+
+
+def test_user_state_is_read_in_a_project_only_reference_data_anywhere(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "GPUFLEET_PROJECT"}
+    gf = [sys.executable, "-c", "from gpufleet.cli import main; main()"]
+    run = subprocess.run([*gf, "preview", "--stack", STACK], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert f"no Pulumi.yaml with stacks/ found from {tmp_path}; run inside a gpufleet project or set GPUFLEET_PROJECT" in (
+        " ".join(run.stderr.split())
+    )
+    fit = subprocess.run(
+        [*gf, "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert fit.returncode in (0, 1) and json.loads(fit.stdout)["model"], fit.stderr

@@ -20,6 +20,12 @@ catalog_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 
 
+def _registered_clouds() -> tuple[str, ...]:
+    from gpufleet.components import registry
+
+    return registry.names()
+
+
 def _console() -> Console:
     return Console(width=200) if not sys.stdout.isatty() else Console()
 
@@ -61,7 +67,7 @@ def estimate_cmd(
 @cost_app.command("compare")
 def compare_cmd(
     stack: str = typer.Option(..., "--stack"),
-    clouds: str = typer.Option("alicloud,tencentcloud", "--clouds"),
+    clouds: str | None = typer.Option(None, "--clouds", help="comma-separated; default: every registered cloud"),
     billing: str = typer.Option("payg,monthly,yearly,spot", "--billing"),
     fmt: str = typer.Option("table", "--format", help="table | csv | json | xlsx | html"),
     output: Path | None = typer.Option(None, "-o", "--output", help="file to write (needed for xlsx)"),
@@ -79,7 +85,7 @@ def compare_cmd(
         raise UserError([Problem("--format", "", "xlsx is a binary file: give -o FILE.xlsx")])
     options = compare.compare(
         stack,
-        [c.strip() for c in clouds.split(",") if c.strip()],
+        [c.strip() for c in clouds.split(",") if c.strip()] if clouds else list(_registered_clouds()),
         [b.strip() for b in billing.split(",") if b.strip()],
         usage.load(stack, usage_file),
         estimate.load_discounts(discounts_file),
