@@ -109,15 +109,18 @@ CONCERNS: dict[str, type] = {
 }
 
 _ENTRIES: dict[str, dict[str, str]] = {}
+_CHECKED: dict[tuple[str, str], ModuleType] = {}  # (cloud, concern) -> its module, imported and checked
 
 
 def register(name: str, package: str) -> None:
     """Register a cloud: its concern modules are `<package>.<concern>`."""
     _ENTRIES[name] = {concern: f"{package}.{concern}" for concern in CONCERNS}
+    _CHECKED.clear()
 
 
 def unregister(name: str) -> None:
     _ENTRIES.pop(name, None)
+    _CHECKED.clear()
 
 
 register("alicloud", "gpufleet.components.alicloud")
@@ -138,9 +141,12 @@ def entries() -> dict[str, dict[str, str]]:
 def module(cloud: str, concern: str) -> ModuleType:
     """The cloud's module for that concern, imported now and checked against the concern's Protocol."""
     path = _ENTRIES[cloud][concern]
-    mod = importlib.import_module(path)
-    if not isinstance(mod, CONCERNS[concern]):
-        raise TypeError(f"{cloud}: {path} does not fulfil {CONCERNS[concern].__name__}: {', '.join(_missing(mod, concern))}")
+    mod = _CHECKED.get((cloud, concern))
+    if mod is None or mod.__name__ != path:
+        mod = importlib.import_module(path)
+        if not isinstance(mod, CONCERNS[concern]):
+            raise TypeError(f"{cloud}: {path} does not fulfil {CONCERNS[concern].__name__}: {', '.join(_missing(mod, concern))}")
+        _CHECKED[(cloud, concern)] = mod
     return mod
 
 
