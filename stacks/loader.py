@@ -117,7 +117,9 @@ def load_fleet(stack: str, root: Path | None = None, sizing: bool = True) -> Fle
     path = stack_path(stack, root)
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, sizing)
+        lock = (root or project_root()) / "images" / "lock.json"  # the fleet's image is resolved from it
+        ls = lock.stat() if lock.exists() else None
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, sizing, ls and (ls.st_mtime_ns, ls.st_size))
     except OSError:
         key = None
     if key is not None and key in _FLEETS:
