@@ -43,9 +43,8 @@ class CloudProfile:
     catalog: Path  # regions, zones, instance types (stacks.catalog reads it)
     price_data: Path  # folder of <cloud>-<region>.yaml price catalogs and sources-<cloud>.yaml
     image_id_prefix: str  # how the cloud's image ids start (images/lock.json ids are checked against it)
-    computed: dict[str, tuple[str, ...]] = field(
-        default_factory=dict
-    )  # type token -> outputs the provider computes ("x[]": a list)
+    # type token -> outputs the provider computes, filled in by the mock engine ("x[]": a list)
+    computed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def secret_command(self, role_name: str) -> str:
         return self.secret_cli.replace("{role}", role_name)
