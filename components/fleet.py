@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pulumi
-from gpufleet.components import clouds
+from gpufleet.components import registry
 from gpufleet.stacks.loader import Fleet
 
 
 class GpuFleet(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:index:GpuFleet", name, None, opts)
-        self.outputs = clouds.program(fleet.spec.cloud).declare(fleet, self)
+        self.outputs = registry.program(fleet.spec.cloud).declare(fleet, self)
         self.register_outputs(self.outputs)
 
 

@@ -1,4 +1,5 @@
-"""The node's user-data: the fleet's environment only, one cloud-init template for both clouds.
+"""The node's user-data: the fleet's environment only, one cloud-init template for both clouds; cloud differences
+are data (each cloud's profile.py).
 
 The image recipe owns the serving units, the root prepare program and the vLLM launcher (images/node.py);
 user-data writes the two files they read, at the paths of the recipe's Layout:
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 
 import jinja2
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.images.node import ENV_KEYS
 from gpufleet.images.recipes import Layout, load_recipe
 from gpufleet.stacks.loader import Fleet

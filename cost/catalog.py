@@ -82,17 +82,25 @@ class Catalog:
         return sorted({k for k, _ in self.rows})
 
 
+def data_dir(cloud: str, data: Path | None = None) -> Path:
+    """Where the cloud's price catalogs are: `data` when given (tests), else the folder its profile names."""
+    if data is not None:
+        return data
+    from gpufleet.components import registry
+
+    return registry.profile(cloud).price_data
+
+
 def catalog_path(cloud: str, region: str, data: Path | None = None) -> Path:
-    return (data or DATA) / f"{cloud}-{region}.yaml"
+    return data_dir(cloud, data) / f"{cloud}-{region}.yaml"
 
 
 def regions(cloud: str, data: Path | None = None) -> list[str]:
-    folder = data or DATA
-    return sorted(p.stem[len(cloud) + 1 :] for p in folder.glob(f"{cloud}-*.yaml"))
+    return sorted(p.stem[len(cloud) + 1 :] for p in data_dir(cloud, data).glob(f"{cloud}-*.yaml"))
 
 
 def load(cloud: str, region: str, data: Path | None = None) -> Catalog:
-    return _load(cloud, region, str(data or DATA))
+    return _load(cloud, region, str(data_dir(cloud, data)))
 
 
 @cache
@@ -103,7 +111,7 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
         raise UserError(
             [
                 Problem(
-                    f"cost/data/{path.name}",
+                    str(path),
                     "",
                     f"no price catalog for {cloud} {region}" + did_you_mean(region, known or ["(none)"]),
                 )

@@ -1,7 +1,7 @@
 """`cost compare`: the same fleet re-declared for another cloud and billing model.
 
-Each option is a modified spec dict (cloud, region, zones, instance type, billing) validated by the
-same loader, declared by the same program (preview_spec) and priced by the same functions.
+Each option is a modified spec dict (cloud, region, zones, instance type, billing) validated once by the
+same loader (gpufleet.plan.for_spec), declared once by the same program and priced by the same functions.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from gpufleet.components.clouds import profile
-from gpufleet.cost import estimate, graph
+from gpufleet.components.registry import profile
+from gpufleet.cost import estimate
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
 from gpufleet.stacks import catalog as stackcat
@@ -126,18 +126,19 @@ def compare(
     stack: str, clouds: list[str], billings: list[str], usage: Usage, discounts: list[estimate.Discount] | None = None
 ) -> list[Option]:
     problems = [
-        Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.CLOUDS))
+        Problem("--clouds", "", f"unknown cloud {c!r}" + did_you_mean(c, stackcat.clouds()))
         for c in clouds
-        if c not in stackcat.CLOUDS
+        if c not in stackcat.clouds()
     ]
     problems += [
         Problem("--billing", "", f"unknown billing {b!r}" + did_you_mean(b, BILLINGS)) for b in billings if b not in BILLINGS
     ]
     if problems:
         raise UserError(problems)
-    fleet = loader.load_fleet(stack)
-    shown, config = loader.read_stack_config(stack)
-    raw = config[loader.CONFIG_KEY]
+    from gpufleet import plan as plans
+
+    base = plans.for_stack(stack)
+    fleet, raw, shown = base.fleet, base.raw, base.fleet.file
     out: list[Option] = []
     for cloud in clouds:
         for billing in billings:
@@ -148,8 +149,8 @@ def compare(
                 out.append(opt)
                 continue
             try:
-                opt_fleet = loader.validate(new, stack=stack, file=shown + f" (as {cloud} {region} {billing})")
-                resources = graph.spec_resources(new, stack)
+                option = plans.for_spec(new, stack, file=shown + f" (as {cloud} {region} {billing})")
+                opt_fleet, resources = option.fleet, option.resources
             except UserError as exc:
                 opt.problem = "; ".join(str(p) for p in exc.problems)
                 out.append(opt)

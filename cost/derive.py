@@ -1,5 +1,7 @@
 """Derive the per-region catalog rows from the sourced facts (cost/data/sources-<cloud>.yaml).
 
+The instance rows are derived here the same way for every cloud; each cloud's pricing module
+(components/<cloud>/pricing.py, `catalog_rows`) adds its disk, network, NAT and load balancer rows.
 Each rule is written out in the row's `derivation` text so a reader can redo it by hand:
 - a sourced number for the item and region: its own quality (official / third-party);
 - a sourced number for another region of the same cloud (the docs' Hangzhou example): `estimate`;
@@ -18,6 +20,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from gpufleet.components import registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
 from gpufleet.stacks import catalog as stackcat
@@ -32,7 +35,8 @@ def q(x: Decimal) -> Decimal:
 def load_sources(cloud: str, data: Path | None = None) -> dict:
     from gpufleet import inputs
 
-    return inputs.load_mapping((data or pricecat.DATA) / f"sources-{cloud}.yaml", f"cost/data/sources-{cloud}.yaml")
+    folder = data or registry.profile(cloud).price_data
+    return inputs.load_mapping(folder / f"sources-{cloud}.yaml", f"{folder.name}/sources-{cloud}.yaml")
 
 
 def family(cloud: str, itype: str) -> str:
@@ -40,7 +44,9 @@ def family(cloud: str, itype: str) -> str:
     return itype.rsplit(".", 1)[0]
 
 
-class _Ctx:
+class DeriveContext:
+    """What a cloud's `catalog_rows(ctx)` writes rows into (`add`, `add_fact`), with the region's sourced facts."""
+
     def __init__(self, src: dict, region: str, today: str):
         self.src = src
         self.region = region
@@ -85,7 +91,7 @@ class _Ctx:
         self.add(key, billing, Decimal(fact[field]), unit, quality, s["url"], s.get("as_of", self.today), "; ".join(notes))
 
 
-def _instance_rows(ctx: _Ctx, cloud: str) -> None:
+def _instance_rows(ctx: DeriveContext, cloud: str) -> None:
     src, rules = ctx.src, ctx.src["rules"]
     ratio = Decimal(rules["payg_to_subscription_ratio"])
     yearly = Decimal(rules["yearly_factor"])
@@ -204,115 +210,11 @@ def _instance_rows(ctx: _Ctx, cloud: str) -> None:
         )
 
 
-def _alicloud_rows(ctx: _Ctx) -> None:
-    src = ctx.src
-    for name, fact in src["disks"].items():
-        key = f"disk/{name}"
-        if fact.get("missing"):
-            for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month")):
-                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
-            continue
-        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg")
-        ctx.add_fact(key, "monthly", fact, "GiB-month", field="sub")
-        yf = Decimal(src["rules"]["yearly_factor"])
-        ys = ctx.source(src["rules"]["yearly_source"])
-        ctx.add(
-            key,
-            "yearly",
-            Decimal(fact["sub"]) * yf,
-            "GiB-month",
-            "estimate",
-            ys["url"],
-            ys["as_of"],
-            f"monthly {fact['sub']} x {yf} (1-year factor of the ECS order applied to its disks)",
-        )
-    e = src["eip"]
-    ctx.add_fact("eip/traffic", "any", e["traffic_gb"], "GB")
-    ctx.add_fact("eip/config_traffic", "any", e["traffic_config_hour"], "hour")
-    ctx.add_fact("eip/config_bandwidth", "any", e["bandwidth_config_day"], "day")
-    ctx.add_fact("eip/bandwidth_1_5", "any", e["bandwidth_mbps_day_1_5"], "Mbps-day")
-    ctx.add_fact("eip/bandwidth_over_5", "any", e["bandwidth_mbps_day_over_5"], "Mbps-day")
-    sub = e["subscription_month"]
-    for mbps, price in sub["tiers"].items():
-        ctx.add_fact(
-            f"eip/subscription_{mbps}mbps",
-            "any",
-            {"price": price, "source": sub["source"], "regions_listed": sub["regions_listed"]},
-            "month",
-        )
-    ctx.add_fact(
-        "eip/subscription_over_5",
-        "any",
-        {"price": sub["per_mbps_over_5"], "source": sub["source"], "regions_listed": sub["regions_listed"]},
-        "Mbps-month",
-    )
-    n = src["nat"]
-    ctx.add_fact("nat/instance", "any", n["instance_hour"], "hour")
-    ctx.add_fact("nat/cu", "any", n["cu_hour"], "CU-hour", extra=f"at least {n['min_cu_per_hour']} CU each hour")
-    c = src["clb"]
-    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour", listed=src["regions"])
-    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
-    ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB")
-
-
-def _tencent_rows(ctx: _Ctx) -> None:
-    src = ctx.src
-    yf = Decimal(src["rules"]["yearly_factor"])
-    ys = ctx.source(src["rules"]["yearly_source"])
-    for name, fact in src["disks"].items():
-        key = f"disk/{name}"
-        if fact.get("missing"):
-            for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month"), ("yearly", "GiB-month")):
-                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
-            continue
-        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
-        monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH
-        s = ctx.source(fact["source"])
-        ctx.add(
-            key,
-            "monthly",
-            monthly,
-            "GiB-month",
-            "estimate",
-            s["url"],
-            s["as_of"],
-            f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)",
-        )
-        ctx.add(
-            key,
-            "yearly",
-            q(monthly) * yf,
-            "GiB-month",
-            "estimate",
-            ys["url"],
-            ys["as_of"],
-            f"{q(monthly)} x {yf} (CBS 1-year discount, official)",
-        )
-    p = src["public_network"]
-    ctx.add_fact("net/traffic", "any", p["traffic_gb"], "GB", listed=src["regions"])
-    ctx.add_fact("net/bandwidth_le_5", "any", p["bandwidth_hour_le_5"], "Mbps-hour", listed=src["regions"])
-    ctx.add_fact("net/bandwidth_over_5", "any", p["bandwidth_hour_over_5"], "Mbps-hour", listed=src["regions"])
-    sub = p["subscription_mbps_month"]
-    for tier in ("le_2", "from_2_to_5", "over_5"):
-        ctx.add_fact(
-            f"net/subscription_{tier}", "any", {"price": sub[tier], "source": sub["source"]}, "Mbps-month", listed=src["regions"]
-        )
-    ctx.add_fact("eip/holding", "any", p["eip_holding_hour"], "hour")
-    n = src["nat"]
-    for size in ("small", "medium", "large"):
-        ctx.add_fact(f"nat/{size}", "any", n[f"{size}_hour"], "hour", listed=src["regions"])
-    ctx.add_fact("nat/traffic", "any", n["traffic_gb"], "GB", listed=src["regions"])
-    c = src["clb"]
-    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour")
-    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
-    ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB", listed=src["regions"])
-
-
 def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Catalog:
     src = load_sources(cloud, data)
-    ctx = _Ctx(src, region, today)
+    ctx = DeriveContext(src, region, today)
     _instance_rows(ctx, cloud)
-    (_alicloud_rows if cloud == "alicloud" else _tencent_rows)(ctx)
+    registry.module(cloud, "pricing").catalog_rows(ctx)
     dates = [r.as_of for r in ctx.rows.values() if r.price is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.as_of)]
     return Catalog(cloud=cloud, region=region, currency=src["currency"], as_of=max(dates), built=today, rows=ctx.rows)
 

@@ -170,9 +170,9 @@ def price_inventory(
     free: list[tuple[str, str, str]] = []
     for res in resources_list:
         token = res["type"]
-        fn = resources.PRICED.get(token)
+        fn = resources.cost_function(spec.cloud, token)
         if fn is None:
-            why = resources.free_reason(token)
+            why = resources.free_reason(spec.cloud, token)
             if why is None:
                 lines.append(
                     Line(

@@ -14,7 +14,6 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 
 HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
-STACK_DIR = HERE / "usage"
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,19 @@ def _read(path: Path, shown: str) -> dict:
     return out
 
 
+def _stack_dir() -> Path:
+    """cost/usage/ of the project (user state, read from the project root only)."""
+    from gpufleet.stacks.loader import project_root
+
+    return project_root() / "cost" / "usage"
+
+
 def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Path | None = None) -> Usage:
     values: dict = {}
     files: list[str] = []
     layers = [(DEFAULTS, "cost/data/usage-defaults.yaml")]
     if stack:
-        p = (stack_dir or STACK_DIR) / f"{stack}.yaml"
+        p = (stack_dir or _stack_dir()) / f"{stack}.yaml"
         if p.exists():
             layers.append((p, f"cost/usage/{p.name}"))
     if usage_file:

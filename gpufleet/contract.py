@@ -12,7 +12,6 @@ each element of a list or object), a kind, the source, and the spec field that l
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -203,7 +202,9 @@ def check_resource(rules: Iterable[Rule], resource: dict, now: datetime) -> list
 
 
 def rules_module(cloud: str):
-    return importlib.import_module(f"gpufleet.components.{cloud}.rules")
+    from gpufleet.components import registry
+
+    return registry.module(cloud, "rules")
 
 
 def rules_for(cloud: str) -> tuple[Rule, ...]:

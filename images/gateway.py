@@ -65,11 +65,11 @@ class GatewayValues:
 
 def values_from_fleet(fleet) -> GatewayValues:
     """The gateway's values from a validated Fleet (controller side)."""
-    import importlib
+    from gpufleet.components import registry
 
     spec = fleet.spec
     g, logs = spec.serving.gateway, spec.logs
-    cloud = importlib.import_module(f"gpufleet.components.{spec.cloud}.gateway")
+    cloud = registry.module(spec.cloud, "gateway")
     return GatewayValues(
         serving_port=spec.serving.port,
         vllm_port=g.vllm_port,

@@ -10,7 +10,12 @@ from pathlib import Path
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 
-LOCK = Path(__file__).parent / "lock.json"
+
+def lock_path() -> Path:
+    """images/lock.json of the project (user state: read and written in the project root only)."""
+    from gpufleet.stacks.loader import project_root
+
+    return project_root() / "images" / "lock.json"
 
 
 @dataclass(frozen=True)
@@ -24,13 +29,15 @@ class ImageRef:
     placeholder: bool
 
 
-def load(path: Path = LOCK) -> dict:
+def load(path: Path | None = None) -> dict:
     """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError."""
     from gpufleet import inputs
 
+    default = lock_path()
+    path = path or default
     if not path.exists():
         return {"images": {}}
-    shown = f"images/{path.name}" if path == LOCK else str(path)
+    shown = f"images/{path.name}" if path == default else str(path)
     doc = inputs.load_mapping(path, shown)
     images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
     for recipe, entry in images.items():
@@ -43,8 +50,9 @@ def load(path: Path = LOCK) -> dict:
     return doc
 
 
-def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageRef | str:
+def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
     """The locked image, or a message saying what is missing and how to get it."""
+    path = path or lock_path()
     entry = load(path)["images"].get(recipe)
     if entry is None:
         return (
@@ -70,7 +78,7 @@ def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageR
     )
 
 
-def rows(path: Path = LOCK) -> list[ImageRef]:
+def rows(path: Path | None = None) -> list[ImageRef]:
     """Every locked image, sorted by recipe, cloud, region."""
     out = []
     for recipe, entry in sorted(load(path)["images"].items()):
@@ -82,8 +90,7 @@ def rows(path: Path = LOCK) -> list[ImageRef]:
     return out
 
 
-ID_PREFIX = {"alicloud": "m-", "tencentcloud": "img-"}
-# Image ids are the prefix then lowercase letters and digits (Alibaba ECS `m-bp1g7004ksh0oeuco8gp`, Tencent CVM
+# Image ids are the cloud's prefix (its profile's image_id_prefix) then lowercase letters and digits (Alibaba ECS `m-bp1g7004ksh0oeuco8gp`, Tencent CVM
 # `img-9qabwvbn`; inner hyphens are let through): fullmatch, so `m-`, `m-1\nx`, `m-A` or a trailing newline are
 # refused before they reach lock.json.
 ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
@@ -95,6 +102,8 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
     The manifest must be this recipe's, with exactly the recipe's pins, and every region the recipe copies
     its image to must get an id: one lock entry describes one build everywhere.
     """
+    from gpufleet.components import registry
+
     problems: list[tuple[str, str]] = []
     if manifest.get("recipe") != recipe.name:
         problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
@@ -123,12 +132,13 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
         for region, image_id in sorted(regions.items()):
             if region not in wanted:
                 problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
-            body = image_id[len(ID_PREFIX[cloud]) :] if image_id.startswith(ID_PREFIX[cloud]) else None
+            prefix = registry.profile(cloud).image_id_prefix
+            body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
             if body is None or not ID_BODY.fullmatch(body) or "placeholder" in image_id:
                 problems.append(
                     (
                         f"{cloud}/{region}",
-                        f"{image_id!r} is not a {cloud} image id (they are {ID_PREFIX[cloud]!r} then lowercase letters and digits)",
+                        f"{image_id!r} is not a {cloud} image id (they are {prefix!r} then lowercase letters and digits)",
                     )
                 )
     missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
@@ -143,12 +153,13 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
     return problems
 
 
-def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path = LOCK) -> dict:
+def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path | None = None) -> dict:
     """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
 
     All regions of the recipe are replaced together: one entry holds one build's pins. The file is
     replaced atomically, so a failed write leaves the old lock.
     """
+    path = path or lock_path()
     doc = load(path)
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),

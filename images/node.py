@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.components.clouds import PROFILES
+from gpufleet.components import registry
 from gpufleet.images.recipes import Recipe
 
 # The environment user-data writes to Layout.env_file: every name the prepare program reads, and only those.
@@ -38,7 +38,7 @@ def files(recipe: Recipe) -> list[NodeFile]:
 
     env = environment(recipe)
     lay = recipe.layout
-    values = {"recipe": recipe, "pins": recipe.pins, "layout": lay, "clouds": list(PROFILES.values())}
+    values = {"recipe": recipe, "pins": recipe.pins, "layout": lay, "clouds": [registry.profile(c) for c in registry.names()]}
 
     def render(name: str) -> str:
         return env.get_template(f"node/{name}.j2").render(values)

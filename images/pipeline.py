@@ -1,4 +1,5 @@
-"""The image pipeline as Pulumi resources: builder instance + temporary security group (SSH from the
+"""The image pipeline as Pulumi resources (each cloud's builder is its image module, components/<cloud>/image.py):
+builder instance + temporary security group (SSH from the
 operator CIDR only), the image made from the builder, its copies to the recipe's other regions, all
 tagged with the recipe's pins.
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 
@@ -65,142 +66,9 @@ def declare(
     problem = cidr_problem(spec.operator_cidr)
     if problem:
         raise ValueError(problem)
-    return (_alicloud if spec.cloud == "alicloud" else _tencentcloud)(recipe, spec, phase, manifest_sha256, builder_instance_id)
+    from gpufleet.components import registry
 
-
-def _alicloud(recipe, spec, phase, sha, builder_id):
-    import pulumi_alicloud as alicloud
-
-    t = tags(recipe, sha)
-    name = f"gpufleet-image-{recipe.name}"
-    out: dict = {}
-    instance_id = builder_id
-    if phase in ("build", "image"):
-        sg = alicloud.ecs.SecurityGroup(
-            f"{name}-builder-sg",
-            vpc_id=spec.vpc_id,
-            security_group_name=f"{name}-builder",
-            description="temporary: SSH to the image builder from the operator only",
-            tags=t,
-        )
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-builder-ssh",
-            security_group_id=sg.id,
-            type="ingress",
-            ip_protocol="tcp",
-            port_range="22/22",
-            cidr_ip=spec.operator_cidr,
-            policy="accept",
-            nic_type="intranet",
-        )
-        builder = alicloud.ecs.Instance(
-            f"{name}-builder",
-            instance_type=spec.instance_type,
-            image_id=spec.base_image_id,
-            availability_zone=spec.zone,
-            vswitch_id=spec.subnet_id,
-            security_groups=[sg.id],
-            system_disk_size=spec.system_disk_gib,
-            key_name=spec.key_name,
-            internet_max_bandwidth_out=10,
-            instance_name=f"{name}-builder",
-            tags=t,
-        )
-        instance_id = builder.id
-        out["builder_public_ip"] = builder.public_ip
-        out["builder_instance_id"] = builder.id
-    if phase in ("image", "done"):
-        image = alicloud.ecs.Image(
-            f"{name}-{spec.region}",
-            instance_id=instance_id,
-            image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
-            description=f"gpufleet golden image {recipe.name}",
-            tags=t,
-        )
-        out[f"image:alicloud:{spec.region}"] = image.id
-        for region in recipe.regions.get("alicloud", []):
-            if region == spec.region:
-                continue
-            provider = alicloud.Provider(f"{name}-provider-{region}", region=region)
-            copy = alicloud.ecs.ImageCopy(
-                f"{name}-{region}",
-                source_image_id=image.id,
-                source_region_id=spec.region,
-                image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
-                tags=t,
-                opts=pulumi.ResourceOptions(provider=provider),
-            )
-            out[f"image:alicloud:{region}"] = copy.id
-    return out
-
-
-def _tencentcloud(recipe, spec, phase, sha, builder_id):
-    import tencentcloud_iac_pulumi.cvm as tc_cvm
-    import tencentcloud_iac_pulumi.image as tc_image
-    import tencentcloud_iac_pulumi.instance as tc_instance
-    import tencentcloud_iac_pulumi.security as tc_security
-
-    t = tags(recipe, sha)
-    name = f"gpufleet-image-{recipe.name}"
-    out: dict = {}
-    instance_id = builder_id
-    if phase in ("build", "image"):
-        sg = tc_security.Group(
-            f"{name}-builder-sg",
-            name=f"{name}-builder",
-            description="temporary: SSH to the image builder from the operator only",
-            tags=t,
-        )
-        tc_security.GroupRuleSet(
-            f"{name}-builder-ssh",
-            security_group_id=sg.id,
-            ingresses=[
-                tc_security.GroupRuleSetIngressArgs(
-                    action="ACCEPT",
-                    cidr_block=spec.operator_cidr,
-                    protocol="TCP",
-                    port="22",
-                    description="SSH from the operator only",
-                )
-            ],
-            egresses=[
-                tc_security.GroupRuleSetEgressArgs(
-                    action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="ALL", description="builder downloads packages"
-                )
-            ],
-        )
-        builder = tc_instance.Instance(
-            f"{name}-builder",
-            instance_type=spec.instance_type,
-            image_id=spec.base_image_id,
-            availability_zone=spec.zone,
-            vpc_id=spec.vpc_id,
-            subnet_id=spec.subnet_id,
-            orderly_security_groups=[sg.id],
-            system_disk_size=spec.system_disk_gib,
-            key_ids=[spec.key_name],
-            allocate_public_ip=True,
-            internet_max_bandwidth_out=10,
-            instance_name=f"{name}-builder",
-            tags=t,
-        )
-        instance_id = builder.id
-        out["builder_public_ip"] = builder.public_ip
-        out["builder_instance_id"] = builder.id
-    if phase in ("image", "done"):
-        image = tc_image.Instance(
-            f"{name}-{spec.region}",
-            instance_id=instance_id,
-            image_name=f"{name}-{(sha or 'unbuilt')[:12]}",
-            image_description=f"gpufleet golden image {recipe.name}",
-            tags=t,
-        )
-        out[f"image:tencentcloud:{spec.region}"] = image.id
-        others = [r for r in recipe.regions.get("tencentcloud", []) if r != spec.region]
-        if others:
-            sync = tc_cvm.SyncImage(f"{name}-sync", image_id=image.id, destination_regions=others, image_set_required=True)
-            out["image:tencentcloud:synced"] = sync.id
-    return out
+    return registry.module(spec.cloud, "image").declare(recipe, spec, phase, manifest_sha256, builder_instance_id)
 
 
 # --- the images stack: one stack file per recipe and source region ------------------------------------
@@ -210,8 +78,18 @@ CONFIG_KEY = "gpufleet-images:pipeline"
 
 class _Builder(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    cloud: Literal["alicloud", "tencentcloud"]
+    cloud: str
     region: str
+
+    @field_validator("cloud")
+    @classmethod
+    def _registered(cls, cloud: str) -> str:
+        from gpufleet.components import registry
+
+        if cloud not in registry.names():
+            raise ValueError(f"unknown cloud {cloud!r}; registered: {', '.join(registry.names())}")
+        return cloud
+
     zone: str
     instance_type: str
     vpc_id: str

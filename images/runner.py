@@ -24,6 +24,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import secrets
 import shlex
 import threading
 import time
@@ -242,6 +243,37 @@ class Runner:
         self.retries, self.backoff_s, self.sleep, self.clock = retries, backoff_s, sleep, clock
         self.steps: list[RenderedStep] = render(recipe)
         self.interrupted: str | None = None  # the step whose apply a lost connection cut off
+        self._known: dict[str, Result] = {}  # script -> its result from this connection's survey, until an apply
+
+    # --- one remote script for every read of a pass ---------------------------------------------------
+    def _reads(self) -> dict[str, int]:
+        """Every read-only script a pass with nothing to apply runs (checks, facts, the manifest) -> its timeout."""
+        out: dict[str, int] = {step.check: step.timeout_s for step in self.steps}
+        for step in self.steps:
+            if step.fact:
+                out[facts_mod.FACTS[step.fact].command(self.recipe, step.vars)] = 60
+        names = facts_mod.MANIFEST_FACTS if self.recipe.manifest_facts is None else self.recipe.manifest_facts
+        out.update({facts_mod.FACTS[n].command(self.recipe, {}): 60 for n in names})
+        out[f"cat {shlex.quote(self.recipe.layout.manifest)}"] = 60
+        return out
+
+    def _survey(self, host: Host) -> None:
+        """Run every read of the pass as one remote command; each part runs in its own bash, as `host.run` would."""
+        reads = self._reads()
+        mark = f"gpufleet-survey-{secrets.token_hex(8)}"
+        script = "\n".join(
+            f"printf '%s\\n' {shlex.quote(f'{mark} begin {i}')}\n"
+            f"bash -c {shlex.quote(part)}; printf '\\n%s %d\\n' {shlex.quote(f'{mark} end {i}')} $?"
+            for i, part in enumerate(reads)
+        )
+        r = host.run(script, sum(reads.values()))
+        self._known = {}
+        if r.exit == 0:
+            self._known = {part: res for part, res in zip(reads, parse_survey(r.stdout, mark, len(reads))) if res is not None}
+
+    def _run(self, host: Host, script: str, timeout_s: int) -> Result:
+        known = self._known.get(script)
+        return known if known is not None else host.run(script, timeout_s)
 
     def build(self, dry_run: bool = False) -> BuildResult:
         result = BuildResult(self.recipe.name, "planned" if dry_run else "unchanged")
@@ -275,6 +307,7 @@ class Runner:
     def _pass(self, host: Host, result: BuildResult, dry_run: bool) -> None:
         total = len(self.steps)
         result.satisfied, result.planned = [], []
+        self._survey(host)
         for i, step in enumerate(self.steps, 1):
             self.report(Event("check", step.name, i, total))
             interrupted = self.interrupted == step.name
@@ -282,6 +315,7 @@ class Runner:
                 waited = host.run(self._locked("true", step), step.timeout_s + 30)
                 if waited.exit != 0:
                     raise StepFailed(step.name, "apply", waited, "the apply cut off by the lost connection still runs")
+                self._known = {}  # the survey may have run while that apply still changed the host
             ok, why = self._satisfied(host, step)
             if interrupted:
                 self.interrupted = None
@@ -298,6 +332,7 @@ class Runner:
                 continue
             self.report(Event("apply", step.name, i, total, why))
             started = time.monotonic()
+            self._known = {}  # the host changes: every later read runs afresh
             try:
                 applied = host.run(self._locked(step.apply, step), step.timeout_s)
             except ConnectionLost:
@@ -316,7 +351,9 @@ class Runner:
             self.report(Event("applied", step.name, i, total, f"{time.monotonic() - started:.1f}s"))
 
     def _satisfied(self, host: Host, step: RenderedStep) -> tuple[bool, str]:
-        checked = host.run(step.check, step.timeout_s)
+        checked = self._run(host, step.check, step.timeout_s)
+        if checked.exit not in (0, NOT_SATISFIED):
+            checked = host.run(step.check, step.timeout_s)  # the survey keeps no stderr: run it again for the message
         if checked.exit == NOT_SATISFIED:
             return False, "check: not satisfied"
         if checked.exit != 0:
@@ -331,7 +368,7 @@ class Runner:
 
     def _fact(self, host: Host, name: str, vars: dict) -> str | None:
         fact = facts_mod.FACTS[name]
-        r = host.run(fact.command(self.recipe, vars), 60)
+        r = self._run(host, fact.command(self.recipe, vars), 60)
         return fact.parse(r.stdout) if r.exit == 0 else None
 
     def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int, why: str = "") -> None:
@@ -374,7 +411,7 @@ class Runner:
             "steps": {s.name: s.digest() for s in self.steps},
         }
         path = self.recipe.layout.manifest
-        old = host.run(f"cat {shlex.quote(path)}", 60)
+        old = self._run(host, f"cat {shlex.quote(path)}", 60)
         try:
             old_doc = json.loads(old.stdout) if old.exit == 0 else None
         except json.JSONDecodeError:
@@ -399,3 +436,21 @@ class Runner:
             raise StepFailed("manifest", "check", back, f"{path} read back differs from what was written")
         result.manifest, result.manifest_text, result.manifest_changed = doc, back.stdout, True
         self.report(Event("manifest", detail=f"{path} written"))
+
+
+def parse_survey(stdout: str, mark: str, n: int) -> list[Result | None]:
+    """The n parts of a survey's output (stdout and exit of each, between its begin and end lines); None for a part
+    whose lines are missing (that read then runs on its own)."""
+    out: list[Result | None] = []
+    pos = 0
+    for i in range(n):
+        begin, end = f"{mark} begin {i}\n", f"\n{mark} end {i} "
+        b = stdout.find(begin, pos)
+        e = stdout.find(end, b + len(begin)) if b >= 0 else -1
+        eol = stdout.find("\n", e + len(end)) if e >= 0 else -1
+        if eol < 0 or not stdout[e + len(end) : eol].isdigit():
+            out.append(None)
+            continue
+        out.append(Result(int(stdout[e + len(end) : eol]), stdout[b + len(begin) : e], ""))
+        pos = eol
+    return out

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 
+from gpufleet.components import registry
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpufleet import clock, contract
 
-CLOUDS = ("alicloud", "tencentcloud")
+CLOUDS = registry.names()  # one policy per registered cloud
 # Resource types whose image_id a node boots from; images/lock.json ships placeholders until `gpufleet image build`.
 IMAGE_TYPES = (
     "alicloud:ess/scalingConfiguration:ScalingConfiguration",

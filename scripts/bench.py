@@ -2,11 +2,12 @@
 
     .venv/bin/python scripts/bench.py [--runs 5] [--only preview,cost]
 
-Each case is a whole `gpufleet` process, timed `--runs` times; the median is divided by the median of
-its floor: the interpreter importing what the command cannot avoid (the cloud programs and the
-provider modules they use, for preview and cost; nothing but Python for pure computation). A ratio
-near 1 means the command adds little on top of its imports; the absolute seconds depend on the
-machine, the ratio much less.
+Each case is a whole `gpufleet` process, timed `--runs` times, each run paired with (interleaved with) a run
+of its floor: the interpreter importing what the command cannot avoid (the cloud programs and the provider
+modules they use, for preview and cost; typer and pydantic for the CLI and pure computation). The ratio is
+the median of the case over the median of its floor from the same pairs. A ratio near 1 means the command
+adds little on top of its imports; the absolute seconds depend on the machine, the ratio much less.
+Targets (issue 19): preview <= 1.2, --help <= 1.6, plan fit <= 2.5.
 """
 
 from __future__ import annotations
@@ -24,18 +25,39 @@ GF = [str(Path(PY).parent / "gpufleet")]  # the console script of the interprete
 
 FLOORS = {
     "python": [PY, "-c", "pass"],
+    "typer+pydantic": [PY, "-c", "import typer, pydantic"],
     # the cloud programs' modules, i.e. the provider submodules they declare resources of
     "programs": [PY, "-c", "import gpufleet.components.alicloud.program, gpufleet.components.tencentcloud.program"],
+    # one cloud's program and the provider submodules its prod stack declares resources of, loaded (asking a lazy
+    # provider module for an attribute loads it; the modules are those the type tokens of `preview --json` name)
+    "alicloud classes": [
+        PY,
+        "-c",
+        "import gpufleet.components.alicloud.program, pulumi_alicloud as p\n"
+        "for m in ('cms', 'ecs', 'ess', 'ram', 'slb', 'vpc'): hasattr(getattr(p, m), '_')",
+    ],
+    "tencentcloud classes": [
+        PY,
+        "-c",
+        "import gpufleet.components.tencentcloud.program, tencentcloud_iac_pulumi as p\n"
+        "for m in ('as_', 'cam', 'clb', 'eip', 'monitor', 'nat', 'route', 'security', 'subnet', 'vpc'): hasattr(getattr(p, m), '_')",
+    ],
 }
 
 CASES = [  # (group, name, command, floor)
-    ("preview", "preview alicloud prod", [*GF, "preview", "--stack", "alicloud-cn-hangzhou-prod", "--json"], "programs"),
-    ("preview", "preview tencentcloud prod", [*GF, "preview", "--stack", "tencentcloud-ap-guangzhou-prod", "--json"], "programs"),
+    ("cli", "gpufleet --help", [*GF, "--help"], "typer+pydantic"),
+    ("preview", "preview alicloud prod", [*GF, "preview", "--stack", "alicloud-cn-hangzhou-prod", "--json"], "alicloud classes"),
+    (
+        "preview",
+        "preview tencentcloud prod",
+        [*GF, "preview", "--stack", "tencentcloud-ap-guangzhou-prod", "--json"],
+        "tencentcloud classes",
+    ),
     (
         "cost",
         "cost estimate alicloud prod",
         [*GF, "cost", "estimate", "--stack", "alicloud-cn-hangzhou-prod", "--json"],
-        "programs",
+        "alicloud classes",
     ),
     (
         "cost",
@@ -47,41 +69,47 @@ CASES = [  # (group, name, command, floor)
         "plan",
         "plan fit Qwen2.5-7B on A10",
         [*GF, "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--json"],
-        "python",
+        "typer+pydantic",
     ),
 ]
 
 
-def median_seconds(cmd: list[str], runs: int) -> float | None:
-    times = []
+def seconds(cmd: list[str]) -> float | None:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True)
+    return time.perf_counter() - start if done.returncode == 0 else None
+
+
+def paired_medians(cmd: list[str], floor: list[str], runs: int) -> tuple[float | None, float | None]:
+    """(median seconds of cmd, of floor), the two run alternately so that machine load hits both alike."""
+    case_t, floor_t = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            return None
-    return statistics.median(times)
+        for out, c in ((case_t, cmd), (floor_t, floor)):
+            t = seconds(c)
+            if t is None:
+                return (None, 0.0) if c is cmd else (0.0, None)
+            out.append(t)
+    return statistics.median(case_t), statistics.median(floor_t)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="", help="comma-separated groups: preview, cost, plan")
+    ap.add_argument("--only", default="", help="comma-separated groups: cli, preview, cost, plan")
     args = ap.parse_args()
     groups = set(filter(None, args.only.split(",")))
-    floors = {name: median_seconds(cmd, args.runs) for name, cmd in FLOORS.items()}
-    print(f"{'case':<36} {'median s':>9} {'floor':>10} {'floor s':>8} {'ratio':>6}   (median of {args.runs})")
+    print(f"{'case':<36} {'median s':>9} {'floor':>20} {'floor s':>8} {'ratio':>6}   (paired, median of {args.runs})")
     for group, name, cmd, floor in CASES:
         if groups and group not in groups:
             continue
-        t = median_seconds(cmd, args.runs)
-        if floors[floor] is None:
+        t, f = paired_medians(cmd, FLOORS[floor], args.runs)
+        if f is None:
             print(f"{name:<36} floor {floor!r} failed: {' '.join(FLOORS[floor][1:])} exited non-zero")
             continue
         if t is None:
             print(f"{name:<36} {'failed':>9}   ({' '.join(cmd[1:])} exited non-zero)")
             continue
-        print(f"{name:<36} {t:>9.2f} {floor:>10} {floors[floor]:>8.2f} {t / floors[floor]:>6.2f}")
+        print(f"{name:<36} {t:>9.2f} {floor:>20} {f:>8.2f} {t / f:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Read-only facts the spec is resolved against: GPU kinds, regions, zones, instance types.
 
-The data lives in stacks/data/*.yaml with sources and dates; this module only loads and looks up.
+The data lives in YAML files with sources and dates: GPU kinds in stacks/data/gpus.yaml, each cloud's regions
+and instance types in the file its profile names (registry.profile(cloud).catalog); this module only loads and
+looks up. The clouds are the registry's (gpufleet.components.registry).
 """
 
 from __future__ import annotations
@@ -9,10 +11,19 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpufleet import inputs
-
 DATA = Path(__file__).parent / "data"
-CLOUDS = ("alicloud", "tencentcloud")
+
+
+def clouds() -> tuple[str, ...]:
+    from gpufleet.components import registry
+
+    return registry.names()
+
+
+def __getattr__(name: str):
+    if name == "CLOUDS":  # the registered clouds, read when asked (a test may register one)
+        return clouds()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -41,23 +52,39 @@ class InstanceType:
 
 
 @cache
-def _load(name: str) -> dict:
-    return inputs.load_mapping(DATA / f"{name}.yaml", f"stacks/data/{name}.yaml")
+def _read(path: Path) -> dict:
+    from gpufleet import inputs
+
+    return inputs.load_mapping(path, _shown(path))
+
+
+def _shown(path: Path) -> str:
+    return f"stacks/data/{path.name}" if path.parent == DATA else str(path)
+
+
+def _catalog(cloud: str) -> Path:
+    from gpufleet.components import registry
+
+    return registry.profile(cloud).catalog
+
+
+def _load(cloud: str) -> dict:
+    return _read(_catalog(cloud))
 
 
 def gpu_kinds() -> dict[str, GpuKind]:
+    from gpufleet import inputs
+
     with inputs.shaped("stacks/data/gpus.yaml"):
-        return {k: GpuKind(name=k, **v) for k, v in _load("gpus")["gpus"].items()}
+        return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
 
 
 def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
     """region -> zone -> GPU kinds sold there."""
-    with inputs.shaped(f"stacks/data/{cloud}.yaml"):
+    from gpufleet import inputs
+
+    with inputs.shaped(_shown(_catalog(cloud))):
         return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
-
-
-def cloud_meta(cloud: str) -> dict:
-    return {k: v for k, v in _load(cloud).items() if k not in ("regions", "instance_types")}
 
 
 def instance_types(cloud: str) -> list[InstanceType]:

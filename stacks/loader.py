@@ -41,14 +41,27 @@ class Fleet:
 
 
 def project_root(start: Path | None = None) -> Path:
-    """The folder holding Pulumi.yaml: $GPUFLEET_PROJECT, else up from the cwd, else this checkout."""
+    """The folder holding Pulumi.yaml and stacks/: $GPUFLEET_PROJECT, else up from the cwd.
+
+    User state (stacks, images/lock.json, cost/usage/) is read from here only; outside a project this is a
+    UserError, never the package's own folder (an installed gpufleet would otherwise read and write site-packages).
+    """
     if os.environ.get("GPUFLEET_PROJECT"):
         return Path(os.environ["GPUFLEET_PROJECT"])
-    here = (start or Path.cwd()).resolve()
+    cwd = start or Path.cwd()
+    here = cwd.resolve()
     for folder in (here, *here.parents):
         if (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir():
             return folder
-    return Path(__file__).resolve().parent.parent
+    raise UserError(
+        [
+            Problem(
+                str(cwd),
+                "",
+                f"no Pulumi.yaml with stacks/ found from {cwd}; run inside a gpufleet project or set GPUFLEET_PROJECT",
+            )
+        ]
+    )
 
 
 def stack_path(stack: str, root: Path | None = None) -> Path:
@@ -71,7 +84,23 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
 
 
 def read_config(path: Path, shown: str) -> dict:
-    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong."""
+    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong.
+
+    Parsed once per process while the file is unchanged; callers must not modify the mapping (copy it)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return _parse_config(path, shown)  # the reader names what is wrong with the path
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CONFIGS:
+        _CONFIGS[key] = _parse_config(path, shown)
+    return _CONFIGS[key]
+
+
+_CONFIGS: dict[tuple, dict] = {}
+
+
+def _parse_config(path: Path, shown: str) -> dict:
     doc = inputs.load_yaml(path, shown)
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
@@ -80,11 +109,29 @@ def read_config(path: Path, shown: str) -> dict:
 
 
 def load_fleet(stack: str, root: Path | None = None, sizing: bool = True) -> Fleet:
+    """The stack file's fleet, parsed and validated once per process while the file is unchanged (preview runs the
+    program, which loads the stack again as under `pulumi up`; cost and sizing ask too)."""
+    path = stack_path(stack, root)
+    try:
+        st = path.stat()
+        lock = (root or project_root()) / "images" / "lock.json"  # the fleet's image is resolved from it
+        ls = lock.stat() if lock.exists() else None
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, sizing, ls and (ls.st_mtime_ns, ls.st_size))
+    except OSError:
+        key = None
+    if key is not None and key in _FLEETS:
+        return _FLEETS[key]
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
     if not isinstance(raw, dict):
         raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
-    return validate(raw, stack=stack, file=shown, sizing=sizing)
+    fleet = validate(raw, stack=stack, file=shown, sizing=sizing)
+    if key is not None:
+        _FLEETS[key] = fleet
+    return fleet
+
+
+_FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, sizing) -> its validated fleet
 
 
 def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) -> Fleet:
@@ -96,12 +143,12 @@ def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) ->
     except ValidationError as exc:
         problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
     if spec is not None and not problems:
-        from gpufleet.components import clouds
+        from gpufleet.components import registry
 
         from gpufleet import contract
 
         problems += [
-            Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec) + contract.spec_problems(spec)
+            Problem(file, p, m) for p, m in cross_problems(spec) + registry.spec_problems(spec) + contract.spec_problems(spec)
         ]
     fleet = None
     if spec is not None and not problems:
@@ -152,8 +199,8 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     cloud = raw.get("cloud")
     if cloud is None or not isinstance(cloud, str):
         return out  # missing or not text: reported once, by the model
-    if cloud not in catalog.CLOUDS:
-        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.CLOUDS)))
+    if cloud not in catalog.clouds():
+        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.clouds())))
         return out
     gpu = (raw.get("gpu") or {}).get("kind") if isinstance(raw.get("gpu"), dict) else None
     kinds = catalog.gpu_kinds()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.stacks import catalog, loader
 
 from gpufleet import inputs
@@ -198,8 +198,8 @@ def plan(
     root: Path | None = None,
 ) -> Plan:
     root = root or loader.project_root()
-    if cloud not in catalog.CLOUDS:
-        raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.CLOUDS))])
+    if cloud not in catalog.clouds():
+        raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.clouds()))])
     regions = catalog.regions(cloud)
     if region not in regions:
         raise UserError([Problem(ARG, "--region", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])

@@ -11,6 +11,7 @@ import re
 from datetime import date
 from typing import Literal
 
+from gpufleet.stacks.choices import Dtype, KvCacheDtype
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
@@ -18,7 +19,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-Cloud = Literal["alicloud", "tencentcloud"]
+Cloud = str  # a registered cloud (gpufleet.components.registry), checked by loader.catalog_problems
 Environment = Literal["dev", "staging", "prod"]
 Billing = Literal["payg", "monthly", "yearly", "spot"]
 DiskTier = Literal["standard", "performance", "high"]
@@ -81,7 +82,14 @@ SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trail
 # `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
 # components/<cloud>/names.py; these are the characters no consumer on the node interprets.
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?\Z")
-OBJECT_SOURCE = re.compile(r"^(oss|cos)://[a-z0-9][a-z0-9-]{1,61}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{0,1000}\Z")
+
+
+def object_source(schemes: list[str]) -> re.Pattern:
+    """An object storage URL of one of the registered clouds' schemes (oss://, cos://, ...): bucket/key."""
+    alt = "|".join(map(re.escape, schemes))
+    return re.compile(rf"^({alt})://[a-z0-9][a-z0-9-]{{1,61}}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{{0,1000}}\Z")
+
+
 HTTPS_SOURCE = re.compile(r"^https://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z")
 SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
 FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
@@ -117,7 +125,9 @@ RESERVED_FLAGS = {
 
 class Model(Strict):
     name: str = Field(min_length=1, description="served model name, e.g. Qwen/Qwen2.5-7B-Instruct")
-    source: str = Field(description="where the node fetches the weights archive: oss://, cos:// or https://")
+    source: str = Field(
+        description="where the node fetches the weights archive: https:// or a cloud's object storage (oss://, cos://)"
+    )
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
     catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
 
@@ -133,11 +143,14 @@ class Model(Strict):
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        if not (OBJECT_SOURCE.match(v) or HTTPS_SOURCE.match(v)):
+        from gpufleet.components import registry
+
+        schemes = [registry.profile(c).object_scheme for c in registry.names()]
+        if not (object_source(schemes).match(v) or HTTPS_SOURCE.match(v)):
             raise ValueError(
-                f"must be an oss://, cos:// or https:// URL of the weights archive ({v!r} is not): oss://bucket/key, "
-                "cos://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, digits "
-                "and . _ / - (no wildcard, space, quote, $, ; or query string)"
+                f"must be an {', '.join(s + '://' for s in schemes)} or https:// URL of the weights archive ({v!r} is not): "
+                "<scheme>://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, "
+                "digits and . _ / - (no wildcard, space, quote, $, ; or query string)"
             )
         return v
 
@@ -174,11 +187,11 @@ class Serving(Strict):
     """vLLM engine arguments rendered into `vllm serve` (names are the flags with _ for -)."""
 
     port: int = Field(8000, ge=1024, le=65535)
-    dtype: Literal["auto", "float16", "bfloat16", "half", "float32"] = "auto"
+    dtype: Dtype = "auto"
     quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
-    # The KV cache dtypes vLLM offers on CUDA (sizing/data/vllm_engines.yaml, read from the pinned wheels); whether the
-    # stack's GPU and vLLM take one is checked by sizing (compute capability, engine).
-    kv_cache_dtype: Literal["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"] = "auto"
+    # The KV cache dtypes vLLM offers on CUDA (stacks/choices.py); whether the stack's GPU and vLLM take one is checked
+    # by sizing (compute capability, engine).
+    kv_cache_dtype: KvCacheDtype = "auto"
     max_model_len: int = Field(8192, ge=256, le=1_048_576)
     gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
     max_num_seqs: int = Field(64, ge=1, le=4096)
@@ -476,4 +489,5 @@ class FleetSpec(Strict):
 
     @property
     def stack_tags(self) -> dict[str, str]:
+        """The tags on every resource (checked against each cloud's tag rules by gpufleet/contract.py)."""
         return {"gpufleet:fleet": self.name, "gpufleet:env": self.environment, **self.tags}

@@ -4,7 +4,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpufleet.components import clouds
+from gpufleet.components import registry
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks import loader
 from views import tencentcloud_view
@@ -41,7 +41,7 @@ def test_with_a_cos_source_the_moved_stack_is_a_valid_tencent_fleet():
     v = tencentcloud_view(preview_spec(raw, "moved"))
     assert v["group_zones"] == 2 and v["group_min"] >= 2 and v["nat_with_eip"] and v["health_check_path"] == "/health"
     # the Alibaba contact group is not a notification template id: a preview note, not an error
-    assert any("notice-" in n and "llm-oncall" in n for n in clouds.notes("tencentcloud", fleet.spec))
+    assert any("notice-" in n and "llm-oncall" in n for n in registry.notes("tencentcloud", fleet.spec))
 
 
 def test_a_zone_that_does_not_sell_the_gpu_is_named():

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpufleet.components.clouds import PROFILES
+from gpufleet.components.registry import profile
 from gpufleet.images.recipes import load_recipe, recipe_names
 
 from gpufleet.preview import preview_stack
@@ -130,5 +130,5 @@ def test_ossutil_outside_the_bucket_is_refused(tmp_path):
 def test_every_recipe_installs_the_tools_of_every_cloud_it_is_copied_to(recipe):
     r = load_recipe(recipe)
     for cloud in r.regions:
-        missing = set(PROFILES[cloud].node_tools) - r.commands()
+        missing = set(profile(cloud).node_tools) - r.commands()
         assert not missing, f"{recipe} is copied to {cloud} but does not install {sorted(missing)}"

@@ -21,6 +21,8 @@ def project(tmp_path, monkeypatch):
     for f in (ROOT / "stacks").glob("*.y*ml"):
         shutil.copy(f, tmp_path / "stacks" / f.name)
     shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
+    (tmp_path / "images").mkdir()
+    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")  # user state: in the project
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
     return tmp_path
 

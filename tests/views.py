@@ -1,69 +1,31 @@
-"""Each cloud's resource types read into the same facts, so that the invariants of test_policy.py are written once."""
+"""Each registered cloud's facts module (components/<cloud>/facts.py) reads its resource types into the same facts,
+so that the invariants of test_policy.py are written once."""
 
-import base64
+from gpufleet.components import registry
 
 
 def of(inv, token):
     return [r["inputs"] for r in inv.resources if r["type"] == token]
 
 
-def alicloud_view(inv) -> dict:
-    rules = of(inv, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
-    (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
-    (listener,) = of(inv, "alicloud:slb/listener:Listener")
-    (config,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
-    nats = of(inv, "alicloud:vpc/natGateway:NatGateway")
-    assoc = of(inv, "alicloud:ecs/eipAssociation:EipAssociation")
-    return {
-        "node_ingress": [
-            (r["cidrIp"], r["portRange"].split("/")[0]) for r in rules if r["type"] == "ingress" and r["policy"] == "accept"
-        ],
-        "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in [config] + of(inv, "alicloud:ecs/instance:Instance")],
-        "node_public_ip": [],  # no flag of its own on Alibaba: bandwidth 0 is no public IP
-        "nat_with_eip": len(nats) == 1 and nats[0]["natType"] == "Enhanced" and [a["instanceType"] for a in assoc] == ["Nat"],
-        "subnets_routed_to_nat": len(of(inv, "alicloud:vpc/snatEntry:SnatEntry")),
-        "subnets": len(of(inv, "alicloud:vpc/switch:Switch")),
-        "health_check_path": listener["healthCheckUri"] if listener["healthCheck"] == "on" else None,
-        "group_replaces_lb_unhealthy": "LOAD_BALANCER" in group["healthCheckTypes"] and bool(group["loadbalancerIds"]),
-        "group_zones": len(group["vswitchIds"]),
-        "group_min": group["minSize"],
-        "user_data": [base64.b64decode(c["userData"]).decode() for c in [config]],
-    }
+class _Views(dict):
+    """cloud -> view(inventory), looked up in the registry (a cloud registered by a test is included)."""
+
+    def __missing__(self, cloud):
+        return registry.module(cloud, "facts").view
+
+    def __iter__(self):
+        return iter(registry.names())
+
+    def __len__(self):
+        return len(registry.names())
+
+    def keys(self):
+        return set(registry.names())
+
+
+VIEWS = _Views()
 
 
 def tencentcloud_view(inv) -> dict:
-    rule_sets = {r["name"]: r["inputs"] for r in inv.resources if r["type"] == "tencentcloud:Security/groupRuleSet:GroupRuleSet"}
-    (group,) = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
-    (listener,) = of(inv, "tencentcloud:Clb/listener:Listener")
-    (config,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
-    (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
-    subnets = of(inv, "tencentcloud:Subnet/instance:Instance")
-    tables = {f"{r['name']}_id" for r in inv.resources if r["type"] == "tencentcloud:Route/table:Table"}
-    default_routes = [
-        e
-        for e in of(inv, "tencentcloud:Route/tableEntry:TableEntry")
-        if e["destinationCidrBlock"] == "0.0.0.0/0" and e["nextType"] == "NAT"
-    ]
-    routed_tables = {e["routeTableId"] for e in default_routes}
-    nats = of(inv, "tencentcloud:Nat/gateway:Gateway")
-    baseline = of(inv, "tencentcloud:Instance/instance:Instance")
-    return {
-        "node_ingress": [(r["cidrBlock"], r["port"]) for r in node_rules["ingresses"] if r["action"] == "ACCEPT"],
-        "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in [config] + baseline],
-        "node_public_ip": [config.get("publicIpAssigned")] + [b.get("allocatePublicIp") for b in baseline],
-        "nat_with_eip": len(nats) == 1 and len(nats[0]["assignedEipSets"]) >= 1,
-        "subnets_routed_to_nat": sum(1 for s in subnets if s.get("routeTableId") in routed_tables & tables),
-        "subnets": len(subnets),
-        "health_check_path": listener["healthCheckHttpPath"]
-        if listener["healthCheckSwitch"] and listener["healthCheckType"] == "HTTP"
-        else None,
-        "group_replaces_lb_unhealthy": group["healthCheckType"] == "CLB"
-        and group["replaceLoadBalancerUnhealthy"]
-        and bool(group["forwardBalancerIds"]),
-        "group_zones": len(group["subnetIds"]),
-        "group_min": group["minSize"],
-        "user_data": [base64.b64decode(c["userData"]).decode() for c in [config] + baseline],
-    }
-
-
-VIEWS = {"alicloud": alicloud_view, "tencentcloud": tencentcloud_view}
+    return VIEWS["tencentcloud"](inv)

@@ -66,7 +66,7 @@ def _hc(spec):
 
 def _level(tier: str) -> str | None:
     """The ESSD performance level the program sends for a spec disk tier (the cloud profile's disk categories)."""
-    from gpufleet.components.clouds import profile
+    from gpufleet.components.registry import profile
 
     return profile("alicloud").disk_categories[tier].get("performance_level")
 

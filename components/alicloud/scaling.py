@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pulumi
 import pulumi_alicloud as alicloud
 from gpufleet.components.alicloud import rules
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.stacks.loader import Fleet
 
 from gpufleet import clock, cron

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-from gpufleet.components.clouds import profile
+from gpufleet.components.registry import profile
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks.loader import Fleet

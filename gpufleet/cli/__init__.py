@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -9,27 +10,58 @@ import typer
 from gpufleet.errors import UserError, console, print_problems
 
 app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    add_completion=False,
+    help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.",
 )
 err = console(stderr=True)
 
 
-def _register() -> None:
-    if getattr(app, "_gpufleet_registered", False):  # main() may run many times in one process (tests)
-        return
-    app._gpufleet_registered = True
-    from gpufleet.cli import cost, image, loadtest, plan, preview, region
+@app.callback()
+def _group() -> None:
+    """Keeps `gpufleet` a group of commands when only the invoked command is registered (typer would run a lone
+    command as the whole program)."""
 
-    preview.register(app)
-    image.register(app)
-    plan.register(app)
-    loadtest.register(app)
-    cost.register(app)
-    region.register(app)
+
+# command -> the module of this package that registers it (in the order `gpufleet --help` lists them)
+COMMANDS = {
+    "preview": "preview",
+    "loadtest": "loadtest",
+    "image": "image",
+    "plan": "plan",
+    "cost": "cost",
+    "catalog": "cost",
+    "region": "region",
+}
+
+
+_REGISTERED: set[str] = set()
+
+
+def _register(argv: list[str]) -> None:
+    """Register the invoked command's module only (building every command's options costs ~0.1 s); all of them for
+    help, an unknown command or none."""
+    import importlib
+
+    first = next((a for a in argv if not a.startswith("-")), None)
+    modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        if name not in _REGISTERED:  # main() may run many times in one process (tests): each module registers once
+            _REGISTERED.add(name)
+            importlib.import_module(f"gpufleet.cli.{name}").register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
+    try:
+        _main(argv)
+    finally:
+        if argv is None:  # the console script, about to exit: the objects it made need no collection at shutdown
+            gc.freeze()  # (the interpreter's final collection otherwise costs ~0.2 s after a preview)
+
+
+def _main(argv: list[str] | None) -> None:
+    _register(sys.argv[1:] if argv is None else argv)
     try:
         code = app(args=argv, standalone_mode=False)
         if isinstance(code, int) and code:

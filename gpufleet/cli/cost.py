@@ -14,25 +14,21 @@ from rich.console import Console
 from gpufleet.errors import Problem, UserError, console
 from gpufleet.files import is_stdout, output_problems, write_atomic
 
-cost_app = typer.Typer(no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog.")
-catalog_app = typer.Typer(no_args_is_help=True, help="The price catalog in cost/data/.")
+cost_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog."
+)
+catalog_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The price catalog in cost/data/.")
 FORMATS = ("table", "csv", "json", "xlsx", "html")
+
+
+def _registered_clouds() -> tuple[str, ...]:
+    from gpufleet.components import registry
+
+    return registry.names()
 
 
 def _console() -> Console:
     return console(width=200) if not sys.stdout.isatty() else console()
-
-
-def stack_estimate(stack: str, usage_file: str | None = None, discounts_file: str | None = None):
-    from gpufleet.cost import estimate, graph, usage
-    from gpufleet.stacks.loader import load_fleet
-
-    fleet = load_fleet(stack)
-    prof = usage.load(stack, usage_file)
-    resources = graph.stack_resources(stack)
-    return fleet, estimate.price_inventory(
-        stack, fleet.spec, fleet.instance_type.type, resources, prof, estimate.load_discounts(discounts_file)
-    )
 
 
 @cost_app.command("estimate")
@@ -56,6 +52,8 @@ def estimate_cmd(
             limit = None
         if limit is None or not limit.is_finite() or limit < 0:
             raise UserError([Problem("--budget", "", f"must be a finite number >= 0, not {budget!r}")])
+    from gpufleet.plan import stack_estimate
+
     _, est = stack_estimate(stack, usage_file, discounts_file)
     if as_json:
         typer.echo(json.dumps(report.estimate_json(est), indent=2, ensure_ascii=False))
@@ -72,7 +70,7 @@ def estimate_cmd(
 @cost_app.command("compare")
 def compare_cmd(
     stack: str = typer.Option(..., "--stack"),
-    clouds: str = typer.Option("alicloud,tencentcloud", "--clouds"),
+    clouds: str | None = typer.Option(None, "--clouds", help="comma-separated; default: every registered cloud"),
     billing: str = typer.Option("payg,monthly,yearly,spot", "--billing"),
     fmt: str = typer.Option("table", "--format", help="table | csv | json | xlsx | html"),
     output: Path | None = typer.Option(None, "-o", "--output", help="file to write (needed for xlsx)"),
@@ -88,7 +86,7 @@ def compare_cmd(
         raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, FORMATS))])
     if fmt == "xlsx" and output is None:
         raise UserError([Problem("--format", "", "xlsx is a binary file: give -o FILE.xlsx")])
-    cloud_list = [c.strip() for c in clouds.split(",") if c.strip()]
+    cloud_list = [c.strip() for c in clouds.split(",") if c.strip()] if clouds is not None else list(_registered_clouds())
     billing_list = [b.strip() for b in billing.split(",") if b.strip()]
     problems = output_problems(output) if output else []
     if not cloud_list:
@@ -141,6 +139,8 @@ def diff_cmd(
 
     if len(stacks) != 2:
         raise UserError([Problem("--stack", "", f"give exactly two stacks (got {len(stacks)})")])
+    from gpufleet.plan import stack_estimate
+
     fa, a = stack_estimate(stacks[0], usage_file)
     fb, b = stack_estimate(stacks[1], usage_file)
     changes = [c for c in diff.diff(a, fa.prefix, b, fb.prefix)]

@@ -13,8 +13,12 @@ from gpufleet.errors import Problem, UserError, console, did_you_mean, print_pro
 out = console(soft_wrap=True)
 err = console(stderr=True, soft_wrap=True)
 
-image_app = typer.Typer(no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read.")
-lock_app = typer.Typer(no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region.")
+image_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read."
+)
+lock_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region."
+)
 image_app.add_typer(lock_app, name="lock")
 
 
@@ -320,7 +324,7 @@ def lock_record(
     from gpufleet.images import lock
 
     r = _recipe(recipe)
-    path = lock_file or lock.LOCK
+    path = lock_file or lock.lock_path()
     problems: list[Problem] = []
     from gpufleet import inputs
 
@@ -334,8 +338,10 @@ def lock_record(
     problems += found
     for cloud, regions in given.items():
         images.setdefault(cloud, {}).update(regions)
-    unknown = sorted(c for c in images if c not in lock.ID_PREFIX)
-    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(lock.ID_PREFIX))) for c in unknown]
+    from gpufleet.components import registry
+
+    unknown = sorted(c for c in images if c not in registry.names())
+    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(registry.names()))) for c in unknown]
     if not problems:
         problems += [
             Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
@@ -353,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
     import sys
 
-    app = typer.Typer(add_completion=False)
+    app = typer.Typer(rich_markup_mode=None, add_completion=False)
     register(app)
     try:
         rc = app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)

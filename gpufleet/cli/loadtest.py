@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from gpufleet.errors import UserError, console
 
@@ -24,6 +20,8 @@ class _ProgressDisplay:
     """A bar per concurrency level on stderr, with the errors seen so far."""
 
     def __init__(self, console: Console):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         self.progress = Progress(
             TextColumn("concurrency {task.fields[concurrency]:>4}"),
             BarColumn(),
@@ -52,7 +50,10 @@ def _ms(x) -> str:
     return "-" if x is None else f"{x:.0f}"
 
 
-def _table(result: dict) -> Table:
+def _table(result: dict):
+    from rich import box
+    from rich.table import Table
+
     t = Table(
         title=f"{result['model']} at {result['url']}",
         box=box.SIMPLE_HEAD,
@@ -125,6 +126,8 @@ def loadtest_cmd(
         raise UserError(problems)
     display = _ProgressDisplay(console(stderr=True))
     with display.progress:
+        import asyncio
+
         result = asyncio.run(loadtest.run(s, display))
     text = json.dumps(result, indent=2) + "\n"
     if output:

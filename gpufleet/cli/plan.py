@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from gpufleet.errors import Problem, UserError, console, did_you_mean
 
-plan_app = typer.Typer(no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count.")
+plan_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,9 +22,9 @@ def _serving_choices(field: str) -> tuple[str, ...]:
     """The values the stack spec accepts for a Literal serving field (one list for the spec and this command)."""
     import typing
 
-    from gpufleet.stacks.spec import Serving
+    from gpufleet.stacks import choices
 
-    return typing.get_args(Serving.model_fields[field].annotation)
+    return typing.get_args({"dtype": choices.Dtype, "kv_cache_dtype": choices.KvCacheDtype}[field])
 
 
 def _choice_problems(checks: list[tuple[str, str | None, object]]) -> list[Problem]:
@@ -151,6 +151,8 @@ def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Probl
 
 
 def _print_fit(r, model_name: str) -> None:
+    from rich.table import Table  # imported when a table is printed (rich's table costs import time)
+
     c = console()
     t = Table(
         title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
@@ -204,6 +206,8 @@ def capacity_cmd(
     if as_json:
         typer.echo(json.dumps({**p.to_json(), "warnings": warnings}, indent=2))
     else:
+        from rich.text import Text
+
         c = console()
         c.print(f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}")
         c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")

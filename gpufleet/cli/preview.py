@@ -9,9 +9,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gpufleet import errors
-from gpufleet.components.clouds import notes
-from gpufleet.preview import preview_stack
-from gpufleet.stacks.loader import load_fleet
 
 
 def register(app: typer.Typer) -> None:
@@ -23,10 +20,11 @@ def preview(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: stack, resources, outputs"),
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
-    from gpufleet import clock, contract
+    from gpufleet import clock, contract, plan
+    from gpufleet.components.registry import notes
 
-    fleet = load_fleet(stack)
-    inventory = preview_stack(stack)
+    the_plan = plan.for_stack(stack)
+    fleet, inventory = the_plan.fleet, the_plan.inventory
     all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
     if as_json:
         typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))

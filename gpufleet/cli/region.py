@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from gpufleet.stacks import regions
-
 
 def register(app: typer.Typer) -> None:
-    sub = typer.Typer(help="Open regions: render new stacks from templates.", no_args_is_help=True)
+    sub = typer.Typer(rich_markup_mode=None, help="Open regions: render new stacks from templates.", no_args_is_help=True)
     sub.command("new")(new)
     app.add_typer(sub, name="region")
 
@@ -25,6 +23,8 @@ def new(
     dry_run: bool = typer.Option(False, "--dry-run", help="print the file instead of writing it"),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<region>-<env>.yaml (never overwriting) and say what was chosen and why."""
+    from gpufleet.stacks import regions
+
     p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr)
     if dry_run:
         typer.echo(p.text, nl=False)

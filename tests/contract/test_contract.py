@@ -254,17 +254,17 @@ def test_every_argument_sent_has_a_rule_or_a_checked_no_constraint_entry():
 
 def test_schedule_dates_reach_the_engine_under_ignore_changes(monkeypatch):
     """What the engine receives: the scheduled tasks' first-firing and end fields are ignored after creation."""
-    from gpufleet import preview
+    from gpufleet import mockengine, preview
 
     seen = {}
-    original = preview._Recorder.RegisterResource
+    original = mockengine._Recorder.RegisterResource
 
     def register(self, request):
         if request.type in ("alicloud:ess/scheduledTask:ScheduledTask", "tencentcloud:As/schedule:Schedule"):
             seen[request.type] = sorted(request.ignoreChanges)
         return original(self, request)
 
-    monkeypatch.setattr(preview._Recorder, "RegisterResource", register)
+    monkeypatch.setattr(mockengine._Recorder, "RegisterResource", register)
     for stack in ("alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"):
         preview.preview_stack(stack, sweep.ROOT)
     assert seen == {

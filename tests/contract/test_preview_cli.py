@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def _project(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "images").mkdir()
+    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")  # user state: read from the project root
     return tmp_path
 
 

@@ -1,16 +1,14 @@
-import json
-from pathlib import Path
-
 import pytest
 from gpufleet.cost import estimate, usage
 from gpufleet.stacks.loader import load_fleet
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from gpufleet import plan
 
 
 @pytest.fixture
 def ali_inventory():
-    return json.loads((FIXTURES / "alicloud-inventory.json").read_text())["resources"]
+    """What the real program declares for the Alibaba prod stack (a fresh copy: tests may edit it)."""
+    return plan.for_stack("alicloud-cn-hangzhou-prod").resources
 
 
 @pytest.fixture

@@ -1,10 +1,9 @@
-"""The cost CLI plumbing, on the fixture inventory (test_stacks.py runs it on the real preview)."""
+"""The cost CLI plumbing, on the real program's inventory of the Alibaba prod stack."""
 
 import json
 
 import pytest
 import typer
-from gpufleet.cost import graph
 from typer.testing import CliRunner
 
 from gpufleet.cli import cost as cost_cli
@@ -12,8 +11,7 @@ from gpufleet.errors import UserError
 
 
 @pytest.fixture
-def app(monkeypatch, ali_inventory):
-    monkeypatch.setattr(graph, "stack_resources", lambda stack: ali_inventory)
+def app():
     a = typer.Typer()
     cost_cli.register(a)
     return a

@@ -94,13 +94,14 @@ def test_break_even():
 
 
 def test_tencent_lines(prod_fleet):
-    from gpufleet.cost import compare, graph
-    from gpufleet.stacks import loader
+    from gpufleet.cost import compare
 
-    raw = loader.read_stack_config(prod_fleet.stack)[1][loader.CONFIG_KEY]
+    from gpufleet import plan
+
+    raw = plan.for_stack(prod_fleet.stack).raw
     new = compare.redeclare(raw, prod_fleet, "tencentcloud", "payg")[0]
-    fleet = loader.validate(new, stack=prod_fleet.stack, file="x")
-    inv = graph.spec_resources(new, prod_fleet.stack)  # what the Tencent program declares for this fleet
+    option = plan.for_spec(new, prod_fleet.stack, file="x")
+    fleet, inv = option.fleet, option.resources  # what the Tencent program declares for this fleet
     e = estimate.price_inventory(prod_fleet.stack, fleet.spec, fleet.instance_type.type, inv, usage.load(prod_fleet.stack))
     assert e.region == "ap-shanghai"
     gpu = _line(e, "autoscaled node GNV4.3XLARGE44")

@@ -3,13 +3,11 @@
 from decimal import Decimal
 
 import pytest
+from gpufleet.cost import catalog, compare, resources, usage
+from gpufleet.stacks import loader
 
-pytest.importorskip("gpufleet.preview", reason="the offline preview (gpufleet/preview.py) is not in the tree yet")
-
-from gpufleet.cost import catalog, compare, graph, resources, usage  # noqa: E402
-from gpufleet.stacks import loader  # noqa: E402
-
-from gpufleet.cli.cost import stack_estimate  # noqa: E402
+from gpufleet import plan
+from gpufleet.plan import stack_estimate
 
 STACKS = loader.stack_names()
 PROD = "alicloud-cn-hangzhou-prod"
@@ -17,9 +15,10 @@ PROD = "alicloud-cn-hangzhou-prod"
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_declared_type_is_priced_or_free(stack):
-    types = {r["type"] for r in graph.stack_resources(stack)}
-    uncovered = sorted(t for t in types if not resources.is_covered(t))
-    assert not uncovered, f"add a cost function or a FREE entry in cost/resources.py for: {uncovered}"
+    cloud = stack.split("-")[0]
+    types = {r["type"] for r in plan.for_stack(stack).resources}
+    uncovered = sorted(t for t in types if not resources.is_covered(cloud, t))
+    assert not uncovered, f"add a cost function or a FREE entry in components/{cloud}/pricing.py for: {uncovered}"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -61,3 +60,21 @@ def test_compare_gives_both_clouds_and_four_billings():
     if any(s.startswith("tencentcloud-") for s in STACKS):
         for o in tc:
             assert o.estimate is not None, o.problem
+
+
+def test_every_priced_or_free_type_is_declared():
+    """No dead entries: each type a cloud prices or lists as free is declared by a shipped stack or its
+    monthly / spot variant (subscription baselines and attachments appear only there)."""
+    from gpufleet.components import registry
+
+    declared: set[str] = set()
+    for stack in STACKS:
+        base = plan.for_stack(stack)
+        declared |= {r["type"] for r in base.resources}
+        for billing in ("monthly", "spot"):
+            new = compare.redeclare(base.raw, base.fleet, base.fleet.spec.cloud, billing)[0]
+            declared |= {r["type"] for r in plan.for_spec(new, stack, f"{stack} ({billing})").resources}
+    for cloud in {loader.load_fleet(s).spec.cloud for s in STACKS}:
+        pricing = registry.module(cloud, "pricing")
+        assert sorted(set(pricing.PRICED) - declared) == [], cloud
+        assert sorted(set(pricing.FREE) - declared) == [], cloud

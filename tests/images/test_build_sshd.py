@@ -88,17 +88,29 @@ def _slow_recipe(folder: Path, seconds: int = 4) -> Path:
     )
 
 
-def _drop_when_started(sshd, folder: Path) -> threading.Thread:
-    started = folder / "root/run/slow.started"
+class _Dropper(threading.Thread):
+    """Drops the SSH connections once the slow step has started; what happened is read by the test after join()
+    (an assert inside a thread cannot fail the test)."""
 
-    def watch():
-        deadline = time.monotonic() + 30
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        assert sshd.drop_connections() >= 1
+    def __init__(self, sshd, folder: Path):
+        super().__init__()
+        self.sshd, self.started = sshd, folder / "root/run/slow.started"
+        self.dropped: int | None = None
+        self.error: BaseException | None = None
 
-    t = threading.Thread(target=watch)
+    def run(self):
+        try:
+            deadline = time.monotonic() + 30
+            while not self.started.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)
+            self.dropped = self.sshd.drop_connections()
+        except BaseException as exc:
+            self.error = exc
+
+
+def _drop_when_started(sshd, folder: Path) -> _Dropper:
+    t = _Dropper(sshd, folder)
     t.start()
     return t
 
@@ -109,6 +121,7 @@ def test_killed_connection_mid_step_then_rerun_finishes(sshd, tmp_path):
     with pytest.raises(ConnectionLost):
         runner(sshd, rf, retries=0).build()
     t.join()
+    assert t.error is None and t.dropped and t.dropped >= 1, (t.error, t.dropped)
     assert not (tmp_path / "root/etc/systemd/system/gpftest.service").exists()  # it stopped in the middle
     events = []
     result = runner(sshd, rf, retries=0, report=events.append).build()
@@ -123,6 +136,7 @@ def test_runner_reconnects_by_itself(sshd, tmp_path):
     slept = []
     result = runner(sshd, rf, retries=2, backoff_s=0.5, sleep=lambda s: (slept.append(s), time.sleep(s))).build()
     t.join()
+    assert t.error is None and t.dropped and t.dropped >= 1, (t.error, t.dropped)
     assert result.reconnects == 1 and slept == [0.5]
     assert result.status == "changed" and (tmp_path / "root/etc/systemd/system/gpftest.service").exists()
 
@@ -179,3 +193,20 @@ def test_dry_run_only_checks(sshd, recipe_file):
     assert r.returncode == 0, r.stderr
     assert "plan: 3 to apply (tree, user, unit), 0 already satisfied" in r.stdout
     assert not (recipe_file.parent / "root").exists()
+
+
+def test_no_change_rebuild_reads_everything_in_one_remote_command(sshd, recipe_file):
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts)
+    scripts: list[str] = []
+
+    class Counting(SshHost):
+        def run(self, script, timeout_s):
+            scripts.append(script)
+            return super().run(script, timeout_s)
+
+    first = Runner(load_recipe(str(recipe_file)), lambda: Counting(target)).build()
+    assert first.status == "changed" and first.applied == ["tree", "user", "unit"]
+    scripts.clear()
+    again = Runner(load_recipe(str(recipe_file)), lambda: Counting(target)).build()
+    assert again.status == "unchanged" and again.satisfied == ["tree", "user", "unit"] and not again.manifest_changed
+    assert len(scripts) == 1, scripts  # checks, facts and the manifest read as one survey script

@@ -54,3 +54,11 @@ def test_matches_is_prefix_by_component():
     assert facts.matches("3.12.3", "3.12")
     assert not facts.matches("3.1.2", "3.12") and not facts.matches("3.120", "3.12")
     assert not facts.matches(None, "1")
+
+
+def test_survey_output_splits_into_parts():
+    from gpufleet.images.runner import Result, parse_survey
+
+    m = "gpufleet-survey-x"
+    out = f"{m} begin 0\n1.2.3\n\n{m} end 0 0\n{m} begin 1\n\n{m} end 1 1\n{m} begin 2\nhalf"
+    assert parse_survey(out, m, 3) == [Result(0, "1.2.3\n", ""), Result(1, "", ""), None]

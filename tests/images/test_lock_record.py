@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from gpufleet.components import registry
 from gpufleet.images import lock
 from gpufleet.images.recipes import load_recipe
 
@@ -16,7 +17,7 @@ ALL = [f"{c}/{r}" for c, rs in RECIPE.regions.items() for r in rs]
 
 def _ids(where: str) -> str:
     cloud, region = where.split("/")
-    return f"{where}={lock.ID_PREFIX[cloud]}{region.replace('-', '')}0001"
+    return f"{where}={registry.profile(cloud).image_id_prefix}{region.replace('-', '')}0001"
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def files(tmp_path):
     }
     manifest.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
     lock_file = tmp_path / "lock.json"
-    shutil.copy(lock.LOCK, lock_file)
+    shutil.copy(lock.lock_path(), lock_file)
     return manifest, lock_file
 
 
@@ -63,7 +64,7 @@ def test_records_every_region_with_pins_and_digest(files):
     assert ref.manifest_sha256 == hashlib.sha256(manifest.read_bytes()).hexdigest()
     assert ref.pins == RECIPE.pins
     other = json.loads(lock_file.read_text())["images"]["cuda12-vllm-v100"]
-    assert other == json.loads(lock.LOCK.read_text())["images"]["cuda12-vllm-v100"]  # other recipes untouched
+    assert other == json.loads(lock.lock_path().read_text())["images"]["cuda12-vllm-v100"]  # other recipes untouched
 
 
 def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):

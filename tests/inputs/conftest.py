@@ -12,11 +12,13 @@ from .inputs_helpers import GENERATED, ROOT
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    """A copy of the project's stacks/ (the folder commands read and `region new` writes), used via GPUFLEET_PROJECT."""
+    """A copy of the project's stacks/ and images/lock.json (the user state commands read and `region new` writes), used via GPUFLEET_PROJECT."""
     root = tmp_path / "project"
     root.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
     shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "images").mkdir()
+    shutil.copy(ROOT / "images" / "lock.json", root / "images" / "lock.json")  # user state: read from the project root
     monkeypatch.setenv("GPUFLEET_PROJECT", str(root))
     monkeypatch.setenv("COLUMNS", "200")
     return root

@@ -463,12 +463,13 @@ def test_stacks_data_cloud_yaml_truncated(tmp_path, monkeypatch, content):
 
     (tmp_path / "alicloud.yaml").write_text(content)
     monkeypatch.setattr(catalog, "DATA", tmp_path)
-    catalog._load.cache_clear()
+    monkeypatch.setattr(catalog, "_catalog", lambda cloud: tmp_path / f"{cloud}.yaml")  # the profile's catalog path
+    catalog._read.cache_clear()
     try:
         with pytest.raises(UserError, match="stacks/data/alicloud.yaml"):
             catalog.regions("alicloud")
     finally:
-        catalog._load.cache_clear()
+        catalog._read.cache_clear()
 
 
 @pytest.mark.parametrize("content", [b"", b"{", b'{"images": []}', b"\xff", b'{"images": {"r": {"regions": {"a": {"b": {}}}}}}'])

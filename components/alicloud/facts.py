@@ -1,0 +1,34 @@
+"""What the policy tests read from Alibaba Cloud's inventory: the cloud-neutral facts (tests/test_policy.py states the
+invariants once over these keys; every cloud's `view` returns the same keys)."""
+
+from __future__ import annotations
+
+import base64
+
+
+def of(inv, token):
+    return [r["inputs"] for r in inv.resources if r["type"] == token]
+
+
+def view(inv) -> dict:
+    rules = of(inv, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
+    (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
+    (listener,) = of(inv, "alicloud:slb/listener:Listener")
+    (config,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
+    nats = of(inv, "alicloud:vpc/natGateway:NatGateway")
+    assoc = of(inv, "alicloud:ecs/eipAssociation:EipAssociation")
+    return {
+        "node_ingress": [
+            (r["cidrIp"], r["portRange"].split("/")[0]) for r in rules if r["type"] == "ingress" and r["policy"] == "accept"
+        ],
+        "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in [config] + of(inv, "alicloud:ecs/instance:Instance")],
+        "node_public_ip": [],  # no flag of its own on Alibaba: bandwidth 0 is no public IP
+        "nat_with_eip": len(nats) == 1 and nats[0]["natType"] == "Enhanced" and [a["instanceType"] for a in assoc] == ["Nat"],
+        "subnets_routed_to_nat": len(of(inv, "alicloud:vpc/snatEntry:SnatEntry")),
+        "subnets": len(of(inv, "alicloud:vpc/switch:Switch")),
+        "health_check_path": listener["healthCheckUri"] if listener["healthCheck"] == "on" else None,
+        "group_replaces_lb_unhealthy": "LOAD_BALANCER" in group["healthCheckTypes"] and bool(group["loadbalancerIds"]),
+        "group_zones": len(group["vswitchIds"]),
+        "group_min": group["minSize"],
+        "user_data": [base64.b64decode(c["userData"]).decode() for c in [config]],
+    }

@@ -1,0 +1,263 @@
+"""How Alibaba Cloud's resources are priced (cost components per type token) and how its price catalog rows are derived.
+
+Each priced type has a function `(resource, ctx) -> list[CostComponent]` (see gpufleet.cost.resources); types with
+no bill of their own are in FREE with the reason. The enum values read here are the ones the program sets.
+`catalog_rows(ctx)` writes the region's non-instance rows from sources-alicloud.yaml (cost/derive.py calls it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.derive import DeriveContext
+from gpufleet.cost.resources import (
+    DAYS_PER_MONTH,
+    CostComponent,
+    Disk,
+    PricingContext,
+    asg_share,
+    clb_components,
+    d,
+    group_for,
+    node_components,
+    qty,
+)
+
+ALI_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
+
+
+def _ali_billing(inputs: dict) -> str:
+    if inputs.get("instanceChargeType") == "PrePaid":
+        unit = inputs.get("periodUnit", "Month")
+        period = int(inputs.get("period") or 1)
+        return "yearly" if unit == "Year" or period >= 12 else "monthly"
+    if inputs.get("spotStrategy") in ("SpotWithPriceLimit", "SpotAsPriceGo"):
+        return "spot"
+    return "payg"
+
+
+def _disk(category: str, level: str | None, size: int) -> Disk:
+    """ESSD is priced per performance level (PL1 when none is set); other categories per category."""
+    key = f"disk/cloud_essd/{level or 'PL1'}" if category == "cloud_essd" else f"disk/{category}"
+    return (category, level, size, key)
+
+
+def _ali_disks(inputs: dict, system_prefix: str) -> list[Disk]:
+    disks = [
+        _disk(
+            inputs.get(f"{system_prefix}Category", "cloud_efficiency"),
+            inputs.get(f"{system_prefix}PerformanceLevel"),
+            int(inputs.get(f"{system_prefix}Size") or 40),
+        )
+    ]
+    for disk in inputs.get("dataDisks") or []:
+        disks.append(_disk(disk.get("category", "cloud_efficiency"), disk.get("performanceLevel"), int(disk.get("size") or 0)))
+    return disks
+
+
+def _ali_cap(inputs: dict, itype: str) -> Decimal | None:
+    for lim in inputs.get("spotPriceLimits") or []:
+        if lim.get("instanceType") == itype and lim.get("priceLimit") is not None:
+            return d(lim["priceLimit"])
+    return None
+
+
+def ali_scaling_configuration(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    itype = i.get("instanceType") or (i.get("instanceTypes") or [None])[0]
+    baseline = len(
+        [r for r in ctx.of_type("alicloud:ecs/instance:Instance") if r["inputs"].get("instanceChargeType") == "PrePaid"]
+    )
+    nodes, how = asg_share(ctx, ALI_GROUP, group_for(ctx, res, ALI_GROUP, "scalingGroupId"), baseline)
+    billing = _ali_billing(i)
+    if billing in ("monthly", "yearly"):
+        billing = "payg"  # ESS creates only pay-as-you-go or spot instances
+    return node_components("autoscaled node", itype, billing, nodes, _ali_disks(i, "systemDisk"), _ali_cap(i, itype), how)
+
+
+def ali_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    billing = _ali_billing(i)
+    comps = node_components(
+        "node",
+        i["instanceType"],
+        billing,
+        Decimal(1),
+        _ali_disks(i, "systemDisk"),
+        _ali_cap(i, i["instanceType"]),
+        "subscription baseline node" if billing in ("monthly", "yearly") else "",
+    )
+    bw = int(i.get("internetMaxBandwidthOut") or 0)
+    if bw:
+        comps.append(
+            CostComponent(f"public IP {bw} Mbps (traffic)", qty(ctx.usage.nat_egress_gb), "eip/traffic", "any", "bandwidth")
+        )
+    return comps
+
+
+def _ali_eip_bandwidth(bw: int, subscription: bool) -> list[CostComponent]:
+    if subscription:
+        if bw <= 5:
+            return [CostComponent(f"EIP {bw} Mbps subscription", Decimal(1), f"eip/subscription_{bw}mbps", "any", "bandwidth")]
+        return [
+            CostComponent("EIP first 5 Mbps subscription", Decimal(1), "eip/subscription_5mbps", "any", "bandwidth"),
+            CostComponent(
+                f"EIP {bw - 5} Mbps above 5 subscription", Decimal(bw - 5), "eip/subscription_over_5", "any", "bandwidth"
+            ),
+        ]
+    out = [
+        CostComponent("EIP configuration fee (by bandwidth)", DAYS_PER_MONTH, "eip/config_bandwidth", "any", "bandwidth"),
+        CostComponent(f"EIP bandwidth 1-{min(bw, 5)} Mbps", DAYS_PER_MONTH * min(bw, 5), "eip/bandwidth_1_5", "any", "bandwidth"),
+    ]
+    if bw > 5:
+        out.append(
+            CostComponent(
+                f"EIP bandwidth {bw - 5} Mbps above 5", DAYS_PER_MONTH * (bw - 5), "eip/bandwidth_over_5", "any", "bandwidth"
+            )
+        )
+    return out
+
+
+def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    bw = int(i.get("bandwidth") or 5)
+    subscription = i.get("paymentType") == "Subscription" or i.get("instanceChargeType") == "PrePaid"
+    if i.get("internetChargeType", "PayByBandwidth") == "PayByTraffic":
+        bound_to_ecs = any(
+            a["inputs"].get("instanceType") in ("EcsInstance",)
+            for a in ctx.of_type("alicloud:ecs/eipAssociation:EipAssociation")
+            if a["inputs"].get("allocationId") in (f"{res['name']}_id", res.get("id"))
+        )
+        out = (
+            []
+            if bound_to_ecs
+            else [
+                CostComponent(
+                    "EIP configuration fee (by traffic)",
+                    HOURS_PER_MONTH,
+                    "eip/config_traffic",
+                    "any",
+                    "bandwidth",
+                    "charged: bound to a NAT gateway, not to an ECS instance",
+                )
+            ]
+        )
+        out.append(
+            CostComponent(
+                f"EIP outbound traffic (cap {bw} Mbps)",
+                qty(ctx.usage.nat_egress_gb),
+                "eip/traffic",
+                "any",
+                "bandwidth",
+                "usage nat_egress_gb",
+            )
+        )
+        return out
+    return _ali_eip_bandwidth(bw, subscription)
+
+
+def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    if i.get("internetChargeType", "PayByLcu") != "PayByLcu":
+        spec = i.get("specification", "Small")
+        return [CostComponent(f"NAT gateway spec {spec}", HOURS_PER_MONTH, f"nat/spec_{spec}", "any", "nat")]
+    cu = ctx.usage.nat_cu_hours
+    note = "usage nat_cu_hours"
+    if cu is None:
+        cu, note = HOURS_PER_MONTH, "documented minimum: 1 CU each hour (usage nat_cu_hours unknown)"
+    return [
+        CostComponent("NAT gateway instance", HOURS_PER_MONTH, "nat/instance", "any", "nat"),
+        CostComponent("NAT capacity units", Decimal(cu), "nat/cu", "any", "nat", note),
+    ]
+
+
+def ali_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    return clb_components(res["inputs"].get("addressType", "internet") == "internet", ctx)
+
+
+PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
+    "alicloud:ess/scalingConfiguration:ScalingConfiguration": ali_scaling_configuration,
+    "alicloud:ecs/instance:Instance": ali_instance,
+    "alicloud:ecs/eipAddress:EipAddress": ali_eip,
+    "alicloud:vpc/natGateway:NatGateway": ali_nat,
+    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ali_clb,
+}
+
+_CONFIG = "configuration object: no billing item of its own in the sources consulted"
+FREE: dict[str, str] = {
+    "alicloud:vpc/network:Network": "VPC: no charge",
+    "alicloud:vpc/switch:Switch": "vSwitch: no charge",
+    "alicloud:vpc/snatEntry:SnatEntry": "SNAT rule: billed through the NAT gateway's CUs",
+    "alicloud:ecs/securityGroup:SecurityGroup": _CONFIG,
+    "alicloud:ecs/securityGroupRule:SecurityGroupRule": _CONFIG,
+    "alicloud:ecs/eipAssociation:EipAssociation": "binding: charged only above 5x the daily quota (1 CNY per binding), not reached by a fleet",
+    "alicloud:slb/listener:Listener": "listener: billed through the CLB's LCUs",
+    "alicloud:ess/scalingGroup:ScalingGroup": "ESS is free; its nodes are priced at the scaling configuration",
+    "alicloud:ess/scalingRule:ScalingRule": "ESS is free",
+    "alicloud:ess/scheduledTask:ScheduledTask": "ESS is free; schedules are in the average running nodes",
+    "alicloud:ess/alarm:Alarm": "ESS is free",
+    "alicloud:ess/attachment:Attachment": "ESS is free; attached instances are priced as instances",
+    "alicloud:ess/lifecycleHook:LifecycleHook": "ESS is free",
+    "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": "RAM role on an instance: no charge",
+}
+FREE_PREFIXES: dict[str, str] = {
+    "alicloud:ram/": "RAM (roles, policies): no charge",
+    "alicloud:cms/": "CloudMonitor alarm rules and contact groups: no charge for basic alarms",
+}
+
+
+# --- the region's derived catalog rows ---------------------------------------------------------------
+
+
+def catalog_rows(ctx: DeriveContext) -> None:
+    """Disk, EIP, NAT and CLB rows of the region from sources-alicloud.yaml (the rules are in cost/derive.py)."""
+    src = ctx.src
+    for name, fact in src["disks"].items():
+        key = f"disk/{name}"
+        if fact.get("missing"):
+            for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month")):
+                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
+            continue
+        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg")
+        ctx.add_fact(key, "monthly", fact, "GiB-month", field="sub")
+        yf = Decimal(src["rules"]["yearly_factor"])
+        ys = ctx.source(src["rules"]["yearly_source"])
+        ctx.add(
+            key,
+            "yearly",
+            Decimal(fact["sub"]) * yf,
+            "GiB-month",
+            "estimate",
+            ys["url"],
+            ys["as_of"],
+            f"monthly {fact['sub']} x {yf} (1-year factor of the ECS order applied to its disks)",
+        )
+    e = src["eip"]
+    ctx.add_fact("eip/traffic", "any", e["traffic_gb"], "GB")
+    ctx.add_fact("eip/config_traffic", "any", e["traffic_config_hour"], "hour")
+    ctx.add_fact("eip/config_bandwidth", "any", e["bandwidth_config_day"], "day")
+    ctx.add_fact("eip/bandwidth_1_5", "any", e["bandwidth_mbps_day_1_5"], "Mbps-day")
+    ctx.add_fact("eip/bandwidth_over_5", "any", e["bandwidth_mbps_day_over_5"], "Mbps-day")
+    sub = e["subscription_month"]
+    for mbps, price in sub["tiers"].items():
+        ctx.add_fact(
+            f"eip/subscription_{mbps}mbps",
+            "any",
+            {"price": price, "source": sub["source"], "regions_listed": sub["regions_listed"]},
+            "month",
+        )
+    ctx.add_fact(
+        "eip/subscription_over_5",
+        "any",
+        {"price": sub["per_mbps_over_5"], "source": sub["source"], "regions_listed": sub["regions_listed"]},
+        "Mbps-month",
+    )
+    n = src["nat"]
+    ctx.add_fact("nat/instance", "any", n["instance_hour"], "hour")
+    ctx.add_fact("nat/cu", "any", n["cu_hour"], "CU-hour", extra=f"at least {n['min_cu_per_hour']} CU each hour")
+    c = src["clb"]
+    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour", listed=src["regions"])
+    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
+    ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB")

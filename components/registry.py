@@ -1,0 +1,219 @@
+"""The cloud registry: one entry per cloud, the contract each cloud package fulfils, capabilities as an enum.
+
+A cloud is a package (components/<cloud>/) with one module per concern (CONCERNS). The registry holds import
+paths only; a module is imported on first use (the vendor SDKs take 0.2-0.7 s to import) and checked against its
+Protocol below. Nothing outside a cloud's package asks which cloud it is: it asks the registry for the cloud's
+module and calls it.
+
+Adding a cloud = its package + one `register(name, package)` call (here for the shipped clouds; a package outside
+gpufleet may also be named in $GPUFLEET_CLOUDS as `name=package[,name=package]`). tests/test_clouds.py names what
+a registered cloud lacks. docs/adding-a-cloud.md lists what each module holds.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
+
+
+class Capability(enum.StrEnum):
+    """What a cloud may lack; each cloud's profile maps every member to None (supported) or the message preview shows."""
+
+    GPU_METRIC_AUTOSCALING = "gpu_metric_autoscaling"
+    SUBSCRIPTION_IN_AUTOSCALING = "subscription_in_autoscaling"
+    LAYER7_LISTENER = "layer7_listener"
+    GPU_HARDWARE_ALARMS = "gpu_hardware_alarms"
+
+
+@dataclass(frozen=True)
+class CloudProfile:
+    """Per-cloud facts the cloud-neutral code reads (node user-data, region templates, cost compare, catalogs)."""
+
+    name: str
+    role_kind: str
+    disk_categories: dict[str, dict]  # spec tier -> provider disk inputs
+    secret_cli: str
+    object_scheme: str  # model.source scheme of the cloud's object storage
+    node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
+    data_disk: str  # the data disk's device on the node (gpufleet-prepare formats it once and mounts it)
+    catalog: Path  # regions, zones, instance types (stacks.catalog reads it)
+    price_data: Path  # folder of <cloud>-<region>.yaml price catalogs and sources-<cloud>.yaml
+    image_id_prefix: str  # how the cloud's image ids start (images/lock.json ids are checked against it)
+    # type token -> outputs the provider computes, filled in by the mock engine ("x[]": a list)
+    computed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    example_bucket_suffix: str = ""  # what `region new` appends to its example bucket name
+
+
+# --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------
+
+
+@runtime_checkable
+class ProfileModule(Protocol):
+    PROFILE: CloudProfile
+    CAPABILITIES: dict[Capability, str | None]
+
+
+@runtime_checkable
+class ProgramModule(Protocol):
+    def declare(self, fleet: Any, parent: Any) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ChecksModule(Protocol):
+    def spec_problems(self, spec: Any) -> list[tuple[str, str]]: ...
+
+    def notes(self, spec: Any) -> list[str]: ...
+
+
+@runtime_checkable
+class PricingModule(Protocol):
+    PRICED: dict[str, Any]  # type token -> (resource, PricingContext) -> [CostComponent]
+    FREE: dict[str, str]  # type token -> why it has no bill
+    FREE_PREFIXES: dict[str, str]
+
+    def catalog_rows(self, ctx: Any) -> None: ...  # the non-instance rows of a region's derived price catalog
+
+
+@runtime_checkable
+class PricesModule(Protocol):
+    def fetch(
+        self, region: str, today: str, endpoint: str | None, protocol: str, image_id: str | None
+    ) -> tuple[list[Any], list[str]]: ...
+
+
+@runtime_checkable
+class ImageModule(Protocol):
+    def declare(self, recipe: Any, spec: Any, phase: str, sha: str | None, builder_id: str | None) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class FactsModule(Protocol):
+    def view(self, inventory: Any) -> dict[str, Any]: ...  # the cloud-neutral facts the policy tests read
+
+
+@runtime_checkable
+class RulesModule(Protocol):
+    """The provider contract's data (gpufleet/contract.py runs it; policy/ runs the same rules on a real deploy)."""
+
+    RULES: tuple[Any, ...]  # contract.Rule per provider argument, each with its citation
+    NAMES: dict[str, tuple[Any, ...]]  # kind (tag_key, tag_value, secret_name, bucket_name, user_data) -> rules
+    CRON_ZONE_HOURS: int  # the zone the provider reads schedule times and recurrences in
+
+
+@runtime_checkable
+class GatewayModule(Protocol):
+    TRUSTED_PROXIES: tuple[str, ...]  # where the node's gateway trusts X-Forwarded-For from (images/gateway.py)
+
+
+CONCERNS: dict[str, type] = {
+    "profile": ProfileModule,
+    "checks": ChecksModule,
+    "program": ProgramModule,
+    "pricing": PricingModule,
+    "prices": PricesModule,
+    "image": ImageModule,
+    "facts": FactsModule,
+    "rules": RulesModule,
+    "gateway": GatewayModule,
+}
+
+_ENTRIES: dict[str, dict[str, str]] = {}
+_CHECKED: dict[tuple[str, str], ModuleType] = {}  # (cloud, concern) -> its module, imported and checked
+
+
+def register(name: str, package: str) -> None:
+    """Register a cloud: its concern modules are `<package>.<concern>`."""
+    _ENTRIES[name] = {concern: f"{package}.{concern}" for concern in CONCERNS}
+    _CHECKED.clear()
+
+
+def unregister(name: str) -> None:
+    _ENTRIES.pop(name, None)
+    _CHECKED.clear()
+
+
+register("alicloud", "gpufleet.components.alicloud")
+register("tencentcloud", "gpufleet.components.tencentcloud")
+for _item in filter(None, os.environ.get("GPUFLEET_CLOUDS", "").split(",")):
+    _name, _, _package = _item.partition("=")
+    register(_name.strip(), _package.strip())
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_ENTRIES)
+
+
+def entries() -> dict[str, dict[str, str]]:
+    return {k: dict(v) for k, v in _ENTRIES.items()}
+
+
+def module(cloud: str, concern: str) -> ModuleType:
+    """The cloud's module for that concern, imported now and checked against the concern's Protocol."""
+    path = _ENTRIES[cloud][concern]
+    mod = _CHECKED.get((cloud, concern))
+    if mod is None or mod.__name__ != path:
+        mod = importlib.import_module(path)
+        if not isinstance(mod, CONCERNS[concern]):
+            raise TypeError(f"{cloud}: {path} does not fulfil {CONCERNS[concern].__name__}: {', '.join(_missing(mod, concern))}")
+        _CHECKED[(cloud, concern)] = mod
+    return mod
+
+
+def _members(concern: str) -> list[str]:
+    proto = CONCERNS[concern]
+    return sorted({*proto.__annotations__, *(k for k, v in vars(proto).items() if not k.startswith("_") and callable(v))})
+
+
+def _missing(mod: ModuleType, concern: str) -> list[str]:
+    return [m for m in _members(concern) if not hasattr(mod, m)]
+
+
+def profile(cloud: str) -> CloudProfile:
+    return module(cloud, "profile").PROFILE
+
+
+def capabilities(cloud: str) -> dict[Capability, str | None]:
+    return module(cloud, "profile").CAPABILITIES
+
+
+def program(cloud: str) -> ModuleType:
+    return module(cloud, "program")
+
+
+def spec_problems(spec) -> list[tuple[str, str]]:
+    """What the spec's cloud cannot declare as written (field path, message)."""
+    return module(spec.cloud, "checks").spec_problems(spec)
+
+
+def notes(cloud: str, spec=None) -> list[str]:
+    """What `gpufleet preview` tells about the cloud (its capabilities) and, given a spec, about this fleet on it."""
+    out = [f"{cap.value}: {msg}" for cap, msg in capabilities(cloud).items() if msg]
+    return out + (module(cloud, "checks").notes(spec) if spec is not None else [])
+
+
+def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
+    """What a registered cloud lacks: a module that does not import, a member of its Protocol, a capability value."""
+    out = []
+    for cloud in names() if clouds is None else clouds:
+        if cloud not in _ENTRIES:
+            out.append(f"{cloud}: not registered")
+            continue
+        for concern, path in _ENTRIES[cloud].items():
+            try:
+                mod = importlib.import_module(path)
+            except ImportError as exc:
+                out.append(f"{cloud}: {concern} module {path} does not import ({exc})")
+                continue
+            out += [f"{cloud}: {path} has no {m}" for m in _missing(mod, concern)]
+            if concern == "profile" and hasattr(mod, "CAPABILITIES"):
+                out += [
+                    f"{cloud}: {path}.CAPABILITIES has no value for {cap.value} (None = supported, else the message)"
+                    for cap in Capability
+                    if cap not in mod.CAPABILITIES
+                ]
+    return out

@@ -1,0 +1,203 @@
+"""How Tencent Cloud's resources are priced (cost components per type token) and how its price catalog rows are derived.
+
+Each priced type has a function `(resource, ctx) -> list[CostComponent]` (see gpufleet.cost.resources); types with
+no bill of their own are in FREE with the reason. The enum values read here are the ones the program sets.
+`catalog_rows(ctx)` writes the region's non-instance rows from sources-tencentcloud.yaml (cost/derive.py calls it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.derive import DeriveContext, q
+from gpufleet.cost.resources import (
+    CostComponent,
+    Disk,
+    PricingContext,
+    asg_share,
+    clb_components,
+    d,
+    group_for,
+    node_components,
+    qty,
+)
+
+TC_GROUP = "tencentcloud:As/scalingGroup:ScalingGroup"
+TC_DISKS_DEFAULT = "CLOUD_PREMIUM"
+
+
+def _disk(category: str, size: int) -> Disk:
+    return (category, None, size, f"disk/{category}")
+
+
+def _tc_billing(inputs: dict, period_field: str) -> str:
+    """POSTPAID_BY_HOUR, SPOTPAID or PREPAID (monthly below a 12-month term, yearly from 12)."""
+    charge = inputs.get("instanceChargeType") or ""
+    if charge == "PREPAID":
+        return "yearly" if int(inputs.get(period_field) or 1) >= 12 else "monthly"
+    return {"SPOTPAID": "spot"}.get(charge, "payg")
+
+
+def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    itype = (i.get("instanceTypes") or [i.get("instanceType")])[0]
+    baseline = len(
+        [r for r in ctx.of_type("tencentcloud:Instance/instance:Instance") if r["inputs"].get("instanceChargeType") == "PREPAID"]
+    )
+    nodes, how = asg_share(ctx, TC_GROUP, group_for(ctx, res, TC_GROUP, "configurationId"), baseline)
+    billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
+    disks = [_disk(i.get("systemDiskType", TC_DISKS_DEFAULT), int(i.get("systemDiskSize") or 50))]
+    disks += [_disk(x.get("diskType", TC_DISKS_DEFAULT), int(x.get("diskSize") or 0)) for x in i.get("dataDisks") or []]
+    cap = d(i["spotMaxPrice"]) if i.get("spotMaxPrice") else None
+    return node_components("autoscaled node", itype, billing, nodes, disks, cap, how)
+
+
+def tc_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
+    disks = [_disk(i.get("systemDiskType", TC_DISKS_DEFAULT), int(i.get("systemDiskSize") or 50))]
+    disks += [_disk(x.get("dataDiskType", TC_DISKS_DEFAULT), int(x.get("dataDiskSize") or 0)) for x in i.get("dataDisks") or []]
+    return node_components(
+        "node",
+        i["instanceType"],
+        billing,
+        Decimal(1),
+        disks,
+        None,
+        "subscription baseline node" if billing in ("monthly", "yearly") else "",
+    )
+
+
+def _tc_bandwidth(bw: int, subscription: bool, label: str) -> list[CostComponent]:
+    if subscription:
+        tiers = [("le_2", min(bw, 2)), ("from_2_to_5", max(0, min(bw, 5) - 2)), ("over_5", max(0, bw - 5))]
+        return [
+            CostComponent(f"{label} bandwidth {n} Mbps ({t})", Decimal(n), f"net/subscription_{t}", "any", "bandwidth")
+            for t, n in tiers
+            if n
+        ]
+    out = [
+        CostComponent(
+            f"{label} bandwidth first {min(bw, 5)} Mbps", HOURS_PER_MONTH * min(bw, 5), "net/bandwidth_le_5", "any", "bandwidth"
+        )
+    ]
+    if bw > 5:
+        out.append(
+            CostComponent(
+                f"{label} bandwidth {bw - 5} Mbps above 5", HOURS_PER_MONTH * (bw - 5), "net/bandwidth_over_5", "any", "bandwidth"
+            )
+        )
+    return out
+
+
+def tc_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    i = res["inputs"]
+    charge = i.get("internetChargeType", "TRAFFIC_POSTPAID_BY_HOUR")
+    out = [CostComponent("EIP holding fee", HOURS_PER_MONTH, "eip/holding", "any", "bandwidth")]
+    if charge == "TRAFFIC_POSTPAID_BY_HOUR":
+        out.append(
+            CostComponent(
+                "EIP outbound traffic", qty(ctx.usage.nat_egress_gb), "net/traffic", "any", "bandwidth", "usage nat_egress_gb"
+            )
+        )
+    else:
+        out += _tc_bandwidth(int(i.get("internetMaxBandwidthOut") or 1), charge == "BANDWIDTH_PREPAID_BY_MONTH", "EIP")
+    return out
+
+
+def tc_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    conc = int(res["inputs"].get("maxConcurrent") or 1_000_000)
+    size = "small" if conc <= 1_000_000 else "medium" if conc <= 3_000_000 else "large"
+    return [CostComponent(f"NAT gateway ({size}, {conc} connections)", HOURS_PER_MONTH, f"nat/{size}", "any", "nat")]
+
+
+def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    return clb_components(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
+
+
+PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
+    "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config,
+    "tencentcloud:Instance/instance:Instance": tc_instance,
+    "tencentcloud:Eip/instance:Instance": tc_eip,
+    "tencentcloud:Nat/gateway:Gateway": tc_nat,
+    "tencentcloud:Clb/instance:Instance": tc_clb,
+}
+
+_CONFIG = "configuration object: no billing item of its own in the sources consulted"
+FREE: dict[str, str] = {
+    "tencentcloud:Vpc/instance:Instance": "VPC: no charge",
+    "tencentcloud:Subnet/instance:Instance": "subnet: no charge",
+    "tencentcloud:Security/group:Group": _CONFIG,
+    "tencentcloud:Security/groupRuleSet:GroupRuleSet": _CONFIG,
+    "tencentcloud:Clb/listener:Listener": "listener: billed through the CLB",
+    "tencentcloud:As/scalingGroup:ScalingGroup": "Auto Scaling is free; its nodes are priced at the scaling config",
+    "tencentcloud:As/scalingPolicy:ScalingPolicy": "Auto Scaling is free",
+    "tencentcloud:As/schedule:Schedule": "Auto Scaling is free; schedules are in the average running nodes",
+    "tencentcloud:As/attachment:Attachment": "Auto Scaling is free; attached instances are priced as instances",
+    "tencentcloud:As/protectInstances:ProtectInstances": "Auto Scaling is free",
+    "tencentcloud:Route/table:Table": _CONFIG,
+    "tencentcloud:Route/tableEntry:TableEntry": _CONFIG,
+    "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": "basic monitoring alarms: no charge",
+}
+FREE_PREFIXES: dict[str, str] = {
+    "tencentcloud:Cam/": "CAM (roles, policies): no charge",
+}
+
+
+# --- the region's derived catalog rows ---------------------------------------------------------------
+
+
+def catalog_rows(ctx: DeriveContext) -> None:
+    """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml."""
+    src = ctx.src
+    yf = Decimal(src["rules"]["yearly_factor"])
+    ys = ctx.source(src["rules"]["yearly_source"])
+    for name, fact in src["disks"].items():
+        key = f"disk/{name}"
+        if fact.get("missing"):
+            for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month"), ("yearly", "GiB-month")):
+                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
+            continue
+        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
+        monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH
+        s = ctx.source(fact["source"])
+        ctx.add(
+            key,
+            "monthly",
+            monthly,
+            "GiB-month",
+            "estimate",
+            s["url"],
+            s["as_of"],
+            f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)",
+        )
+        ctx.add(
+            key,
+            "yearly",
+            q(monthly) * yf,
+            "GiB-month",
+            "estimate",
+            ys["url"],
+            ys["as_of"],
+            f"{q(monthly)} x {yf} (CBS 1-year discount, official)",
+        )
+    p = src["public_network"]
+    ctx.add_fact("net/traffic", "any", p["traffic_gb"], "GB", listed=src["regions"])
+    ctx.add_fact("net/bandwidth_le_5", "any", p["bandwidth_hour_le_5"], "Mbps-hour", listed=src["regions"])
+    ctx.add_fact("net/bandwidth_over_5", "any", p["bandwidth_hour_over_5"], "Mbps-hour", listed=src["regions"])
+    sub = p["subscription_mbps_month"]
+    for tier in ("le_2", "from_2_to_5", "over_5"):
+        ctx.add_fact(
+            f"net/subscription_{tier}", "any", {"price": sub[tier], "source": sub["source"]}, "Mbps-month", listed=src["regions"]
+        )
+    ctx.add_fact("eip/holding", "any", p["eip_holding_hour"], "hour")
+    n = src["nat"]
+    for size in ("small", "medium", "large"):
+        ctx.add_fact(f"nat/{size}", "any", n[f"{size}_hour"], "hour", listed=src["regions"])
+    ctx.add_fact("nat/traffic", "any", n["traffic_gb"], "GB", listed=src["regions"])
+    c = src["clb"]
+    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour")
+    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
+    ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB", listed=src["regions"])

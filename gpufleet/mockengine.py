@@ -1,0 +1,157 @@
+"""The one module that touches the Pulumi SDK's mock engine, including its private parts.
+
+The offline preview needs four things the SDK does not publish: `pulumi.runtime.sync_await._sync_await` (wait
+for the program's outstanding work outside an event loop), `rpc._special_sig_key` / `rpc._special_secret_sig`
+(how a secret looks in serialized inputs), and a subclass of `pulumi.runtime.mocks.MockMonitor` (to see every
+registration with its parent). They are used here only; tests/test_mockengine.py fails when the SDK changes them.
+
+The recorder sees every resource registration (custom and component) with the inputs the provider would receive
+(Pulumi's camelCase keys) and resolves parents to names. Stack outputs are read from the root stack after all
+outstanding work has finished. Secrets are shown as "[secret]".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pmocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime import stack as pstack
+from pulumi.runtime.sync_await import _sync_await
+
+PROJECT = "gpufleet"
+SECRET = "[secret]"
+SECRET_KEY = rpc._special_sig_key  # the key of a serialized special value, and the value that marks a secret
+SECRET_SIG = rpc._special_secret_sig
+MockMonitor = pmocks.MockMonitor
+sync_await = _sync_await
+
+
+def _plain(value: Any) -> Any:
+    """Inputs as JSON-able data; secrets masked, unknowns named."""
+    if isinstance(value, dict):
+        if value.get(SECRET_KEY) == SECRET_SIG:
+            return SECRET
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, pulumi.Resource):
+        return f"<{type(value).__name__}>"
+    if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
+        return "<unknown>"
+    return value
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    """Outputs the provider computes that the program reads (the cloud profile's `computed`) get a named placeholder."""
+
+    def __init__(self, computed: dict[str, tuple[str, ...]] | None = None) -> None:
+        self.computed = computed or {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        state = dict(args.inputs)
+        for key in self.computed.get(args.typ, ()):
+            name = key.removesuffix("[]")
+            value = f"<{args.name}.{name}>"
+            state.setdefault(name, [value] if key.endswith("[]") else value)
+        return f"{args.name}_id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+class _Recorder(MockMonitor):
+    def __init__(self, mocks: _Mocks) -> None:
+        super().__init__(mocks)
+        self.records: list[dict[str, Any]] = []
+        self.names: dict[str, str] = {}
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            _THREAD_LOOPS.add(asyncio.get_event_loop())  # the one the SDK just ensured on this thread
+            self.names[response.urn] = request.name
+            inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+            self.records.append(
+                {
+                    "type": request.type,
+                    "name": request.name,
+                    "parent": self.names.get(request.parent),
+                    "custom": bool(request.custom),
+                    "inputs": _plain(_strip_secrets(inputs)),
+                }
+            )
+        return response
+
+
+def _strip_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get(SECRET_KEY) == SECRET_SIG:
+            return {SECRET_KEY: SECRET_SIG}
+        return {k: _strip_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_secrets(v) for v in value]
+    return value
+
+
+def run(
+    program: Callable[[], None], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs)."""
+    _ensure_loop()
+    settings.reset_options(project=PROJECT, stack=stack, preview=True)
+    pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
+    mocks = _Mocks(computed)
+    recorder = _Recorder(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+    try:
+        program()
+        sync_await(pstack.wait_for_rpcs())
+        root = settings.get_root_resource()
+        outputs = {name: _resolve(value) for name, value in (root.outputs if root else {}).items()}
+    finally:
+        settings.reset_options()
+    resources = sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"]))
+    return resources, outputs
+
+
+# The mock monitor registers resources on worker threads, and the SDK gives each thread an event loop that it
+# never closes; collected during interpreter teardown they print "Exception ignored ... Invalid file descriptor".
+# They are closed at exit instead (a worker may reuse its loop in a later run of the same process).
+_THREAD_LOOPS: set[asyncio.AbstractEventLoop] = set()
+
+
+def _ensure_loop() -> None:
+    """Give this thread an event loop when it has none: the SDK asks for the current one, and an earlier
+    asyncio.run() in the same process (the load test, a caller's own) leaves the main thread without one."""
+    try:
+        asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        _THREAD_LOOPS.add(loop)
+
+
+def _close_thread_loops() -> None:
+    for loop in _THREAD_LOOPS:
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+
+
+atexit.register(_close_thread_loops)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str)  # YAML dates (e.g. autoscaling.schedule_window_start) as ISO text
+
+
+def _resolve(value: Any) -> Any:
+    output = pulumi.Output.from_input(value)
+    if sync_await(output.is_secret()):
+        return SECRET
+    return _plain(sync_await(output.future()))

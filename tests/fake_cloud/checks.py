@@ -1,0 +1,15 @@
+"""What a spec must satisfy to be declared on the fake cloud."""
+
+from __future__ import annotations
+
+
+def spec_problems(spec) -> list[tuple[str, str]]:
+    if not spec.model.source.startswith(("fks://", "https://")):
+        return [("fleet.model.source", f"{spec.model.source}: the fake cloud fetches fks:// or https:// only")]
+    if spec.billing.model != "payg":
+        return [("fleet.billing.model", "the fake cloud bills by the hour only (payg)")]
+    return []
+
+
+def notes(spec) -> list[str]:
+    return []

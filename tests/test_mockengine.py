@@ -1,0 +1,49 @@
+"""Contract test of the Pulumi SDK parts gpufleet.mockengine relies on, private ones included.
+
+If an SDK upgrade renames or changes `_sync_await`, `rpc._special_sig_key` / `_special_secret_sig` or
+`MockMonitor.RegisterResource`, this fails here first, naming the part, instead of every preview failing.
+"""
+
+import inspect
+
+import pulumi
+from pulumi.runtime import mocks, rpc, sync_await
+
+from gpufleet import mockengine
+
+
+def test_the_private_names_still_exist():
+    assert callable(sync_await._sync_await)
+    # the documented wire format of a secret in Pulumi's gRPC protocol (sdk/proto, "special signature" values)
+    assert rpc._special_sig_key == "4dabf18193072939515e22adb298388d"
+    assert rpc._special_secret_sig == "1b47061264138c4ac30d75fd1eb44270"
+    assert list(inspect.signature(mocks.MockMonitor.RegisterResource).parameters) == ["self", "request"]
+    assert list(inspect.signature(mocks.MockMonitor.__init__).parameters)[:2] == ["self", "mocks"]
+
+
+def _program():
+    parent = pulumi.ComponentResource("test:index:Group", "group")
+    child = pulumi.CustomResource(
+        "test:index:Thing",
+        "thing",
+        {"size": 3, "password": pulumi.Output.secret("hunter2"), "address": None},
+        pulumi.ResourceOptions(parent=parent),
+    )
+    pulumi.export("address", child.address)
+    pulumi.export("password", pulumi.Output.secret("hunter2"))
+    pulumi.export("id", child.id)
+
+
+def test_records_inputs_parents_secrets_and_computed_outputs():
+    resources, outputs = mockengine.run(_program, "contract", {}, {"test:index:Thing": ("address",)})
+    (thing,) = [r for r in resources if r["type"] == "test:index:Thing"]
+    assert thing["parent"] == "group" and thing["custom"] is True
+    assert thing["inputs"]["size"] == 3 and thing["inputs"]["password"] == mockengine.SECRET
+    assert outputs == {"address": "<thing.address>", "password": mockengine.SECRET, "id": "thing_id"}
+    assert "hunter2" not in repr(resources) + repr(outputs)
+
+
+def test_runs_twice_in_one_process():
+    first = mockengine.run(_program, "a", {}, {})
+    second = mockengine.run(_program, "b", {}, {})
+    assert len(first[0]) == len(second[0])
