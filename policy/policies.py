@@ -13,13 +13,9 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 from gpufleet import clock, contract
 
 CLOUDS = registry.names()  # one policy per registered cloud
-# Resource types whose image_id a node boots from; images/lock.json ships placeholders until `gpufleet image build`.
-IMAGE_TYPES = (
-    "alicloud:ess/scalingConfiguration:ScalingConfiguration",
-    "alicloud:ecs/instance:Instance",
-    "tencentcloud:As/scalingConfig:ScalingConfig",
-    "tencentcloud:Instance/instance:Instance",
-)
+# The input a node's image id travels in (ECS instance and ESS scaling configuration, CVM instance and AS scaling
+# config all name it imageId); images/lock.json ships placeholders until `gpufleet image build`.
+IMAGE_INPUT = "imageId"
 PLACEHOLDER = re.compile(r"placeholder", re.I)
 
 
@@ -37,9 +33,7 @@ def contract_validator(cloud: str):
 
 
 def image_validator(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    if args.resource_type not in IMAGE_TYPES:
-        return
-    image = args.props.get("imageId")
+    image = args.props.get(IMAGE_INPUT)
     if isinstance(image, str) and PLACEHOLDER.search(image):
         report_violation(
             f"image_id {image!r} is a placeholder: build the image (`gpufleet image build`) so that images/lock.json "

@@ -65,7 +65,7 @@ def test_pack_refuses_a_broken_rule_and_placeholder_images(pack, monkeypatch):
     assert "fleet.load_balancer.request_timeout_s" in message
     images = []
     for _, _, inv in sweep.inventories():
-        images += [r for r in inv["resources"] if r["type"] in pack.IMAGE_TYPES]
+        images += [r for r in inv["resources"] if pack.IMAGE_INPUT in r["inputs"]]
     assert images
     for r in images:  # the shipped lock file holds placeholders: a real deploy is refused until an image is built
         assert any(m.startswith("no-placeholder-image:") for m in _run(pack.policies(), r))
