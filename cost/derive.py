@@ -35,8 +35,8 @@ def q(x: Decimal) -> Decimal:
 def load_sources(cloud: str, data: Path | None = None) -> dict:
     from gpufleet import inputs
 
-    folder = data or registry.profile(cloud).price_data
-    return inputs.load_mapping(folder / f"sources-{cloud}.yaml", f"{folder.name}/sources-{cloud}.yaml")
+    path = (data or registry.profile(cloud).price_data) / f"sources-{cloud}.yaml"
+    return inputs.load_mapping(path, f"cost/data/{path.name}" if path.parent == pricecat.DATA else str(path))
 
 
 def family(cloud: str, itype: str) -> str:
