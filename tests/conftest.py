@@ -65,6 +65,8 @@ def pytest_sessionfinish(session, exitstatus):
             except ProcessLookupError:
                 pass
     for loop in sorted(_loop_devices() - loops_before):
+        if not base or base + "/" not in loop:
+            continue  # another run's (agents and CI jobs share the machine): never detach what this run did not attach
         leftovers.append(f"loop device still attached: {loop}")
         subprocess.run(["losetup", "-d", loop.split()[0]], capture_output=True)
     for folder in sorted(_nspawn_cgroups() - cgroups_before):
