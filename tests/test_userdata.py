@@ -217,3 +217,23 @@ def test_vllm_args_come_from_the_spec():
     assert args[args.index("--quantization") + 1] == "awq"
     assert args[args.index("--port") + 1] == str(fleet.spec.serving.gateway.vllm_port)
     assert args[args.index("--host") + 1] == "127.0.0.1"
+
+
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_nginx_is_pinned_and_an_unconfirmed_version_blocks_the_build(recipe, tmp_path):
+    """The gateway's nginx comes from the recipe's apt step; while its Ubuntu point release is unconfirmed
+    (version null), `image build` refuses the recipe and the step's check stops with an error (exit 2)."""
+    from gpufleet.images.steps import build_blockers, render
+
+    r = load_recipe(recipe)
+    pinned = {p.name: p for p in r.apt_packages}
+    assert {"nginx", "nginx-common"} <= set(pinned) and all(pinned[n].repo == "ubuntu" for n in ("nginx", "nginx-common"))
+    unconfirmed = [n for n in ("nginx", "nginx-common") if pinned[n].version is None]
+    blocked = {path for path, _ in build_blockers(r)}
+    for name in unconfirmed:
+        assert f"recipe.apt_packages.{r.apt_packages.index(pinned[name])}.version" in blocked
+    if unconfirmed:
+        check = tmp_path / "check.sh"
+        check.write_text(next(s for s in render(r) if s.name == "apt-packages").check)
+        run = subprocess.run(["bash", str(check)], capture_output=True, text=True)
+        assert run.returncode == 2 and "nginx" in run.stderr, run.stderr
