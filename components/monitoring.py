@@ -199,7 +199,9 @@ def expressions_as_rules(fleet) -> dict:
 
 @cache
 def _names() -> dict:
-    return yaml.safe_load(METRIC_NAMES.read_text())
+    from gpufleet import inputs
+
+    return inputs.load_mapping(METRIC_NAMES, "components/data/metric_names.yaml")
 
 
 def exported_names(vllm: str) -> set[str]:

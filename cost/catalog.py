@@ -15,7 +15,9 @@ from pathlib import Path
 
 import yaml
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import write_atomic
 
 DATA = Path(__file__).parent / "data"
 QUALITIES = ("official", "vendor API", "third-party", "estimate", "missing")
@@ -107,14 +109,71 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
                 )
             ]
         )
-    doc = yaml.safe_load(path.read_text())
-    cat = Catalog(
-        cloud=doc["cloud"], region=doc["region"], currency=doc["currency"], as_of=str(doc["as_of"]), built=str(doc["built"])
-    )
-    for raw in doc["rows"]:
+    shown = f"cost/data/{path.name}"
+    fix = "rebuild it with `gpufleet catalog build` or restore it from git"
+    doc = inputs.load_yaml(path, shown)
+    if doc is None:
+        raise UserError([Problem(shown, "", f"is empty; {fix}")])
+    doc = inputs.mapping(doc, shown, "", "a price catalog (cloud, region, currency, as_of, built, rows)")
+    problems = [Problem(shown, k, f"missing; {fix}") for k in HEADER if k not in doc]
+    problems += [
+        Problem(shown, k, f"expected text, got {inputs.kind(doc[k])}")
+        for k in HEADER
+        if k in doc and isinstance(doc[k], (dict, list))
+    ]
+    rows = doc.get("rows")
+    if "rows" not in doc:
+        problems.append(Problem(shown, "rows", f"missing; {fix}"))
+    elif not isinstance(rows, list):
+        problems.append(Problem(shown, "rows", f"expected a list of price rows, got {inputs.kind(rows)}"))
+    if problems:
+        raise UserError(problems)
+    cat = Catalog(*(str(doc[k]) for k in HEADER))
+    for i, raw in enumerate(rows):
+        row_problems = row_shape_problems(raw, shown, f"rows.{i}")
+        if row_problems:
+            problems += row_problems
+            continue
         row = PriceRow.from_yaml(raw)
         cat.rows[(row.key, row.billing)] = row
+    if problems:
+        raise UserError(problems)
     return cat
+
+
+HEADER = ("cloud", "region", "currency", "as_of", "built")
+ROW_TEXT = ("key", "billing", "currency", "unit", "quality", "source", "as_of")
+
+
+def _decimal_problem(value, shown: str, field: str) -> list[Problem]:
+    if value is None:
+        return []
+    try:
+        ok = not isinstance(value, (bool, dict, list)) and Decimal(str(value)).is_finite() and Decimal(str(value)) >= 0
+    except ArithmeticError:
+        ok = False
+    return [] if ok else [Problem(shown, field, f"{value!r} is not a price (a number >= 0, or null when unknown)")]
+
+
+def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
+    """Why one catalog row cannot be read: not a mapping, a missing or non-text field, a price that is no number."""
+    if not isinstance(raw, dict):
+        return [Problem(shown, where, f"expected a price row (a mapping), got {inputs.kind(raw)}")]
+    out = [Problem(shown, f"{where}.{k}", "missing") for k in ROW_TEXT if raw.get(k) is None]
+    out += [
+        Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(raw[k])}")
+        for k in (*ROW_TEXT, "derivation")
+        if isinstance(raw.get(k), (dict, list))
+    ]
+    if isinstance(raw.get("billing"), str) and raw["billing"] not in BILLINGS:
+        out.append(
+            Problem(shown, f"{where}.billing", f"unknown billing {raw['billing']!r}" + did_you_mean(raw["billing"], BILLINGS))
+        )
+    return (
+        out
+        + _decimal_problem(raw.get("price"), shown, f"{where}.price")
+        + _decimal_problem(raw.get("trade_price"), shown, f"{where}.trade_price")
+    )
 
 
 def write(cat: Catalog, data: Path | None = None) -> Path:
@@ -138,6 +197,6 @@ def write(cat: Catalog, data: Path | None = None) -> Path:
         allow_unicode=True,
         width=200,
     )
-    path.write_text(header + body)
+    write_atomic(path, header + body, flag=f"cost/data/{path.name}")  # a killed build leaves the old catalog whole
     _load.cache_clear()
     return path

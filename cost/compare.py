@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.components.clouds import profile
 from gpufleet.cost import estimate, graph
 from gpufleet.cost.estimate import Estimate
@@ -19,6 +18,7 @@ from gpufleet.cost.usage import Usage
 from gpufleet.stacks import catalog as stackcat
 from gpufleet.stacks import loader
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 BILLINGS = ("payg", "monthly", "yearly", "spot")
@@ -27,7 +27,11 @@ EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
 
 @lru_cache(maxsize=1)
 def _equiv() -> dict:
-    return yaml.safe_load(EQUIV.read_text())
+    shown = "cost/data/equivalents.yaml"
+    doc = inputs.load_mapping(EQUIV, shown, f"restore it (git checkout -- {shown})")
+    for key in ("gpus", "regions"):
+        inputs.mapping(doc.get(key), shown, key, f"a mapping (restore it: git checkout -- {shown})")
+    return doc
 
 
 @dataclass

@@ -18,7 +18,6 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-import yaml
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
 from gpufleet.stacks import catalog as stackcat
@@ -31,7 +30,9 @@ def q(x: Decimal) -> Decimal:
 
 
 def load_sources(cloud: str, data: Path | None = None) -> dict:
-    return yaml.safe_load(((data or pricecat.DATA) / f"sources-{cloud}.yaml").read_text())
+    from gpufleet import inputs
+
+    return inputs.load_mapping((data or pricecat.DATA) / f"sources-{cloud}.yaml", f"cost/data/sources-{cloud}.yaml")
 
 
 def family(cloud: str, itype: str) -> str:
@@ -312,7 +313,7 @@ def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Cat
     ctx = _Ctx(src, region, today)
     _instance_rows(ctx, cloud)
     (_alicloud_rows if cloud == "alicloud" else _tencent_rows)(ctx)
-    dates = [r.as_of for r in ctx.rows.values() if r.price is not None and re.match(r"^\d{4}-\d{2}-\d{2}$", r.as_of)]
+    dates = [r.as_of for r in ctx.rows.values() if r.price is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.as_of)]
     return Catalog(cloud=cloud, region=region, currency=src["currency"], as_of=max(dates), built=today, rows=ctx.rows)
 
 

@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-import yaml
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.resources import CATEGORIES, PricingContext
 from gpufleet.cost.usage import Usage, schedule_average
 
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 CENT = Decimal("0.01")
 
@@ -96,20 +95,39 @@ class Estimate:
         return [l for l in self.lines if l.price_quality in ("estimate", "third-party", "missing")]
 
 
+DISCOUNT_KEYS = ("match", "billing", "factor", "note")
+
+
 def load_discounts(path: str | None) -> list[Discount]:
     """Finance's negotiated rates: `discounts: [{match: "instance/*", billing: payg, factor: 0.8, note: ...}]`."""
     if not path:
         return []
-    try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UserError([Problem(path, "", f"cannot read discount file: {exc}")]) from None
+    from gpufleet import inputs
+
+    doc = inputs.load_mapping(path, path, what="a mapping with a `discounts:` list")
     out, problems = [], []
-    for i, d in enumerate(doc.get("discounts") or []):
+    problems += [Problem(path, str(k), "unknown key" + did_you_mean(str(k), ["discounts"])) for k in doc if k != "discounts"]
+    for i, d in enumerate(inputs.sequence(doc.get("discounts") or [], path, "discounts", "a list of discounts")):
+        if not isinstance(d, dict):
+            problems.append(Problem(path, f"discounts.{i}", f"expected a mapping (match, factor, ...), got {inputs.kind(d)}"))
+            continue
+        unknown = [k for k in d if k not in DISCOUNT_KEYS]
+        problems += [Problem(path, f"discounts.{i}.{k}", "unknown key" + did_you_mean(str(k), DISCOUNT_KEYS)) for k in unknown]
+        if unknown:
+            continue
         try:
-            f = Decimal(str(d["factor"]))
-            if not 0 < f <= 1:
+            if isinstance(d["factor"], bool) or not isinstance(d["factor"], (int, float, str)):
                 raise ValueError
+            f = Decimal(str(d["factor"]))
+            if not f.is_finite() or not 0 < f <= 1:
+                raise ValueError
+            if not isinstance(d["match"], str):
+                problems.append(
+                    Problem(
+                        path, f"discounts.{i}.match", f"expected text (a glob such as instance/*), got {inputs.kind(d['match'])}"
+                    )
+                )
+                continue
             billing = str(d.get("billing", "*"))
             if billing not in (*pricecat.BILLINGS, "*"):
                 problems.append(Problem(path, f"discounts.{i}.billing", f"unknown billing {billing!r}"))

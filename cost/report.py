@@ -18,6 +18,7 @@ from gpufleet.cost.resources import CATEGORIES
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -90,12 +91,18 @@ def estimate_table(e: Estimate, console: Console) -> None:
         )
     console.print(t)
     cats = ", ".join(f"{k} {v}" for k, v in e.by_category.items())
-    console.print(f"[b]monthly total {e.monthly_total} {e.currency}[/b] ({cats}); overhead share {e.overhead_share:.1%}")
+    console.print(
+        Text.assemble(
+            (f"monthly total {e.monthly_total} {e.currency}", "bold"), f" ({cats}); overhead share {e.overhead_share:.1%}"
+        )
+    )
     if e.unpriced:
         console.print(
-            f"[yellow]{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
-            + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced)
-            + "[/yellow]"
+            Text(
+                f"{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
+                + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced),
+                "yellow",
+            )
         )
     console.print(
         f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price; "
@@ -194,7 +201,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     console.print(t)
     for r in _rows(options):
         if r["problem"]:
-            console.print(f"[yellow]{r['label']}: {r['problem']}[/yellow]")
+            console.print(Text(f"{r['label']}: {r['problem']}", "yellow"))
         elif r["equivalence"]:
             console.print(f"{r['label']}: " + "; ".join(r["equivalence"]))
     for a in assumptions:

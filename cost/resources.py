@@ -406,6 +406,8 @@ FREE: dict[str, str] = {
     "alicloud:ess/alarm:Alarm": "ESS is free",
     "alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups": "ESS is free",
     "alicloud:ess/attachment:Attachment": "ESS is free; attached instances are priced as instances",
+    "alicloud:ess/lifecycleHook:LifecycleHook": "ESS is free",
+    "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": "RAM role on an instance: no charge",
     "tencentcloud:Vpc/instance:Instance": "VPC: no charge",
     "tencentcloud:Subnet/instance:Instance": "subnet: no charge",
     "tencentcloud:Security/group:Group": _CONFIG,

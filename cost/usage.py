@@ -10,8 +10,6 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-import yaml
-
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 HERE = Path(__file__).parent
@@ -32,18 +30,14 @@ class Usage:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "files"}
 
 
+USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
 KEYS = [f.name for f in fields(Usage) if f.name != "files"]
 
 
 def _read(path: Path, shown: str) -> dict:
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise UserError([Problem(shown, "", f"cannot read usage file: {exc.strerror}")]) from None
-    except yaml.YAMLError as exc:
-        raise UserError([Problem(shown, "", f"not valid YAML: {exc}")]) from None
-    if not isinstance(doc, dict):
-        raise UserError([Problem(shown, "", "a usage file is a mapping of usage keys to numbers")])
+    from gpufleet import inputs
+
+    doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
     problems, out = [], {}
     for k, v in doc.items():
         if k not in KEYS:
@@ -53,12 +47,14 @@ def _read(path: Path, shown: str) -> dict:
             out[k] = None
             continue
         try:
-            d = Decimal(str(v))
+            d = Decimal(str(v)) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
         except InvalidOperation:
-            problems.append(Problem(shown, k, f"must be a number, not {v!r}"))
+            d = None
+        if d is None or not d.is_finite():
+            problems.append(Problem(shown, k, f"must be a finite number, not {v!r}"))
             continue
-        if d < 0 or isinstance(v, bool):
-            problems.append(Problem(shown, k, f"must be a number >= 0, not {v!r}"))
+        if d < 0 or d > USAGE_MAX:
+            problems.append(Problem(shown, k, f"must be a number >= 0 and at most 10**12, not {v!r}"))
             continue
         out[k] = d
     if problems:

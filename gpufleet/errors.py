@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,13 +40,29 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 def read_json_object(path, missing: str) -> dict:
     """A user-given JSON file as a dict; a missing file, bad JSON or a non-object is a UserError (missing: the fix)."""
+    from gpufleet.inputs import load_json, mapping
+
     shown = str(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UserError([Problem(shown, "", f"no such file: {missing}")]) from None
-    except json.JSONDecodeError as exc:
-        raise UserError([Problem(shown, "", f"not JSON: {exc}")]) from None
-    if not isinstance(data, dict):
-        raise UserError([Problem(shown, "", "expected a JSON object")])
-    return data
+    return mapping(load_json(path, shown, missing), shown, "", "a JSON object")
+
+
+# --- printing: user text is never rich markup ---------------------------------------------------------
+# Every rich Console of gpufleet is made here with markup off, so that `[bold]x`, `[/x]` or `http://[/x]` in
+# a stack file, a server's error or a path print as they are (and never raise rich.errors.MarkupError).
+# Colour is given with style= or Text, never with markup inside a string that may hold user text.
+
+
+def console(stderr: bool = False, **kwargs):
+    """A rich Console that prints text literally (markup and automatic highlighting off)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, markup=False, highlight=False, **kwargs)
+
+
+def print_problems(problems: Iterable[Problem], out=None) -> None:
+    """`error file: path: message`, each literally (the word `error` in red)."""
+    from rich.text import Text
+
+    out = out or console(stderr=True)
+    for problem in problems:
+        out.print(Text.assemble(("error", "red"), " ", str(problem)), soft_wrap=True)

@@ -1,38 +1,160 @@
-"""Writing user-visible files so that a reader never sees half of one."""
+"""Writing user-visible files so that a reader never sees half of one, and nothing but a file is ever replaced.
+
+Every write goes to a temporary file in the target's folder, is fsync'ed, then renamed over the target
+(`write_atomic`) or hard-linked to a new name that must not exist yet (`create_exclusive`, link(2) fails
+with EEXIST: two writers can never both succeed, and a crash leaves no 0-byte file behind).
+
+- The target must be a regular file or a new path: a folder, a device (`-o /dev/full`), a FIFO or a socket
+  is refused before any work starts (`output_problems`), so nothing but a file is ever replaced.
+- `-o -` writes to standard output.
+- A symlinked `-o` target is followed: the file it points at is replaced (atomically, in that file's folder)
+  and the link stays a link.
+- `output_problems` really creates (and removes) a probe file in the folder, so a read-only folder or file
+  system is found before the work, not after it; a full disk is found at the write, and the old file stays.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError
 
+STDOUT = "-"
+
+
+def is_stdout(path: Path | str | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+def target_of(path: Path) -> Path:
+    """The path that will really be replaced: a symlink's final target (relative links resolved), else the path."""
+    return Path(os.path.realpath(path)) if os.path.islink(path) else path
+
 
 def output_problems(path: Path, flag: str = "-o") -> list[Problem]:
-    """Why `path` cannot be written as an output file (checked before any work starts)."""
-    if path.is_dir():
-        return [Problem(flag, str(path), "is a folder: give a file name")]
-    if not path.parent.is_dir():
-        return [Problem(flag, str(path), f"folder {path.parent} does not exist: create it or write elsewhere")]
+    """Why `path` cannot be written as an output file (checked before any work starts); [] when it can."""
+    if is_stdout(path):
+        return []
+    shown = str(path)
+    real = target_of(Path(path))
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        return [Problem(flag, shown, f"cannot use it: {exc.strerror}")]
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return [Problem(flag, shown, "is a folder: give a file name")]
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return [Problem(flag, shown, "is not a regular file (a device, FIFO or socket): not replacing it; give a file name")]
+    folder = real.parent
+    if not folder.is_dir():
+        return [Problem(flag, shown, f"folder {folder} does not exist: create it or write elsewhere")]
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{real.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return [Problem(flag, shown, f"cannot write in folder {folder}: {exc.strerror}")]
     return []
 
 
-def write_atomic(path: Path, text: str, flag: str = "-o") -> None:
-    """Write `text` to a temporary file in the same folder, then rename it over `path`.
-
-    A crash or a full disk leaves the old file (or none), never a partial one."""
-    if problems := output_problems(path, flag):
-        raise UserError(problems)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _fsync_folder(folder: Path) -> None:
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        os.chmod(tmp, mode)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink(tmp)
         raise
+    return tmp
+
+
+def _unlink(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def _mode(real: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(real).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _as_bytes(content: str | bytes) -> bytes:
+    return content.encode("utf-8") if isinstance(content, str) else content
+
+
+def write_atomic(path: Path, content: str | bytes, flag: str = "-o") -> None:
+    """Replace `path` (a regular file or a new path) with `content`: temp file + fsync + rename.
+
+    A crash or a full disk leaves the old file (or none), never a partial one. `-` writes to stdout."""
+    if is_stdout(path):
+        if isinstance(content, bytes):
+            sys.stdout.buffer.write(content)
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(content)
+            sys.stdout.flush()
+        return
+    if problems := output_problems(path, flag):
+        raise UserError(problems)
+    real = target_of(Path(path))
+    try:
+        tmp = _write_temp(real.parent, real.name, _as_bytes(content), _mode(real))
+    except OSError as exc:
+        raise UserError([Problem(flag, str(path), f"cannot write: {exc.strerror}; the old file is unchanged")]) from None
+    try:
+        os.replace(tmp, real)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    _fsync_folder(real.parent)
+
+
+def create_exclusive(path: Path, content: str | bytes, shown: str | None = None, exists: str = "already exists") -> None:
+    """Create `path` with `content`, atomically and only if it does not exist yet (temp file + link(2)).
+
+    Never a partial file at `path`; if another writer got there first, this one fails with `exists`."""
+    shown = shown or str(path)
+    path = Path(path)
+    if os.path.lexists(path):
+        raise UserError([Problem(shown, "", exists)])
+    try:
+        tmp = _write_temp(path.parent, path.name, _as_bytes(content), _mode(path))
+    except OSError as exc:
+        raise UserError([Problem(shown, "", f"cannot write: {exc.strerror}; nothing was created")]) from None
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise UserError([Problem(shown, "", exists)]) from None
+    except OSError as exc:
+        raise UserError([Problem(shown, "", f"cannot create: {exc.strerror}; nothing was created")]) from None
+    finally:
+        _unlink(tmp)
+    _fsync_folder(path.parent)

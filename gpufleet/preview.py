@@ -160,7 +160,7 @@ atexit.register(_close_thread_loops)
 def _json(value: Any) -> str:
     import json
 
-    return json.dumps(value)
+    return json.dumps(value, default=str)  # YAML dates (e.g. autoscaling.schedule_window_start) as ISO text
 
 
 def _resolve(value: Any) -> Any:
@@ -188,7 +188,7 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     _require_program(fleet)
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
-    return run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config)
+    return require_contract(fleet, run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config))
 
 
 def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
@@ -197,4 +197,16 @@ def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
 
     fleet = loader.validate(raw, stack=stack, file=f"<{stack}>")
     _require_program(fleet)
-    return run(lambda: declare_program(fleet), stack, {loader.CONFIG_KEY: raw})
+    return require_contract(fleet, run(lambda: declare_program(fleet), stack, {loader.CONFIG_KEY: raw}))
+
+
+def require_contract(fleet: loader.Fleet, inventory: Inventory) -> Inventory:
+    """The provider contract (gpufleet/contract.py) on what the program declared: a broken rule is a problem on the
+    spec field that leads to the value, with the rule's citation (exit 2; `pulumi up` would have been refused)."""
+    from gpufleet import clock, contract
+    from gpufleet.errors import Problem, UserError
+
+    violations = contract.check_inventory(inventory.resources, clock.now(), fleet.spec.cloud)
+    if violations:
+        raise UserError([Problem(fleet.file, field, message) for field, message in contract.problems(violations)])
+    return inventory

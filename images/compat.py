@@ -9,7 +9,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.stacks import catalog
 
 RULES = Path(__file__).parent / "compat.yaml"
@@ -17,7 +16,9 @@ RULES = Path(__file__).parent / "compat.yaml"
 
 @lru_cache(maxsize=1)
 def rules() -> dict:
-    return yaml.safe_load(RULES.read_text())
+    from gpufleet import inputs
+
+    return inputs.load_mapping(RULES, "images/compat.yaml")
 
 
 def _cc(text: str) -> tuple[int, int]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 
 LOCK = Path(__file__).parent / "lock.json"
@@ -23,7 +25,22 @@ class ImageRef:
 
 
 def load(path: Path = LOCK) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {"images": {}}
+    """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError."""
+    from gpufleet import inputs
+
+    if not path.exists():
+        return {"images": {}}
+    shown = f"images/{path.name}" if path == LOCK else str(path)
+    doc = inputs.load_mapping(path, shown)
+    images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
+    for recipe, entry in images.items():
+        entry = inputs.mapping(entry, shown, f"images.{recipe}")
+        for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
+            for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
+                where = inputs.mapping(where, shown, f"images.{recipe}.regions.{cloud}.{region}")
+                if not isinstance(where.get("image_id"), str):
+                    raise UserError([Problem(shown, f"images.{recipe}.regions.{cloud}.{region}.image_id", "missing or not text")])
+    return doc
 
 
 def image_for(recipe: str, cloud: str, region: str, path: Path = LOCK) -> ImageRef | str:
@@ -66,6 +83,10 @@ def rows(path: Path = LOCK) -> list[ImageRef]:
 
 
 ID_PREFIX = {"alicloud": "m-", "tencentcloud": "img-"}
+# Image ids are the prefix then lowercase letters and digits (Alibaba ECS `m-bp1g7004ksh0oeuco8gp`, Tencent CVM
+# `img-9qabwvbn`; inner hyphens are let through): fullmatch, so `m-`, `m-1\nx`, `m-A` or a trailing newline are
+# refused before they reach lock.json.
+ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
 
 
 def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
@@ -102,9 +123,13 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
         for region, image_id in sorted(regions.items()):
             if region not in wanted:
                 problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
-            if not image_id.startswith(ID_PREFIX[cloud]) or "placeholder" in image_id:
+            body = image_id[len(ID_PREFIX[cloud]) :] if image_id.startswith(ID_PREFIX[cloud]) else None
+            if body is None or not ID_BODY.fullmatch(body) or "placeholder" in image_id:
                 problems.append(
-                    (f"{cloud}/{region}", f"{image_id!r} is not a {cloud} image id (they start with {ID_PREFIX[cloud]!r})")
+                    (
+                        f"{cloud}/{region}",
+                        f"{image_id!r} is not a {cloud} image id (they are {ID_PREFIX[cloud]!r} then lowercase letters and digits)",
+                    )
                 )
     missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
     if missing:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.images import gateway
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -182,12 +181,9 @@ def _load(path_str: str, name: str) -> Recipe:
     shown = _shown(path)
     if not path.exists():
         raise UserError([Problem(shown, "", f"no such image recipe {name!r}" + did_you_mean(name, recipe_names()))])
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UserError([Problem(shown, "", f"not valid YAML: {exc}")]) from None
-    if not isinstance(raw, dict):
-        raise UserError([Problem(shown, "", "a recipe file is a mapping")])
+    from gpufleet import inputs
+
+    raw = inputs.load_mapping(path, shown, what="a recipe (a mapping of keys to values)")
     try:
         recipe = Recipe.model_validate({**raw, "file": shown})
     except ValidationError as exc:

@@ -5,6 +5,17 @@ else run `apply`, then `check` again. The first failure stops the build with tha
 failed `apply` runs the step's `cleanup`. A lost connection reconnects with backoff and starts again from
 the top, where every step already done is only checked, so the build resumes at the first unsatisfied
 step. At the end the manifest is written on the host (unless it already says the same) and read back.
+
+One apply at a time per step on the host: every apply holds an flock(1) on <layout.prefix>/.locks/<step>.lock
+for as long as it (and anything it started) runs, so a reconnect after a dropped connection waits for the
+apply that is still running there instead of starting the same apt/pip work beside it. The step that was
+interrupted by a lost connection is re-checked after that lock is free; if it is not satisfied its `cleanup`
+runs before it is applied again.
+
+A dead connection is noticed by SSH keepalives (Target.keepalive_s, like OpenSSH's ServerAliveInterval):
+a keepalive request that gets no answer within keepalive_s * keepalive_count closes the connection, which
+fails the running command with ConnectionLost, and the build reconnects. Defaults: 10 s x 2, so a
+black-holed link is noticed within 30 s, not at the step timeout.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ import datetime as dt
 import hashlib
 import json
 import shlex
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +78,8 @@ class Target:
     known_hosts: Path = Path("~/.ssh/known_hosts")
     accept_new_host_key: bool = False
     connect_timeout_s: int = 10
+    keepalive_s: float = 10.0  # 0 turns keepalives off
+    keepalive_count: int = 2
 
 
 def fingerprint(key) -> str:
@@ -135,6 +149,34 @@ class SshHost:
             raise
         except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
             raise ConnectionLost(f"cannot connect to {target.user}@{target.host}:{target.port}: {exc}") from None
+        self.lost: str | None = None
+        self._closed = threading.Event()
+        if target.keepalive_s > 0:
+            threading.Thread(target=self._keepalive, name="ssh-keepalive", daemon=True).start()
+
+    def _keepalive(self) -> None:
+        """Every keepalive_s, ask the server for a reply; none within keepalive_s * keepalive_count: the link is
+        dead (black-holed or the host gone), so close the transport and let the running command fail."""
+        transport = self.conn.client.get_transport()
+        wait = self.target.keepalive_s * self.target.keepalive_count
+        while not self._closed.wait(self.target.keepalive_s):
+            if transport is None or not transport.is_active():
+                return
+            answered = threading.Event()
+
+            def probe(done: threading.Event) -> None:
+                try:
+                    transport.global_request("keepalive@openssh.com", wait=True)
+                except Exception:  # a closing transport: the main thread sees the loss itself
+                    pass
+                finally:
+                    done.set()
+
+            threading.Thread(target=probe, args=(answered,), name="ssh-keepalive-probe", daemon=True).start()
+            if not answered.wait(wait) and not self._closed.is_set():
+                self.lost = f"no answer to SSH keepalives for {wait:g}s"
+                transport.close()
+                return
 
     def run(self, script: str, timeout_s: int) -> Result:
         import invoke
@@ -148,13 +190,14 @@ class SshHost:
         except invoke.exceptions.CommandTimedOut as exc:
             return Result(124, exc.result.stdout, exc.result.stderr + f"\n(timed out after {timeout_s}s)")
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise ConnectionLost(f"connection lost: {exc}") from None
+            raise ConnectionLost(f"connection lost: {self.lost or exc}") from None
         transport = self.conn.client.get_transport()
         if r.exited is None or r.exited < 0 or transport is None or not transport.is_active():
-            raise ConnectionLost(f"connection lost while running (exit status {r.exited})")
+            raise ConnectionLost(f"connection lost while running: {self.lost or f'exit status {r.exited}'}")
         return Result(r.exited, r.stdout, r.stderr)
 
     def close(self) -> None:
+        self._closed.set()
         self.conn.close()
 
 
@@ -198,6 +241,7 @@ class Runner:
         self.recipe, self.connect, self.report = recipe, connect, report
         self.retries, self.backoff_s, self.sleep, self.clock = retries, backoff_s, sleep, clock
         self.steps: list[RenderedStep] = render(recipe)
+        self.interrupted: str | None = None  # the step whose apply a lost connection cut off
 
     def build(self, dry_run: bool = False) -> BuildResult:
         result = BuildResult(self.recipe.name, "planned" if dry_run else "unchanged")
@@ -233,7 +277,16 @@ class Runner:
         result.satisfied, result.planned = [], []
         for i, step in enumerate(self.steps, 1):
             self.report(Event("check", step.name, i, total))
+            interrupted = self.interrupted == step.name
+            if interrupted:  # its apply may still run on the host: wait for it before looking
+                waited = host.run(self._locked("true", step), step.timeout_s + 30)
+                if waited.exit != 0:
+                    raise StepFailed(step.name, "apply", waited, "the apply cut off by the lost connection still runs")
             ok, why = self._satisfied(host, step)
+            if interrupted:
+                self.interrupted = None
+                if not ok:
+                    self._cleanup(host, step, i, total, "after the lost connection: ")
             if ok:
                 if step.name not in result.applied:
                     result.satisfied.append(step.name)
@@ -245,7 +298,11 @@ class Runner:
                 continue
             self.report(Event("apply", step.name, i, total, why))
             started = time.monotonic()
-            applied = host.run(step.apply, step.timeout_s)
+            try:
+                applied = host.run(self._locked(step.apply, step), step.timeout_s)
+            except ConnectionLost:
+                self.interrupted = step.name
+                raise
             if applied.exit != 0:
                 self._cleanup(host, step, i, total)
                 raise StepFailed(step.name, "apply", applied, f"apply exited {applied.exit}")
@@ -277,10 +334,24 @@ class Runner:
         r = host.run(fact.command(self.recipe, vars), 60)
         return fact.parse(r.stdout) if r.exit == 0 else None
 
-    def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int) -> None:
+    def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int, why: str = "") -> None:
         if step.cleanup:
-            r = host.run(step.cleanup, step.timeout_s)
-            self.report(Event("cleanup", step.name, i, total, "done" if r.exit == 0 else f"exit {r.exit}: {r.output}"))
+            r = host.run(self._locked(step.cleanup, step), step.timeout_s)
+            self.report(Event("cleanup", step.name, i, total, why + ("done" if r.exit == 0 else f"exit {r.exit}: {r.output}")))
+
+    def lock_path(self, step: RenderedStep) -> str:
+        return f"{self.recipe.layout.prefix.rstrip('/')}/.locks/{step.name}.lock"
+
+    def _locked(self, script: str, step: RenderedStep) -> str:
+        """`script` under the step's host lock (flock on fd 9, inherited by everything the script starts)."""
+        lock = self.lock_path(step)
+        wait = step.timeout_s + 30
+        return (
+            f"install -d -m 0755 {shlex.quote(lock.rsplit('/', 1)[0])}\n"
+            f"exec 9>>{shlex.quote(lock)}\n"
+            f"flock -w {wait} 9 || {{ echo 'step {step.name}: another apply still holds {lock} after {wait}s' >&2; exit 75; }}\n"
+            + script
+        )
 
     # --- manifest ------------------------------------------------------------------------------------
     def _manifest(self, host: Host, result: BuildResult) -> None:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
 from gpufleet.sizing import fit, models, profiler
 
 DATA = Path(__file__).parent / "data" / "calibration.yaml"
@@ -22,7 +21,9 @@ TOLERANCE_GIB = 0.2
 
 @cache
 def table() -> dict:
-    return yaml.safe_load(DATA.read_text())
+    from gpufleet import inputs
+
+    return inputs.load_mapping(DATA, "sizing/data/calibration.yaml")
 
 
 def testable(row: dict) -> bool:

@@ -29,10 +29,22 @@ class Plan:
 
 
 def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: str = "given") -> Plan:
-    if peak_qps <= 0 or qps_per_node <= 0:
-        raise UserError([Problem("--peak-qps / --qps-per-node", "", "must be positive numbers")])
-    if redundancy < 0:
-        raise UserError([Problem("--redundancy", "", "must be 0 or more (spare nodes above the peak, N+K)")])
+    from gpufleet.inputs import number_problems
+
+    # finite and positive (nan or inf would give 0 or unbounded nodes); at most a million nodes' worth
+    problems = number_problems(peak_qps, "--peak-qps", "", 0, 1e9, above=True)
+    problems += number_problems(qps_per_node, "--qps-per-node", "", 0, 1e9, above=True)
+    problems += number_problems(redundancy, "--redundancy", "", 0, 1000)
+    if problems:
+        raise UserError(problems)
+    if peak_qps / qps_per_node > 1_000_000:
+        raise UserError(
+            [
+                Problem(
+                    "--peak-qps / --qps-per-node", "", f"would need more than a million nodes ({peak_qps:g} / {qps_per_node:g})"
+                )
+            ]
+        )
     carrying = math.ceil(peak_qps / qps_per_node - 1e-9)
     nodes = carrying + redundancy
     return Plan(

@@ -9,17 +9,9 @@ from gpufleet.sizing import fit, flags, models
 
 from gpufleet.errors import did_you_mean
 
-# `vllm serve` flags in serving.extra_args that change the memory budget (they come after the spec's own flags on
-# the command line, components/userdata.py, so they win, as argparse keeps the last value).
-MEMORY_EXTRA_ARGS = (
-    "enforce_eager",
-    "kv_cache_dtype",
-    "cpu_offload_gb",
-    "gpu_memory_utilization",
-    "max_model_len",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-)
+# `vllm serve` flags in serving.extra_args that change the memory budget. The flags the spec sets itself
+# (kv_cache_dtype, max_model_len, ...) cannot be given there (stacks/spec.py RESERVED_FLAGS).
+MEMORY_EXTRA_ARGS = ("enforce_eager", "cpu_offload_gb")
 
 
 def serving_of(spec) -> fit.Serving:
@@ -40,8 +32,8 @@ def serving_of(spec) -> fit.Serving:
         gpu_memory_utilization=s.gpu_memory_utilization,
         vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
-    types = {"enforce_eager": bool, "kv_cache_dtype": str, "cpu_offload_gb": float, "gpu_memory_utilization": float}
-    return replace(base, **{k: types.get(k, int)(v) for k, v in given.items()})
+    types = {"enforce_eager": bool, "cpu_offload_gb": float}
+    return replace(base, **{k: types[k](v) for k, v in given.items()})
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
-import yaml
 from gpufleet.sizing import profiler
 from gpufleet.sizing.models import ModelArch
 
@@ -27,7 +26,10 @@ QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 
 @lru_cache(maxsize=1)
 def formats() -> dict[str, dict]:
-    return yaml.safe_load(QUANT.read_text())["formats"]
+    from gpufleet import inputs
+
+    with inputs.shaped("sizing/data/quantization.yaml"):
+        return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
 
 
 def _cc(text: str) -> tuple[int, int]:
@@ -55,7 +57,9 @@ class Gpu:
 def usable_memory() -> dict[str, dict]:
     from gpufleet.stacks.catalog import DATA
 
-    return yaml.safe_load((DATA / "gpus.yaml").read_text())["usable_memory"]
+    from gpufleet import inputs
+
+    return inputs.load_mapping(DATA / "gpus.yaml", "stacks/data/gpus.yaml")["usable_memory"]
 
 
 def as_gpu(kind) -> Gpu:

@@ -5,7 +5,6 @@ Snapshots in data/vllm_args/<version>.json are written by scripts/vllm_args_snap
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
@@ -17,7 +16,13 @@ SNAPSHOTS = Path(__file__).parent / "data" / "vllm_args"
 @cache
 def snapshot(version: str) -> dict | None:
     path = SNAPSHOTS / f"{version}.json"
-    return json.loads(path.read_text())["args"] if path.exists() else None
+    from gpufleet import inputs
+
+    if not path.exists():
+        return None
+    shown = f"sizing/data/vllm_args/{path.name}"
+    with inputs.shaped(shown):
+        return inputs.load_mapping(path, shown)["args"]
 
 
 def _accepted(args: dict) -> dict[str, dict]:

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from gpufleet.errors import Problem, UserError, did_you_mean, read_json_object
 
 CATALOG = Path(__file__).parent / "data" / "models.yaml"
@@ -37,8 +35,11 @@ class ModelArch:
 
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, ModelArch]:
-    rows = yaml.safe_load(CATALOG.read_text())["models"]
-    return {name: ModelArch(name=name, **row) for name, row in rows.items()}
+    from gpufleet import inputs
+
+    with inputs.shaped("sizing/data/models.yaml"):
+        rows = inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
+        return {name: ModelArch(name=name, **row) for name, row in rows.items()}
 
 
 def lookup(name: str) -> ModelArch | None:
@@ -66,10 +67,16 @@ def resolve(model: str) -> ModelArch:
     return found
 
 
-def _field(cfg: dict, shown: str, *names: str, default=None):
+def _field(cfg: dict, shown: str, *names: str, default=None, minimum: int = 1):
+    """A whole number of the config (the first of its names present), at least `minimum`."""
     for n in names:
         if cfg.get(n) is not None:
-            return cfg[n]
+            v = cfg[n]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+                raise UserError([Problem(shown, n, f"must be a whole number, got {v!r}")])
+            if v != int(v) or not minimum <= v < 2**40:
+                raise UserError([Problem(shown, n, f"must be a whole number from {minimum} to 2**40, got {v!r}")])
+            return int(v)
     if default is not None:
         return default
     raise UserError(
@@ -91,7 +98,7 @@ def from_config(path: Path) -> ModelArch:
     hidden = int(_field(cfg, shown, "hidden_size", "n_embd", "d_model"))
     heads = int(_field(cfg, shown, "num_attention_heads", "n_head"))
     kv_heads = int(_field(cfg, shown, "num_key_value_heads", "multi_query_group_num", default=heads))
-    head_dim = int(_field(cfg, shown, "head_dim", "kv_channels", default=hidden // heads))
+    head_dim = int(_field(cfg, shown, "head_dim", "kv_channels", default=max(hidden // heads, 1)))
     vocab = int(_field(cfg, shown, "vocab_size", "padded_vocab_size"))
     intermediate = int(_field(cfg, shown, "intermediate_size", "ffn_hidden_size", default=4 * hidden))
     tied = bool(cfg.get("tie_word_embeddings", False))
@@ -106,7 +113,7 @@ def from_config(path: Path) -> ModelArch:
         attention_heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
-        max_positions=int(_field(cfg, shown, "max_position_embeddings", "seq_length", "n_positions", default=0)),
+        max_positions=int(_field(cfg, shown, "max_position_embeddings", "seq_length", "n_positions", default=0, minimum=0)),
         vocab_size=vocab,
         tied_embeddings=tied,
         torch_dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"),

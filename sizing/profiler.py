@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
@@ -51,7 +49,9 @@ CUDA_GRAPH_PER_SIZE_GIB = 0.0008
 
 @cache
 def _data() -> dict:
-    return yaml.safe_load(DATA.read_text())
+    from gpufleet import inputs
+
+    return inputs.load_mapping(DATA, "sizing/data/vllm_engines.yaml")
 
 
 def parse_version(v: str) -> tuple[int, ...]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+from gpufleet import inputs
 
 DATA = Path(__file__).parent / "data"
 CLOUDS = ("alicloud", "tencentcloud")
@@ -42,16 +42,18 @@ class InstanceType:
 
 @cache
 def _load(name: str) -> dict:
-    return yaml.safe_load((DATA / f"{name}.yaml").read_text())
+    return inputs.load_mapping(DATA / f"{name}.yaml", f"stacks/data/{name}.yaml")
 
 
 def gpu_kinds() -> dict[str, GpuKind]:
-    return {k: GpuKind(name=k, **v) for k, v in _load("gpus")["gpus"].items()}
+    with inputs.shaped("stacks/data/gpus.yaml"):
+        return {k: GpuKind(name=k, **v) for k, v in _load("gpus")["gpus"].items()}
 
 
 def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
     """region -> zone -> GPU kinds sold there."""
-    return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
+    with inputs.shaped(f"stacks/data/{cloud}.yaml"):
+        return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
 
 
 def cloud_meta(cloud: str) -> dict:

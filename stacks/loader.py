@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from gpufleet.stacks import catalog
 from gpufleet.stacks.spec import FleetSpec
 from pydantic import ValidationError
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 CONFIG_KEY = "gpufleet:fleet"
@@ -72,12 +72,7 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
 
 def read_config(path: Path, shown: str) -> dict:
     """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong."""
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise UserError([Problem(shown, "", f"not valid YAML: {where}{getattr(exc, 'problem', exc)}")]) from None
+    doc = inputs.load_yaml(path, shown)
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
@@ -103,7 +98,11 @@ def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) ->
     if spec is not None and not problems:
         from gpufleet.components import clouds
 
-        problems += [Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec)]
+        from gpufleet import contract
+
+        problems += [
+            Problem(file, p, m) for p, m in cross_problems(spec) + clouds.spec_problems(spec) + contract.spec_problems(spec)
+        ]
     fleet = None
     if spec is not None and not problems:
         fleet = _resolve(spec, stack, file, problems)
@@ -124,30 +123,56 @@ def _loc(loc: tuple) -> str:
 
 def _msg(error: dict) -> str:
     if error["type"] == "extra_forbidden":
-        return "unknown field; remove it or check its spelling"
+        return "unknown field; remove it or check its spelling" + _suggest(error["loc"])
     msg = error["msg"]
     return msg[len("Value error, ") :] if msg.startswith("Value error, ") else msg
+
+
+def _suggest(loc: tuple) -> str:
+    """' (did you mean X?)' for a misspelt key: the fields of the model at loc's parent."""
+    model: Any = FleetSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):  # an item of a list: the list's item model is already unwrapped below
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return ""
+        model = field.annotation
+        model = next((a for a in getattr(model, "__args__", ()) if hasattr(a, "model_fields")), model)
+    fields = getattr(model, "model_fields", None)
+    if not fields:
+        return ""
+    close = did_you_mean(str(loc[-1]), fields)
+    return close if "did you mean" in close else ""
 
 
 def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Cloud, region, zones and GPU kind against the catalog, on the raw data (runs even if the model fails)."""
     out: list[tuple[str, str]] = []
     cloud = raw.get("cloud")
+    if cloud is None or not isinstance(cloud, str):
+        return out  # missing or not text: reported once, by the model
     if cloud not in catalog.CLOUDS:
         out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.CLOUDS)))
         return out
     gpu = (raw.get("gpu") or {}).get("kind") if isinstance(raw.get("gpu"), dict) else None
     kinds = catalog.gpu_kinds()
-    if gpu is not None and gpu not in kinds:
+    if not isinstance(gpu, str):
+        gpu = None
+    elif gpu not in kinds:
         out.append(("fleet.gpu.kind", f"unknown GPU kind {gpu!r}" + did_you_mean(str(gpu), kinds)))
         gpu = None
     regions = catalog.regions(cloud)
     region = raw.get("region")
+    if not isinstance(region, str):
+        return out
     if region not in regions:
         out.append(("fleet.region", f"unknown {cloud} region {region!r}" + did_you_mean(str(region), regions)))
         return out
     zones = raw.get("zones") if isinstance(raw.get("zones"), list) else []
     for i, zone in enumerate(zones):
+        if not isinstance(zone, str):
+            continue
         if zone not in regions[region]:
             out.append((f"fleet.zones.{i}", f"{zone!r} is not a zone of {region}" + did_you_mean(str(zone), regions[region])))
         elif gpu and gpu not in regions[region][zone]:

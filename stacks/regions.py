@@ -8,21 +8,28 @@ to overwrite. Every bad input is a UserError and nothing is written.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-import yaml
 from gpufleet.components.clouds import profile
 from gpufleet.stacks import catalog, loader
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import create_exclusive
 
 TEMPLATES = Path(__file__).parent / "templates"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
+# Pulumi stack names: letters, digits, '-', '_' and '.', 1 to 100 characters (pulumi/pulumi, pkg/backend/.../
+# validateStackName: stackNameAndProjectRegexp = ^[A-Za-z0-9_.-]{1,100}$; docs: "Stack names may only contain
+# alphanumeric characters, hyphens, underscores, or periods"). gpufleet also puts the name in a file
+# name, stacks/Pulumi.<name>.yaml: it must start with a letter or digit (not '.', '..' or '-x'), and never hold '/'.
+STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,33 @@ class Plan:
 
 
 def defaults(env: str) -> dict:
-    return yaml.safe_load((TEMPLATES / "defaults.yaml").read_text())[env]
+    doc = inputs.load_mapping(TEMPLATES / "defaults.yaml", "stacks/templates/defaults.yaml")
+    return inputs.mapping(doc.get(env), "stacks/templates/defaults.yaml", env)
+
+
+def name_problems(name: str) -> list[Problem]:
+    """Why `name` cannot be a stack name (and a file name under stacks/)."""
+    if STACK_NAME.fullmatch(name) and ".." not in name:
+        return []
+    return [
+        Problem(
+            ARG,
+            "--name",
+            f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a stack name: 1-100 letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit, no '..' (e.g. alicloud-cn-beijing-dev)",
+        )
+    ]
+
+
+def cidr_problems(cidr: str) -> list[Problem]:
+    """Why `cidr` is not an IPv4 network like 10.40.0.0/16."""
+    try:
+        net = ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return [Problem(ARG, "--cidr", f"{cidr!r} is not an IPv4 network: give an address and a prefix, e.g. 10.40.0.0/16")]
+    if net.version != 4:
+        return [Problem(ARG, "--cidr", f"{cidr!r} is IPv6; the VPC needs an IPv4 network, e.g. 10.40.0.0/16")]
+    return []
 
 
 def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: list[str] | None = None) -> list[str]:
@@ -82,17 +115,35 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
 
 def existing_cidrs(cloud: str, root: Path) -> dict[str, ipaddress.IPv4Network]:
     """stack -> VPC CIDR of every stacks/Pulumi.*.yaml of that cloud (spec default if unset)."""
-    out = {}
+    return existing_cidrs_and_skipped(cloud, root)[0]
+
+
+def existing_cidrs_and_skipped(cloud: str, root: Path) -> tuple[dict[str, ipaddress.IPv4Network], list[str]]:
+    """existing_cidrs, and the problems of stack files that could not be read (skipped, not fatal: one broken
+    stack file must not stop opening another region)."""
+    out, skipped = {}, []
     for stack in loader.stack_names(root):
-        _, config = loader.read_stack_config(stack, root)
-        fleet = config.get(loader.CONFIG_KEY) or {}
-        if fleet.get("cloud") == cloud:
-            out[stack] = ipaddress.ip_network((fleet.get("network") or {}).get("vpc_cidr", "10.20.0.0/16"))
-    return out
+        try:
+            _, config = loader.read_stack_config(stack, root)
+        except UserError as exc:
+            skipped += [str(p) for p in exc.problems]
+            continue
+        fleet = config.get(loader.CONFIG_KEY)
+        network = fleet.get("network") if isinstance(fleet, dict) else None
+        if not isinstance(fleet, dict) or fleet.get("cloud") != cloud:
+            continue
+        cidr = network.get("vpc_cidr", "10.20.0.0/16") if isinstance(network, dict) else "10.20.0.0/16"
+        try:
+            out[stack] = ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError:
+            skipped.append(f"stacks/Pulumi.{stack}.yaml: fleet.network.vpc_cidr: {cidr!r} is not a network")
+    return out, skipped
 
 
 def allocate_cidr(taken: dict[str, ipaddress.IPv4Network], wanted: str | None = None) -> str:
     if wanted:
+        if problems := cidr_problems(wanted):
+            raise UserError(problems)
         net = ipaddress.ip_network(wanted, strict=False)
         clash = sorted(s for s, n in taken.items() if n.overlaps(net))
         if clash:
@@ -107,8 +158,9 @@ def allocate_cidr(taken: dict[str, ipaddress.IPv4Network], wanted: str | None = 
 
 def recipe_for(gpu: str) -> str:
     for path in sorted(RECIPES.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text())
-        if gpu in doc.get("gpus", []):
+        doc = inputs.load_mapping(path, f"images/recipes/{path.name}")
+        gpus = doc.get("gpus")
+        if isinstance(gpus, list) and gpu in gpus and isinstance(doc.get("name"), str):
             return doc["name"]
     raise UserError([Problem(ARG, "--gpu", f"no image recipe in images/recipes/ supports {gpu}")])
 
@@ -157,13 +209,17 @@ def plan(
     gpu = gpu or d["gpu"]
     if gpu not in catalog.gpu_kinds():
         raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
-    stack = name or f"{cloud}-{region}-{env}"
+    stack = name if name is not None else f"{cloud}-{region}-{env}"
+    problems = name_problems(stack) + (cidr_problems(cidr) if cidr is not None else [])
+    if problems:
+        raise UserError(problems)
     path = loader.stack_path(stack, root)
     chosen = pick_zones(cloud, region, gpu, d["zones"], env, zones)
     itype = catalog.default_instance_type(cloud, gpu, 1)
     if itype is None:
         raise UserError([Problem(ARG, "--gpu", f"{cloud} has no single-{gpu} instance type in the catalog")])
-    taken = {s: n for s, n in existing_cidrs(cloud, root).items() if s != stack}
+    existing, skipped = existing_cidrs_and_skipped(cloud, root)
+    taken = {s: n for s, n in existing.items() if s != stack}
     vpc = allocate_cidr(taken, cidr)
     recipe = recipe_for(gpu)
     check_image(recipe, cloud, region)
@@ -178,6 +234,7 @@ def plan(
         else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
         f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
+        *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),
     )
     text = render(
         template,
@@ -197,24 +254,20 @@ def plan(
     )
     shown = f"stacks/{path.name}"
     try:
-        raw = yaml.safe_load(text)["config"][loader.CONFIG_KEY]
-    except (yaml.YAMLError, KeyError, TypeError) as exc:
+        raw = inputs.parse_yaml(text, shown)["config"][loader.CONFIG_KEY]
+    except (UserError, KeyError, TypeError) as exc:
         raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
     loader.validate(raw, stack=stack, file=shown)
     return Plan(stack=stack, path=path, text=text, reasons=reasons)
 
 
 def write(p: Plan) -> Path:
-    if p.path.exists():
-        raise UserError(
-            [
-                Problem(
-                    f"stacks/{p.path.name}",
-                    "",
-                    "already exists; not overwriting it (pass --name for another stack, or edit the file)",
-                )
-            ]
-        )
-    with p.path.open("x") as fh:
-        fh.write(p.text)
+    """Create the stack file atomically and exclusively (temp file + link(2)): never a partial file, never
+    over an existing one, even when two `region new` run at once."""
+    create_exclusive(
+        p.path,
+        p.text,
+        shown=f"stacks/{p.path.name}",
+        exists="already exists; not overwriting it (pass --name for another stack, or edit the file)",
+    )
     return p.path

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 Cloud = Literal["alicloud", "tencentcloud"]
@@ -75,7 +76,7 @@ class Image(Strict):
     recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
 
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trailing newline
 # Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
 # `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
 # components/<cloud>/names.py; these are the characters no consumer on the node interprets.
@@ -143,7 +144,7 @@ class Model(Strict):
     @field_validator("sha256")
     @classmethod
     def _sha(cls, v: str) -> str:
-        if not SHA256.match(v):
+        if not SHA256.fullmatch(v):
             raise ValueError("must be 64 lowercase hex characters (sha256sum of the weights archive)")
         return v
 
@@ -175,7 +176,9 @@ class Serving(Strict):
     port: int = Field(8000, ge=1024, le=65535)
     dtype: Literal["auto", "float16", "bfloat16", "half", "float32"] = "auto"
     quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
-    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
+    # The KV cache dtypes vLLM offers on CUDA (sizing/data/vllm_engines.yaml, read from the pinned wheels); whether the
+    # stack's GPU and vLLM take one is checked by sizing (compute capability, engine).
+    kv_cache_dtype: Literal["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"] = "auto"
     max_model_len: int = Field(8192, ge=256, le=1_048_576)
     gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
     max_num_seqs: int = Field(64, ge=1, le=4096)
@@ -371,8 +374,9 @@ class Schedule(Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, v: str) -> str:
-        if len(v.split()) != 5:
-            raise ValueError("must have 5 fields: minute hour day-of-month month day-of-week")
+        from gpufleet.cron import parse
+
+        parse(v)  # CronError is a ValueError: reported on this field
         return v
 
     @model_validator(mode="after")
@@ -391,6 +395,15 @@ class Autoscaling(Strict):
     evaluation_minutes: int = Field(5, ge=1, le=60)
     cooldown_s: int = Field(600, ge=60, le=86400)
     schedules: list[Schedule] = Field(default_factory=list)
+    schedule_window_start: date | None = Field(
+        None,
+        description="day the schedules' window starts (stored so that `pulumi up` keeps it); default: the day of the run, "
+        "kept after creation by ignore_changes. Renew by setting it to today.",
+    )
+    schedule_window_days: int = Field(364, ge=30, le=3650, description="how long the schedules recur after the window start")
+    schedule_lead_minutes: int = Field(
+        60, ge=5, le=1440, description="the first firing is at least this long after the run, so it is still ahead at creation"
+    )
 
     @model_validator(mode="after")
     def _band(self):

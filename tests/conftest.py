@@ -64,9 +64,8 @@ def pytest_sessionfinish(session, exitstatus):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    for loop in sorted(_loop_devices() - loops_before):
-        if not base or base + "/" not in loop:
-            continue  # another run's (agents and CI jobs share the machine): never detach what this run did not attach
+    # Only this run's loop devices (backed by a file under its temp folder): another pytest may be booting nodes too.
+    for loop in sorted(loop for loop in _loop_devices() - loops_before if base and base in loop):
         leftovers.append(f"loop device still attached: {loop}")
         subprocess.run(["losetup", "-d", loop.split()[0]], capture_output=True)
     for folder in sorted(_nspawn_cgroups() - cgroups_before):

@@ -166,7 +166,7 @@ def test_oss_bucket_naming_rules(bucket):
 def test_cos_bucket_name_part_over_50_is_refused():
     spec = raw("tencentcloud")
     spec["model"]["source"] = f"cos://{'a' * 51}-1250000000/x.tar"
-    refused(spec, "fleet.model.source", "COS naming")
+    refused(spec, "fleet.model.source", "COS bucket naming")
 
 
 def test_ssh_cidrs_that_together_cover_the_internet_are_refused():

@@ -1,4 +1,11 @@
-"""CloudMonitor alarms on every node of the fleet: a monitor group filled by the fleet tag, GPU rules on it."""
+"""CloudMonitor alarms on every node of the fleet.
+
+A dynamic tag group (cms.DynamicTagGroup) creates and keeps filling an application group with every instance
+that carries the fleet tag (the ESS scaling configuration tags each node it starts), and applies the alert
+templates listed in `template_id_lists` to that group (website/docs/r/cms_dynamic_tag_group.html.markdown).
+The GPU rules are one alert template (cms.MetricRuleTemplate). A cms.GroupMetricRule on a hand-made
+cms.MonitorGroup would watch a group nothing fills: the dynamic tag group makes its own groups.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +17,22 @@ from gpufleet.stacks.loader import Fleet
 METRICS = {"gpu_utilization": "instance_gpu_gpu_usedutilization", "gpu_memory": "instance_gpu_memory_usedutilization"}
 
 
-def rule_args(fleet: Fleet) -> list[dict]:
+def alert_templates(fleet: Fleet) -> list[dict]:
     alarms = fleet.spec.alarms
     out = []
     for key, metric in METRICS.items():
         t = getattr(alarms, key)
         out.append(
             {
-                "key": key,
+                "rule_name": key,
                 "metric_name": metric,
                 "namespace": "acs_ecs_dashboard",
                 "category": "ecs",
-                "period": 60,
                 "escalations": {
                     "critical": {
                         "comparison_operator": "GreaterThanOrEqualToThreshold",
                         "statistics": "Average",
-                        "threshold": str(t.threshold_percent),
+                        "threshold": f"{t.threshold_percent:g}",
                         "times": t.minutes,
                     }
                 },
@@ -40,8 +46,12 @@ class Alarms(pulumi.ComponentResource):
         super().__init__("gpufleet:alicloud:Alarms", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         contact = fleet.spec.alarms.contact_group
-        group = alicloud.cms.MonitorGroup(
-            f"{name}-nodes", monitor_group_name=f"{name}-nodes", contact_groups=[contact], opts=child
+        template = alicloud.cms.MetricRuleTemplate(
+            f"{name}-gpu",
+            metric_rule_template_name=f"{name}-gpu",
+            description="GPU utilisation and memory above the spec's thresholds",
+            alert_templates=alert_templates(fleet),
+            opts=child,
         )
         alicloud.cms.DynamicTagGroup(
             f"{name}-nodes",
@@ -49,17 +59,7 @@ class Alarms(pulumi.ComponentResource):
             contact_group_lists=[contact],
             match_express_filter_relation="and",
             match_expresses=[{"tag_value": fleet.prefix, "tag_value_match_function": "equals"}],
+            template_id_lists=[template.id],
             opts=child,
         )
-        for args in rule_args(fleet):
-            key = args.pop("key")
-            alicloud.cms.GroupMetricRule(
-                f"{name}-{key}",
-                group_id=group.id,
-                group_metric_rule_name=f"{name}-{key}",
-                rule_id=f"{name}-{key}",
-                contact_groups=contact,
-                opts=child,
-                **args,
-            )
         self.register_outputs({})

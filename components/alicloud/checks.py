@@ -4,17 +4,42 @@ from __future__ import annotations
 
 from gpufleet.components.alicloud import names
 
+# Tags: at most 20 on a scaling group (Auto Scaling TagResources, "You can attach up to 20 tags to a scaling
+# group", alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-tagresources, read
+# 2026-12-03); keys must not start with `aliyun` or `acs:` nor contain http:// or https:// (Alibaba Cloud tag
+# rules, e.g. helpcdn.aliyun.com/document_detail/137457.html "使用限制", read 2026-12-03).
+MAX_TAGS = 20
+RESERVED_TAG_PREFIXES = ("aliyun", "acs:")
+
+
+def tag_problems(spec) -> list[tuple[str, str]]:
+    tags = spec.stack_tags
+    out = []
+    if len(tags) > MAX_TAGS:
+        out.append(
+            (
+                "fleet.tags",
+                f"{len(tags)} tags with gpufleet's own 2; Alibaba Cloud allows at most {MAX_TAGS} on a scaling group",
+            )
+        )
+    for key in spec.tags:
+        if key.lower().startswith(RESERVED_TAG_PREFIXES) or "http://" in key or "https://" in key:
+            out.append(
+                (f"fleet.tags.{key}", "Alibaba Cloud reserves keys starting aliyun or acs: and refuses http(s):// in keys")
+            )
+    return out
+
 
 def spec_problems(spec) -> list[tuple[str, str]]:
     if spec.model.source.startswith("cos://"):
-        return [
+        return tag_problems(spec) + [
             (
                 "fleet.model.source",
                 "a cos:// source is Tencent COS; Alibaba nodes fetch from oss:// (OSS, with the node's RAM role) "
                 "or https:// — copy the archive to an OSS bucket in the region and point source at it",
             )
         ]
-    return names.problems(spec)
+    return tag_problems(spec) + names.problems(spec)
 
 
 def notes(spec) -> list[str]:

@@ -29,7 +29,7 @@ def listener_args(fleet: Fleet) -> dict:
         "health_check_timeout": hc.timeout_s,
         "healthy_threshold": hc.healthy_threshold,
         "unhealthy_threshold": hc.unhealthy_threshold,
-        "request_timeout": 300,
+        "request_timeout": lb.request_timeout_s,
         "idle_timeout": 60,
         "acl_status": "on" if lb.allowed_cidrs != ["0.0.0.0/0"] else "off",
     }
@@ -60,7 +60,7 @@ class LoadBalancer(pulumi.ComponentResource):
         self.listener = alicloud.slb.Listener(
             f"{name}-listener",
             load_balancer_id=self.clb.id,
-            acl_id=acl_id,
+            acl_ids=[acl_id] if acl_id else None,  # acl_id is deprecated since provider 1.249.0
             acl_type="white" if acl_id else None,
             opts=child,
             **args,

@@ -35,6 +35,7 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
         tags,
         opts,
     )
+    role.attach_policy(scaling.group.id)
     Alarms(f"{name}-alarms", fleet, opts)
     return {
         "endpoint": lb.endpoint,

@@ -9,7 +9,7 @@ import pulumi_alicloud as alicloud
 from gpufleet.stacks.loader import Fleet
 
 
-def policy_document(fleet: Fleet) -> dict:
+def policy_document(fleet: Fleet, group_id=None) -> dict:
     statements = []
     source = fleet.spec.model.source
     if source.startswith("oss://"):
@@ -24,6 +24,16 @@ def policy_document(fleet: Fleet) -> dict:
             }
         )
     statements.append({"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
+    if group_id is not None and fleet.spec.load_balancer.health_check.grace_period_s:
+        # the node ends its loading wait (ESS lifecycle hook, scaling.py) on this group only
+        # (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference)
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Action": ["ess:CompleteLifecycleAction"],
+                "Resource": [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)],
+            }
+        )
     return {"Version": "1", "Statement": statements}
 
 
@@ -39,17 +49,25 @@ class NodeRole(pulumi.ComponentResource):
         super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role_name = f"{fleet.prefix}-node"
-        role = alicloud.ram.Role(
+        self._role = alicloud.ram.Role(
             f"{name}-node",
             role_name=self.role_name,
             assume_role_policy_document=json.dumps(trust_document()),
             description="gpufleet GPU node",
             opts=child,
         )
+        self._name, self._fleet = name, fleet
+        self.register_outputs({})
+
+    def attach_policy(self, group_id) -> None:
+        """The node's policy, declared once the scaling group exists (its id scopes the lifecycle permission)."""
+        child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
-            f"{name}-node", policy_name=f"{name}-node", policy_document=json.dumps(policy_document(fleet)), opts=child
+            f"{self._name}-node",
+            policy_name=f"{self._name}-node",
+            policy_document=pulumi.Output.json_dumps(policy_document(self._fleet, group_id)),
+            opts=child,
         )
         alicloud.ram.RolePolicyAttachment(
-            f"{name}-node", role_name=role.role_name, policy_name=policy.policy_name, policy_type="Custom", opts=child
+            f"{self._name}-node", role_name=self._role.role_name, policy_name=policy.policy_name, policy_type="Custom", opts=child
         )
-        self.register_outputs({})

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime
 
 import pulumi
 import pulumi_alicloud as alicloud
+from gpufleet.components.alicloud import rules
 from gpufleet.components.clouds import profile
 from gpufleet.stacks.loader import Fleet
+
+from gpufleet import clock, cron
 
 
 def disk_args(fleet: Fleet) -> dict:
@@ -54,21 +58,47 @@ def group_args(fleet: Fleet) -> dict:
     }
 
 
-def schedule_args(fleet: Fleet) -> list[dict]:
-    return [
-        {
-            "scheduled_task_name": s.name,
-            "recurrence_type": "Cron",
-            "recurrence_value": s.cron,
-            "min_value": s.min,
-            "max_value": s.max,
-            "desired_capacity": s.desired if s.desired is not None else s.min,
-            "launch_time": "2027-01-01T00:00Z",
-            "recurrence_end_time": "2099-12-31T00:00Z",
-            "task_enabled": True,
-        }
-        for s in fleet.spec.autoscaling.schedules
-    ]
+def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
+    """ESS scheduled tasks. launch_time is the cron's first firing after the run (at most 90 days ahead) and
+    recurrence_end_time the end of the spec's window (at most 365 days after creation), both UTC in the formats
+    of website/docs/r/ess_scheduled_task.html.markdown (rules.py)."""
+    now = now or clock.now()
+    out = []
+    for s in fleet.spec.autoscaling.schedules:
+        w = cron.window(s.cron, fleet.spec.autoscaling, now)
+        out.append(
+            {
+                "scheduled_task_name": s.name,
+                "recurrence_type": "Cron",
+                "recurrence_value": s.cron,
+                "min_value": s.min,
+                "max_value": s.max,
+                "desired_capacity": s.desired if s.desired is not None else s.min,
+                "launch_time": w.first.astimezone(UTC).strftime(rules.LAUNCH_TIME_FORMAT),
+                "recurrence_end_time": w.end.astimezone(UTC).strftime(rules.RECURRENCE_END_FORMAT),
+                "task_enabled": True,
+            }
+        )
+    return out
+
+
+def schedule_ignored(fleet: Fleet) -> list[str]:
+    """Dates kept as created: the first firing always (it only matters at creation); the window end unless the
+    spec stores its start (then a new start in the spec renews it with `pulumi up`)."""
+    stored = fleet.spec.autoscaling.schedule_window_start is not None
+    return ["launch_time"] if stored else ["launch_time", "recurrence_end_time"]
+
+
+def lifecycle_hook_args(fleet: Fleet) -> dict | None:
+    """A new node waits in Pending:Wait (not yet added to the CLB, so not health-checked) until it reports ready
+    with CompleteLifecycleAction or the spec's grace period ends, then joins (CONTINUE). ESS has no health-check
+    grace period on the group (website/docs/r/ess_scaling_group.html.markdown); this is its equivalent
+    (website/docs/r/ess_lifecycle_hook.html.markdown, heartbeat_timeout 30-21600 s). The node role may end the wait
+    on this group only (role.policy_document)."""
+    grace = fleet.spec.load_balancer.health_check.grace_period_s
+    if not grace:
+        return None
+    return {"lifecycle_transition": "SCALE_OUT", "heartbeat_timeout": grace, "default_result": "CONTINUE"}
 
 
 class Scaling(pulumi.ComponentResource):
@@ -147,10 +177,20 @@ class Scaling(pulumi.ComponentResource):
                 description=f"scale {direction} on CPU utilisation (ESS reads no GPU metric)",
                 opts=child,
             )
+        ignored = schedule_ignored(fleet)
         for args in schedule_args(fleet):
             alicloud.ess.ScheduledTask(
-                f"{name}-schedule-{args['scheduled_task_name']}", scaling_group_id=self.group.id, opts=child, **args
+                f"{name}-schedule-{args['scheduled_task_name']}",
+                scaling_group_id=self.group.id,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
+                **args,
             )
+        hook = lifecycle_hook_args(fleet)
+        if hook:
+            alicloud.ess.LifecycleHook(
+                f"{name}-loading", name=f"{name}-loading", scaling_group_id=self.group.id, opts=child, **hook
+            )
+
         if spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, switches, security_group_id, role_name, encoded, tags)
         self.register_outputs({"scaling_group_id": self.group.id})
@@ -172,11 +212,10 @@ class Scaling(pulumi.ComponentResource):
                     vswitch_id=switch.id,
                     security_groups=[security_group_id],
                     internet_max_bandwidth_out=0,
-                    role_name=role_name,
                     user_data=encoded,
                     instance_charge_type="PrePaid",
-                    period=months if months < 12 else months // 12,
-                    period_unit="Month" if months < 12 else "Year",
+                    period=months,  # months: the provider takes 1-9, 12, 24, 36, 48, 60 with period_unit Month
+                    period_unit="Month",
                     auto_renew_period=1,
                     renewal_status="AutoRenewal",
                     system_disk_category=disks["system_disk_category"],
@@ -187,6 +226,8 @@ class Scaling(pulumi.ComponentResource):
                     opts=child,
                 )
             )
+        for i, node in enumerate(nodes):  # role_name on ecs.Instance is deprecated since provider 1.275.0
+            alicloud.ecs.RamRoleAttachment(f"{name}-base-{i}-role", instance_id=node.id, ram_role_name=role_name, opts=child)
         alicloud.ess.Attachment(
             f"{name}-base",
             scaling_group_id=self.group.id,

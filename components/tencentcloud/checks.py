@@ -20,8 +20,26 @@ import re
 from gpufleet.components.tencentcloud import names
 
 UTC8_HOURS = 8
-SSM_SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
-COS_BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{0,48}-\d{10}$")  # name part <= 50 chars with the appid (COS naming)
+# Tags: at most 50 per resource; keys starting qcloud, tencent or project are reserved (Tencent Cloud tag
+# limits, "每个云资源允许的最大标签数是50" / "qcloud、tencent、project 开头为系统预留标签键",
+# cloud.tencent.com/document/product/597/33355, updated 2021-12-28, read 2026-12-03).
+MAX_TAGS = 50
+RESERVED_TAG_PREFIXES = ("qcloud", "tencent", "project")
+
+
+def tag_problems(spec) -> list[tuple[str, str]]:
+    tags = spec.stack_tags
+    out = []
+    if len(tags) > MAX_TAGS:
+        out.append(
+            ("fleet.tags", f"{len(tags)} tags with gpufleet's own 2; Tencent Cloud allows at most {MAX_TAGS} per resource")
+        )
+    for key in spec.tags:
+        if key.lower().startswith(RESERVED_TAG_PREFIXES):
+            out.append((f"fleet.tags.{key}", "Tencent Cloud reserves keys starting qcloud, tencent or project"))
+    return out
+
+
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -77,7 +95,7 @@ def cron_to_utc8(cron: str) -> str:
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = names.problems(spec)
+    out: list[tuple[str, str]] = names.problems(spec) + tag_problems(spec)
     if spec.model.source.startswith("oss://"):
         out.append(
             (
@@ -86,25 +104,6 @@ def spec_problems(spec) -> list[tuple[str, str]]:
                 "copy the archive to a COS bucket in the region and point source at it",
             )
         )
-    secret = spec.serving.api_key_secret
-    if secret and not SSM_SECRET_NAME.match(secret):
-        out.append(
-            (
-                "fleet.serving.api_key_secret",
-                f"{secret!r} is not a Tencent SSM secret name (letters, digits, - and _, starting with a letter or digit, "
-                f"at most 128; SSM CreateSecret); e.g. {re.sub(r'[^A-Za-z0-9_-]', '-', secret).strip('-_')!r}",
-            )
-        )
-    if spec.model.source.startswith("cos://"):
-        bucket = spec.model.source[len("cos://") :].split("/", 1)[0]
-        if not COS_BUCKET.match(bucket):
-            out.append(
-                (
-                    "fleet.model.source",
-                    f"COS bucket {bucket!r} must be named <name>-<appid> (lowercase letters, digits and -, the 10-digit "
-                    "APPID last; COS bucket naming rules), e.g. cos://mybucket-1250000000/weights.tar",
-                )
-            )
     for i, s in enumerate(spec.autoscaling.schedules):
         try:
             cron_to_utc8(s.cron)
@@ -121,8 +120,8 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 def notes(spec) -> list[str]:
     contact = spec.alarms.contact_group
     if contact.startswith("notice-"):
-        return names.notes(spec)
-    return names.notes(spec) + [
+        return []
+    return [
         f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
         "are declared without notification; create a template in Cloud Monitor and put its id here"
     ]

@@ -8,8 +8,8 @@ wildcard, since the CAM policy grants exactly that bucket and that secret.
   ending with -; APPID is the account's digits, added by COS.
   Source: COS "存储桶概述 / 命名规范", https://cloud.tencent.com/document/product/436/13312 (the same text at
   https://doc.fincloud.tencent.cn/tcloud/Storage/COS/34992/669287/bucketoverview, read 2026-12-03).
-  A bucket written without its -APPID suffix is a note, not an error (the CAM resource then names every APPID of the
-  account, `uid/*`; the provider-facing fix is issue 13's).
+  A bucket written without its -APPID suffix is refused: COS has no such bucket, and the node role's CAM resource
+  would name every APPID of the account (`uid/*`).
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ def problems(spec) -> list[tuple[str, str]]:
     source = spec.model.source
     if source.startswith("cos://"):
         bucket = source[len("cos://") :].split("/", 1)[0]
-        name, _ = cos_bucket_parts(bucket)
-        if not COS_NAME.match(name):
+        name, appid = cos_bucket_parts(bucket)
+        if appid is None or not COS_NAME.match(name):
             out.append(
                 (
                     "fleet.model.source",
-                    f"COS bucket {bucket!r} breaks COS naming: <name>-<APPID>, <name> 1-50 lowercase letters, digits and -, "
-                    "not starting or ending with -",
+                    f"COS bucket {bucket!r} must be named <name>-<appid>: <name> 1-50 lowercase letters, digits and -, "
+                    "not starting or ending with -, then the account's APPID (COS bucket naming), "
+                    "e.g. cos://mybucket-1250000000/weights.tar",
                 )
             )
     secret = spec.serving.api_key_secret
@@ -46,18 +47,8 @@ def problems(spec) -> list[tuple[str, str]]:
         out.append(
             (
                 "fleet.serving.api_key_secret",
-                f"{secret!r} is not an SSM secret name: up to 128 letters, digits, - and _, starting with a letter or digit "
-                "(no /; e.g. gpufleet-prod-vllm-api-key)",
+                f"{secret!r} is not a Tencent SSM secret name: up to 128 letters, digits, - and _, starting with a letter or "
+                f"digit (SSM CreateSecret); e.g. {re.sub(r'[^A-Za-z0-9_-]', '-', secret).strip('-_') or 'gpufleet-prod-vllm-api-key'!r}",
             )
         )
     return out
-
-
-def notes(spec) -> list[str]:
-    source = spec.model.source
-    if source.startswith("cos://") and cos_bucket_parts(source[len("cos://") :].split("/", 1)[0])[1] is None:
-        return [
-            "model.source: the COS bucket has no -<APPID> suffix; COS bucket names end in the account's APPID "
-            "(e.g. examplebucket-1250000000), and without it the node role's COS resource names every APPID (uid/*)"
-        ]
-    return []

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import base64
+from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.components.clouds import profile
+from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks.loader import Fleet
 
-# AS scheduled actions take ISO 8601 times in UTC+8.
-SCHEDULE_START, SCHEDULE_END = "2027-01-01T00:00:00+08:00", "2099-12-31T00:00:00+08:00"
+from gpufleet import clock, cron
+
+
+def _utc8(when: datetime) -> str:
+    """AS scheduled actions take times as YYYY-MM-DDThh:mm:ss+08:00 (as_schedule docs, rules.SCHEDULE_FORMAT)."""
+    return when.astimezone(cron.zone(rules.CRON_ZONE_HOURS)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
 
 
 def disk_args(fleet: Fleet) -> dict:
@@ -29,10 +35,28 @@ def charge_args(fleet: Fleet) -> dict:
     billing = fleet.spec.billing
     if billing.model == "spot":
         args = {"instance_charge_type": "SPOTPAID", "spot_instance_type": "one-time"}
-        if billing.spot_price_limit is not None:
-            args["spot_max_price"] = f"{billing.spot_price_limit:.4f}"
+        price = spot_max_price(fleet)
+        if price is not None:
+            args["spot_max_price"] = price
         return args
     return {"instance_charge_type": "POSTPAID_BY_HOUR"}
+
+
+def spot_max_price(fleet: Fleet) -> str | None:
+    """SPOTPAID must set spot_max_price (as_scaling_config docs). Without billing.spot_price_limit the cap is the
+    pay-as-you-go price of the instance type in the cost catalog (dated and sourced there), as Alibaba's
+    SpotAsPriceGo caps at the pay-as-you-go price; None when the catalog has no price (the contract then asks for
+    billing.spot_price_limit)."""
+    limit = fleet.spec.billing.spot_price_limit
+    if limit is not None:
+        return f"{limit:.4f}"
+    from gpufleet.cost import catalog
+
+    try:
+        row = catalog.load("tencentcloud", fleet.spec.region).get(f"instance/{fleet.instance_type.type}", "payg")
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+    return None if row is None or row.price is None else f"{row.price:.4f}"
 
 
 def baseline_args(fleet: Fleet) -> dict:
@@ -62,19 +86,31 @@ def group_args(fleet: Fleet) -> dict:
     }
 
 
-def schedule_args(fleet: Fleet) -> list[dict]:
-    return [
-        {
-            "schedule_action_name": s.name,
-            "recurrence": cron_to_utc8(s.cron),
-            "min_size": s.min,
-            "max_size": s.max,
-            "desired_capacity": s.desired if s.desired is not None else s.min,
-            "start_time": SCHEDULE_START,
-            "end_time": SCHEDULE_END,
-        }
-        for s in fleet.spec.autoscaling.schedules
-    ]
+def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
+    """AS scheduled actions: start_time is the cron's first firing after the run (the API refuses a start before the
+    current time: StartTimeBeforeCurrentTime), end_time the end of the spec's window."""
+    now = now or clock.now()
+    out = []
+    for s in fleet.spec.autoscaling.schedules:
+        w = cron.window(s.cron, fleet.spec.autoscaling, now)
+        out.append(
+            {
+                "schedule_action_name": s.name,
+                "recurrence": cron_to_utc8(s.cron),
+                "min_size": s.min,
+                "max_size": s.max,
+                "desired_capacity": s.desired if s.desired is not None else s.min,
+                "start_time": _utc8(w.first),
+                "end_time": _utc8(w.end),
+            }
+        )
+    return out
+
+
+def schedule_ignored(fleet: Fleet) -> list[str]:
+    """Dates kept as created: the start always (only meaningful at creation), the end unless the spec stores the window."""
+    stored = fleet.spec.autoscaling.schedule_window_start is not None
+    return ["start_time"] if stored else ["start_time", "end_time"]
 
 
 def policy_args(fleet: Fleet) -> list[dict]:
@@ -162,9 +198,13 @@ class Scaling(pulumi.ComponentResource):
                 opts=child,
                 **args,
             )
+        ignored = schedule_ignored(fleet)
         for args in schedule_args(fleet):
             tencentcloud.as_.Schedule(
-                f"{name}-schedule-{args['schedule_action_name']}", scaling_group_id=self.group.id, opts=child, **args
+                f"{name}-schedule-{args['schedule_action_name']}",
+                scaling_group_id=self.group.id,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
+                **args,
             )
         if fleet.spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags)

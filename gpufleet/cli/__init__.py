@@ -5,17 +5,19 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
-from gpufleet.errors import UserError
+from gpufleet.errors import UserError, console, print_problems
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud."
 )
-err = Console(stderr=True)
+err = console(stderr=True)
 
 
 def _register() -> None:
+    if getattr(app, "_gpufleet_registered", False):  # main() may run many times in one process (tests)
+        return
+    app._gpufleet_registered = True
     from gpufleet.cli import cost, image, loadtest, plan, preview, region
 
     preview.register(app)
@@ -33,8 +35,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)  # typer.Exit(code) comes back as a return value outside standalone mode
     except UserError as exc:
-        for problem in exc.problems:
-            err.print(f"[red]error[/red] {problem}", markup=True, highlight=False, soft_wrap=True)
+        print_problems(exc.problems, err)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from decimal import Decimal, InvalidOperation
@@ -10,8 +11,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from gpufleet.errors import Problem, UserError
-from gpufleet.files import write_atomic
+from gpufleet.errors import Problem, UserError, console
+from gpufleet.files import is_stdout, output_problems, write_atomic
 
 cost_app = typer.Typer(no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog.")
 catalog_app = typer.Typer(no_args_is_help=True, help="The price catalog in cost/data/.")
@@ -19,7 +20,7 @@ FORMATS = ("table", "csv", "json", "xlsx", "html")
 
 
 def _console() -> Console:
-    return Console(width=200) if not sys.stdout.isatty() else Console()
+    return console(width=200) if not sys.stdout.isatty() else console()
 
 
 def stack_estimate(stack: str, usage_file: str | None = None, discounts_file: str | None = None):
@@ -52,14 +53,16 @@ def estimate_cmd(
         try:
             limit = Decimal(budget)
         except InvalidOperation:
-            raise UserError([Problem("--budget", "", f"must be a number, not {budget!r}")]) from None
+            limit = None
+        if limit is None or not limit.is_finite() or limit < 0:
+            raise UserError([Problem("--budget", "", f"must be a finite number >= 0, not {budget!r}")])
     _, est = stack_estimate(stack, usage_file, discounts_file)
     if as_json:
         typer.echo(json.dumps(report.estimate_json(est), indent=2, ensure_ascii=False))
     else:
         report.estimate_table(est, _console())
     if limit is not None and est.monthly_total > limit:
-        Console(stderr=True).print(
+        console(stderr=True).print(
             f"over budget: monthly total {est.monthly_total} {est.currency} > {limit}"
             + (f" (and {len(est.unpriced)} line(s) without a price are not counted)" if est.unpriced else "")
         )
@@ -85,21 +88,30 @@ def compare_cmd(
         raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, FORMATS))])
     if fmt == "xlsx" and output is None:
         raise UserError([Problem("--format", "", "xlsx is a binary file: give -o FILE.xlsx")])
+    cloud_list = [c.strip() for c in clouds.split(",") if c.strip()]
+    billing_list = [b.strip() for b in billing.split(",") if b.strip()]
+    problems = output_problems(output) if output else []
+    if not cloud_list:
+        problems.append(Problem("--clouds", "", f"names no cloud ({clouds!r}); e.g. alicloud,tencentcloud"))
+    if not billing_list:
+        problems.append(Problem("--billing", "", f"names no billing model ({billing!r}); e.g. payg,monthly"))
+    if problems:
+        raise UserError(problems)
     options = compare.compare(
-        stack,
-        [c.strip() for c in clouds.split(",") if c.strip()],
-        [b.strip() for b in billing.split(",") if b.strip()],
-        usage.load(stack, usage_file),
-        estimate.load_discounts(discounts_file),
+        stack, cloud_list, billing_list, usage.load(stack, usage_file), estimate.load_discounts(discounts_file)
     )
     if fmt == "xlsx":
-        report.compare_xlsx(stack, options, output)
-        typer.echo(f"wrote {output}")
+        buf = io.BytesIO()
+        report.compare_xlsx(stack, options, buf)
+        write_atomic(output, buf.getvalue())
+        if not is_stdout(output):
+            typer.echo(f"wrote {output}", err=True)
         return
     if fmt == "table":
         if output:
-            with output.open("w") as fh:
-                report.compare_table(stack, options, Console(file=fh, width=200))
+            buf = io.StringIO()
+            report.compare_table(stack, options, console(file=buf, width=200))
+            write_atomic(output, buf.getvalue())
         else:
             report.compare_table(stack, options, _console())
         return
@@ -110,7 +122,8 @@ def compare_cmd(
     }[fmt]()
     if output:
         write_atomic(output, text)
-        typer.echo(f"wrote {output}")
+        if not is_stdout(output):
+            typer.echo(f"wrote {output}")
     else:
         typer.echo(text, nl=False)
 
@@ -201,10 +214,24 @@ def build_cmd(
     """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows)."""
     from datetime import date
 
+    from gpufleet.cost import catalog as pricecat
     from gpufleet.cost import derive
+    from gpufleet.errors import did_you_mean
     from gpufleet.stacks.catalog import CLOUDS
 
-    for c in [cloud] if cloud else list(CLOUDS):
+    if cloud is not None and cloud not in CLOUDS:
+        raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
+    clouds = [cloud] if cloud else list(CLOUDS)
+    # every catalog file can be replaced before anything is derived (a read-only folder fails now, not halfway)
+    problems = [
+        p
+        for c in clouds
+        for region in derive.load_sources(c)["regions"]
+        for p in output_problems(pricecat.catalog_path(c, region), flag="catalog")
+    ]
+    if problems:
+        raise UserError(problems)
+    for c in clouds:
         for p in derive.build(c, today or date.today().isoformat()):
             typer.echo(f"wrote {p}")
 

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
-from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = console(soft_wrap=True)
+err = console(stderr=True, soft_wrap=True)
 
 image_app = typer.Typer(no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read.")
 lock_app = typer.Typer(no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region.")
@@ -88,17 +88,17 @@ def _print_event(e) -> None:
     width = 18
     if e.kind == "check":
         return
-    label = {
-        "satisfied": "[green]ok[/green]      ",
-        "apply": "[yellow]apply[/yellow]   ",
-        "applied": "[green]applied[/green] ",
-        "would-apply": "[yellow]would apply[/yellow]",
-        "cleanup": "[magenta]cleanup[/magenta] ",
-        "retry": "[red]retry[/red]   ",
-        "manifest": "[cyan]manifest[/cyan]",
-    }.get(e.kind, e.kind)
+    label, colour = {
+        "satisfied": ("ok", "green"),
+        "apply": ("apply", "yellow"),
+        "applied": ("applied", "green"),
+        "would-apply": ("would apply", "yellow"),
+        "cleanup": ("cleanup", "magenta"),
+        "retry": ("retry", "red"),
+        "manifest": ("manifest", "cyan"),
+    }.get(e.kind, (e.kind, ""))
     where = f"[{e.index}/{e.total}] {e.step:<{width}}" if e.step else " " * (len(str(e.total)) * 2 + 4 + width)
-    out.print(f"{where} {label} {e.detail}")
+    out.print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
 @image_app.command("build")
@@ -118,6 +118,9 @@ def build(
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
     backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
     connect_timeout: int = typer.Option(10, "--connect-timeout", min=1),
+    keepalive: float = typer.Option(
+        10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
+    ),
     manifest_out: Path | None = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
 ) -> None:
     """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest."""
@@ -128,6 +131,10 @@ def build(
 
     r = _recipe(recipe)
     problems = _check_problems(r, None)
+    if manifest_out is not None:  # checked before the build, not after it
+        from gpufleet.files import output_problems
+
+        problems += output_problems(manifest_out, flag="--manifest-out")
     if problems:
         raise UserError(problems)
     if host is None:
@@ -148,7 +155,7 @@ def build(
         blockers = build_blockers(r)
         if blockers:
             raise UserError([Problem(r.file, p, m) for p, m in blockers])
-    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout)
+    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout, keepalive_s=keepalive)
     runner = Runner(r, lambda: SshHost(target), report=_print_event, retries=retries, backoff_s=backoff)
     out.print(f"{'dry run of' if dry_run else 'building'} {r.name} on {user}@{host}:{port} ({len(runner.steps)} steps)")
     try:
@@ -158,13 +165,13 @@ def build(
     except paramiko.AuthenticationException as exc:
         raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
     except StepFailed as exc:
-        err.print(f"[red]failed[/red] step {exc.step} ({exc.phase}): {exc.why}")
+        err.print(Text.assemble(("failed", "red"), f" step {exc.step} ({exc.phase}): {exc.why}"))
         if exc.result.output:
             err.print(exc.result.output, markup=False)
         err.print("fix it and re-run: finished steps are only re-checked")
         raise SystemExit(1) from None
     except ConnectionLost as exc:
-        err.print(f"[red]failed[/red] {exc}; re-run to resume from the first unsatisfied step")
+        err.print(Text.assemble(("failed", "red"), f" {exc}; re-run to resume from the first unsatisfied step"))
         raise SystemExit(1) from None
     if dry_run:
         out.print(
@@ -183,7 +190,9 @@ def build(
         )
     dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(result.manifest_text)
+    from gpufleet.files import write_atomic
+
+    write_atomic(dest, result.manifest_text, flag="--manifest-out")
     out.print(f"manifest saved to {dest}")
 
 
@@ -193,6 +202,7 @@ def render_cmd(
     out_dir: Path = typer.Option(..., "--out", "-o", help="folder for <nn>-<step>.<phase>.sh"),
 ) -> None:
     """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck."""
+    from gpufleet.files import write_atomic
     from gpufleet.images.steps import render
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -201,7 +211,7 @@ def render_cmd(
         for phase in ("check", "apply", "cleanup"):
             text = getattr(s, phase)
             if text:
-                (out_dir / f"{i:02d}-{s.name}.{phase}.sh").write_text(text)
+                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out")
                 n += 1
     out.print(f"wrote {n} scripts to {out_dir}")
 
@@ -278,12 +288,12 @@ def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Prob
 
 def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
     """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
+    from gpufleet import inputs
+
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        return {}, [
-            Problem(str(path), "", f"cannot read the stack outputs: {exc}; write them with `pulumi stack output --json > {path}`")
-        ]
+        doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
+    except UserError as exc:
+        return {}, exc.problems
     images: dict[str, dict[str, str]] = {}
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
@@ -312,11 +322,12 @@ def lock_record(
     r = _recipe(recipe)
     path = lock_file or lock.LOCK
     problems: list[Problem] = []
-    try:
-        text = manifest.read_text()
-        doc = json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError([Problem(str(manifest), "", f"cannot read the build manifest: {exc}")]) from None
+    from gpufleet import inputs
+
+    text = inputs.read_text(
+        manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
+    )
+    doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
     images, found = _output_images(outputs) if outputs else ({}, [])
     problems += found
     given, found = _image_args(image or [])
@@ -350,7 +361,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(rc)
     except UserError as exc:
         for problem in exc.problems:
-            err.print(f"[red]error[/red] {problem}")
+            print_problems([problem], err)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

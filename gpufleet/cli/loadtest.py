@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gpufleet.errors import UserError
+from gpufleet.errors import UserError, console
 
 
 def register(app: typer.Typer) -> None:
@@ -123,7 +123,7 @@ def loadtest_cmd(
         problems = exc.problems + problems
     if problems:
         raise UserError(problems)
-    display = _ProgressDisplay(Console(stderr=True))
+    display = _ProgressDisplay(console(stderr=True))
     with display.progress:
         result = asyncio.run(loadtest.run(s, display))
     text = json.dumps(result, indent=2) + "\n"
@@ -131,8 +131,9 @@ def loadtest_cmd(
         write_atomic(output, text)
     if as_json:
         typer.echo(text, nl=False)
+        _exit_if_a_level_failed(result, None)
         return
-    c = Console()
+    c = console()
     c.print(_table(result))
     c.print(loadstats.knee_note(result))
     for lv in result["levels"]:
@@ -140,3 +141,18 @@ def loadtest_cmd(
             c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {e['message']}", highlight=False)
     if output:
         c.print(f"wrote {output}: gpufleet plan capacity --peak-qps X --from-loadtest {output}")
+    _exit_if_a_level_failed(result, c)
+
+
+def failed_levels(result: dict) -> list[int]:
+    """Concurrency of each level in which no request succeeded (a check failed: exit 1)."""
+    return [lv["concurrency"] for lv in result["levels"] if lv["requests"] == 0 or lv["errors"] >= lv["requests"]]
+
+
+def _exit_if_a_level_failed(result: dict, c) -> None:
+    failed = failed_levels(result)
+    if failed:
+        console(stderr=True).print(
+            f"failed: no successful request at concurrency {', '.join(map(str, failed))}; the result is not a capacity (exit 1)"
+        )
+        raise typer.Exit(1)

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.errors import Problem, UserError, console, did_you_mean
 
 plan_app = typer.Typer(no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count.")
 
@@ -151,7 +151,7 @@ def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Probl
 
 
 def _print_fit(r, model_name: str) -> None:
-    c = Console()
+    c = console()
     t = Table(
         title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
         + (f", {r.quantization}" if r.quantization else "")
@@ -204,8 +204,8 @@ def capacity_cmd(
     if as_json:
         typer.echo(json.dumps({**p.to_json(), "warnings": warnings}, indent=2))
     else:
-        c = Console()
+        c = console()
         c.print(f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}")
         c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
         for w in warnings:
-            c.print(f"[yellow]warning[/yellow] {w}")
+            c.print(Text.assemble(("warning", "yellow"), f" {w}"))

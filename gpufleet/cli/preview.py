@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
+from rich.text import Text
 from rich.tree import Tree
 
+from gpufleet import errors
 from gpufleet.components.clouds import notes
 from gpufleet.preview import preview_stack
 from gpufleet.stacks.loader import load_fleet
@@ -22,23 +23,29 @@ def preview(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: stack, resources, outputs"),
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
+    from gpufleet import clock, contract
+
     fleet = load_fleet(stack)
     inventory = preview_stack(stack)
+    all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
     if as_json:
-        typer.echo(json.dumps({**inventory.to_json(), "notes": notes(fleet.spec.cloud, fleet.spec)}, indent=2, sort_keys=False))
+        typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
         return
-    console = Console()
+    console = errors.console()
     children: dict[str | None, list[dict]] = {}
     for r in inventory.resources:
         children.setdefault(r["parent"], []).append(r)
     root = Tree(
-        f"[bold]{stack}[/bold]  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
-        f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}"
+        Text.assemble(
+            (stack, "bold"),
+            f"  {fleet.spec.cloud} {fleet.spec.region}  {fleet.spec.replicas.min}-{fleet.spec.replicas.max}x "
+            f"{fleet.instance_type.type} ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})  billing {fleet.spec.billing.model}",
+        )
     )
 
     def add(node: Tree, parent: str | None) -> None:
         for r in children.get(parent, []):
-            branch = node.add(f"{r['type']}  [cyan]{r['name']}[/cyan]")
+            branch = node.add(Text.assemble(f"{r['type']}  ", (r["name"], "cyan")))
             if not r["custom"]:
                 add(branch, r["name"])
 
@@ -48,5 +55,5 @@ def preview(
     console.print(f"{custom} resources ({len(inventory.resources) - custom} components)")
     for key, value in inventory.outputs.items():
         console.print(f"  output {key} = {value}")
-    for note in notes(fleet.spec.cloud, fleet.spec):
-        console.print(f"[yellow]note[/yellow] {note}")
+    for note in all_notes:
+        console.print(Text.assemble(("note", "yellow"), f" {note}"))

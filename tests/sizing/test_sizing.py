@@ -304,7 +304,7 @@ def test_plan_fit_custom_gpu_excludes_gpu_stack_and_cloud_and_checks_its_values(
 def test_memory_relevant_extra_args_of_a_stack_are_read():
     from gpufleet.sizing import checks
 
-    raw = _prod(**{"serving.extra_args": {"enforce_eager": True, "kv_cache_dtype": "fp8_e5m2"}})
+    raw = _prod(**{"serving.extra_args": {"enforce_eager": True}, "serving.kv_cache_dtype": "fp8_e5m2"})
     fleet = loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     s = checks.serving_of(fleet.spec)
     assert s.enforce_eager and s.kv_cache_dtype == "fp8_e5m2" and s.vllm_version == "0.33.0"

@@ -1,0 +1,683 @@
+"""The Tencent Cloud provider contract: what terraform-provider-tencentcloud v1.82.42 accepts for every argument sent.
+
+tencentcloud-iac-pulumi 0.2.3 is built from tencentcloudstack/terraform-provider-tencentcloud v1.82.42 (per
+tencentcloudstack/pulumi-tencentcloud `provider/go.mod`). Sources: `tencentcloud/services/<svc>/resource_tc_*.go`
+(schema ValidateFunc), `tencentcloud/services/<svc>/extension_*.go` (the allowed-value lists) and
+`website/docs/r/*.html.markdown` at tag v1.82.42. Checked: 2026-12-03.
+"""
+
+from __future__ import annotations
+
+from gpufleet.contract import Rule
+
+REPO = "tencentcloudstack/terraform-provider-tencentcloud@v1.82.42"
+
+
+def go(path: str) -> str:
+    return f"{REPO} tencentcloud/services/{path}.go"
+
+
+def doc(resource: str) -> str:
+    return f"{REPO} website/docs/r/{resource}.html.markdown"
+
+
+LISTENER = "tencentcloud:Clb/listener:Listener"
+CLB = "tencentcloud:Clb/instance:Instance"
+GROUP = "tencentcloud:As/scalingGroup:ScalingGroup"
+CONFIG = "tencentcloud:As/scalingConfig:ScalingConfig"
+POLICY = "tencentcloud:As/scalingPolicy:ScalingPolicy"
+SCHEDULE = "tencentcloud:As/schedule:Schedule"
+NAT = "tencentcloud:Nat/gateway:Gateway"
+CVM = "tencentcloud:Instance/instance:Instance"
+ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
+ROUTE = "tencentcloud:Route/tableEntry:TableEntry"
+
+# Documented limits the program derives values from (one place).
+SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
+CRON_ZONE_HOURS = 8  # AS scheduled actions read times (and the recurrence) in UTC+8
+USER_DATA_MAX_BYTES = 16384  # as_scaling_config.html.markdown: user_data "the length limit is 16KB"
+NAT_BANDWIDTHS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
+DISK_TYPES = ("LOCAL_BASIC", "LOCAL_SSD", "CLOUD_BASIC", "CLOUD_PREMIUM", "CLOUD_SSD", "CLOUD_HSSD", "CLOUD_TSSD", "CLOUD_BSSD")
+PREPAID_PERIODS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60)  # cvm/extension_cvm.go CVM_PREPAID_PERIOD
+RENEW_FLAGS = ("NOTIFY_AND_AUTO_RENEW", "NOTIFY_AND_MANUAL_RENEW", "DISABLE_NOTIFY_AND_MANUAL_RENEW")
+
+
+def _hc(spec):
+    return spec.load_balancer.health_check
+
+
+RULES: tuple[Rule, ...] = (
+    # --- Clb.Listener (clb/resource_tc_clb_listener.go; lists in clb/extension_clb.go)
+    Rule(
+        LISTENER,
+        "protocol",
+        "one_of",
+        go("clb/resource_tc_clb_listener"),
+        values=("TCP", "UDP", "HTTP", "HTTPS", "TCP_SSL", "QUIC"),
+    ),
+    Rule(LISTENER, "scheduler", "one_of", go("clb/resource_tc_clb_listener"), values=("WRR", "LEAST_CONN", "IP_HASH")),
+    Rule(LISTENER, "target_type", "one_of", go("clb/resource_tc_clb_listener"), values=("NODE", "TARGETGROUP")),
+    Rule(
+        LISTENER,
+        "health_check_type",
+        "one_of",
+        go("clb/resource_tc_clb_listener"),
+        values=("CUSTOM", "PING", "TCP", "HTTP", "HTTPS", "GRPC", "GRPCS"),
+    ),
+    Rule(LISTENER, "health_check_http_version", "one_of", go("clb/resource_tc_clb_listener"), values=("HTTP/1.0", "HTTP/1.1")),
+    Rule(LISTENER, "health_check_http_method", "one_of", go("clb/resource_tc_clb_listener"), values=("GET", "HEAD")),
+    Rule(LISTENER, "health_check_http_code", "between", go("clb/resource_tc_clb_listener"), low=1, high=31),
+    Rule(LISTENER, "health_source_ip_type", "one_of", go("clb/resource_tc_clb_listener"), values=(0, 1)),
+    Rule(
+        LISTENER,
+        "port",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=1,
+        high=65535,
+        spec="fleet.load_balancer.listener_port",
+    ),
+    Rule(
+        LISTENER, "health_check_port", "between", go("clb/resource_tc_clb_listener"), low=1, high=65535, spec="fleet.serving.port"
+    ),
+    Rule(LISTENER, "listener_name", "length", go("clb/resource_tc_clb_listener"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        LISTENER,
+        "health_check_time_out",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=60,
+        spec="fleet.load_balancer.health_check.timeout_s",
+        of_spec=lambda s: _hc(s).timeout_s,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_interval_time",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=300,
+        spec="fleet.load_balancer.health_check.interval_s",
+        of_spec=lambda s: _hc(s).interval_s,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_health_num",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=10,
+        spec="fleet.load_balancer.health_check.healthy_threshold",
+        of_spec=lambda s: _hc(s).healthy_threshold,
+    ),
+    Rule(
+        LISTENER,
+        "health_check_unhealth_num",
+        "between",
+        go("clb/resource_tc_clb_listener"),
+        low=2,
+        high=10,
+        spec="fleet.load_balancer.health_check.unhealthy_threshold",
+        of_spec=lambda s: _hc(s).unhealthy_threshold,
+    ),
+    Rule(
+        LISTENER,
+        "idle_connect_timeout",
+        "between",
+        go("clb/resource_tc_clb_listener") + " (Description: 300-900 for shared and dedicated instances)",
+        low=300,
+        high=900,
+    ),
+    # --- Clb.Instance
+    Rule(
+        CLB,
+        "network_type",
+        "one_of",
+        go("clb/resource_tc_clb_instance"),
+        values=("OPEN", "INTERNAL"),
+        spec="fleet.load_balancer.public",
+    ),
+    Rule(CLB, "clb_name", "length", go("clb/resource_tc_clb_instance"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        CLB,
+        "subnet_id",
+        "required",
+        doc("clb_instance") + " (an INTERNAL CLB needs its subnet)",
+        when={"network_type": "INTERNAL"},
+    ),
+    # --- As.ScalingGroup (as/resource_tc_as_scaling_group.go)
+    Rule(GROUP, "scaling_group_name", "length", go("as/resource_tc_as_scaling_group"), low=1, high=55, spec="fleet.name"),
+    Rule(GROUP, "min_size", "between", go("as/resource_tc_as_scaling_group"), low=0, high=2000, spec="fleet.replicas.min"),
+    Rule(GROUP, "max_size", "between", go("as/resource_tc_as_scaling_group"), low=0, high=2000, spec="fleet.replicas.max"),
+    Rule(
+        GROUP,
+        "termination_policies",
+        "one_of",
+        go("as/resource_tc_as_scaling_group"),
+        values=("OLDEST_INSTANCE", "NEWEST_INSTANCE"),
+    ),
+    Rule(
+        GROUP,
+        "retry_policy",
+        "one_of",
+        go("as/resource_tc_as_scaling_group"),
+        values=("IMMEDIATE_RETRY", "INCREMENTAL_INTERVALS", "NO_RETRY"),
+    ),
+    Rule(GROUP, "multi_zone_subnet_policy", "one_of", go("as/resource_tc_as_scaling_group"), values=("PRIORITY", "EQUALITY")),
+    Rule(GROUP, "health_check_type", "one_of", doc("as_scaling_group"), values=("CVM", "CLB")),
+    Rule(GROUP, "replace_mode", "one_of", doc("as_scaling_group"), values=("RECREATE", "RESET")),
+    Rule(
+        GROUP,
+        "lb_health_check_grace_period",
+        "between",
+        go("as/resource_tc_as_scaling_group") + " (Description: 0-7200 s)",
+        low=0,
+        high=7200,
+        spec="fleet.load_balancer.health_check.grace_period_s",
+        of_spec=lambda s: _hc(s).grace_period_s,
+    ),
+    Rule(GROUP, "forward_balancer_ids", "conflicts", go("as/resource_tc_as_scaling_group"), others=("load_balancer_ids",)),
+    # --- As.ScalingConfig (as/resource_tc_as_scaling_config.go; lists in as/extension_as.go)
+    Rule(CONFIG, "configuration_name", "length", go("as/resource_tc_as_scaling_config"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        CONFIG,
+        "system_disk_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=DISK_TYPES,
+        spec="fleet.disks.system.tier",
+    ),
+    Rule(
+        CONFIG,
+        "data_disks.disk_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=DISK_TYPES,
+        spec="fleet.disks.data.tier",
+    ),
+    Rule(
+        CONFIG,
+        "system_disk_size",
+        "between",
+        go("as/resource_tc_as_scaling_config"),
+        low=50,
+        high=500,
+        spec="fleet.disks.system.size_gib",
+        of_spec=lambda s: s.disks.system.size_gib,
+    ),
+    Rule(
+        CONFIG,
+        "instance_charge_type",
+        "one_of",
+        doc("as_scaling_config"),
+        values=("POSTPAID_BY_HOUR", "SPOTPAID", "PREPAID"),
+        spec="fleet.billing.model",
+    ),
+    Rule(CONFIG, "spot_instance_type", "one_of", go("as/resource_tc_as_scaling_config"), values=("one-time",)),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "pattern",
+        go("as/resource_tc_as_scaling_config") + " (ValidateStringNumber)",
+        regex=r"\d+(\.\d+)?",
+        note='a decimal string such as "0.50"',
+        spec="fleet.billing.spot_price_limit",
+    ),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "required",
+        doc("as_scaling_config") + " (instance_charge_type: SPOTPAID must set spot_instance_type and spot_max_price)",
+        when={"instance_charge_type": "SPOTPAID"},
+        spec="fleet.billing.spot_price_limit",
+    ),
+    Rule(
+        CONFIG,
+        "spot_max_price",
+        "requires",
+        doc("as_scaling_config") + " (spot_max_price only with SPOTPAID)",
+        others=("spot_instance_type",),
+    ),
+    Rule(
+        CONFIG,
+        "instance_name_settings.instance_name_style",
+        "one_of",
+        go("as/resource_tc_as_scaling_config"),
+        values=("ORIGINAL", "UNIQUE"),
+    ),
+    Rule(
+        CONFIG,
+        "user_data",
+        "length",
+        doc("as_scaling_config") + " (Base64 user data, at most 16 KB)",
+        low=0,
+        high=USER_DATA_MAX_BYTES,
+    ),
+    # --- As.ScalingPolicy
+    Rule(
+        POLICY,
+        "adjustment_type",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("CHANGE_IN_CAPACITY", "EXACT_CAPACITY", "PERCENT_CHANGE_IN_CAPACITY"),
+    ),
+    Rule(
+        POLICY,
+        "comparison_operator",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("GREATER_THAN", "GREATER_THAN_OR_EQUAL_TO", "LESS_THAN", "LESS_THAN_OR_EQUAL_TO", "EQUAL_TO", "NOT_EQUAL_TO"),
+    ),
+    Rule(
+        POLICY,
+        "metric_name",
+        "one_of",
+        go("as/resource_tc_as_scaling_policy"),
+        values=("CPU_UTILIZATION", "MEM_UTILIZATION", "LAN_TRAFFIC_OUT", "LAN_TRAFFIC_IN", "WAN_TRAFFIC_OUT", "WAN_TRAFFIC_IN"),
+    ),
+    Rule(POLICY, "statistic", "one_of", go("as/resource_tc_as_scaling_policy"), values=("AVERAGE", "MAXIMUM", "MINIMUM")),
+    Rule(POLICY, "period", "one_of", go("as/resource_tc_as_scaling_policy"), values=(60, 300)),
+    Rule(
+        POLICY,
+        "continuous_time",
+        "between",
+        go("as/resource_tc_as_scaling_policy"),
+        low=1,
+        high=10,
+        spec="fleet.autoscaling.evaluation_minutes",
+    ),
+    # --- As.Schedule (as/resource_tc_as_schedule.go; common/validators.go ValidateAsScheduleTimestamp)
+    Rule(
+        SCHEDULE,
+        "schedule_action_name",
+        "length",
+        go("as/resource_tc_as_schedule"),
+        low=1,
+        high=60,
+        spec="fleet.autoscaling.schedules",
+    ),
+    Rule(
+        SCHEDULE,
+        "start_time",
+        "date",
+        go("as/resource_tc_as_schedule")
+        + " (YYYY-MM-DDThh:mm:ss+08:00); AS API InvalidParameterValue.StartTimeBeforeCurrentTime",
+        date_format=SCHEDULE_FORMAT,
+        note="YYYY-MM-DDThh:mm:ss+08:00",
+        future=True,
+        spec="fleet.autoscaling.schedule_window_start",
+    ),
+    Rule(
+        SCHEDULE,
+        "end_time",
+        "date",
+        go("as/resource_tc_as_schedule") + " (YYYY-MM-DDThh:mm:ss+08:00)",
+        date_format=SCHEDULE_FORMAT,
+        note="YYYY-MM-DDThh:mm:ss+08:00",
+        future=True,
+        spec="fleet.autoscaling.schedule_window_start",
+    ),
+    Rule(
+        SCHEDULE,
+        "recurrence",
+        "requires",
+        go("as/resource_tc_as_schedule") + " (recurrence is set with end_time)",
+        others=("end_time",),
+    ),
+    # --- Nat.Gateway (vpc/resource_tc_nat_gateway.go)
+    Rule(
+        NAT, "bandwidth", "one_of", go("vpc/resource_tc_nat_gateway"), values=NAT_BANDWIDTHS, spec="fleet.egress.bandwidth_mbps"
+    ),
+    Rule(NAT, "max_concurrent", "one_of", go("vpc/resource_tc_nat_gateway"), values=(1000000, 2000000, 3000000, 10000000)),
+    Rule(NAT, "nat_product_version", "one_of", go("vpc/resource_tc_nat_gateway"), values=(1, 2)),
+    Rule(NAT, "name", "length", go("vpc/resource_tc_nat_gateway"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        ROUTE,
+        "next_type",
+        "one_of",
+        go("vpc/resource_tc_route_table_entry"),
+        values=(
+            "CVM",
+            "VPN",
+            "DIRECTCONNECT",
+            "PEERCONNECTION",
+            "SSLVPN",
+            "HAVIP",
+            "NAT",
+            "NORMAL_CVM",
+            "EIP",
+            "LOCAL_GATEWAY",
+            "CCN",
+            "GWLB",
+        ),
+    ),
+    # --- Instance (subscription baseline; cvm/resource_tc_instance.go, lists in cvm/extension_cvm.go)
+    Rule(
+        CVM,
+        "instance_charge_type",
+        "one_of",
+        go("cvm/resource_tc_instance"),
+        values=("PREPAID", "POSTPAID_BY_HOUR", "SPOTPAID", "CDHPAID", "CDCPAID", "UNDERWRITE"),
+    ),
+    Rule(
+        CVM,
+        "instance_charge_type_prepaid_period",
+        "one_of",
+        go("cvm/resource_tc_instance"),
+        values=PREPAID_PERIODS,
+        spec="fleet.billing.period_months",
+    ),
+    Rule(CVM, "instance_charge_type_prepaid_renew_flag", "one_of", go("cvm/resource_tc_instance"), values=RENEW_FLAGS),
+    Rule(CVM, "system_disk_type", "one_of", go("cvm/resource_tc_instance"), values=DISK_TYPES, spec="fleet.disks.system.tier"),
+    Rule(CVM, "instance_name", "length", go("cvm/resource_tc_instance"), low=2, high=128, spec="fleet.name"),
+    Rule(CVM, "user_data", "conflicts", go("cvm/resource_tc_instance"), others=("user_data_raw",)),
+    Rule(CVM, "user_data", "length", doc("instance") + " (base64, up to 16 KB)", low=0, high=USER_DATA_MAX_BYTES),
+    Rule(CVM, "orderly_security_groups", "conflicts", go("cvm/resource_tc_instance"), others=("security_groups",)),
+    Rule(
+        CVM,
+        "instance_type",
+        "pattern",
+        f"{REPO} tencentcloud/common/validators.go ValidateInstanceType",
+        regex=r".*\..*",
+        note="FAMILY.SIZE, e.g. GN7.2XLARGE32",
+    ),
+    Rule(LISTENER, "clb_id", "length", go("clb/resource_tc_clb_listener"), low=1, high=60),
+    Rule(NAT, "assigned_eip_sets", "ip", go("vpc/resource_tc_nat_gateway") + " (ValidateIp)"),
+    Rule(
+        "tencentcloud:Route/table:Table", "name", "length", go("vpc/resource_tc_route_table"), low=1, high=60, spec="fleet.name"
+    ),
+    Rule(ROUTE, "destination_cidr_block", "cidr", go("vpc/resource_tc_route_table_entry") + " (ValidateCIDRNetworkAddress)"),
+    Rule(
+        "tencentcloud:Security/group:Group",
+        "name",
+        "length",
+        go("vpc/resource_tc_security_group"),
+        low=1,
+        high=60,
+        spec="fleet.name",
+    ),
+    Rule("tencentcloud:Security/group:Group", "description", "length", go("vpc/resource_tc_security_group"), low=1, high=100),
+    Rule(
+        "tencentcloud:Subnet/instance:Instance", "name", "length", go("vpc/resource_tc_subnet"), low=1, high=60, spec="fleet.name"
+    ),
+    Rule(
+        "tencentcloud:Subnet/instance:Instance",
+        "cidr_block",
+        "cidr",
+        go("vpc/resource_tc_subnet") + " (ValidateCIDRNetworkAddress)",
+        spec="fleet.network.subnet_prefix",
+    ),
+    Rule("tencentcloud:Vpc/instance:Instance", "name", "length", go("vpc/resource_tc_vpc"), low=1, high=60, spec="fleet.name"),
+    Rule(
+        "tencentcloud:Vpc/instance:Instance",
+        "cidr_block",
+        "cidr",
+        go("vpc/resource_tc_vpc") + " (ValidateCIDRNetworkAddress)",
+        spec="fleet.network.vpc_cidr",
+    ),
+    # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
+    Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
+    Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
+)
+
+
+# Where an SDK docstring's "Valid values" is narrower than what the provider validates: (type, arg) -> why, cited.
+DOCSTRING_OVERRIDES: dict[tuple[str, str], str] = {
+    (CONFIG, "system_disk_type"): "the docstring lists CLOUD_PREMIUM and CLOUD_SSD; the schema validates against "
+    "SYSTEM_DISK_ALLOW_TYPE (" + go("as/extension_as") + "), which includes CLOUD_HSSD (the spec's `high` tier)",
+}
+
+
+# Arguments the program sends that the provider schema does not validate: (source file checked, arguments).
+# Read at the REPO commit above: their schema entries carry no ValidateFunc (the documented "Valid values" of the
+# installed SDK are checked for every argument by tests/contract/test_docstrings.py).
+NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tencentcloud:As/attachment:Attachment": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_attachment.go",
+        (
+            "instance_ids",
+            "scaling_group_id",
+        ),
+    ),
+    "tencentcloud:As/protectInstances:ProtectInstances": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_protect_instances.go",
+        (
+            "auto_scaling_group_id",
+            "instance_ids",
+            "protected_from_scale_in",
+        ),
+    ),
+    "tencentcloud:As/scalingConfig:ScalingConfig": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_config.go",
+        (
+            "cam_role_name",
+            "enhanced_monitor_service",
+            "enhanced_security_service",
+            "image_id",
+            "instance_tags",
+            "instance_types",
+            "internet_max_bandwidth_out",
+            "public_ip_assigned",
+            "security_group_ids",
+            "tags",
+        ),
+    ),
+    "tencentcloud:As/scalingGroup:ScalingGroup": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_group.go",
+        (
+            "configuration_id",
+            "default_cooldown",
+            "desired_capacity",
+            "replace_load_balancer_unhealthy",
+            "replace_monitor_unhealthy",
+            "subnet_ids",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:As/scalingPolicy:ScalingPolicy": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_scaling_policy.go",
+        (
+            "adjustment_value",
+            "cooldown",
+            "policy_name",
+            "scaling_group_id",
+            "threshold",
+        ),
+    ),
+    "tencentcloud:As/schedule:Schedule": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_schedule.go",
+        (
+            "desired_capacity",
+            "max_size",
+            "min_size",
+            "scaling_group_id",
+        ),
+    ),
+    "tencentcloud:Cam/policy:Policy": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_policy.go",
+        (
+            "description",
+            "document",
+            "name",
+        ),
+    ),
+    "tencentcloud:Cam/role:Role": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_role.go",
+        (
+            "console_login",
+            "description",
+            "document",
+            "name",
+            "tags",
+        ),
+    ),
+    "tencentcloud:Cam/rolePolicyAttachment:RolePolicyAttachment": (
+        f"{REPO} tencentcloud/services/cam/resource_tc_cam_role_policy_attachment.go",
+        (
+            "policy_id",
+            "role_id",
+        ),
+    ),
+    "tencentcloud:Clb/instance:Instance": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_instance.go",
+        (
+            "delete_protect",
+            "internet_charge_type",
+            "load_balancer_pass_to_target",
+            "security_groups",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Clb/listener:Listener": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener.go",
+        (
+            "health_check_http_path",
+            "health_check_switch",
+        ),
+    ),
+    "tencentcloud:Eip/instance:Instance": (
+        f"{REPO} tencentcloud/services/cvm/resource_tc_eip.go",
+        (
+            "internet_charge_type",
+            "internet_max_bandwidth_out",
+            "name",
+            "tags",
+        ),
+    ),
+    "tencentcloud:Instance/instance:Instance": (
+        f"{REPO} tencentcloud/services/cvm/resource_tc_instance.go",
+        (
+            "allocate_public_ip",
+            "availability_zone",
+            "cam_role_name",
+            "data_disks",
+            "image_id",
+            "internet_max_bandwidth_out",
+            "subnet_id",
+            "system_disk_size",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": (
+        f"{REPO} tencentcloud/services/monitor/resource_tc_monitor_alarm_policy.go",
+        (
+            "enable",
+            "monitor_type",
+            "namespace",
+            "notice_ids",
+            "policy_name",
+            "policy_tags",
+            "project_id",
+        ),
+    ),
+    "tencentcloud:Nat/gateway:Gateway": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_nat_gateway.go",
+        (
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Route/table:Table": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_route_table.go",
+        (
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Route/tableEntry:TableEntry": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_route_table_entry.go",
+        (
+            "description",
+            "next_hub",
+            "route_table_id",
+        ),
+    ),
+    "tencentcloud:Security/group:Group": (f"{REPO} tencentcloud/services/vpc/resource_tc_security_group.go", ("tags",)),
+    "tencentcloud:Security/groupRuleSet:GroupRuleSet": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_security_group_rule_set.go",
+        (
+            "egresses",
+            "ingresses",
+            "security_group_id",
+        ),
+    ),
+    "tencentcloud:Subnet/instance:Instance": (
+        f"{REPO} tencentcloud/services/vpc/resource_tc_subnet.go",
+        (
+            "availability_zone",
+            "route_table_id",
+            "tags",
+            "vpc_id",
+        ),
+    ),
+    "tencentcloud:Vpc/instance:Instance": (f"{REPO} tencentcloud/services/vpc/resource_tc_vpc.go", ("tags",)),
+}
+
+
+def no_constraint(type_: str, arg: str) -> str | None:
+    entry = NO_CONSTRAINT.get(type_)
+    return f"no documented constraint (checked: {entry[0]})" if entry and arg in entry[1] else None
+
+
+# Provider-facing names and sizes other parts of gpufleet check (gpufleet.contract.name_problems): kind -> rules.
+TAGS_DOC = "https://www.tencentcloud.com/document/product/651/13354 (tag naming limits)"
+_TAG_CHARS = r"[\w+\-=._:/@()\[\],;><]([\w +\-=._:/@()\[\],;><]*[\w+\-=._:/@()\[\],;><])?"
+NAMES: dict[str, tuple[Rule, ...]] = {
+    "tag_key": (
+        Rule("name", "tag_key", "length", TAGS_DOC, low=1, high=127),
+        Rule(
+            "name",
+            "tag_key",
+            "pattern",
+            TAGS_DOC,
+            regex=r"(?!qcs:|project:)" + _TAG_CHARS,
+            note="letters, digits, inner spaces and + - = . _ : / @ ( ) [ ] , ; > <; not qcs:* or project:*",
+        ),
+    ),
+    "tag_value": (
+        Rule("name", "tag_value", "length", TAGS_DOC, low=1, high=255),
+        Rule(
+            "name",
+            "tag_value",
+            "pattern",
+            TAGS_DOC,
+            regex=_TAG_CHARS,
+            note="letters, digits, inner spaces and + - = . _ : / @ ( ) [ ] , ; > <",
+        ),
+    ),
+    "secret_name": (
+        Rule(
+            "name",
+            "secret_name",
+            "pattern",
+            doc("ssm_secret") + " (secret_name)",
+            regex=r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}",
+            note="1-128 letters, digits, _ and -, starting with a letter or digit",
+        ),
+    ),
+    "bucket_name": (
+        Rule(
+            "name",
+            "bucket_name",
+            "pattern",
+            f"{REPO} tencentcloud/common/validators.go ValidateCosBucketName",
+            regex=r"(?=.{1,60}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?-[0-9]{10}",
+            note="<name>-<appid>: lowercase letters, digits, -, then - and the 10-digit APPID; at most 60",
+        ),
+    ),
+    "user_data": (
+        Rule(
+            "name",
+            "user_data",
+            "length",
+            doc("as_scaling_config") + " (user_data: base64, up to 16KB)",
+            low=0,
+            high=USER_DATA_MAX_BYTES,
+            note="Base64",
+        ),
+    ),
+}

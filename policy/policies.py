@@ -1,0 +1,68 @@
+"""The policies of the pack, built from the same rules `gpufleet preview` runs (gpufleet/contract.py and each cloud's
+components/<cloud>/rules.py), so that a real `pulumi preview --policy-pack policy` refuses what the offline preview
+refuses. Kept apart from __main__.py, whose PolicyPack() serves the engine and never returns, so tests can call them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+
+from gpufleet import clock, contract
+
+CLOUDS = ("alicloud", "tencentcloud")
+# Resource types whose image_id a node boots from; images/lock.json ships placeholders until `gpufleet image build`.
+IMAGE_TYPES = (
+    "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+    "alicloud:ecs/instance:Instance",
+    "tencentcloud:As/scalingConfig:ScalingConfig",
+    "tencentcloud:Instance/instance:Instance",
+)
+PLACEHOLDER = re.compile(r"placeholder", re.I)
+
+
+def contract_validator(cloud: str):
+    rules = contract.rules_for(cloud)
+
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if not args.resource_type.startswith(f"{cloud}:"):
+            return
+        resource = {"type": args.resource_type, "name": args.name, "inputs": dict(args.props)}
+        for v in contract.check_resource(rules, resource, clock.now()):
+            report_violation(f"{v} (spec field: {v.spec_field})")
+
+    return validate
+
+
+def image_validator(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type not in IMAGE_TYPES:
+        return
+    image = args.props.get("imageId")
+    if isinstance(image, str) and PLACEHOLDER.search(image):
+        report_violation(
+            f"image_id {image!r} is a placeholder: build the image (`gpufleet image build`) so that images/lock.json "
+            "records a real id for this region"
+        )
+
+
+def policies() -> list[ResourceValidationPolicy]:
+    out = [
+        ResourceValidationPolicy(
+            name=f"{cloud}-provider-contract",
+            description=f"every argument sent to the {cloud} provider is within its documented constraints "
+            f"({len(contract.rules_for(cloud))} rules, each cited in components/{cloud}/rules.py)",
+            validate=contract_validator(cloud),
+            enforcement_level=EnforcementLevel.MANDATORY,
+        )
+        for cloud in CLOUDS
+    ]
+    out.append(
+        ResourceValidationPolicy(
+            name="no-placeholder-image",
+            description="nodes boot from a built image, not the lock file's placeholder",
+            validate=image_validator,
+            enforcement_level=EnforcementLevel.MANDATORY,
+        )
+    )
+    return out

@@ -1,0 +1,553 @@
+"""A named test for every case of issue 15 (cron cases live with the cron module): exit 2 with a clear
+`file: field: message`, no traceback, nothing written; or exit 1 where a check failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpufleet import inputs
+from gpufleet.errors import UserError
+
+from .inputs_helpers import ROOT, run_cli, snapshot
+
+STACK = "alicloud-cn-hangzhou-dev"
+STACK_FILE = f"stacks/Pulumi.{STACK}.yaml"
+
+
+def stack_doc(project: Path) -> dict:
+    return yaml.safe_load((project / STACK_FILE).read_text())
+
+
+def put_fleet(project: Path, change) -> None:
+    doc = stack_doc(project)
+    change(doc["config"]["gpufleet:fleet"])
+    (project / STACK_FILE).write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def refused(argv, capsys, *folders, names=None, code=2):
+    before = snapshot(*folders)
+    r = run_cli(argv, capsys)
+    assert r.code == code, r.text
+    assert "Traceback" not in r.text
+    if names:
+        assert names in r.text, r.text
+    assert snapshot(*folders) == before
+    return r
+
+
+# --- the reader ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"a: 1\na: 2\n", "duplicate key 'a'"),
+        (b"x: .nan\n", "not a finite number"),
+        (b"x: .inf\n", "not a finite number"),
+        (b"x: 1.0e+999999999\n", "not a finite number"),
+        (b"x: 1" + b"0" * 400 + b"\n", "out of range"),
+        (b"\xff\xfe: 1\n", "not UTF-8"),
+        (b"[" * 100 + b"]" * 100, "nested deeper than 64"),
+        (b"a: &a [1]\n" + b"".join(b"b%d: *a\n" % i for i in range(101)), "more than 100 aliases"),
+        (b"{[1]: 2}\n", "cannot be a key"),
+        (b"a: [\n", "not valid YAML: line"),
+    ],
+)
+def test_yaml_reader_refuses(tmp_path, text, message):
+    p = tmp_path / "f.yaml"
+    p.write_bytes(text)
+    with pytest.raises(UserError) as exc:
+        inputs.load_yaml(p, "f.yaml")
+    assert str(exc.value).startswith("f.yaml: ") and message in str(exc.value), str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        ('{"a": NaN}', "not a finite number"),
+        ('{"a": Infinity}', "not a finite number"),
+        ('{"a": 1e999}', "not a finite number"),
+        ('{"a": 1' + "0" * 400 + "}", "out of range"),
+        ("[" * 100 + "]" * 100, "nested deeper than 64"),
+        ("[" * 100000 + "]" * 100000, "nested deeper than 64"),
+        ('{"a": ', "not valid JSON: line 1"),
+    ],
+)
+def test_json_reader_refuses(tmp_path, text, message):
+    p = tmp_path / "f.json"
+    p.write_text(text)
+    with pytest.raises(UserError) as exc:
+        inputs.load_json(p, "f.json")
+    assert message in str(exc.value), str(exc.value)
+
+
+def test_reader_size_cap(tmp_path):
+    p = tmp_path / "big.yaml"
+    p.write_bytes(b"# " + b"x" * inputs.MAX_BYTES)
+    with pytest.raises(UserError, match="larger than 10 MiB"):
+        inputs.load_yaml(p)
+
+
+def test_reader_folder_and_missing(tmp_path):
+    with pytest.raises(UserError, match="is a folder"):
+        inputs.load_yaml(tmp_path)
+    with pytest.raises(UserError, match="no such file: make one"):
+        inputs.load_yaml(tmp_path / "none.yaml", missing="make one")
+
+
+def test_reader_accepts_bom_and_plain_documents(tmp_path):
+    p = tmp_path / "ok.yaml"
+    p.write_bytes(b"\xef\xbb\xbfa: [1, 2.5, x]\n")
+    assert inputs.load_yaml(p) == {"a": [1, 2.5, "x"]}
+    assert inputs.StrictLoader.__mro__[1].__name__ in ("CSafeLoader", "SafeLoader")
+
+
+# --- every input file goes through the reader: not UTF-8, wrong shapes ----------------------------------
+
+NOT_UTF8 = b"x: \xff\xfe\n"
+
+
+def test_stack_file_not_utf8(project, capsys):
+    (project / STACK_FILE).write_bytes(NOT_UTF8)
+    refused(["preview", "--stack", STACK], capsys, project, names=f"{STACK_FILE}: not UTF-8")
+
+
+def test_stack_duplicate_key_refused_also_by_the_pulumi_program(project, capsys):
+    (project / STACK_FILE).write_text((project / STACK_FILE).read_text() + "config:\n  x: 1\n")
+    refused(["preview", "--stack", STACK], capsys, project, names="duplicate key 'config'")
+    # stacks/__main__.py (what `pulumi up` runs) loads through the same loader
+    assert "load_fleet" in (ROOT / "stacks" / "__main__.py").read_text()
+
+
+def test_deeply_nested_stack(project, capsys):
+    (project / STACK_FILE).write_text("config: " + "[" * 5000 + "]" * 5000 + "\n")
+    refused(["preview", "--stack", STACK], capsys, project, names="nesting depth")
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda f: f.update(zones=[{"a": 1}]), "fleet.zones.0"),
+        (lambda f: f.update(gpu={"kind": ["A10"]}), "fleet.gpu.kind"),
+        (lambda f: f.update(cloud=["alicloud"]), "fleet.cloud"),
+        (lambda f: f.update(region={"x": 1}), "fleet.region"),
+        (lambda f: f.update(name="llm\n"), "fleet.name"),  # pydantic's (Rust) `$` is the end of text
+        (lambda f: f["billing"].update(model="spot", spot_price_limit=float("inf")), "not a finite number"),
+    ],
+)
+def test_wrong_shapes_in_stack(project, capsys, change, field):
+    put_fleet(project, change)
+    refused(["preview", "--stack", STACK], capsys, project, names=field)
+
+
+def test_brackets_in_values_print_literally(project, capsys):
+    put_fleet(project, lambda f: f.update(zones=["[/x]", "[bold]y"]))
+    r = refused(["preview", "--stack", STACK], capsys, project, names="'[/x]' is not a zone")
+    assert "'[bold]y'" in r.text
+
+
+def test_brackets_in_url_print_literally(capsys):
+    r = run_cli(["loadtest", "--url", "http://[/x]", "--model", "m", "--requests", "1"], capsys)
+    assert r.code == 2 and "http://[/x]" in r.text and "Traceback" not in r.text, r.text
+
+
+def test_missing_field_reported_once(project, capsys):
+    put_fleet(project, lambda f: f.pop("cloud"))
+    r = refused(["preview", "--stack", STACK], capsys, project, names="fleet.cloud")
+    assert r.text.count("fleet.cloud") == 1, r.text
+
+
+def test_misspelt_key_gets_did_you_mean(project, capsys):
+    put_fleet(project, lambda f: f["serving"].update(max_num_seq=8))
+    refused(["preview", "--stack", STACK], capsys, project, names="did you mean 'max_num_seqs'")
+
+
+@pytest.mark.parametrize("value", ["abc\n", "oss://bucket/model.tar\n"])
+def test_trailing_newline_not_accepted_by_patterns(project, capsys, value):
+    sha = "a" * 64 + "\n"
+    put_fleet(project, lambda f: f["model"].update(sha256=sha, source=value))
+    r = refused(["preview", "--stack", STACK], capsys, project, names="fleet.model.sha256")
+    assert "fleet.model.source" in r.text
+
+
+def test_preview_json_sorted(project, capsys):
+    r = run_cli(["preview", "--stack", STACK, "--json"], capsys)
+    assert r.code == 0, r.text
+    doc = json.loads(r.out)
+    assert list(doc) == sorted(doc)
+    assert r.out == json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+# --- usage, discounts, budget --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("replicas_average: .nan\n", "not a finite number"),
+        ("replicas_average: .inf\n", "not a finite number"),
+        ("replicas_average: 1e999999999\n", "must be a number >= 0 and at most"),
+        ("replicas_average: [1]\n", "replicas_average: must be a finite number"),
+        ("- 1\n", "expected a mapping of usage keys to numbers, got a list"),
+        ("replica_average: 1\n", "did you mean 'replicas_average'"),
+    ],
+)
+def test_usage_file(project, tmp_path, capsys, text, names):
+    f = tmp_path / "usage.yaml"
+    f.write_text(text)
+    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names=names)
+
+
+def test_usage_file_not_utf8(project, tmp_path, capsys):
+    f = tmp_path / "usage.yaml"
+    f.write_bytes(NOT_UTF8)
+    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names="usage.yaml: not UTF-8")
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("- match: x\n", "expected a mapping with a `discounts:` list, got a list"),
+        ("discounts:\n  - match: instance/*\n    factr: 0.8\n", "did you mean 'factor'"),
+        ("discount:\n  - match: instance/*\n    factor: 0.8\n", "did you mean 'discounts'"),
+        ("discounts:\n  - match: instance/*\n    factor: .nan\n", "not a finite number"),
+        ("discounts:\n  - [1]\n", "discounts.0: expected a mapping"),
+        ("discounts: {a: 1}\n", "discounts: expected a list of discounts"),
+    ],
+)
+def test_discounts_file(project, tmp_path, capsys, text, names):
+    f = tmp_path / "d.yaml"
+    f.write_text(text)
+    refused(["cost", "estimate", "--stack", STACK, "--discounts", f], capsys, project, tmp_path, names=names)
+
+
+@pytest.mark.parametrize("budget", ["nan", "inf", "-1", "abc", "sNaN"])
+def test_budget(project, capsys, budget):
+    refused(["cost", "estimate", "--stack", STACK, "--budget", budget], capsys, project, names="--budget")
+
+
+# --- sizing: config.json, load-test files, capacity numbers -------------------------------------------
+
+CONFIG = {"num_hidden_layers": 28, "hidden_size": 3584, "num_attention_heads": 28, "vocab_size": 152064}
+
+
+@pytest.mark.parametrize(
+    "change, names",
+    [
+        ({"num_attention_heads": "28"}, "num_attention_heads: must be a whole number"),
+        ({"num_attention_heads": [28]}, "num_attention_heads: must be a whole number"),
+        ({"num_attention_heads": 0}, "num_attention_heads: must be a whole number from 1"),
+        ({"num_hidden_layers": -8}, "num_hidden_layers: must be a whole number from 1"),
+        ({"num_attention_heads": 10**400}, "out of range"),
+    ],
+)
+def test_config_json(tmp_path, capsys, change, names):
+    f = tmp_path / "config.json"
+    f.write_text(
+        json.dumps({**CONFIG, **change}) if 10**400 not in change.values() else '{"num_attention_heads": 1' + "0" * 400 + "}"
+    )
+    refused(["plan", "fit", "--model", f, "--gpu", "A10"], capsys, tmp_path, names=names)
+
+
+def test_config_json_nan_and_not_utf8(tmp_path, capsys):
+    f = tmp_path / "config.json"
+    f.write_text('{"num_hidden_layers": NaN}')
+    refused(["plan", "fit", "--model", f, "--gpu", "A10"], capsys, tmp_path, names="not a finite number")
+    f.write_bytes(b'{"a": "\xff"}')
+    refused(["plan", "fit", "--model", f, "--gpu", "A10"], capsys, tmp_path, names="not UTF-8")
+
+
+@pytest.mark.parametrize("peak, per_node", [("nan", "2"), ("inf", "2"), ("10", "inf"), ("10", "nan"), ("-1", "2")])
+def test_capacity_numbers(tmp_path, capsys, peak, per_node):
+    refused(["plan", "capacity", "--peak-qps", peak, "--qps-per-node", per_node], capsys, tmp_path, names="--")
+
+
+def test_loadtest_file_not_utf8_and_nan(tmp_path, capsys):
+    f = tmp_path / "lt.json"
+    f.write_bytes(b"\xff")
+    refused(["plan", "capacity", "--peak-qps", "10", "--from-loadtest", f], capsys, tmp_path, names="not UTF-8")
+    f.write_text('{"levels": [{"concurrency": 1, "requests_per_s": NaN, "error_rate": 0}]}')
+    refused(["plan", "capacity", "--peak-qps", "10", "--from-loadtest", f], capsys, tmp_path, names="not a finite number")
+
+
+# --- region new ----------------------------------------------------------------------------------------
+
+NEW = ["region", "new", "--cloud", "alicloud", "--region", "cn-beijing", "--env", "dev"]
+
+
+@pytest.mark.parametrize("name", [".", "..", "a b", "../evil", "a/b", "x" * 300, "-x", "a\nb"])
+def test_region_new_bad_name(project, capsys, name):
+    refused([*NEW, "--name", name], capsys, project, names="--name")
+
+
+@pytest.mark.parametrize("cidr", ["foo", "10.40.0.0/33", "10.40.0.0/", "::1/64", ""])
+def test_region_new_bad_cidr(project, capsys, cidr):
+    refused([*NEW, "--cidr", cidr], capsys, project, names="--cidr")
+
+
+def test_region_new_survives_a_malformed_stack(project, capsys):
+    (project / "stacks" / "Pulumi.broken.yaml").write_bytes(b"")
+    (project / "stacks" / "Pulumi.broken2.yaml").write_bytes(b"config: [\n")
+    r = run_cli(NEW, capsys)
+    assert r.code == 0, r.text
+    assert "skipped" in r.out and "Pulumi.broken2.yaml" in r.out
+    assert (project / "stacks" / "Pulumi.alicloud-cn-beijing-dev.yaml").stat().st_size > 0
+
+
+def test_region_new_exclusive(project, capsys):
+    assert run_cli(NEW, capsys).code == 0
+    refused(NEW, capsys, project, names="already exists")
+    # no temp file is left behind
+    assert not [p for p in (project / "stacks").iterdir() if p.name.startswith(".")]
+
+
+def test_region_new_refuses_a_dangling_symlink(project, capsys):
+    (project / "stacks" / "Pulumi.alicloud-cn-beijing-dev.yaml").symlink_to(project / "elsewhere")
+    refused(NEW, capsys, project, names="already exists")
+    assert not (project / "elsewhere").exists()
+
+
+# --- outputs ------------------------------------------------------------------------------------------
+
+COMPARE = ["cost", "compare", "--stack", STACK, "--clouds", "alicloud", "--billing", "payg"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "xlsx", "csv"])
+def test_output_into_missing_folder_or_onto_folder(project, tmp_path, capsys, fmt):
+    refused([*COMPARE, "--format", fmt, "-o", tmp_path / "nope" / "x"], capsys, project, tmp_path, names="does not exist")
+    refused([*COMPARE, "--format", fmt, "-o", tmp_path], capsys, project, tmp_path, names="is a folder")
+
+
+def test_output_onto_a_device_is_refused(project, capsys):
+    st = os.stat("/dev/full")
+    refused([*COMPARE, "--format", "csv", "-o", "/dev/full"], capsys, project, names="not a regular file")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode) and os.stat("/dev/full").st_ino == st.st_ino
+
+
+def test_output_into_read_only_folder(project, tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    try:
+        if os.access(ro, os.W_OK) and os.geteuid() == 0:
+            pytest.skip("root writes into a read-only folder; the read-only file system case is test_full_disk_keeps_old_file")
+        refused([*COMPARE, "--format", "csv", "-o", ro / "x.csv"], capsys, project, tmp_path, names="cannot write")
+    finally:
+        os.chmod(ro, 0o755)
+
+
+def test_output_dash_is_stdout_and_symlink_is_followed(project, tmp_path, capsys):
+    r = run_cli([*COMPARE, "--format", "csv", "-o", "-"], capsys)
+    assert r.code == 0 and r.out.startswith("label") or "," in r.out.splitlines()[0], r.text
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    assert run_cli([*COMPARE, "--format", "csv", "-o", link], capsys).code == 0
+    assert link.is_symlink() and real.read_text() != "old\n"
+
+
+def test_full_disk_keeps_old_file(tmp_path):
+    """A real write failure (RLIMIT_FSIZE: the kernel refuses to grow a file, like a full disk): old file stays."""
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    code = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from gpufleet.files import write_atomic\n"
+        "from gpufleet.errors import UserError\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+        "try:\n"
+        f"    write_atomic(Path({str(target)!r}), 'x' * 100000)\n"
+        "except UserError as e:\n"
+        "    print(e); sys.exit(2)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 2 and "cannot write" in r.stdout and "old file is unchanged" in r.stdout, r.stdout + r.stderr
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+    assert resource and signal  # used in the child
+
+
+def test_catalog_build_atomic_and_checked_first(tmp_path, monkeypatch):
+    from gpufleet.cost import catalog as pricecat
+    from gpufleet.cost import derive
+
+    data = tmp_path / "data"
+    import shutil
+
+    shutil.copytree(pricecat.DATA, data)
+    before = {p.name: p.read_bytes() for p in data.glob("alicloud-*.yaml")}
+    paths = derive.build("alicloud", "2026-12-03", data)
+    assert paths and not [p for p in data.iterdir() if p.name.startswith(".")]
+    for p in paths:
+        pricecat._load.cache_clear()
+        assert pricecat.load("alicloud", p.stem[len("alicloud-") :], data).rows
+    assert before  # the files were replaced whole (each loads again)
+
+
+# --- catalogs and shipped data --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("", "is empty"),
+        ("rows: [\n", "not valid YAML"),
+        ("cloud: alicloud\nregion: cn-hangzhou\ncurrency: CNY\nas_of: x\nbuilt: y\n", "rows: missing"),
+        (None, "rows.0.key: missing"),
+        ("abc", "rows.0.price"),
+    ],
+)
+def test_bad_catalog(tmp_path, text, names):
+    from gpufleet.cost import catalog as pricecat
+
+    src = yaml.safe_load((pricecat.DATA / "alicloud-cn-hangzhou.yaml").read_text())
+    if text is None:
+        del src["rows"][0]["key"]
+        text = yaml.safe_dump(src)
+    elif text == "abc":
+        src["rows"][0]["price"] = "abc"
+        text = yaml.safe_dump(src)
+    (tmp_path / "alicloud-cn-hangzhou.yaml").write_text(text)
+    pricecat._load.cache_clear()
+    with pytest.raises(UserError) as exc:
+        pricecat.load("alicloud", "cn-hangzhou", tmp_path)
+    assert names in str(exc.value) and "cost/data/alicloud-cn-hangzhou.yaml" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "module, attr, shown",
+    [
+        ("gpufleet.cost.compare", "EQUIV", "cost/data/equivalents.yaml"),
+        ("gpufleet.sizing.models", "CATALOG", "sizing/data/models.yaml"),
+    ],
+)
+@pytest.mark.parametrize("content", [None, "models: {a: [\n", "x: 1\n"])
+def test_shipped_data_missing_or_truncated(tmp_path, monkeypatch, module, attr, shown, content):
+    import importlib
+
+    mod = importlib.import_module(module)
+    p = tmp_path / "data.yaml"
+    if content is not None:
+        p.write_text(content)
+    monkeypatch.setattr(mod, attr, p)
+    for cached in ("_equiv", "catalog"):
+        if hasattr(getattr(mod, cached, None), "cache_clear"):
+            getattr(mod, cached).cache_clear()
+    with pytest.raises(UserError) as exc:
+        (mod._equiv if hasattr(mod, "_equiv") else mod.catalog)()
+        if hasattr(mod, "_equiv"):
+            mod.compare(STACK, ["tencentcloud"], ["payg"], None, [])
+    assert shown in str(exc.value) or str(p) in str(exc.value)
+    for cached in ("_equiv", "catalog"):
+        if hasattr(getattr(mod, cached, None), "cache_clear"):
+            getattr(mod, cached).cache_clear()
+
+
+@pytest.mark.parametrize("content", ["", "regions: [\n", "regions: {cn-hangzhou: {zones: 1}}\n"])
+def test_stacks_data_cloud_yaml_truncated(tmp_path, monkeypatch, content):
+    from gpufleet.stacks import catalog
+
+    (tmp_path / "alicloud.yaml").write_text(content)
+    monkeypatch.setattr(catalog, "DATA", tmp_path)
+    catalog._load.cache_clear()
+    try:
+        with pytest.raises(UserError, match="stacks/data/alicloud.yaml"):
+            catalog.regions("alicloud")
+    finally:
+        catalog._load.cache_clear()
+
+
+@pytest.mark.parametrize("content", [b"", b"{", b'{"images": []}', b"\xff", b'{"images": {"r": {"regions": {"a": {"b": {}}}}}}'])
+def test_lock_json_truncated(tmp_path, content):
+    from gpufleet.images import lock
+
+    p = tmp_path / "lock.json"
+    p.write_bytes(content)
+    with pytest.raises(UserError) as exc:
+        lock.load(p)
+    assert str(p) in str(exc.value)
+
+
+# --- image ids, tags ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("image_id", ["m-", "m-1\nx", "m-ABC", "img-", "m-1 "])
+def test_bad_image_ids_not_locked(tmp_path, capsys, image_id):
+    from gpufleet.images import lock
+    from gpufleet.images.recipes import load_recipe
+
+    r = load_recipe("cuda13-vllm")
+    images = {c: {reg: (image_id if c == "alicloud" else "img-abc123") for reg in rs} for c, rs in r.regions.items()}
+    manifest = {"recipe": r.name, "pins": dict(r.pins)}
+    problems = lock.record_problems(r, manifest, images)
+    assert any("is not a alicloud image id" in m for _, m in problems), problems
+
+
+@pytest.mark.parametrize(
+    "cloud_stack, count",
+    [("alicloud-cn-hangzhou-dev", 19), ("tencentcloud-ap-guangzhou-dev", 49)],
+)
+def test_tags_beyond_the_clouds_limit(project, capsys, cloud_stack, count):
+    doc = yaml.safe_load((project / f"stacks/Pulumi.{cloud_stack}.yaml").read_text())
+    doc["config"]["gpufleet:fleet"]["tags"] = {f"k{i}": "v" for i in range(count)}
+    (project / f"stacks/Pulumi.{cloud_stack}.yaml").write_text(yaml.safe_dump(doc))
+    refused(["preview", "--stack", cloud_stack], capsys, project, names="fleet.tags")
+
+
+@pytest.mark.parametrize("key", ["aliyun:x", "acs:x", "http://x"])
+def test_alicloud_reserved_tag_keys(project, capsys, key):
+    put_fleet(project, lambda f: f.update(tags={key: "v"}))
+    refused(["preview", "--stack", STACK], capsys, project, names="fleet.tags")
+
+
+# --- exit codes ---------------------------------------------------------------------------------------
+
+
+def test_loadtest_all_failed_exits_1(tmp_path, capsys):
+    from gpufleet.cli.loadtest import failed_levels
+
+    assert failed_levels({"levels": [{"concurrency": 1, "requests": 5, "errors": 5}]}) == [1]
+    assert failed_levels({"levels": [{"concurrency": 1, "requests": 5, "errors": 4}]}) == []
+
+
+def test_loadtest_every_request_500_exits_1(tmp_path, capsys):
+    """A real run against the fake OpenAI server answering HTTP 500 to every request: exit 1, result still written."""
+    sys.path.insert(0, str(ROOT / "tests" / "sizing"))
+    try:
+        from fake_openai import Behaviour, FakeServer
+    finally:
+        sys.path.pop(0)
+    out = tmp_path / "r.json"
+    with FakeServer(Behaviour(fail_every=1)) as server:
+        r = run_cli(
+            ["loadtest", "--url", server.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "3", "-o", out],
+            capsys,
+        )
+    assert r.code == 1 and "no successful request at concurrency 1, 2" in r.text, r.text
+    assert [lv["errors"] for lv in json.loads(out.read_text())["levels"]] == [3, 3]
+
+
+def test_loadtest_output_checked_before_the_run(tmp_path, capsys):
+    refused(
+        ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", "/dev/full"], capsys, tmp_path, names="regular file"
+    )
+    refused(["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", tmp_path / "no" / "x"], capsys, tmp_path)
+
+
+@pytest.mark.parametrize("clouds", [",", " , ", ""])
+def test_compare_clouds_empty(project, capsys, clouds):
+    refused(["cost", "compare", "--stack", STACK, "--clouds", clouds], capsys, project, names="--clouds")
