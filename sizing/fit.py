@@ -104,6 +104,7 @@ class Serving:
     enforce_eager: bool = False
     cpu_offload_gb: float = 0.0
     vllm_version: str | None = None
+    reserved_gib: float = 0.0  # memory other processes hold on each GPU (given, not predicted)
 
 
 @dataclass
@@ -119,7 +120,7 @@ class Fit:
     usable_gib: float
     budget_gib: float  # per GPU: usable x gpu_memory_utilization
     weights_gib: float  # per GPU
-    overhead_gib: float  # per GPU: non-torch + activation peak + CUDA graphs
+    overhead_gib: float  # per GPU: non-torch + other processes + activation peak + CUDA graphs
     kv_cache_gib: float  # per GPU
     kv_bytes_per_token: int  # per GPU
     kv_tokens: int
@@ -246,6 +247,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         bool(s.quantization) or model.parameters_estimated,
     )
     non_torch = profiler.non_torch_gib(n)
+    others = profiler.other_processes(s.reserved_gib)
     forward = profiler.forward_activation(s.max_num_batched_tokens, model.hidden_size)
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
     peak = profiler.Term(
@@ -255,11 +257,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         True,
     )
     graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
-    overhead = non_torch.gib + peak.gib + graphs.gib
+    overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     kv = profiler.Term(
         "kv_cache",
         requested.gib - weights.gib - overhead,
-        "requested - weights - non_torch - activation_peak - cuda_graphs",
+        "requested - weights - non_torch - other_processes - activation_peak - cuda_graphs",
         True,
     )
     per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng)
@@ -291,8 +293,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             "kv_cache_dtype": s.kv_cache_dtype,
             "enforce_eager": s.enforce_eager,
             "cpu_offload_gb": s.cpu_offload_gb,
+            "reserved_gib": s.reserved_gib,
         },
-        terms=[usable, requested, weights, non_torch, forward, sampler, peak, graphs, kv],
+        terms=[usable, requested, weights, non_torch, others, forward, sampler, peak, graphs, kv],
         problems=problems,
         assumptions=notes + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate],
     )

@@ -13,7 +13,8 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
-  KV cache        = requested - weights - non-torch - activation peak - CUDA graphs
+  other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by default
+  KV cache        = requested - weights - non-torch - other processes - activation peak - CUDA graphs
   KV tokens       = floor(KV cache / (16 x KV bytes per token per GPU)) x 16      (blocks of 16 tokens)
 """
 
@@ -33,8 +34,11 @@ BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV t
 # 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
 ACTIVATION_FACTOR = 13.5
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
-# logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 1.79 PR #10511, 4.09 vllm#11230) and of the
-# per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
+# logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
+# and of the per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
+# Not vllm#11230's 4.09 GiB: vLLM 0.6.4.post1 counts as non-torch everything used on the device that is not one of
+# its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
+# 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
 NON_TORCH_GIB = 0.35
 NON_TORCH_TP_GIB = 0.38
 # Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
@@ -182,6 +186,13 @@ def non_torch_gib(gpus: int) -> Term:
     if gpus > 1:
         return Term("non_torch", NON_TORCH_TP_GIB, "median of the per-GPU figures logged at tensor parallel > 1", True)
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
+
+
+def other_processes(gib: float) -> Term:
+    """Memory other processes (or a previous instance) hold on each GPU: an input, not a prediction."""
+    if gib:
+        return Term("other_processes", gib, "given: memory other processes hold on each GPU (--reserved-gib)", False)
+    return Term("other_processes", 0.0, "none given (--reserved-gib): the GPU is assumed to serve vLLM alone", False)
 
 
 def forward_activation(tokens: int, hidden_size: int) -> Term:
