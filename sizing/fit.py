@@ -227,6 +227,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
+    others, counted = profiler.other_processes(s.reserved_gib, eng)
+    if not counted and (
+        p := profiler.reserved_problem(s.reserved_gib, gpu.memory_gib, gpu.memory_gib * s.gpu_memory_utilization, eng)
+    ):
+        problems.append(p)
     if model.max_positions and s.max_model_len > model.max_positions:
         problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
     n = s.gpus
@@ -247,7 +252,6 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         bool(s.quantization) or model.parameters_estimated,
     )
     non_torch = profiler.non_torch_gib(n)
-    others = profiler.other_processes(s.reserved_gib)
     forward = profiler.forward_activation(s.max_num_batched_tokens, model.hidden_size)
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
     peak = profiler.Term(
@@ -331,6 +335,10 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
 
     if r.problems and any("bfloat16" in p for p in r.problems):
         out.append("use dtype float16 (or auto)")
+    if any("held by other processes" in p for p in r.problems):
+        most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
+        if most >= 0.05 and ok(gpu_memory_utilization=most):
+            out.append(f"lower gpu_memory_utilization to {most} (what is free beside the other processes) and it fits")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
     if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:

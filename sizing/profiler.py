@@ -13,7 +13,9 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
-  other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by default
+  other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by
+                    default. In the KV budget only where vLLM counts it (0.6.4.x); elsewhere the budget must fit in
+                    usable - reserved (V1 refuses to start otherwise; V0 runs out of memory)
   KV cache        = requested - weights - non-torch - other processes - activation peak - CUDA graphs
   KV tokens       = floor(KV cache / (16 x KV bytes per token per GPU)) x 16      (blocks of 16 tokens)
 """
@@ -188,11 +190,42 @@ def non_torch_gib(gpus: int) -> Term:
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
 
 
-def other_processes(gib: float) -> Term:
-    """Memory other processes (or a previous instance) hold on each GPU: an input, not a prediction."""
-    if gib:
-        return Term("other_processes", gib, "given: memory other processes hold on each GPU (--reserved-gib)", False)
-    return Term("other_processes", 0.0, "none given (--reserved-gib): the GPU is assumed to serve vLLM alone", False)
+def other_processes(gib: float, eng: Engine) -> tuple[Term, bool]:
+    """Memory other processes (or a previous instance) hold on each GPU: an input, not a prediction.
+    (term, counted): counted is True when this version takes it out of the KV budget (0.6.4.x); otherwise the
+    budget assumes it is free and the caller checks that usable - reserved still covers the budget."""
+    row = _data()["other_processes"]["counted_in_kv_budget"]
+    v = parse_version(eng.version)
+    counted = parse_version(row["from"]) <= v < parse_version(row["below"])
+    if not gib:
+        return Term("other_processes", 0.0, "none given (--reserved-gib): the GPU is assumed to serve vLLM alone", False), counted
+    if counted:
+        return Term(
+            "other_processes", gib, f"given (--reserved-gib); vLLM {eng.version} counts it ({row['source']})", False
+        ), True
+    return (
+        Term(
+            "other_processes",
+            0.0,
+            f"given (--reserved-gib {gib}); vLLM {eng.version} measures from a start-up baseline and does not count it "
+            "in the KV budget: the budget must fit in what is left",
+            False,
+        ),
+        False,
+    )
+
+
+def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: Engine) -> str | None:
+    """When the budget does not fit beside the given memory of other processes (versions that do not count it)."""
+    if usable_gib - gib >= requested_gib:
+        return None
+    facts = _data()["other_processes"]
+    what = facts["v1_refuses"] if eng.name == "v1" else facts["v0_not_checked"]
+    return (
+        f"{gib} GiB held by other processes leaves {usable_gib - gib:.2f} GiB free per GPU, below the budget of "
+        f"{requested_gib:.2f} GiB (usable x gpu_memory_utilization): vLLM {eng.version} ({eng.name.upper()}): {what}; "
+        "lower gpu_memory_utilization or free the GPU"
+    )
 
 
 def forward_activation(tokens: int, hidden_size: int) -> Term:

@@ -319,6 +319,21 @@ def test_plan_fit_reserved_gib_takes_other_processes_memory_out_of_the_kv_cache(
     assert bad.returncode == 2 and "--reserved-gib" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_reserved_gib_on_a_baseline_profiler_leaves_the_kv_cache_and_checks_the_budget_fits_beside_it():
+    # 0.33.0 measures from a start-up baseline: other processes' memory is not in the KV budget, but V1 refuses to
+    # start when free memory is below usable x gpu_memory_utilization (vllm/v1/worker/utils.py:762-770).
+    arch, a10 = models.lookup("meta-llama/Llama-3.1-8B-Instruct"), KINDS["A10"]
+    s = fit.Serving(dtype="bfloat16", max_model_len=8192)
+    alone = fit.measure(arch, a10, s)
+    small = fit.measure(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=1.0))
+    big = fit.measure(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=3.0))
+    assert alone.vllm_version == "0.33.0" and alone.fits and small.fits
+    assert small.kv_cache_gib == alone.kv_cache_gib == big.kv_cache_gib  # 22.18 - 1.0 >= 22.18 x 0.92 = 20.41
+    assert not big.fits and any("less than desired GPU memory utilization" in p for p in big.problems)
+    advice = fit.fit(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=3.0), KINDS).advice
+    assert advice[0].startswith("lower gpu_memory_utilization to 0.86")  # (22.18 - 3) / 22.18, rounded down
+
+
 def test_memory_relevant_extra_args_of_a_stack_are_read():
     from gpufleet.sizing import checks
 
