@@ -65,7 +65,7 @@ def fit_cmd(
         min=0.0,
         max=1024.0,
         help="memory other processes hold on each GPU, GiB (what nvidia-smi shows in use before vLLM starts); "
-        "subtracted from the KV cache budget; default 0: the GPU serves vLLM alone",
+        "counted as the followed vLLM counts it (docs/sizing.md); default 0: the GPU serves vLLM alone",
     ),
     vllm_version: str | None = typer.Option(
         None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
