@@ -31,6 +31,8 @@ NAT = "tencentcloud:Nat/gateway:Gateway"
 CVM = "tencentcloud:Instance/instance:Instance"
 ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
 ROUTE = "tencentcloud:Route/tableEntry:TableEntry"
+RULE = "tencentcloud:Clb/listenerRule:ListenerRule"
+CERT = "tencentcloud:Ssl/certificate:Certificate"
 
 # Documented limits the program derives values from (one place).
 SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
@@ -416,6 +418,73 @@ RULES: tuple[Rule, ...] = (
         go("vpc/resource_tc_vpc") + " (ValidateCIDRNetworkAddress)",
         spec="fleet.network.vpc_cidr",
     ),
+    # --- HTTPS (load_balancer.tls; docs/tls.md). Listener certificate arguments: clb/resource_tc_clb_listener.go.
+    Rule(LISTENER, "certificate_ssl_mode", "one_of", go("clb/resource_tc_clb_listener"), values=("UNIDIRECTIONAL", "MUTUAL")),
+    Rule(
+        LISTENER,
+        "protocol",
+        "requires",
+        doc("clb_listener") + " (certificate_id: HTTPS and TCP_SSL listeners, must be set when available)",
+        others=("certificate_id", "certificate_ssl_mode"),
+        when={"protocol": ("HTTPS", "TCP_SSL")},
+        spec="fleet.load_balancer.tls.certificate_id",
+    ),
+    # The health check of an HTTPS listener lives on its rule (clb/service_tencentcloud_clb.go checkHealthCheckPara:
+    # "health para can only be set with TCP/UDP/TCP_SSL listener or rule of HTTP/HTTPS listener").
+    Rule(RULE, "forward_type", "one_of", doc("clb_listener_rule"), values=("HTTP", "HTTPS", "GRPC", "GRPCS", "TRPC")),
+    Rule(RULE, "scheduler", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("WRR", "LEAST_CONN", "IP_HASH")),
+    Rule(RULE, "target_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("NODE", "TARGETGROUP")),
+    Rule(
+        RULE,
+        "health_check_type",
+        "one_of",
+        doc("clb_listener_rule"),
+        values=("CUSTOM", "PING", "TCP", "HTTP", "HTTPS", "GRPC", "GRPCS"),
+    ),
+    Rule(RULE, "health_check_http_method", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("GET", "HEAD")),
+    Rule(RULE, "health_check_http_code", "between", go("clb/resource_tc_clb_listener_rule"), low=1, high=31),
+    Rule(RULE, "health_source_ip_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=(0, 1)),
+    Rule(
+        RULE,
+        "health_check_interval_time",
+        "between",
+        go("clb/resource_tc_clb_listener_rule"),
+        low=2,
+        high=300,
+        spec="fleet.load_balancer.health_check.interval_s",
+    ),
+    Rule(
+        RULE,
+        "health_check_time_out",
+        "between",
+        doc("clb_listener_rule") + " (2-60)",
+        low=2,
+        high=60,
+        spec="fleet.load_balancer.health_check.timeout_s",
+    ),
+    *(
+        Rule(
+            RULE,
+            arg,
+            "between",
+            go("clb/resource_tc_clb_listener_rule"),
+            low=2,
+            high=10,
+            spec=f"fleet.load_balancer.health_check.{f}",
+        )
+        for arg, f in (("health_check_health_num", "healthy_threshold"), ("health_check_unhealth_num", "unhealthy_threshold"))
+    ),
+    Rule(RULE, "domain", "conflicts", go("clb/resource_tc_clb_listener_rule"), others=("domains",)),
+    Rule(CERT, "type", "one_of", doc("ssl_certificate"), values=("CA", "SVR")),
+    # --- no password login (keep_image_login: the golden image has none)
+    Rule(
+        CONFIG,
+        "keep_image_login",
+        "conflicts",
+        doc("as_scaling_config") + " (keep_image_login cannot be used with password or key_ids)",
+        others=("password", "key_ids"),
+    ),
+    Rule(CVM, "keep_image_login", "conflicts", go("cvm/resource_tc_instance"), others=("password", "key_ids", "key_name")),
     # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
     Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
     Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
@@ -534,9 +603,24 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Clb/listener:Listener": (
         f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener.go",
         (
+            "certificate_id",
             "health_check_http_path",
             "health_check_switch",
         ),
+    ),
+    "tencentcloud:Clb/listenerRule:ListenerRule": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener_rule.go",
+        (
+            "clb_id",
+            "health_check_http_path",
+            "health_check_switch",
+            "listener_id",
+            "url",
+        ),
+    ),
+    "tencentcloud:Ssl/certificate:Certificate": (
+        f"{REPO} tencentcloud/services/ssl/resource_tc_ssl_certificate.go",
+        ("cert", "key", "name", "tags"),
     ),
     "tencentcloud:Eip/instance:Instance": (
         f"{REPO} tencentcloud/services/cvm/resource_tc_eip.go",
@@ -554,6 +638,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "availability_zone",
             "cam_role_name",
             "data_disks",
+            "disable_api_termination",
             "image_id",
             "internet_max_bandwidth_out",
             "subnet_id",
