@@ -840,3 +840,14 @@ NAMES: dict[str, tuple[Rule, ...]] = {
         Rule("name", "user_data", "length", USER_DATA_DOC, low=0, high=-(-USER_DATA_MAX_BYTES // 3) * 4, note="Base64"),
     ),
 }
+
+
+# What pulumi-alicloud 4.0.0 cannot do for the hardening of issue 14 (preview shows these; docs/tls.md).
+GAPS: dict[str, str] = {
+    "metadata_tokens": "the ESS scaling configuration has http_endpoint but no http_tokens (installed SDK "
+    "pulumi_alicloud/ess/scaling_configuration.py): pay-as-you-go nodes keep the default metadata mode; only the "
+    "subscription ECS instances are set to http_tokens=required",
+    "instance_protection": "ecs.Instance deletion_protection applies to pay-as-you-go instances only (SDK docstring; "
+    + doc("instance")
+    + "): prod's subscription instances are kept by Pulumi's protect option instead",
+}

@@ -766,3 +766,15 @@ NAMES: dict[str, tuple[Rule, ...]] = {
         ),
     ),
 }
+
+
+# What tencentcloud-iac-pulumi 0.2.3 (provider v1.82.42) cannot do for the hardening of issue 14 (docs/tls.md).
+GAPS: dict[str, str] = {
+    "tls_policy": "Clb.Listener has no TLS security-policy argument: the HTTPS listener uses the CLB default policy",
+    "redirect": "no HTTP->HTTPS redirect is declared (it needs an HTTP listener, a rule and Clb.Redirection): "
+    "nothing listens on port 80",
+    "disk_encryption": "As.ScalingConfig data_disks has no encrypt and neither AS nor Instance.Instance encrypts the "
+    "system disk: only the subscription instances' data disks are encrypted (Instance.Instance data_disks.encrypt)",
+    "protection": "As.ScalingGroup, Nat.Gateway and Eip.Instance have no deletion-protection argument: prod's are kept "
+    "by Pulumi's protect option (a `pulumi destroy` stops at them; the console does not)",
+}

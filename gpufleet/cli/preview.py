@@ -27,7 +27,11 @@ def preview(
 
     fleet = load_fleet(stack)
     inventory = preview_stack(stack)
-    all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
+    from gpufleet.components import hardening
+
+    all_notes = (
+        notes(fleet.spec.cloud, fleet.spec) + hardening.notes(fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
+    )
     if as_json:
         typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
         return
