@@ -2,7 +2,58 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from gpufleet import contract
+
+EXPIRY_WARN_DAYS = 30  # preview warns when a PEM certificate it can read expires within this many days
+
+
+def certificate_expiry(pem: str) -> datetime | None:
+    """notAfter of the first certificate in a PEM text, or None when it is not a readable certificate."""
+    from cryptography import x509
+
+    try:
+        return x509.load_pem_x509_certificate(pem.encode()).not_valid_after_utc
+    except ValueError:
+        return None
+
+
+def pem_notes(spec, config: dict, now: datetime) -> list[str]:
+    """The certificate's expiry when the stack file holds it readable (a certificate is public; plain config is fine),
+    else why it is not checked. Secret config (`secure:`) cannot be decrypted offline: opaque."""
+    tls = spec.load_balancer.tls
+    if tls is None or tls.certificate_config is None:
+        return []
+    value = config.get(tls.certificate_config)
+    if value is None:
+        return [
+            f"WARNING load_balancer.tls.certificate_config: {tls.certificate_config} is not set in the stack file; "
+            f'`pulumi config set --secret {tls.certificate_config} -- "$(cat fullchain.pem)"` before pulumi up'
+        ]
+    if not isinstance(value, str):
+        return [f"{tls.certificate_config} is secret config: opaque offline, its expiry is not checked"]
+    expiry = certificate_expiry(value)
+    if expiry is None:
+        return [f"WARNING {tls.certificate_config} is not a PEM certificate"]
+    left = expiry - now
+    if left <= timedelta(days=EXPIRY_WARN_DAYS):
+        return [f"WARNING the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d} (in {left.days} days): renew it"]
+    return [f"the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d}"]
+
+
+def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:
+    """A private key held as plain text in the stack file is refused: it would be committed."""
+    tls = spec.load_balancer.tls
+    if tls is None or tls.private_key_config is None or not isinstance(config.get(tls.private_key_config), str):
+        return []
+    return [
+        (
+            "fleet.load_balancer.tls.private_key_config",
+            f"{tls.private_key_config} holds the private key as plain text in {file}; remove it and store it with "
+            f'`pulumi config set --secret {tls.private_key_config} -- "$(cat privkey.pem)"`',
+        )
+    ]
 
 
 def notes(spec) -> list[str]:

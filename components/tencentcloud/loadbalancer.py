@@ -118,8 +118,9 @@ class LoadBalancer(pulumi.ComponentResource):
                     f"{name}-cert",
                     name=f"{name}-cert",
                     type="SVR",
-                    cert=pulumi.Config(namespace).require_secret(cert),
-                    key=pulumi.Config(key_ns).require_secret(key),
+                    # ssl/resource_tc_ssl_certificate.go refuses a leading or trailing newline, which PEM files end with
+                    cert=pulumi.Config(namespace).require_secret(cert).apply(str.strip),
+                    key=pulumi.Config(key_ns).require_secret(key).apply(str.strip),
                     tags=tags,
                     opts=child,
                 )

@@ -431,14 +431,16 @@ RULES: tuple[Rule, ...] = (
     ),
     # The health check of an HTTPS listener lives on its rule (clb/service_tencentcloud_clb.go checkHealthCheckPara:
     # "health para can only be set with TCP/UDP/TCP_SSL listener or rule of HTTP/HTTPS listener").
-    Rule(RULE, "forward_type", "one_of", doc("clb_listener_rule"), values=("HTTP", "HTTPS", "GRPC", "GRPCS", "TRPC")),
+    Rule(
+        RULE, "forward_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("HTTP", "HTTPS", "GRPC", "GRPCS", "TRPC")
+    ),
     Rule(RULE, "scheduler", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("WRR", "LEAST_CONN", "IP_HASH")),
     Rule(RULE, "target_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("NODE", "TARGETGROUP")),
     Rule(
         RULE,
         "health_check_type",
         "one_of",
-        doc("clb_listener_rule"),
+        go("clb/resource_tc_clb_listener_rule") + " (HEALTH_CHECK_TYPE, clb/extension_clb.go)",
         values=("CUSTOM", "PING", "TCP", "HTTP", "HTTPS", "GRPC", "GRPCS"),
     ),
     Rule(RULE, "health_check_http_method", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("GET", "HEAD")),
@@ -457,7 +459,7 @@ RULES: tuple[Rule, ...] = (
         RULE,
         "health_check_time_out",
         "between",
-        doc("clb_listener_rule") + " (2-60)",
+        go("clb/resource_tc_clb_listener_rule"),
         low=2,
         high=60,
         spec="fleet.load_balancer.health_check.timeout_s",
@@ -474,14 +476,32 @@ RULES: tuple[Rule, ...] = (
         )
         for arg, f in (("health_check_health_num", "healthy_threshold"), ("health_check_unhealth_num", "unhealthy_threshold"))
     ),
-    Rule(RULE, "domain", "conflicts", go("clb/resource_tc_clb_listener_rule"), others=("domains",)),
-    Rule(CERT, "type", "one_of", doc("ssl_certificate"), values=("CA", "SVR")),
+    Rule(
+        RULE,
+        "domain",
+        "conflicts",
+        go("clb/resource_tc_clb_listener_rule") + " (ExactlyOneOf domain, domains)",
+        others=("domains",),
+    ),
+    Rule(CERT, "type", "one_of", go("ssl/resource_tc_ssl_certificate"), values=("CA", "SVR")),
+    *(
+        Rule(
+            CERT,
+            arg,
+            "pattern",
+            go("ssl/resource_tc_ssl_certificate") + f" ({arg}: no \\n prefix or suffix)",
+            regex=r"(?s)[^\n](.*[^\n])?",
+            note="PEM without a newline at the start or end",
+            spec=f"fleet.load_balancer.tls.{field}",
+        )
+        for arg, field in (("cert", "certificate_config"), ("key", "private_key_config"))
+    ),
     # --- no password login (keep_image_login: the golden image has none)
     Rule(
         CONFIG,
         "keep_image_login",
         "conflicts",
-        doc("as_scaling_config") + " (keep_image_login cannot be used with password or key_ids)",
+        go("as/resource_tc_as_scaling_config") + " (keep_image_login ConflictsWith password, key_ids)",
         others=("password", "key_ids"),
     ),
     Rule(CVM, "keep_image_login", "conflicts", go("cvm/resource_tc_instance"), others=("password", "key_ids", "key_name")),
@@ -620,7 +640,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "tencentcloud:Ssl/certificate:Certificate": (
         f"{REPO} tencentcloud/services/ssl/resource_tc_ssl_certificate.go",
-        ("cert", "key", "name", "tags"),
+        ("name", "tags"),
     ),
     "tencentcloud:Eip/instance:Instance": (
         f"{REPO} tencentcloud/services/cvm/resource_tc_eip.go",

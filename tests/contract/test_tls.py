@@ -196,3 +196,66 @@ def test_contract_refuses_https_without_certificate_and_a_bad_cipher_policy():
     assert {v.rule.arg for v in ali} == {"protocol", "tls_cipher_policy"}
     (v,) = contract.check_inventory(bad[1:], NOW, "tencentcloud")
     assert v.spec_field == "fleet.load_balancer.tls.certificate_id"
+
+
+def _openssl_cert(tmp_path, days: int) -> tuple[str, str]:
+    """A self-signed certificate and key from the real openssl, valid `days` days from now."""
+    import subprocess
+
+    key, crt = tmp_path / f"k{days}.pem", tmp_path / f"c{days}.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(crt)]
+        + ["-days", str(days), "-subj", "/CN=llm.example.com"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return crt.read_text(), key.read_text()
+
+
+def _pem_stack(tmp_path, days: int, key_plain: bool):
+    import yaml
+
+    from .test_preview_cli import _project
+
+    project = _project(tmp_path)
+    path = project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
+    doc = yaml.safe_load(path.read_text())
+    crt, key = _openssl_cert(tmp_path, days)
+    doc["config"]["gpufleet:fleet"]["load_balancer"]["tls"] = {
+        "domain": "llm.example.com",
+        "certificate_config": "gpufleet:tlsCertificate",
+        "private_key_config": "gpufleet:tlsKey",
+    }
+    doc["config"]["gpufleet:tlsCertificate"] = crt  # a certificate is public: plain config is readable offline
+    doc["config"]["gpufleet:tlsKey"] = key if key_plain else {"secure": "v1:AAAAexampleciphertext"}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return project
+
+
+@pytest.mark.parametrize("days, warned", [(10, True), (400, False)])
+def test_preview_reads_a_plain_pem_certificate_and_warns_within_30_days(tmp_path, days, warned):
+    from .test_preview_cli import _preview
+
+    result = _preview(_pem_stack(tmp_path, days, key_plain=False), "alicloud-cn-hangzhou-prod")
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 0, out
+    assert "gpufleet:tlsCertificate expires" in out
+    assert ("WARNING the certificate in gpufleet:tlsCertificate" in out) is warned
+
+
+def test_preview_refuses_a_private_key_in_plain_text(tmp_path):
+    from .test_preview_cli import _preview
+
+    result = _preview(_pem_stack(tmp_path, 400, key_plain=True), "alicloud-cn-hangzhou-prod")
+    out = result.stdout + result.stderr
+    assert result.returncode == 2 and "fleet.load_balancer.tls.private_key_config" in out and "Traceback" not in out
+    assert "BEGIN PRIVATE KEY" not in out
+
+
+def test_secret_certificate_config_is_opaque():
+    raw = _raw("alicloud-cn-hangzhou-prod")
+    raw["load_balancer"]["tls"] = {"domain": "a.example.com", "certificate_config": "g:c", "private_key_config": "g:k"}
+    fleet = loader.validate(raw, stack="s", file="x", sizing=False)
+    (note,) = hardening.pem_notes(fleet.spec, {"g:c": {"secure": "v1:x"}}, NOW)
+    assert "opaque" in note
