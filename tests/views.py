@@ -10,7 +10,7 @@ def of(inv, token):
 def alicloud_view(inv) -> dict:
     rules = of(inv, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
     (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
-    (listener,) = of(inv, "alicloud:slb/listener:Listener")
+    (listener,) = [x for x in of(inv, "alicloud:slb/listener:Listener") if x.get("listenerForward") != "on"]  # not the redirect
     (config,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
     nats = of(inv, "alicloud:vpc/natGateway:NatGateway")
     assoc = of(inv, "alicloud:ecs/eipAssociation:EipAssociation")
@@ -35,6 +35,7 @@ def tencentcloud_view(inv) -> dict:
     rule_sets = {r["name"]: r["inputs"] for r in inv.resources if r["type"] == "tencentcloud:Security/groupRuleSet:GroupRuleSet"}
     (group,) = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
     (listener,) = of(inv, "tencentcloud:Clb/listener:Listener")
+    listener = ([*of(inv, "tencentcloud:Clb/listenerRule:ListenerRule"), listener])[0]  # HTTPS: the check is on the rule
     (config,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
     (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
     subnets = of(inv, "tencentcloud:Subnet/instance:Instance")

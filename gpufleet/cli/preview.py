@@ -24,10 +24,21 @@ def preview(
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
     from gpufleet import clock, contract
+    from gpufleet.components import hardening
+    from gpufleet.stacks.loader import read_stack_config
 
     fleet = load_fleet(stack)
+    shown, config = read_stack_config(stack)
+    refused = hardening.config_problems(fleet.spec, config, shown)
+    if refused:  # a private key in plain text in the stack file
+        raise errors.UserError([errors.Problem(shown, field, message) for field, message in refused])
     inventory = preview_stack(stack)
-    all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
+    all_notes = (
+        notes(fleet.spec.cloud, fleet.spec)
+        + hardening.notes(fleet.spec)
+        + hardening.pem_notes(fleet.spec, config, clock.now())
+        + contract.schedule_notes(fleet.spec, clock.now())
+    )
     if as_json:
         typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
         return
