@@ -103,6 +103,7 @@ class RulesModule(Protocol):
     RULES: tuple[Any, ...]  # contract.Rule per provider argument, each with its citation
     NAMES: dict[str, tuple[Any, ...]]  # kind (tag_key, tag_value, secret_name, bucket_name, user_data) -> rules
     CRON_ZONE_HOURS: int  # the zone the provider reads schedule times and recurrences in
+    GAPS: dict[str, str]  # hardening the pinned provider cannot declare -> why (components/hardening.py notes them)
 
 
 @runtime_checkable

@@ -4,7 +4,9 @@ are data (each cloud's profile.py).
 The image recipe owns the serving units, the root prepare program and the vLLM launcher (images/node.py);
 user-data writes the two files they read, at the paths of the recipe's Layout:
 - Layout.env_file: KEY=VALUE lines (images.node.ENV_KEYS), read by systemd's EnvironmentFile= only;
-- Layout.argv_file: vLLM's argv after the program name, a JSON list the launcher execs without a shell.
+- Layout.argv_file: vLLM's argv after the program name, a JSON list the launcher execs without a shell;
+- Layout.gateway_env_file: the gateway's KEY=VALUE lines (images/gateway.py env_text), read by the image's
+  root oneshot that renders nginx's config and by the exporters' units (EnvironmentFile=).
 """
 
 from __future__ import annotations
@@ -95,12 +97,24 @@ def argv_text(fleet: Fleet) -> str:
     return json.dumps(vllm_args(fleet)[1:]) + "\n"
 
 
+def gateway_env_text(fleet: Fleet) -> str:
+    """The gateway's environment (images/gateway.py), held to the same EnvironmentFile= character rule."""
+    from gpufleet.images import gateway
+
+    env = gateway.env_map(gateway.values_from_fleet(fleet))
+    bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]
+    if bad:
+        raise ValueError(f"values of {', '.join(bad)} hold characters systemd's EnvironmentFile= would interpret")
+    return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
 def render(fleet: Fleet, role_name: str) -> str:
     lay = layout(fleet)
     return ENV.get_template("cloud-init.yaml.j2").render(
         role_kind=profile(fleet.spec.cloud).role_kind,
-        env_file=lay.env_file,
-        argv_file=lay.argv_file,
-        env_text=env_text(fleet, role_name),
-        argv_text=argv_text(fleet),
+        files=[
+            (lay.env_file, env_text(fleet, role_name)),
+            (lay.argv_file, argv_text(fleet)),
+            (lay.gateway_env_file, gateway_env_text(fleet)),
+        ],
     )

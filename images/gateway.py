@@ -3,10 +3,11 @@
 Two halves, one module:
 - on the controller, `values_from_fleet(fleet)` turns the fleet spec into GatewayValues and `env_text(values)` into
   the environment file user-data writes (ENV_FILE);
-- on the node, a root oneshot runs this file (`python3 gateway.py --env ENV_FILE --secret SECRET_ENV ...`, see
-  docs/gateway.md) which reads that file back (`from_env`, validated again) and writes the nginx config, the API-key
-  map (tmpfs, 0640 root:www-data), the journald drop-in and the logrotate file. Key rotation is: fetch the secret
-  again, run this with `--key-only`, then `nginx -s reload`.
+- on the node, a root oneshot runs this file (`python3 gateway.py --env ENV_FILE --key-file API_KEY_FILE ...`, see
+  docs/gateway.md) which reads that file back (`from_env`, validated again) and the API key the prepare program
+  fetched (API_KEY_FILE, tmpfs, root 0600), and writes the nginx config, the API-key map (tmpfs, 0640
+  root:www-data), the journald drop-in and the logrotate file. Key rotation is: fetch the secret again
+  (`systemctl restart gpufleet-prepare`), run this with `--key-only`, then `nginx -s reload`.
 
 The node half imports only the standard library and jinja2 (python3-jinja2 comes with cloud-init on Ubuntu 24.04).
 Every rendered file is checked by its own tool in tests/gateway (nginx -t, logrotate -d, systemd-analyze cat-config).
@@ -26,7 +27,15 @@ from pathlib import Path
 import jinja2
 
 TEMPLATES = Path(__file__).parent / "templates"
+# Where the image recipe installs this file and its three templates (images/node.py); TEMPLATES above resolves to
+# NODE_LIB/templates there.
+NODE_LIB = "/usr/local/lib/gpufleet"
 ENV_FILE = "/etc/gpufleet/gateway.env"
+# The templates render() reads, installed beside this file on the node.
+NODE_TEMPLATES = ("nginx-gateway.conf.j2", "journald-gpufleet.conf.j2", "logrotate-gpufleet-gateway.j2")
+# The API key as the prepare program writes it (tmpfs, root 0600, the bare key; empty when the fleet has no key).
+# images/recipes.py Layout.api_key_file defaults to this: one name for the prepare program, vLLM and the gateway.
+API_KEY_FILE = "/run/gpufleet/api-key"
 KEY_MAP_FILE = "/run/gpufleet/gateway-key.map"
 CONFIG_FILE = "/etc/nginx/conf.d/gpufleet-gateway.conf"
 JOURNALD_FILE = "/etc/systemd/journald.conf.d/gpufleet.conf"
@@ -226,7 +235,7 @@ def _write(path: str, text: str, mode: int, group: str | None = None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="render the gpufleet gateway (nginx) and log limits on the node")
     parser.add_argument("--env", default=ENV_FILE)
-    parser.add_argument("--secret", default="/run/gpufleet/secret.env", help="KEY=VALUE file holding VLLM_API_KEY")
+    parser.add_argument("--key-file", default=API_KEY_FILE, help="the API key alone (the prepare program writes it)")
     parser.add_argument("--key-only", action="store_true", help="only rewrite the key map (key rotation)")
     parser.add_argument("--group", default="www-data", help="group that may read the key map")
     parser.add_argument("--root", default="/", help="write under this folder instead of / (tests)")
@@ -239,10 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         values = from_env(parse_env(Path(args.env).read_text()))
         keys: list[str] = []
         if values.require_key:
-            secret = parse_env(Path(args.secret).read_text()) if os.path.exists(args.secret) else {}
-            if not secret.get("VLLM_API_KEY"):
-                raise ValueError(f"{args.secret} holds no VLLM_API_KEY and the fleet requires a key: the gateway stays down")
-            keys = [secret["VLLM_API_KEY"]]
+            key = Path(args.key_file).read_text().strip() if os.path.exists(args.key_file) else ""
+            if not key:
+                raise ValueError(f"{args.key_file} holds no API key and the fleet requires a key: the gateway stays down")
+            keys = [key]
         _write(at(KEY_MAP_FILE), key_map_text(keys), 0o640, args.group)
         if not args.key_only:
             files = render(values)

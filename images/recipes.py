@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from gpufleet.images import gateway
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -32,7 +33,9 @@ class BaseImage(Strict):
 
 class AptPackage(Strict):
     name: str
-    version: str = Field(description="exact Debian version string; apt installs name=version")
+    version: str | None = Field(
+        description="exact Debian version string; apt installs name=version (null: not yet confirmed, a build refuses)"
+    )
     repo: str = Field(description="name of an apt_repos entry, or 'ubuntu' for the distribution archive")
     verified: bool = Field(False, description="true once the exact version was seen in the repository index")
 
@@ -81,8 +84,13 @@ class Layout(Strict):
     prepare_unit: str = Field("gpufleet-prepare.service", description="root oneshot: data disk, weights, API key")
     env_file: str = Field("/etc/gpufleet/fleet.env", description="the fleet's environment (user-data), read by systemd only")
     argv_file: str = Field("/etc/gpufleet/vllm-argv.json", description="vLLM's argv as a JSON list (user-data)")
-    api_key_file: str = Field("/run/gpufleet/api-key", description="the API key on tmpfs, root 0600, a unit credential")
+    api_key_file: str = Field(gateway.API_KEY_FILE, description="the API key on tmpfs, root 0600, a unit credential")
     cache: str = Field("gpufleet-vllm", description="CacheDirectory= name: /var/cache/<cache> for vLLM, Triton, HF")
+    # The gateway (images/gateway.py): its paths are that module's own constants, so the node renderer's defaults,
+    # the image's units and the fleet's user-data cannot name different files.
+    gateway_env_file: str = Field(gateway.ENV_FILE, description="the gateway's environment (user-data), KEY=VALUE")
+    gateway_lib: str = Field(gateway.NODE_LIB, description="where the image puts gateway.py and its templates")
+    gateway_unit: str = Field("gpufleet-gateway-render.service", description="root oneshot: nginx config and key map")
 
 
 class Step(Strict):

@@ -100,6 +100,9 @@ def render(recipe: Recipe) -> list[RenderedStep]:
             "vars": step.vars,
             "python_lock": lock,
             "node_files": node.files(recipe) if any(s.template == "serving_layout" for s in recipe.steps) else [],
+            "enabled_units": node.enabled_units(recipe),
+            "removed": node.REMOVED,
+            "folders": node.folders(),
         }
         scripts = {}
         for phase in PHASES:
@@ -137,6 +140,14 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
                     f"missing: the keyring {repo.keyring_url} must be verified by sha256 or keyring_fingerprint before a build",
                 )
             )
+    for i, pkg in enumerate(recipe.apt_packages):
+        if pkg.version is None:
+            out.append(
+                (
+                    f"recipe.apt_packages.{i}.version",
+                    f"missing: {pkg.name} must be pinned to the exact version its repository ({pkg.repo}) holds before a build",
+                )
+            )
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
             out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
@@ -148,7 +159,7 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
 def unverified(recipe: Recipe) -> list[str]:
     """Pins taken on trust (not yet seen in their repository): shown by `image check`, not errors."""
     return [
-        f"apt package {p.name}={p.version} ({p.repo}) not yet seen in the repository index"
+        f"apt package {p.name}={p.version or '(no version yet)'} ({p.repo}) not yet seen in the repository index"
         for p in recipe.apt_packages
         if not p.verified
     ]

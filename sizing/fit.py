@@ -104,6 +104,7 @@ class Serving:
     enforce_eager: bool = False
     cpu_offload_gb: float = 0.0
     vllm_version: str | None = None
+    reserved_gib: float = 0.0  # memory other processes hold on each GPU (given, not predicted)
 
 
 @dataclass
@@ -119,7 +120,7 @@ class Fit:
     usable_gib: float
     budget_gib: float  # per GPU: usable x gpu_memory_utilization
     weights_gib: float  # per GPU
-    overhead_gib: float  # per GPU: non-torch + activation peak + CUDA graphs
+    overhead_gib: float  # per GPU: non-torch + other processes + activation peak + CUDA graphs
     kv_cache_gib: float  # per GPU
     kv_bytes_per_token: int  # per GPU
     kv_tokens: int
@@ -226,6 +227,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
+    others, counted = profiler.other_processes(s.reserved_gib, eng)
+    if not counted and (
+        p := profiler.reserved_problem(s.reserved_gib, gpu.memory_gib, gpu.memory_gib * s.gpu_memory_utilization, eng)
+    ):
+        problems.append(p)
     if model.max_positions and s.max_model_len > model.max_positions:
         problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
     n = s.gpus
@@ -255,11 +261,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         True,
     )
     graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
-    overhead = non_torch.gib + peak.gib + graphs.gib
+    overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     kv = profiler.Term(
         "kv_cache",
         requested.gib - weights.gib - overhead,
-        "requested - weights - non_torch - activation_peak - cuda_graphs",
+        "requested - weights - non_torch - other_processes - activation_peak - cuda_graphs",
         True,
     )
     per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng)
@@ -291,8 +297,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             "kv_cache_dtype": s.kv_cache_dtype,
             "enforce_eager": s.enforce_eager,
             "cpu_offload_gb": s.cpu_offload_gb,
+            "reserved_gib": s.reserved_gib,
         },
-        terms=[usable, requested, weights, non_torch, forward, sampler, peak, graphs, kv],
+        terms=[usable, requested, weights, non_torch, others, forward, sampler, peak, graphs, kv],
         problems=problems,
         assumptions=notes + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate],
     )
@@ -328,6 +335,10 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
 
     if r.problems and any("bfloat16" in p for p in r.problems):
         out.append("use dtype float16 (or auto)")
+    if any("held by other processes" in p for p in r.problems):
+        most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
+        if most >= 0.05 and ok(gpu_memory_utilization=most):
+            out.append(f"lower gpu_memory_utilization to {most} (what is free beside the other processes) and it fits")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
     if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:

@@ -13,7 +13,10 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
-  KV cache        = requested - weights - non-torch - activation peak - CUDA graphs
+  other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by
+                    default. In the KV budget only where vLLM counts it (0.6.4.x); elsewhere the budget must fit in
+                    usable - reserved (V1 refuses to start otherwise; V0 runs out of memory)
+  KV cache        = requested - weights - non-torch - other processes - activation peak - CUDA graphs
   KV tokens       = floor(KV cache / (16 x KV bytes per token per GPU)) x 16      (blocks of 16 tokens)
 """
 
@@ -33,8 +36,11 @@ BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV t
 # 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
 ACTIVATION_FACTOR = 13.5
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
-# logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 1.79 PR #10511, 4.09 vllm#11230) and of the
-# per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
+# logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
+# and of the per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
+# Not vllm#11230's 4.09 GiB: vLLM 0.6.4.post1 counts as non-torch everything used on the device that is not one of
+# its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
+# 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
 NON_TORCH_GIB = 0.35
 NON_TORCH_TP_GIB = 0.38
 # Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
@@ -182,6 +188,44 @@ def non_torch_gib(gpus: int) -> Term:
     if gpus > 1:
         return Term("non_torch", NON_TORCH_TP_GIB, "median of the per-GPU figures logged at tensor parallel > 1", True)
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
+
+
+def other_processes(gib: float, eng: Engine) -> tuple[Term, bool]:
+    """Memory other processes (or a previous instance) hold on each GPU: an input, not a prediction.
+    (term, counted): counted is True when this version takes it out of the KV budget (0.6.4.x); otherwise the
+    budget assumes it is free and the caller checks that usable - reserved still covers the budget."""
+    row = _data()["other_processes"]["counted_in_kv_budget"]
+    v = parse_version(eng.version)
+    counted = parse_version(row["from"]) <= v < parse_version(row["below"])
+    if not gib:
+        return Term("other_processes", 0.0, "none given (--reserved-gib): the GPU is assumed to serve vLLM alone", False), counted
+    if counted:
+        return Term(
+            "other_processes", gib, f"given (--reserved-gib); vLLM {eng.version} counts it ({row['source']})", False
+        ), True
+    return (
+        Term(
+            "other_processes",
+            0.0,
+            f"given (--reserved-gib {gib}); vLLM {eng.version} measures from a start-up baseline and does not count it "
+            "in the KV budget: the budget must fit in what is left",
+            False,
+        ),
+        False,
+    )
+
+
+def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: Engine) -> str | None:
+    """When the budget does not fit beside the given memory of other processes (versions that do not count it)."""
+    if usable_gib - gib >= requested_gib:
+        return None
+    facts = _data()["other_processes"]
+    what = facts["v1_refuses"] if eng.name == "v1" else facts["v0_not_checked"]
+    return (
+        f"{gib} GiB held by other processes leaves {usable_gib - gib:.2f} GiB free per GPU, below the budget of "
+        f"{requested_gib:.2f} GiB (usable x gpu_memory_utilization): vLLM {eng.version} ({eng.name.upper()}): {what}; "
+        "lower gpu_memory_utilization or free the GPU"
+    )
 
 
 def forward_activation(tokens: int, hidden_size: int) -> Term:

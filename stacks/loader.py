@@ -248,6 +248,14 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
                     "(or set load_balancer.public: false)",
                 )
             )
+    if spec.environment == "prod" and spec.load_balancer.public and spec.load_balancer.tls is None:
+        out.append(
+            (
+                "fleet.load_balancer.tls",
+                "prod refuses plain HTTP from the internet: set load_balancer.tls with domain and certificate_id (or "
+                "certificate_config + private_key_config), or set load_balancer.public: false (docs/tls.md)",
+            )
+        )
     if spec.serving.gateway.read_timeout_s < spec.load_balancer.request_timeout_s:
         out.append(
             (

@@ -259,6 +259,7 @@ class Disk(Strict):
 class Disks(Strict):
     system: Disk = Disk(tier="standard", size_gib=100)
     data: Disk = Disk(tier="standard", size_gib=200)
+    encrypted: bool = Field(True, description="encrypt the system and data disks with the cloud's default key, where it can")
 
 
 # An SSH CIDR that is public and wider than this prefix is refused (a /16 is 65536 addresses).
@@ -351,8 +352,62 @@ class HealthCheck(Strict):
         return self
 
 
+# Pulumi config keys (namespace:name) that hold the PEM pair the program uploads; the key is read as a secret.
+CONFIG_KEY = re.compile(r"^[a-z][a-z0-9-]{0,63}:[A-Za-z][A-Za-z0-9_-]{0,127}\Z")
+DOMAIN = re.compile(r"^(?=.{1,253}\Z)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z")
+CERTIFICATE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
+
+
+class Tls(Strict):
+    """HTTPS at the load balancer (docs/tls.md): a certificate already in the cloud's certificate service, or a PEM
+    pair from Pulumi secret config that the program uploads."""
+
+    domain: str = Field(description="the name clients call and the certificate is issued for; the endpoint is https://<domain>")
+    certificate_id: str | None = Field(None, description="an existing certificate in the cloud's certificate service")
+    certificate_config: str | None = Field(None, description="Pulumi secret config key holding the certificate chain (PEM)")
+    private_key_config: str | None = Field(None, description="Pulumi secret config key holding the private key (PEM)")
+    cipher_policy: Literal["tls1.2", "tls1.2-strict"] = Field(
+        "tls1.2-strict", description="TLS 1.2 and later; -strict also drops the non-forward-secret ciphers (Alibaba)"
+    )
+    redirect_http: bool = Field(False, description="also listen on 80 and redirect plain HTTP to HTTPS (where the cloud can)")
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: str) -> str:
+        if not DOMAIN.match(v):
+            raise ValueError(f"{v!r} is not a lowercase DNS name (e.g. llm.example.com)")
+        return v
+
+    @field_validator("certificate_id")
+    @classmethod
+    def _cert_id(cls, v: str | None) -> str | None:
+        if v is not None and not CERTIFICATE_ID.match(v):
+            raise ValueError(f"{v!r} is not a certificate id (letters, digits, _ . -)")
+        return v
+
+    @field_validator("certificate_config", "private_key_config")
+    @classmethod
+    def _config_key(cls, v: str | None) -> str | None:
+        if v is not None and not CONFIG_KEY.match(v):
+            raise ValueError(f"{v!r} is not a Pulumi config key (namespace:name, e.g. gpufleet:tlsKey)")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        pem = (self.certificate_config, self.private_key_config)
+        if self.certificate_id is not None and any(pem):
+            raise ValueError("name either certificate_id or certificate_config + private_key_config, not both")
+        if self.certificate_id is None and not all(pem):
+            raise ValueError(
+                "needs a certificate: certificate_id (an existing certificate) or both certificate_config and "
+                "private_key_config (Pulumi secret config keys holding the PEM pair)"
+            )
+        return self
+
+
 class LoadBalancer(Strict):
-    listener_port: int = Field(80, ge=1, le=65535)
+    listener_port: int = Field(80, ge=1, le=65535, description="80 by default; 443 by default with tls")
+    tls: Tls | None = Field(None, description="HTTPS at the load balancer; required in prod with a public load balancer")
     public: bool = True
     allowed_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="clients allowed to reach the listener")
     request_timeout_s: int = Field(
@@ -362,6 +417,13 @@ class LoadBalancer(Strict):
         description="the listener's request timeout (Alibaba HTTP listeners: 1-180 s); a longer non-streaming request gets a 504",
     )
     health_check: HealthCheck = HealthCheck()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _https_port(cls, data):
+        if isinstance(data, dict) and data.get("tls") and "listener_port" not in data:
+            return {**data, "listener_port": 443}
+        return data
 
     @field_validator("allowed_cidrs")
     @classmethod

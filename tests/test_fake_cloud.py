@@ -35,6 +35,7 @@ STACK_FILE = """config:
       catalog: Qwen/Qwen2.5-7B-Instruct
     serving: {dtype: bfloat16, max_model_len: 8192, api_key_secret: gpufleet/prod/vllm-api-key}
     network: {vpc_cidr: 10.40.0.0/16, ssh_cidrs: [198.51.100.0/24]}
+    load_balancer: {tls: {domain: llm.example.com, certificate_id: example-certificate-id}}
 """
 
 
@@ -80,7 +81,7 @@ def test_preview(project):
     inv = preview_stack(STACK)
     types = {r["type"] for r in inv.resources}
     assert {"fakecloud:compute/group:Group", "fakecloud:lb/balancer:Balancer", "fakecloud:net/nat:Nat"} <= types
-    assert inv.outputs["endpoint"] == "http://<llm-prod-lb.address>:8000"
+    assert inv.outputs["endpoint"] == "https://llm.example.com"  # prod from the internet: TLS with the spec's certificate
 
 
 def test_cost_estimate(project, capsys):

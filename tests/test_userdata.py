@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from gpufleet.components import userdata
-from gpufleet.images import node
+from gpufleet.images import gateway, node
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import loader
 
@@ -38,7 +38,7 @@ def test_user_data_writes_only_the_environment(stack):
     fleet = loader.load_fleet(stack, ROOT)
     lay = load_recipe(fleet.spec.image.recipe).layout
     assert set(doc) == {"write_files"}  # no units, no scripts, no runcmd
-    assert [f["path"] for f in doc["write_files"]] == [lay.env_file, lay.argv_file]
+    assert [f["path"] for f in doc["write_files"]] == [lay.env_file, lay.argv_file, lay.gateway_env_file]
     assert all(isinstance(f["permissions"], str) for f in doc["write_files"])
     env = dict(line.split("=", 1) for line in doc["write_files"][0]["content"].splitlines())
     assert tuple(env) == node.ENV_KEYS and env["MODEL_SHA256"] == fleet.spec.model.sha256
@@ -69,7 +69,28 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     assert vllm["LoadCredential"] == f"api-key:{lay.api_key_file}" and lay.api_key_file in script
     argv = json.loads(doc["write_files"][1]["content"])
     assert argv[1].startswith(lay.models + "/") and lay.models in script
-    assert argv[argv.index("--port") + 1] == str(fleet.spec.serving.port)
+    # The gateway: its oneshot reads the environment user-data writes and the key file the prepare program writes;
+    # nginx listens on the serving port and forwards to the host and port vLLM's argv names.
+    render = dict(unit_options(files[f"/etc/systemd/system/{lay.gateway_unit}"].content))
+    cmd = render["ExecStart"].split()
+    assert cmd[:3] == ["/usr/bin/python3", "-I", f"{lay.gateway_lib}/gateway.py"] and cmd[2] in files
+    assert (
+        cmd[cmd.index("--env") + 1] == lay.gateway_env_file == render["ConditionPathExists"] and lay.gateway_env_file in written
+    )
+    assert cmd[cmd.index("--key-file") + 1] == lay.api_key_file and render["After"] == lay.prepare_unit
+    assert dict(unit_options(files["/etc/systemd/system/nginx.service.d/gpufleet.conf"].content))["Requires"] == lay.gateway_unit
+    gw_env = next(f["content"] for f in doc["write_files"] if f["path"] == lay.gateway_env_file)
+    values = gateway.from_env(gateway.parse_env(gw_env))  # what the node-side renderer reads back
+    assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--port") + 1] == str(values.vllm_port)
+    assert values.serving_port == fleet.spec.serving.port and values.health_path == fleet.spec.load_balancer.health_check.path
+    # The exporters bind 127.0.0.1 on the ports the gateway's metrics server proxies, named in the same file.
+    for unit, var in (
+        ("prometheus-node-exporter.service.d/gpufleet.conf", "GATEWAY_NODE_EXPORTER_PORT"),
+        ("dcgm-exporter.service", "GATEWAY_DCGM_EXPORTER_PORT"),
+    ):
+        opts = unit_options(files[f"/etc/systemd/system/{unit}"].content)
+        assert ("EnvironmentFile", lay.gateway_env_file) in opts and var in gateway.parse_env(gw_env)
+        assert [v for k, v in opts if k == "ExecStart" and v][0].endswith(f"127.0.0.1:${{{var}}}")
 
 
 @pytest.mark.skipif(not shutil.which("cloud-init"), reason="Debian cloud-init not installed")
@@ -110,6 +131,11 @@ def _root_with(recipe, tmp: Path, vllm_exists: bool = True) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f.content)
         p.chmod(int(f.mode, 8))
+    for exe in ("/usr/bin/python3", "/usr/bin/systemctl", "/usr/local/bin/dcgm-exporter"):  # what the other units run
+        p = root / exe.lstrip("/")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("#!/bin/sh\n")
+        p.chmod(0o755)
     if vllm_exists:
         exe = root / recipe.layout.venv.lstrip("/") / "bin/vllm"
         exe.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +156,7 @@ def _verify(root: Path, unit: str) -> list[str]:
 def test_units_pass_systemd_analyze_verify(recipe, tmp_path):
     r = load_recipe(recipe)
     root = _root_with(r, tmp_path)
-    for unit in (r.layout.unit, r.layout.prepare_unit):
+    for unit in (r.layout.unit, r.layout.prepare_unit, r.layout.gateway_unit, "dcgm-exporter.service"):
         assert not _verify(root, unit), _verify(root, unit)
 
 
@@ -191,3 +217,23 @@ def test_vllm_args_come_from_the_spec():
     assert args[args.index("--quantization") + 1] == "awq"
     assert args[args.index("--port") + 1] == str(fleet.spec.serving.gateway.vllm_port)
     assert args[args.index("--host") + 1] == "127.0.0.1"
+
+
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_nginx_is_pinned_and_an_unconfirmed_version_blocks_the_build(recipe, tmp_path):
+    """The gateway's nginx comes from the recipe's apt step; while its Ubuntu point release is unconfirmed
+    (version null), `image build` refuses the recipe and the step's check stops with an error (exit 2)."""
+    from gpufleet.images.steps import build_blockers, render
+
+    r = load_recipe(recipe)
+    pinned = {p.name: p for p in r.apt_packages}
+    assert {"nginx", "nginx-common"} <= set(pinned) and all(pinned[n].repo == "ubuntu" for n in ("nginx", "nginx-common"))
+    unconfirmed = [n for n in ("nginx", "nginx-common") if pinned[n].version is None]
+    blocked = {path for path, _ in build_blockers(r)}
+    for name in unconfirmed:
+        assert f"recipe.apt_packages.{r.apt_packages.index(pinned[name])}.version" in blocked
+    if unconfirmed:
+        check = tmp_path / "check.sh"
+        check.write_text(next(s for s in render(r) if s.name == "apt-packages").check)
+        run = subprocess.run(["bash", str(check)], capture_output=True, text=True)
+        assert run.returncode == 2 and "nginx" in run.stderr, run.stderr

@@ -13,7 +13,7 @@ def of(inv, token):
 def view(inv) -> dict:
     rules = of(inv, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
     (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
-    (listener,) = of(inv, "alicloud:slb/listener:Listener")
+    (listener,) = [x for x in of(inv, "alicloud:slb/listener:Listener") if x.get("listenerForward") != "on"]  # not the redirect
     (config,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
     nats = of(inv, "alicloud:vpc/natGateway:NatGateway")
     assoc = of(inv, "alicloud:ecs/eipAssociation:EipAssociation")

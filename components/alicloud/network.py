@@ -16,6 +16,11 @@ def eip_args(fleet: Fleet) -> dict:
     }
 
 
+def protection_args(fleet: Fleet) -> dict:
+    """Prod's NAT gateway and EIP refuse deletion (deletion_protection on vpc.NatGateway and ecs.EipAddress)."""
+    return {"deletion_protection": fleet.spec.environment == "prod"}
+
+
 class Network(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:Network", name, None, opts)
@@ -45,10 +50,16 @@ class Network(pulumi.ComponentResource):
             payment_type="PayAsYouGo",
             internet_charge_type="PayByLcu",
             tags=tags,
+            **protection_args(fleet),
             opts=child,
         )
         self.eip = alicloud.ecs.EipAddress(
-            f"{name}-nat-eip", address_name=f"{name}-nat-eip", tags=tags, opts=child, **eip_args(fleet)
+            f"{name}-nat-eip",
+            address_name=f"{name}-nat-eip",
+            tags=tags,
+            opts=child,
+            **eip_args(fleet),
+            **protection_args(fleet),
         )
         association = alicloud.ecs.EipAssociation(
             f"{name}-nat-eip-assoc", allocation_id=self.eip.id, instance_id=self.nat.id, instance_type="Nat", opts=child

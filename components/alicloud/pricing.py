@@ -194,6 +194,7 @@ FREE: dict[str, str] = {
     "alicloud:ecs/securityGroupRule:SecurityGroupRule": _CONFIG,
     "alicloud:ecs/eipAssociation:EipAssociation": "binding: charged only above 5x the daily quota (1 CNY per binding), not reached by a fleet",
     "alicloud:slb/listener:Listener": "listener: billed through the CLB's LCUs",
+    "alicloud:slb/serverCertificate:ServerCertificate": "uploaded server certificate: no charge",
     "alicloud:ess/scalingGroup:ScalingGroup": "ESS is free; its nodes are priced at the scaling configuration",
     "alicloud:ess/scalingRule:ScalingRule": "ESS is free",
     "alicloud:ess/scheduledTask:ScheduledTask": "ESS is free; schedules are in the average running nodes",

@@ -17,19 +17,29 @@ from gpufleet import clock, cron
 def disk_args(fleet: Fleet) -> dict:
     cats = profile("alicloud").disk_categories
     system, data = fleet.spec.disks.system, fleet.spec.disks.data
+    encrypted = fleet.spec.disks.encrypted  # with the account's default KMS key (no kms_key_id)
     return {
         "system_disk_category": cats[system.tier]["category"],
         "system_disk_performance_level": cats[system.tier]["performance_level"],
         "system_disk_size": system.size_gib,
+        "system_disk_encrypted": encrypted,
         "data_disks": [
             {
                 "category": cats[data.tier]["category"],
                 "performance_level": cats[data.tier]["performance_level"],
                 "size": data.size_gib,
                 "delete_with_instance": True,
+                "encrypted": encrypted,
             }
         ],
     }
+
+
+def instance_hardening_args(fleet: Fleet) -> dict:
+    """Subscription ECS instances: metadata only in token (IMDSv2-like) mode (http_tokens required). The ESS scaling
+    configuration of pulumi-alicloud 4.0.0 has http_endpoint but no http_tokens, so pay-as-you-go nodes keep the
+    default mode (a named gap, rules.GAPS)."""
+    return {"http_endpoint": "enabled", "http_tokens": "required"}
 
 
 def spot_args(fleet: Fleet) -> dict:
@@ -221,9 +231,12 @@ class Scaling(pulumi.ComponentResource):
                     system_disk_category=disks["system_disk_category"],
                     system_disk_performance_level=disks["system_disk_performance_level"],
                     system_disk_size=disks["system_disk_size"],
+                    system_disk_encrypted=disks["system_disk_encrypted"],
                     data_disks=[{k: v for k, v in d.items()} for d in disks["data_disks"]],
                     tags=tags,
-                    opts=child,
+                    # deletion_protection is for pay-as-you-go instances only (rules.GAPS): protect in prod instead
+                    opts=pulumi.ResourceOptions(parent=self, protect=fleet.spec.environment == "prod"),
+                    **instance_hardening_args(fleet),
                 )
             )
         for i, node in enumerate(nodes):  # role_name on ecs.Instance is deprecated since provider 1.275.0

@@ -14,6 +14,7 @@ def view(inv) -> dict:
     rule_sets = {r["name"]: r["inputs"] for r in inv.resources if r["type"] == "tencentcloud:Security/groupRuleSet:GroupRuleSet"}
     (group,) = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
     (listener,) = of(inv, "tencentcloud:Clb/listener:Listener")
+    listener = ([*of(inv, "tencentcloud:Clb/listenerRule:ListenerRule"), listener])[0]  # HTTPS: the check is on the rule
     (config,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
     (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
     subnets = of(inv, "tencentcloud:Subnet/instance:Instance")

@@ -46,7 +46,9 @@ class Network(pulumi.ComponentResource):
             )
             for zone, cidr in zip(spec.zones, fleet.subnets)
         ]
-        self.eip = tencentcloud.eip.Instance(f"{name}-nat-eip", name=f"{name}-nat-eip", tags=tags, opts=child, **eip_args(fleet))
+        # NAT gateways and EIPs have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
+        kept = pulumi.ResourceOptions(parent=self, protect=spec.environment == "prod")
+        self.eip = tencentcloud.eip.Instance(f"{name}-nat-eip", name=f"{name}-nat-eip", tags=tags, opts=kept, **eip_args(fleet))
         self.nat = tencentcloud.nat.Gateway(
             f"{name}-nat",
             name=f"{name}-nat",
@@ -56,7 +58,7 @@ class Network(pulumi.ComponentResource):
             max_concurrent=NAT_MAX_CONCURRENT,
             nat_product_version=1,
             tags=tags,
-            opts=child,
+            opts=kept,
         )
         # One default route for every subnet of the fleet (they share the route table): node egress through the NAT.
         tencentcloud.route.TableEntry(

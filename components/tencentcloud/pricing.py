@@ -132,6 +132,8 @@ FREE: dict[str, str] = {
     "tencentcloud:Security/group:Group": _CONFIG,
     "tencentcloud:Security/groupRuleSet:GroupRuleSet": _CONFIG,
     "tencentcloud:Clb/listener:Listener": "listener: billed through the CLB",
+    "tencentcloud:Clb/listenerRule:ListenerRule": "listener rule: billed through the CLB",
+    "tencentcloud:Ssl/certificate:Certificate": "uploaded certificate: no charge",
     "tencentcloud:As/scalingGroup:ScalingGroup": "Auto Scaling is free; its nodes are priced at the scaling config",
     "tencentcloud:As/scalingPolicy:ScalingPolicy": "Auto Scaling is free",
     "tencentcloud:As/schedule:Schedule": "Auto Scaling is free; schedules are in the average running nodes",

@@ -31,6 +31,7 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
         sec.group.id,
         lb.clb.id,
         lb.listener,
+        lb.rule,
         role.role_name,
         userdata.render(fleet, role.role_name),
         tags,

@@ -31,6 +31,8 @@ NAT = "tencentcloud:Nat/gateway:Gateway"
 CVM = "tencentcloud:Instance/instance:Instance"
 ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
 ROUTE = "tencentcloud:Route/tableEntry:TableEntry"
+RULE = "tencentcloud:Clb/listenerRule:ListenerRule"
+CERT = "tencentcloud:Ssl/certificate:Certificate"
 
 # Documented limits the program derives values from (one place).
 SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
@@ -416,6 +418,93 @@ RULES: tuple[Rule, ...] = (
         go("vpc/resource_tc_vpc") + " (ValidateCIDRNetworkAddress)",
         spec="fleet.network.vpc_cidr",
     ),
+    # --- HTTPS (load_balancer.tls; docs/tls.md). Listener certificate arguments: clb/resource_tc_clb_listener.go.
+    Rule(LISTENER, "certificate_ssl_mode", "one_of", go("clb/resource_tc_clb_listener"), values=("UNIDIRECTIONAL", "MUTUAL")),
+    Rule(
+        LISTENER,
+        "protocol",
+        "requires",
+        doc("clb_listener") + " (certificate_id: HTTPS and TCP_SSL listeners, must be set when available)",
+        others=("certificate_id", "certificate_ssl_mode"),
+        when={"protocol": ("HTTPS", "TCP_SSL")},
+        spec="fleet.load_balancer.tls.certificate_id",
+    ),
+    # The health check of an HTTPS listener lives on its rule (clb/service_tencentcloud_clb.go checkHealthCheckPara:
+    # "health para can only be set with TCP/UDP/TCP_SSL listener or rule of HTTP/HTTPS listener").
+    Rule(
+        RULE, "forward_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("HTTP", "HTTPS", "GRPC", "GRPCS", "TRPC")
+    ),
+    Rule(RULE, "scheduler", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("WRR", "LEAST_CONN", "IP_HASH")),
+    Rule(RULE, "target_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("NODE", "TARGETGROUP")),
+    Rule(
+        RULE,
+        "health_check_type",
+        "one_of",
+        go("clb/resource_tc_clb_listener_rule") + " (HEALTH_CHECK_TYPE, clb/extension_clb.go)",
+        values=("CUSTOM", "PING", "TCP", "HTTP", "HTTPS", "GRPC", "GRPCS"),
+    ),
+    Rule(RULE, "health_check_http_method", "one_of", go("clb/resource_tc_clb_listener_rule"), values=("GET", "HEAD")),
+    Rule(RULE, "health_check_http_code", "between", go("clb/resource_tc_clb_listener_rule"), low=1, high=31),
+    Rule(RULE, "health_source_ip_type", "one_of", go("clb/resource_tc_clb_listener_rule"), values=(0, 1)),
+    Rule(
+        RULE,
+        "health_check_interval_time",
+        "between",
+        go("clb/resource_tc_clb_listener_rule"),
+        low=2,
+        high=300,
+        spec="fleet.load_balancer.health_check.interval_s",
+    ),
+    Rule(
+        RULE,
+        "health_check_time_out",
+        "between",
+        go("clb/resource_tc_clb_listener_rule"),
+        low=2,
+        high=60,
+        spec="fleet.load_balancer.health_check.timeout_s",
+    ),
+    *(
+        Rule(
+            RULE,
+            arg,
+            "between",
+            go("clb/resource_tc_clb_listener_rule"),
+            low=2,
+            high=10,
+            spec=f"fleet.load_balancer.health_check.{f}",
+        )
+        for arg, f in (("health_check_health_num", "healthy_threshold"), ("health_check_unhealth_num", "unhealthy_threshold"))
+    ),
+    Rule(
+        RULE,
+        "domain",
+        "conflicts",
+        go("clb/resource_tc_clb_listener_rule") + " (ExactlyOneOf domain, domains)",
+        others=("domains",),
+    ),
+    Rule(CERT, "type", "one_of", go("ssl/resource_tc_ssl_certificate"), values=("CA", "SVR")),
+    *(
+        Rule(
+            CERT,
+            arg,
+            "pattern",
+            go("ssl/resource_tc_ssl_certificate") + f" ({arg}: no \\n prefix or suffix)",
+            regex=r"(?s)[^\n](.*[^\n])?",
+            note="PEM without a newline at the start or end",
+            spec=f"fleet.load_balancer.tls.{field}",
+        )
+        for arg, field in (("cert", "certificate_config"), ("key", "private_key_config"))
+    ),
+    # --- no password login (keep_image_login: the golden image has none)
+    Rule(
+        CONFIG,
+        "keep_image_login",
+        "conflicts",
+        go("as/resource_tc_as_scaling_config") + " (keep_image_login ConflictsWith password, key_ids)",
+        others=("password", "key_ids"),
+    ),
+    Rule(CVM, "keep_image_login", "conflicts", go("cvm/resource_tc_instance"), others=("password", "key_ids", "key_name")),
     # --- Monitor.AlarmPolicy (monitor/resource_tc_monitor_alarm_policy.go)
     Rule(ALARM, "conditions.is_union_rule", "one_of", go("monitor/resource_tc_monitor_alarm_policy"), values=(0, 1)),
     Rule(ALARM, "remark", "length", go("monitor/resource_tc_monitor_alarm_policy"), low=0, high=100),
@@ -534,9 +623,24 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     "tencentcloud:Clb/listener:Listener": (
         f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener.go",
         (
+            "certificate_id",
             "health_check_http_path",
             "health_check_switch",
         ),
+    ),
+    "tencentcloud:Clb/listenerRule:ListenerRule": (
+        f"{REPO} tencentcloud/services/clb/resource_tc_clb_listener_rule.go",
+        (
+            "clb_id",
+            "health_check_http_path",
+            "health_check_switch",
+            "listener_id",
+            "url",
+        ),
+    ),
+    "tencentcloud:Ssl/certificate:Certificate": (
+        f"{REPO} tencentcloud/services/ssl/resource_tc_ssl_certificate.go",
+        ("name", "tags"),
     ),
     "tencentcloud:Eip/instance:Instance": (
         f"{REPO} tencentcloud/services/cvm/resource_tc_eip.go",
@@ -554,6 +658,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "availability_zone",
             "cam_role_name",
             "data_disks",
+            "disable_api_termination",
             "image_id",
             "internet_max_bandwidth_out",
             "subnet_id",
@@ -680,4 +785,16 @@ NAMES: dict[str, tuple[Rule, ...]] = {
             note="Base64",
         ),
     ),
+}
+
+
+# What tencentcloud-iac-pulumi 0.2.3 (provider v1.82.42) cannot do for the hardening of issue 14 (docs/tls.md).
+GAPS: dict[str, str] = {
+    "tls_policy": "Clb.Listener has no TLS security-policy argument: the HTTPS listener uses the CLB default policy",
+    "redirect": "no HTTP->HTTPS redirect is declared (it needs an HTTP listener, a rule and Clb.Redirection): "
+    "nothing listens on port 80",
+    "disk_encryption": "As.ScalingConfig data_disks has no encrypt and neither AS nor Instance.Instance encrypts the "
+    "system disk: only the subscription instances' data disks are encrypted (Instance.Instance data_disks.encrypt)",
+    "protection": "As.ScalingGroup, Nat.Gateway and Eip.Instance have no deletion-protection argument: prod's are kept "
+    "by Pulumi's protect option (a `pulumi destroy` stops at them; the console does not)",
 }

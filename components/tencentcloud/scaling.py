@@ -30,6 +30,10 @@ def disk_args(fleet: Fleet) -> dict:
     }
 
 
+def prod(fleet: Fleet) -> bool:
+    return fleet.spec.environment == "prod"
+
+
 def charge_args(fleet: Fleet) -> dict:
     """The launch configuration: spot (SPOTPAID, one-time) or pay-as-you-go; subscriptions are the baseline nodes."""
     billing = fleet.spec.billing
@@ -145,6 +149,7 @@ class Scaling(pulumi.ComponentResource):
         security_group_id,
         clb_id,
         listener,
+        rule,
         role_name: str,
         user_data: str,
         tags: dict,
@@ -165,6 +170,7 @@ class Scaling(pulumi.ComponentResource):
             public_ip_assigned=False,
             enhanced_monitor_service=True,
             enhanced_security_service=True,
+            keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
             instance_name_settings={"instance_name": f"{name}-node"},
             instance_tags=tags,
             tags=tags,
@@ -182,11 +188,13 @@ class Scaling(pulumi.ComponentResource):
                 {
                     "load_balancer_id": clb_id,
                     "listener_id": listener.listener_id,
+                    **({"rule_id": rule.rule_id} if rule is not None else {}),
                     "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}],
                 }
             ],
             tags=tags,
-            opts=child,
+            # AS groups have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
+            opts=pulumi.ResourceOptions(parent=self, protect=prod(fleet)),
             **group_args(fleet),
         )
         for args in policy_args(fleet):
@@ -236,9 +244,16 @@ class Scaling(pulumi.ComponentResource):
                     system_disk_type=disks["system_disk_type"],
                     system_disk_size=disks["system_disk_size"],
                     data_disks=[
-                        {"data_disk_type": d["disk_type"], "data_disk_size": d["disk_size"], "delete_with_instance": True}
+                        {
+                            "data_disk_type": d["disk_type"],
+                            "data_disk_size": d["disk_size"],
+                            "delete_with_instance": True,
+                            "encrypt": fleet.spec.disks.encrypted,
+                        }
                         for d in disks["data_disks"]
                     ],
+                    keep_image_login=True,
+                    disable_api_termination=prod(fleet),
                     tags=tags,
                     opts=child,
                     **baseline_args(fleet),

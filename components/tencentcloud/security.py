@@ -1,8 +1,20 @@
 """Least-privilege security groups: nodes take the serving port from the VPC and CLB health checks only, SSH
 from operators only; the CLB's own group admits the spec's client CIDRs on the listener port.
 
-The CLB passes traffic to its targets (load_balancer_pass_to_target), so client addresses are checked by the
-CLB's group and never need a rule on the nodes.
+Clients reach the nodes through the CLB with their own source address (TCP listener, components/tencentcloud/
+gateway.py), yet the node group needs no rule for them: the CLB is declared with load_balancer_pass_to_target=True
+(loadbalancer.py), and then only the CLB's security group is checked for traffic the CLB forwards, the backend's
+group is bypassed. Sources, read 2026-12-03:
+- tencentcloudstack/terraform-provider-tencentcloud tencentcloud/resource_tc_clb_instance.go (and
+  website/docs/r/clb_instance.html.markdown), `load_balancer_pass_to_target`: "If value is true, only check security
+  group of clb, or check both clb and backend instance security group";
+- Tencent CLB docs, "Configuring CLB Security Group" (https://www.tencentcloud.com/document/product/214/14733): with
+  the backend bypass on, client IP and service port need no rule in the CVM's group (the CLB's group alone filters
+  them); it holds only for CVM/ENI real servers in the same VPC, and traffic from public IPs/EIPs straight to a CVM
+  still passes the CVM's group (the nodes have no public address).
+So the CLB group below is the one that admits clients (load_balancer.allowed_cidrs). The node rules on the serving
+port (VPC, and 100.64.0.0/10 for health checks) admit VPC callers, and would keep health checks working if the
+bypass were ever turned off; with it off, clients would need their CIDRs on the node group as well.
 """
 
 from __future__ import annotations

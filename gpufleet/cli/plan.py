@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -58,6 +59,14 @@ def fit_cmd(
         None, "--gpu-memory-utilization", min=0.05, max=0.99, help="default: the pinned vLLM's"
     ),
     enforce_eager: bool = typer.Option(False, "--enforce-eager", help="no CUDA graphs (as vllm serve --enforce-eager)"),
+    reserved_gib: float = typer.Option(
+        0.0,
+        "--reserved-gib",
+        min=0.0,
+        max=1024.0,
+        help="memory other processes hold on each GPU, GiB (what nvidia-smi shows in use before vLLM starts); "
+        "counted as the followed vLLM counts it (docs/sizing.md); default 0: the GPU serves vLLM alone",
+    ),
     vllm_version: str | None = typer.Option(
         None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
     ),
@@ -86,7 +95,7 @@ def fit_cmd(
 
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
-        gpu_kind, serving = fleet.gpu, checks.serving_of(fleet.spec)
+        gpu_kind, serving = fleet.gpu, replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
         cloud = fleet.spec.cloud
     else:
         if not model or not (gpu or custom):
@@ -126,6 +135,7 @@ def fit_cmd(
             gpu_memory_utilization=gpu_memory_utilization,
             enforce_eager=enforce_eager,
             vllm_version=vllm_version,
+            reserved_gib=reserved_gib,
         )
     if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
         raise UserError(problems)

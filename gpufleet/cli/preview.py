@@ -21,11 +21,22 @@ def preview(
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
     from gpufleet import clock, contract, plan
+    from gpufleet.components import hardening
     from gpufleet.components.registry import notes
+    from gpufleet.stacks.loader import load_fleet, read_stack_config
 
-    the_plan = plan.for_stack(stack)
-    fleet, inventory = the_plan.fleet, the_plan.inventory
-    all_notes = notes(fleet.spec.cloud, fleet.spec) + contract.schedule_notes(fleet.spec, clock.now())
+    fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
+    shown, config = read_stack_config(stack)
+    refused = hardening.config_problems(fleet.spec, config, shown)
+    if refused:  # a private key in plain text in the stack file
+        raise errors.UserError([errors.Problem(shown, field, message) for field, message in refused])
+    inventory = plan.for_stack(stack).inventory
+    all_notes = (
+        notes(fleet.spec.cloud, fleet.spec)
+        + hardening.notes(fleet.spec)
+        + hardening.pem_notes(fleet.spec, config, clock.now())
+        + contract.schedule_notes(fleet.spec, clock.now())
+    )
     if as_json:
         typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
         return

@@ -36,6 +36,8 @@ def declare(fleet, parent: pulumi.Resource) -> dict:
             "subnetId": subnets[0].id,
             "healthCheckPath": spec.load_balancer.health_check.path,
             "public": True,
+            # TLS at the balancer with the certificate the spec names (prod from the internet must have it)
+            "certificateId": spec.load_balancer.tls.certificate_id if spec.load_balancer.tls else None,
             "tags": tags,
             "address": None,
         },
@@ -62,8 +64,16 @@ def declare(fleet, parent: pulumi.Resource) -> dict:
         opts,
     )
     return {
-        "endpoint": lb.address.apply(lambda a: f"http://{a}:{spec.serving.port}"),
+        "endpoint": _endpoint(spec, lb),
         "vpc_id": vpc.id,
         "scaling_group_id": group.id,
         "security_group_ids": [firewall.id],
     }
+
+
+def _endpoint(spec, lb):
+    tls = spec.load_balancer.tls
+    if tls is None:
+        return lb.address.apply(lambda a: f"http://{a}:{spec.serving.port}")
+    port = "" if spec.load_balancer.listener_port == 443 else f":{spec.load_balancer.listener_port}"
+    return f"https://{tls.domain}{port}"

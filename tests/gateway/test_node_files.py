@@ -12,25 +12,27 @@ from pathlib import Path
 
 import pytest
 from conftest import KEY, values
-from gpufleet.images import gateway
+from gpufleet.images import gateway, node
+from gpufleet.images.recipes import load_recipe, recipe_names
 from tools import require
 
 TEMPLATES = gateway.TEMPLATES
 
 
-def run_main(tmp_path: Path, env: str, secret: str | None, *extra: str) -> tuple[int, Path]:
+def run_main(tmp_path: Path, env: str, key: str | None, *extra: str) -> tuple[int, Path]:
+    """The renderer as the image's oneshot runs it; `key` is the key file as the prepare program writes it."""
     root = tmp_path / "root"
     (tmp_path / "gateway.env").write_text(env)
-    if secret is not None:
-        (tmp_path / "secret.env").write_text(secret)
+    if key is not None:
+        (tmp_path / "api-key").write_text(key)
     code = gateway.main(
-        ["--env", str(tmp_path / "gateway.env"), "--secret", str(tmp_path / "secret.env"), "--root", str(root), *extra]
+        ["--env", str(tmp_path / "gateway.env"), "--key-file", str(tmp_path / "api-key"), "--root", str(root), *extra]
     )
     return code, root
 
 
 def test_node_renderer_writes_config_key_map_and_log_limits(tmp_path, capsys):
-    code, root = run_main(tmp_path, gateway.env_text(values()), f"VLLM_API_KEY={KEY}\n")
+    code, root = run_main(tmp_path, gateway.env_text(values()), KEY)
     assert code == 0, capsys.readouterr().err
     key_map = root / gateway.KEY_MAP_FILE.lstrip("/")
     info = key_map.stat()
@@ -44,7 +46,9 @@ def test_node_renderer_writes_config_key_map_and_log_limits(tmp_path, capsys):
 def test_node_renderer_fails_closed_without_the_key(tmp_path, capsys):
     code, root = run_main(tmp_path, gateway.env_text(values()), None)
     assert code == 1
-    assert "VLLM_API_KEY" in capsys.readouterr().err
+    assert "holds no API key" in capsys.readouterr().err
+    code, root = run_main(tmp_path, gateway.env_text(values()), "")  # the prepare program's file for "no secret"
+    assert code == 1 and "holds no API key" in capsys.readouterr().err
     assert not (root / gateway.CONFIG_FILE.lstrip("/")).exists()
 
 
@@ -60,7 +64,7 @@ def test_node_renderer_fails_closed_without_the_key(tmp_path, capsys):
 def test_node_renderer_refuses_a_tampered_environment(tmp_path, key, value, capsys):
     env = gateway.env_map(values())
     env[key] = value
-    code, root = run_main(tmp_path, "".join(f"{k}={v}\n" for k, v in env.items()), f"VLLM_API_KEY={KEY}\n")
+    code, root = run_main(tmp_path, "".join(f"{k}={v}\n" for k, v in env.items()), KEY)
     assert code == 1 and key in capsys.readouterr().err
     assert not (root / gateway.CONFIG_FILE.lstrip("/")).exists()
 
@@ -75,10 +79,10 @@ def test_key_map_refuses_keys_nginx_would_read(bad):
 
 
 def test_key_rotation_rewrites_only_the_key_map(tmp_path):
-    code, root = run_main(tmp_path, gateway.env_text(values()), f"VLLM_API_KEY={KEY}\n")
+    code, root = run_main(tmp_path, gateway.env_text(values()), KEY)
     conf = root / gateway.CONFIG_FILE.lstrip("/")
     before = conf.stat().st_mtime_ns
-    code, root = run_main(tmp_path, gateway.env_text(values()), "VLLM_API_KEY=sk-rotated-0123456789abcdef\n", "--key-only")
+    code, root = run_main(tmp_path, gateway.env_text(values()), "sk-rotated-0123456789abcdef", "--key-only")
     assert code == 0 and conf.stat().st_mtime_ns == before
     assert "sk-rotated" in (root / gateway.KEY_MAP_FILE.lstrip("/")).read_text()
 
@@ -114,7 +118,8 @@ def test_journald_drop_in_uses_only_journald_options():
 def test_render_unit_passes_systemd_analyze_verify(tmp_path):
     analyze = require("systemd-analyze", "systemd")
     unit = tmp_path / "gpufleet-gateway-render.service"
-    unit.write_text((TEMPLATES / "gpufleet-gateway-render.service").read_text())
+    recipe = load_recipe(recipe_names()[0])
+    unit.write_text(node.file(recipe, f"/etc/systemd/system/{recipe.layout.gateway_unit}").content)
     env = {**os.environ, "SYSTEMD_LOG_LEVEL": "warning"}
     result = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0 and "gpufleet-gateway-render" not in result.stderr, result.stderr

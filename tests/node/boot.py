@@ -174,10 +174,22 @@ class Node:
             capture_output=True, text=True, timeout=timeout_s, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
         )  # fmt: skip
 
-    def http(self, path: str, key: str | None = None) -> int:
+    def http(self, path: str, key: str | None = None, *, source: str | None = None, port: int | None = None) -> int:
+        """Status of GET path on the node (the serving port unless `port`), from `source` (an address on lo)."""
         hdr = f"-H 'Authorization: Bearer {key}'" if key else ""
-        r = self.sh(f"curl -s -o /dev/null -w '%{{http_code}}' --max-time 5 {hdr} http://127.0.0.1:{self.port}{path}")
+        src = f"--interface {source}" if source else ""
+        url = f"http://127.0.0.1:{port or self.port}{path}"
+        r = self.sh(f"curl -s -o /dev/null -w '%{{http_code}}' --max-time 5 {src} {hdr} {url}")
         return int(r.stdout or 0)
+
+    def listeners(self) -> dict[int, set[str]]:
+        """Listening TCP ports inside the node -> the local addresses they are bound to (from `ss`)."""
+        out: dict[int, set[str]] = {}
+        for line in self.sh("ss -ltnH").stdout.splitlines():
+            local = line.split()[3]
+            addr, _, port = local.rpartition(":")
+            out.setdefault(int(port), set()).add(addr)
+        return out
 
     def wait_http(self, path: str, want: int, within_s: float, key: str | None = None) -> float:
         start = time.monotonic()
@@ -192,8 +204,9 @@ class Node:
 
     def diagnose(self) -> str:
         r = self.sh(
-            "systemctl --no-pager status gpufleet-prepare.service vllm.service 2>&1 | tail -40; "
-            "journalctl -b --no-pager -o short -u gpufleet-prepare -u vllm | tail -40; cloud-init status --long"
+            "systemctl --no-pager status gpufleet-prepare.service vllm.service gpufleet-gateway-render.service nginx.service"
+            " 2>&1 | tail -60; journalctl -b --no-pager -o short -u gpufleet-prepare -u vllm -u gpufleet-gateway-render -u nginx"
+            " | tail -40; cloud-init status --long"
         )
         return r.stdout + r.stderr
 

@@ -9,7 +9,10 @@ honours VLLM_API_KEY on /v1 paths as vLLM does, and serves /health, /v1/models a
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STREAM_GAP_S = 0.4  # between streamed chunks (tests/node/test_boot.py measures that they arrive apart)
 
 
 def arg(name: str, default=None):
@@ -79,6 +82,7 @@ def main() -> int:
                 chunk = {"object": "chat.completion.chunk", "model": name, "choices": [{"delta": {"content": word}}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
+                time.sleep(STREAM_GAP_S)  # a generation takes time: a buffering proxy would hold the chunks back
             self.wfile.write(b"data: [DONE]\n\n")
 
         def log_message(self, *a):

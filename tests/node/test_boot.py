@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import ipaddress
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from gpufleet.components import userdata
+from gpufleet.images import gateway
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import Result, Runner, StepFailed
 from gpufleet.stacks import loader
@@ -28,6 +30,7 @@ from gpufleet.stacks import loader
 from gpufleet.preview import preview_stack
 
 from . import boot, tree
+from .standin_vllm import STREAM_GAP_S
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
@@ -147,10 +150,13 @@ def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy
             fh.truncate(64 << 20)
     node = boot.Node(layers, tmp, disk_file, seed, print)
     node.port = spec.serving.port
+    node.gateway = gateway.values_from_fleet(fleet)
+    node.layout = load_recipe(spec.image.recipe).layout
     node.mount()
     srv = node.root / "srv/standin"
     srv.mkdir(parents=True, exist_ok=True)
     (srv / "weights.tar").write_bytes(archive)
+    shutil.copy(HERE / "stream_probe.py", srv / "stream_probe.py")
     (srv / "config.json").write_text(
         json.dumps(
             {
@@ -188,10 +194,12 @@ def booted(tmp_path, image_layer):
 
 
 def _serves(node: boot.Node) -> None:
+    """Everything below goes through the serving port, where only the gateway (nginx) listens."""
     r = node.sh("cloud-init status --wait --format json", 90)
     status = json.loads(r.stdout)
     assert status["status"] == "done" and not status.get("errors"), r.stdout
     node.wait_http("/health", 200, 30)
+    assert node.http("/metrics") == 404 and node.http("/version", node.key) == 404  # vLLM's own paths stay inside
     assert node.http("/v1/models") == (401 if node.key else 200)
     assert node.http("/v1/models", node.key) == 200
     main = node.sh("systemctl show -p MainPID --value vllm.service").stdout.strip()
@@ -200,12 +208,38 @@ def _serves(node: boot.Node) -> None:
     assert src == "/dev/vdb", src
     prep = node.journal("gpufleet-prepare.service")
     assert "sha256 verified" in prep and "formatting data disk /dev/vdb" in prep, prep
-    chat = node.sh(
-        f"curl -sN --max-time 5 -H 'Authorization: Bearer {node.key}' -H 'Content-Type: application/json' "
-        f'-d \'{{"model": "m", "stream": true, "messages": [{{"role": "user", "content": "hi"}}]}}\' '
-        f"http://127.0.0.1:{node.port}/v1/chat/completions"
-    ).stdout
-    assert chat.rstrip().endswith("data: [DONE]"), chat
+    # Streamed without buffering: the first chunk arrives while vLLM is still generating, [DONE] last.
+    probe = json.loads(node.sh(f"python3 /srv/standin/stream_probe.py {node.port} {node.key or '-'}").stdout)
+    assert probe["text"].rstrip().rstrip("0\r\n").rstrip().endswith("data: [DONE]"), probe["text"]
+    assert probe["done"] - probe["first"] >= 1.5 * STREAM_GAP_S, probe  # a buffering proxy delivers both at once
+    # vLLM and the exporters on 127.0.0.1 only; the gateway alone on the serving and metrics ports.
+    gw = node.gateway
+    listening = node.listeners()
+    assert listening.get(gw.vllm_port) == {"127.0.0.1"}, listening
+    assert listening.get(gw.node_exporter_port) == {"127.0.0.1"}, listening
+    assert gw.serving_port in listening and gw.metrics_port in listening, listening
+    # The metrics port answers the VPC only: refused from loopback, served from a VPC address.
+    assert node.http("/metrics/node", port=gw.metrics_port) == 403
+    vpc_addr = str(ipaddress.ip_network(gw.metrics_cidrs[0]).network_address + 5)
+    node.sh(f"ip addr add {vpc_addr}/32 dev lo")
+    assert node.http("/metrics/node", port=gw.metrics_port, source=vpc_addr) == 200
+    assert node.http("/metrics", port=gw.metrics_port, source=vpc_addr) == 404
+
+
+def _rate_limited(node: boot.Node) -> None:
+    """429 past the rate: the node re-renders its gateway from its environment file with 6 requests a minute and no
+    burst (the rendering path key rotation takes too), then a fixed number of requests from a fresh client address."""
+    env = node.layout.gateway_env_file
+    node.sh(
+        f"sed -i -e 's/^GATEWAY_RATE_PER_MINUTE=.*/GATEWAY_RATE_PER_MINUTE=6/' -e 's/^GATEWAY_BURST=.*/GATEWAY_BURST=0/' {env}"
+    )
+    r = node.sh(f"systemctl restart {node.layout.gateway_unit} && systemctl reload-or-restart nginx.service")
+    assert r.returncode == 0, r.stderr + node.diagnose()
+    node.wait_http("/health", 200, 10)
+    codes = [node.http("/v1/models", node.key, source="127.0.0.2") for _ in range(5)]
+    assert codes == [200, 429, 429, 429, 429], codes  # one request per 10 s: the 2nd to 5th come sooner
+    assert node.http("/v1/models", node.key, source="127.0.0.3") == 200  # per client: another address has its own
+    assert node.http("/health", source="127.0.0.2") == 200  # health checks are not limited
 
 
 @pytest.mark.parametrize("stack", FULL)
@@ -213,6 +247,7 @@ def test_full_scenario(stack, booted):
     started = time.monotonic()
     node = booted(stack)
     _serves(node)
+    _rate_limited(node)
     score = node.sh("systemd-analyze security --no-pager vllm.service | tail -1").stdout
     assert float(score.split(":")[1].split()[0]) <= 2.5, score
     versions = node.sh("systemctl --version | head -1; cloud-init --version 2>&1; cat /etc/debian_version").stdout
@@ -251,19 +286,34 @@ def _stays_down(node: boot.Node, within_s: float = 30) -> str:
     raise AssertionError(f"the wrong node neither failed nor served within {within_s}s\n{node.diagnose()}")
 
 
+# A wrong node from boot on: each case boots its own node, on both clouds (the data disk and the fetch differ).
 NEGATIVE = {
     "wrong-checksum": ({"sha256": "0" * 64}, "sha256 mismatch"),
     "no-data-disk": ({"disk": False}, "is not a block device"),
-    "wrong-key-file": ({"dropin": "LoadCredential=\nLoadCredential=api-key:/run/gpufleet/no-such-key\n"}, "243/CREDENTIALS"),
-    "wrong-executable": ({"dropin": "ExecStart=\nExecStart=/opt/gpufleet/venv/bin/vllm-missing\n"}, "203/EXEC"),
-    "wrong-user": ({"dropin": "User=nobody\nGroup=nogroup\n"}, "cannot read the model"),
+}
+CASES = [(stack, case) for stack in FULL for case in NEGATIVE]
+
+# A wrong vllm.service (drop-in) on a node that was serving: no cloud in it, so one node of one cloud takes them
+# in turn (a restart each instead of a boot each: the CI budget), and serves again once the drop-in is gone.
+WRONG_UNIT = {
+    "wrong-key-file": ("LoadCredential=\nLoadCredential=api-key:/run/gpufleet/no-such-key\n", "243/CREDENTIALS"),
+    "wrong-executable": ("ExecStart=\nExecStart=/opt/gpufleet/venv/bin/vllm-missing\n", "203/EXEC"),
+    "wrong-user": ("User=nobody\nGroup=nogroup\n", "cannot read the model"),
 }
 
 
-# The unit-level cases (executable, user) do not depend on the cloud: one cloud is enough (CI budget).
-CASES = [
-    (stack, case) for stack in FULL for case in NEGATIVE if stack == FULL[0] or case not in ("wrong-executable", "wrong-user")
-]
+def test_a_wrong_vllm_unit_stays_down(booted):
+    node = booted(FULL[0])
+    node.wait_http("/health", 200, 30)
+    wrong = node.root / "etc/systemd/system/vllm.service.d/zz-wrong.conf"  # after the test's own drop-in
+    for case, (dropin, line) in WRONG_UNIT.items():
+        wrong.write_text(f"[Service]\n{dropin}")
+        node.sh("systemctl daemon-reload; systemctl reset-failed vllm.service; systemctl restart vllm.service")
+        out = _stays_down(node)
+        assert line in out, f"{case}: {out}"
+        wrong.unlink()
+        node.sh("systemctl daemon-reload; systemctl reset-failed vllm.service; systemctl restart vllm.service")
+        node.wait_http("/health", 200, 15)
 
 
 @pytest.mark.parametrize("stack, case", CASES)

@@ -16,7 +16,10 @@ MIRROR = "http://deb.debian.org/debian"
 # debootstrap's own resolver takes these (DESIGN.md "Seen working"); e2fsprogs for the data disk's mkfs.
 BOOTSTRAP = ("systemd", "systemd-sysv", "dbus", "cloud-init", "python3", "curl", "python3-cffi-backend", "e2fsprogs")
 # Installed with apt inside the tree afterwards (cloud-init ends clean with them; sshd for the image runner).
-APT = ("iproute2", "openssh-server")
+# nginx and prometheus-node-exporter: the gateway and the exporter the image recipe pins. Debian trixie's packages
+# stand in for Ubuntu 24.04's (nginx 1.24, node_exporter 1.7.0): same Debian packaging (nginx.service, conf.d
+# include, www-data; prometheus-node-exporter.service), newer upstream versions.
+APT = ("iproute2", "openssh-server", "nginx", "prometheus-node-exporter")
 CACHE = Path(os.environ.get("GPUFLEET_NODE_TREE_CACHE", "/var/cache/gpufleet-node-tree"))
 
 
@@ -37,6 +40,10 @@ def build(log) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     _run(["debootstrap", "--variant=minbase", "--include=" + ",".join(BOOTSTRAP), SUITE, str(tmp), MIRROR], log)
+    # No service starts while packages install (nothing is booted; nginx would take the host's port 80).
+    policy = tmp / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 101\n")
+    policy.chmod(0o755)
     _run(
         [
             "systemd-nspawn",
@@ -55,6 +62,7 @@ def build(log) -> Path:
         log,
     )
     _run(["systemd-nspawn", "-q", "-D", str(tmp), "--register=no", "--keep-unit", "apt-get", "clean"], log)
+    policy.unlink()
     # No host keys baked into the cache: each boot generates its own (ssh-keygen -A at sshd start).
     for f in (tmp / "etc/ssh").glob("ssh_host_*"):
         f.unlink()

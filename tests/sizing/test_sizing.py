@@ -284,9 +284,10 @@ def test_plan_fit_json_lists_each_term_for_the_issue_17_example():
     out = json.loads(r.stdout)
     terms = {t["name"]: t for t in out["terms"]}
     assert set(terms) == {
-        "usable_memory", "requested", "weights", "non_torch", "activation_forward", "sampler_warmup",
-        "activation_peak", "cuda_graphs", "kv_cache",
+        "usable_memory", "requested", "weights", "non_torch", "other_processes", "activation_forward",
+        "sampler_warmup", "activation_peak", "cuda_graphs", "kv_cache",
     }  # fmt: skip
+    assert terms["other_processes"]["gib"] == 0 and out["serving"]["reserved_gib"] == 0
     assert terms["usable_memory"]["gib"] == 22.18 and "MiniCPM-V/issues/640" in terms["usable_memory"]["source"]
     assert out["vllm_version"] == "0.33.0" and out["serving"]["gpu_memory_utilization"] == 0.92
     assert out["fits"] and r.returncode == 0 and out["kv_tokens"] >= 20000
@@ -301,6 +302,38 @@ def test_plan_fit_custom_gpu_excludes_gpu_stack_and_cloud_and_checks_its_values(
     r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gib", "23.58", "--compute-capability", "8.6", "--json")
     terms = {t["name"]: t for t in json.loads(r.stdout)["terms"]}
     assert terms["usable_memory"]["gib"] == 23.58 and terms["non_torch"]["estimate"] and terms["cuda_graphs"]["estimate"]
+
+
+def test_plan_fit_reserved_gib_takes_other_processes_memory_out_of_the_kv_cache():
+    # vllm#11230 (calibration.yaml): 72B GPTQ on a 47.74 GiB card where 3.74 GiB was held by something else.
+    base = (
+        "--model", "Qwen/Qwen2.5-72B-Instruct", "--quantization", "gptq", "--dtype", "float16",
+        "--gpu-memory-gib", "47.74", "--compute-capability", "8.6", "--vllm-version", "0.6.4.post1",
+        "--max-model-len", "8192", "--gpu-memory-utilization", "0.95", "--enforce-eager", "--json",
+    )  # fmt: skip
+    alone, shared = _plan(*base), _plan(*base, "--reserved-gib", "3.74")
+    a, b = json.loads(alone.stdout), json.loads(shared.stdout)
+    assert alone.returncode == 0 and a["fits"] and shared.returncode == 1 and not b["fits"]
+    term = {t["name"]: t for t in b["terms"]}["other_processes"]
+    assert term["gib"] == 3.74 and not term["estimate"] and "--reserved-gib" in term["source"]
+    assert abs((a["kv_cache_gib"] - b["kv_cache_gib"]) - 3.74) < 1e-9 and b["serving"]["reserved_gib"] == 3.74
+    bad = _plan(*base, "--reserved-gib", "-1")
+    assert bad.returncode == 2 and "--reserved-gib" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_reserved_gib_on_a_baseline_profiler_leaves_the_kv_cache_and_checks_the_budget_fits_beside_it():
+    # 0.33.0 measures from a start-up baseline: other processes' memory is not in the KV budget, but V1 refuses to
+    # start when free memory is below usable x gpu_memory_utilization (vllm/v1/worker/utils.py:762-770).
+    arch, a10 = models.lookup("meta-llama/Llama-3.1-8B-Instruct"), KINDS["A10"]
+    s = fit.Serving(dtype="bfloat16", max_model_len=8192)
+    alone = fit.measure(arch, a10, s)
+    small = fit.measure(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=1.0))
+    big = fit.measure(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=3.0))
+    assert alone.vllm_version == "0.33.0" and alone.fits and small.fits
+    assert small.kv_cache_gib == alone.kv_cache_gib == big.kv_cache_gib  # 22.18 - 1.0 >= 22.18 x 0.92 = 20.41
+    assert not big.fits and any("less than desired GPU memory utilization" in p for p in big.problems)
+    advice = fit.fit(arch, a10, fit.Serving(dtype="bfloat16", max_model_len=8192, reserved_gib=3.0), KINDS).advice
+    assert advice[0].startswith("lower gpu_memory_utilization to 0.86")  # (22.18 - 3) / 22.18, rounded down
 
 
 def test_memory_relevant_extra_args_of_a_stack_are_read():

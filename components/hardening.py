@@ -1,0 +1,91 @@
+"""Preview notes for the endpoint's TLS and the hardening the pinned providers cannot declare (docs/tls.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from gpufleet import contract
+
+EXPIRY_WARN_DAYS = 30  # preview warns when a PEM certificate it can read expires within this many days
+
+
+def certificate_expiry(pem: str) -> datetime | None:
+    """notAfter of the first certificate in a PEM text, or None when it is not a readable certificate."""
+    from cryptography import x509
+
+    try:
+        return x509.load_pem_x509_certificate(pem.encode()).not_valid_after_utc
+    except ValueError:
+        return None
+
+
+def pem_notes(spec, config: dict, now: datetime) -> list[str]:
+    """The certificate's expiry when the stack file holds it readable (a certificate is public; plain config is fine),
+    else why it is not checked. Secret config (`secure:`) cannot be decrypted offline: opaque."""
+    tls = spec.load_balancer.tls
+    if tls is None or tls.certificate_config is None:
+        return []
+    value = config.get(tls.certificate_config)
+    if value is None:
+        return [
+            f"WARNING load_balancer.tls.certificate_config: {tls.certificate_config} is not set in the stack file; "
+            f'`pulumi config set --secret {tls.certificate_config} -- "$(cat fullchain.pem)"` before pulumi up'
+        ]
+    if not isinstance(value, str):
+        return [f"{tls.certificate_config} is secret config: opaque offline, its expiry is not checked"]
+    expiry = certificate_expiry(value)
+    if expiry is None:
+        return [f"WARNING {tls.certificate_config} is not a PEM certificate"]
+    left = expiry - now
+    if left <= timedelta(days=EXPIRY_WARN_DAYS):
+        return [f"WARNING the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d} (in {left.days} days): renew it"]
+    return [f"the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d}"]
+
+
+def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:
+    """A private key held as plain text in the stack file is refused: it would be committed."""
+    tls = spec.load_balancer.tls
+    if tls is None or tls.private_key_config is None or not isinstance(config.get(tls.private_key_config), str):
+        return []
+    return [
+        (
+            "fleet.load_balancer.tls.private_key_config",
+            f"{tls.private_key_config} holds the private key as plain text in {file}; remove it and store it with "
+            f'`pulumi config set --secret {tls.private_key_config} -- "$(cat privkey.pem)"`',
+        )
+    ]
+
+
+def notes(spec) -> list[str]:
+    lb = spec.load_balancer
+    out = []
+    if lb.tls is None:
+        if lb.public:
+            out.append(
+                f"load_balancer.tls is not set: the {spec.environment} endpoint is plain HTTP from the internet (the API key "
+                "and prompts cross it unencrypted); prod refuses this"
+            )
+    elif lb.tls.certificate_id:
+        out.append(
+            f"load_balancer.tls.certificate_id {lb.tls.certificate_id!r} must exist in the cloud's certificate service in "
+            f"{spec.region}; offline preview cannot check it (the shipped stacks carry example ids). Point "
+            f"{lb.tls.domain} at the load balancer's address"
+        )
+    else:
+        out.append(
+            f"load_balancer.tls: the PEM pair comes from secret config {lb.tls.certificate_config} / "
+            f"{lb.tls.private_key_config}; offline preview cannot decrypt secret config, so the certificate is opaque here "
+            "and its expiry is not checked (pulumi up uploads it)"
+        )
+    gaps = contract.rules_module(spec.cloud).GAPS
+    for key, text in gaps.items():
+        if key in ("redirect", "tls_policy") and lb.tls is None:
+            continue
+        if key == "redirect" and not lb.tls.redirect_http:
+            continue
+        if key in ("protection", "instance_protection") and spec.environment != "prod":
+            continue
+        if key == "disk_encryption" and not spec.disks.encrypted:
+            continue
+        out.append(f"{spec.cloud} provider gap ({key}): {text}")
+    return out
