@@ -74,7 +74,34 @@ def test_every_priced_or_free_type_is_declared():
         for billing in ("monthly", "spot"):
             new = compare.redeclare(base.raw, base.fleet, base.fleet.spec.cloud, billing)[0]
             declared |= {r["type"] for r in plan.for_spec(new, stack, f"{stack} ({billing})").resources}
+    declared |= _pem_variant_types()
     for cloud in {loader.load_fleet(s).spec.cloud for s in STACKS}:
         pricing = registry.module(cloud, "pricing")
         assert sorted(set(pricing.PRICED) - declared) == [], cloud
         assert sorted(set(pricing.FREE) - declared) == [], cloud
+
+
+def _pem_variant_types() -> set[str]:
+    """Types a TLS stack declares when its certificate is a PEM pair from secret config instead of a certificate id
+    (the uploaded certificate; tests/contract/test_tls.py checks those resources)."""
+    import copy
+
+    from gpufleet.components.fleet import declare_program
+
+    from gpufleet.preview import run
+
+    out: set[str] = set()
+    for stack in STACKS:
+        base = plan.for_stack(stack)
+        if base.fleet.spec.load_balancer.tls is None:
+            continue
+        raw = copy.deepcopy(base.raw)
+        raw["load_balancer"]["tls"] = {
+            "domain": "llm.example.com",
+            "certificate_config": "gpufleet:tlsCertificate",
+            "private_key_config": "gpufleet:tlsKey",
+        }
+        fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+        config = {loader.CONFIG_KEY: raw, "gpufleet:tlsCertificate": "PEM", "gpufleet:tlsKey": "KEY"}
+        out |= {r["type"] for r in run(lambda f=fleet: declare_program(f), stack, config).resources}
+    return out
