@@ -34,6 +34,7 @@ class Fleet:
     image_id: str
     image_pins: dict
     subnets: tuple[str, ...]
+    image_placeholder: bool = False  # images/lock.json marks the entry a placeholder: no image was built yet
 
     @property
     def prefix(self) -> str:
@@ -343,4 +344,5 @@ def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) ->
         image_id=image.image_id,
         image_pins=image.pins,
         subnets=tuple(spec.network.subnets(len(spec.zones))),
+        image_placeholder=image.placeholder,
     )

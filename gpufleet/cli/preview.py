@@ -31,8 +31,18 @@ def preview(
     if refused:  # a private key in plain text in the stack file
         raise errors.UserError([errors.Problem(shown, field, message) for field, message in refused])
     inventory = plan.for_stack(stack).inventory
+    placeholder = (
+        [
+            f"image {fleet.image_id}: images/lock.json holds a placeholder for {fleet.spec.image.recipe} in "
+            f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image; `pulumi up` would launch nodes that cannot boot — "
+            "build and lock one first (gpufleet image build, gpufleet image lock record; docs/images.md)"
+        ]
+        if fleet.image_placeholder
+        else []
+    )
     all_notes = (
-        notes(fleet.spec.cloud, fleet.spec)
+        placeholder
+        + notes(fleet.spec.cloud, fleet.spec)
         + hardening.notes(fleet.spec)
         + hardening.pem_notes(fleet.spec, config, clock.now())
         + contract.schedule_notes(fleet.spec, clock.now())
