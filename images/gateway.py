@@ -23,8 +23,11 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
+
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Where the image recipe installs this file and its three templates (images/node.py); TEMPLATES above resolves to
@@ -164,6 +167,8 @@ def from_env(env: dict[str, str]) -> GatewayValues:
 
 
 def _env(templates: Path) -> jinja2.Environment:
+    import jinja2  # here, not at the top: the image recipes read this module's paths, and plan fit should not pay for jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
         undefined=jinja2.StrictUndefined,

@@ -29,6 +29,7 @@ from pathlib import Path
 
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
+RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
 
 # Forward-pass activation peak per batched token, in 16-bit hidden vectors. Re-fitted (least squares through the
@@ -75,14 +76,16 @@ def parse_version(v: str) -> tuple[int, ...]:
 
 @cache
 def pins() -> dict[str, list[str]]:
-    """vLLM version -> GPU kinds, from the image recipes (the one place versions are pinned)."""
-    from gpufleet.images.recipes import load_recipe, recipe_names
+    """vLLM version -> GPU kinds, from the image recipes (the one place versions are pinned). Only the two keys are
+    read, through the strict reader, not the whole recipe model: `plan fit` should not pay for building it (the
+    recipes are validated in full wherever a stack or a build uses them)."""
+    from gpufleet import inputs
 
     out: dict[str, list[str]] = {}
-    for name in recipe_names():
-        recipe = load_recipe(name)
-        if v := recipe.pins.get("vllm"):
-            out.setdefault(v, []).extend(recipe.gpus)
+    for path in sorted(RECIPES.glob("*.yaml")):
+        doc = inputs.load_mapping(path, f"images/recipes/{path.name}")
+        if v := (doc.get("pins") or {}).get("vllm"):
+            out.setdefault(str(v), []).extend(doc.get("gpus") or [])
     return out
 
 

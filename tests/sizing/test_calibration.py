@@ -116,3 +116,15 @@ def test_every_catalog_gpu_has_usable_memory_and_unsourced_ones_say_estimate():
 def test_a100_40g_usable_memory_matches_the_calibration_log_of_that_gpu():
     (row,) = [r for r in calibration.table()["logs"] if r["id"] == "i16570-a100-40g-vl72b"]
     assert fit.as_gpu(gpu_kinds()["A100-40G"]).memory_gib == row["total_gpu_memory_gib"]
+
+
+def test_pinned_versions_read_lightly_match_the_validated_recipes():
+    from gpufleet.images.recipes import load_recipe, recipe_names
+    from gpufleet.sizing import profiler
+
+    expected: dict[str, list[str]] = {}
+    for name in recipe_names():
+        recipe = load_recipe(name)
+        if v := recipe.pins.get("vllm"):
+            expected.setdefault(v, []).extend(recipe.gpus)
+    assert profiler.pins() == expected
