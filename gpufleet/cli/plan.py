@@ -162,6 +162,7 @@ def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Probl
 
 def _print_fit(r, model_name: str) -> None:
     from rich.table import Table  # imported when a table is printed (rich's table costs import time)
+    from rich.text import Text
 
     c = console()
     t = Table(
@@ -178,7 +179,7 @@ def _print_fit(r, model_name: str) -> None:
         f"KV cache: {r.kv_tokens} tokens ({r.kv_bytes_per_token} B/token per GPU); "
         f"{r.max_concurrency:.2f}x concurrency at max_model_len {r.max_model_len}"
     )
-    c.print("[green]fits[/green]" if r.fits else "[red]does not fit[/red]")
+    c.print(Text("fits", "green") if r.fits else Text("does not fit", "red"))
     for p in r.problems:
         c.print(f"  problem: {p}")
     for a in r.advice:
