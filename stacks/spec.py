@@ -451,6 +451,8 @@ class Schedule(Strict):
     def _cron(cls, v: str) -> str:
         from gpufleet.cron import parse
 
+        if not re.fullmatch(r"[^\s](?:[^\n\r\t]*[^\s])?", v):  # a newline or tab would reach the provider as written
+            raise ValueError("must be one line of 5 fields separated by spaces, with no leading or trailing space or newline")
         parse(v)  # CronError is a ValueError: reported on this field
         return v
 
@@ -484,6 +486,10 @@ class Autoscaling(Strict):
     def _band(self):
         if self.scale_in_below >= self.scale_out_above:
             raise ValueError("scale_in_below must be lower than scale_out_above")
+        names = [s.name for s in self.schedules]
+        if dupes := sorted({n for n in names if names.count(n) > 1}):
+            # each schedule becomes a resource named after it: two with one name fail a real `pulumi up`
+            raise ValueError(f"schedule names must be unique; {', '.join(dupes)} is used more than once")
         return self
 
 
