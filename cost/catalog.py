@@ -137,8 +137,8 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
     if problems:
         raise UserError(problems)
     assert isinstance(rows, list)  # checked above: a problem otherwise
-    cloud, region, currency, as_of, built = (str(doc[k]) for k in HEADER)
-    cat = Catalog(cloud, region, currency, as_of, built)
+    cat_cloud, cat_region, currency, as_of, built = (str(doc[k]) for k in HEADER)  # as the file says
+    cat = Catalog(cat_cloud, cat_region, currency, as_of, built)
     for i, raw in enumerate(rows):
         row_problems = row_shape_problems(raw, shown, f"rows.{i}")
         if row_problems:
