@@ -136,7 +136,9 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
         problems.append(Problem(shown, "rows", f"expected a list of price rows, got {inputs.kind(rows)}"))
     if problems:
         raise UserError(problems)
-    cat = Catalog(*(str(doc[k]) for k in HEADER))
+    assert isinstance(rows, list)  # checked above: a problem otherwise
+    cat_cloud, cat_region, currency, as_of, built = (str(doc[k]) for k in HEADER)  # as the file says
+    cat = Catalog(cat_cloud, cat_region, currency, as_of, built)
     for i, raw in enumerate(rows):
         row_problems = row_shape_problems(raw, shown, f"rows.{i}")
         if row_problems:

@@ -68,9 +68,10 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     region = spec.region
     if cloud != spec.cloud:
         hit = _equiv()["regions"].get(spec.cloud, {}).get(spec.region) or {}
-        region = hit.get(cloud)
-        if region is None:
+        mapped = hit.get(cloud)
+        if mapped is None:
             return None, [f"no {cloud} region mapped for {spec.region}"], "", None
+        region = mapped
         notes.append(f"region {spec.region} -> {region}: {hit['why']}")
     gpu, why = _gpu_for(cloud, spec.gpu.kind)
     if gpu is None:
@@ -113,7 +114,7 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
                 billing, ""
             )
         )
-    b = {"model": billing}
+    b: dict[str, str | int] = {"model": billing}
     if billing == "monthly":
         b["period_months"] = 1
     elif billing == "yearly":

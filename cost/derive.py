@@ -182,6 +182,7 @@ def _instance_rows(ctx: DeriveContext, cloud: str) -> None:
             ctx.add(key, "yearly", None, "month", "missing", "", ctx.today, "no public price found for this type")
             ctx.add(key, "spot", None, "hour", "missing", "", ctx.today, "no public price found for this type")
             continue
+        assert monthly is not None  # derived from payg above when missing
         p, pq, purl, pdate, phow = payg
         ctx.add(key, "payg", p, "hour", pq, purl, pdate, phow)
         m, mq, murl, mdate, mhow = monthly

@@ -204,10 +204,10 @@ def price_inventory(
             if price is not None and comp.price_cap is not None and comp.price_cap < price:
                 price, note = (
                     comp.price_cap,
-                    (note + "; " if note else "") + f"spot price limit {comp.price_cap} below the catalog's {row.price}",
+                    (note + "; " if note else "") + f"spot price limit {comp.price_cap} below the catalog's {price}",
                 )
             d = _discount(discounts, comp.price_key, comp.billing) if price is not None else None
-            if d is not None:
+            if d is not None and price is not None:  # d is None without a price
                 price = price * d.factor
                 note = (note + "; " if note else "") + f"discount x{d.factor} {d.note}".rstrip()
             cost = None if price is None or comp.monthly_quantity is None else money(price * comp.monthly_quantity)

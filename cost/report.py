@@ -11,6 +11,7 @@ import io
 import json
 from decimal import Decimal
 from pathlib import Path
+from typing import BinaryIO
 
 from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
@@ -259,7 +260,7 @@ def compare_csv(stack: str, options: list[Option]) -> str:
     return buf.getvalue()
 
 
-def compare_xlsx(stack: str, options: list[Option], path: Path) -> None:
+def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> None:
     from openpyxl import Workbook
     from openpyxl.chart import BarChart, Reference
     from openpyxl.styles import Font

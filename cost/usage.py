@@ -37,7 +37,8 @@ def _read(path: Path, shown: str) -> dict:
     from gpufleet import inputs
 
     doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
-    problems, out = [], {}
+    problems: list[Problem] = []
+    out: dict[str, Decimal | None] = {}
     for k, v in doc.items():
         if k not in KEYS:
             problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), KEYS)))

@@ -175,7 +175,8 @@ def _join(values: list[int]) -> str:
             run.append(v)
             continue
         parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ",".join(map(str, run)))
-        run = [v]
+        if v is not None:
+            run = [v]
     return ",".join(parts)
 
 
@@ -195,9 +196,11 @@ def shift(text: str, hours: int) -> str:
         raise CronError(f"hours {hour} fall on two different days in UTC{hours:+d} and the cron names days ({dom} {dow})")
     if dow != "*":
         days = _listed(dow, 4)
+        assert days is not None  # None only for "*", excluded above
         dow = _join(sorted({(d + 1) % 7 for d in days}))
     if dom != "*":
         days = _listed(dom, 2)
+        assert days is not None  # None only for "*", excluded above
         if 31 in days or month != "*":
             raise CronError(f"day-of-month {dom} would move past a month end in UTC{hours:+d}")
         dom = _join([d + 1 for d in days])

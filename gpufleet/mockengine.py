@@ -100,7 +100,7 @@ def _strip_secrets(value: Any) -> Any:
 
 
 def run(
-    program: Callable[[], None], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
+    program: Callable[[], object], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs)."""
     _ensure_loop()
@@ -113,7 +113,7 @@ def run(
         program()
         sync_await(pstack.wait_for_rpcs())
         root = settings.get_root_resource()
-        outputs = {name: _resolve(value) for name, value in (root.outputs if root else {}).items()}
+        outputs = {name: _resolve(value) for name, value in (root.outputs if isinstance(root, pstack.Stack) else {}).items()}
     finally:
         settings.reset_options()
     resources = sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"]))

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jinja2
@@ -137,7 +137,7 @@ def parse_env(text: str) -> dict[str, str]:
 
 def from_env(env: dict[str, str]) -> GatewayValues:
     """GatewayValues from ENV_FILE's pairs, each value checked again (node side: nothing unchecked reaches nginx)."""
-    kwargs = {}
+    kwargs: dict[str, Any] = {}  # each field's checked value: int, bool, tuple of CIDRs or path
     for f in fields(GatewayValues):
         key = f"GATEWAY_{f.name.upper()}"
         if key not in env:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
@@ -118,7 +118,7 @@ class SshHost:
         self.target = target
         known = target.known_hosts.expanduser()
         config = fabric.Config(overrides={"load_ssh_configs": False})
-        kwargs = {
+        kwargs: dict[str, Any] = {  # paramiko connect() arguments: bools, timeouts, key files
             "look_for_keys": False,
             "allow_agent": False,
             "banner_timeout": target.connect_timeout_s,

@@ -104,7 +104,7 @@ def render(recipe: Recipe) -> list[RenderedStep]:
             "removed": node.REMOVED,
             "folders": node.folders(),
         }
-        scripts = {}
+        scripts: dict[str, str | None] = {}
         for phase in PHASES:
             block = template.blocks.get(phase)
             if block is None:
@@ -114,11 +114,13 @@ def render(recipe: Recipe) -> list[RenderedStep]:
                 continue
             body = "".join(block(template.new_context(values)))
             scripts[phase] = HEADER.format(recipe=recipe.name, step=step.name, phase=phase) + body.lstrip("\n")
+        check, apply = scripts["check"], scripts["apply"]
+        assert check is not None and apply is not None  # only the cleanup block may be absent (raised above)
         out.append(
             RenderedStep(
                 step.name,
-                scripts["check"],
-                scripts["apply"],
+                check,
+                apply,
                 scripts["cleanup"],
                 step.fact,
                 step.pin,

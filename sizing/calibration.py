@@ -57,7 +57,7 @@ def predict(row: dict) -> fit.Fit:
         vllm_version=row["vllm"],
         reserved_gib=row.get("other_memory_gib", 0.0),
     )
-    return fit.measure(models.lookup(row["arch"]), gpu, s)
+    return fit.measure(models.catalog()[row["arch"]], gpu, s)  # calibration archs are catalog models
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ def check(row: dict) -> Check:
     per_token_gib = r.kv_bytes_per_token / GIB
     split = "fit" if row["id"] in table()["split"]["fit"] else "held out"
     if row.get("compare_on") != "kv_cache_gib" and ("kv_tokens" in logged or "gpu_blocks" in logged):
-        want = logged.get("kv_tokens", logged.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
-        got = r.kv_tokens
+        want: float = logged.get("kv_tokens", logged.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
+        got: float = r.kv_tokens
         slack = max(TOLERANCE * want, TOLERANCE_GIB / per_token_gib)
         unit = "tokens"
     else:
@@ -116,7 +116,7 @@ def fit_activation_factor() -> float:
             continue
         lg = row["logged"]
         peak = lg.get("activation_peak_gib", lg.get("peak_torch_gib", 0) - lg.get("weights_gib", 0))
-        x = row["flags"]["max_num_batched_tokens"] * models.lookup(row["arch"]).hidden_size * 2 / GIB
+        x = row["flags"]["max_num_batched_tokens"] * models.catalog()[row["arch"]].hidden_size * 2 / GIB
         num += peak * x
         den += x * x
     return num / den

@@ -4,6 +4,7 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from gpufleet.sizing import fit, flags, models
 
@@ -33,7 +34,8 @@ def serving_of(spec) -> fit.Serving:
         vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
     types = {"enforce_eager": bool, "cpu_offload_gb": float}
-    return replace(base, **{k: types[k](v) for k, v in given.items()})
+    changes: dict[str, Any] = {k: types[k](v) for k, v in given.items()}  # a bool or a float, per field
+    return replace(base, **changes)
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:

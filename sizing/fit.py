@@ -223,6 +223,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     """The numbers, the terms and the verdict, without advice."""
     gpu = as_gpu(gpu)
     s, eng, notes = resolve(model, gpu, s)
+    # resolve fills every field that None leaves to `vllm serve` (version, length and the serve defaults)
+    assert s.vllm_version is not None and s.max_model_len is not None and s.gpu_memory_utilization is not None
+    assert s.max_num_seqs is not None and s.max_num_batched_tokens is not None
     dtype, dtype_problem = effective_dtype(model, gpu, s.dtype)
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
@@ -320,15 +323,14 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
 
 def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
     seqs, batched = r.serving["max_num_seqs"], r.serving["max_num_batched_tokens"]
+    out: list[str] = []
     if r.fits:
-        out = []
         if r.max_concurrent_seqs < seqs:
             out.append(
                 f"only {r.max_concurrent_seqs} sequences of max_model_len {r.max_model_len} fit at once (max_num_seqs is "
                 f"{seqs}); shorter requests share the {r.kv_tokens}-token cache"
             )
         return out
-    out: list[str] = []
 
     def ok(**changes) -> bool:
         return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits

@@ -15,6 +15,7 @@ from typing import Any
 from gpufleet.stacks import catalog
 from gpufleet.stacks.spec import FleetSpec
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -160,7 +161,7 @@ def validate(raw: dict[str, Any], stack: str, file: str, sizing: bool = True) ->
 
         for check in (image_checks.spec_problems, *([sizing_checks.spec_problems] if sizing else [])):
             problems += [Problem(file, p, m) for p, m in check(fleet)]
-    if problems:
+    if problems or fleet is None:  # every path that leaves fleet None has added a problem
         raise UserError(problems)
     return fleet
 
@@ -169,7 +170,7 @@ def _loc(loc: tuple) -> str:
     return "fleet." + ".".join(str(part) for part in loc) if loc else "fleet"
 
 
-def _msg(error: dict) -> str:
+def _msg(error: ErrorDetails) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field; remove it or check its spelling" + _suggest(error["loc"])
     msg = error["msg"]
@@ -217,7 +218,9 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     if region not in regions:
         out.append(("fleet.region", f"unknown {cloud} region {region!r}" + did_you_mean(str(region), regions)))
         return out
-    zones = raw.get("zones") if isinstance(raw.get("zones"), list) else []
+    zones = raw.get("zones")
+    if not isinstance(zones, list):
+        zones = []
     for i, zone in enumerate(zones):
         if not isinstance(zone, str):
             continue
@@ -333,7 +336,7 @@ def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) ->
     image = image_for(spec.image.recipe, cloud, spec.region)
     if isinstance(image, str):
         problems.append(Problem(file, "fleet.image.recipe", image))
-    if problems:
+    if problems or itype is None or isinstance(image, str):  # a missing type or image has added a problem above
         return None
     return Fleet(
         stack=stack,

@@ -40,6 +40,9 @@ class Plan:
     reasons: tuple[str, ...]
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network  # a stack file's vpc_cidr as written (checked later)
+
+
 def defaults(env: str) -> dict:
     doc = inputs.load_mapping(TEMPLATES / "defaults.yaml", "stacks/templates/defaults.yaml")
     return inputs.mapping(doc.get(env), "stacks/templates/defaults.yaml", env)
@@ -113,12 +116,12 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
     return chosen
 
 
-def existing_cidrs(cloud: str, root: Path) -> dict[str, ipaddress.IPv4Network]:
+def existing_cidrs(cloud: str, root: Path) -> dict[str, Network]:
     """stack -> VPC CIDR of every stacks/Pulumi.*.yaml of that cloud (spec default if unset)."""
     return existing_cidrs_and_skipped(cloud, root)[0]
 
 
-def existing_cidrs_and_skipped(cloud: str, root: Path) -> tuple[dict[str, ipaddress.IPv4Network], list[str]]:
+def existing_cidrs_and_skipped(cloud: str, root: Path) -> tuple[dict[str, Network], list[str]]:
     """existing_cidrs, and the problems of stack files that could not be read (skipped, not fatal: one broken
     stack file must not stop opening another region)."""
     out, skipped = {}, []
@@ -140,7 +143,7 @@ def existing_cidrs_and_skipped(cloud: str, root: Path) -> tuple[dict[str, ipaddr
     return out, skipped
 
 
-def allocate_cidr(taken: dict[str, ipaddress.IPv4Network], wanted: str | None = None) -> str:
+def allocate_cidr(taken: dict[str, Network], wanted: str | None = None) -> str:
     if wanted:
         if problems := cidr_problems(wanted):
             raise UserError(problems)

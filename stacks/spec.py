@@ -303,8 +303,9 @@ class Network(Strict):
     @classmethod
     def _ssh(cls, v: list[str]) -> list[str]:
         nets = cidr_list(v)
-        for version in (4, 6):
-            merged = list(ipaddress.collapse_addresses(n for n in nets if n.version == version))
+        v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
+        v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
+        for merged in (v4, v6):
             if any(n.prefixlen == 0 for n in merged):
                 raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
         for cidr, net in zip(v, nets):

@@ -98,11 +98,13 @@ class LoadBalancer(pulumi.ComponentResource):
         )
         args = listener_args(fleet)
         if lb.tls is not None and lb.tls.certificate_id is None:
+            cert_key, private_key_key = lb.tls.certificate_config, lb.tls.private_key_config
+            assert cert_key is not None and private_key_key is not None  # Tls._one_source: no id means both PEM keys
             self.certificate = alicloud.slb.ServerCertificate(
                 f"{name}-cert",
                 name=f"{name}-cert",
-                server_certificate=secret_config(lb.tls.certificate_config),
-                private_key=secret_config(lb.tls.private_key_config),
+                server_certificate=secret_config(cert_key),
+                private_key=secret_config(private_key_key),
                 opts=child,
             )
             args["server_certificate_id"] = self.certificate.id

@@ -10,7 +10,7 @@ from gpufleet.stacks.loader import Fleet
 
 
 def policy_document(fleet: Fleet, group_id=None) -> dict:
-    statements = []
+    statements: list[dict[str, str | list[str] | list[pulumi.Output[str]]]] = []  # resources may be Outputs
     source = fleet.spec.model.source
     if source.startswith("oss://"):
         bucket = source[len("oss://") :].split("/", 1)[0]

@@ -67,7 +67,8 @@ def _join(values: list[int]) -> str:
             run.append(v)
             continue
         parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ",".join(map(str, run)))
-        run = [v]
+        if v is not None:
+            run = [v]
     return ",".join(parts)
 
 
@@ -84,10 +85,12 @@ def cron_to_utc8(cron: str) -> str:
     if len(wraps) == 2 and (dom, dow) != ("*", "*"):
         raise ValueError(f"hours {hour} fall on two different UTC+8 days and the cron names days ({dom} {dow})")
     if dow != "*":
-        days = {d % 7 for d in _expand(dow, 0, 7)}  # 7 and 0 are both Sunday
-        dow = _join(sorted({(d + 1) % 7 for d in days}))
+        dow_values = _expand(dow, 0, 7)
+        assert dow_values is not None  # None only for "*", excluded above
+        dow = _join(sorted({(d % 7 + 1) % 7 for d in dow_values}))  # 7 and 0 are both Sunday
     if dom != "*":
         days = _expand(dom, 1, 31)
+        assert days is not None  # None only for "*", excluded above
         if 31 in days or month != "*":
             raise ValueError(f"day-of-month {dom} would move past a month end in UTC+8")
         dom = _join([d + 1 for d in days])

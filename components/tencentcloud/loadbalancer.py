@@ -20,15 +20,18 @@ from gpufleet.stacks.loader import Fleet
 
 def https_listener_args(fleet: Fleet) -> dict:
     """The HTTPS listener: certificate only (scheduler, target type and health check live on the rule)."""
+    tls = fleet.spec.load_balancer.tls
+    assert tls is not None  # called only for a spec with tls
     args = {"protocol": "HTTPS", "port": fleet.spec.load_balancer.listener_port, "certificate_ssl_mode": "UNIDIRECTIONAL"}
-    if fleet.spec.load_balancer.tls.certificate_id:
-        args["certificate_id"] = fleet.spec.load_balancer.tls.certificate_id
+    if tls.certificate_id:
+        args["certificate_id"] = tls.certificate_id
     return args
 
 
 def rule_args(fleet: Fleet) -> dict:
     """The HTTPS listener's one rule: every path of the tls domain, with the HTTP health check on the spec's path."""
     lb, hc = fleet.spec.load_balancer, fleet.spec.load_balancer.health_check
+    assert lb.tls is not None  # called only for a spec with tls
     return {
         "domain": lb.tls.domain,
         "url": "/",
@@ -112,8 +115,10 @@ class LoadBalancer(pulumi.ComponentResource):
         else:
             args = https_listener_args(fleet)
             if lb.tls.certificate_id is None:
-                namespace, cert = lb.tls.certificate_config.split(":", 1)
-                key_ns, key = lb.tls.private_key_config.split(":", 1)
+                cert_key, private_key_key = lb.tls.certificate_config, lb.tls.private_key_config
+                assert cert_key is not None and private_key_key is not None  # Tls._one_source: no id means both PEM keys
+                namespace, cert = cert_key.split(":", 1)
+                key_ns, key = private_key_key.split(":", 1)
                 self.certificate = tencentcloud.ssl.Certificate(
                     f"{name}-cert",
                     name=f"{name}-cert",

@@ -6,6 +6,7 @@ The only code of this cloud that talks to a network; tests point it at a fake en
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.cost.refresh import creds, d, row
@@ -53,7 +54,7 @@ def fetch(
     source = f"Tencent CVM InquiryPriceRunInstances ({endpoint})"
     zones = stackcat.regions("tencentcloud")[region]
     rows, failed = [], []
-    asks = {
+    asks: dict[str, tuple[dict[str, Any], str, int]] = {  # billing -> (request fields, price unit, months)
         "payg": ({"InstanceChargeType": "POSTPAID_BY_HOUR"}, "hour", 1),
         "monthly": ({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 1}}, "month", 1),
         "yearly": ({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 12}}, "month", 12),

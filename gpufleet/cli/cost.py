@@ -101,15 +101,16 @@ def compare_cmd(
     if fmt == "xlsx":
         buf = io.BytesIO()
         report.compare_xlsx(stack, options, buf)
+        assert output is not None  # xlsx without -o raised above
         write_atomic(output, buf.getvalue())
         if not is_stdout(output):
             typer.echo(f"wrote {output}", err=True)
         return
     if fmt == "table":
         if output:
-            buf = io.StringIO()
-            report.compare_table(stack, options, console(file=buf, width=200))
-            write_atomic(output, buf.getvalue())
+            table_buf = io.StringIO()
+            report.compare_table(stack, options, console(file=table_buf, width=200))
+            write_atomic(output, table_buf.getvalue())
         else:
             report.compare_table(stack, options, _console())
         return

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from gpufleet.errors import UserError, console
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +34,7 @@ class _ProgressDisplay:
             TimeElapsedColumn(),
             console=console,
         )
-        self.task = None
+        self.task: TaskID | None = None  # the current level's bar, from level_started
         self.errors = 0
 
     def level_started(self, concurrency: int, requests: int) -> None:
@@ -39,10 +43,12 @@ class _ProgressDisplay:
 
     def sample_done(self, sample) -> None:
         self.errors += not sample.ok
+        assert self.task is not None  # samples come after their level_started
         self.progress.update(self.task, advance=1, errors=self.errors)
 
     def level_done(self, level: dict) -> None:
         # A level can stop early at --max-duration-s: show what it actually sent.
+        assert self.task is not None  # level_done comes after its level_started
         self.progress.update(self.task, total=level["requests"], completed=level["requests"])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def _serving_choices(field: str) -> tuple[str, ...]:
     return typing.get_args({"dtype": choices.Dtype, "kv_cache_dtype": choices.KvCacheDtype}[field])
 
 
-def _choice_problems(checks: list[tuple[str, str | None, object]]) -> list[Problem]:
+def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> list[Problem]:
     """A problem for each (flag, value, choices) whose value is given and not one of the choices."""
     return [
         Problem(flag, "", f"unknown {value!r}" + did_you_mean(value, choices))
@@ -77,7 +78,7 @@ def fit_cmd(
     """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits or not,
     and what to change."""
     from gpufleet.sizing import checks, fit, models, profiler
-    from gpufleet.stacks.catalog import CLOUDS, gpu_kinds
+    from gpufleet.stacks.catalog import CLOUDS, GpuKind, gpu_kinds
 
     custom = gpu_memory_gib is not None or compute_capability is not None
     if custom and (gpu or stack or cloud):
@@ -95,7 +96,8 @@ def fit_cmd(
 
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
-        gpu_kind, serving = fleet.gpu, replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
+        gpu_kind: fit.Gpu | GpuKind = fleet.gpu
+        serving = replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
         cloud = fleet.spec.cloud
     else:
         if not model or not (gpu or custom):
@@ -123,7 +125,12 @@ def fit_cmd(
         if problems:
             raise UserError(problems)
         arch = models.resolve(model)
-        gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability) if custom else gpu_kinds()[gpu]
+        if custom:
+            assert gpu_memory_gib is not None and compute_capability is not None  # else _custom_gpu_problems raised
+            gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability)
+        else:
+            assert gpu is not None  # checked above: --gpu unless custom
+            gpu_kind = gpu_kinds()[gpu]
         serving = fit.Serving(
             gpus=gpus,
             dtype=dtype,
@@ -207,6 +214,7 @@ def capacity_cmd(
     if from_loadtest is not None:
         per_node, source = capacity.per_node_qps(from_loadtest)
     else:
+        assert qps_per_node is not None  # exactly one of the two, checked above
         per_node, source = qps_per_node, "given"
     p = capacity.plan(peak_qps, per_node, redundancy, source)
     warnings = []
