@@ -15,11 +15,8 @@
 
 from __future__ import annotations
 
-import re
-
 from gpufleet.components.tencentcloud import names
 
-UTC8_HOURS = 8
 # Tags: at most 50 per resource; keys starting qcloud, tencent or project are reserved (Tencent Cloud tag
 # limits, "每个云资源允许的最大标签数是50" / "qcloud、tencent、project 开头为系统预留标签键",
 # cloud.tencent.com/document/product/597/33355, updated 2021-12-28, read 2026-12-03).
@@ -40,61 +37,14 @@ def tag_problems(spec) -> list[tuple[str, str]]:
     return out
 
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+def cron_to_utc8(text: str) -> str:
+    """The spec's UTC cron as the same instants in the zone Tencent AS reads (UTC+8, rules.CRON_ZONE_HOURS);
+    a ValueError (cron.CronError) when no single cron says that."""
+    from gpufleet.components.tencentcloud import rules
 
+    from gpufleet import cron
 
-def _expand(field: str, low: int, high: int) -> list[int] | None:
-    """A cron field of numbers, ranges and lists as its values; None for '*' or steps (not shiftable exactly)."""
-    if field == "*":
-        return None
-    values: list[int] = []
-    for part in field.split(","):
-        m = _RANGE.match(part)
-        if not m:
-            raise ValueError(f"field {field!r} uses a form other than numbers, ranges and lists")
-        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
-        if not (low <= a <= b <= high):
-            raise ValueError(f"field {field!r} is outside {low}-{high}")
-        values += range(a, b + 1)
-    return sorted(set(values))
-
-
-def _join(values: list[int]) -> str:
-    """Sorted values as a cron list, runs of three or more written as ranges (2,3,4,5,6 -> 2-6)."""
-    parts, run = [], [values[0]]
-    for v in values[1:] + [None]:
-        if v is not None and v == run[-1] + 1:
-            run.append(v)
-            continue
-        parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ",".join(map(str, run)))
-        if v is not None:
-            run = [v]
-    return ",".join(parts)
-
-
-def cron_to_utc8(cron: str) -> str:
-    """The spec's UTC cron as the same instants in UTC+8; ValueError when no single cron says that."""
-    minute, hour, dom, month, dow = cron.split()
-    hours = _expand(hour, 0, 23)
-    if hours is None:
-        return cron  # every hour: the same instants in any whole-hour zone
-    shifted = [(h + UTC8_HOURS) % 24 for h in hours]
-    wraps = {h + UTC8_HOURS >= 24 for h in hours}
-    if wraps == {False}:
-        return " ".join((minute, _join(sorted(shifted)), dom, month, dow))
-    if len(wraps) == 2 and (dom, dow) != ("*", "*"):
-        raise ValueError(f"hours {hour} fall on two different UTC+8 days and the cron names days ({dom} {dow})")
-    if dow != "*":
-        dow_values = _expand(dow, 0, 7)
-        assert dow_values is not None  # None only for "*", excluded above
-        dow = _join(sorted({(d % 7 + 1) % 7 for d in dow_values}))  # 7 and 0 are both Sunday
-    if dom != "*":
-        days = _expand(dom, 1, 31)
-        assert days is not None  # None only for "*", excluded above
-        if 31 in days or month != "*":
-            raise ValueError(f"day-of-month {dom} would move past a month end in UTC+8")
-        dom = _join([d + 1 for d in days])
-    return " ".join((minute, _join(sorted(shifted)), dom, month, dow))
+    return cron.shift(text, rules.CRON_ZONE_HOURS)
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
