@@ -103,13 +103,20 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
     else:
         chosen = selling[:count]
     if env == "prod" and len(chosen) < 2:
+        if wanted and len(selling) >= 2:  # the user named too few zones; the region has enough
+            others = [z for z in selling if z not in chosen]
+            why = (
+                f"prod needs at least 2 zones; you gave {len(chosen)} ({', '.join(chosen)}), and {region} sells {gpu} in "
+                f"{len(selling)} ({', '.join(selling)}): add another --zone, e.g. --zone {others[0]}"
+            )
+            raise UserError([Problem(ARG, "--zone", why)])
         raise UserError(
             [
                 Problem(
                     ARG,
                     "--env",
                     f"prod needs at least 2 zones selling {gpu} in {region}; "
-                    f"{region} has {len(chosen)} ({', '.join(chosen) or 'none'}); pick another --gpu or region",
+                    f"{region} has {len(selling)} ({', '.join(selling) or 'none'}); pick another --gpu or region",
                 )
             ]
         )
@@ -226,6 +233,13 @@ def plan(
     vpc = allocate_cidr(taken, cidr)
     recipe = recipe_for(gpu)
     check_image(recipe, cloud, region)
+    kind = catalog.gpu_kinds()[gpu]
+    dtype_reason: tuple[str, ...] = ()
+    if d["serving"]["dtype"] == "bfloat16" and kind.cc < (8, 0):  # bf16 needs compute capability 8.0 (vLLM)
+        d = {**d, "serving": {**d["serving"], "dtype": "float16"}}
+        dtype_reason = (
+            f"dtype float16: {env} defaults to bfloat16, which {gpu} (compute capability {kind.compute_capability}) lacks",
+        )
     selling = [z for z in sorted(regions[region]) if gpu in regions[region][z]]
     reasons = (
         f"zones {', '.join(chosen)}: {env} wants {d['zones']}; zones of {region} selling {gpu}: {', '.join(selling)}",
@@ -237,6 +251,7 @@ def plan(
         else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
         f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
+        *dtype_reason,
         *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),
     )
     text = render(
@@ -264,6 +279,9 @@ def plan(
     return Plan(stack=stack, path=path, text=text, reasons=reasons)
 
 
+EXISTS = "already exists; not overwriting it (pass --name for another stack, or edit the file)"
+
+
 def write(p: Plan) -> Path:
     """Create the stack file atomically and exclusively (temp file + link(2)): never a partial file, never
     over an existing one, even when two `region new` run at once."""
@@ -271,6 +289,6 @@ def write(p: Plan) -> Path:
         p.path,
         p.text,
         shown=f"stacks/{p.path.name}",
-        exists="already exists; not overwriting it (pass --name for another stack, or edit the file)",
+        exists=EXISTS,
     )
     return p.path

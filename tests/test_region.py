@@ -117,10 +117,10 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
 
 
 def test_model_not_fitting_gpu(project):
-    # staging defaults serve the unquantised 7B in bf16 on A10; moved to T4, loader.validate's checks refuse it
+    # staging defaults serve the unquantised 7B on A10; moved to T4 (float16, chosen for it), it does not fit
     refused(
         project,
-        "fleet.serving.dtype: bfloat16 needs compute capability >= 8.0; T4 has 7.5",
+        "fleet.serving: Qwen/Qwen2.5-7B-Instruct does not fit 1x T4 as configured",
         cloud="alicloud",
         region="cn-beijing",
         env="staging",
@@ -152,3 +152,25 @@ def test_cli_dry_run_writes_nothing(project, capsys):
     main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--dry-run"])
     assert yaml.safe_load(capsys.readouterr().out)["config"]["gpufleet:fleet"]["region"] == "cn-shanghai"
     assert files(project) == before
+
+
+def test_cli_dry_run_of_an_existing_stack_is_refused_like_the_real_run(project, capsys):
+    from gpufleet.cli import main
+
+    before = (project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text()
+    with pytest.raises(SystemExit) as exc:
+        main(["region", "new", "--cloud", "alicloud", "--region", "cn-hangzhou", "--env", "prod", "--dry-run"])
+    assert exc.value.code == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text() == before
+
+
+def test_prod_with_one_named_zone_says_how_many_the_region_has(project):
+    message = refused(project, "add another --zone", cloud="alicloud", region="cn-beijing", env="prod", zones=["cn-beijing-h"])
+    assert "cn-beijing sells A10 in 5" in message and "you gave 1 (cn-beijing-h)" in message
+
+
+def test_a_gpu_without_bf16_gets_float16_and_says_why(project):
+    p = regions.plan("tencentcloud", "ap-guangzhou", "staging", gpu="V100-32G", name="tc-v100", root=project)
+    assert "dtype: float16" in p.text
+    assert any(r.startswith("dtype float16: staging defaults to bfloat16") for r in p.reasons)

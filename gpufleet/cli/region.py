@@ -23,9 +23,12 @@ def new(
     dry_run: bool = typer.Option(False, "--dry-run", help="print the file instead of writing it"),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<region>-<env>.yaml (never overwriting) and say what was chosen and why."""
+    from gpufleet.errors import Problem, UserError
     from gpufleet.stacks import regions
 
     p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr)
+    if dry_run and p.path.exists():  # what the real run would refuse, the dry run refuses too
+        raise UserError([Problem(f"stacks/{p.path.name}", "", regions.EXISTS)])
     if dry_run:
         typer.echo(p.text, nl=False)
         for r in p.reasons:
