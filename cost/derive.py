@@ -17,6 +17,7 @@ Instance types come from stacks/data/<cloud>.yaml through gpufleet.stacks.catalo
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -75,7 +76,8 @@ class DeriveContext:
                 "missing",
                 s["url"],
                 s.get("as_of", self.today),
-                "NOT FOUND in pricing-facts.md" + (f"; {fact['note']}" if fact.get("note") else ""),
+                f"no sourced price in cost/data/sources-{self.src['cloud']}.yaml"
+                + (f"; {fact['note']}" if fact.get("note") else ""),
             )
             return
         quality = s["quality"]
@@ -221,7 +223,8 @@ def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Cat
 
 
 def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
-    """Write every region's catalog file, keeping rows a vendor API refresh wrote (they win)."""
+    """Write every region's catalog file whose prices changed, keeping rows a vendor API refresh wrote (they win);
+    the files written (a catalog whose prices are the same is left as it is, build date included)."""
     out = []
     for region in load_sources(cloud, data)["regions"]:
         cat = derive(cloud, region, today, data)
@@ -232,5 +235,17 @@ def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
                 if row.quality == "vendor API":
                     cat.rows[k] = row
             cat.as_of = max([cat.as_of] + [r.as_of for r in cat.rows.values() if r.quality == "vendor API"])
+            if _same_prices(old, cat):  # only the build date (and the date stamped on missing rows) would change
+                continue
         out.append(pricecat.write(cat, data))
     return out
+
+
+def _same_prices(old: pricecat.Catalog, new: pricecat.Catalog) -> bool:
+    """Whether two catalogs say the same prices: every row alike but for the as-of date of rows without a price
+    (they carry the build day), and the same catalog as-of date. The build date itself does not count."""
+
+    def rows(cat: pricecat.Catalog) -> dict:
+        return {k: replace(r, as_of="") if r.price is None else r for k, r in cat.rows.items()}
+
+    return (old.currency, old.as_of, rows(old)) == (new.currency, new.as_of, rows(new))

@@ -219,7 +219,7 @@ def catalog_rows(ctx: DeriveContext) -> None:
         key = f"disk/{name}"
         if fact.get("missing"):
             for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month")):
-                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
+                ctx.add(key, b, None, unit, "missing", "", ctx.today, "no sourced price in cost/data/sources-alicloud.yaml")
             continue
         ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg")
         ctx.add_fact(key, "monthly", fact, "GiB-month", field="sub")

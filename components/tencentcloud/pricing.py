@@ -160,7 +160,7 @@ def catalog_rows(ctx: DeriveContext) -> None:
         key = f"disk/{name}"
         if fact.get("missing"):
             for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month"), ("yearly", "GiB-month")):
-                ctx.add(key, b, None, unit, "missing", "", ctx.today, "NOT FOUND in pricing-facts.md")
+                ctx.add(key, b, None, unit, "missing", "", ctx.today, "no sourced price in cost/data/sources-tencentcloud.yaml")
             continue
         ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
         monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH

@@ -233,8 +233,11 @@ def build_cmd(
     if problems:
         raise UserError(problems)
     for c in clouds:
-        for p in derive.build(c, today or date.today().isoformat()):
+        written = derive.build(c, today or date.today().isoformat())
+        for p in written:
             typer.echo(f"wrote {p}")
+        if not written:
+            typer.echo(f"{c}: every catalog already says these prices; nothing written")
 
 
 @catalog_app.command("refresh")

@@ -90,3 +90,17 @@ def test_unknown_region_is_a_user_error():
 
     with pytest.raises(UserError, match="cn-hangzhou"):
         catalog.load("alicloud", "cn-hangzou")
+
+
+def test_a_build_with_the_same_prices_writes_nothing(tmp_path):
+    """Only the build day would differ: the files stay as they are (issue 20: every file was rewritten)."""
+    import shutil
+    from pathlib import Path
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(catalog.__file__).parent / "data", data)
+    first = derive.build("alicloud", "2030-01-01", data)
+    before = {p.name: p.read_bytes() for p in data.glob("alicloud-*.yaml")}
+    assert derive.build("alicloud", "2030-01-02", data) == []
+    assert {p.name: p.read_bytes() for p in data.glob("alicloud-*.yaml")} == before
+    assert all("NOT FOUND in pricing-facts.md" not in p.read_text() for p in data.glob("alicloud-*.yaml")), first
