@@ -67,7 +67,30 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def stack_path(stack: str, root: Path | None = None) -> Path:
-    return (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
+    return _STACK_FILES.get(stack) or (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+# stack name -> a stack file given by path outside the project's stacks/ (gpufleet/cli/options.py --stack PATH)
+_STACK_FILES: dict[str, Path] = {}
+
+
+def use_stack_file(path: Path) -> str:
+    """The stack name of a stack file given by path (`Pulumi.<name>.yaml`); a file outside the project's stacks/
+    folder is read from where it is under that name (usage profile and image lock stay the project's)."""
+    name = path.name[len("Pulumi.") : -len(".yaml")] if path.name.startswith("Pulumi.") and path.name.endswith(".yaml") else ""
+    if not name:
+        raise UserError(
+            [Problem("--stack", str(path), "a stack file is named Pulumi.<name>.yaml; give such a file or a stack name")]
+        )
+    if not path.is_file():
+        raise UserError([Problem("--stack", str(path), "no such file: give an existing stack file or a stack name")])
+    try:
+        inside = path.resolve().parent == (project_root() / "stacks").resolve()
+    except UserError:
+        inside = False  # no project here: the file is read from where it is
+    if not inside:
+        _STACK_FILES[name] = path.resolve()
+    return name
 
 
 def stack_names(root: Path | None = None) -> list[str]:
@@ -78,7 +101,7 @@ def stack_names(root: Path | None = None) -> list[str]:
 def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     """(display file name, the whole `config:` mapping) of a stack file."""
     path = stack_path(stack, root)
-    shown = f"stacks/{path.name}"
+    shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
     if not path.exists():
         known = stack_names(root)
         raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])

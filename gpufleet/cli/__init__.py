@@ -18,8 +18,41 @@ app = typer.Typer(
 err = console(stderr=True)
 
 
+VERSIONED = ("gpufleet", "pulumi", "pulumi-alicloud", "tencentcloud-iac-pulumi")
+
+
+def versions() -> dict[str, str | None]:
+    """gpufleet's version and the installed Pulumi SDK and providers (None: not installed)."""
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for dist in VERSIONED:
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        v = versions()
+        typer.echo(f"gpufleet {v.pop('gpufleet')}")
+        for dist, version in v.items():
+            typer.echo(f"  {dist} {version or 'not installed'}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _group() -> None:
+def _group(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="print gpufleet's version and the Pulumi SDK and provider versions",
+    ),
+) -> None:
     """Keeps `gpufleet` a group of commands when only the invoked command is registered (typer would run a lone
     command as the whole program)."""
 

@@ -9,6 +9,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gpufleet import errors
+from gpufleet.cli import options
+
+FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -16,15 +19,23 @@ def register(app: typer.Typer) -> None:
 
 
 def preview(
-    stack: str = typer.Option(..., "--stack", "-s", help="stack name, e.g. alicloud-cn-hangzhou-prod"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object: stack, resources, outputs"),
+    stack: str = options.stack(),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
 ) -> None:
-    """Run the stack's Pulumi program under the mock engine and show the resources it declares."""
+    """Run the stack's Pulumi program under the mock engine and show the resources it declares, with notes.
+
+    \b
+    Examples:
+      gpufleet preview --stack alicloud-cn-hangzhou-prod
+      gpufleet preview -s stacks/Pulumi.tencentcloud-ap-guangzhou-prod.yaml --json
+    """
     from gpufleet import clock, contract, plan
     from gpufleet.components import hardening
     from gpufleet.components.registry import notes
     from gpufleet.stacks.loader import load_fleet, read_stack_config
 
+    as_json = options.chosen_format(fmt, as_json, FORMATS) == "json"
     fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
     shown, config = read_stack_config(stack)
     refused = hardening.config_problems(fleet.spec, config, shown)

@@ -1,0 +1,91 @@
+"""The options every command spells the same way (issue 20), and what they mean.
+
+- `--stack NAME|PATH` (`-s`): a stack name (`stacks/Pulumi.<name>.yaml` of the project) or the path of a stack file
+  named `Pulumi.<name>.yaml`. A file outside the project's `stacks/` folder is read from where it is; the stack is
+  still called `<name>`, so its usage profile (`usage:` key, else `cost/usage/<name>.yaml`) and the image lock
+  (`images/lock.json`) are the current project's.
+- `--format F`: how the result is printed (`table` for people; `json` for programs; some commands add csv, xlsx,
+  html, markdown). `--json` is an alias of `--format json` wherever it exists.
+- `-o FILE` / `--output FILE`: write the `--format` output to FILE instead of standard output (atomically; `-` is
+  standard output). Binary formats (xlsx) need it. Other files a command writes have their own option names.
+- Exit codes: 0 done; 1 a check failed (over budget, does not fit, a load test with no success); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+BINARY_FORMATS = frozenset({"xlsx"})
+
+
+def stack(
+    required: bool = True, help: str = "stack name (e.g. alicloud-cn-hangzhou-prod) or path of a Pulumi.<name>.yaml file"
+) -> Any:
+    return typer.Option(... if required else None, "--stack", "-s", help=help, callback=resolve_stack, metavar="NAME|PATH")
+
+
+def resolve_stack(value: str | None) -> str | None:
+    """The stack name for a name or a stack file path (registered with the loader so every reader finds the file)."""
+    if value is None or ("/" not in value and not value.endswith(".yaml")):
+        return value
+    from gpufleet.stacks import loader
+
+    return loader.use_stack_file(Path(value))
+
+
+def fmt(choices: Sequence[str], default: str = "table") -> Any:
+    return typer.Option(default, "--format", help=" | ".join(choices), metavar="FORMAT")
+
+
+def json_alias() -> Any:
+    return typer.Option(False, "--json", help="same as --format json")
+
+
+def output(help: str = "write the --format output to this file instead of standard output ('-' = standard output)") -> Any:
+    return typer.Option(None, "-o", "--output", help=help, metavar="FILE")
+
+
+def chosen_format(value: str, as_json: bool, choices: Sequence[str], out: Path | None = None) -> str:
+    """The format asked for, or a UserError: an unknown name, --json with another --format, binary without -o."""
+    from gpufleet.files import output_problems
+
+    problems: list[Problem] = []
+    if as_json and value not in ("json", "table"):
+        problems.append(Problem("--json", "", f"is --format json; it cannot be combined with --format {value}"))
+    chosen = "json" if as_json else value
+    if chosen not in choices:
+        problems.append(
+            Problem("--format", "", f"unknown format {value!r}; one of {', '.join(choices)}" + did_you_mean(value, list(choices)))
+        )
+    elif chosen in BINARY_FORMATS and (out is None or str(out) == "-"):
+        problems.append(Problem("--format", chosen, f"is a binary file: give -o FILE.{chosen}"))
+    if out is not None:
+        problems += output_problems(out)
+    if problems:
+        raise UserError(problems)
+    return chosen
+
+
+def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None, say_written: bool = True) -> None:
+    """Print `content` (text, bytes, or a function writing text to a buffer) or write it to `out` atomically."""
+    from gpufleet.files import is_stdout, write_atomic
+
+    if callable(content):
+        buf = io.StringIO()
+        content(buf)
+        content = buf.getvalue()
+    if out is None:
+        if isinstance(content, bytes):
+            raise UserError([Problem("-o", "", "a binary format needs -o FILE")])
+        typer.echo(content, nl=not content.endswith("\n"))
+        return
+    write_atomic(out, content)
+    if say_written and not is_stdout(out):
+        typer.echo(f"wrote {out}", err=True)

@@ -1,0 +1,70 @@
+"""The options every command shares (gpufleet/cli/options.py): --stack NAME|PATH, --format with --json, -o, --version."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpufleet.cli import options
+from gpufleet.errors import UserError
+
+from .inputs_helpers import ROOT, run_cli
+
+DEV = "alicloud-cn-hangzhou-dev"
+
+
+def test_version_names_the_sdk_and_providers(capsys):
+    from importlib import metadata
+
+    r = run_cli(["--version"], capsys)
+    assert r.code == 0
+    assert r.out.splitlines()[0] == f"gpufleet {metadata.version('gpufleet')}"
+    assert f"pulumi-alicloud {metadata.version('pulumi-alicloud')}" in r.out
+    assert f"tencentcloud-iac-pulumi {metadata.version('tencentcloud-iac-pulumi')}" in r.out
+
+
+@pytest.mark.parametrize(
+    ("fmt", "as_json", "out", "expected"),
+    [("table", False, None, "table"), ("table", True, None, "json"), ("json", True, None, "json"), ("json", False, None, "json")],
+)
+def test_json_is_an_alias_of_format_json(fmt, as_json, out, expected):
+    assert options.chosen_format(fmt, as_json, ("table", "json", "xlsx"), out) == expected
+
+
+def test_format_faults_are_named_together(tmp_path):
+    with pytest.raises(UserError) as e:
+        options.chosen_format("csv", True, ("table", "json", "csv"))
+    assert [p.file for p in e.value.problems] == ["--json"]
+    with pytest.raises(UserError) as e:
+        options.chosen_format("yaml", False, ("table", "json"))
+    assert "one of table, json" in e.value.problems[0].message
+    with pytest.raises(UserError) as e:
+        options.chosen_format("xlsx", False, ("table", "xlsx"), Path("-"))
+    assert "-o FILE.xlsx" in e.value.problems[0].message
+    assert options.chosen_format("xlsx", False, ("table", "xlsx"), tmp_path / "a.xlsx") == "xlsx"
+
+
+def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
+    by_name = run_cli(["preview", "--stack", DEV, "--json"], capsys)
+    inside = run_cli(["preview", "--stack", f"stacks/Pulumi.{DEV}.yaml", "--format", "json"], capsys)
+    assert by_name.code == inside.code == 0
+    assert json.loads(inside.out) == json.loads(by_name.out)
+    copy = tmp_path / "Pulumi.copied-dev.yaml"
+    shutil.copy(ROOT / "stacks" / f"Pulumi.{DEV}.yaml", copy)
+    outside = run_cli(["preview", "--stack", str(copy), "--json"], capsys)
+    assert outside.code == 0, outside.text
+    assert json.loads(outside.out)["stack"] == "copied-dev"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("Pulumi.gone.yaml", "no such file"), ("notastack.yaml", "named Pulumi.<name>.yaml")],
+)
+def test_stack_path_faults(capsys, tmp_path, name, message):
+    r = run_cli(["preview", "--stack", str(tmp_path / name)], capsys)
+    assert r.code == 2
+    assert "--stack" in r.err and message in r.err
+    assert "Traceback" not in r.text
