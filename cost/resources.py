@@ -28,6 +28,9 @@ class CostComponent:
     category: str
     note: str = ""
     price_cap: Decimal | None = None  # spot price limit from the program
+    shared: bool = (
+        False  # one bill for several stacks (KMS instance, model bucket, image snapshots): count once in `cost report --all`
+    )
 
 
 @dataclass
