@@ -115,6 +115,8 @@ def load_quotes(cloud: str, data: Path | None = None) -> QuoteFile:
     from gpufleet import inputs
 
     path = _data(cloud, data) / f"quotes-{cloud}.yaml"
+    if not path.exists():
+        return QuoteFile([], [])  # a cloud with no public price points: every instance row is `missing`
     doc = inputs.load_mapping(path, _shown(path))
     rows = []
     for r in doc.get("rows") or []:
@@ -298,6 +300,81 @@ class DeriveContext:
             low, high = price * (1 - pct), price * (1 + pct)
             notes.append(f"{example} example price applied to {self.region} (regional price not found; +/-{sp['pct']} %)")
         self.add(key, billing, price, unit, quality, s["url"], s.get("as_of", self.today), "; ".join(notes), low, high)
+
+    # --- rows straight from the public price points (services: KMS, SSM, object storage, snapshots, ...) ----------
+
+    def service_fx(self) -> Ratio | None:
+        """CNY per USD for services: the pairs of one non-instance item quoted in both currencies (same billing and
+        unit) in the quotes file; their mean, the range their spread."""
+        by: dict[tuple[str, str, str], dict[str, Quote]] = {}
+        for x in self.quotes.rows:
+            if not x.item.startswith("instance/") and not x.skip:
+                by.setdefault((x.item, x.billing, x.unit), {}).setdefault(x.currency, x)
+        points = [
+            RatioPoint(
+                c[self.currency].price / c["USD"].price,
+                f"pair {c[self.currency].cite()} / {c['USD'].cite()}",
+                min(c[self.currency].as_of, c["USD"].as_of),
+            )
+            for _, c in sorted(by.items())
+            if self.currency in c and "USD" in c
+        ]
+        return ratio_of(points, self.spread("service_usd_to_cny"), "CNY/USD of services")
+
+    def add_quote(self, key: str, billing: str, unit: str, item: str, qbilling: str, why_missing: str, shared_note: str = ""):
+        """A row from the quotes file: a CNY point (its region covering this one, or `mainland`), else a CNY point of
+        another region (+/- stated), else a USD point x the services' CNY/USD; else `missing` with the reason."""
+        found = [x for x in self.quotes.rows if x.item == item and x.billing == qbilling and not x.skip]
+        cny = [x for x in found if x.currency == self.currency]
+        notes = [n for n in (shared_note,) if n]
+        if cny:
+            here = [
+                x
+                for x in cny
+                if x.covers(self.region) or re.search(r"mainland|all", x.region) and "international" not in x.region
+            ]
+            x = max(here or cny, key=lambda r: (r.publisher == "vendor", r.as_of))
+            if here:
+                how = "; ".join([f"{x.quality} {x.price} {x.currency}/{x.unit} ({x.region})", *notes])
+                self.add(key, billing, x.price, unit, x.catalog_quality, x.source, x.as_of, how, quotes=(x.cite(),))
+                return
+            sp = self.spread("other_region")
+            pct = Decimal(sp["pct"]) / 100
+            how = f"{x.quality} {x.price} {x.currency}/{x.unit} for {x.region}, applied to {self.region} (+/-{sp['pct']} % stated: {sp['reason']})"
+            self.add(
+                key,
+                billing,
+                x.price,
+                unit,
+                "estimate",
+                x.source,
+                x.as_of,
+                "; ".join([how, *notes]),
+                x.price * (1 - pct),
+                x.price * (1 + pct),
+                (x.cite(),),
+            )
+            return
+        usd = [x for x in found if x.currency == "USD"]
+        fx = self.service_fx()
+        if usd and fx is not None:
+            x = max(usd, key=lambda r: r.as_of)
+            how = f"USD {x.price}/{x.unit} ({x.region}) x {fx.how}"
+            self.add(
+                key,
+                billing,
+                x.price * fx.value,
+                unit,
+                "estimate",
+                x.source,
+                min(x.as_of, fx.as_of),
+                "; ".join([how, *notes]),
+                x.price * fx.low,
+                x.price * fx.high,
+                (x.cite(), *fx.quotes),
+            )
+            return
+        self.add(key, billing, None, unit, "missing", "", self.today, why_missing)
 
 
 # --- GPU instances ------------------------------------------------------------------------------------------

@@ -20,7 +20,9 @@ from gpufleet.cost.resources import (
     clb_components,
     d,
     group_for,
+    image_snapshot,
     node_components,
+    policy_actions,
     qty,
 )
 
@@ -117,12 +119,52 @@ def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return clb_components(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
 
 
+def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
+    per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
+    acts = policy_actions(res["inputs"].get("document"))
+    out = []
+    if "ssm:GetSecretValue" in acts:
+        out += [
+            CostComponent("SSM secret (the API key)", Decimal(1), "ssm/secret", "any", "other", shared=True),
+            CostComponent(
+                "SSM API calls (billed per 10,000, at least 10,000 a month)",
+                Decimal(1),
+                "ssm/calls",
+                "any",
+                "other",
+                "nodes read the secret at boot: far below the 10,000 calls billed at least",
+                shared=True,
+            ),
+        ]
+    if "cos:GetObject" in acts:
+        out.append(
+            CostComponent(
+                "model bucket storage (COS standard)",
+                qty(ctx.usage.model_bucket_gb),
+                "cos/standard",
+                "any",
+                "other",
+                "usage model_bucket_gb",
+                shared=True,
+            )
+        )
+    return out
+
+
+def tc_scaling_config_and_image(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """The autoscaled nodes and the snapshot of the image they boot (shared by the stacks of the region using it)."""
+    size = int(res["inputs"].get("systemDiskSize") or 50)
+    return tc_scaling_config(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
+
+
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
-    "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config,
+    "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config_and_image,
     "tencentcloud:Instance/instance:Instance": tc_instance,
     "tencentcloud:Eip/instance:Instance": tc_eip,
     "tencentcloud:Nat/gateway:Gateway": tc_nat,
     "tencentcloud:Clb/instance:Instance": tc_clb,
+    "tencentcloud:Cam/policy:Policy": tc_node_reads,
 }
 
 _CONFIG = "configuration object: no billing item of its own in the sources consulted"
@@ -144,7 +186,7 @@ FREE: dict[str, str] = {
     "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": "basic monitoring alarms: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {
-    "tencentcloud:Cam/": "CAM (roles, policies): no charge",
+    "tencentcloud:Cam/": "CAM (roles, policies): no charge (the node policy's SSM secret and bucket are priced at the policy)",
 }
 
 
@@ -203,3 +245,12 @@ def catalog_rows(ctx: DeriveContext) -> None:
     ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour")
     ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
     ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB", listed=src["regions"])
+    services_rows(ctx)
+
+
+def services_rows(ctx: DeriveContext) -> None:
+    """Rows from the public price points (quotes-tencentcloud.yaml): SSM, COS, snapshots (USD x the services' CNY/USD)."""
+    ctx.add_quote("ssm/secret", "any", "secret-month", "ssm/secret", "payg", "no SSM secret price found")
+    ctx.add_quote("ssm/calls", "any", "10k-calls", "ssm/api_calls", "payg", "no SSM API call price found")
+    ctx.add_quote("cos/standard", "any", "GB-month", "cos/standard", "payg", "no COS standard storage price found")
+    ctx.add_quote("snapshot/standard", "any", "GB-month", "snapshot/standard", "monthly", "no snapshot storage price found")
