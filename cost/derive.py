@@ -95,7 +95,8 @@ class Quote:
         return re.search(rf"(?<![\w-]){re.escape(region)}(?![\w-])", self.region) is not None
 
     def cite(self) -> str:
-        return f"{self.item} {self.billing} {self.price} {self.currency}/{self.unit} ({self.region}, {self.as_of}): {self.source}"
+        """The point as quotes-<cloud>.yaml holds it (its source is there): item, billing, price, unit, date."""
+        return f"{self.item} {self.billing} {self.price} {self.currency}/{self.unit} {self.as_of}"
 
 
 @dataclass(frozen=True)
@@ -446,7 +447,7 @@ class _Points:
             use = r.get("use") or {}
             if use.get("billing") == billing and use.get("of") == of:
                 out.append(
-                    RatioPoint(fraction(use["factor"]), f"ratio {r['item']} = {use['factor']}: {r['source']}", str(r["as_of"]))
+                    RatioPoint(fraction(use["factor"]), f"ratio {r['item']} = {use['factor']} {r['as_of']}", str(r["as_of"]))
                 )
         return out
 
