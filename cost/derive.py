@@ -322,60 +322,85 @@ class DeriveContext:
         ]
         return ratio_of(points, self.spread("service_usd_to_cny"), "CNY/USD of services")
 
-    def add_quote(self, key: str, billing: str, unit: str, item: str, qbilling: str, why_missing: str, shared_note: str = ""):
+    def add_quote(
+        self,
+        key: str,
+        billing: str,
+        unit: str,
+        item: str,
+        qbilling: str,
+        why_missing: str,
+        note: str = "",
+        scale: Decimal = Decimal(1),
+    ):
         """A row from the quotes file: a CNY point (its region covering this one, or `mainland`), else a CNY point of
-        another region (+/- stated), else a USD point x the services' CNY/USD; else `missing` with the reason."""
+        another region (+/- stated), else a USD point x the services' CNY/USD; else `missing` with the reason.
+        `scale` turns the quote's unit into the row's (1/24 for a per-day quote on a per-hour row)."""
         found = [x for x in self.quotes.rows if x.item == item and x.billing == qbilling and not x.skip]
         cny = [x for x in found if x.currency == self.currency]
-        notes = [n for n in (shared_note,) if n]
+        usd = [x for x in found if x.currency == "USD"]
+        fx = self.service_fx()
+        if not cny and not (usd and fx is not None):
+            self.add(key, billing, None, unit, "missing", "", self.today, why_missing)
+            return
+        x = None
         if cny:
             here = [
-                x
-                for x in cny
-                if x.covers(self.region) or re.search(r"mainland|all", x.region) and "international" not in x.region
+                r
+                for r in cny
+                if r.covers(self.region) or re.search(r"mainland|all", r.region) and "international" not in r.region
             ]
             x = max(here or cny, key=lambda r: (r.publisher == "vendor", r.as_of))
-            if here:
-                how = "; ".join([f"{x.quality} {x.price} {x.currency}/{x.unit} ({x.region})", *notes])
-                self.add(key, billing, x.price, unit, x.catalog_quality, x.source, x.as_of, how, quotes=(x.cite(),))
-                return
-            sp = self.spread("other_region")
-            pct = Decimal(sp["pct"]) / 100
-            how = f"{x.quality} {x.price} {x.currency}/{x.unit} for {x.region}, applied to {self.region} (+/-{sp['pct']} % stated: {sp['reason']})"
+        else:
+            x = max(usd, key=lambda r: r.as_of)
+        per = "" if scale == 1 else f", x {q(scale)} per {unit}"
+        what = f"{x.quality} {x.price} {x.currency}/{x.unit} ({x.region}){per}"
+        price = x.price * scale
+        if cny and here:
             self.add(
                 key,
                 billing,
-                x.price,
+                price,
+                unit,
+                x.catalog_quality,
+                x.source,
+                x.as_of,
+                "; ".join(n for n in (what, note) if n),
+                quotes=(x.cite(),),
+            )
+        elif cny:
+            sp = self.spread("other_region")
+            pct = Decimal(sp["pct"]) / 100
+            how = f"{what}, applied to {self.region} (+/-{sp['pct']} % stated: {sp['reason']})"
+            self.add(
+                key,
+                billing,
+                price,
                 unit,
                 "estimate",
                 x.source,
                 x.as_of,
-                "; ".join([how, *notes]),
-                x.price * (1 - pct),
-                x.price * (1 + pct),
+                "; ".join(n for n in (how, note) if n),
+                price * (1 - pct),
+                price * (1 + pct),
                 (x.cite(),),
             )
-            return
-        usd = [x for x in found if x.currency == "USD"]
-        fx = self.service_fx()
-        if usd and fx is not None:
-            x = max(usd, key=lambda r: r.as_of)
-            how = f"USD {x.price}/{x.unit} ({x.region}) x {fx.how}"
+        else:
+            assert fx is not None
+            how = f"{what} x {fx.how}"
             self.add(
                 key,
                 billing,
-                x.price * fx.value,
+                price * fx.value,
                 unit,
                 "estimate",
                 x.source,
                 min(x.as_of, fx.as_of),
-                "; ".join([how, *notes]),
-                x.price * fx.low,
-                x.price * fx.high,
+                "; ".join(n for n in (how, note) if n),
+                price * fx.low,
+                price * fx.high,
                 (x.cite(), *fx.quotes),
             )
-            return
-        self.add(key, billing, None, unit, "missing", "", self.today, why_missing)
 
 
 # --- GPU instances ------------------------------------------------------------------------------------------

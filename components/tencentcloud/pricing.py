@@ -11,7 +11,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.derive import DeriveContext, q
+from gpufleet.cost.derive import DeriveContext
 from gpufleet.cost.resources import (
     CostComponent,
     Disk,
@@ -194,7 +194,7 @@ FREE_PREFIXES: dict[str, str] = {
 
 
 def catalog_rows(ctx: DeriveContext) -> None:
-    """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml."""
+    """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml and quotes-tencentcloud.yaml."""
     src = ctx.src
     yf = Decimal(src["rules"]["yearly_factor"])
     ys = ctx.source(src["rules"]["yearly_source"])
@@ -204,28 +204,29 @@ def catalog_rows(ctx: DeriveContext) -> None:
             for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month"), ("yearly", "GiB-month")):
                 ctx.add(key, b, None, unit, "missing", "", ctx.today, "no sourced price in cost/data/sources-tencentcloud.yaml")
             continue
-        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
-        monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH
-        s = ctx.source(fact["source"])
-        ctx.add(
-            key,
-            "monthly",
-            monthly,
-            "GiB-month",
-            "estimate",
-            s["url"],
-            s["as_of"],
-            f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)",
+        if fact.get("from_quotes"):  # the type's own (international-site USD) list price, x the services' CNY/USD
+            ctx.add_quote(key, "payg", "GiB-hour", key, "payg", f"no price for {name}", "priced per GB by the vendor")
+        else:
+            ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
+        # subscription: the type's own monthly list price (international site, USD x the services' CNY/USD)
+        ctx.add_quote(
+            key, "monthly", "GiB-month", key, "monthly", f"no subscription price for {name}", "priced per GB by the vendor"
         )
+        m = ctx.rows[(key, "monthly")]
+        if m.price is None:
+            continue
         ctx.add(
             key,
             "yearly",
-            q(monthly) * yf,
+            m.price * yf,
             "GiB-month",
             "estimate",
             ys["url"],
-            ys["as_of"],
-            f"{q(monthly)} x {yf} (CBS 1-year discount, official)",
+            min(m.as_of, ys["as_of"]),
+            f"monthly {m.price} x {yf} (CBS 1-year discount, official)",
+            m.lowest * yf,
+            m.highest * yf,
+            m.quotes,
         )
     p = src["public_network"]
     ctx.add_fact("net/traffic", "any", p["traffic_gb"], "GB", listed=src["regions"])
@@ -242,8 +243,8 @@ def catalog_rows(ctx: DeriveContext) -> None:
         ctx.add_fact(f"nat/{size}", "any", n[f"{size}_hour"], "hour", listed=src["regions"])
     ctx.add_fact("nat/traffic", "any", n["traffic_gb"], "GB", listed=src["regions"])
     c = src["clb"]
-    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour")
-    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
+    ctx.add_quote("clb/instance", "any", "hour", "clb/instance", "payg", "no CLB instance price found", scale=Decimal(1) / 24)
+    ctx.add_quote("clb/lcu", "any", "LCU-hour", "clb/lcu", "payg", "no CLB LCU price found")
     ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB", listed=src["regions"])
     services_rows(ctx)
 
