@@ -37,8 +37,16 @@ Q4 = Decimal("0.0001")
 INSTANCE_BILLINGS = ("payg", "monthly", "yearly", "spot")
 
 
+Q6 = Decimal("0.000001")
+
+
 def q(x: Decimal) -> Decimal:
-    return x.quantize(Q4, rounding=ROUND_HALF_UP)
+    """4 decimals; 6 below 0.01 (per-GB-hour prices such as 0.00083 would lose 4 % at 4 decimals)."""
+    four = x.quantize(Q4, rounding=ROUND_HALF_UP)
+    if abs(x) >= Decimal("0.01"):
+        return four
+    six = x.quantize(Q6, rounding=ROUND_HALF_UP)
+    return four if six == four else six
 
 
 def _data(cloud: str, data: Path | None) -> Path:
