@@ -113,6 +113,7 @@ def test_tencent_lines(prod_fleet):
     assert _line(e, "EIP outbound traffic").monthly_cost == Decimal("40.00")  # 50 GB x 0.80
     hold = _line(e, "EIP holding fee")
     assert hold.unit_price is None and hold.price_quality == "missing" and hold.monthly_cost is None
-    assert _line(e, "CLB instance fee").price_quality == "estimate"  # USD 0.686/day (international site) x the CNY/USD of services
+    # the CLB instance fee: USD 0.686/day (international site) x the CNY/USD of services
+    assert _line(e, "CLB instance fee").price_quality == "estimate"
     assert not [l for l in e.lines if "no catalog row" in l.note]
     assert not [l for l in e.lines if l.component == "resource type not priced"]
