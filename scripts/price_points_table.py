@@ -54,6 +54,11 @@ TENCENT_OVER_5 = {("tencentcloud", "bandwidth/fixed_above_5mbps", "payg"): "net/
 PER = {("hour", "day"): Decimal(24), ("day", "hour"): Decimal(1) / 24}  # (our unit, the quote's unit) -> factor
 
 
+def _fmt(x: Decimal) -> str:
+    """4 decimals, 6 below 0.01 (as the catalog keeps them)."""
+    return f"{x:.4f}" if abs(x) >= Decimal("0.01") else f"{x:.6f}"
+
+
 def _key(cloud: str, q: derive.Quote) -> str | None:
     special = {**BILLING_KEY, **TENCENT_OVER_5}.get((cloud, q.item, q.billing))
     if special:
@@ -93,10 +98,10 @@ def table(cloud: str) -> list[str]:
         factor = PER.get((r.unit, q.unit), Decimal(1))
         unit = q.unit if (r.unit, q.unit) in PER else r.unit
         ours_u, lo_u, hi_u = ours * factor, lo * factor, hi * factor
-        spread = "" if lo_u == hi_u else f" ({lo_u:.4f}-{hi_u:.4f})"
+        spread = "" if lo_u == hi_u else f" ({_fmt(lo_u)}-{_fmt(hi_u)})"
         same_unit = unit == q.unit or {unit, q.unit} <= {"GB", "GiB"} or unit.replace("GiB", "GB") == q.unit.replace("GiB", "GB")
         ratio = f"{ours_u / q.price:.3f}" if same_unit else f"units differ ({unit})"
-        shown = f"{region}: {ours_u:.4f} CNY/{unit}{note}{spread}, {r.quality}"
+        shown = f"{region}: {_fmt(ours_u)} CNY/{unit}{note}{spread}, {r.quality}"
         out.append(f"| {q.item} | {q.billing} | {shown} | {public} | {ratio} | {src} | {q.as_of} |")
     return out
 
