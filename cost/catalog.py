@@ -1,14 +1,30 @@
 """The price catalog: one row per (cloud, region, item, billing), loaded from cost/data/<cloud>-<region>.yaml.
 
 Rows are written by `gpufleet catalog build` (derived from the sourced facts in
-cost/data/sources-<cloud>.yaml, see derive.py) and by `gpufleet catalog refresh` (vendor pricing API,
-quality `vendor API`). A row whose price is not known has `price: null` and quality `missing`: the
-estimate shows it as a unit price line, never as 0.
+cost/data/sources-<cloud>.yaml and the public price points in cost/data/quotes-<cloud>.yaml, see derive.py)
+and by `gpufleet catalog refresh` (vendor pricing API, quality `vendor API`). A row whose price is not known
+has `price: null` and quality `missing`: the estimate shows it as a unit price line, never as 0.
+
+Quality (QUALITIES), best first:
+- `vendor API`: returned to us by the vendor's price API (`catalog refresh`), for this exact item, billing, region;
+- `official`: printed by the vendor (price page, documentation, a documented API example) for this item and billing;
+- `third-party`: published by someone else (a DescribePrice quote in a public file, a reseller, a tutorial);
+- `estimate`: derived by a rule from other rows (a ratio, a size multiple, another region, an exchange rate);
+  the row's `derivation` says how and `quotes` names the public points it used;
+- `missing`: no price; shown as a unit price, never as 0.
+
+`as_of` is always the date of the price's SOURCE (the quote, the doc, the API call), never the build date; a
+derived row carries the oldest date of what it was derived from. `low`/`high` are the sourced spread: equal to
+the price for a real quote of that exact item and billing (then omitted in the file), the spread of the quotes or
+ratios a derived price rests on, or a stated +/- percentage (the reason in the derivation) when fewer than two
+points exist. A row older than STALE_DAYS is `stale(row, today)`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -20,9 +36,10 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
 
 DATA = Path(__file__).parent / "data"
-QUALITIES = ("official", "vendor API", "third-party", "estimate", "missing")
+QUALITIES = ("vendor API", "official", "third-party", "estimate", "missing")  # best first
 BILLINGS = ("payg", "monthly", "yearly", "spot", "any")
 HOURS_PER_MONTH = Decimal(730)
+STALE_DAYS = 365  # a price whose source is older than this is marked stale
 
 
 @dataclass(frozen=True)
@@ -37,13 +54,32 @@ class PriceRow:
     as_of: str
     derivation: str = ""
     trade_price: Decimal | None = None  # the account's price when a vendor API returned one
+    low: Decimal | None = None  # the sourced spread; None = the price itself (a quote of this exact item/billing)
+    high: Decimal | None = None
+    quotes: tuple[str, ...] = ()  # the public price points (cost/data/quotes-<cloud>.yaml) a derived row used
+
+    @property
+    def lowest(self) -> Decimal | None:
+        """The low end of the sourced spread (the price when no spread is stated); None when unpriced."""
+        return self.price if self.low is None else self.low
+
+    @property
+    def highest(self) -> Decimal | None:
+        return self.price if self.high is None else self.high
 
     def to_yaml(self) -> dict:
         d = asdict(self)
         d["price"] = None if self.price is None else str(self.price)
-        d["trade_price"] = None if self.trade_price is None else str(self.trade_price)
-        if d["trade_price"] is None:
-            del d["trade_price"]
+        for k in ("trade_price", "low", "high"):
+            v = getattr(self, k)
+            if v is None or (k != "trade_price" and v == self.price):
+                del d[k]  # low/high equal to the price are not written
+            else:
+                d[k] = str(v)
+        if self.quotes:
+            d["quotes"] = list(self.quotes)
+        else:
+            del d["quotes"]
         if not d["derivation"]:
             del d["derivation"]
         return d
@@ -52,6 +88,7 @@ class PriceRow:
     def from_yaml(d: dict) -> PriceRow:
         price = d.get("price")
         trade = d.get("trade_price")
+        low, high = d.get("low"), d.get("high")
         return PriceRow(
             key=d["key"],
             billing=d["billing"],
@@ -63,7 +100,26 @@ class PriceRow:
             as_of=str(d["as_of"]),
             derivation=d.get("derivation", ""),
             trade_price=None if trade is None else Decimal(str(trade)),
+            low=None if low is None else Decimal(str(low)),
+            high=None if high is None else Decimal(str(high)),
+            quotes=tuple(str(x) for x in d.get("quotes") or ()),
         )
+
+
+def source_date(row: PriceRow) -> date | None:
+    """The date of the row's source, None when the row has no price or no ISO date."""
+    if row.price is None:
+        return None
+    try:
+        return date.fromisoformat(row.as_of)
+    except ValueError:
+        return None
+
+
+def stale(row: PriceRow, today: date) -> bool:
+    """Whether the row's price rests on a source older than STALE_DAYS on `today` (pass gpufleet.clock.now().date())."""
+    when = source_date(row)
+    return when is not None and today - when > timedelta(days=STALE_DAYS)
 
 
 @dataclass
@@ -80,6 +136,18 @@ class Catalog:
 
     def keys(self) -> list[str]:
         return sorted({k for k, _ in self.rows})
+
+    def oldest_as_of(self, wanted: Iterable[tuple[str, str]]) -> str | None:
+        """The oldest source date among the priced rows for these (key, billing) pairs (as `get` finds them);
+        None when none of them has a dated price."""
+        dates = [source_date(r) for r in (self.get(k, b) for k, b in wanted) if r is not None]
+        known = [x for x in dates if x is not None]
+        return min(known).isoformat() if known else None
+
+    def stale_rows(self, wanted: Iterable[tuple[str, str]], today: date) -> list[PriceRow]:
+        """The rows for these (key, billing) pairs whose source is older than STALE_DAYS."""
+        rows = {(r.key, r.billing): r for r in (self.get(k, b) for k, b in wanted) if r is not None}
+        return [r for r in rows.values() if stale(r, today)]
 
 
 def data_dir(cloud: str, data: Path | None = None) -> Path:
@@ -175,6 +243,8 @@ def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
         for k in (*ROW_TEXT, "derivation")
         if isinstance(raw.get(k), (dict, list))
     ]
+    if raw.get("quotes") is not None and not isinstance(raw["quotes"], list):
+        out.append(Problem(shown, f"{where}.quotes", f"expected a list of citations, got {inputs.kind(raw['quotes'])}"))
     if isinstance(raw.get("billing"), str) and raw["billing"] not in BILLINGS:
         out.append(
             Problem(shown, f"{where}.billing", f"unknown billing {raw['billing']!r}" + did_you_mean(raw["billing"], BILLINGS))
@@ -183,7 +253,23 @@ def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
         out
         + _decimal_problem(raw.get("price"), shown, f"{where}.price")
         + _decimal_problem(raw.get("trade_price"), shown, f"{where}.trade_price")
+        + _decimal_problem(raw.get("low"), shown, f"{where}.low")
+        + _decimal_problem(raw.get("high"), shown, f"{where}.high")
+        + _spread_problem(raw, shown, where)
     )
+
+
+def _spread_problem(raw: dict, shown: str, where: str) -> list[Problem]:
+    """low <= price <= high when they are numbers."""
+    try:
+        p, lo, hi = (None if raw.get(k) is None else Decimal(str(raw[k])) for k in ("price", "low", "high"))
+    except ArithmeticError:
+        return []  # reported by _decimal_problem
+    if p is None and (lo is not None or hi is not None):
+        return [Problem(shown, where, "low/high given without a price; drop them or give the price")]
+    if (lo is not None and lo > p) or (hi is not None and hi < p):
+        return [Problem(shown, where, f"the spread {lo}-{hi} must hold the price {p} (low <= price <= high)")]
+    return []
 
 
 def write(cat: Catalog, data: Path | None = None) -> Path:
@@ -192,7 +278,8 @@ def write(cat: Catalog, data: Path | None = None) -> Path:
     header = (
         f"# Price catalog for {cat.cloud} {cat.region}. Written by `gpufleet catalog build` (derived rows, see\n"
         f"# cost/derive.py and cost/data/sources-{cat.cloud}.yaml) and `gpufleet catalog refresh` (vendor API rows).\n"
-        "# quality: official | vendor API | third-party | estimate | missing (price unknown: shown as a unit price).\n"
+        "# quality: vendor API | official | third-party | estimate | missing (price unknown: shown as a unit price).\n"
+        "# as_of: the date of the price's source. low/high: the sourced spread (omitted when equal to the price).\n"
     )
     body = yaml.safe_dump(
         {

@@ -238,6 +238,8 @@ def price_inventory(
             continue
         if v is None and k == "nat_cu_hours":
             assumptions.append(f"{k}: unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced")
+        elif v is None and k == "image_snapshot_gb":
+            assumptions.append(f"{k}: unknown; the node's system disk size is priced (an upper bound)")
         else:
             assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
     if usage.files:
@@ -245,7 +247,7 @@ def price_inventory(
     if spec.billing.model == "spot" or any(l.billing == "spot" for l in lines):
         assumptions.append(
             "spot nodes can be reclaimed at any time after the protection period (about 5 minutes' notice); "
-            "the spot price is an estimate (40% of pay-as-you-go; vendor floor 10%)"
+            "the spot price is the catalog row's (a spot quote where one exists, else a ratio of pay-as-you-go from public points; see its derivation)"
         )
     est = Estimate(
         stack,

@@ -1,9 +1,14 @@
-"""`gpufleet catalog refresh`: ask the vendor's pricing API for the GPU instance prices of one region.
+"""`gpufleet catalog refresh`: ask the vendor's pricing API for the GPU instance prices of one region, for every
+billing model (pay-as-you-go, 1 month, 1 year, spot).
 
-Each cloud's fetcher is its prices module (components/<cloud>/prices.py, `fetch`). It uses the user's
-credentials from the environment; this writes rows with quality `vendor API`, the fetch date, the list price (`price`) and the account's price (`trade_price`)
-into cost/data/<cloud>-<region>.yaml, replacing the derived rows for the same item and billing.
-The only module that talks to a network; tests point it at a fake endpoint on 127.0.0.1.
+Each cloud's fetcher is its prices module (components/<cloud>/prices.py, `fetch`): Alibaba DescribePrice (PriceUnit
+Hour / Month / Year) and DescribeSpotPriceHistory (DescribeSpotAdvice when there is no history); Tencent
+InquiryPriceRunInstances (POSTPAID_BY_HOUR, PREPAID 1 and 12 months, SPOTPAID). It uses the user's credentials from
+the environment; this writes rows with quality `vendor API`, the date of the price (the fetch date, or the spot
+price's own timestamp), the list price (`price`) and the account's price (`trade_price`) into
+cost/data/<cloud>-<region>.yaml, replacing the derived rows for the same item and billing (`catalog build` keeps them).
+The only module that talks to a network; tests point it at a fake endpoint on 127.0.0.1 answering with the vendors'
+documented sample responses.
 """
 
 from __future__ import annotations

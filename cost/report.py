@@ -210,7 +210,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     est = _estimated_prices(options)
     console.print(f"  {len(est)} prices are estimates, third-party or missing (see --format html/xlsx for how each was derived)")
     if any(o.billing == "spot" for o in options):
-        console.print("  spot: nodes can be reclaimed; the spot price is an estimate (40% of pay-as-you-go, vendor floor 10%)")
+        console.print("  spot: nodes can be reclaimed; the spot price is the catalog row's (see its derivation and range)")
 
 
 def compare_csv(stack: str, options: list[Option]) -> str:

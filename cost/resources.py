@@ -28,6 +28,9 @@ class CostComponent:
     category: str
     note: str = ""
     price_cap: Decimal | None = None  # spot price limit from the program
+    shared: bool = (
+        False  # one bill for several stacks (KMS instance, model bucket, image snapshots): count once in `cost report --all`
+    )
 
 
 @dataclass
@@ -134,6 +137,37 @@ def clb_components(public: bool, ctx: PricingContext) -> list[CostComponent]:
             )
         )
     return out
+
+
+def policy_actions(document) -> set[str]:
+    """The actions a RAM / CAM policy document grants (JSON text or a mapping; Tencent's `name/` prefix dropped)."""
+    import json
+
+    doc = document
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError:
+            return set()
+    if not isinstance(doc, dict):
+        return set()
+    out: set[str] = set()
+    for st in doc.get("Statement") or doc.get("statement") or []:
+        acts = st.get("Action") or st.get("action") or []
+        for a in [acts] if isinstance(acts, str) else acts:
+            out.add(str(a).removeprefix("name/"))
+    return out
+
+
+def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: int, key: str) -> list[CostComponent]:
+    """The golden image's snapshot storage in this region: one bill for every stack using the image (shared)."""
+    image = res["inputs"].get(image_field)
+    if not image:
+        return []
+    gb, note = ctx.usage.image_snapshot_gb, "usage image_snapshot_gb"
+    if gb is None:
+        gb, note = Decimal(disk_gib), f"usage image_snapshot_gb unknown: the {disk_gib} GiB system disk, an upper bound"
+    return [CostComponent(f"image snapshot {image} ({ctx.region})", Decimal(gb), key, "any", "disk", note, shared=True)]
 
 
 # --- which function prices a type: asked of the cloud's pricing module ------------------------------------

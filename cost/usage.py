@@ -23,6 +23,10 @@ class Usage:
     nat_egress_gb: Decimal | None = None
     nat_cu_hours: Decimal | None = None
     lb_lcu_hours: Decimal | None = None
+    model_bucket_gb: Decimal | None = None  # what the model bucket stores (shared by the stacks reading it)
+    image_snapshot_gb: Decimal | None = (
+        None  # the golden image's snapshot per region (null: the system disk size, an upper bound)
+    )
     files: tuple[str, ...] = field(default=())
 
     def known(self) -> dict[str, Decimal | None]:

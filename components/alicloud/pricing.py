@@ -21,7 +21,9 @@ from gpufleet.cost.resources import (
     clb_components,
     d,
     group_for,
+    image_snapshot,
     node_components,
+    policy_actions,
     qty,
 )
 
@@ -174,15 +176,59 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
 
 
 def ali_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    return clb_components(res["inputs"].get("addressType", "internet") == "internet", ctx)
+    public = res["inputs"].get("addressType", "internet") == "internet"
+    return clb_components(public, ctx) + (ali_clb_public_ip() if public else [])
+
+
+def ali_clb_public_ip() -> list[CostComponent]:
+    """An internet-facing CLB pays a public-IP retention fee (the former instance fee, renamed 2024-12-01, help.aliyun.com 27692)."""
+    return [CostComponent("CLB public IP retention fee", HOURS_PER_MONTH, "clb/public_ip", "any", "load_balancer")]
+
+
+def ali_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """What the node role's policy reads and the account pays for outside the stack: a KMS secret needs a paid KMS
+    instance; the model bucket's storage. Both shared by every stack that reads them (counted once across stacks)."""
+    acts = policy_actions(res["inputs"].get("policyDocument"))
+    out = []
+    if "kms:GetSecretValue" in acts:
+        out.append(
+            CostComponent(
+                f"KMS instance ({ctx.region}; a secret needs a paid KMS instance)",
+                Decimal(1),
+                "kms/instance",
+                "any",
+                "other",
+                shared=True,
+            )
+        )
+    if "oss:GetObject" in acts:
+        out.append(
+            CostComponent(
+                "model bucket storage (OSS standard)",
+                qty(ctx.usage.model_bucket_gb),
+                "oss/standard",
+                "any",
+                "other",
+                "usage model_bucket_gb",
+                shared=True,
+            )
+        )
+    return out
+
+
+def ali_scaling_configuration_and_image(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """The autoscaled nodes and the snapshot of the image they boot (shared by the stacks of the region using it)."""
+    size = int(res["inputs"].get("systemDiskSize") or 40)
+    return ali_scaling_configuration(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
 
 
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
-    "alicloud:ess/scalingConfiguration:ScalingConfiguration": ali_scaling_configuration,
+    "alicloud:ess/scalingConfiguration:ScalingConfiguration": ali_scaling_configuration_and_image,
     "alicloud:ecs/instance:Instance": ali_instance,
     "alicloud:ecs/eipAddress:EipAddress": ali_eip,
     "alicloud:vpc/natGateway:NatGateway": ali_nat,
     "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ali_clb,
+    "alicloud:ram/policy:Policy": ali_node_reads,
 }
 
 _CONFIG = "configuration object: no billing item of its own in the sources consulted"
@@ -204,7 +250,7 @@ FREE: dict[str, str] = {
     "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": "RAM role on an instance: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {
-    "alicloud:ram/": "RAM (roles, policies): no charge",
+    "alicloud:ram/": "RAM (roles, policies): no charge (the node policy's KMS secret and bucket are priced at the policy)",
     "alicloud:cms/": "CloudMonitor alarm rules and contact groups: no charge for basic alarms",
 }
 
@@ -262,3 +308,22 @@ def catalog_rows(ctx: DeriveContext) -> None:
     ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour", listed=src["regions"])
     ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
     ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB")
+    services_rows(ctx)
+
+
+def services_rows(ctx: DeriveContext) -> None:
+    """Rows from the public price points (quotes-alicloud.yaml): KMS instance, CLB public-IP retention fee, OSS, snapshots."""
+    ctx.add_quote(
+        "kms/instance", "any", "month", "kms/software_instance", "monthly", "no CNY or USD price of the KMS instance found"
+    )
+    ctx.add_quote(
+        "clb/public_ip",
+        "any",
+        "hour",
+        "clb/public_ip_retention_fee",
+        "payg",
+        "no price of the CLB public-IP retention fee found",
+        "the former instance fee's Hangzhou example; renamed 公网IP保有费 on 2024-12-01 (27692)",
+    )
+    ctx.add_quote("oss/standard", "any", "GB-month", "oss/standard_lrs", "payg", "no OSS standard storage price found")
+    ctx.add_quote("snapshot/standard", "any", "GiB-month", "snapshot/standard", "payg", "no snapshot storage price found")

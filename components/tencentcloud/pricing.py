@@ -11,7 +11,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.derive import DeriveContext, q
+from gpufleet.cost.derive import DeriveContext
 from gpufleet.cost.resources import (
     CostComponent,
     Disk,
@@ -20,7 +20,9 @@ from gpufleet.cost.resources import (
     clb_components,
     d,
     group_for,
+    image_snapshot,
     node_components,
+    policy_actions,
     qty,
 )
 
@@ -117,12 +119,52 @@ def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return clb_components(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
 
 
+def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
+    per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
+    acts = policy_actions(res["inputs"].get("document"))
+    out = []
+    if "ssm:GetSecretValue" in acts:
+        out += [
+            CostComponent("SSM secret (the API key)", Decimal(1), "ssm/secret", "any", "other", shared=True),
+            CostComponent(
+                "SSM API calls (billed per 10,000, at least 10,000 a month)",
+                Decimal(1),
+                "ssm/calls",
+                "any",
+                "other",
+                "nodes read the secret at boot: far below the 10,000 calls billed at least",
+                shared=True,
+            ),
+        ]
+    if "cos:GetObject" in acts:
+        out.append(
+            CostComponent(
+                "model bucket storage (COS standard)",
+                qty(ctx.usage.model_bucket_gb),
+                "cos/standard",
+                "any",
+                "other",
+                "usage model_bucket_gb",
+                shared=True,
+            )
+        )
+    return out
+
+
+def tc_scaling_config_and_image(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """The autoscaled nodes and the snapshot of the image they boot (shared by the stacks of the region using it)."""
+    size = int(res["inputs"].get("systemDiskSize") or 50)
+    return tc_scaling_config(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
+
+
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
-    "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config,
+    "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config_and_image,
     "tencentcloud:Instance/instance:Instance": tc_instance,
     "tencentcloud:Eip/instance:Instance": tc_eip,
     "tencentcloud:Nat/gateway:Gateway": tc_nat,
     "tencentcloud:Clb/instance:Instance": tc_clb,
+    "tencentcloud:Cam/policy:Policy": tc_node_reads,
 }
 
 _CONFIG = "configuration object: no billing item of its own in the sources consulted"
@@ -144,7 +186,7 @@ FREE: dict[str, str] = {
     "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": "basic monitoring alarms: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {
-    "tencentcloud:Cam/": "CAM (roles, policies): no charge",
+    "tencentcloud:Cam/": "CAM (roles, policies): no charge (the node policy's SSM secret and bucket are priced at the policy)",
 }
 
 
@@ -152,7 +194,7 @@ FREE_PREFIXES: dict[str, str] = {
 
 
 def catalog_rows(ctx: DeriveContext) -> None:
-    """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml."""
+    """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml and quotes-tencentcloud.yaml."""
     src = ctx.src
     yf = Decimal(src["rules"]["yearly_factor"])
     ys = ctx.source(src["rules"]["yearly_source"])
@@ -162,28 +204,29 @@ def catalog_rows(ctx: DeriveContext) -> None:
             for b, unit in (("payg", "GiB-hour"), ("monthly", "GiB-month"), ("yearly", "GiB-month")):
                 ctx.add(key, b, None, unit, "missing", "", ctx.today, "no sourced price in cost/data/sources-tencentcloud.yaml")
             continue
-        ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
-        monthly = Decimal(fact["payg"]) * HOURS_PER_MONTH
-        s = ctx.source(fact["source"])
-        ctx.add(
-            key,
-            "monthly",
-            monthly,
-            "GiB-month",
-            "estimate",
-            s["url"],
-            s["as_of"],
-            f"payg {fact['payg']}/GiB-h x 730 (subscription per GB-month NOT FOUND; no saving assumed)",
+        if fact.get("from_quotes"):  # the type's own (international-site USD) list price, x the services' CNY/USD
+            ctx.add_quote(key, "payg", "GiB-hour", key, "payg", f"no price for {name}", "priced per GB by the vendor")
+        else:
+            ctx.add_fact(key, "payg", fact, "GiB-hour", field="payg", listed=src["regions"])
+        # subscription: the type's own monthly list price (international site, USD x the services' CNY/USD)
+        ctx.add_quote(
+            key, "monthly", "GiB-month", key, "monthly", f"no subscription price for {name}", "priced per GB by the vendor"
         )
+        m = ctx.rows[(key, "monthly")]
+        if m.price is None:
+            continue
         ctx.add(
             key,
             "yearly",
-            q(monthly) * yf,
+            m.price * yf,
             "GiB-month",
             "estimate",
             ys["url"],
-            ys["as_of"],
-            f"{q(monthly)} x {yf} (CBS 1-year discount, official)",
+            min(m.as_of, ys["as_of"]),
+            f"monthly {m.price} x {yf} (CBS 1-year discount, official)",
+            m.lowest * yf,
+            m.highest * yf,
+            m.quotes,
         )
     p = src["public_network"]
     ctx.add_fact("net/traffic", "any", p["traffic_gb"], "GB", listed=src["regions"])
@@ -200,6 +243,15 @@ def catalog_rows(ctx: DeriveContext) -> None:
         ctx.add_fact(f"nat/{size}", "any", n[f"{size}_hour"], "hour", listed=src["regions"])
     ctx.add_fact("nat/traffic", "any", n["traffic_gb"], "GB", listed=src["regions"])
     c = src["clb"]
-    ctx.add_fact("clb/instance", "any", c["instance_hour"], "hour")
-    ctx.add_fact("clb/lcu", "any", c["lcu_hour"], "LCU-hour")
+    ctx.add_quote("clb/instance", "any", "hour", "clb/instance", "payg", "no CLB instance price found", scale=Decimal(1) / 24)
+    ctx.add_quote("clb/lcu", "any", "LCU-hour", "clb/lcu", "payg", "no CLB LCU price found")
     ctx.add_fact("clb/traffic", "any", c["traffic_gb"], "GB", listed=src["regions"])
+    services_rows(ctx)
+
+
+def services_rows(ctx: DeriveContext) -> None:
+    """Rows from the public price points (quotes-tencentcloud.yaml): SSM, COS, snapshots (USD x the services' CNY/USD)."""
+    ctx.add_quote("ssm/secret", "any", "secret-month", "ssm/secret", "payg", "no SSM secret price found")
+    ctx.add_quote("ssm/calls", "any", "10k-calls", "ssm/api_calls", "payg", "no SSM API call price found")
+    ctx.add_quote("cos/standard", "any", "GB-month", "cos/standard", "payg", "no COS standard storage price found")
+    ctx.add_quote("snapshot/standard", "any", "GB-month", "snapshot/standard", "monthly", "no snapshot storage price found")

@@ -15,15 +15,15 @@ def test_prod_lines_by_hand(prod_estimate):
     e = prod_estimate
     gpu = _line(e, "autoscaled node ecs.gn7i-c8g1.2xlarge")
     assert gpu.monthly_quantity == Decimal("2.7738") * 730  # average nodes x 730 h
-    assert gpu.unit_price == Decimal("8.8788")
-    assert gpu.monthly_cost == Decimal("17978.45")  # 2024.874 h x 8.8788 = 17978.451...
+    assert gpu.unit_price == Decimal("9.53")  # the 9.74 CNY/h DescribePrice quote less its 100 GiB ESSD PL1 (0.21/h)
+    assert gpu.monthly_cost == Decimal("19297.05")  # 2024.874 h x 9.53 = 19297.049...
     data = _line(e, "data disk 1 cloud_essd/PL1 200 GiB")
     assert data.monthly_cost == (Decimal("2.7738") * 730 * 200 * Decimal("0.0021")).quantize(Decimal("0.01"))
     assert _line(e, "NAT gateway instance").monthly_cost == Decimal("167.90")  # 730 x 0.23
     assert _line(e, "NAT capacity units").monthly_quantity == 730  # documented floor
     assert _line(e, "EIP configuration fee").monthly_cost == Decimal("14.60")
     assert _line(e, "CLB public traffic out").monthly_cost == Decimal("400.00")  # 500 GB x 0.8
-    assert e.by_category["gpu_compute"] == Decimal("17978.45")
+    assert e.by_category["gpu_compute"] == Decimal("19297.05")
     assert e.monthly_total == sum(l.monthly_cost for l in e.lines if l.monthly_cost is not None)
     assert set(e.by_category) == {"gpu_compute", "disk", "bandwidth", "nat", "load_balancer", "other"}
     for l in e.lines:  # traceable to a catalog row
@@ -71,9 +71,11 @@ def test_subscription_baseline_and_spot_cap(ali_inventory, prod_fleet):
     )
     e = estimate.price_inventory(prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.Usage())
     base = [l for l in e.lines if l.resource_name.startswith("base-") and l.category == "gpu_compute"]
-    assert [l.monthly_cost for l in base] == [Decimal("2160.51")] * 2 and base[0].billing == "monthly"
+    assert [l.monthly_cost for l in base] == [Decimal("4575.66")] * 2 and base[
+        0
+    ].billing == "monthly"  # 4675.66 quote less 100 GiB PL1
     spot = _line(e, "autoscaled node")
-    assert spot.billing == "spot" and spot.unit_price == Decimal("3.0")  # the limit is below the 3.5515 estimate
+    assert spot.billing == "spot" and spot.unit_price == Decimal("3.0")  # the limit is below the ~3.1 spot quote
     assert spot.monthly_quantity == (Decimal("2.7738") - 2) * 730
     assert any("reclaimed" in a for a in e.assumptions)
 
@@ -84,13 +86,13 @@ def test_discount_file(tmp_path, ali_inventory, prod_fleet):
     e = estimate.price_inventory(
         prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage(), estimate.load_discounts(str(f))
     )
-    assert _line(e, "autoscaled node").unit_price == Decimal("8.8788") * Decimal("0.8")
+    assert _line(e, "autoscaled node").unit_price == Decimal("9.53") * Decimal("0.8")
     assert _line(e, "NAT gateway").unit_price == Decimal("0.23")
 
 
 def test_break_even():
     b = estimate.break_even(load("alicloud", "cn-hangzhou"), "ecs.gn7i-c8g1.2xlarge")
-    assert b["monthly_break_even_utilisation"] == (Decimal("2160.508") / (Decimal("8.8788") * 730)).quantize(Decimal("0.0001"))
+    assert b["monthly_break_even_utilisation"] == (Decimal("4575.66") / (Decimal("9.53") * 730)).quantize(Decimal("0.0001"))
 
 
 def test_tencent_lines(prod_fleet):
@@ -111,6 +113,7 @@ def test_tencent_lines(prod_fleet):
     assert _line(e, "EIP outbound traffic").monthly_cost == Decimal("40.00")  # 50 GB x 0.80
     hold = _line(e, "EIP holding fee")
     assert hold.unit_price is None and hold.price_quality == "missing" and hold.monthly_cost is None
-    assert _line(e, "CLB instance fee").price_quality == "missing"
+    # the CLB instance fee: USD 0.686/day (international site) x the CNY/USD of services
+    assert _line(e, "CLB instance fee").price_quality == "estimate"
     assert not [l for l in e.lines if "no catalog row" in l.note]
     assert not [l for l in e.lines if l.component == "resource type not priced"]

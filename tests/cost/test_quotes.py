@@ -111,3 +111,16 @@ def test_vendor_fixture_parses_and_names_its_source(path):
     assert isinstance(body, dict) and body
     source = path.with_name(path.stem + ".source.txt").read_text(encoding="utf-8")
     assert "Source:" in source and "read 20" in source, f"{path.name}: source note needs the doc and the date read"
+
+
+def test_price_points_table_has_a_line_per_public_point_and_the_gn7i_pair_matches():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "price_points_table.py")], capture_output=True, text=True, check=True
+    ).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| item")]
+    assert len(rows) == sum(len(load(p)["rows"]) for p in QUOTE_FILES)
+    gn7i = [r for r in rows if r.startswith("| instance/ecs.gn7i-c8g1.2xlarge | monthly |")]
+    assert gn7i and "cn-shanghai: 4675.6600 CNY/month + 100 GiB disk" in gn7i[0] and "| 1.000 |" in gn7i[0]

@@ -1,5 +1,9 @@
-"""`catalog refresh` through the vendors' real SDKs against a fake pricing endpoint on 127.0.0.1."""
+"""`catalog refresh` through the vendors' real SDKs against a fake pricing endpoint on 127.0.0.1 that answers with the
+API references' documented sample responses (tests/cost/fixtures/vendor/, each with its .source.txt). The samples are
+for other instance types (ecs.g6.large, S5.16XLARGE256, ...): where the fake puts the asked type into a sample, it says so.
+Never the network."""
 
+import copy
 import json
 import shutil
 import threading
@@ -9,17 +13,28 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from gpufleet.cost import catalog, refresh
+from gpufleet.components.alicloud import prices as ali_prices
+from gpufleet.components.tencentcloud import prices as tc_prices
+from gpufleet.cost import catalog, derive, refresh
 
 from gpufleet.errors import UserError
 
-FIX = Path(__file__).parent / "fixtures"
+VENDOR = Path(__file__).parent / "fixtures" / "vendor"
+
+
+def fixture(name: str) -> dict:
+    return json.loads((VENDOR / f"{name}.json").read_text())
+
+
+STEPPED = "GN7.2XLARGE32"  # answered with the doc's example 1 (steps 0.2 / 0.12 / 0.1)
+TC_FAILS = "GN10X.2XLARGE40"
+ALI_FAILS = "ecs.gn7-c12g1.3xlarge"
+ALI_HISTORY = "ecs.gn7i-c8g1.2xlarge"  # the spot history sample, its InstanceType set to this type
+ALI_ADVICE = "ecs.gn6i-c4g1.xlarge"  # no history; the spot advice sample, its InstanceType set to this type
 
 
 @pytest.fixture
 def fake():
-    ali = json.loads((FIX / "describe_price.json").read_text())
-    tc = json.loads((FIX / "inquiry_price.json").read_text())
     seen = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -29,20 +44,34 @@ def fake():
             if self.headers.get("X-TC-Action"):
                 req = json.loads(body)
                 seen.append(("tc", self.headers["X-TC-Action"], req, self.headers.get("Authorization", "")))
-                if req["InstanceType"] == "GN10X.2XLARGE40":
-                    out = tc["error"]
-                else:
-                    out = tc["prepaid"] if req["InstanceChargeType"] == "PREPAID" else tc["hourly"]
+                charge = req.get("InstanceChargeType", "POSTPAID_BY_HOUR")
+                if req["InstanceType"] == TC_FAILS:
+                    out = fixture("tencentcloud-error")
+                elif charge == "PREPAID":
+                    out = fixture("tencentcloud-inquirypricerun-prepaid")
+                elif req["InstanceType"] == STEPPED and charge == "POSTPAID_BY_HOUR":
+                    out = fixture("tencentcloud-inquirypricerun-default")
+                else:  # POSTPAID_BY_HOUR and SPOTPAID (no SPOTPAID example is documented; same InstancePrice shape)
+                    out = fixture("tencentcloud-inquirypricerun-postpaid-by-hour")
             else:
                 q = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
                 q.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
-                seen.append(
-                    ("ali", self.headers.get("x-acs-action") or q.get("Action"), q, self.headers.get("Authorization", ""))
-                )
-                if q.get("InstanceType") == "ecs.gn7-c12g1.3xlarge":
-                    out, status = ali["not_sold"], 400
-                else:
-                    out = ali["ok"]
+                action = self.headers.get("x-acs-action") or q.get("Action")
+                seen.append(("ali", action, q, self.headers.get("Authorization", "")))
+                itype = q.get("InstanceType") or q.get("InstanceTypes.1", "")
+                if itype == ALI_FAILS:
+                    out, status = fixture("alicloud-error"), 404
+                elif action == "DescribePrice":
+                    out = fixture("alicloud-describeprice")
+                elif action == "DescribeSpotPriceHistory":
+                    out = fixture("alicloud-describespotpricehistory")
+                    for p in out["SpotPrices"]["SpotPriceType"]:
+                        p["InstanceType"] = ALI_HISTORY if itype == ALI_HISTORY else "ecs.g5.large"
+                else:  # DescribeSpotAdvice
+                    out = copy.deepcopy(fixture("alicloud-describespotadvice"))
+                    if itype == ALI_ADVICE:
+                        res = out["AvailableSpotZones"]["AvailableSpotZone"][1]["AvailableSpotResources"]
+                        res["AvailableSpotResource"][0]["InstanceType"] = ALI_ADVICE
             data = json.dumps(out).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -61,41 +90,89 @@ def fake():
 
 @pytest.fixture
 def data(tmp_path):
-    for p in catalog.DATA.glob("*-*.yaml"):
+    for p in catalog.DATA.glob("*.yaml"):
         shutil.copy(p, tmp_path / p.name)
     return tmp_path
 
 
-def test_alicloud_describe_price(fake, data, monkeypatch):
+# --- the pure parsers, on the documented samples ---------------------------------------------------------------
+
+
+def test_describe_price_sample():
+    got = ali_prices.parse_describe_price(fixture("alicloud-describeprice"))
+    assert (got.price, got.trade, got.currency) == (Decimal("4368"), Decimal("3712.8"), "CNY")
+    assert "includes the default system disk" in got.how and "15% discount on a 1-year" in got.how
+    detailed = fixture("alicloud-describeprice")
+    detailed["PriceInfo"]["Price"]["DetailInfos"] = {
+        "DetailInfo": [{"Resource": "instanceType", "OriginalPrice": 4000, "TradePrice": 3400}]
+    }
+    assert ali_prices.parse_describe_price(detailed).price == Decimal("4000")
+
+
+def test_spot_history_sample_newest_price_per_zone():
+    body = fixture("alicloud-describespotpricehistory")
+    spot = ali_prices.parse_spot_history(body, "ecs.g5.large")
+    assert (spot.price, spot.low, spot.as_of) == (Decimal("0.036"), Decimal("0.036"), "2019-11-19")
+    assert "10.2 % of the pay-as-you-go" in spot.how
+    assert ali_prices.parse_spot_history(body, "ecs.gn7i-c8g1.2xlarge") is None
+
+
+def test_spot_advice_sample_reads_the_split_zone_items():
+    assert ali_prices.parse_spot_advice(fixture("alicloud-describespotadvice"), "ecs.c5.large") == [Decimal(20)]
+
+
+def test_inquiry_samples():
+    hourly = tc_prices.parse_inquiry(fixture("tencentcloud-inquirypricerun-postpaid-by-hour"), 0)
+    assert (hourly.price, hourly.trade, hourly.month_step_factor) == (Decimal("15.95"), Decimal("3.33"), None)
+    assert "OriginalInstanceTypePrice" in hourly.how and "no step pricing" in hourly.how
+    year = tc_prices.parse_inquiry(fixture("tencentcloud-inquirypricerun-prepaid"), 12)
+    assert year.price == Decimal("8832") / 12 and year.trade == Decimal("1804.9") / 12
+    stepped = tc_prices.parse_inquiry(fixture("tencentcloud-inquirypricerun-default"), 0)
+    factor = (96 * Decimal("0.2") + 264 * Decimal("0.12") + 370 * Decimal("0.1")) / (730 * Decimal("0.2"))
+    assert stepped.month_step_factor == factor
+    no_own = fixture("tencentcloud-inquirypricerun-prepaid")
+    del no_own["Response"]["Price"]["InstancePrice"]["OriginalInstanceTypePrice"]
+    got = tc_prices.parse_inquiry(no_own, 1)
+    assert got.price == Decimal("8884.5") and "includes the request's system disk" in got.how
+    assert tc_prices.parse_inquiry({"Response": {"Price": {}}}, 0) is None
+
+
+# --- the whole refresh, through the SDKs ------------------------------------------------------------------------
+
+
+def test_alicloud_refresh_every_billing(fake, data, monkeypatch):
     endpoint, seen = fake
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "AKID-test")
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret-test")
     res = refresh.refresh("alicloud", "cn-hangzhou", endpoint, "http", today="2026-12-02", data=data)
     calls = [s for s in seen if s[0] == "ali"]
-    assert calls and all(c[1] == "DescribePrice" and c[2]["RegionId"] == "cn-hangzhou" for c in calls)
-    assert all("AKID-test" in c[3] for c in calls)  # signed with the user's key
-    assert {c[2]["PriceUnit"] for c in calls} == {"Hour", "Month", "Year"}
-    assert any(c[2].get("SpotStrategy") == "SpotAsPriceGo" for c in calls)
-    assert any("ecs.gn7-c12g1.3xlarge" in f and "NotSupported" in f for f in res.failed)
+    assert all(c[2]["RegionId"] == "cn-hangzhou" and "AKID-test" in c[3] for c in calls)  # signed with the user's key
+    prices = [c[2] for c in calls if c[1] == "DescribePrice"]
+    assert {c["PriceUnit"] for c in prices} == {"Hour", "Month", "Year"}
+    assert {c[1] for c in calls} == {"DescribePrice", "DescribeSpotPriceHistory", "DescribeSpotAdvice"}
+    assert any(ALI_FAILS in f and "InvalidInstanceId.NotFound" in f for f in res.failed)
     cat = catalog.load("alicloud", "cn-hangzhou", data)
-    row = cat.get("instance/ecs.gn7i-c8g1.2xlarge", "payg")
-    assert (
-        row.quality == "vendor API"
-        and row.price == Decimal("9.2")
-        and row.trade_price == Decimal("8.28")
-        and row.as_of == "2026-12-02"
+    payg = cat.get(f"instance/{ALI_HISTORY}", "payg")
+    assert (payg.quality, payg.price, payg.trade_price, payg.as_of) == (
+        "vendor API",
+        Decimal("4368"),
+        Decimal("3712.8"),
+        "2026-12-02",
     )
-    assert cat.get("instance/ecs.gn7i-c8g1.2xlarge", "yearly").price == (Decimal("9.2") / 12).quantize(Decimal("0.0001"))
-    assert cat.get("instance/ecs.gn7-c12g1.3xlarge", "payg").quality == "missing"  # left as it was
+    assert cat.get(f"instance/{ALI_HISTORY}", "monthly").price == Decimal("4368")
+    assert cat.get(f"instance/{ALI_HISTORY}", "yearly").price == Decimal("364")  # 4368 a year, per month
+    spot = cat.get(f"instance/{ALI_HISTORY}", "spot")
+    assert (spot.price, spot.quality, spot.as_of) == (Decimal("0.036"), "vendor API", "2019-11-19")  # the price's own date
+    advice = cat.get(f"instance/{ALI_ADVICE}", "spot")
+    assert advice.price == Decimal("4368") * Decimal("0.20") and "DescribeSpotAdvice" in advice.source
+    assert any("ecs.gn6v-c8g1.2xlarge spot: no spot price history or advice" in f for f in res.failed)
+    assert cat.get(f"instance/{ALI_FAILS}", "payg").quality == "missing"  # left as it was
     assert cat.get("disk/cloud_essd/PL1", "payg").quality == "official"  # untouched rows stay
-    # a later `catalog build` keeps the vendor API rows
-    from gpufleet.cost import derive
-
-    derive.build("alicloud", "2026-12-03", data)
-    assert catalog.load("alicloud", "cn-hangzhou", data).get("instance/ecs.gn7i-c8g1.2xlarge", "payg").quality == "vendor API"
+    derive.build("alicloud", "2026-12-03", data)  # a later build keeps the vendor API rows
+    assert catalog.load("alicloud", "cn-hangzhou", data).get(f"instance/{ALI_HISTORY}", "payg").quality == "vendor API"
 
 
-def test_tencent_inquiry_price(fake, data, monkeypatch):
+def test_tencent_refresh_every_billing(fake, data, monkeypatch):
     endpoint, seen = fake
     monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", "SID-test")
     monkeypatch.setenv("TENCENTCLOUD_SECRET_KEY", "key-test")
@@ -103,15 +180,21 @@ def test_tencent_inquiry_price(fake, data, monkeypatch):
     calls = [s for s in seen if s[0] == "tc"]
     assert calls and all(c[1] == "InquiryPriceRunInstances" and c[2]["ImageId"] == "img-test" for c in calls)
     assert all("SID-test" in c[3] for c in calls)
+    asked = {(c[2]["InstanceChargeType"], (c[2].get("InstanceChargePrepaid") or {}).get("Period")) for c in calls}
+    assert asked == {("POSTPAID_BY_HOUR", None), ("PREPAID", 1), ("PREPAID", 12), ("SPOTPAID", None)}
     a10 = next(c[2] for c in calls if c[2]["InstanceType"] == "GNV4.3XLARGE44")
     assert a10["Placement"]["Zone"] in ("ap-guangzhou-6", "ap-guangzhou-7")  # a zone that sells A10
-    assert any(f.startswith("GN10X.2XLARGE40") for f in res.failed)
+    assert any(f.startswith(TC_FAILS) and "AuthFailure.SignatureFailure" in f for f in res.failed)
     cat = catalog.load("tencentcloud", "ap-guangzhou", data)
-    assert cat.get("instance/GN7.2XLARGE32", "payg").price == Decimal("8.7")
-    assert cat.get("instance/GN7.2XLARGE32", "payg").trade_price == Decimal("7.83")
-    assert cat.get("instance/GN7.2XLARGE32", "monthly").price == Decimal("2500")
-    assert cat.get("instance/GN7.2XLARGE32", "yearly").price == (Decimal("2500") / 12).quantize(Decimal("0.0001"))
-    assert cat.get("instance/GN7.2XLARGE32", "monthly").quality == "vendor API"
+    row = cat.get("instance/GNV4.3XLARGE44", "payg")
+    assert (row.price, row.trade_price, row.quality) == (Decimal("15.95"), Decimal("3.33"), "vendor API")
+    assert cat.get("instance/GNV4.3XLARGE44", "monthly").price == Decimal("8832")
+    assert cat.get("instance/GNV4.3XLARGE44", "yearly").price == Decimal("736")
+    assert cat.get("instance/GNV4.3XLARGE44", "spot").price == Decimal("15.95")
+    assert ("instance-steps/GNV4.3XLARGE44", "payg") not in cat.rows  # all steps equal in that sample
+    stepped = cat.get(f"instance-steps/{STEPPED}", "payg")
+    factor = (96 * Decimal("0.2") + 264 * Decimal("0.12") + 370 * Decimal("0.1")) / (730 * Decimal("0.2"))
+    assert stepped.price == (Decimal("0.15") * factor).quantize(Decimal("0.0001"))
 
 
 def test_missing_credentials_and_bad_region(monkeypatch, data):
