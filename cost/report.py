@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gpufleet.cost.compare import Option
-from gpufleet.cost.estimate import Estimate, Line
+from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.cost.resources import CATEGORIES
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from rich.console import Console
@@ -31,6 +31,11 @@ def _s(x: Decimal | None) -> str | None:
 # --- estimate ----------------------------------------------------------------------------------
 
 
+SCHEMA_VERSION = 2  # of estimate_json: the saved baseline `cost diff --baseline` reads (estimate.from_json)
+ESTIMATED = ("estimate", "third-party", "missing")
+SCENARIO_NAMES = {"average": "average", "floor": "floor", "peak": "peak", "spot_fallback": "spot fallback"}
+
+
 def line_json(l: Line) -> dict:
     return {
         "resource_type": l.resource_type,
@@ -39,22 +44,48 @@ def line_json(l: Line) -> dict:
         "unit": l.unit,
         "monthly_quantity": _s(l.monthly_quantity),
         "unit_price": _s(l.unit_price),
+        "unit_price_low": _s(l.price_low),
+        "unit_price_high": _s(l.price_high),
         "monthly_cost": _s(l.monthly_cost),
+        "low": _s(l.low),
+        "high": _s(l.high),
         "category": l.category,
         "price_quality": l.price_quality,
         "price_key": l.price_key,
         "billing": l.billing,
         "price_source": l.source,
         "price_as_of": l.as_of,
+        "stale": l.stale,
         "note": l.note,
         "derivation": l.derivation,
     }
 
 
-def estimate_json(e: Estimate) -> dict:
-    be = e.break_even
+def _range(a: Amount) -> dict:
+    return {"low": str(a.low), "high": str(a.high) if a.complete else None}
+
+
+def scenario_json(s: Scenario) -> dict:
     return {
+        "nodes": str(s.nodes),
+        "how": s.how,
+        "monthly_total": str(s.total.value),
+        "complete": s.total.complete,
+        "range": _range(s.total),
+    }
+
+
+def estimate_json(e: Estimate) -> dict:
+    """The estimate as data; `cost estimate --format json` prints it and `cost diff --baseline` reads it back.
+
+    monthly_total is the priced part: with `complete: false` it is a lower bound and `unpriced` names what is
+    missing; `range` is the sourced spread (high null when incomplete: no upper bound)."""
+    be = e.break_even
+    total = e.total
+    return {
+        "schema_version": SCHEMA_VERSION,
         "stack": e.stack,
+        "prefix": e.prefix,
         "cloud": e.cloud,
         "region": e.region,
         "instance_type": e.instance_type,
@@ -62,11 +93,17 @@ def estimate_json(e: Estimate) -> dict:
         "currency": e.currency,
         "catalog_as_of": e.catalog_as_of,
         "catalog_built": e.catalog_built,
-        "monthly_total": str(e.monthly_total),
-        "by_category": {k: str(v) for k, v in e.by_category.items()},
+        "monthly_total": str(total.value),
+        "complete": total.complete,
+        "range": _range(total),
+        "oldest_as_of": e.oldest_as_of,
+        "by_category": {k: a.as_json() for k, a in e.categories.items()},
         "overhead_share": str(e.overhead_share),
-        "lines": [line_json(l) for l in e.lines],
+        "scenarios": {k: scenario_json(s) for k, s in e.scenarios.items()},
+        "unpriced": [line_json(l) for l in e.unpriced],
         "unpriced_lines": len(e.unpriced),
+        "stale_lines": len(e.stale),
+        "lines": [line_json(l) for l in e.lines],
         "assumptions": e.assumptions,
         "discounts": e.discounts,
         "free_resources": [{"resource_type": t, "resource_name": n, "reason": r} for t, n, r in e.free],
@@ -75,39 +112,72 @@ def estimate_json(e: Estimate) -> dict:
     }
 
 
+def _mark(l: Line) -> str:
+    return l.price_quality + ("*" if l.price_quality in ESTIMATED else "") + (" †" if l.stale else "")
+
+
+def _unit_price(l: Line) -> str:
+    if l.unit_price is None:
+        return "missing"
+    if l.price_low is not None and l.price_high is not None and not l.price_low == l.unit_price == l.price_high:
+        return f"{l.unit_price} ({l.price_low}–{l.price_high})"
+    return str(l.unit_price)
+
+
+def _qty(q: Decimal) -> str:
+    """A quantity for people (2024.87 hour); JSON keeps every digit."""
+    return format((q if q == q.to_integral_value() else q.quantize(Decimal("0.01"))).normalize(), "f")
+
+
+def _money_column(t: Table, name: str) -> None:
+    t.add_column(name, justify="right", no_wrap=True, overflow="fold")  # money is never cut
+
+
 def estimate_table(e: Estimate, console: Console) -> None:
     t = Table(title=f"{e.stack}: {e.cloud} {e.region}, {e.instance_type}, billing {e.billing} — monthly cost in {e.currency}")
-    for col in ("resource", "component", "quantity", "unit", "unit price", "monthly", "category", "quality"):
-        t.add_column(col, justify="right" if col in ("quantity", "unit price", "monthly") else "left")
+    t.add_column("resource: component", overflow="fold")
+    t.add_column("quantity", justify="right", overflow="fold")
+    t.add_column("unit price", justify="right", overflow="fold")
+    _money_column(t, "monthly")
+    t.add_column("category / quality", overflow="fold")
     for l in e.lines:
         t.add_row(
-            l.resource_name,
-            l.component,
-            _s(l.monthly_quantity) or "usage unknown",
-            l.unit,
-            _s(l.unit_price) or "missing",
-            _s(l.monthly_cost) or "—",
-            l.category,
-            l.price_quality + ("*" if l.price_quality in ("estimate", "third-party", "missing") else ""),
+            f"{l.resource_name}: {l.component}",
+            f"{_qty(l.monthly_quantity)} {l.unit}" if l.monthly_quantity is not None else f"usage unknown ({l.unit})",
+            _unit_price(l),
+            _s(l.monthly_cost) or "unpriced",
+            f"{l.category} {_mark(l)}",
         )
     console.print(t)
-    cats = ", ".join(f"{k} {v}" for k, v in e.by_category.items())
+    total = e.total
     console.print(
         Text.assemble(
-            (f"monthly total {e.monthly_total} {e.currency}", "bold"), f" ({cats}); overhead share {e.overhead_share:.1%}"
+            (f"monthly total {total.text()} {e.currency}", "bold"),
+            f"  (oldest price {e.oldest_as_of or 'n/a'}; overhead share {e.overhead_share:.1%})",
         )
     )
+    console.print("  " + "; ".join(f"{k} {a.text()}" for k, a in e.categories.items()))
+    if e.scenarios:
+        s = Table(title="scenarios", title_justify="left")
+        s.add_column("scenario")
+        s.add_column("nodes", justify="right")
+        _money_column(s, f"monthly {e.currency}")
+        s.add_column("how", overflow="fold")
+        for k, sc in e.scenarios.items():
+            s.add_row(SCENARIO_NAMES.get(k, k), str(sc.nodes), sc.total.text(), sc.how)
+        console.print(s)
     if e.unpriced:
         console.print(
             Text(
-                f"{len(e.unpriced)} line(s) not in the total (unknown usage or missing price): "
+                f"{len(e.unpriced)} line(s) without a price (unknown usage or missing price): the total is a lower bound (≥): "
                 + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced),
                 "yellow",
             )
         )
     console.print(
-        f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price; "
-        f"{len(e.estimated)} of {len(e.lines)} lines"
+        f"catalog as of {e.catalog_as_of} (built {e.catalog_built}); * = estimate / third-party / missing price "
+        f"({len(e.estimated)} of {len(e.lines)} lines); † = the price's source is over a year old ({len(e.stale)} lines); "
+        "x (low–high) = the sourced spread of an estimated price"
     )
     for a in e.assumptions:
         console.print(f"  assumption: {a}")
@@ -120,7 +190,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
             for k, v in b.items()
             if k.endswith("break_even_utilisation")
         ]
-        console.print(f"  break-even for {b['instance_type']}: " + "; ".join(parts))
+        console.print(f"  break-even for {b['instance_type']}: " + "; ".join(parts) + " (plan it: gpufleet cost commit)")
 
 
 # --- compare -----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -28,7 +29,8 @@ def _registered_clouds() -> tuple[str, ...]:
 
 
 def _console() -> Console:
-    return console(width=200) if not sys.stdout.isatty() else console()
+    # not a terminal: wide enough for any table, unless COLUMNS says how wide (rich reads it then)
+    return console(width=200) if not sys.stdout.isatty() and not os.environ.get("COLUMNS") else console()
 
 
 @cost_app.command("estimate")

@@ -1,0 +1,190 @@
+"""Nothing missing is ever zero: unpriced lines make totals lower bounds; spreads, source dates, staleness; scenarios.
+
+Missing prices are tested with a fixture catalog (a copy of the shipped one without the row), never by relying on
+the shipped data lacking a price. Staleness uses an injected date.
+"""
+
+import dataclasses
+import io
+from datetime import date
+from decimal import Decimal
+
+import yaml
+from gpufleet.cost import catalog, estimate, report, usage
+from gpufleet.cost.catalog import PriceRow
+from rich.console import Console
+
+GN7I = "instance/ecs.gn7i-c8g1.2xlarge"
+
+
+def catalog_without(tmp_path, cloud, region, *keys):
+    """A copy of the shipped catalog of (cloud, region) without the rows of `keys` (every billing)."""
+    src = catalog.catalog_path(cloud, region)
+    doc = yaml.safe_load(src.read_text())
+    doc["rows"] = [r for r in doc["rows"] if r["key"] not in keys]
+    (tmp_path / src.name).write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    return tmp_path
+
+
+def _price(fleet, inventory, data=None, u=None, today=None):
+    return estimate.price_inventory(
+        fleet.stack, fleet.spec, fleet.instance_type.type, inventory, u or usage.load(fleet.stack), data=data, today=today
+    )
+
+
+def _complete_usage():
+    return usage.Usage(lb_egress_gb=Decimal(500), nat_egress_gb=Decimal(50), nat_cu_hours=Decimal(730), lb_lcu_hours=Decimal(0))
+
+
+def test_a_missing_gpu_price_makes_the_total_a_lower_bound(tmp_path, ali_inventory, prod_fleet):
+    data = catalog_without(tmp_path, "alicloud", "cn-hangzhou", GN7I)
+    e = _price(prod_fleet, ali_inventory, data, _complete_usage())
+    gpu = next(l for l in e.lines if l.category == "gpu_compute")
+    assert gpu.monthly_cost is None and gpu.price_quality == "missing" and gpu in e.unpriced
+    assert not e.complete and not e.total.complete
+    assert e.total.text().startswith("≥ ")
+    cats = e.categories
+    assert cats["gpu_compute"].text() == "unpriced"  # never 0.00
+    assert cats["disk"].complete and cats["disk"].text() == str(e.by_category["disk"])
+    j = report.estimate_json(e)
+    assert j["complete"] is False and j["range"]["high"] is None
+    assert [u["price_key"] for u in j["unpriced"]] == [GN7I]  # lb_lcu_hours 0: the LCU line costs 0 without a price
+    assert j["by_category"]["gpu_compute"] == {
+        "amount": "0.00",
+        "complete": False,
+        "low": "0.00",
+        "high": None,
+        "priced_lines": 0,
+        "unpriced_lines": 1,
+    }
+    buf = io.StringIO()
+    report.estimate_table(e, Console(file=buf, width=100))
+    text = buf.getvalue()
+    assert f"monthly total ≥ {e.monthly_total} CNY" in text and "gpu_compute unpriced" in text
+    assert "gpu_compute 0.00" not in text
+
+
+def test_complete_when_every_line_has_a_price(ali_inventory, prod_fleet):
+    e = _price(prod_fleet, ali_inventory, u=_complete_usage())
+    if e.unpriced:  # the shipped catalog may lack the CLB LCU price: then it is named, and only it
+        assert {l.price_key for l in e.unpriced} == {"clb/lcu"} and not e.complete
+    else:
+        assert e.complete and e.total.text() == str(e.monthly_total)
+
+
+@dataclasses.dataclass(frozen=True)
+class SpreadRow(PriceRow):
+    """A catalog row with a sourced spread (PriceRow gains low/high on the cost-data branch)."""
+
+    low: Decimal | None = None
+    high: Decimal | None = None
+
+
+def test_spread_of_an_estimated_price_gives_a_range(ali_inventory, prod_fleet):
+    cat = catalog.load("alicloud", "cn-hangzhou")
+    row = cat.get(GN7I, "payg")
+    spread = SpreadRow(
+        **{f.name: getattr(row, f.name) for f in dataclasses.fields(PriceRow)}, low=Decimal("7"), high=Decimal("10")
+    )
+    assert estimate.row_spread_and_staleness(spread, date(2026, 12, 1))[:2] == (Decimal("7"), Decimal("10"))
+    assert estimate.row_spread_and_staleness(row, date(2026, 12, 1))[:2] == (row.price, row.price)  # exact: the price
+    old = cat.rows[(GN7I, "payg")]
+    cat.rows[(GN7I, "payg")] = spread
+    try:
+        e = _price(prod_fleet, ali_inventory, u=_complete_usage())
+    finally:
+        cat.rows[(GN7I, "payg")] = old
+    gpu = next(l for l in e.lines if l.category == "gpu_compute")
+    hours = gpu.monthly_quantity
+    assert (gpu.low, gpu.high) == ((7 * hours).quantize(Decimal("0.01")), (10 * hours).quantize(Decimal("0.01")))
+    assert e.monthly_low == sum(l.low for l in e.lines if l.low is not None)
+    assert e.monthly_low < e.monthly_total < e.monthly_high
+    assert f"{e.monthly_total} ({e.monthly_low}–{e.monthly_high})" in e.total.text()
+    j = report.estimate_json(e)
+    assert j["range"]["low"] == str(e.monthly_low)
+    assert next(l for l in j["lines"] if l["category"] == "gpu_compute")["unit_price_high"] == "10"
+
+
+def test_staleness_and_oldest_date_use_the_given_day(ali_inventory, prod_fleet):
+    e = _price(prod_fleet, ali_inventory, today=date(2026, 12, 1))
+    priced = [l for l in e.lines if l.monthly_cost is not None]
+    assert e.oldest_as_of == min(l.as_of for l in priced)
+    for l in priced:
+        assert l.stale == ((date(2026, 12, 1) - date.fromisoformat(l.as_of)).days > 365), l
+    assert e.stale  # the shipped disk / NAT rows date from 2020-21
+    early = _price(prod_fleet, ali_inventory, today=date.fromisoformat(e.oldest_as_of))
+    assert not early.stale  # nothing is stale on the day of the oldest source
+    buf = io.StringIO()
+    report.estimate_table(e, Console(file=buf, width=100))
+    assert "†" in buf.getvalue() and f"oldest price {e.oldest_as_of}" in buf.getvalue()
+
+
+def test_scenarios_floor_average_peak(ali_inventory, prod_fleet):
+    e = _price(prod_fleet, ali_inventory, u=_complete_usage())
+    s = e.scenarios
+    assert list(s) == ["average", "floor", "peak"]  # payg: no spot fallback
+    assert s["average"].total == e.total and s["average"].nodes == Decimal("2.7738")
+    assert (s["floor"].nodes, s["peak"].nodes) == (2, 8)
+    assert s["floor"].total.value < s["average"].total.value < s["peak"].total.value
+    # by hand: 8 nodes x 730 h x 8.8788 CNY/h = 51852.19 (issue 16: "8 nodes cost about 51,852 CNY/month at peak")
+    peak = estimate.price_inventory(
+        prod_fleet.stack,
+        prod_fleet.spec,
+        prod_fleet.instance_type.type,
+        ali_inventory,
+        _complete_usage().__class__(**{**_complete_usage().known(), "replicas_average": Decimal(8)}),
+        scenarios=False,
+    )
+    assert peak.total == s["peak"].total
+    assert peak.categories["gpu_compute"].value == Decimal("51852.19")
+    fixed = ("nat", "load_balancer", "bandwidth")  # the fleet's own costs do not scale with the nodes
+    assert all(peak.categories[c] == e.categories[c] for c in fixed)
+    j = report.estimate_json(e)["scenarios"]
+    assert j["peak"]["nodes"] == "8" and j["peak"]["monthly_total"] == str(s["peak"].total.value)
+
+
+def test_peak_follows_replicas_max(prod_fleet):
+    from gpufleet import plan
+
+    raw = plan.for_stack(prod_fleet.stack).raw
+    wider = {**raw, "replicas": {**raw["replicas"], "max": 16}}
+    option = plan.for_spec(wider, prod_fleet.stack, file="x")
+    e = estimate.price_inventory(
+        prod_fleet.stack, option.fleet.spec, option.fleet.instance_type.type, option.resources, usage.load(prod_fleet.stack)
+    )
+    base = estimate.price_inventory(
+        prod_fleet.stack,
+        prod_fleet.spec,
+        prod_fleet.instance_type.type,
+        plan.for_stack(prod_fleet.stack).resources,
+        usage.load(prod_fleet.stack),
+    )
+    assert e.scenarios["peak"].nodes == 16 and e.scenarios["peak"].total.value > base.scenarios["peak"].total.value
+    assert e.monthly_total == base.monthly_total  # the average did not change: only the peak shows it
+
+
+def test_spot_fallback_prices_spot_nodes_at_payg(ali_inventory, prod_fleet):
+    import copy
+
+    inv = copy.deepcopy(ali_inventory)
+    next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
+    spot_spec = prod_fleet.spec.model_copy(update={"billing": prod_fleet.spec.billing.model_copy(update={"model": "spot"})})
+    e = estimate.price_inventory(prod_fleet.stack, spot_spec, "ecs.gn7i-c8g1.2xlarge", inv, _complete_usage())
+    assert "spot_fallback" in e.scenarios
+    fb = e.scenarios["spot_fallback"]
+    cat = catalog.load("alicloud", "cn-hangzhou")
+    spot_line = next(l for l in e.lines if l.category == "gpu_compute")
+    assert spot_line.billing == "spot"
+    payg, spot = cat.get(GN7I, "payg").price, cat.get(GN7I, "spot").price
+    diff = (spot_line.monthly_quantity * payg).quantize(Decimal("0.01")) - spot_line.monthly_cost
+    assert fb.total.value - e.total.value == diff and diff == (spot_line.monthly_quantity * (payg - spot)).quantize(
+        Decimal("0.01")
+    )
+    assert "no on-demand base" in fb.how
+
+
+def test_stale_rows_copy(tmp_path):
+    """catalog_without keeps every other row (the fixture is the shipped catalog minus one item)."""
+    data = catalog_without(tmp_path, "alicloud", "cn-hangzhou", GN7I)
+    full, cut = catalog.load("alicloud", "cn-hangzhou"), catalog.load("alicloud", "cn-hangzhou", data)
+    assert set(full.rows) - set(cut.rows) == {(GN7I, b) for b in ("payg", "monthly", "yearly", "spot")}
