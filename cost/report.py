@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import BinaryIO
 
-from gpufleet.cost.compare import Option
+from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.cost.resources import CATEGORIES
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -197,7 +197,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
 
 
 def _label(o: Option) -> str:
-    return f"{o.cloud} {o.region} {o.billing}"
+    return label(o)
 
 
 def _estimated_prices(options: list[Option]) -> list[dict]:
@@ -206,7 +206,7 @@ def _estimated_prices(options: list[Option]) -> list[dict]:
         if not o.estimate:
             continue
         for l in o.estimate.lines:
-            if l.price_quality in ("estimate", "third-party", "missing") and l.price_key:
+            if l.price_quality in ESTIMATED and l.price_key:
                 k = (o.cloud, o.region, l.price_key, l.billing)
                 if k not in seen:
                     seen.add(k)
@@ -215,7 +215,7 @@ def _estimated_prices(options: list[Option]) -> list[dict]:
                             "where": f"{o.cloud} {o.region}",
                             "key": l.price_key,
                             "billing": l.billing,
-                            "price": _s(l.unit_price) or "missing",
+                            "price": _unit_price(l),
                             "quality": l.price_quality,
                             "derivation": l.derivation or l.note,
                         }
@@ -224,8 +224,9 @@ def _estimated_prices(options: list[Option]) -> list[dict]:
 
 
 def _rows(options: list[Option]) -> list[dict]:
+    """One row per option. monthly_total is the priced part: read `complete` (False: a lower bound) and `total`."""
     rows = []
-    for o in options:
+    for o, r in zip(options, rank(options)):
         e = o.estimate
         rows.append(
             {
@@ -235,9 +236,16 @@ def _rows(options: list[Option]) -> list[dict]:
                 "instance_type": o.instance_type,
                 "billing": o.billing,
                 "monthly_total": e.monthly_total if e else None,
+                "total": e.total if e else None,  # Amount: value, low, high, complete, text()
+                "complete": e.complete if e else None,
+                "categories": e.categories if e else None,
                 "by_category": e.by_category if e else None,
                 "overhead_share": e.overhead_share if e else None,
+                "oldest_as_of": e.oldest_as_of if e else None,
                 "unpriced": len(e.unpriced) if e else None,
+                "unpriced_lines": [f"{l.resource_name}: {l.component}" for l in e.unpriced] if e else [],
+                "rank": r.rank,
+                "not_ranked": r.why if e else "",
                 "equivalence": o.mapping,
                 "problem": o.problem,
             }
@@ -246,35 +254,70 @@ def _rows(options: list[Option]) -> list[dict]:
 
 
 def _meta(options: list[Option]) -> tuple[str, str, list[str]]:
+    """(currency, the OLDEST source date any option's total rests on, assumptions)."""
     ests = [o.estimate for o in options if o.estimate]
     currency = "/".join(sorted({e.currency for e in ests})) or "n/a"
-    as_of = max((e.catalog_as_of for e in ests), default="n/a")
+    as_of = min((e.oldest_as_of for e in ests if e.oldest_as_of), default="n/a")
     return currency, as_of, (ests[0].assumptions if ests else [])
 
 
 def compare_table(stack: str, options: list[Option], console: Console) -> None:
+    """Options as rows, fitting 100 columns with every total in full; what does not fit goes in the notes below."""
     currency, as_of, assumptions = _meta(options)
-    t = Table(title=f"{stack}: monthly cost per option, {currency} (catalog as of {as_of})")
-    for col in ("cloud", "region", "instance type", "billing", *CATEGORIES, "total", "overhead", "unpriced"):
-        t.add_column(col, justify="left" if col in ("cloud", "region", "instance type", "billing") else "right")
-    for r in _rows(options):
-        cats = [str(r["by_category"][c]) if r["by_category"] else "" for c in CATEGORIES]
+    t = Table(title=f"{stack}: monthly cost per option, {currency}")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("option", overflow="fold")
+    _money_column(t, "GPU compute")
+    _money_column(t, "overhead")
+    _money_column(t, "monthly total (low–high)")
+    t.add_column("oldest", no_wrap=True)
+    rows = _rows(options)
+    for r in rows:
+        if r["total"] is None:
+            t.add_row("", f"{r['label']}\n{r['instance_type'] or '-'}", "", "", "n/a (see below)", "")
+            continue
+        cats = r["categories"]
+        others = [a for c, a in cats.items() if c != "gpu_compute"]
+        overhead = Amount(
+            sum((a.value for a in others), Decimal(0)),
+            sum((a.low for a in others), Decimal(0)),
+            sum((a.high for a in others), Decimal(0)),
+            all(a.complete for a in others),
+            sum(a.lines for a in others),
+            sum(a.priced for a in others),
+        )
         t.add_row(
-            r["cloud"],
-            r["region"],
-            r["instance_type"] or "-",
-            r["billing"],
-            *cats,
-            str(r["monthly_total"]) if r["monthly_total"] is not None else "n/a",
-            f"{r['overhead_share']:.1%}" if r["overhead_share"] is not None else "",
-            str(r["unpriced"] or ""),
+            str(r["rank"]) if r["rank"] else "–",
+            f"{r['label']}\n{r['instance_type']}",
+            cats["gpu_compute"].text(spread=False),
+            overhead.text(spread=False),
+            r["total"].text(),
+            r["oldest_as_of"] or "",
         )
     console.print(t)
-    for r in _rows(options):
+    console.print(
+        "# = rank by monthly total where the order is certain (– = not ranked, see below); ≥ = lower bound (lines without "
+        "a price); (low–high) = the sourced spread of estimated prices; oldest = the oldest price source date in the total"
+    )
+    said: set[tuple[str, str]] = set()
+    for r in rows:  # what is the same for every billing of a cloud is said once
+        where = f"{r['cloud']} {r['region']}"
+        shared = [n for n in r["equivalence"] if not n.startswith("billing ")]
+        if shared and (where, "; ".join(shared)) not in said:
+            said.add((where, "; ".join(shared)))
+            console.print(f"{where}: " + "; ".join(shared))
         if r["problem"]:
             console.print(Text(f"{r['label']}: {r['problem']}", "yellow"))
-        elif r["equivalence"]:
-            console.print(f"{r['label']}: " + "; ".join(r["equivalence"]))
+            continue
+        notes = [r["not_ranked"]] if r["not_ranked"] else []
+        if r["unpriced_lines"]:
+            notes.append(f"{len(r['unpriced_lines'])} line(s) without a price: " + "; ".join(r["unpriced_lines"]))
+        if notes:
+            console.print(f"{r['label']}: " + "; ".join(notes))
+    cats = {f"{o.cloud} {o.region}": o.estimate.catalog_as_of for o in options if o.estimate}
+    console.print(
+        "  catalog as of " + ", ".join(f"{w} {d}" for w, d in cats.items()) + f"; the oldest price source in any total: {as_of}"
+    )
     for a in assumptions:
         console.print(f"  assumption: {a}")
     est = _estimated_prices(options)
