@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gpufleet.cost.compare import Option, label, rank
+from gpufleet.cost.diff import Result as DiffResult
+from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.cost.resources import CATEGORIES
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -488,3 +490,124 @@ def compare_html(stack: str, options: list[Option]) -> str:
         estimated=_estimated_prices(options),
         chart_json=Markup(chart_json),
     )
+
+
+# --- diff ---------------------------------------------------------------------------------------
+
+
+def _side(l: Line | None) -> str:
+    if l is None:
+        return ""
+    quantity = _qty(l.monthly_quantity) if l.monthly_quantity is not None else "usage unknown"
+    price = l.unit_price if l.unit_price is not None else "missing"
+    cost = l.monthly_cost if l.monthly_cost is not None else "unpriced"
+    return f"{l.component}: {quantity} x {price} = {cost}"
+
+
+def _total_sentence(r: DiffResult) -> str:
+    a, b, d = r.a.total, r.b.total, r.total
+    head = f"total {a.text()} -> {b.text()} {r.b.currency}/month: "
+    if d.kind == "saving":
+        return head + f"saving {d.text()}"
+    if d.kind == "increase":
+        return head + f"increase {d.text()}"
+    if d.kind == "none":
+        return head + "no change"
+    why = "; ".join(f"{c.key} ({c.unpriced})" for c in r.unpriced)
+    return head + f"{d.text()}: no saving or increase can be claimed" + (f" — unpriced: {why}" if why else "")
+
+
+def diff_json(r: DiffResult) -> dict:
+    def side(l: Line | None) -> dict | None:
+        return None if l is None else {k: v for k, v in line_json(l).items() if k not in ("derivation", "price_source")}
+
+    cats_a, cats_b = r.a.categories, r.b.categories
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "a": r.a.stack,
+        "b": r.b.stack,
+        "currency": r.b.currency,
+        "a_total": r.a.total.as_json(),
+        "b_total": r.b.total.as_json(),
+        "delta": r.total.as_json(),
+        "by_category": {
+            c: {"a": cats_a[c].as_json(), "b": cats_b[c].as_json(), "delta": d.as_json(), "percent": percent(d, cats_a[c])}
+            for c, d in r.by_category.items()
+        },
+        "scenarios": {
+            k: {"a": str(r.a.scenarios[k].total.value), "b": str(r.b.scenarios[k].total.value), "delta": d.as_json()}
+            for k, d in r.scenarios.items()
+        },
+        "unpriced_deltas": [{"key": c.key, "unpriced": c.unpriced, "delta": c.span.as_json()} for c in r.unpriced],
+        "changes": [
+            {"key": c.key, "status": c.status, "a": side(c.a), "b": side(c.b), "delta": c.span.as_json()} for c in r.changes
+        ],
+    }
+
+
+def diff_table(r: DiffResult, console: Console) -> None:
+    a, b = r.a, r.b
+    t = Table(title=f"cost diff {a.stack} -> {b.stack} ({b.currency}/month, B minus A)")
+    t.add_column("line", overflow="fold")
+    t.add_column("A", overflow="fold")
+    t.add_column("B", overflow="fold")
+    _money_column(t, "delta")
+    for c in r.changes:
+        if c.status != "same":
+            t.add_row(f"{c.key} ({c.status})", _side(c.a), _side(c.b), c.span.text())
+    console.print(t)
+    cats = Table(title="per category", title_justify="left")
+    cats.add_column("category")
+    for col in ("A", "B", "delta"):
+        _money_column(cats, col)
+    cats.add_column("%", justify="right")
+    ca, cb = a.categories, b.categories
+    for c, d in r.by_category.items():
+        cats.add_row(c, ca[c].text(spread=False), cb[c].text(spread=False), d.text(), percent(d, ca[c]))
+    console.print(cats)
+    if r.scenarios:
+        console.print(
+            "  scenarios: "
+            + "; ".join(
+                f"{SCENARIO_NAMES.get(k, k)} {a.scenarios[k].total.text(False)} -> {b.scenarios[k].total.text(False)} ({d.text()})"
+                for k, d in r.scenarios.items()
+            )
+        )
+    console.print(Text(_total_sentence(r), "bold"))
+    for c in r.unpriced:
+        console.print(Text(f"  unpriced delta: {c.key}: {c.unpriced}; {c.span.text()}", "yellow"))
+    console.print(f"  {sum(1 for c in r.changes if c.status == 'same')} lines unchanged")
+
+
+def diff_markdown(r: DiffResult) -> str:
+    """A pull-request comment: per category with %, the scenarios, the unpriced deltas, the changed lines folded."""
+    a, b = r.a, r.b
+    cur = b.currency
+    out = [f"### Cost diff: `{a.stack}` → `{b.stack}` ({cur}/month)", ""]
+    out += ["| category | before | after | change | % |", "|---|--:|--:|--:|--:|"]
+    ca, cb = a.categories, b.categories
+    for c, d in r.by_category.items():
+        out.append(f"| {c} | {ca[c].text(False)} | {cb[c].text(False)} | {d.text()} | {percent(d, ca[c])} |")
+    out.append(
+        f"| **total** | **{a.total.text()}** | **{b.total.text()}** | **{r.total.text()}** | {percent(r.total, a.total)} |"
+    )
+    out += ["", _total_sentence(r).replace(" — ", "\n\n"), ""]
+    if r.scenarios:
+        out += ["| scenario | before | after | change |", "|---|--:|--:|--:|"]
+        for k, d in r.scenarios.items():
+            out.append(
+                f"| {SCENARIO_NAMES.get(k, k)} | {a.scenarios[k].total.text(False)} | {b.scenarios[k].total.text(False)} "
+                f"| {d.text()} |"
+            )
+        out.append("")
+    if r.unpriced:
+        out += ["**Unpriced deltas** (not counted as savings or increases):", ""]
+        out += [f"- `{c.key}`: {c.unpriced}; {c.span.text()}" for c in r.unpriced]
+        out.append("")
+    changed = [c for c in r.changes if c.status != "same"]
+    out += [f"<details><summary>{len(changed)} changed line(s)</summary>", "", "| line | before | after | change |"]
+    out.append("|---|---|---|--:|")
+    for c in changed:
+        out.append(f"| {c.key} ({c.status}) | {_side(c.a)} | {_side(c.b)} | {c.span.text()} |")
+    out += ["", "</details>", "", f"<sub>gpufleet cost diff; prices as of {b.oldest_as_of or 'n/a'} at the oldest</sub>", ""]
+    return "\n".join(out)
