@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import BinaryIO
 
+from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
@@ -611,3 +612,45 @@ def diff_markdown(r: DiffResult) -> str:
         out.append(f"| {c.key} ({c.status}) | {_side(c.a)} | {_side(c.b)} | {c.span.text()} |")
     out += ["", "</details>", "", f"<sub>gpufleet cost diff; prices as of {b.oldest_as_of or 'n/a'} at the oldest</sub>", ""]
     return "\n".join(out)
+
+
+# --- commitment plan ----------------------------------------------------------------------------
+
+
+def commit_table(p: CommitPlan, console: Console) -> None:
+    import yaml
+
+    pr, cur = p.prices, p.prices.currency
+    t = Table(title=f"{p.stack}: {p.instance_type}, which nodes to subscribe ({cur}, instance only)")
+    t.add_column("node", justify="right")
+    t.add_column("hours/month", justify="right")
+    t.add_column("utilisation", justify="right")
+    t.add_column("choice")
+    _money_column(t, "monthly")
+    _money_column(t, f"if {p.rest}")
+    for n in p.nodes:
+        t.add_row(str(n.index), str(n.hours), f"{n.utilisation:.1%}", n.choice, str(n.cost), str(n.rest_cost))
+    console.print(t)
+    prices = f"{p.rest} {pr.spot_hourly if p.rest == 'spot' else pr.payg_hourly}/h"
+    subs = "; ".join(
+        f"{k} {v} ({getattr(pr, 'monthly' if k == 'monthly' else 'yearly_per_month')}/month)" for k, v in p.break_even.items()
+    )
+    console.print(f"break-even utilisation against {prices}: {subs}")
+    k = len(p.subscribed)
+    console.print(
+        Text(
+            f"subscribe {k} node(s) {p.term or ''}, leave {len(p.nodes) - k} {p.rest}: {p.monthly_cost} {cur}/month "
+            f"instead of {p.monthly_cost_without} ({p.monthly_cost - p.monthly_cost_without:+}); "
+            f"upfront for a yearly term: {p.upfront} {cur}",
+            "bold",
+        )
+    )
+    if p.billing_block is not None:
+        console.print("in the stack file, under gpufleet:fleet (the spec with these validates):")
+        console.print(yaml.safe_dump(p.spec_changes or {"billing": p.billing_block}, sort_keys=False).rstrip())
+    for c in p.cannot:
+        console.print(Text(f"the spec cannot say this: {c}", "yellow"))
+    for n in p.notes:
+        console.print(f"  note: {n}")
+    for b, src in p.prices.sources.items():
+        console.print(f"  price {b}: {src}")

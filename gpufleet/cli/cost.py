@@ -180,6 +180,35 @@ def diff_cmd(
         report.diff_table(result, _console())
 
 
+COMMIT_FORMATS = ("table", "json")
+
+
+@cost_app.command("commit")
+def commit_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Which nodes to subscribe (monthly / yearly) and which to leave pay-as-you-go or spot, from the schedules:
+    hours a month per node, the break-even utilisation, the upfront cash of a yearly term, and the `billing:` block
+    (validated) or what the spec cannot express.
+
+    Example:
+      gpufleet cost commit --stack alicloud-cn-hangzhou-prod
+    """
+    from gpufleet.cost import commitment, report
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output)
+    plan = commitment.plan_stack(stack)
+    if chosen == "json":
+        options.emit(json.dumps(commitment.as_json(plan), indent=2, ensure_ascii=False) + "\n", output)
+    elif output is not None:
+        options.emit(lambda buf: report.commit_table(plan, console(file=buf, width=100)), output)
+    else:
+        report.commit_table(plan, _console())
+
+
 @catalog_app.command("build")
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
