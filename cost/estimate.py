@@ -69,6 +69,14 @@ class Line:
         return _times(self.price_high, self.monthly_quantity) or self.monthly_cost
 
 
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _times(price: Decimal | None, quantity: Decimal | None) -> Decimal | None:
     return None if price is None or quantity is None else money(price * quantity)
 
@@ -207,7 +215,7 @@ class Estimate:
     @property
     def oldest_as_of(self) -> str | None:
         """The oldest source date among the priced lines (what the total rests on)."""
-        return min((l.as_of for l in self.lines if l.monthly_cost is not None and l.as_of), default=None)
+        return min((l.as_of for l in self.lines if l.monthly_cost is not None and _is_date(l.as_of)), default=None)
 
 
 DISCOUNT_KEYS = ("match", "billing", "factor", "note")
@@ -465,14 +473,14 @@ def _scenarios(spec, avg: Decimal, how: str, est: Estimate, priced, spot: bool) 
     if spot:
         base, above = on_demand_base(spec)
         mix = (
-            f"; the on-demand base ({base} nodes, {above}% above it) is pay-as-you-go already"
+            f"; lines already pay-as-you-go (the spec's on-demand base: {base} nodes, {above}% above it) stay"
             if base or above
             else " (no on-demand base in the spec)"
         )
         out["spot_fallback"] = Scenario(
             "spot_fallback",
             avg,
-            f"the average {avg} nodes with every spot node reclaimed and replaced at pay-as-you-go{mix}",
+            f"the average {avg} nodes with every spot line priced at pay-as-you-go (all reclaimed and replaced){mix}",
             amount(priced(avg, spot_as_payg=True)[0]),
         )
     return out

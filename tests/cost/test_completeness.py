@@ -188,3 +188,33 @@ def test_stale_rows_copy(tmp_path):
     data = catalog_without(tmp_path, "alicloud", "cn-hangzhou", GN7I)
     full, cut = catalog.load("alicloud", "cn-hangzhou"), catalog.load("alicloud", "cn-hangzhou", data)
     assert set(full.rows) - set(cut.rows) == {(GN7I, b) for b in ("payg", "monthly", "yearly", "spot")}
+
+
+def test_spot_fallback_with_an_on_demand_base_in_a_second_group(ali_inventory, prod_fleet):
+    """Spot with an on-demand base as two groups (Tencent's shape): one pay-as-you-go, one spot. The fallback re-prices
+    only the spot group's lines; it reads billing.on_demand_base when the spec has it (issue 13), 0 until then."""
+    import copy
+    import types
+
+    inv = copy.deepcopy(ali_inventory)
+    cfg = next(r for r in inv if r["type"].endswith("ScalingConfiguration"))
+    group = next(r for r in inv if r["type"].endswith("ScalingGroup"))
+    spot_cfg, spot_group = copy.deepcopy(cfg), copy.deepcopy(group)
+    spot_group["name"] = "llm-prod-asg-spot-group"
+    spot_cfg.update(name="llm-prod-asg-spot-config")
+    spot_cfg["inputs"].update(spotStrategy="SpotAsPriceGo", scalingGroupId="llm-prod-asg-spot-group_id")
+    group["inputs"]["desiredCapacity"] = 1.0  # the on-demand base: 1 node
+    spot_group["inputs"]["desiredCapacity"] = 1.0
+    inv += [spot_cfg, spot_group]
+    billing = types.SimpleNamespace(model="spot", on_demand_base=1, on_demand_above_base_percent=0, spot_price_limit=None)
+    fields = {k: getattr(prod_fleet.spec, k) for k in type(prod_fleet.spec).model_fields}
+    spec = types.SimpleNamespace(**{**fields, "billing": billing})  # the spec as issue 13 extends it
+    e = estimate.price_inventory(prod_fleet.stack, spec, "ecs.gn7i-c8g1.2xlarge", inv, _complete_usage())
+    gpu = [l for l in e.lines if l.category == "gpu_compute"]
+    assert sorted(l.billing for l in gpu) == ["payg", "spot"]
+    spot_line = next(l for l in gpu if l.billing == "spot")
+    cat = catalog.load("alicloud", "cn-hangzhou")
+    extra = (spot_line.monthly_quantity * cat.get(GN7I, "payg").price).quantize(Decimal("0.01")) - spot_line.monthly_cost
+    fb = e.scenarios["spot_fallback"]
+    assert fb.total.value - e.total.value == extra  # only the spot group moved to pay-as-you-go
+    assert "on-demand base: 1 nodes" in fb.how
