@@ -9,6 +9,7 @@ import io
 from datetime import date
 from decimal import Decimal
 
+import pytest
 import yaml
 from gpufleet.cost import catalog, estimate, report, usage
 from gpufleet.cost.catalog import PriceRow
@@ -218,3 +219,31 @@ def test_spot_fallback_with_an_on_demand_base_in_a_second_group(ali_inventory, p
     fb = e.scenarios["spot_fallback"]
     assert fb.total.value - e.total.value == extra  # only the spot group moved to pay-as-you-go
     assert "on-demand base: 1 nodes" in fb.how
+
+
+def test_every_shipped_stack_estimate_fits_100_columns_with_money_in_full():
+    from gpufleet.stacks.loader import stack_names
+
+    from gpufleet.plan import stack_estimate
+
+    for stack in stack_names():
+        _, e = stack_estimate(stack)
+        buf = io.StringIO()
+        report.estimate_table(e, Console(file=buf, width=100))
+        text = buf.getvalue()
+        assert max(len(l) for l in text.splitlines()) <= 100, stack
+        for l in e.lines:
+            if l.monthly_cost is not None:
+                assert str(l.monthly_cost) in text, (stack, l.component)
+        assert f"monthly total {e.total.text()} {e.currency}" in " ".join(text.split())
+
+
+def test_bad_input_exits_2_and_a_saved_estimate_diffs_clean(tmp_path, capsys):
+    from gpufleet.cli import main
+
+    f = tmp_path / "old.json"
+    f.write_text('{"schema_version": 1}')
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", "diff", "--stack", "alicloud-cn-hangzhou-prod", "--baseline", str(f)])
+    assert exc.value.code == 2
+    assert "schema_version: is 1" in capsys.readouterr().err
