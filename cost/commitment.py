@@ -27,6 +27,7 @@ from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import money
 from gpufleet.cost.usage import WEEK_MIN, cron_week_minutes
 
+from gpufleet import clock
 from gpufleet.errors import Problem, UserError
 
 RATIO = Decimal("0.0001")
@@ -42,6 +43,7 @@ class Prices:
     spot_hourly: Decimal | None = None
     currency: str = "CNY"
     sources: dict[str, str] = field(default_factory=dict)  # billing -> "quality, source, as_of"
+    spreads: dict[str, tuple[Decimal, Decimal]] = field(default_factory=dict)  # billing -> sourced (low, high)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,31 @@ def catalog_prices(cloud: str, region: str, instance_type: str, data=None) -> Pr
         rows["spot"].price if rows["spot"] else None,
         cat.currency,
         {b: f"{r.quality}, {r.source}, {r.as_of}" for b, r in rows.items() if r is not None and r.price is not None},
+        {b: spread for b, r in rows.items() if r is not None and r.price is not None and (spread := _spread(r)) is not None},
     )
+
+
+def _spread(row: pricecat.PriceRow) -> tuple[Decimal, Decimal] | None:
+    from gpufleet.cost.estimate import row_spread_and_staleness
+
+    low, high, _ = row_spread_and_staleness(row, clock.now().date())
+    return None if low is None or high is None or low == high == row.price else (low, high)
+
+
+def break_even_spread(prices: Prices, rest: str) -> dict[str, tuple[Decimal, Decimal]]:
+    """The break-even utilisation at the ends of the sourced spreads: (cheapest subscription vs dearest hourly,
+    dearest subscription vs cheapest hourly). Empty when no price involved states a spread."""
+    if not prices.spreads:
+        return {}
+    hourly = prices.spot_hourly if rest == "spot" and prices.spot_hourly is not None else prices.payg_hourly
+    h_lo, h_hi = prices.spreads.get(rest, (hourly, hourly))
+    out = {}
+    for term, price in (("monthly", prices.monthly), ("yearly", prices.yearly_per_month)):
+        if price is None:
+            continue
+        lo, hi = prices.spreads.get(term, (price, price))
+        out[term] = ((lo / (h_hi * HOURS_PER_MONTH)).quantize(RATIO), (hi / (h_lo * HOURS_PER_MONTH)).quantize(RATIO))
+    return out
 
 
 def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, file: str = "stack") -> Plan:
@@ -177,6 +203,15 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
     ]
     if rest == "spot":
         notes.append("the fleet is spot: subscriptions are weighed against the spot price, which can rise or be reclaimed")
+    for term, (lo, hi) in break_even_spread(prices, rest).items():
+        if lo == hi:
+            continue
+        notes.append(f"{term} break-even within the prices' sourced spreads: {lo:.1%}–{hi:.1%}")
+        torn = [n.index for n in nodes if lo <= n.utilisation <= hi]
+        if torn:
+            notes.append(
+                f"node(s) {', '.join(map(str, torn))}: the {term} choice depends on where the prices lie in their spread"
+            )
     p = Plan(stack, instance_type, prices, rest, profile, nodes, be, notes)
     _express(p, spec, raw, file)
     return p
@@ -268,6 +303,7 @@ def as_json(p: Plan) -> dict:
         },
         "rest": p.rest,
         "break_even_utilisation": {k: str(v) for k, v in p.break_even.items()},
+        "break_even_within_spread": {k: [str(lo), str(hi)] for k, (lo, hi) in break_even_spread(pr, p.rest).items()},
         "profile": [{"nodes": n, "hours_per_month": str(h.quantize(Decimal("0.01")))} for n, h in p.profile],
         "nodes": [
             {

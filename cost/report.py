@@ -277,7 +277,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     rows = _rows(options)
     for r in rows:
         if r["total"] is None:
-            t.add_row("", f"{r['label']}\n{r['instance_type'] or '-'}", "", "", "n/a (see below)", "")
+            t.add_row("", r["label"], "", "", "n/a (see below)", "")
             continue
         cats = r["categories"]
         others = [a for c, a in cats.items() if c != "gpu_compute"]
@@ -291,7 +291,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         )
         t.add_row(
             str(r["rank"]) if r["rank"] else "–",
-            f"{r['label']}\n{r['instance_type']}",
+            r["label"],
             cats["gpu_compute"].text(spread=False),
             overhead.text(spread=False),
             r["total"].text(),
@@ -305,8 +305,8 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     said: set[tuple[str, str]] = set()
     for r in rows:  # what is the same for every billing of a cloud is said once
         where = f"{r['cloud']} {r['region']}"
-        shared = [n for n in r["equivalence"] if not n.startswith("billing ")]
-        if shared and (where, "; ".join(shared)) not in said:
+        shared = [f"instance type {r['instance_type'] or '-'}"] + [n for n in r["equivalence"] if not n.startswith("billing ")]
+        if (where, "; ".join(shared)) not in said:
             said.add((where, "; ".join(shared)))
             console.print(f"{where}: " + "; ".join(shared))
         if r["problem"]:

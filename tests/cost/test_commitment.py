@@ -105,3 +105,17 @@ def test_a_schedule_that_depends_on_the_date_is_bad_input():
     spec = loader.validate(odd, stack=PROD, file="x").spec
     with pytest.raises(UserError, match="depends on the date"):
         commitment.make_plan(PROD, spec, odd, fleet.instance_type.type, QUOTE)
+
+
+def test_a_price_spread_gives_a_break_even_range_and_names_the_nodes_it_leaves_open():
+    fleet, raw = _prod()
+    # pay-as-you-go 10/h stated as 9-11 (a spread); yearly 2000/month exact: break-even 2000/(11 x 730) .. 2000/(9 x 730)
+    prices = commitment.Prices(Decimal("10"), None, Decimal("2000"), spreads={"payg": (Decimal("9"), Decimal("11"))})
+    assert commitment.break_even_spread(prices, "payg") == {"yearly": (Decimal("0.2491"), Decimal("0.3044"))}
+    p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, prices)
+    assert p.break_even == {"yearly": Decimal("0.2740")}  # 2000 / 7300
+    assert [n.choice for n in p.nodes] == ["yearly"] * 4  # 38.69 % is above even the dearest end (30.44 %)
+    assert not any("depends on where" in n for n in p.notes)
+    tight = commitment.Prices(Decimal("10"), None, Decimal("2800"), spreads={"payg": (Decimal("9"), Decimal("11"))})
+    p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, tight)  # 34.87 %-42.62 %: holds 38.69 %
+    assert "node(s) 3, 4: the yearly choice depends on where the prices lie in their spread" in p.notes

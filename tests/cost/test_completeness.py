@@ -87,11 +87,11 @@ class SpreadRow(PriceRow):
 def test_spread_of_an_estimated_price_gives_a_range(ali_inventory, prod_fleet):
     cat = catalog.load("alicloud", "cn-hangzhou")
     row = cat.get(GN7I, "payg")
-    spread = SpreadRow(
-        **{f.name: getattr(row, f.name) for f in dataclasses.fields(PriceRow)}, low=Decimal("7"), high=Decimal("10")
-    )
+    fields = {f.name: getattr(row, f.name) for f in dataclasses.fields(PriceRow)}
+    spread = SpreadRow(**{**fields, "low": Decimal("7"), "high": Decimal("10")})
     assert estimate.row_spread_and_staleness(spread, date(2026, 12, 1))[:2] == (Decimal("7"), Decimal("10"))
-    assert estimate.row_spread_and_staleness(row, date(2026, 12, 1))[:2] == (row.price, row.price)  # exact: the price
+    own = tuple(row.price if getattr(row, k, None) is None else getattr(row, k) for k in ("low", "high"))
+    assert estimate.row_spread_and_staleness(row, date(2026, 12, 1))[:2] == own  # no spread stated: the price itself
     old = cat.rows[(GN7I, "payg")]
     cat.rows[(GN7I, "payg")] = spread
     try:
