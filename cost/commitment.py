@@ -227,7 +227,7 @@ def _express(p: Plan, spec, raw: dict, file: str) -> None:
         p.cannot.append("monthly and yearly nodes in one stack: the spec has one billing model per stack")
         return
     if k == 0:
-        block = {"model": p.rest}
+        block: dict[str, object] = {"model": p.rest}
         if spec.billing.model == "spot" and spec.billing.spot_price_limit is not None:
             block["spot_price_limit"] = spec.billing.spot_price_limit
         p.billing_block = block

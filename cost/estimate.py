@@ -119,10 +119,14 @@ class Amount:
 
 def amount(lines: list[Line]) -> Amount:
     priced = [l for l in lines if l.monthly_cost is not None]
+
+    def total(values) -> Decimal:  # every priced line has a cost, a low and a high
+        return money(sum((v for v in values if v is not None), Decimal(0)))
+
     return Amount(
-        money(sum((l.monthly_cost for l in priced), Decimal(0))),  # type: ignore[misc]
-        money(sum((l.low for l in priced), Decimal(0))),  # type: ignore[misc]
-        money(sum((l.high for l in priced), Decimal(0))),  # type: ignore[misc]
+        total(l.monthly_cost for l in priced),
+        total(l.low for l in priced),
+        total(l.high for l in priced),
         len(priced) == len(lines),
         len(lines),
         len(priced),

@@ -563,8 +563,8 @@ def diff_table(r: DiffResult, console: Console) -> None:
         _money_column(cats, col)
     cats.add_column("%", justify="right")
     ca, cb = a.categories, b.categories
-    for c, d in r.by_category.items():
-        cats.add_row(c, ca[c].text(spread=False), cb[c].text(spread=False), d.text(), percent(d, ca[c]))
+    for cat, d in r.by_category.items():
+        cats.add_row(cat, ca[cat].text(spread=False), cb[cat].text(spread=False), d.text(), percent(d, ca[cat]))
     console.print(cats)
     if r.scenarios:
         console.print(
@@ -587,8 +587,8 @@ def diff_markdown(r: DiffResult) -> str:
     out = [f"### Cost diff: `{a.stack}` → `{b.stack}` ({cur}/month)", ""]
     out += ["| category | before | after | change | % |", "|---|--:|--:|--:|--:|"]
     ca, cb = a.categories, b.categories
-    for c, d in r.by_category.items():
-        out.append(f"| {c} | {ca[c].text(False)} | {cb[c].text(False)} | {d.text()} | {percent(d, ca[c])} |")
+    for cat, d in r.by_category.items():
+        out.append(f"| {cat} | {ca[cat].text(False)} | {cb[cat].text(False)} | {d.text()} | {percent(d, ca[cat])} |")
     out.append(
         f"| **total** | **{a.total.text()}** | **{b.total.text()}** | **{r.total.text()}** | {percent(r.total, a.total)} |"
     )
@@ -648,9 +648,9 @@ def commit_table(p: CommitPlan, console: Console) -> None:
     if p.billing_block is not None:
         console.print("in the stack file, under gpufleet:fleet (the spec with these validates):")
         console.print(yaml.safe_dump(p.spec_changes or {"billing": p.billing_block}, sort_keys=False).rstrip())
-    for c in p.cannot:
-        console.print(Text(f"the spec cannot say this: {c}", "yellow"))
-    for n in p.notes:
-        console.print(f"  note: {n}")
+    for why in p.cannot:
+        console.print(Text(f"the spec cannot say this: {why}", "yellow"))
+    for note in p.notes:
+        console.print(f"  note: {note}")
     for b, src in p.prices.sources.items():
         console.print(f"  price {b}: {src}")
