@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
@@ -167,31 +168,116 @@ def compare(
     return out
 
 
+def label(o: Option) -> str:
+    return f"{o.cloud} {o.region} {o.billing}"
+
+
+@dataclass(frozen=True)
+class Rank:
+    rank: int | None  # 1 = cheapest; None = not ranked
+    why: str  # why not ranked ("overlaps X, Y"), else ""
+
+
+def _same_unknown(l) -> tuple:
+    return (l.price_key, l.billing, l.monthly_quantity, l.unit_price, l.category)
+
+
+def _span(e: Estimate, drop: set[tuple]) -> tuple[Decimal, Decimal | None]:
+    """What the total can be, leaving out the unpriced lines in `drop`: the sourced spread of the priced part, with
+    no upper bound when another line is unpriced."""
+    from gpufleet.cost.estimate import amount
+
+    t = amount([l for l in e.lines if l.monthly_cost is not None or _same_unknown(l) not in drop])
+    return t.low, (t.high if t.complete else None)
+
+
+def _uncertain(a: Option, b: Option) -> bool:
+    """Whether the order of a and b's totals could go either way. An unpriced line both share (same cloud, region,
+    price row and quantity) adds the same unknown to both and is left out of the comparison."""
+    ea, eb = a.estimate, b.estimate
+    assert ea is not None and eb is not None
+    common = (
+        {_same_unknown(l) for l in ea.unpriced} & {_same_unknown(l) for l in eb.unpriced}
+        if (ea.cloud, ea.region) == (eb.cloud, eb.region)
+        else set()
+    )
+    x, y = _span(ea, common), _span(eb, common)
+    return (y[1] is None or x[0] <= y[1]) and (x[1] is None or y[0] <= x[1])
+
+
+def _cheaper(a: Option, b: Option) -> bool:
+    """a's total is certainly below b's (only asked when the two are not uncertain)."""
+    assert a.estimate is not None and b.estimate is not None
+    return a.estimate.total.low < b.estimate.total.low
+
+
+def _names(options: list[Option]) -> str:
+    """`alicloud cn-hangzhou monthly/spot, tencentcloud ap-shanghai payg`: the options, grouped by where."""
+    where: dict[str, list[str]] = {}
+    for o in options:
+        where.setdefault(f"{o.cloud} {o.region}", []).append(o.billing)
+    return ", ".join(f"{w} {'/'.join(bs)}" for w, bs in where.items())
+
+
+def rank(options: list[Option]) -> list[Rank]:
+    """Rank the options by monthly total only where the order is certain.
+
+    Each option's total is an interval: the sourced spread of its prices, open above when a line is unpriced (the
+    total is then only a lower bound). Two options whose intervals overlap are not ranked (the order could go either
+    way), so an option with unpriced lines is never ranked above a complete one on a partial total. A ranked option's
+    rank is 1 + the options certainly cheaper than it. Totals in different currencies are not ranked.
+    """
+    priced = [o for o in options if o.estimate is not None]
+    if len({o.estimate.currency for o in priced if o.estimate}) > 1:
+        return [Rank(None, "currencies differ" if o.estimate else "no estimate") for o in options]
+    out = []
+    for o in options:
+        if o.estimate is None:
+            out.append(Rank(None, "no estimate"))
+            continue
+        others = [p for p in priced if p is not o]
+        over = [p for p in others if _uncertain(o, p)]
+        if over:
+            out.append(Rank(None, f"overlaps {_names(over)}: not ranked"))
+        else:
+            out.append(Rank(1 + sum(1 for p in others if _cheaper(p, o)), ""))
+    return out
+
+
 def as_json(stack: str, options: list[Option]) -> dict:
     currencies = sorted({o.estimate.currency for o in options if o.estimate})
     rows = []
-    for o in options:
+    for o, r in zip(options, rank(options)):
         e = o.estimate
+        t = e.total if e else None
         rows.append(
             {
                 "cloud": o.cloud,
                 "region": o.region,
                 "instance_type": o.instance_type,
                 "billing": o.billing,
-                "monthly_total": str(e.monthly_total) if e else None,
-                "by_category": {k: str(v) for k, v in e.by_category.items()} if e else None,
+                "monthly_total": str(t.value) if t else None,
+                "complete": t.complete if t else None,
+                "range": {"low": str(t.low), "high": str(t.high) if t.complete else None} if t else None,
+                "oldest_as_of": e.oldest_as_of if e else None,
+                "rank": r.rank,
+                "not_ranked": r.why or None if e else None,
+                "by_category": {k: a.as_json() for k, a in e.categories.items()} if e else None,
                 "overhead_share": str(e.overhead_share) if e else None,
+                "scenarios": {k: str(s.total.value) for k, s in e.scenarios.items()} if e else None,
+                "unpriced": [f"{l.resource_name}: {l.component}" for l in e.unpriced] if e else None,
                 "unpriced_lines": len(e.unpriced) if e else None,
                 "estimated_lines": len(e.estimated) if e else None,
                 "equivalence": o.mapping,
                 "problem": o.problem or None,
             }
         )
-    first = next((o.estimate for o in options if o.estimate), None)
+    ests = [o.estimate for o in options if o.estimate]
     return {
         "stack": stack,
         "currency": currencies[0] if len(currencies) == 1 else currencies,
-        "catalog_as_of": max((o.estimate.catalog_as_of for o in options if o.estimate), default=None),
-        "assumptions": first.assumptions if first else [],
+        "catalog_as_of": min((e.catalog_as_of for e in ests), default=None),
+        "oldest_as_of": min((e.oldest_as_of for e in ests if e.oldest_as_of), default=None),
+        "assumptions": ests[0].assumptions if ests else [],
         "rows": rows,
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from gpufleet.cli import options
 from gpufleet.errors import Problem, UserError, console
 from gpufleet.files import is_stdout, output_problems, write_atomic
 
@@ -28,7 +30,8 @@ def _registered_clouds() -> tuple[str, ...]:
 
 
 def _console() -> Console:
-    return console(width=200) if not sys.stdout.isatty() else console()
+    # not a terminal: wide enough for any table, unless COLUMNS says how wide (rich reads it then)
+    return console(width=200) if not sys.stdout.isatty() and not os.environ.get("COLUMNS") else console()
 
 
 @cost_app.command("estimate")
@@ -127,84 +130,83 @@ def compare_cmd(
         typer.echo(text, nl=False)
 
 
+DIFF_FORMATS = ("table", "json", "markdown")
+
+
 @cost_app.command("diff")
 def diff_cmd(
-    stacks: list[str] = typer.Option(..., "--stack", help="give --stack twice: A then B"),
-    usage_file: str | None = typer.Option(None, "--usage"),
-    as_json: bool = typer.Option(False, "--json"),
+    stacks: list[str] = typer.Option(
+        ...,
+        "--stack",
+        "-s",
+        help="twice: A then B; once with --baseline: B (a name or a Pulumi.<name>.yaml path)",
+        callback=lambda v: [options.resolve_stack(x) for x in v],
+        metavar="NAME|PATH",
+    ),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="A = a saved `gpufleet cost estimate --format json -o FILE.json`", metavar="FILE.json"
+    ),
+    usage_file: str | None = typer.Option(None, "--usage", help="usage profile YAML for the stacks priced now"),
+    fmt: str = options.fmt(DIFF_FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
-    """What changes in cost between two stacks, line by line (B minus A)."""
-    from rich.table import Table
+    """What changes in cost (B minus A): per category with %, per scenario, line by line. Unpriced deltas are named,
+    never counted as savings.
 
-    from gpufleet.cost import diff
-
-    if len(stacks) != 2:
-        raise UserError([Problem("--stack", "", f"give exactly two stacks (got {len(stacks)})")])
+    Examples:
+      gpufleet cost diff --stack alicloud-cn-hangzhou-dev --stack alicloud-cn-hangzhou-prod
+      gpufleet cost estimate --stack alicloud-cn-hangzhou-prod --format json -o before.json
+      gpufleet cost diff --stack alicloud-cn-hangzhou-prod --baseline before.json --format markdown
+    """
+    from gpufleet.cost import diff, report
     from gpufleet.plan import stack_estimate
 
-    fa, a = stack_estimate(stacks[0], usage_file)
-    fb, b = stack_estimate(stacks[1], usage_file)
-    changes = [c for c in diff.diff(a, fa.prefix, b, fb.prefix)]
-    if as_json:
+    chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output)
+    want = 1 if baseline is not None else 2
+    if len(stacks) != want:
+        hint = "with --baseline give one --stack (B)" if baseline is not None else "give --stack twice (A then B), or --baseline"
+        raise UserError([Problem("--stack", "", f"{hint}; got {len(stacks)}")])
+    a = diff.load_baseline(baseline) if baseline is not None else stack_estimate(stacks[0], usage_file)[1]
+    b = stack_estimate(stacks[-1], usage_file)[1]
+    result = diff.run(a, b)
+    if chosen == "json":
+        options.emit(json.dumps(report.diff_json(result), indent=2, ensure_ascii=False) + "\n", output)
+    elif chosen == "markdown":
+        options.emit(report.diff_markdown(result), output)
+    elif output is not None:
+        options.emit(lambda buf: report.diff_table(result, console(file=buf, width=100)), output)
+    else:
+        report.diff_table(result, _console())
 
-        def side(l):
-            return (
-                None
-                if l is None
-                else {
-                    "component": l.component,
-                    "monthly_quantity": str(l.monthly_quantity) if l.monthly_quantity is not None else None,
-                    "unit_price": str(l.unit_price) if l.unit_price is not None else None,
-                    "monthly_cost": str(l.monthly_cost) if l.monthly_cost is not None else None,
-                }
-            )
 
-        typer.echo(
-            json.dumps(
-                {
-                    "a": a.stack,
-                    "b": b.stack,
-                    "currency": a.currency,
-                    "a_total": str(a.monthly_total),
-                    "b_total": str(b.monthly_total),
-                    "delta": str(b.monthly_total - a.monthly_total),
-                    "changes": [
-                        {
-                            "key": c.key,
-                            "status": c.status,
-                            "a": side(c.a),
-                            "b": side(c.b),
-                            "delta": str(c.delta) if c.delta is not None else None,
-                        }
-                        for c in changes
-                    ],
-                },
-                indent=2,
-            )
-        )
-        return
-    t = Table(title=f"cost diff {a.stack} -> {b.stack} ({a.currency}/month)")
-    for col in ("line", "status", a.stack, b.stack, "delta"):
-        t.add_column(col, justify="right" if col == "delta" else "left")
-    for c in changes:
-        if c.status == "same":
-            continue
+COMMIT_FORMATS = ("table", "json")
 
-        def fmt(l):
-            if l is None:
-                return ""
-            quantity = l.monthly_quantity if l.monthly_quantity is not None else "?"
-            price = l.unit_price if l.unit_price is not None else "missing"
-            cost = l.monthly_cost if l.monthly_cost is not None else "—"
-            return f"{l.component}: {quantity} x {price} = {cost}"
 
-        t.add_row(c.key, c.status, fmt(c.a), fmt(c.b), str(c.delta) if c.delta is not None else "?")
-    con = _console()
-    con.print(t)
-    con.print(
-        f"total {a.monthly_total} -> {b.monthly_total} ({b.monthly_total - a.monthly_total:+}) {a.currency}; "
-        f"{sum(1 for c in changes if c.status == 'same')} lines unchanged"
-    )
+@cost_app.command("commit")
+def commit_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Which nodes to subscribe (monthly / yearly) and which to leave pay-as-you-go or spot, from the schedules:
+    hours a month per node, the break-even utilisation, the upfront cash of a yearly term, and the `billing:` block
+    (validated) or what the spec cannot express.
+
+    Example:
+      gpufleet cost commit --stack alicloud-cn-hangzhou-prod
+    """
+    from gpufleet.cost import commitment, report
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output)
+    plan = commitment.plan_stack(stack)
+    if chosen == "json":
+        options.emit(json.dumps(commitment.as_json(plan), indent=2, ensure_ascii=False) + "\n", output)
+    elif output is not None:
+        options.emit(lambda buf: report.commit_table(plan, console(file=buf, width=100)), output)
+    else:
+        report.commit_table(plan, _console())
 
 
 @catalog_app.command("build")

@@ -51,7 +51,7 @@ def test_diff_same_stack_has_no_changes(app):
     r = run(app, "cost", "diff", "--stack", "alicloud-cn-hangzhou-prod", "--stack", "alicloud-cn-hangzhou-prod", "--json")
     assert r.exit_code == 0, r.output
     j = json.loads(r.output)
-    assert j["delta"] == "0.00" and all(c["status"] == "same" for c in j["changes"])
+    assert j["delta"]["value"] == "0.00" and j["delta"]["kind"] == "none" and all(c["status"] == "same" for c in j["changes"])
 
 
 def test_catalog_build_is_reproducible(app, tmp_path, monkeypatch):

@@ -83,6 +83,7 @@ def test_estimate_json_shape(prod_estimate):
     ):
         assert k in line
     assert j["monthly_total"] == str(prod_estimate.monthly_total)
+    assert j["schema_version"] == 2 and {"complete", "unpriced", "range", "oldest_as_of", "scenarios"} <= set(j)
 
 
 @pytest.mark.chromium
