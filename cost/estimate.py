@@ -282,22 +282,8 @@ def fleet_average(spec, usage: Usage) -> tuple[Decimal, str]:
 
 def row_spread_and_staleness(row: pricecat.PriceRow, today: date) -> tuple[Decimal | None, Decimal | None, bool]:
     """(low, high, stale) of a catalog row: the sourced spread of its price (the price itself when the row states
-    none: an exact quote) and whether its source is more than a year old on `today`.
-
-    The one place that reads these from a row. The cost-data branch adds PriceRow.low/high and catalog.stale();
-    until it merges they are read with fallbacks (after the merge: `row.lowest, row.highest, pricecat.stale(row, today)`).
-    """
-    low, high = getattr(row, "low", None), getattr(row, "high", None)
-    low = row.price if low is None else low
-    high = row.price if high is None else high
-    is_stale = getattr(pricecat, "stale", None)
-    if is_stale is not None:
-        return low, high, bool(is_stale(row, today))
-    try:
-        when = date.fromisoformat(row.as_of)
-    except ValueError:
-        return low, high, False
-    return low, high, row.price is not None and (today - when).days > 365
+    none: an exact quote) and whether its source is more than a year old on `today`."""
+    return row.lowest, row.highest, pricecat.stale(row, today)
 
 
 def _note(note: str, more: str) -> str:
