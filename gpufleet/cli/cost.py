@@ -5,14 +5,14 @@ from __future__ import annotations
 import io
 import json
 import sys
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from gpufleet.cli import options
 from gpufleet.errors import Problem, UserError, console
-from gpufleet.files import is_stdout, output_problems, write_atomic
+from gpufleet.files import output_problems
 
 cost_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog."
@@ -33,98 +33,123 @@ def _console() -> Console:
 
 @cost_app.command("estimate")
 def estimate_cmd(
-    stack: str = typer.Option(..., "--stack", help="stack name, e.g. alicloud-cn-hangzhou-prod"),
-    usage_file: str | None = typer.Option(None, "--usage", help="usage profile YAML overriding cost/usage/<stack>.yaml"),
-    discounts_file: str | None = typer.Option(
-        None, "--discounts", help="negotiated rates: discounts: [{match, billing, factor}]"
+    stack: str = options.stack(),
+    usage_file: str | None = typer.Option(
+        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
     ),
-    as_json: bool = typer.Option(False, "--json", help="print JSON (money as decimal strings)"),
-    budget: str | None = typer.Option(None, "--budget", help="exit 1 when the monthly total is above this amount"),
+    discounts_file: str | None = typer.Option(
+        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+    budget: str | None = typer.Option(
+        None, "--budget", metavar="AMOUNT", help="exit 1 when the monthly total is above AMOUNT (or not complete)"
+    ),
+    allow_unpriced: bool = typer.Option(
+        False, "--allow-unpriced", help="with --budget: check the lower bound of a total with unpriced lines instead of failing"
+    ),
 ) -> None:
-    """The stack's monthly cost, line by line."""
-    from gpufleet.cost import report
+    """The stack's monthly cost, line by line, with what each price rests on.
 
-    limit = None
-    if budget is not None:
-        try:
-            limit = Decimal(budget)
-        except InvalidOperation:
-            limit = None
-        if limit is None or not limit.is_finite() or limit < 0:
-            raise UserError([Problem("--budget", "", f"must be a finite number >= 0, not {budget!r}")])
+    A line without a price or quantity is shown and left out of the total, which then reads >= X.
+    Exit 1: over --budget, or --budget with an incomplete total (unless --allow-unpriced). Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost estimate --stack alicloud-cn-hangzhou-prod
+      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format xlsx -o prod.xlsx
+      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --budget 25000 --json
+    """
+    from gpufleet.cost import budget as budgets
+    from gpufleet.cost import exports, report
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    limit = budgets.parse(budget)
     from gpufleet.plan import stack_estimate
 
     _, est = stack_estimate(stack, usage_file, discounts_file)
-    if as_json:
-        typer.echo(json.dumps(report.estimate_json(est), indent=2, ensure_ascii=False))
-    else:
-        report.estimate_table(est, _console())
-    if limit is not None and est.monthly_total > limit:
-        console(stderr=True).print(
-            f"over budget: monthly total {est.monthly_total} {est.currency} > {limit}"
-            + (f" (and {len(est.unpriced)} line(s) without a price are not counted)" if est.unpriced else "")
-        )
-        raise typer.Exit(1)
+    render = {
+        "table": lambda: _table_text(lambda c: report.estimate_table(est, c), out),
+        "json": lambda: exports.as_json_text(report.estimate_json(est)),
+        "csv": lambda: exports.estimate_csv(est),
+        "xlsx": lambda: _xlsx(lambda buf: exports.estimate_xlsx(est, buf)),
+        "html": lambda: exports.estimate_html(est),
+    }
+    options.emit(render[chosen](), out)
+    if limit is not None:
+        verdict = budgets.check(est, limit, allow_unpriced)
+        console(stderr=True).print(verdict.message, soft_wrap=True)
+        if not verdict.ok:
+            raise typer.Exit(1)
+
+
+def _table_text(draw, out: Path | None) -> str:
+    """A rich table as text, as wide as the terminal (200 columns in a file or a pipe: money is never cut)."""
+    buf = io.StringIO()
+    draw(console(file=buf, width=_console().width if out is None else 200))
+    return buf.getvalue()
+
+
+def _xlsx(write) -> bytes:
+    buf = io.BytesIO()
+    write(buf)
+    return buf.getvalue()
 
 
 @cost_app.command("compare")
 def compare_cmd(
-    stack: str = typer.Option(..., "--stack"),
-    clouds: str | None = typer.Option(None, "--clouds", help="comma-separated; default: every registered cloud"),
-    billing: str = typer.Option("payg,monthly,yearly,spot", "--billing"),
-    fmt: str = typer.Option("table", "--format", help="table | csv | json | xlsx | html"),
-    output: Path | None = typer.Option(None, "-o", "--output", help="file to write (needed for xlsx)"),
-    usage_file: str | None = typer.Option(None, "--usage"),
-    discounts_file: str | None = typer.Option(None, "--discounts"),
+    stack: str = options.stack(),
+    clouds: str | None = typer.Option(
+        None, "--clouds", metavar="LIST", help="comma-separated clouds to price on (default: every registered cloud)"
+    ),
+    billing: str = typer.Option(
+        "payg,monthly,yearly,spot",
+        "--billing",
+        metavar="LIST",
+        help="comma-separated billing models: payg, monthly, yearly, spot",
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+    usage_file: str | None = typer.Option(
+        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
+    ),
+    discounts_file: str | None = typer.Option(
+        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+    ),
 ) -> None:
-    """The same fleet re-declared for each cloud and billing model, priced the same way."""
-    from gpufleet.cost import compare, estimate, report, usage
+    """The same fleet re-declared for each cloud and billing model, priced the same way.
 
-    if fmt not in FORMATS:
-        from gpufleet.errors import did_you_mean
+    \b
+    Examples:
+      gpufleet cost compare --stack alicloud-cn-hangzhou-prod
+      gpufleet cost compare -s alicloud-cn-hangzhou-prod --billing payg,yearly --format xlsx -o q3.xlsx
+      gpufleet cost compare -s alicloud-cn-hangzhou-prod --clouds tencentcloud --format html -o compare.html
+    """
+    from gpufleet.cost import compare, estimate, exports, report, usage
 
-        raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, FORMATS))])
-    if fmt == "xlsx" and output is None:
-        raise UserError([Problem("--format", "", "xlsx is a binary file: give -o FILE.xlsx")])
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     cloud_list = [c.strip() for c in clouds.split(",") if c.strip()] if clouds is not None else list(_registered_clouds())
     billing_list = [b.strip() for b in billing.split(",") if b.strip()]
-    problems = output_problems(output) if output else []
+    problems = []
     if not cloud_list:
         problems.append(Problem("--clouds", "", f"names no cloud ({clouds!r}); e.g. alicloud,tencentcloud"))
     if not billing_list:
         problems.append(Problem("--billing", "", f"names no billing model ({billing!r}); e.g. payg,monthly"))
     if problems:
         raise UserError(problems)
-    options = compare.compare(
+    found = compare.compare(
         stack, cloud_list, billing_list, usage.load(stack, usage_file), estimate.load_discounts(discounts_file)
     )
-    if fmt == "xlsx":
-        buf = io.BytesIO()
-        report.compare_xlsx(stack, options, buf)
-        assert output is not None  # xlsx without -o raised above
-        write_atomic(output, buf.getvalue())
-        if not is_stdout(output):
-            typer.echo(f"wrote {output}", err=True)
-        return
-    if fmt == "table":
-        if output:
-            table_buf = io.StringIO()
-            report.compare_table(stack, options, console(file=table_buf, width=200))
-            write_atomic(output, table_buf.getvalue())
-        else:
-            report.compare_table(stack, options, _console())
-        return
-    text = {
-        "csv": lambda: report.compare_csv(stack, options),
-        "json": lambda: json.dumps(compare.as_json(stack, options), indent=2, ensure_ascii=False) + "\n",
-        "html": lambda: report.compare_html(stack, options),
-    }[fmt]()
-    if output:
-        write_atomic(output, text)
-        if not is_stdout(output):
-            typer.echo(f"wrote {output}")
-    else:
-        typer.echo(text, nl=False)
+    render = {
+        "table": lambda: _table_text(lambda c: report.compare_table(stack, found, c), out),
+        "json": lambda: exports.as_json_text(compare.as_json(stack, found)),
+        "csv": lambda: exports.compare_csv(stack, found),
+        "xlsx": lambda: _xlsx(lambda buf: exports.compare_xlsx(stack, found, buf)),
+        "html": lambda: exports.compare_html(stack, found),
+    }
+    options.emit(render[chosen](), out)
 
 
 @cost_app.command("diff")
