@@ -232,6 +232,144 @@ def diff_cmd(
     )
 
 
+TOKEN_FORMATS = ("table", "json")
+
+
+@cost_app.command("tokens")
+def tokens_cmd(
+    stack: str = options.stack(),
+    from_loadtest: Path = typer.Option(
+        ..., "--from-loadtest", metavar="FILE", help="a result file of `gpufleet loadtest --save-json FILE` (or --json -o FILE)"
+    ),
+    utilization: str = typer.Option(
+        "0.3,0.5,0.8",
+        "--utilization",
+        metavar="LIST",
+        help="average load as fractions of the knee's throughput (the knee itself is always shown), e.g. 0.3,0.5,0.8",
+    ),
+    peak_qps: float | None = typer.Option(
+        None, "--peak-qps", help="requests/s at the busiest time: the node count `plan capacity` would buy and its monthly cost"
+    ),
+    redundancy: int = typer.Option(1, "--redundancy", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity"),
+    usage_file: str | None = typer.Option(
+        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
+    ),
+    discounts_file: str | None = typer.Option(
+        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+    ),
+    fmt: str = options.fmt(TOKEN_FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Cost per million output tokens and per request, for each billing model, from a load test of one node.
+
+    Node monthly cost (instance and disks, from the catalog) / (output tokens/s x utilisation x 730 h x 3600 s) x 10^6,
+    at the load test's knee and at each --utilization. Warns when the load test was run on another instance type,
+    GPU or serving flags than the stack has now. Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost tokens --stack alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json
+      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest lt.json --utilization 0.2,0.6 --peak-qps 40 --json
+    """
+    from gpufleet import plan
+    from gpufleet.cost import catalog as pricecat
+    from gpufleet.cost import estimate, tokens, usage
+    from gpufleet.errors import read_json_object
+
+    chosen = options.chosen_format(fmt, as_json, TOKEN_FORMATS, out)
+    utilisations = tokens.parse_utilisation(utilization)
+    shown = str(from_loadtest)
+    result = read_json_object(from_loadtest, "write one with `gpufleet loadtest ... --save-json FILE`")
+    t = tokens.throughput(result, shown)
+    fleet = plan.for_stack(stack).fleet
+    nodes = tokens.node_months(stack, usage.load(stack, usage_file), estimate.load_discounts(discounts_file))
+    rows = [(n, tokens.points(n, t, utilisations)) for n in nodes]
+    pk = tokens.peak(peak_qps, t, nodes, redundancy) if peak_qps is not None else None
+    warns = tokens.warnings(result, shown, fleet)
+    currency = pricecat.load(fleet.spec.cloud, fleet.spec.region).currency
+    if chosen == "json":
+        options.emit(exports_json(tokens.as_json(stack, currency, shown, t, rows, pk, warns)), out)
+        return
+    options.emit(lambda buf: _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns), out)
+
+
+def _width(out: Path | None) -> int:
+    """Columns for the tables of tokens and report: the terminal's (or $COLUMNS), else 100 (a file, a pipe)."""
+    import os
+
+    if out is None and (sys.stdout.isatty() or os.environ.get("COLUMNS")):
+        return console().width
+    return 100
+
+
+def exports_json(data: dict) -> str:
+    from gpufleet.cost import exports
+
+    return exports.as_json_text(data)
+
+
+def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    c = console(file=buf, width=_width(out))
+    title = f"{stack}: {currency} per output token, one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})"
+    tab = Table(title=title)
+    for col, justify in (
+        ("billing", "left"),
+        (f"node {currency}/month", "right"),
+        ("load", "left"),
+        ("out tok/s", "right"),
+        ("per 1M out tok", "right"),
+        ("per request", "right"),
+    ):
+        tab.add_column(col, justify=justify, no_wrap=justify == "right")
+    for n, pts in rows:
+        for i, p in enumerate(pts):
+            tab.add_row(
+                (n.billing + ("*" if n.estimated else "")) if i == 0 else "",
+                (str(n.monthly) if n.monthly is not None else "unpriced") if i == 0 else "",
+                p.label,
+                str(p.output_tokens_per_s),
+                f"{p.per_million:.2f}" if p.per_million is not None else "-",
+                f"{p.per_request:.6f}" if p.per_request is not None else "-",
+                end_section=i == len(pts) - 1,
+            )
+    c.print(tab)
+    prompt = (f"{t.prompt_tokens:g} prompt tokens" if t.prompt_tokens is not None else "prompt tokens not recorded") + (
+        f" ({t.prompt_chars} characters)" if t.prompt_chars is not None else ""
+    )
+    c.print(
+        f"load test {shown}{' (SYNTHETIC)' if t.synthetic else ''}: {prompt}, {t.output_tokens_per_request} output tokens per "
+        f"request"
+        + (f" (max_tokens {t.max_tokens})" if t.max_tokens is not None else "")
+        + f"; {t.how}: {t.requests_per_s} requests/s, {t.output_tokens_per_s} output tokens/s",
+        soft_wrap=False,
+    )
+    c.print(
+        f"per 1M output tokens = node {currency}/month / (output tokens/s x load x {tokens_seconds()} s) x 10^6; "
+        "node = instance + disks (not the fleet's load balancer, NAT or traffic); * = rests on an estimated price"
+    )
+    for n, _ in rows:
+        if n.problem:
+            c.print(Text(f"{n.billing}: {n.problem}", "yellow"))
+    if pk is not None:
+        costs = ", ".join(f"{b} {v if v is not None else 'unpriced'}" for b, v in pk.monthly.items())
+        c.print(
+            f"peak {pk.peak_qps:g} QPS: {pk.nodes} nodes (plan capacity, N+{pk.plan['redundancy']}, "
+            f"{pk.plan['qps_per_node']:g} QPS per node); {currency}/month for them: {costs}"
+        )
+    for w in warns:
+        c.print(Text.assemble(("warning", "yellow"), f" {w}"))
+
+
+def tokens_seconds() -> str:
+    from gpufleet.cost.tokens import SECONDS_PER_MONTH
+
+    return f"{SECONDS_PER_MONTH:,}"
+
+
 @catalog_app.command("build")
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
