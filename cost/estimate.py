@@ -242,6 +242,7 @@ def price_inventory(
             assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
     if usage.files:
         assumptions.append("usage files: " + ", ".join(usage.files))
+    assumptions.extend(usage.notes)
     if spec.billing.model == "spot" or any(l.billing == "spot" for l in lines):
         assumptions.append(
             "spot nodes can be reclaimed at any time after the protection period (about 5 minutes' notice); "
