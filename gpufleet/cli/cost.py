@@ -370,6 +370,92 @@ def tokens_seconds() -> str:
     return f"{SECONDS_PER_MONTH:,}"
 
 
+REPORT_FORMATS = ("table", "json", "csv")
+
+
+@cost_app.command("report")
+def report_cmd(
+    all_stacks: bool = typer.Option(False, "--all", help="every stack of the project (stacks/Pulumi.*.yaml)"),
+    by: str = typer.Option("team", "--by", metavar="TAG", help="group by this tag of the stacks' specs: team | cost-center"),
+    fmt: str = options.fmt(REPORT_FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Monthly cost of all stacks, grouped by the `team` or `cost-center` tag of their specs.
+
+    Each stack is priced as `cost estimate` prices it; a stack without the tag is grouped as untagged. Costs that
+    stacks of one cloud and region share (KMS instance, model bucket, image snapshots) are counted once, in their own
+    row. Exit 1 when a stack cannot be priced (it is named; the totals are lower bounds); exit 2 on bad input.
+
+    \b
+    Examples:
+      gpufleet cost report --all
+      gpufleet cost report --all --by cost-center --format csv -o by-cost-center.csv
+    """
+    from gpufleet.cost import allstacks
+    from gpufleet.errors import did_you_mean
+
+    chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out)
+    problems = []
+    if by not in allstacks.GROUP_TAGS:
+        problems.append(
+            Problem(
+                "--by",
+                "",
+                f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS),
+            )
+        )
+    if not all_stacks:
+        problems.append(Problem("--all", "", "give --all: the report covers every stack of the project"))
+    if problems:
+        raise UserError(problems)
+    r = allstacks.report(allstacks.price_all(), by)
+    render = {
+        "json": lambda: exports_json(allstacks.as_json(r)),
+        "csv": lambda: allstacks.as_csv(r),
+        "table": lambda: lambda buf: _report_table(buf, out, r),
+    }
+    options.emit(render[chosen](), out)
+    if r.total.unpriced_stacks:
+        raise typer.Exit(1)
+
+
+def _report_table(buf, out, r) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    c = console(file=buf, width=_width(out))
+    t = Table(title=f"monthly cost of all stacks by {r.by}, {r.currency}")
+    for col, justify in (
+        (r.by, "left"),
+        ("stacks", "right"),
+        ("monthly", "right"),
+        ("estimated", "right"),
+        ("unpriced", "right"),
+    ):
+        t.add_column(col, justify=justify, no_wrap=col != r.by)
+    from gpufleet.cost import allstacks
+
+    for g in allstacks.rows(r):
+        last = g is r.total
+        t.add_row(
+            Text(g.name, "bold" if last else ""),
+            str(len(g.stacks)),
+            Text(g.total_text(), "bold" if last else ""),
+            f"{g.estimated_share:.0%}",
+            f"{g.unpriced_lines} lines" + (f", {g.unpriced_stacks} stacks" if g.unpriced_stacks else "")
+            if not g.complete
+            else "",
+            end_section=g is r.groups[-1] or g is r.shared,
+        )
+    c.print(t)
+    c.print("estimated: share of the priced cost resting on an estimated price; >= : lines or stacks without a price")
+    for g in r.groups:
+        c.print(f"  {g.name}: {', '.join(g.stacks)}")
+    for n in r.notes:
+        c.print(Text.assemble(("note", "yellow"), f" {n}"))
+
+
 @catalog_app.command("build")
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
