@@ -248,9 +248,14 @@ def tokens_cmd(
         help="average load as fractions of the knee's throughput (the knee itself is always shown), e.g. 0.3,0.5,0.8",
     ),
     peak_qps: float | None = typer.Option(
-        None, "--peak-qps", help="requests/s at the busiest time: the node count `plan capacity` would buy and its monthly cost"
+        None,
+        "--peak-qps",
+        metavar="QPS",
+        help="requests/s at the busiest time: the node count `plan capacity` would buy and its monthly cost",
     ),
-    redundancy: int = typer.Option(1, "--redundancy", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity"),
+    redundancy: int = typer.Option(
+        1, "--redundancy", metavar="N", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity"
+    ),
     usage_file: str | None = typer.Option(
         None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
     ),
@@ -269,8 +274,9 @@ def tokens_cmd(
 
     \b
     Examples:
-      gpufleet cost tokens --stack alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json
-      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest lt.json --utilization 0.2,0.6 --peak-qps 40 --json
+      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json
+      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest lt.json --peak-qps 40
+      gpufleet cost tokens -s S --from-loadtest lt.json --utilization 0.2,0.6 --json
     """
     from gpufleet import plan
     from gpufleet.cost import catalog as pricecat
@@ -458,10 +464,20 @@ def _report_table(buf, out, r) -> None:
 
 @catalog_app.command("build")
 def build_cmd(
-    cloud: str | None = typer.Option(None, "--cloud", help="alicloud | tencentcloud (default: both)"),
-    today: str | None = typer.Option(None, "--date", help="build date written to the files (default: today)"),
+    cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help="alicloud | tencentcloud (default: both)"),
+    today: str | None = typer.Option(
+        None, "--date", metavar="YYYY-MM-DD", help="build date written to the files (default: today)"
+    ),
 ) -> None:
-    """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows)."""
+    """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows).
+
+    Offline. A catalog whose prices did not change is left as it is. Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet catalog build
+      gpufleet catalog build --cloud tencentcloud --date 2026-12-01
+    """
     from datetime import date
 
     from gpufleet.cost import catalog as pricecat
@@ -491,14 +507,24 @@ def build_cmd(
 
 @catalog_app.command("refresh")
 def refresh_cmd(
-    cloud: str = typer.Option(..., "--cloud", help="alicloud | tencentcloud"),
-    region: str = typer.Option(..., "--region"),
-    endpoint: str | None = typer.Option(None, "--endpoint", help="API endpoint host[:port] (default: the vendor's)"),
+    cloud: str = typer.Option(..., "--cloud", metavar="CLOUD", help="alicloud | tencentcloud"),
+    region: str = typer.Option(..., "--region", metavar="REGION", help="the region whose catalog is refreshed, e.g. cn-hangzhou"),
+    endpoint: str | None = typer.Option(None, "--endpoint", metavar="HOST[:PORT]", help="API endpoint (default: the vendor's)"),
     protocol: str = typer.Option("https", "--protocol", hidden=True),
-    image_id: str | None = typer.Option(None, "--image-id", help="Tencent: image to price with (default: from images/lock.json)"),
+    image_id: str | None = typer.Option(
+        None, "--image-id", metavar="ID", help="Tencent: image to price with (default: from images/lock.json)"
+    ),
 ) -> None:
     """Fetch GPU instance prices from the vendor's pricing API with your credentials (ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET
-    or TENCENTCLOUD_SECRET_ID/KEY) and write them to the catalog with quality `vendor API`."""
+    or TENCENTCLOUD_SECRET_ID/KEY) and write them to the catalog with quality `vendor API`.
+
+    Needs the network and credentials. Exit 1: no price was written; exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet catalog refresh --cloud alicloud --region cn-hangzhou
+      gpufleet catalog refresh --cloud tencentcloud --region ap-guangzhou
+    """
     from gpufleet.cost import refresh
 
     res = refresh.refresh(cloud, region, endpoint, protocol, image_id)

@@ -93,9 +93,12 @@ FORMATS = ("table", "json")
 
 def loadtest_cmd(
     url: str = typer.Option(
-        ..., "--url", help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)"
+        ...,
+        "--url",
+        metavar="URL",
+        help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)",
     ),
-    model: str = typer.Option(..., "--model", help="the model name the server serves (GET /v1/models)"),
+    model: str = typer.Option(..., "--model", metavar="NAME", help="the model name the server serves (GET /v1/models)"),
     stack: str | None = options.stack(
         required=False,
         help="the stack the node belongs to (name or Pulumi.<name>.yaml): its instance type, GPU and serving flags are "
@@ -104,17 +107,17 @@ def loadtest_cmd(
     concurrency: str = typer.Option(
         "1,10,20,50", "--concurrency", metavar="LIST", help="requests in flight, one level after another"
     ),
-    requests: int = typer.Option(100, "--requests", help="requests per level"),
-    max_tokens: int = typer.Option(256, "--max-tokens", help="max_tokens of each request"),
-    prompt: str | None = typer.Option(None, "--prompt", help="the user message (default: a short-story prompt)"),
+    requests: int = typer.Option(100, "--requests", metavar="N", help="requests per level"),
+    max_tokens: int = typer.Option(256, "--max-tokens", metavar="N", help="max_tokens of each request"),
+    prompt: str | None = typer.Option(None, "--prompt", metavar="TEXT", help="the user message (default: a short-story prompt)"),
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
     ),
     slo_p95_ms: float | None = typer.Option(
-        None, "--slo-p95-ms", help="latency target: the knee is the highest concurrency within it"
+        None, "--slo-p95-ms", metavar="MS", help="latency target: the knee is the highest concurrency within it"
     ),
-    timeout_s: float = typer.Option(120.0, "--timeout-s", help="per request, connect to last token"),
-    max_duration_s: float = typer.Option(300.0, "--max-duration-s", help="per level: no request starts after this"),
+    timeout_s: float = typer.Option(120.0, "--timeout-s", metavar="S", help="per request, connect to last token"),
+    max_duration_s: float = typer.Option(300.0, "--max-duration-s", metavar="S", help="per level: no request starts after this"),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
