@@ -320,7 +320,7 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
     from rich.text import Text
 
     c = console(file=buf, width=_width(out))
-    title = f"{stack}: {currency} per output token, one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind})"
+    title = f"{stack}: one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind}), {currency}"
     tab = Table(title=title)
     for col, justify in (
         ("billing", "left"),
