@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from gpufleet.cost import view
-from gpufleet.cost.estimate import Estimate, money
+from gpufleet.cost.estimate import Estimate, Line, money
 
 GROUP_TAGS = ("team", "cost-center")
 UNTAGGED = "untagged"
@@ -110,7 +110,8 @@ def report(costs: list[StackCost], by: str) -> Report:
             total.unpriced_stacks += 1
             notes.append(f"{c.stack}: not priced ({c.problem}); the totals are lower bounds")
             continue
-        own, common = [], []
+        own: list[Line] = []
+        common: list[Line] = []
         for l in c.estimate.lines:
             (common if view.shared(l) else own).append(l)
         _add(g, own, c.stack)

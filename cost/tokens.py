@@ -68,7 +68,7 @@ def throughput(result: dict, shown: str) -> Throughput:
     tok = level.get("output_tokens_per_s")
     if isinstance(tok, bool) or not isinstance(tok, (int, float)) or tok <= 0:
         raise UserError([Problem(shown, f"levels.{i}.output_tokens_per_s", "missing or not a positive number")])
-    request = result.get("request") if isinstance(result.get("request"), dict) else {}
+    request: dict = result["request"] if isinstance(result.get("request"), dict) else {}
     rps, tps = Decimal(str(qps)), Decimal(str(tok))
     return Throughput(
         concurrency=int(level["concurrency"]),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -19,6 +21,7 @@ cost_app = typer.Typer(
 )
 catalog_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The price catalog in cost/data/.")
 FORMATS = ("table", "csv", "json", "xlsx", "html")
+Content = str | bytes | Callable[[io.StringIO], None]  # what options.emit prints or writes
 
 
 def _registered_clouds() -> tuple[str, ...]:
@@ -69,7 +72,7 @@ def estimate_cmd(
     from gpufleet.plan import stack_estimate
 
     _, est = stack_estimate(stack, usage_file, discounts_file)
-    render = {
+    render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.estimate_table(est, c), out),
         "json": lambda: exports.as_json_text(report.estimate_json(est)),
         "csv": lambda: exports.estimate_csv(est),
@@ -142,7 +145,7 @@ def compare_cmd(
     found = compare.compare(
         stack, cloud_list, billing_list, usage.load(stack, usage_file), estimate.load_discounts(discounts_file)
     )
-    render = {
+    render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.compare_table(stack, found, c), out),
         "json": lambda: exports.as_json_text(compare.as_json(stack, found)),
         "csv": lambda: exports.compare_csv(stack, found),
@@ -322,14 +325,15 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
     c = console(file=buf, width=_width(out))
     title = f"{stack}: one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind}), {currency}"
     tab = Table(title=title)
-    for col, justify in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("billing", "left"),
         (f"node {currency}/month", "right"),
         ("load", "left"),
         ("out tok/s", "right"),
         ("per 1M out tok", "right"),
         ("per request", "right"),
-    ):
+    )
+    for col, justify in columns:
         tab.add_column(col, justify=justify, no_wrap=justify == "right")
     for n, pts in rows:
         for i, p in enumerate(pts):
@@ -416,7 +420,7 @@ def report_cmd(
     if problems:
         raise UserError(problems)
     r = allstacks.report(allstacks.price_all(), by)
-    render = {
+    render: dict[str, Callable[[], Content]] = {
         "json": lambda: exports_json(allstacks.as_json(r)),
         "csv": lambda: allstacks.as_csv(r),
         "table": lambda: lambda buf: _report_table(buf, out, r),
@@ -432,14 +436,9 @@ def _report_table(buf, out, r) -> None:
 
     c = console(file=buf, width=_width(out))
     t = Table(title=f"monthly cost of all stacks by {r.by}, {r.currency}")
-    for col, justify in (
-        (r.by, "left"),
-        ("stacks", "right"),
-        ("monthly", "right"),
-        ("estimated", "right"),
-        ("unpriced", "right"),
-    ):
-        t.add_column(col, justify=justify, no_wrap=col != r.by)
+    t.add_column(r.by, justify="left")
+    for col in ("stacks", "monthly", "estimated", "unpriced"):
+        t.add_column(col, justify="right", no_wrap=True)
     from gpufleet.cost import allstacks
 
     for g in allstacks.rows(r):
