@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 from gpufleet.cost import catalog, tokens
+from gpufleet.sizing.loadtest import DEFAULT_PROMPT
+from test_budget import a100_stack  # noqa: F401 - the fixture: a stack on one A100 whose catalog lacks its price
 
 from gpufleet.errors import UserError
 
@@ -109,12 +111,8 @@ def test_fresh_load_test_of_another_configuration_warns(tmp_path):
     result = json.loads(out.read_text())
     assert result == json.loads(r.stdout)
     assert result["stack"]["instance_type"] == "ecs.gn7i-c8g1.2xlarge" and result["stack"]["serving"]["max_num_seqs"] == 16
-    assert result["request"] == {
-        "prompt_chars": len(result["request"] and __import__("gpufleet.sizing.loadtest", fromlist=["x"]).DEFAULT_PROMPT),
-        "prompt_tokens": 10.0,
-        "max_tokens": 16,
-        "output_tokens_per_request": 16.0,
-    }
+    request = {"prompt_chars": len(DEFAULT_PROMPT), "prompt_tokens": 10.0, "max_tokens": 16, "output_tokens_per_request": 16.0}
+    assert result["request"] == request  # the fake server counts 10 prompt tokens
     t = cli("cost", "tokens", "-s", STACK, "--from-loadtest", str(out), "--json", "--utilization", "0.3,0.5,0.8")
     assert t.returncode == 0, t.stderr
     j = json.loads(t.stdout)
@@ -150,3 +148,21 @@ def test_utilisation_parsing():
     assert tokens.parse_utilisation("0.8, 0.3,0.3") == [Decimal("0.3"), Decimal("0.8")]
     with pytest.raises(UserError):
         tokens.parse_utilisation("-0.1")
+
+
+def test_a_node_without_a_price_is_unpriced_not_free(a100_stack):  # noqa: F811 - the fixture imported above
+    """The A100 stack priced from a fixture catalog without the A100 rows (tests/cost/test_budget.py)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from gpufleet.cli import cost as cost_cli
+
+    app = typer.Typer()
+    cost_cli.register(app)
+    r = CliRunner().invoke(app, ["cost", "tokens", "-s", a100_stack, "--from-loadtest", str(EXAMPLE), "--json"])
+    assert r.exit_code == 0, r.output
+    j = json.loads(r.output)
+    for b in j["billing"]:
+        assert b["node_monthly"] is None and "has no price" in b["problem"]
+        assert all(p["per_million_output_tokens"] is None and p["per_request"] is None for p in b["points"])
+    assert any("instance_type: measured with 'ecs.gn7i-c8g1.2xlarge'" in w for w in j["warnings"])
