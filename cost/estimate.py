@@ -54,6 +54,7 @@ class Line:
     price_low: Decimal | None = None  # the sourced spread of the unit price (= unit_price for an exact quote)
     price_high: Decimal | None = None
     stale: bool = False  # the price's source is over a year old
+    shared: bool = False  # one bill for every stack using it (KMS instance, bucket, image snapshot): counted once across stacks
 
     @property
     def low(self) -> Decimal | None:
@@ -376,6 +377,7 @@ def _price_lines(
                     low if price is not None else None,
                     high if price is not None else None,
                     is_stale,
+                    comp.shared,
                 )
             )
     return lines, free
@@ -429,6 +431,7 @@ def price_inventory(
             assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
     if usage.files:
         assumptions.append("usage files: " + ", ".join(usage.files))
+    assumptions.extend(usage.notes)
     spot = spec.billing.model == "spot" or any(l.billing == "spot" for l in lines)
     if spot:
         assumptions.append(

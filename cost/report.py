@@ -6,20 +6,14 @@ estimates (or third-party, or missing). JSON money values are strings of decimal
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from decimal import Decimal
 from pathlib import Path
-from typing import BinaryIO
 
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
-from gpufleet.cost.resources import CATEGORIES
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -327,170 +321,6 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     console.print(f"  {len(est)} prices are estimates, third-party or missing (see --format html/xlsx for how each was derived)")
     if any(o.billing == "spot" for o in options):
         console.print("  spot: nodes can be reclaimed; the spot price is the catalog row's (see its derivation and range)")
-
-
-def compare_csv(stack: str, options: list[Option]) -> str:
-    currency, as_of, assumptions = _meta(options)
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(
-        [
-            "stack",
-            "cloud",
-            "region",
-            "instance_type",
-            "billing",
-            "currency",
-            "catalog_as_of",
-            *CATEGORIES,
-            "monthly_total",
-            "overhead_share",
-            "unpriced_lines",
-            "estimated_lines",
-            "equivalence",
-            "problem",
-            "assumptions",
-        ]
-    )
-    for o, r in zip(options, _rows(options)):
-        e = o.estimate
-        w.writerow(
-            [
-                stack,
-                r["cloud"],
-                r["region"],
-                r["instance_type"] or "",
-                r["billing"],
-                currency,
-                as_of,
-                *[r["by_category"][c] if r["by_category"] else "" for c in CATEGORIES],
-                r["monthly_total"] if r["monthly_total"] is not None else "",
-                r["overhead_share"] if r["overhead_share"] is not None else "",
-                r["unpriced"] if r["unpriced"] is not None else "",
-                len(e.estimated) if e else "",
-                "; ".join(r["equivalence"]),
-                r["problem"],
-                "; ".join(assumptions),
-            ]
-        )
-    return buf.getvalue()
-
-
-def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> None:
-    from openpyxl import Workbook
-    from openpyxl.chart import BarChart, Reference
-    from openpyxl.styles import Font
-
-    currency, as_of, assumptions = _meta(options)
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "Summary"
-    ws.append([f"gpufleet cost compare: {stack}"])
-    ws["A1"].font = Font(bold=True, size=14)
-    ws.append(["currency", currency, "catalog as of", as_of])
-    ws.append([])
-    header = ["option", "instance type", *CATEGORIES, "monthly total", "overhead share", "unpriced lines"]
-    ws.append(header)
-    first = ws.max_row + 1
-    for r in _rows(options):
-        ws.append(
-            [
-                r["label"],
-                r["instance_type"] or "",
-                *[r["by_category"][c] if r["by_category"] else None for c in CATEGORIES],
-                r["monthly_total"],
-                r["overhead_share"],
-                r["unpriced"],
-            ]
-        )
-    last = ws.max_row
-    for row in ws.iter_rows(min_row=first, max_row=last, min_col=3, max_col=3 + len(CATEGORIES)):
-        for c in row:
-            c.number_format = "#,##0.00"
-    chart = BarChart()
-    chart.type = "col"
-    chart.grouping = "stacked"
-    chart.overlap = 100
-    chart.title = f"Monthly cost by category ({currency})"
-    chart.y_axis.title = currency
-    data = Reference(ws, min_col=3, max_col=2 + len(CATEGORIES), min_row=first - 1, max_row=last)
-    cats = Reference(ws, min_col=1, min_row=first, max_row=last)
-    chart.add_data(data, titles_from_data=True)
-    chart.set_categories(cats)
-    chart.width, chart.height = 26, 12
-    ws.add_chart(chart, f"A{last + 3}")
-    notes = wb.create_sheet("Assumptions")
-    notes.append(["currency", currency])
-    notes.append(["catalog as of", as_of])
-    for a in assumptions:
-        notes.append(["usage assumption", a])
-    for r in _rows(options):
-        notes.append(["re-declared as", r["label"], "; ".join(r["equivalence"]) or "the stack as declared", r["problem"]])
-    est = wb.create_sheet("Estimated prices")
-    est.append(["cloud / region", "price", "billing", "unit price", "quality", "how derived"])
-    for p in _estimated_prices(options):
-        est.append([p["where"], p["key"], p["billing"], p["price"], p["quality"], p["derivation"]])
-    lines = wb.create_sheet("Lines")
-    lines.append(
-        [
-            "option",
-            "resource type",
-            "resource",
-            "component",
-            "monthly quantity",
-            "unit",
-            "unit price",
-            "monthly cost",
-            "category",
-            "quality",
-            "source",
-            "as of",
-        ]
-    )
-    for o in options:
-        for l in o.estimate.lines if o.estimate else []:
-            lines.append(
-                [
-                    _label(o),
-                    l.resource_type,
-                    l.resource_name,
-                    l.component,
-                    l.monthly_quantity,
-                    l.unit,
-                    l.unit_price,
-                    l.monthly_cost,
-                    l.category,
-                    l.price_quality,
-                    l.source,
-                    l.as_of,
-                ]
-            )
-    wb.save(path)
-
-
-def compare_html(stack: str, options: list[Option]) -> str:
-    currency, as_of, assumptions = _meta(options)
-    rows = _rows(options)
-    chart = {
-        "categories": list(CATEGORIES),
-        "rows": [
-            {"label": r["label"], "values": [float(r["by_category"][c]) for c in CATEGORIES]} for r in rows if r["by_category"]
-        ],
-    }
-    chart_json = json.dumps(chart).replace("</", "<\\/")
-    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, autoescape=select_autoescape(["html", "j2"]))
-    from markupsafe import Markup
-
-    return env.get_template("compare.html.j2").render(
-        stack=stack,
-        currency=currency,
-        catalog_as_of=as_of,
-        categories=CATEGORIES,
-        rows=rows,
-        assumptions=assumptions,
-        estimated=_estimated_prices(options),
-        chart_json=Markup(chart_json),
-    )
 
 
 # --- diff ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The usage profile: quantities a resource's cost depends on that the program cannot know.
 
-Defaults (cost/data/usage-defaults.yaml) < per-stack overrides (cost/usage/<stack>.yaml) < --usage FILE.
+Defaults (cost/data/usage-defaults.yaml) < the stack's usage file < --usage FILE. The stack's usage file is the one
+its stack file names under the config key `gpufleet:usage` (a path relative to the project, so it follows a stack
+file that is copied or renamed), else cost/usage/<stack>.yaml; with neither, a note says the defaults are used.
 A key left null is unknown: its cost line shows the unit price and no monthly cost.
 """
 
@@ -28,13 +30,16 @@ class Usage:
         None  # the golden image's snapshot per region (null: the system disk size, an upper bound)
     )
     files: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
 
     def known(self) -> dict[str, Decimal | None]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "files"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_KEYS}
 
 
+NOT_KEYS = ("files", "notes")
 USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
-KEYS = [f.name for f in fields(Usage) if f.name != "files"]
+KEYS = [f.name for f in fields(Usage) if f.name not in NOT_KEYS]
+CONFIG_KEY = "gpufleet:usage"  # in a stack file's `config:`: the stack's usage file, relative to the project
 
 
 def _read(path: Path, shown: str) -> dict:
@@ -73,14 +78,46 @@ def _stack_dir() -> Path:
     return project_root() / "cost" / "usage"
 
 
+def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | None, str, str]:
+    """(the stack's usage file or None, how it is shown, a note when there is none) for a stack name."""
+    from gpufleet.stacks.loader import project_root, read_stack_config
+
+    shown, config = read_stack_config(stack)
+    named = config.get(CONFIG_KEY)
+    fix = f"give a usage file's path relative to the project, e.g. `{CONFIG_KEY}: cost/usage/{stack}.yaml`"
+    if named is not None:
+        field = f"config.{CONFIG_KEY}"
+        if not isinstance(named, str) or not named.strip():
+            raise UserError([Problem(shown, field, f"expected a file path, got {named!r}: {fix}")])
+        if Path(named).is_absolute():
+            raise UserError([Problem(shown, field, f"{named} is an absolute path: {fix}")])
+        root = project_root()
+        path = root / named
+        if not path.is_file():
+            raise UserError([Problem(shown, field, f"no such file {named} (from the project folder {root}): {fix}")])
+        return path, named, ""
+    default = (stack_dir or _stack_dir()) / f"{stack}.yaml"
+    if default.exists():
+        return default, f"cost/usage/{default.name}", ""
+    return (
+        None,
+        "",
+        f"no usage file for {stack} ({shown} has no `{CONFIG_KEY}` key and there is no cost/usage/{stack}.yaml): "
+        "the defaults of cost/data/usage-defaults.yaml are used",
+    )
+
+
 def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Path | None = None) -> Usage:
     values: dict = {}
     files: list[str] = []
+    notes: list[str] = []
     layers = [(DEFAULTS, "cost/data/usage-defaults.yaml")]
     if stack:
-        p = (stack_dir or _stack_dir()) / f"{stack}.yaml"
-        if p.exists():
-            layers.append((p, f"cost/usage/{p.name}"))
+        path, shown, note = stack_usage_file(stack, stack_dir)
+        if path is not None:
+            layers.append((path, shown))
+        elif note and not usage_file:
+            notes.append(note)
     if usage_file:
         layers.append((Path(usage_file), usage_file))
     for path, shown in layers:
@@ -88,7 +125,7 @@ def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Pat
         if path != DEFAULTS and layer:
             files.append(shown)
         values.update(layer)
-    return Usage(**values, files=tuple(files))
+    return Usage(**values, files=tuple(files), notes=tuple(notes))
 
 
 # --- average running replicas from the fleet's weekly schedules --------------------------------

@@ -61,7 +61,7 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
 
 def per_node_qps(path: Path) -> tuple[float, str]:
     """(requests/s one node sustains, how it was chosen) from a load-test result file."""
-    return per_node_qps_of(read_json_object(path, "write one with `gpufleet loadtest ... -o FILE`"), str(path))
+    return per_node_qps_of(read_json_object(path, "write one with `gpufleet loadtest ... --save-json FILE`"), str(path))
 
 
 def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:

@@ -27,6 +27,7 @@ class Sample:
     ttft_ms: float | None = None  # None when no content delta arrived
     output_tokens: int = 0
     usage_reported: bool = False  # output_tokens came from the server's usage chunk, not from counting deltas
+    prompt_tokens: int | None = None  # the usage chunk's prompt_tokens (None when the server sent no usage)
     error: str | None = None
     status: int = 0  # HTTP status of an error answer, else 0
     fatal: bool = False  # more load cannot change it: the request is wrong or the server unreachable

@@ -9,7 +9,9 @@ at most max_duration_s + timeout_s and the whole run at most levels x that.
 Per request: TTFT = time to the first non-empty content delta (reasoning deltas count: a reasoning model
 streams its thinking first), latency = time to the end of the stream, output tokens = the usage chunk's
 `completion_tokens`, or the number of content deltas when the server sends no usage. The numbers are
-summed up by `gpufleet.sizing.loadstats`.
+summed up by `gpufleet.sizing.loadstats`; the result adds `request` (prompt characters and tokens, max_tokens,
+output tokens per request) and, with `--stack`, `stack` (instance type, GPU, model, serving flags), which
+`gpufleet cost tokens` reads.
 """
 
 from __future__ import annotations
@@ -276,6 +278,7 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
     ttft: float | None = None
     deltas = 0
     usage_tokens: int | None = None
+    prompt_tokens: int | None = None
 
     def since() -> float:
         return (time.perf_counter() - start) * 1000.0
@@ -308,6 +311,8 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                     usage = chunk.get("usage")
                     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
                         usage_tokens = usage["completion_tokens"]
+                    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+                        prompt_tokens = usage["prompt_tokens"]
                     for choice in chunk.get("choices") or []:
                         if _delta_text(choice):
                             ttft = since() if ttft is None else ttft
@@ -329,6 +334,7 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
         ttft_ms=ttft,
         output_tokens=deltas if usage_tokens is None else usage_tokens,
         usage_reported=usage_tokens is not None,
+        prompt_tokens=prompt_tokens,
     )
 
 
@@ -382,8 +388,9 @@ def fatal_problem(s: Settings, samples: tuple[Sample, ...]) -> UserError | None:
     return UserError([Problem(flag, "", f"every request failed ({message}); {fix}")])
 
 
-async def run(s: Settings, observer: Observer | None = None) -> dict:
-    """Every level in ascending concurrency; the result JSON (`loadstats.result_json`)."""
+async def run(s: Settings, observer: Observer | None = None, stack: dict | None = None) -> dict:
+    """Every level in ascending concurrency; the result JSON (`loadstats.result_json`) with what was sent (`request`)
+    and, given `stack` (`stack_record`), the stack whose node was measured."""
     observer = observer or Quiet()
     runs: list[LevelRun] = []
     for concurrency in s.concurrency:
@@ -393,4 +400,66 @@ async def run(s: Settings, observer: Observer | None = None) -> dict:
             raise problem
         runs.append(level)
         observer.level_done(level_stats(level))
-    return result_json(s.url, s.model, s.slo_p95_ms, runs)
+    result = result_json(s.url, s.model, s.slo_p95_ms, runs)
+    result["request"] = request_record(s, runs)
+    if stack is not None:
+        result["stack"] = stack
+    return result
+
+
+# ---- what the result file records besides the numbers (read by `gpufleet cost tokens`) ------------------
+
+
+def request_record(s: Settings, runs: list[LevelRun]) -> dict:
+    """The request every level sent: prompt (characters, and tokens as the server counted them), max_tokens, and
+    the output tokens a successful request got on average."""
+    ok = [x for r in runs for x in r.samples if x.ok]
+    prompts = [x.prompt_tokens for x in ok if x.prompt_tokens is not None]
+    return {
+        "prompt_chars": len(s.prompt),
+        "prompt_tokens": round(sum(prompts) / len(prompts), 1) if prompts else None,
+        "max_tokens": s.max_tokens,
+        "output_tokens_per_request": round(sum(x.output_tokens for x in ok) / len(ok), 1) if ok else None,
+    }
+
+
+# serving settings that change what one node can do; recorded so a result is not applied to another configuration
+SERVING_FIELDS = (
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "tensor_parallel_size",
+    "extra_args",
+)
+
+
+def stack_record(fleet) -> dict:
+    """What a stack runs on one node (a loader.Fleet): instance type, GPU, model, image recipe and serving flags."""
+    spec = fleet.spec
+    return {
+        "name": fleet.stack,
+        "cloud": spec.cloud,
+        "region": spec.region,
+        "instance_type": fleet.instance_type.type,
+        "gpu": f"{spec.gpu.count}x {spec.gpu.kind}",
+        "model": spec.model.name,
+        "image_recipe": spec.image.recipe,
+        "serving": {f: getattr(spec.serving, f) for f in SERVING_FIELDS},
+    }
+
+
+def stack_differences(recorded: dict, current: dict) -> list[str]:
+    """`field: measured with X, the stack has Y` for each recorded setting the stack now has otherwise."""
+    out = []
+    for key in ("instance_type", "gpu", "model", "image_recipe"):
+        if key in recorded and recorded.get(key) != current.get(key):
+            out.append(f"{key}: measured with {recorded.get(key)!r}, the stack has {current.get(key)!r}")
+    was, now = recorded.get("serving") or {}, current.get("serving") or {}
+    for key in SERVING_FIELDS:
+        if key in was and was.get(key) != now.get(key):
+            out.append(f"serving.{key}: measured with {was.get(key)!r}, the stack has {now.get(key)!r}")
+    return out

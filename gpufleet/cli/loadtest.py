@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
+from gpufleet.cli import options
 from gpufleet.errors import UserError, console
 
 if TYPE_CHECKING:
@@ -87,31 +88,64 @@ def _table(result: dict):
     return t
 
 
+FORMATS = ("table", "json")
+
+
 def loadtest_cmd(
     url: str = typer.Option(
-        ..., "--url", help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)"
+        ...,
+        "--url",
+        metavar="URL",
+        help="one node's base URL, e.g. http://10.0.0.5:8000 (a load balancer's measures the whole fleet)",
     ),
-    model: str = typer.Option(..., "--model", help="the model name the server serves (GET /v1/models)"),
-    concurrency: str = typer.Option("1,10,20,50", "--concurrency", help="requests in flight, one level after another"),
-    requests: int = typer.Option(100, "--requests", help="requests per level"),
-    max_tokens: int = typer.Option(256, "--max-tokens", help="max_tokens of each request"),
-    prompt: str | None = typer.Option(None, "--prompt", help="the user message (default: a short-story prompt)"),
-    api_key_env: str | None = typer.Option(None, "--api-key-env", help="NAME of the environment variable holding the API key"),
+    model: str = typer.Option(..., "--model", metavar="NAME", help="the model name the server serves (GET /v1/models)"),
+    stack: str | None = options.stack(
+        required=False,
+        help="the stack the node belongs to (name or Pulumi.<name>.yaml): its instance type, GPU and serving flags are "
+        "recorded in the result, and `cost tokens` warns when the stack changes",
+    ),
+    concurrency: str = typer.Option(
+        "1,10,20,50", "--concurrency", metavar="LIST", help="requests in flight, one level after another"
+    ),
+    requests: int = typer.Option(100, "--requests", metavar="N", help="requests per level"),
+    max_tokens: int = typer.Option(256, "--max-tokens", metavar="N", help="max_tokens of each request"),
+    prompt: str | None = typer.Option(None, "--prompt", metavar="TEXT", help="the user message (default: a short-story prompt)"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
+    ),
     slo_p95_ms: float | None = typer.Option(
-        None, "--slo-p95-ms", help="latency target: the knee is the highest concurrency within it"
+        None, "--slo-p95-ms", metavar="MS", help="latency target: the knee is the highest concurrency within it"
     ),
-    timeout_s: float = typer.Option(120.0, "--timeout-s", help="per request, connect to last token"),
-    max_duration_s: float = typer.Option(300.0, "--max-duration-s", help="per level: no request starts after this"),
-    as_json: bool = typer.Option(False, "--json", help="print the result JSON instead of the table"),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="also write the result JSON here (for plan capacity --from-loadtest)"
+    timeout_s: float = typer.Option(120.0, "--timeout-s", metavar="S", help="per request, connect to last token"),
+    max_duration_s: float = typer.Option(300.0, "--max-duration-s", metavar="S", help="per level: no request starts after this"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+    save_json: Path | None = typer.Option(
+        None,
+        "--save-json",
+        metavar="FILE",
+        help="also write the result JSON here, whatever --format prints (for plan capacity / cost tokens --from-loadtest)",
     ),
 ) -> None:
-    """Streaming chat completions at rising concurrency: requests/s, tokens/s, latency and TTFT percentiles, the knee."""
+    """Streaming chat completions at rising concurrency: requests/s, tokens/s, latency and TTFT percentiles, the knee.
+
+    Exit 1 when a level had no successful request (the result is still written); exit 2 on bad input.
+
+    \b
+    Examples:
+      gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct --slo-p95-ms 8000
+      gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct --slo-p95-ms 8000 \\
+          --stack alicloud-cn-hangzhou-prod --save-json lt.json
+    """
     from gpufleet.files import output_problems, write_atomic
     from gpufleet.sizing import loadstats, loadtest
 
-    problems = output_problems(output) if output else []
+    problems = output_problems(save_json, flag="--save-json") if save_json else []
+    try:
+        chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    except UserError as exc:
+        problems += exc.problems
     try:
         s = loadtest.settings(
             url=url,
@@ -128,29 +162,44 @@ def loadtest_cmd(
         )
     except UserError as exc:
         problems = exc.problems + problems
+    record = None
+    if stack is not None:
+        from gpufleet.stacks.loader import load_fleet
+
+        try:
+            record = loadtest.stack_record(load_fleet(stack, sizing=False))
+        except UserError as exc:
+            problems += exc.problems
     if problems:
         raise UserError(problems)
     display = _ProgressDisplay(console(stderr=True))
     with display.progress:
         import asyncio
 
-        result = asyncio.run(loadtest.run(s, display))
+        result = asyncio.run(loadtest.run(s, display, record))
     text = json.dumps(result, indent=2) + "\n"
-    if output:
-        write_atomic(output, text)
-    if as_json:
-        typer.echo(text, nl=False)
+    if save_json:
+        write_atomic(save_json, text, flag="--save-json")
+    if chosen == "json":
+        options.emit(text, out)
         _exit_if_a_level_failed(result, None)
         return
-    c = console()
-    c.print(_table(result))
-    c.print(loadstats.knee_note(result))
-    for lv in result["levels"]:
-        for e in lv["top_errors"]:
-            c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {e['message']}", highlight=False)
-    if output:
-        c.print(f"wrote {output}: gpufleet plan capacity --peak-qps X --from-loadtest {output}")
-    _exit_if_a_level_failed(result, c)
+
+    def table(buf) -> None:
+        c = console(file=buf, width=200) if out is not None else console()
+        c.print(_table(result))
+        c.print(loadstats.knee_note(result))
+        for lv in result["levels"]:
+            for e in lv["top_errors"]:
+                c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {e['message']}", highlight=False)
+        if save_json:
+            c.print(f"wrote {save_json}: gpufleet plan capacity --peak-qps X --from-loadtest {save_json}")
+
+    if out is None:
+        table(None)
+    else:
+        options.emit(table, out)
+    _exit_if_a_level_failed(result, None)
 
 
 def failed_levels(result: dict) -> list[int]:

@@ -200,7 +200,7 @@ def capacity_cmd(
     peak_qps: float = typer.Option(..., "--peak-qps", help="requests per second at the busiest time"),
     qps_per_node: float | None = typer.Option(None, "--qps-per-node", help="requests per second one node sustains"),
     from_loadtest: Path | None = typer.Option(
-        None, "--from-loadtest", help="a result file written by `gpufleet loadtest -o FILE`"
+        None, "--from-loadtest", help="a result file written by `gpufleet loadtest --save-json FILE`"
     ),
     redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
     stack: str | None = typer.Option(None, "--stack", help="warn when this stack's replicas are below the plan"),

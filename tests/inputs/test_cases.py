@@ -536,7 +536,19 @@ def test_loadtest_every_request_500_exits_1(tmp_path, capsys):
     out = tmp_path / "r.json"
     with FakeServer(Behaviour(fail_every=1)) as server:
         r = run_cli(
-            ["loadtest", "--url", server.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "3", "-o", out],
+            [
+                "loadtest",
+                "--url",
+                server.url,
+                "--model",
+                "fake-model",
+                "--concurrency",
+                "1,2",
+                "--requests",
+                "3",
+                "--save-json",
+                out,
+            ],
             capsys,
         )
     assert r.code == 1 and "no successful request at concurrency 1, 2" in r.text, r.text

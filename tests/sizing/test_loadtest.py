@@ -247,7 +247,7 @@ def test_command_writes_the_result_plan_capacity_reads(tmp_path):
             "--api-key-env",
             "LT_KEY",
             "--json",
-            "-o",
+            "--save-json",
             str(out),
             env={"LT_KEY": KEY},
         )

@@ -1,0 +1,249 @@
+"""The files finance opens (cost/exports.py): XLSX formulas recomputed by an independent evaluator (pycel) and
+compared with the JSON totals, CSV rows, the HTML chart's marks, and the same through the command."""
+
+import copy
+import csv
+import io
+import json
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+from gpufleet.cost import estimate, exports, report, usage, view
+from gpufleet.cost.compare import Option
+from tools import require
+
+
+@pytest.fixture
+def options(ali_inventory, prod_fleet):
+    out = []
+    for billing in ("payg", "spot"):
+        inv = copy.deepcopy(ali_inventory)
+        if billing == "spot":
+            next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
+        e = estimate.price_inventory(
+            prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack)
+        )
+        out.append(Option("alicloud", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", billing, [], e))
+    out.append(Option("tencentcloud", "ap-shanghai", None, "payg", ["region cn-hangzhou -> ap-shanghai"], None, "preview failed"))
+    return out
+
+
+def recompute(path, tmp_path):
+    """{(sheet, cell): (formula, cached value, value recomputed by pycel from a copy without cached values)}."""
+    from openpyxl import load_workbook
+    from pycel import ExcelCompiler
+
+    formulas = load_workbook(path)
+    cached = load_workbook(path, data_only=True)
+    bare = tmp_path / "no-cache.xlsx"
+    formulas.save(bare)  # openpyxl writes formulas without cached values: pycel must compute every one
+    stripped = load_workbook(bare, data_only=True)
+    xl = ExcelCompiler(filename=str(bare))
+    out = {}
+    for ws in formulas:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("="):
+                    assert stripped[ws.title][c.coordinate].value is None  # nothing cached left to read back
+                    out[(ws.title, c.coordinate)] = (
+                        c.value,
+                        cached[ws.title][c.coordinate].value,
+                        xl.evaluate(f"'{ws.title}'!{c.coordinate}"),
+                    )
+    return out
+
+
+def test_estimate_xlsx_totals_are_formulas_that_recompute_to_the_json_totals(prod_estimate, tmp_path):
+    from openpyxl import load_workbook
+
+    path = tmp_path / "e.xlsx"
+    exports.estimate_xlsx(prod_estimate, path)
+    cells = recompute(path, tmp_path)
+    j = report.estimate_json(prod_estimate)
+    ws = load_workbook(path)["Summary"]
+    labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    total_label = next(k for k in labels if str(k).startswith("monthly total"))
+    assert (total_label == "monthly total") == view.complete(prod_estimate)
+    expect = {**{c: Decimal(v) for c, v in j["by_category"].items()}, total_label: Decimal(j["monthly_total"])}
+    for name, value in expect.items():
+        formula, cached, computed = cells[("Summary", f"B{labels[name]}")]
+        assert formula.startswith(("=SUMIF(", "=SUM(")), formula
+        assert round(Decimal(str(computed)), 2) == value == round(Decimal(str(cached)), 2), name
+        assert ws[f"B{labels[name]}"].number_format == "#,##0.00"
+    assert len(cells) >= len(expect) + 3
+    for formula, cached, computed in cells.values():  # every formula, the quality shares too
+        assert computed == pytest.approx(cached, abs=1e-9), formula
+    share = cells[("Summary", f"B{labels['estimated share']}")]
+    assert share[2] == pytest.approx(float(view.quality(prod_estimate).estimated_share), abs=1e-4)
+    unpriced = cells[("Summary", f"B{labels['unpriced lines']}")]
+    assert unpriced[2] == len(prod_estimate.unpriced)
+    lines = load_workbook(path)["Lines"]
+    assert lines["F2"].number_format == exports.QUANTITY and lines["I2"].number_format == "#,##0.00"
+
+
+def test_compare_xlsx_recomputes_per_option_and_keeps_its_chart(options, tmp_path):
+    from openpyxl import load_workbook
+
+    path = tmp_path / "q3.xlsx"
+    exports.compare_xlsx("alicloud-cn-hangzhou-prod", options, path)
+    cells = recompute(path, tmp_path)
+    ws = load_workbook(path)["Summary"]
+    header = [c.value for c in ws[4]]
+    total_col = header.index("monthly total") + 1
+    for row, o in ((5, options[0]), (6, options[1])):
+        formula, cached, computed = cells[("Summary", ws.cell(row=row, column=total_col).coordinate)]
+        assert formula.startswith("=SUM(")
+        assert round(Decimal(str(computed)), 2) == o.estimate.monthly_total == round(Decimal(str(cached)), 2)
+    for formula, cached, computed in cells.values():
+        assert computed == pytest.approx(cached, abs=1e-9), formula
+    assert ws.cell(row=7, column=len(header)).value == "preview failed"
+    assert len(ws._charts) == 1 and ws._charts[0].grouping == "stacked" and len(ws._charts[0].series) == 6
+    est = list(load_workbook(path)["Estimated prices"].iter_rows(values_only=True))
+    assert any(r[1] == "instance/ecs.gn7i-c8g1.2xlarge" and r[4] == "estimate" for r in est)
+
+
+def test_a_formula_error_would_be_caught(prod_estimate, tmp_path):
+    """The check is not circular: a wrong cached value (what a writer bug would leave) is told apart."""
+    import xlsxwriter
+    from pycel import ExcelCompiler
+
+    path = tmp_path / "bad.xlsx"
+    wb = xlsxwriter.Workbook(path)
+    ws = wb.add_worksheet("Summary")
+    ws.write_number(0, 0, 1.25)
+    ws.write_number(1, 0, 2.5)
+    ws.write_formula(2, 0, "=SUM(A1:A2)", None, 99)
+    wb.close()
+    cells = recompute(path, tmp_path)
+    assert cells[("Summary", "A3")][1:] == (99, 3.75)
+    assert ExcelCompiler(filename=str(path)).evaluate("Summary!A3") == 99  # what a reader of the cache alone would see
+
+
+def test_estimate_csv_has_a_row_per_line_then_categories_and_the_total(prod_estimate):
+    rows = list(csv.DictReader(io.StringIO(exports.estimate_csv(prod_estimate))))
+    lines = [r for r in rows if r["row"] == "line"]
+    assert len(lines) == len(prod_estimate.lines)
+    assert {r["status"] for r in lines} == {"sourced", "estimated", "unpriced"}
+    assert all(r["monthly_cost"] == "" for r in lines if r["status"] == "unpriced")
+    (total,) = [r for r in rows if r["row"] == "total"]
+    assert Decimal(total["monthly_cost"]) == sum(Decimal(r["monthly_cost"]) for r in lines if r["monthly_cost"])
+    assert total["status"] == "incomplete" and "lower bound" in total["component"] and "rests on estimated" in total["note"]
+    cats = {r["category"]: Decimal(r["monthly_cost"]) for r in rows if r["row"] == "category"}
+    assert cats == prod_estimate.by_category
+
+
+def test_compare_csv_rows_and_metadata(options):
+    rows = list(csv.DictReader(io.StringIO(exports.compare_csv("s", options))))
+    assert [r["billing"] for r in rows] == ["payg", "spot", "payg"]
+    assert rows[0]["currency"] == "CNY" and rows[0]["catalog_as_of"] and rows[0]["oldest_price_as_of"]
+    assert (
+        rows[0]["complete"] == "false"
+        and rows[0]["unpriced_lines"] == "1"
+        and Decimal(rows[0]["estimated_share"]) > Decimal("0.5")
+    )
+    assert rows[2]["monthly_total"] == "" and rows[2]["problem"] == "preview failed"
+    assert rows[2]["equivalence"] == "region cn-hangzhou -> ap-shanghai"
+    assert float(rows[1]["gpu_compute"]) < float(rows[0]["gpu_compute"])
+
+
+def test_html_puts_the_quality_share_first_and_marks_estimated_and_unpriced_segments(prod_estimate, options):
+    html = exports.estimate_html(prod_estimate)
+    assert html.index('id="quality"') < html.index('id="chart"') < html.index('id="lines"')
+    q = view.quality(prod_estimate)
+    assert f"{q.estimated_share:.0%} of the priced total rests on estimated prices" in html
+    assert 'class="bar estimated"' in html and 'class="bar sourced"' in html
+    assert 'class="unpriced"' in html and f"+{len(prod_estimate.unpriced)} ?" in html
+    assert f"&gt;= {prod_estimate.monthly_total}" in html  # the total is a lower bound
+    compare = exports.compare_html("alicloud-cn-hangzhou-prod", options)
+    assert 'data-drawn="2"' in compare and compare.count('class="unpriced"') == 2 and "preview failed" in compare
+    assert "<script" not in compare and "http://" not in compare.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_chart_segments_add_up_to_the_priced_total(prod_estimate):
+    b = exports.bar("x", prod_estimate)
+    assert sum(v for _, _, v in b.segments) == prod_estimate.monthly_total
+    estimated = sum(v for _, s, v in b.segments if s == "estimated")
+    assert estimated == view.quality(prod_estimate).estimated
+
+
+@pytest.mark.chromium
+def test_html_chart_is_drawn_in_chromium(options, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(exports.compare_html("alicloud-cn-hangzhou-prod", options))
+    cmd = [
+        require("chromium"),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=90).stdout
+    assert 'data-drawn="2"' in dom
+    assert dom.count('class="bar ') >= 2 * 4  # stacked segments: each option has >= 4 non-zero categories
+    assert "Prices that are estimates" in dom and "CNY" in dom and "estimated share" in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(cmd[:-2] + [f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=90)
+    assert shot.exists() and shot.stat().st_size > 10_000
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def cli(*args, env=None):
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def test_estimate_in_every_format(tmp_path):
+    stack = "alicloud-cn-hangzhou-prod"
+    j = cli("cost", "estimate", "-s", stack, "--json")
+    assert j.returncode == 0, j.stderr
+    total = json.loads(j.stdout)["monthly_total"]
+    assert json.loads(cli("cost", "estimate", "-s", stack, "--format", "json").stdout)["monthly_total"] == total
+    for fmt in ("csv", "html", "xlsx", "table"):
+        out = tmp_path / f"e.{fmt}"
+        r = cli("cost", "estimate", "-s", stack, "--format", fmt, "-o", str(out))
+        assert r.returncode == 0 and f"wrote {out}" in r.stderr, r.stderr
+        assert out.stat().st_size > 500
+    assert total in (tmp_path / "e.csv").read_text() and total in (tmp_path / "e.html").read_text()
+    r = cli("cost", "estimate", "-s", stack, "--format", "xlsx")
+    assert r.returncode == 2 and "-o FILE.xlsx" in r.stderr and "Traceback" not in r.stderr
+    r = cli("cost", "estimate", "-s", stack, "--format", "csv", "--json")
+    assert r.returncode == 2 and "--json" in r.stderr
+    r = cli("cost", "estimate", "-s", stack, "--format", "xls")
+    assert r.returncode == 2 and "did you mean 'xlsx'" in r.stderr
+
+
+def test_compare_csv_through_the_command():
+    r = cli(
+        "cost",
+        "compare",
+        "-s",
+        "alicloud-cn-hangzhou-prod",
+        "--clouds",
+        "alicloud",
+        "--billing",
+        "payg,yearly",
+        "--format",
+        "csv",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [x["billing"] for x in rows] == ["payg", "yearly"] and all(x["monthly_total"] for x in rows)
