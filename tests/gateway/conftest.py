@@ -4,10 +4,12 @@ its PID (never the system nginx)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -54,18 +56,23 @@ def values(stack: str = "alicloud-cn-hangzhou-prod", **changes) -> gateway.Gatew
 
 
 class Nginx:
-    def __init__(self, tmp: Path, values: gateway.GatewayValues, keys: list[str]):
+    def __init__(self, tmp: Path, values: gateway.GatewayValues, keys: list[str], drain_dir: Path | None = None):
         self.tmp, self.values = tmp, values
         (tmp / "logs").mkdir(parents=True, exist_ok=True)
         self.key_map = tmp / "gateway-key.map"
         self.key_map.write_text(gateway.key_map_text(keys))
         self.key_map.chmod(0o640)
         self.access_log = tmp / "access.log"
+        # nginx's workers (not root) test the drain flag: by default a folder they can search, like /run on the node
+        self.drain_flag = (drain_dir or Path(tempfile.mkdtemp(prefix="gpufleet-drain-"))) / "draining"
+        if drain_dir is None:
+            self.drain_flag.parent.chmod(0o755)
         files = gateway.render(
             values,
             key_map_file=str(self.key_map),
             access_log=str(self.access_log),
             pid_file=str(tmp / "nginx.pid"),
+            drain_flag=str(self.drain_flag),
             bind="127.0.0.1:",
         )
         self.include = tmp / "gpufleet-gateway.conf"
@@ -94,6 +101,8 @@ class Nginx:
         raise RuntimeError("nginx did not listen within 10 s")
 
     def stop(self) -> None:
+        if self.drain_flag.parent.name.startswith("gpufleet-drain-"):
+            shutil.rmtree(self.drain_flag.parent, ignore_errors=True)
         if self.proc and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGQUIT)  # graceful stop of this master only, by its PID
             try:
@@ -121,7 +130,7 @@ def run_nginx(tmp_path, fake_vllm):
     require("nginx")
     started = []
 
-    def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, **changes) -> Nginx:
+    def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, drain_dir=None, **changes) -> Nginx:
         v = values(
             stack,
             serving_port=free_port(),
@@ -131,7 +140,7 @@ def run_nginx(tmp_path, fake_vllm):
             dcgm_exporter_port=fake_vllm.server_address[1],
             **changes,
         )
-        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys)
+        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys, drain_dir)
         checked = n.test()
         assert checked.returncode == 0, checked.stderr
         n.start()
