@@ -63,10 +63,7 @@ class Nginx:
         self.key_map.write_text(gateway.key_map_text(keys))
         self.key_map.chmod(0o640)
         self.access_log = tmp / "access.log"
-        # nginx's workers (not root) test the drain flag: by default a folder they can search, like /run on the node
-        self.drain_flag = (drain_dir or Path(tempfile.mkdtemp(prefix="gpufleet-drain-"))) / "draining"
-        if drain_dir is None:
-            self.drain_flag.parent.chmod(0o755)
+        self.drain_flag = (drain_dir or tmp) / "draining"
         files = gateway.render(
             values,
             key_map_file=str(self.key_map),
@@ -101,8 +98,6 @@ class Nginx:
         raise RuntimeError("nginx did not listen within 10 s")
 
     def stop(self) -> None:
-        if self.drain_flag.parent.name.startswith("gpufleet-drain-"):
-            shutil.rmtree(self.drain_flag.parent, ignore_errors=True)
         if self.proc and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGQUIT)  # graceful stop of this master only, by its PID
             try:
@@ -129,6 +124,9 @@ def run_nginx(tmp_path, fake_vllm):
     """run_nginx(**value changes, keys=[...]) -> a started Nginx in front of the fake vLLM on 127.0.0.1."""
     require("nginx")
     started = []
+    # nginx's workers (not root) test the drain flag: a folder they can search, like /run on the node
+    searchable = Path(tempfile.mkdtemp(prefix="gpufleet-drain-"))
+    searchable.chmod(0o755)
 
     def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, drain_dir=None, **changes) -> Nginx:
         v = values(
@@ -140,7 +138,7 @@ def run_nginx(tmp_path, fake_vllm):
             dcgm_exporter_port=fake_vllm.server_address[1],
             **changes,
         )
-        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys, drain_dir)
+        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys, drain_dir or searchable)
         checked = n.test()
         assert checked.returncode == 0, checked.stderr
         n.start()
@@ -150,3 +148,4 @@ def run_nginx(tmp_path, fake_vllm):
     yield start
     for n in started:
         n.stop()
+    shutil.rmtree(searchable, ignore_errors=True)
