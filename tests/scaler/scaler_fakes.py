@@ -23,7 +23,11 @@ KEYS = {
     "TENCENTCLOUD_SECRETKEY": "scaler-secret-never-logged",
     "TENCENTCLOUD_SESSIONTOKEN": "sess-token-never-logged",
 }
-VERSIONS = {"as.tencentcloudapi.com": ("as", "2018-04-19"), "cvm.tencentcloudapi.com": ("cvm", "2017-03-12")}
+VERSIONS = {
+    f"{svc}.{domain}": (svc, version)
+    for svc, version in (("as", "2018-04-19"), ("cvm", "2017-03-12"))
+    for domain in ("tencentcloudapi.com", "internal.tencentcloudapi.com")
+}
 
 
 def error(code: str, message: str) -> dict:
@@ -37,6 +41,7 @@ class FakeTencentApi:
         self.policies: dict[str, str] = {}  # policy id -> group
         self.executed: list[dict] = []
         self.calls: list[tuple[str, dict]] = []
+        self.hosts: set[str] = set()
         self.refuse_execute: str = ""  # an error code ExecuteScalingPolicy answers with (e.g. in cooldown)
         owner = self
 
@@ -110,6 +115,7 @@ class FakeTencentApi:
             self.calls.append((h.get("x-tc-action", ""), {"rejected": problem["Response"]["Error"]["Code"]}))
             return problem
         action, p = h["x-tc-action"], json.loads(body)
+        self.hosts.add(h["host"])
         self.calls.append((action, p))
         if action == "DescribeAutoScalingInstances":
             limit, offset = p.get("Limit", 20), p.get("Offset", 0)

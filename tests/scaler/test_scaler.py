@@ -96,10 +96,19 @@ def test_scales_out_on_the_queue_averaged_over_nodes(unpacked, cloud, monkeypatc
     groups = fleet(api, nodes, {"127.0.0.2": exposition(150, 0.5), "127.0.0.3": exposition(90, 0.5, engines=2)})
     result = run(module, monkeypatch, api, env_for(nodes, groups))
     assert result["action"] == "out" and "average 165 over 2 node(s)" in result["why"], result  # (150 + 2*90) / 2
+    assert api.hosts == {"as.tencentcloudapi.com", "cvm.tencentcloudapi.com"}
     assert api.executed == [{"AutoScalingPolicyId": "asp-out", "HonorCooldown": True}]
     assert [a for a, _ in api.calls] == ["DescribeAutoScalingInstances"] * 2 + ["DescribeInstances", "ExecuteScalingPolicy"]
     out = capsys.readouterr().out
     assert all(v not in out for v in KEYS.values())
+
+
+def test_the_internal_api_domain_is_signed_as_such(unpacked, cloud, monkeypatch):
+    module, _ = unpacked
+    api, nodes = cloud
+    groups = fleet(api, nodes, {"127.0.0.2": exposition(150, 0.5)})
+    result = run(module, monkeypatch, api, env_for(nodes, groups, GPUFLEET_API_DOMAIN="internal.tencentcloudapi.com"))
+    assert result["action"] == "out" and api.hosts == {"as.internal.tencentcloudapi.com", "cvm.internal.tencentcloudapi.com"}
 
 
 def test_scales_in_when_every_node_is_low(unpacked, cloud, monkeypatch):

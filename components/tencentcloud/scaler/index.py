@@ -38,9 +38,11 @@ import time
 import urllib.error
 import urllib.request
 
-# Where requests go; the Host header and the signature always name <service>.tencentcloudapi.com (tests point the
-# URL at a local stand-in).
+# Where requests go; the Host header and the signature name <service>.<domain> (tests point the URL at a stand-in).
 ENDPOINT = "https://{host}/"
+# API 3.0's public domain; GPUFLEET_API_DOMAIN=internal.tencentcloudapi.com selects the internal one (a function in
+# the VPC without public access; the SDKs know <service>.internal.tencentcloudapi.com, not checked on a live account).
+DOMAIN = "tencentcloudapi.com"
 VERSIONS = {"as": "2018-04-19", "cvm": "2017-03-12"}  # API versions of AS and CVM (API 3.0)
 CONTENT_TYPE = "application/json; charset=utf-8"
 IN_SERVICE = "IN_SERVICE"  # AutoScalingInstance.LifeCycleState of a serving node
@@ -94,16 +96,16 @@ def authorization(secret_id: str, secret_key: str, service: str, host: str, payl
 class Api:
     """Signed TencentCloud API 3.0 calls (POST, JSON) with the execution role's temporary keys."""
 
-    def __init__(self, env: dict, region: str, timeout: float):
+    def __init__(self, env: dict, region: str, timeout: float, domain: str = DOMAIN):
         try:
             self.secret_id, self.secret_key = env["TENCENTCLOUD_SECRETID"], env["TENCENTCLOUD_SECRETKEY"]
         except KeyError:
             raise ScalerError("no TENCENTCLOUD_SECRETID / TENCENTCLOUD_SECRETKEY: give the function an execution role") from None
         self.token = env.get("TENCENTCLOUD_SESSIONTOKEN", "")
-        self.region, self.timeout = region, timeout
+        self.region, self.timeout, self.domain = region, timeout, domain
 
     def call(self, service: str, action: str, params: dict) -> dict:
-        host = f"{service}.tencentcloudapi.com"
+        host = f"{service}.{self.domain}"
         payload = json.dumps(params, separators=(",", ":"))
         now = int(time.time())
         headers = {
@@ -263,12 +265,13 @@ def settings(env: dict) -> dict:
         "port": env["GPUFLEET_METRICS_PORT"],
         "path": env["GPUFLEET_METRICS_PATH"],
         "timeout": float(signals["http_timeout_s"]),
+        "domain": env.get("GPUFLEET_API_DOMAIN") or DOMAIN,
     }
 
 
 def run(env: dict) -> dict:
     s = settings(env)
-    api = Api(env, s["region"], s["timeout"])
+    api = Api(env, s["region"], s["timeout"], s["domain"])
     ids = in_service(api, s["groups"])
     ips = private_ips(api, ids)
     values: dict[str, float | None] = dict.fromkeys(ids)
