@@ -264,3 +264,14 @@ def test_spot_notice_drains(tmp_path, servers, cloud):
     assert proc.returncode == 0 and "reclaimed at 2026-12-03T20:05:00Z" in out and (tmp_path / "draining").exists(), out
     polls = [c for c in md.calls if c.endswith("termination-time")]
     assert len(polls) >= 3 and all(c == f"GET {notice_path[cloud]}" for c in polls)
+
+
+def test_no_metric_name_is_written_outside_the_data_file():
+    """components/data/scaling_metrics.yaml is the one home of the names: the agent, its units and templates, and the
+    scaler function read them from the rendered config, never from a literal of their own."""
+    sm = node.scaling_metrics()
+    names = {m["name"] for m in sm["metrics"].values()} | {v for m in sm["metrics"].values() for v in m["vllm"]}
+    code = [ROOT / "images" / "node_agent.py", ROOT / "images" / "node.py", ROOT / "images" / "gateway.py"]
+    code += sorted((ROOT / "images" / "templates").rglob("*.j2")) + sorted((ROOT / "components/tencentcloud/scaler").glob("*.py"))
+    hits = [(p.name, n) for p in code for n in names if n in p.read_text()]
+    assert not hits, hits
