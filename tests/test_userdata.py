@@ -260,3 +260,14 @@ def test_nginx_is_pinned_and_an_unconfirmed_version_blocks_the_build(recipe, tmp
         check.write_text(next(s for s in render(r) if s.name == "apt-packages").check)
         run = subprocess.run(["bash", str(check)], capture_output=True, text=True)
         assert run.returncode == 2 and "nginx" in run.stderr, run.stderr
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_node_agent_units_are_sandboxed_like_vllm(recipe, tmp_path):
+    """The agent's units (docs/scaling-node.md) are held to the serving unit's exposure bound."""
+    r = load_recipe(recipe)
+    root = _root_with(r, tmp_path)
+    for unit in (r.layout.metrics_unit, r.layout.spot_unit):
+        score, table = _security(root, unit)
+        assert score <= SECURITY_MAX, table
