@@ -171,8 +171,10 @@ class Metadata:
                 )
             except AgentError:
                 status, body = 0, ""
+            # a failed token request is not remembered: the next call asks again (a hardened service refuses GETs
+            # without one, and a spot notice must not be missed for a token's lifetime)
             self._token = body.strip() if status == 200 and body.strip() else None
-            self._token_until = time.monotonic() + self.ttl / 2
+            self._token_until = time.monotonic() + self.ttl / 2 if self._token else 0.0
         return {self.md["token_header"]: self._token} if self._token else {}
 
     def get(self, path: str) -> tuple[int, str]:

@@ -104,6 +104,7 @@ class FakeMetadata(Server):
     def __init__(self, role: str, hardened: bool = True, notice_path: str = "/latest/meta-data/instance/spot/termination-time"):
         self.role, self.hardened, self.notice_path = role, hardened, notice_path
         self.notice = ""
+        self.token_failures = 0  # the next token requests that fail (a metadata service restarting)
         self.tokens: set[str] = set()
         self.issued = 0
         self.keys = {
@@ -118,6 +119,9 @@ class FakeMetadata(Server):
                 o = self.owner
                 o.calls.append(f"PUT {self.path}")
                 ttl = self.headers.get(o.TOKEN_TTL, "")
+                if o.token_failures:
+                    o.token_failures -= 1
+                    return self.reply(500, "internal error")
                 if self.path != "/latest/api/token" or not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
                     return self.reply(400, "bad token request")
                 token = f"tk-{len(o.tokens)}"

@@ -242,6 +242,18 @@ def test_drain_with_vllm_down_ends_at_once(tmp_path, servers):
 # --- spot notice ----------------------------------------------------------------------------------------------------
 
 
+def test_a_failed_token_request_is_asked_again_at_once(tmp_path, servers):
+    """Hardened metadata: a token request that fails must not leave the watcher blind for the token's lifetime."""
+    vllm = servers(FakeVllm, running=0, waiting=0)
+    md = servers(FakeMetadata, ROLE)
+    md.token_failures = 2
+    md.notice = "2026-12-03T20:05:00Z"
+    r = agent(setup(tmp_path, "alicloud", vllm, md, GATEWAY_DRAIN_WAIT_S="0"), "spot-watch", "--polls", "5", timeout=20)
+    assert r.returncode == 0 and "reclaimed at" in r.stdout, r.stdout
+    assert md.calls[0:6:2] == ["PUT /latest/api/token"] * 3  # asked again on each poll until it got one
+    assert len(md.calls) == 6  # the notice was read on the third poll, the first with a token
+
+
 @pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
 def test_spot_notice_drains(tmp_path, servers, cloud):
     vllm = servers(FakeVllm, running=0, waiting=0)
