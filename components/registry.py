@@ -31,6 +31,18 @@ class Capability(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class InstanceMetadata:
+    """How a node reads its own instance metadata (the node agent, images/node_agent.py: spot notice, role keys)."""
+
+    url: str  # base of the metadata paths, ending in /
+    spot_notice: str  # path under url: 404 until the cloud schedules the spot instance's reclaim
+    token_url: str = ""  # hardened mode: PUT here for a session token ("": the cloud has none)
+    token_ttl_header: str = ""
+    token_header: str = ""
+    role_credentials: str = ""  # path under url; + role name -> the role's temporary keys ("": not read)
+
+
+@dataclass(frozen=True)
 class CloudProfile:
     """Per-cloud facts the cloud-neutral code reads (node user-data, region templates, cost compare, catalogs)."""
 
@@ -47,6 +59,10 @@ class CloudProfile:
     # type token -> outputs the provider computes, filled in by the mock engine ("x[]": a list)
     computed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     example_bucket_suffix: str = ""  # what `region new` appends to its example bucket name
+    instance_metadata: InstanceMetadata | None = None  # what the node agent reads on the node
+    # The node agent's custom-metric API ("{region}" filled in on the node); "" with node_metrics_note saying why not.
+    node_metrics_api: str = ""
+    node_metrics_note: str = ""
 
 
 # --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------

@@ -81,6 +81,9 @@ def environment(fleet: Fleet, role_name: str) -> dict[str, str]:
         "MODEL_SOURCE": spec.model.source,
         "MODEL_SHA256": spec.model.sha256,
         "API_KEY_SECRET": spec.serving.api_key_secret or "",
+        # issue 18: filled in by the program (the CloudMonitor group and scaling group ids); empty = not publishing
+        "GPUFLEET_METRICS_GROUP": "",
+        "GPUFLEET_SCALING_GROUP": "",
     }
     assert tuple(env) == ENV_KEYS
     bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]

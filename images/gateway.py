@@ -45,6 +45,10 @@ JOURNALD_FILE = "/etc/systemd/journald.conf.d/gpufleet.conf"
 LOGROTATE_FILE = "/etc/logrotate.d/gpufleet-gateway"
 ACCESS_LOG = "/var/log/gpufleet/gateway-access.log"
 NGINX_PID = "/run/nginx.pid"
+# While this file exists the health check answers 503, so the load balancer stops sending new requests (the node
+# agent's drain writes it, docs/scaling-node.md). Directly in /run (tmpfs, 0755): nginx's workers (www-data) must be
+# able to see it, and a reboot ends a drain.
+DRAIN_FLAG = "/run/gpufleet-draining"
 # An API key as the key map holds it: RFC 6750 token68 characters, nothing nginx or a regex would read specially
 # except . and +, which are written as [.] and [+].
 API_KEY = re.compile(r"^[A-Za-z0-9._~+/=-]{16,512}\Z")
@@ -64,6 +68,7 @@ class GatewayValues:
     max_body_mib: int
     read_timeout_s: int
     health_path: str
+    drain_wait_s: int
     require_key: bool
     trusted_proxies: tuple[str, ...]
     metrics_cidrs: tuple[str, ...]
@@ -94,6 +99,8 @@ def values_from_fleet(fleet) -> GatewayValues:
         max_body_mib=g.max_body_mib,
         read_timeout_s=max(g.read_timeout_s, spec.load_balancer.request_timeout_s),
         health_path=spec.load_balancer.health_check.path,
+        # the load balancer marks a node down after unhealthy_threshold failed checks, one every interval_s
+        drain_wait_s=spec.load_balancer.health_check.interval_s * spec.load_balancer.health_check.unhealthy_threshold,
         require_key=bool(spec.serving.api_key_secret),
         trusted_proxies=tuple(cloud.TRUSTED_PROXIES),
         metrics_cidrs=(spec.network.vpc_cidr,),
@@ -183,6 +190,7 @@ def render(
     key_map_file: str = KEY_MAP_FILE,
     access_log: str = ACCESS_LOG,
     pid_file: str = NGINX_PID,
+    drain_flag: str = DRAIN_FLAG,
     bind: str = "",
     templates: Path = TEMPLATES,
 ) -> dict[str, str]:
@@ -196,6 +204,7 @@ def render(
         "key_map_file": key_map_file,
         "access_log": access_log,
         "pid_file": pid_file,
+        "drain_flag": drain_flag,
         "env_file": ENV_FILE,
         "bind": bind,
     }

@@ -7,14 +7,19 @@ take every path from the recipe's Layout, so they cannot disagree (tests/test_us
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 
+import yaml
 from gpufleet.components import registry
-from gpufleet.images import gateway
+from gpufleet.images import gateway, node_agent
 from gpufleet.images.recipes import Recipe
 
-# The environment user-data writes to Layout.env_file: every name the prepare program reads, and only those.
+# The environment user-data writes to Layout.env_file: every name the prepare program or the node agent reads, and
+# only those. GPUFLEET_METRICS_GROUP: the Alibaba CloudMonitor group the agent publishes into ("" on Tencent);
+# GPUFLEET_SCALING_GROUP: the node's scaling group id, the dimension of every published point.
 ENV_KEYS = (
     "GPUFLEET_FLEET",
     "GPUFLEET_CLOUD",
@@ -24,7 +29,56 @@ ENV_KEYS = (
     "MODEL_SOURCE",
     "MODEL_SHA256",
     "API_KEY_SECRET",
+    "GPUFLEET_METRICS_GROUP",
+    "GPUFLEET_SCALING_GROUP",
 )
+# What the node agent reads from the fleet's and the gateway's environment files (images/node_agent.py).
+AGENT_ENV_KEYS = (
+    "GPUFLEET_CLOUD",
+    "GPUFLEET_REGION",
+    "GPUFLEET_ROLE",
+    "GPUFLEET_METRICS_GROUP",
+    "GPUFLEET_SCALING_GROUP",
+    "GATEWAY_VLLM_PORT",
+    "GATEWAY_DRAIN_WAIT_S",
+    "GATEWAY_READ_TIMEOUT_S",
+)
+SCALING_METRICS = Path(__file__).resolve().parents[1] / "components" / "data" / "scaling_metrics.yaml"
+AGENT_SETTINGS = Path(__file__).with_name("node_agent.yaml")
+AGENT_FILE = "node_agent.py"
+AGENT_CONFIG = "agent.json"
+# The signals a drain waits on (keys of scaling_metrics.yaml): requests waiting and running.
+DRAIN_SIGNALS = ("queue", "running")
+
+
+@lru_cache(maxsize=1)
+def scaling_metrics() -> dict:
+    return yaml.safe_load(SCALING_METRICS.read_text())
+
+
+def agent_config(recipe: Recipe) -> dict:
+    """The node agent's config (agent.json beside it): the signals from components/data/scaling_metrics.yaml, the
+    timings from images/node_agent.yaml, the files it reads from the recipe's layout, each cloud's metadata facts."""
+    lay, sm = recipe.layout, scaling_metrics()
+    clouds = {}
+    for name in registry.names():
+        prof = registry.profile(name)
+        clouds[name] = {
+            "metadata": asdict(prof.instance_metadata) if prof.instance_metadata else None,
+            "metrics_api": prof.node_metrics_api,
+            "metrics_note": prof.node_metrics_note,
+        }
+    return {
+        "env_files": [lay.env_file, lay.gateway_env_file],
+        "env_keys": list(AGENT_ENV_KEYS),
+        "drain_flag": gateway.DRAIN_FLAG,
+        "drain_signals": list(DRAIN_SIGNALS),
+        "period_s": sm["period_s"],
+        "dimension": sm["dimension"],
+        "metrics": sm["metrics"],
+        **yaml.safe_load(AGENT_SETTINGS.read_text()),
+        "clouds": clouds,
+    }
 
 
 @dataclass(frozen=True)
@@ -40,7 +94,15 @@ def files(recipe: Recipe) -> list[NodeFile]:
 
     env = environment(recipe)
     lay = recipe.layout
-    values = {"recipe": recipe, "pins": recipe.pins, "layout": lay, "clouds": [registry.profile(c) for c in registry.names()]}
+    values = {
+        "recipe": recipe,
+        "pins": recipe.pins,
+        "layout": lay,
+        "clouds": [registry.profile(c) for c in registry.names()],
+        "agent": f"{lay.gateway_lib}/{AGENT_FILE}",
+        "agent_config": f"{lay.gateway_lib}/{AGENT_CONFIG}",
+        "agent_settings": yaml.safe_load(AGENT_SETTINGS.read_text()),
+    }
 
     def render(name: str) -> str:
         return env.get_template(f"node/{name}.j2").render(values)
@@ -64,6 +126,12 @@ def files(recipe: Recipe) -> list[NodeFile]:
             f"{units}/prometheus-node-exporter.service.d/gpufleet.conf", "0644", render("prometheus-node-exporter-gpufleet.conf")
         ),
         NodeFile(f"{units}/dcgm-exporter.service", "0644", render("dcgm-exporter.service")),
+        # The node agent (docs/scaling-node.md): scaling signals, drain, spot notice.
+        NodeFile(f"{lay.gateway_lib}/{AGENT_FILE}", "0644", Path(node_agent.__file__).read_text()),
+        NodeFile(f"{lay.gateway_lib}/{AGENT_CONFIG}", "0644", json.dumps(agent_config(recipe), indent=1) + "\n"),
+        NodeFile(f"{units}/{lay.metrics_unit}", "0644", render("gpufleet-metrics.service")),
+        NodeFile(f"{units}/{lay.spot_unit}", "0644", render("gpufleet-spot-watch.service")),
+        NodeFile(lay.drain_command, "0755", render("gpufleet-drain.sh")),
     ]
 
 
@@ -77,6 +145,8 @@ def enabled_units(recipe: Recipe) -> list[str]:
         "nginx.service",
         "prometheus-node-exporter.service",
         "dcgm-exporter.service",
+        lay.metrics_unit,
+        lay.spot_unit,
     ]
 
 

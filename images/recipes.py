@@ -91,6 +91,10 @@ class Layout(Strict):
     gateway_env_file: str = Field(gateway.ENV_FILE, description="the gateway's environment (user-data), KEY=VALUE")
     gateway_lib: str = Field(gateway.NODE_LIB, description="where the image puts gateway.py and its templates")
     gateway_unit: str = Field("gpufleet-gateway-render.service", description="root oneshot: nginx config and key map")
+    # The node agent (images/node_agent.py, docs/scaling-node.md).
+    metrics_unit: str = Field("gpufleet-metrics.service", description="publishes the scaling signals (Alibaba)")
+    spot_unit: str = Field("gpufleet-spot-watch.service", description="drains on the cloud's spot reclaim notice")
+    drain_command: str = Field("/usr/local/bin/gpufleet-drain", description="what a scale-in lifecycle hook runs")
 
 
 class Step(Strict):

@@ -64,7 +64,19 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     assert json.dumps(lay.argv_file) in launcher and json.dumps(lay.venv + "/bin/vllm") in launcher
     script = files[prep["ExecStart"]].content
     used = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)\}", script))
-    assert used == set(node.ENV_KEYS), f"prepare reads {sorted(used)}, user-data writes {node.ENV_KEYS}"
+    # the node agent reads the names its config lists, from the files the config names (images/node_agent.py)
+    agent_cfg = json.loads(files[f"{lay.gateway_lib}/{node.AGENT_CONFIG}"].content)
+    agent_src = files[f"{lay.gateway_lib}/{node.AGENT_FILE}"].content
+    agent_reads = set(re.findall(r"env\[[\"']([A-Z][A-Z0-9_]*)[\"']\]|env\.get\([\"']([A-Z][A-Z0-9_]*)[\"']\)", agent_src))
+    agent_reads = {a or b for a, b in agent_reads}
+    assert agent_reads == set(agent_cfg["env_keys"]), agent_reads ^ set(agent_cfg["env_keys"])
+    assert agent_cfg["env_files"] == [lay.env_file, lay.gateway_env_file]
+    gw_keys = set(gateway.env_map(gateway.values_from_fleet(fleet)))
+    assert agent_reads <= set(node.ENV_KEYS) | gw_keys, agent_reads - set(node.ENV_KEYS) - gw_keys
+    from_fleet_env = used | (agent_reads & set(node.ENV_KEYS))
+    assert from_fleet_env == set(node.ENV_KEYS), (
+        f"prepare and agent read {sorted(from_fleet_env)}, user-data writes {node.ENV_KEYS}"
+    )
     assert set(userdata.environment(fleet, "r")) == set(node.ENV_KEYS)
     assert vllm["LoadCredential"] == f"api-key:{lay.api_key_file}" and lay.api_key_file in script
     argv = json.loads(doc["write_files"][1]["content"])
@@ -121,6 +133,16 @@ def test_prepare_program_passes_shellcheck(recipe, tmp_path):
     assert run.returncode == 0, run.stdout
 
 
+@pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed")
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_drain_command_passes_shellcheck(recipe, tmp_path):
+    r = load_recipe(recipe)
+    f = tmp_path / "gpufleet-drain"
+    f.write_text(node.file(r, r.layout.drain_command).content)
+    run = subprocess.run(["shellcheck", "-S", "style", str(f)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
+
+
 def _root_with(recipe, tmp: Path, vllm_exists: bool = True) -> Path:
     """A root holding the recipe's files and an executable at the venv path (vLLM itself needs a GPU)."""
     root = tmp / "root"
@@ -156,7 +178,8 @@ def _verify(root: Path, unit: str) -> list[str]:
 def test_units_pass_systemd_analyze_verify(recipe, tmp_path):
     r = load_recipe(recipe)
     root = _root_with(r, tmp_path)
-    for unit in (r.layout.unit, r.layout.prepare_unit, r.layout.gateway_unit, "dcgm-exporter.service"):
+    for unit in (r.layout.unit, r.layout.prepare_unit, r.layout.gateway_unit, "dcgm-exporter.service", r.layout.metrics_unit,
+                 r.layout.spot_unit):  # fmt: skip
         assert not _verify(root, unit), _verify(root, unit)
 
 
@@ -237,3 +260,14 @@ def test_nginx_is_pinned_and_an_unconfirmed_version_blocks_the_build(recipe, tmp
         check.write_text(next(s for s in render(r) if s.name == "apt-packages").check)
         run = subprocess.run(["bash", str(check)], capture_output=True, text=True)
         assert run.returncode == 2 and "nginx" in run.stderr, run.stderr
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_node_agent_units_are_sandboxed_like_vllm(recipe, tmp_path):
+    """The agent's units (docs/scaling-node.md) are held to the serving unit's exposure bound."""
+    r = load_recipe(recipe)
+    root = _root_with(r, tmp_path)
+    for unit in (r.layout.metrics_unit, r.layout.spot_unit):
+        score, table = _security(root, unit)
+        assert score <= SECURITY_MAX, table

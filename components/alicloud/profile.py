@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.components.registry import Capability, CloudProfile
+from gpufleet.components.registry import Capability, CloudProfile, InstanceMetadata
 
 PROFILE = CloudProfile(
     name="alicloud",
@@ -25,6 +25,22 @@ PROFILE = CloudProfile(
     image_id_prefix="m-",
     price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
     # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
+    # ECS instance metadata (read 2026-12-03): hardened mode's session token (PUT latest/api/token), the spot
+    # reclaim notice (404 until scheduled, then a UTC time; "Detect and respond to spot instance interruption
+    # events", https://www.alibabacloud.com/help/en/ecs/user-guide/best-practices-for-preemptible-instances/) and the
+    # RAM role's STS keys ("Obtain a temporary authorization token",
+    # https://www.alibabacloud.com/help/en/ecs/user-guide/obtain-a-temporary-authorization-token).
+    instance_metadata=InstanceMetadata(
+        url="http://100.100.100.200/latest/meta-data/",
+        spot_notice="instance/spot/termination-time",
+        token_url="http://100.100.100.200/latest/api/token",
+        token_ttl_header="X-aliyun-ecs-metadata-token-ttl-seconds",
+        token_header="X-aliyun-ecs-metadata-token",
+        role_credentials="ram/security-credentials/",
+    ),
+    # CloudMonitor's VPC endpoint (no NAT in the path), CloudMonitor "Endpoints",
+    # https://alibabacloud.com/help/en/cms/developer-reference/request-methods (read 2026-12-03).
+    node_metrics_api="https://cms-vpc.{region}.aliyuncs.com/",
     computed={
         "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ("address",),
         "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),

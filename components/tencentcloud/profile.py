@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.components.registry import Capability, CloudProfile
+from gpufleet.components.registry import Capability, CloudProfile, InstanceMetadata
 
 PROFILE = CloudProfile(
     name="tencentcloud",
@@ -29,6 +29,13 @@ PROFILE = CloudProfile(
     image_id_prefix="img-",
     price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
     # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
+    # CVM instance metadata: the spot reclaim notice, 404 until scheduled ("Querying the Reclamation Status of a
+    # Spot Instance", https://www.tencentcloud.com/document/product/213/32487, read 2026-12-03). No session token.
+    instance_metadata=InstanceMetadata(
+        url="http://metadata.tencentyun.com/latest/meta-data/", spot_notice="spot/termination-time"
+    ),
+    node_metrics_note="Cloud Monitor's custom-metric reporting API (PutMonitorData) was removed on 2023-08-11; the "
+    "scaler function (components/tencentcloud/scaler/) reads each node's /metrics/vllm instead",
     computed={
         "tencentcloud:Clb/instance:Instance": ("clbVips[]",),  # [] marks a list output
         "tencentcloud:Eip/instance:Instance": ("publicIp",),

@@ -4,10 +4,12 @@ its PID (never the system nginx)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -54,18 +56,20 @@ def values(stack: str = "alicloud-cn-hangzhou-prod", **changes) -> gateway.Gatew
 
 
 class Nginx:
-    def __init__(self, tmp: Path, values: gateway.GatewayValues, keys: list[str]):
+    def __init__(self, tmp: Path, values: gateway.GatewayValues, keys: list[str], drain_dir: Path | None = None):
         self.tmp, self.values = tmp, values
         (tmp / "logs").mkdir(parents=True, exist_ok=True)
         self.key_map = tmp / "gateway-key.map"
         self.key_map.write_text(gateway.key_map_text(keys))
         self.key_map.chmod(0o640)
         self.access_log = tmp / "access.log"
+        self.drain_flag = (drain_dir or tmp) / "draining"
         files = gateway.render(
             values,
             key_map_file=str(self.key_map),
             access_log=str(self.access_log),
             pid_file=str(tmp / "nginx.pid"),
+            drain_flag=str(self.drain_flag),
             bind="127.0.0.1:",
         )
         self.include = tmp / "gpufleet-gateway.conf"
@@ -120,8 +124,11 @@ def run_nginx(tmp_path, fake_vllm):
     """run_nginx(**value changes, keys=[...]) -> a started Nginx in front of the fake vLLM on 127.0.0.1."""
     require("nginx")
     started = []
+    # nginx's workers (not root) test the drain flag: a folder they can search, like /run on the node
+    searchable = Path(tempfile.mkdtemp(prefix="gpufleet-drain-"))
+    searchable.chmod(0o755)
 
-    def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, **changes) -> Nginx:
+    def start(stack: str = "alicloud-cn-hangzhou-prod", keys: list[str] | None = None, drain_dir=None, **changes) -> Nginx:
         v = values(
             stack,
             serving_port=free_port(),
@@ -131,7 +138,7 @@ def run_nginx(tmp_path, fake_vllm):
             dcgm_exporter_port=fake_vllm.server_address[1],
             **changes,
         )
-        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys)
+        n = Nginx(tmp_path / f"nginx{len(started)}", v, [KEY] if keys is None else keys, drain_dir or searchable)
         checked = n.test()
         assert checked.returncode == 0, checked.stderr
         n.start()
@@ -141,3 +148,4 @@ def run_nginx(tmp_path, fake_vllm):
     yield start
     for n in started:
         n.stop()
+    shutil.rmtree(searchable, ignore_errors=True)

@@ -4,6 +4,7 @@ the rate, 413 past the body size, streaming without buffering, metrics only on t
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -174,3 +175,29 @@ def test_rotated_key_takes_effect_on_reload(run_nginx):
         time.sleep(0.1)
     assert httpx.get(n.url("/v1/models"), headers={"Authorization": f"Bearer {new}"}).status_code == 200
     assert httpx.get(n.url("/v1/models"), headers=AUTH).status_code == 401
+
+
+def test_draining_fails_the_health_check_and_keeps_serving(run_nginx):
+    """While the drain flag exists (images/node_agent.py drain), the load balancer's health check gets 503 and requests
+    that still arrive are served; without it the health check passes again (a drain cancelled, or a reboot: tmpfs)."""
+    n = run_nginx()
+    assert httpx.get(n.url("/health")).status_code == 200
+    n.drain_flag.write_text("draining\n")
+    assert httpx.get(n.url("/health")).status_code == 503
+    assert httpx.get(n.url("/v1/models"), headers=AUTH).status_code == 200
+    n.drain_flag.unlink()
+    assert httpx.get(n.url("/health")).status_code == 200
+
+
+def test_the_drain_flag_is_where_nginx_workers_can_see_it(run_nginx, tmp_path):
+    """nginx's `-f` runs in the worker (not root): a flag in a root-only folder reads as absent and never drains (seen
+    here with a 0700 folder), which is why the node's flag sits directly in /run and not in /run/gpufleet (0700)."""
+    if os.geteuid() != 0:
+        pytest.skip("nginx's workers change user only when nginx starts as root")
+    hidden = tmp_path / "root-only"
+    hidden.mkdir(mode=0o700)
+    n = run_nginx(drain_dir=hidden)
+    n.drain_flag.write_text("draining\n")
+    assert httpx.get(n.url("/health")).status_code == 200  # the worker cannot see it
+    assert str(Path(gateway.DRAIN_FLAG).parent) == "/run"
+    assert f"if (-f {gateway.DRAIN_FLAG})" in gateway.render(values())["nginx"]

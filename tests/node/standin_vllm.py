@@ -2,8 +2,8 @@
 """Stand-in for `vllm serve` at the recipe's venv path: an OpenAI-compatible server without a GPU.
 
 It checks what the sandbox must leave working (cache directories and /dev/shm writable, the weights readable),
-honours VLLM_API_KEY on /v1 paths as vLLM does, and serves /health, /v1/models and streaming
-/v1/chat/completions.
+honours VLLM_API_KEY on /v1 paths as vLLM does, and serves /health, /v1/models, streaming
+/v1/chat/completions and /metrics (the exposition the test writes).
 """
 
 import json
@@ -12,6 +12,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+METRICS = "/srv/standin/metrics.prom"  # /metrics answers this file (tests/node/test_boot.py writes it)
 STREAM_GAP_S = 0.4  # between streamed chunks (tests/node/test_boot.py measures that they arrive apart)
 
 
@@ -58,7 +59,14 @@ def main() -> int:
             return True
 
         def do_GET(self):
-            if self.path == "/health":
+            if self.path == "/metrics" and os.path.exists(METRICS):  # the exposition the test writes (its names)
+                data = open(METRICS).read().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            elif self.path == "/health":
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -15,6 +15,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import shutil
 import tarfile
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 from gpufleet.components import userdata
 from gpufleet.images import gateway
+from gpufleet.images import node as node_files
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import Result, Runner, StepFailed
 from gpufleet.stacks import loader
@@ -132,7 +134,7 @@ def _role(stack: str) -> tuple[str, dict]:
     return name, policy
 
 
-def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy=None) -> boot.Node:
+def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy=None, env=None) -> boot.Node:
     fleet = loader.load_fleet(stack, ROOT)
     role, recorded = _role(stack)
     archive, real_sha = _archive()
@@ -142,7 +144,11 @@ def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy
         fleet = dataclasses.replace(fleet, spec=spec)
     seed = boot.prepare_dir(tmp / "seed")
     (seed / "meta-data").write_text(f"instance-id: iid-{stack}\nlocal-hostname: node\n")
-    (seed / "user-data").write_text(userdata.render(fleet, role))
+    text = userdata.render(fleet, role)
+    for key, value in (env or {}).items():  # what the program fills in (issue 18: the scaling ids)
+        text, n = re.subn(rf"(?m)^(\s+{key}=).*$", rf"\g<1>{value}", text)
+        assert n == 1, key
+    (seed / "user-data").write_text(text)
     disk_file = None
     if disk:
         disk_file = tmp / "data.img"
@@ -157,6 +163,8 @@ def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy
     srv.mkdir(parents=True, exist_ok=True)
     (srv / "weights.tar").write_bytes(archive)
     shutil.copy(HERE / "stream_probe.py", srv / "stream_probe.py")
+    shutil.copy(HERE / "standin_metadata.py", srv / "standin_metadata.py")
+    (srv / "metrics.prom").write_text(_exposition(running=0, waiting=0, kv=0.1))
     (srv / "config.json").write_text(
         json.dumps(
             {
@@ -226,6 +234,31 @@ def _serves(node: boot.Node) -> None:
     assert node.http("/metrics", port=gw.metrics_port, source=vpc_addr) == 404
 
 
+def _exposition(running: float, waiting: float, kv: float) -> str:
+    """vLLM 0.33's /metrics for the stand-in, names from components/data/scaling_metrics.yaml."""
+    m = node_files.scaling_metrics()["metrics"]
+    values = {"queue": waiting, "running": running, "kv_cache": kv}
+    return "".join(f'{m[k]["vllm"][0]}{{engine="0",model_name="m"}} {v}\n' for k, v in values.items())
+
+
+def _agent_units(node: boot.Node, cloud: str) -> None:
+    """The node agent's units are installed and enabled; without a metrics group (and on Tencent always) the metrics
+    unit says why it does not publish and ends cleanly; the spot watcher runs."""
+    lay = node.layout
+    r = node.sh(f"systemctl is-enabled {lay.metrics_unit} {lay.spot_unit}")
+    assert r.stdout.split() == ["enabled", "enabled"], r.stdout + r.stderr
+    deadline = time.monotonic() + 20
+    while node.sh(f"systemctl is-active {lay.metrics_unit}").stdout.strip() in ("active", "activating"):
+        assert time.monotonic() < deadline, node.journal(lay.metrics_unit)
+        time.sleep(0.3)
+    assert node.sh(f"systemctl show -p Result --value {lay.metrics_unit}").stdout.strip() == "success"
+    why = (
+        "(PutMonitorData) was removed" if cloud == "tencentcloud" else "GPUFLEET_METRICS_GROUP or GPUFLEET_SCALING_GROUP is empty"
+    )
+    assert why in node.journal(lay.metrics_unit), node.journal(lay.metrics_unit)
+    assert node.sh(f"systemctl is-active {lay.spot_unit}").stdout.strip() == "active", node.journal(lay.spot_unit)
+
+
 def _rate_limited(node: boot.Node) -> None:
     """429 past the rate: the node re-renders its gateway from its environment file with 6 requests a minute and no
     burst (the rendering path key rotation takes too), then a fixed number of requests from a fresh client address."""
@@ -247,6 +280,7 @@ def test_full_scenario(stack, booted):
     started = time.monotonic()
     node = booted(stack)
     _serves(node)
+    _agent_units(node, stack.split("-", 1)[0])
     _rate_limited(node)
     score = node.sh("systemd-analyze security --no-pager vllm.service | tail -1").stdout
     assert float(score.split(":")[1].split()[0]) <= 2.5, score
@@ -330,3 +364,46 @@ def test_a_role_without_head_bucket_cannot_fetch(booted):
     policy = {**policy, "statement": [s for s in policy["statement"] if "name/cos:HeadBucket" not in s["action"]]}
     out = _stays_down(booted(stack, policy=policy))
     assert "HeadBucket: 403 AccessDenied" in out, out
+
+
+def _wait_for(node: boot.Node, check, within_s: float, what: str) -> None:
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, f"{what} within {within_s}s\n{node.diagnose()}"
+        time.sleep(0.3)
+
+
+def test_node_agent_publishes_drains_and_heeds_the_spot_notice(booted):
+    """Alibaba, with the scaling ids the program fills in: the metrics unit reads vLLM's /metrics (the stand-in's,
+    0.33 names) and signs a PutCustomMetric with the role's keys from a hardened metadata stand-in (CloudMonitor
+    itself cannot be reached here, so the call fails at name resolution, after the keys were fetched); the drain
+    command fails the health check through the real nginx and waits for in-flight requests; the spot notice drains."""
+    stack = FULL[0]
+    node = booted(stack, env={"GPUFLEET_METRICS_GROUP": "4711", "GPUFLEET_SCALING_GROUP": "asg-node-test"})
+    lay = node.layout
+    node.sh("cloud-init status --wait", 90)
+    node.wait_http("/health", 200, 30)
+    r = node.sh("ip addr add 100.100.100.200/32 dev lo && (setsid python3 /srv/standin/standin_metadata.py "
+                "</dev/null >/srv/standin/metadata.log 2>&1 &)")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    # metrics: restarted now that vLLM answers (the first period may have come before it did)
+    node.sh(f"systemctl restart {lay.metrics_unit}")
+    _wait_for(node, lambda: "publish attempt 1 failed" in node.journal(lay.metrics_unit), 20, "a publish attempt")
+    journal = node.journal(lay.metrics_unit).rsplit("publishing every", 1)[1]  # since the restart
+    assert "nothing published" not in journal and "cms-vpc.cn-hangzhou.aliyuncs.com" in journal, journal
+    calls = node.sh("cat /srv/standin/metadata-calls").stdout
+    assert "PUT /latest/api/token" in calls and "ram/security-credentials/" in calls, calls
+    assert "node-secret-x" not in journal and "node-token-x" not in journal
+    # drain: in flight 1 -> the bound ends it; health 503 through nginx (worker www-data sees /run/gpufleet-draining)
+    (node.root / "srv/standin/metrics.prom").write_text(_exposition(running=1, waiting=0, kv=0.3))
+    r = node.sh(f"{lay.drain_command} --timeout 3", 30)
+    assert r.returncode == 0 and "bound of 3s reached with 1 requests" in r.stdout, r.stdout + r.stderr
+    assert node.http("/health") == 503 and node.http("/v1/models", node.key) == 200
+    (node.root / "srv/standin/metrics.prom").write_text(_exposition(running=0, waiting=0, kv=0.3))
+    r = node.sh(f"{lay.drain_command} --timeout 3", 30)
+    assert r.returncode == 0 and "already draining" in r.stdout and "no request running or waiting" in r.stdout, r.stdout
+    assert node.sh(f"{lay.drain_command} --cancel").returncode == 0 and node.http("/health") == 200
+    # spot notice: the watcher (polling every spot_poll_s) drains
+    (node.root / "srv/standin/spot-notice").write_text("2026-12-03T20:30:00Z")
+    _wait_for(node, lambda: node.http("/health") == 503, 20, "the spot notice did not drain")
+    assert "reclaimed at 2026-12-03T20:30:00Z" in node.journal(lay.spot_unit)
