@@ -272,6 +272,17 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
         out.append(
             ("fleet.serving.tensor_parallel_size", f"{spec.serving.tensor_parallel_size} exceeds gpu.count ({spec.gpu.count})")
         )
+    billing = spec.billing
+    if billing.model == "spot" and spec.environment == "prod" and billing.base < spec.replicas.min:
+        out.append(
+            (
+                "fleet.billing.on_demand_base",
+                f"prod with spot needs at least replicas.min ({spec.replicas.min}) pay-as-you-go nodes under the spot ones "
+                f"(is {billing.base}), or one spot reclaim can take every node: set billing.on_demand_base: {spec.replicas.min}",
+            )
+        )
+    if billing.base > spec.replicas.max:
+        out.append(("fleet.billing.on_demand_base", f"{billing.base} is above replicas.max ({spec.replicas.max}); lower it"))
     if spec.replicas.max < len(spec.zones) and spec.environment == "prod":
         out.append(("fleet.replicas.max", f"is below the number of zones ({len(spec.zones)}); nodes cannot spread"))
     for i, s in enumerate(spec.autoscaling.schedules):
