@@ -285,14 +285,15 @@ def test_tencent_drains_through_tat_on_every_group():
         assert h["heartbeatTimeout"] == raw["autoscaling"]["drain_timeout_s"]
 
 
-def test_scaler_zip_is_reproducible_and_holds_only_the_handler_folder():
+def test_scaler_zip_is_reproducible_and_named_after_its_content():
+    if not autoscaler.scaler_present():
+        pytest.skip("components/tencentcloud/scaler/ is written by the node side of issue 18 (not on this branch yet)")
     data = autoscaler.scaler_zip()
     assert data == autoscaler.scaler_zip()
-    names = zipfile.ZipFile(BytesIO(data)).namelist()
-    assert names == [str(p.relative_to(autoscaler.SCALER)) for p in autoscaler.scaler_files()]
-    if not names:
-        pytest.skip("components/tencentcloud/scaler/ is written by the node side of issue 18 (not on this branch yet)")
-    assert "index.py" in names
+    assert "index.py" in zipfile.ZipFile(BytesIO(data)).namelist()
+    _, inv = _inv(TC)
+    (fn,) = of(inv, "tencentcloud:Scf/function:Function")
+    assert fn["zipFile"] == autoscaler.zip_path(data) and Path(fn["zipFile"]).expanduser().read_bytes() == data
 
 
 # --- preview notes ---------------------------------------------------------------------------------------
@@ -314,3 +315,28 @@ def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
     fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]
     assert "4 x 60 s = 240 s" in note and "CPU" in note.upper()
+
+
+def test_the_handler_imports_under_the_declared_runtime():
+    """The function's runtime (rules.SCF_RUNTIME, Python3.9) runs the handler: import it with that Python."""
+    import os
+    import shutil
+    import subprocess
+
+    if not autoscaler.scaler_present():
+        pytest.skip("components/tencentcloud/scaler/ is written by the node side of issue 18 (not on this branch yet)")
+    version = tc_rules.SCF_RUNTIME.removeprefix("Python")
+    exe = shutil.which(f"python{version}")
+    if exe is None:
+        pytest.skip(f"no python{version} on this machine")
+    env = dict(os.environ)
+    code = f"import sys; sys.path.insert(0, {str(autoscaler.SCALER)!r}); import index; print(sys.version_info[:2])"
+    r = subprocess.run([exe, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    if r.returncode != 0 and "pyenv" in r.stderr:  # a pyenv shim without that version selected: select it
+        versions = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
+        pick = next((v for v in versions if v.startswith(version + ".")), None)
+        if pick is None:
+            pytest.skip(f"no python{version} on this machine")
+        r = subprocess.run([exe, "-c", code], capture_output=True, text=True, env={**env, "PYENV_VERSION": pick}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"({version.replace('.', ', ')})"

@@ -7,8 +7,8 @@ provider v1.82.42 vendors), and the custom-metric upload API PutMonitorData is n
 the vendor update of terraform-provider-tencentcloud commit 3bf6f4b4a, 2023-08-30); AS policies themselves take only
 CPU / memory / LAN / WAN metrics (as/resource_tc_as_scaling_policy.go, SCALING_GROUP_METRIC_NAME).
 
-The handler (components/tencentcloud/scaler/index.py, entry index.main_handler, standard library only) is zipped here
-into a file named after its content; the provider reads `zip_file` from disk at apply time and expands `~`
+The handler (components/tencentcloud/scaler/index.py, entry index.main_handler, standard library only) is zipped by
+the folder's package.py into a file named after its content; the provider reads `zip_file` from disk at apply time and expands `~`
 (scf/resource_tc_scf_function.go: homedir.Expand), so the path is the same on every machine. Runtime Python3.9:
 provider v1.82.42 passes `runtime` through without a validator (the description still lists Python3.6, which the
 vendored scf/v20180416 SDK names too), and Tencent's own provider examples create Python3.9 functions
@@ -19,9 +19,7 @@ API gateway / http trigger, only the timer, and runs in the VPC with public netw
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pulumi
@@ -35,21 +33,18 @@ ZIP_DIR = "~/.cache/gpufleet/scf"  # expanded by the provider (homedir.Expand)
 METRICS_PATH = "/metrics/vllm"  # the gateway serves vLLM's metrics here on serving.gateway.metrics_port (images/gateway.py)
 
 
-def scaler_files() -> list[Path]:
-    if not SCALER.is_dir():
-        return []
-    return sorted(p for p in SCALER.rglob("*.py") if "__pycache__" not in p.parts and not p.name.startswith("test_"))
-
-
 def scaler_zip() -> bytes:
-    """A byte-for-byte reproducible zip of the handler folder (fixed times and modes, sorted names)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for path in scaler_files():
-            info = zipfile.ZipInfo(str(path.relative_to(SCALER)), date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            z.writestr(info, path.read_bytes())
-    return buf.getvalue()
+    """The handler's code package, byte-for-byte the same on every run (the scaler folder's own package.py builds it:
+    index.py and the signals it reads); b"" when the folder is not in this tree."""
+    try:
+        from gpufleet.components.tencentcloud.scaler import package
+    except ImportError:
+        return b""
+    return package.zip_bytes()
+
+
+def scaler_present() -> bool:
+    return (SCALER / "index.py").is_file() and (SCALER / "package.py").is_file()
 
 
 def zip_path(data: bytes) -> str:

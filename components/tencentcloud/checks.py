@@ -103,7 +103,7 @@ def scaling_notes(spec) -> list[str]:
             f"(autoscaling.evaluation_minutes does not apply); {cool}. Cloud Monitor cannot carry a custom metric to AS "
             "(docs/scaling.md)"
         )
-        if not any(p.name == "index.py" for p in autoscaler.scaler_files()):
+        if not autoscaler.scaler_present():
             out.append(
                 "WARNING the SCF scaler's code components/tencentcloud/scaler/index.py is missing: `pulumi up` would "
                 "deploy a function that cannot start"
