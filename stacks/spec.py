@@ -567,11 +567,12 @@ class Autoscaling(Strict):
     )
     cooldown_s: int = Field(600, ge=60, le=86400)
     drain_timeout_s: int = Field(
-        600,
+        660,
         ge=30,
         le=7200,
-        description="how long scale-in waits for a node to finish its running requests (the lifecycle hook's timeout; "
-        "default 600 = serving.gateway.read_timeout_s's default)",
+        description="how long scale-in waits for a node to drain (the lifecycle hook's and the drain command's timeout); "
+        "at least the node's own drain bound: the load balancer's failure detection (health_check.interval_s x "
+        "unhealthy_threshold) + serving.gateway.read_timeout_s; default 660 = 15 + 600 with a minute to spare",
     )
     schedules: list[Schedule] = Field(default_factory=list)
     schedule_window_start: date | None = Field(

@@ -340,3 +340,11 @@ def test_the_handler_imports_under_the_declared_runtime():
         r = subprocess.run([exe, "-c", code], capture_output=True, text=True, env={**env, "PYENV_VERSION": pick}, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"({version.replace('.', ', ')})"
+
+
+def test_a_hook_shorter_than_the_nodes_drain_is_refused():
+    raw = _raw(ALI, autoscaling__drain_timeout_s=600)  # 5 x 3 s + 600 s read timeout = 615 s
+    with pytest.raises(UserError) as err:
+        loader.validate(raw, stack=ALI, file="f")
+    assert "f: fleet.autoscaling.drain_timeout_s: 600 s is shorter than a node's drain" in str(err.value)
+    assert "set it to at least 615" in str(err.value)
