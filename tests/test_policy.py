@@ -167,3 +167,21 @@ def test_tencent_alarms_cover_gpu_load_and_hardware_health():
     for p in policies:
         assert p["namespace"] == "cvm_device" and p["policyTags"] == [{"key": "gpufleet:fleet", "value": fleet.prefix}]
         assert p["noticeIds"] == [fleet.spec.alarms.contact_group]
+
+
+@pytest.mark.parametrize("prod_stack", [s for s in STACKS if s.endswith("-prod")])
+def test_prod_scales_on_the_queue_and_drains_before_a_node_goes(prod_stack):
+    """(named prod_stack: the fake cloud's autoscaler reads no metric, it does not run this)"""
+    v = view(prod_stack)
+    assert v["scales_on"] == "queue" and v["drains_on_scale_in"]
+
+
+@pytest.mark.parametrize("prod_stack", [s for s in STACKS if s.endswith("-prod")])
+def test_a_spot_prod_fleet_keeps_replicas_min_on_demand(prod_stack):
+    """(named prod_stack: the fake cloud, which bills by the hour only, does not run it)"""
+    _, config = loader.read_stack_config(prod_stack, ROOT)
+    raw = {**config[loader.CONFIG_KEY]}
+    raw["billing"] = {"model": "spot", "on_demand_base": raw["replicas"]["min"]}
+    fleet = loader.validate(raw, stack=prod_stack, file="x", sizing=False)
+    v = VIEWS[fleet.spec.cloud](preview_spec(raw, prod_stack))
+    assert v["on_demand_base"] >= raw["replicas"]["min"] and v["drains_on_scale_in"]
