@@ -56,7 +56,7 @@ def write_zip() -> str:
     data = scaler_zip()
     path = zip_path(data)
     target = Path(path).expanduser()
-    if not target.exists():
+    if data and not target.exists():  # no package in this tree: nothing to write (the preview warns)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(".tmp")
         tmp.write_bytes(data)
