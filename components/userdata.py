@@ -69,8 +69,12 @@ def vllm_args(fleet: Fleet) -> list[str]:
     return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
 
 
-def environment(fleet: Fleet, role_name: str) -> dict[str, str]:
-    """The fleet's environment for the image's prepare program: exactly images.node.ENV_KEYS."""
+def environment(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> dict[str, str]:
+    """The fleet's environment for the image's prepare program: exactly images.node.ENV_KEYS.
+
+    metrics_group: the CloudMonitor group the node publishes its scaling metrics into (Alibaba; "" where the cloud
+    reads them otherwise); scaling_group: the id of the scaling group the node belongs to ("" where the cloud creates
+    the launch configuration before the group, docs/scaling.md). Both are resource ids, never secrets."""
     spec = fleet.spec
     env = {
         "GPUFLEET_FLEET": fleet.prefix,
@@ -81,9 +85,8 @@ def environment(fleet: Fleet, role_name: str) -> dict[str, str]:
         "MODEL_SOURCE": spec.model.source,
         "MODEL_SHA256": spec.model.sha256,
         "API_KEY_SECRET": spec.serving.api_key_secret or "",
-        # issue 18: filled in by the program (the CloudMonitor group and scaling group ids); empty = not publishing
-        "GPUFLEET_METRICS_GROUP": "",
-        "GPUFLEET_SCALING_GROUP": "",
+        "GPUFLEET_METRICS_GROUP": str(metrics_group),
+        "GPUFLEET_SCALING_GROUP": str(scaling_group),
     }
     assert tuple(env) == ENV_KEYS
     bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]
@@ -92,8 +95,8 @@ def environment(fleet: Fleet, role_name: str) -> dict[str, str]:
     return env
 
 
-def env_text(fleet: Fleet, role_name: str) -> str:
-    return "".join(f"{k}={v}\n" for k, v in environment(fleet, role_name).items())
+def env_text(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> str:
+    return "".join(f"{k}={v}\n" for k, v in environment(fleet, role_name, metrics_group, scaling_group).items())
 
 
 def argv_text(fleet: Fleet) -> str:
@@ -111,13 +114,29 @@ def gateway_env_text(fleet: Fleet) -> str:
     return "".join(f"{k}={v}\n" for k, v in env.items())
 
 
-def render(fleet: Fleet, role_name: str) -> str:
+def render(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> str:
     lay = layout(fleet)
     return ENV.get_template("cloud-init.yaml.j2").render(
         role_kind=profile(fleet.spec.cloud).role_kind,
         files=[
-            (lay.env_file, env_text(fleet, role_name)),
+            (lay.env_file, env_text(fleet, role_name, metrics_group, scaling_group)),
             (lay.argv_file, argv_text(fleet)),
             (lay.gateway_env_file, gateway_env_text(fleet)),
         ],
     )
+
+
+def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=""):
+    """render() once the ids are known: a pulumi Output of the user-data when an id is a resource's output."""
+    import pulumi
+
+    return pulumi.Output.all(metrics_group, scaling_group).apply(lambda ids: render(fleet, role_name, *ids))
+
+
+def base64_output(text) -> object:
+    """User-data as the providers take it: Base64 of the text (a str or a pulumi Output of one)."""
+    import base64
+
+    import pulumi
+
+    return pulumi.Output.from_input(text).apply(lambda t: base64.b64encode(t.encode()).decode())

@@ -120,6 +120,10 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         b["period_months"] = 1
     elif billing == "yearly":
         b["period_months"] = 12
+    elif billing == "spot" and spec.environment == "prod":
+        # prod keeps replicas.min on demand under the spot nodes (stacks/loader.py cross_problems, issue 18)
+        b["on_demand_base"] = spec.replicas.min
+        notes.append(f"spot with an on-demand base of {spec.replicas.min} pay-as-you-go nodes (replicas.min)")
     new["billing"] = b
     return new, notes, region, itype.type
 

@@ -384,10 +384,8 @@ def _price_lines(
 
 
 def on_demand_base(spec) -> tuple[int, int]:
-    """(on_demand_base, on_demand_above_base_percent) of a spot fleet: 0, 0 until the spec has them (issue 13)."""
-    return int(getattr(spec.billing, "on_demand_base", 0) or 0), int(
-        getattr(spec.billing, "on_demand_above_base_percent", 0) or 0
-    )
+    """(on_demand_base, on_demand_above_base_percent) of the fleet's billing (0, 0 unless spot with a base)."""
+    return spec.billing.on_demand_base or 0, spec.billing.on_demand_above_base_percent or 0
 
 
 def peak_nodes(spec) -> tuple[int, str]:

@@ -62,7 +62,8 @@ class _Mocks(pulumi.runtime.Mocks):
         return f"{args.name}_id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs):
-        return {}
+        """Invoke results the program reads (the cloud profile's `computed`, keyed by the invoke's token): placeholders."""
+        return {key: f"<{key}>" for key in self.computed.get(args.token, ())}
 
 
 class _Recorder(MockMonitor):

@@ -295,6 +295,29 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
         out.append(
             ("fleet.serving.tensor_parallel_size", f"{spec.serving.tensor_parallel_size} exceeds gpu.count ({spec.gpu.count})")
         )
+    billing = spec.billing
+    if billing.model == "spot" and spec.environment == "prod" and billing.base < spec.replicas.min:
+        out.append(
+            (
+                "fleet.billing.on_demand_base",
+                f"prod with spot needs at least replicas.min ({spec.replicas.min}) pay-as-you-go nodes under the spot ones "
+                f"(is {billing.base}), or one spot reclaim can take every node: set billing.on_demand_base: {spec.replicas.min}",
+            )
+        )
+    hc = spec.load_balancer.health_check
+    drain = hc.interval_s * hc.unhealthy_threshold + spec.serving.gateway.read_timeout_s
+    if spec.autoscaling.drain_timeout_s < drain:
+        out.append(
+            (
+                "fleet.autoscaling.drain_timeout_s",
+                f"{spec.autoscaling.drain_timeout_s} s is shorter than a node's drain ({hc.interval_s} x "
+                f"{hc.unhealthy_threshold} s for the load balancer to stop sending + serving.gateway.read_timeout_s "
+                f"{spec.serving.gateway.read_timeout_s} s = {drain} s): the node would go with requests running; "
+                f"set it to at least {drain}",
+            )
+        )
+    if billing.base > spec.replicas.max:
+        out.append(("fleet.billing.on_demand_base", f"{billing.base} is above replicas.max ({spec.replicas.max}); lower it"))
     if spec.replicas.max < len(spec.zones) and spec.environment == "prod":
         out.append(("fleet.replicas.max", f"is below the number of zones ({len(spec.zones)}); nodes cannot spread"))
     for i, s in enumerate(spec.autoscaling.schedules):

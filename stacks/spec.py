@@ -53,6 +53,16 @@ class BillingSpec(Strict):
     model: Billing = "payg"
     period_months: int | None = Field(None, description="subscription term: monthly 1-9, yearly 12/24/36")
     spot_price_limit: float | None = Field(None, gt=0, description="hourly price cap for spot, in the catalog currency")
+    on_demand_base: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="with spot: this many nodes are pay-as-you-go and are never reclaimed (prod: at least replicas.min, "
+        "so a spot reclaim cannot take the fleet below its minimum); default 0 outside prod",
+    )
+    on_demand_above_base_percent: int | None = Field(
+        None, ge=0, le=100, description="with spot: the share of the nodes above the base that are pay-as-you-go; default 0"
+    )
 
     @model_validator(mode="after")
     def _terms(self):
@@ -64,6 +74,8 @@ class BillingSpec(Strict):
             raise ValueError(f"period_months applies to monthly / yearly billing, not {self.model}; remove it")
         if self.spot_price_limit is not None and self.model != "spot":
             raise ValueError("spot_price_limit applies only with model: spot")
+        if self.model != "spot" and (self.on_demand_base is not None or self.on_demand_above_base_percent is not None):
+            raise ValueError("on_demand_base and on_demand_above_base_percent apply only with model: spot; remove them")
         return self
 
     @property
@@ -71,6 +83,15 @@ class BillingSpec(Strict):
         if self.period_months:
             return self.period_months
         return {"monthly": 1, "yearly": 12}.get(self.model, 0)
+
+    @property
+    def base(self) -> int:
+        """Pay-as-you-go nodes under the spot ones (0 when not set or not spot)."""
+        return self.on_demand_base or 0
+
+    @property
+    def above_base_percent(self) -> int:
+        return self.on_demand_above_base_percent or 0
 
 
 class Image(Strict):
@@ -464,14 +485,95 @@ class Schedule(Strict):
         return self
 
 
-class Autoscaling(Strict):
-    metric: Literal["cpu_utilization"] = Field(
-        "cpu_utilization", description="neither cloud's autoscaler reads GPU metrics natively; see capabilities"
+ScalingMetric = Literal["queue", "kv_cache", "cpu_utilization"]
+
+
+class QueueScaling(Strict):
+    """Requests waiting in vLLM's queue, averaged per node over one metric period (vllm:num_requests_waiting).
+
+    vLLM queues a request only when every running slot (serving.max_num_seqs) or the KV cache is taken, so a queue
+    that stays above a few requests per node for the evaluation window is a node at capacity, not a burst."""
+
+    scale_out_above: float = Field(
+        4,
+        gt=0,
+        le=10000,
+        description="add a node when the average waiting requests per node stay above this (default 4: a full node "
+        "with a queue that does not drain within one period)",
     )
-    scale_out_above: int = Field(70, ge=1, le=100)
-    scale_in_below: int = Field(20, ge=0, le=99)
-    evaluation_minutes: int = Field(5, ge=1, le=60)
+    scale_in_below: float = Field(
+        0.5,
+        ge=0,
+        le=10000,
+        description="remove a node only when the average waiting per node is below this (default 0.5: nothing waits) "
+        "and the KV cache is below kv_cache.scale_in_below",
+    )
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.scale_in_below >= self.scale_out_above:
+            raise ValueError("queue.scale_in_below must be lower than queue.scale_out_above")
+        return self
+
+
+class KvCacheScaling(Strict):
+    """KV cache usage in percent, averaged per node (vllm:kv_cache_usage_perc x 100)."""
+
+    scale_out_above: float = Field(
+        85,
+        gt=0,
+        le=100,
+        description="add a node when KV cache usage per node stays above this percent (default 85: vLLM preempts "
+        "running requests when the cache is full; 85 leaves room for the minutes a new node takes)",
+    )
+    scale_in_below: float = Field(
+        30,
+        ge=0,
+        lt=100,
+        description="remove a node only when KV usage per node is below this percent (default 30: with 2 nodes the "
+        "survivor would carry 60%, still below the scale-out threshold, so the fleet does not flap)",
+    )
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.scale_in_below >= self.scale_out_above:
+            raise ValueError("kv_cache.scale_in_below must be lower than kv_cache.scale_out_above")
+        return self
+
+
+class Autoscaling(Strict):
+    metric: ScalingMetric = Field(
+        "queue",
+        description="what drives scaling (docs/scaling.md): queue = vLLM's waiting requests per node (default), "
+        "kv_cache = KV cache usage per node, cpu_utilization = the CPU of the nodes (the clouds' built-in metric)",
+    )
+    queue: QueueScaling = QueueScaling()
+    kv_cache: KvCacheScaling = KvCacheScaling()
+    scale_out_above: int = Field(70, ge=1, le=100, description="CPU percent to scale out at (metric: cpu_utilization)")
+    scale_in_below: int = Field(20, ge=0, le=99, description="CPU percent to scale in at (metric: cpu_utilization)")
+    evaluation_minutes: int = Field(
+        2,
+        ge=1,
+        le=10,
+        description="one-minute periods the scale-out condition must hold (default 2: the same 2 minutes as the queue "
+        "alarm alarms.vllm_queue; a shorter burst is absorbed by the queue)",
+    )
+    scale_in_evaluation_minutes: int = Field(
+        10,
+        ge=1,
+        le=10,
+        description="one-minute periods the scale-in condition must hold (default 10, the most Tencent AS takes: "
+        "removing a GPU node is slow to undo)",
+    )
     cooldown_s: int = Field(600, ge=60, le=86400)
+    drain_timeout_s: int = Field(
+        660,
+        ge=30,
+        le=7200,
+        description="how long scale-in waits for a node to drain (the lifecycle hook's and the drain command's timeout); "
+        "at least the node's own drain bound: the load balancer's failure detection (health_check.interval_s x "
+        "unhealthy_threshold) + serving.gateway.read_timeout_s; default 660 = 15 + 600 with a minute to spare",
+    )
     schedules: list[Schedule] = Field(default_factory=list)
     schedule_window_start: date | None = Field(
         None,

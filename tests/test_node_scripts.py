@@ -23,9 +23,16 @@ KEY = "k-5f2b9c"
 
 def _policy(stack):
     inv = preview_stack(stack, ROOT)
-    role = next(r["inputs"] for r in inv.resources if r["type"] in ("alicloud:ram/role:Role", "tencentcloud:Cam/role:Role"))
+    # the node's role and policy (the fleet also declares roles for the drain hook and the SCF scaler)
+    role = next(
+        r["inputs"]
+        for r in inv.resources
+        if r["type"] in ("alicloud:ram/role:Role", "tencentcloud:Cam/role:Role") and r["name"].endswith("-role-node")
+    )
     pol = next(
-        r["inputs"] for r in inv.resources if r["type"] in ("alicloud:ram/policy:Policy", "tencentcloud:Cam/policy:Policy")
+        r["inputs"]
+        for r in inv.resources
+        if r["type"] in ("alicloud:ram/policy:Policy", "tencentcloud:Cam/policy:Policy") and r["name"].endswith("-role-node")
     )
     return role.get("roleName") or role["name"], json.loads(pol.get("policyDocument") or pol["document"])
 

@@ -104,9 +104,19 @@ def _variant(stack, **changes):
 
 
 def test_spot_and_subscription_variants_alicloud():
-    raw, inv = _variant("alicloud-cn-hangzhou-prod", billing={"model": "spot", "spot_price_limit": 5.0})
+    raw, inv = _variant(
+        "alicloud-cn-hangzhou-prod",
+        billing={"model": "spot", "spot_price_limit": 5.0, "on_demand_base": 2, "on_demand_above_base_percent": 25},
+    )
     (config_in,) = of(inv, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
     assert config_in["spotStrategy"] == "SpotWithPriceLimit"
+    # spot over an on-demand base of replicas.min: ESS's mix, which needs COST_OPTIMIZED, and every offered type capped
+    (group,) = of(inv, "alicloud:ess/scalingGroup:ScalingGroup")
+    assert group["multiAzPolicy"] == "COST_OPTIMIZED"
+    assert group["onDemandBaseCapacity"] == raw["replicas"]["min"] and group["onDemandPercentageAboveBaseCapacity"] == 25
+    types = config_in.get("instanceTypes") or [config_in["instanceType"]]
+    assert group["spotInstancePools"] == len(types) and group["spotInstanceRemedy"] is True
+    assert {lim["instanceType"] for lim in config_in["spotPriceLimits"]} == set(types)
     raw, inv = _variant("alicloud-cn-hangzhou-prod", billing={"model": "monthly"})
     baseline = of(inv, "alicloud:ecs/instance:Instance")
     assert len(baseline) == raw["replicas"]["min"] and all(b["instanceChargeType"] == "PrePaid" for b in baseline)
@@ -115,10 +125,22 @@ def test_spot_and_subscription_variants_alicloud():
 
 def test_spot_and_subscription_variants_tencentcloud():
     stack = "tencentcloud-ap-guangzhou-prod"
-    raw, inv = _variant(stack, billing={"model": "spot", "spot_price_limit": 5.0})
-    (config_in,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
+    raw, inv = _variant(stack, billing={"model": "spot", "spot_price_limit": 5.0, "on_demand_base": 2})
+    configs = {c["configurationName"]: c for c in of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")}
+    config_in = configs["llm-prod-asg-config"]
     assert config_in["instanceChargeType"] == "SPOTPAID" and config_in["spotMaxPrice"] == "5.0000"
     assert config_in["spotInstanceType"] == "one-time"
+    # the on-demand base: its own pay-as-you-go group of exactly replicas.min nodes behind the same listener
+    assert configs["llm-prod-asg-base-config"]["instanceChargeType"] == "POSTPAID_BY_HOUR"
+    groups = {g["scalingGroupName"]: g for g in of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")}
+    base, spot = groups["llm-prod-asg-base-group"], groups["llm-prod-asg-group"]
+    assert base["minSize"] == base["maxSize"] == base["desiredCapacity"] == raw["replicas"]["min"]
+    assert spot["minSize"] == 0 and spot["maxSize"] == raw["replicas"]["max"] - raw["replicas"]["min"]
+    assert base["forwardBalancerIds"] == spot["forwardBalancerIds"]
+    # the scaling policies act on the spot group; the SCF scaler reads the nodes of both
+    assert {p["scalingGroupId"] for p in of(inv, "tencentcloud:As/scalingPolicy:ScalingPolicy")} == {"llm-prod-asg-group_id"}
+    (fn,) = of(inv, "tencentcloud:Scf/function:Function")
+    assert fn["environment"]["GPUFLEET_SCALING_GROUP"] == "llm-prod-asg-group_id,llm-prod-asg-base-group_id"
     raw, inv = _variant(stack, billing={"model": "yearly", "period_months": 24})
     (config_in,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
     assert config_in["instanceChargeType"] == "POSTPAID_BY_HOUR"  # nodes above min
@@ -145,3 +167,21 @@ def test_tencent_alarms_cover_gpu_load_and_hardware_health():
     for p in policies:
         assert p["namespace"] == "cvm_device" and p["policyTags"] == [{"key": "gpufleet:fleet", "value": fleet.prefix}]
         assert p["noticeIds"] == [fleet.spec.alarms.contact_group]
+
+
+@pytest.mark.parametrize("prod_stack", [s for s in STACKS if s.endswith("-prod")])
+def test_prod_scales_on_the_queue_and_drains_before_a_node_goes(prod_stack):
+    """(named prod_stack: the fake cloud's autoscaler reads no metric, it does not run this)"""
+    v = view(prod_stack)
+    assert v["scales_on"] == "queue" and v["drains_on_scale_in"]
+
+
+@pytest.mark.parametrize("prod_stack", [s for s in STACKS if s.endswith("-prod")])
+def test_a_spot_prod_fleet_keeps_replicas_min_on_demand(prod_stack):
+    """(named prod_stack: the fake cloud, which bills by the hour only, does not run it)"""
+    _, config = loader.read_stack_config(prod_stack, ROOT)
+    raw = {**config[loader.CONFIG_KEY]}
+    raw["billing"] = {"model": "spot", "on_demand_base": raw["replicas"]["min"]}
+    fleet = loader.validate(raw, stack=prod_stack, file="x", sizing=False)
+    v = VIEWS[fleet.spec.cloud](preview_spec(raw, prod_stack))
+    assert v["on_demand_base"] >= raw["replicas"]["min"] and v["drains_on_scale_in"]

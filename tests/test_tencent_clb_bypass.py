@@ -27,4 +27,6 @@ def test_clients_pass_the_clb_group_and_bypass_the_node_group(stack):
     clients = {r["cidr_block"] for r in security.clb_ingress_rules(fleet) if r["action"] == "ACCEPT"}
     assert clients == set(fleet.spec.load_balancer.allowed_cidrs)
     nodes = {r["cidr_block"] for r in security.node_ingress_rules(fleet) if r["action"] == "ACCEPT" and r["port"] != "22"}
-    assert nodes == {fleet.spec.network.vpc_cidr, security.CLB_HEALTH_CHECK_RANGE}  # no client CIDR on the nodes
+    # no client CIDR on the nodes (the SCF scaler's subnet, inside the VPC, reads the metrics port: issue 18)
+    scaler = {fleet.subnets[0]} if fleet.spec.autoscaling.metric != "cpu_utilization" else set()
+    assert nodes == {fleet.spec.network.vpc_cidr, security.CLB_HEALTH_CHECK_RANGE, *scaler}

@@ -62,4 +62,12 @@ class Alarms(pulumi.ComponentResource):
             template_id_lists=[template.id],
             opts=child,
         )
-        self.register_outputs({})
+        # The application group the nodes publish their scaling metrics into (cms:PutCustomMetric with this GroupId,
+        # GPUFLEET_METRICS_GROUP); the ESS event-triggered tasks read the custom metrics there (scaling.py).
+        self.metrics_group = alicloud.cms.MonitorGroup(
+            f"{name}-metrics",
+            monitor_group_name=f"{fleet.prefix}-scaling-metrics",
+            contact_groups=[contact],
+            opts=child,
+        )
+        self.register_outputs({"metrics_group_id": self.metrics_group.id})

@@ -42,10 +42,37 @@ def spec_problems(spec) -> list[tuple[str, str]]:
     return tag_problems(spec) + names.problems(spec)
 
 
+def scaling_note(spec) -> str:
+    """What drives scaling and how fast it can react, from the spec (gpufleet preview)."""
+    from gpufleet.components import scaling_signals
+
+    a = spec.autoscaling
+    cool = f"at most one step per cooldown_s {a.cooldown_s} s"
+    if a.metric == "cpu_utilization":
+        return (
+            f"scaling: ESS event-triggered tasks on CpuUtilization: out at >= {a.scale_out_above}% for "
+            f"{a.evaluation_minutes} x 60 s = {a.evaluation_minutes * 60} s, in at <= {a.scale_in_below}% for "
+            f"{a.scale_in_evaluation_minutes} x 60 s; {cool}"
+        )
+    sig = scaling_signals.load()
+    t = getattr(a, a.metric)
+    unit = "%" if a.metric == "kv_cache" else " waiting"
+    out_s = sig.period_s * a.evaluation_minutes
+    return (
+        f"scaling: ESS event-triggered tasks on the custom metric {sig.name(a.metric)} (per-node average in the fleet's "
+        f"CloudMonitor group, dimension {sig.dimension}): out above {t.scale_out_above:g}{unit} for {a.evaluation_minutes} x "
+        f"{sig.period_s} s = {out_s} s (+ up to {sig.period_s} s until the nodes' next report: {out_s + sig.period_s} s "
+        f"at most), in when waiting < {a.queue.scale_in_below:g} and KV cache < {a.kv_cache.scale_in_below:g}% for "
+        f"{a.scale_in_evaluation_minutes} x {sig.period_s} s; {cool}; a node leaving runs the drain for up to "
+        f"{a.drain_timeout_s} s (SCALE_IN lifecycle hook)"
+    )
+
+
 def notes(spec) -> list[str]:
     lb = spec.load_balancer
     return [
+        scaling_note(spec),
         f"load_balancer.request_timeout_s {lb.request_timeout_s}: the HTTP listener answers 504 to a request that has not "
         "finished within it; stream long generations (stream: true) or keep max_tokens within what the node generates in "
-        "that time (the gateway itself waits serving.gateway.read_timeout_s)"
+        "that time (the gateway itself waits serving.gateway.read_timeout_s)",
     ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 
+from gpufleet.components import scaling_signals
+
 
 def of(inv, token):
     return [r["inputs"] for r in inv.resources if r["type"] == token]
@@ -31,4 +33,18 @@ def view(inv) -> dict:
         "group_zones": len(group["vswitchIds"]),
         "group_min": group["minSize"],
         "user_data": [base64.b64decode(c["userData"]).decode() for c in [config]],
+        "scales_on": _scales_on(inv),
+        "drains_on_scale_in": any(
+            h["lifecycleTransition"] == "SCALE_IN" for h in of(inv, "alicloud:ess/lifecycleHook:LifecycleHook")
+        ),
+        "on_demand_base": group.get("onDemandBaseCapacity", group["minSize"])
+        if config.get("spotStrategy", "NoSpot") != "NoSpot"
+        else None,
     }
+
+
+def _scales_on(inv) -> str:
+    """The signal of the scale-out task: a scaling_metrics.yaml key, or cpu_utilization."""
+    names = {v: k for k, v in scaling_signals.load().names.items()}
+    (out,) = [a for a in of(inv, "alicloud:ess/alarm:Alarm") if a["name"].endswith("-scale-out")]
+    return names.get(out["metricName"], "cpu_utilization" if out["metricName"] == "CpuUtilization" else out["metricName"])

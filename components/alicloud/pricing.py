@@ -76,7 +76,26 @@ def ali_scaling_configuration(res: dict, ctx: PricingContext) -> list[CostCompon
     billing = _ali_billing(i)
     if billing in ("monthly", "yearly"):
         billing = "payg"  # ESS creates only pay-as-you-go or spot instances
-    return node_components("autoscaled node", itype, billing, nodes, _ali_disks(i, "systemDisk"), _ali_cap(i, itype), how)
+    disks, cap = _ali_disks(i, "systemDisk"), _ali_cap(i, itype)
+    group = group_for(ctx, res, ALI_GROUP, "scalingGroupId")
+    if billing == "spot" and group is not None:
+        payg, spot, mix = _ali_spot_mix(group["inputs"], nodes)
+        if payg:
+            return node_components("autoscaled node, on-demand part", itype, "payg", payg, disks, None, f"{how}; {mix}") + (
+                node_components("autoscaled node, spot part", itype, "spot", spot, disks, cap, mix) if spot else []
+            )
+    return node_components("autoscaled node", itype, billing, nodes, disks, cap, how)
+
+
+def _ali_spot_mix(group: dict, nodes: Decimal) -> tuple[Decimal, Decimal, str]:
+    """A spot group's average nodes split as ESS allocates them: the on-demand base first, then the on-demand share of
+    the nodes above it (on_demand_base_capacity, on_demand_percentage_above_base_capacity); the rest is spot."""
+    base = d(group.get("onDemandBaseCapacity"), "0")
+    percent = d(group.get("onDemandPercentageAboveBaseCapacity"), "0")
+    in_base = min(nodes, base)
+    above_payg = (nodes - in_base) * percent / 100
+    payg = in_base + above_payg
+    return payg, nodes - payg, f"on-demand base {base} + {percent}% of the nodes above it at pay-as-you-go, the rest spot"
 
 
 def ali_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:

@@ -46,12 +46,14 @@ PROFILE = CloudProfile(
         "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),
         "alicloud:vpc/natGateway:NatGateway": ("snatTableIds",),
         "alicloud:ess/scalingRule:ScalingRule": ("ari",),
+        # invokes: the account id in the drain hook's OOS template ARN (scaling.py)
+        "alicloud:index/getCallerIdentity:getCallerIdentity": ("accountId",),
     },
 )
 
 CAPABILITIES: dict[Capability, str | None] = {
-    Capability.GPU_METRIC_AUTOSCALING: "ESS event-triggered tasks read no GPU metric; scaling rules use CPU utilisation, "
-    "GPU load is alarmed by CloudMonitor",
+    Capability.GPU_METRIC_AUTOSCALING: "ESS event-triggered tasks read no GPU metric; they scale on vLLM's queue or KV cache, "
+    "which the nodes publish as CloudMonitor custom metrics (autoscaling.metric, docs/scaling.md)",
     Capability.SUBSCRIPTION_IN_AUTOSCALING: "ESS creates only pay-as-you-go or spot instances; with monthly/yearly billing "
     "the min replicas are subscription ECS instances attached to the scaling group, and nodes above min are pay-as-you-go",
     Capability.LAYER7_LISTENER: None,

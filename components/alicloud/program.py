@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_alicloud as alicloud
-from gpufleet.components import userdata
 from gpufleet.components.alicloud.alarms import Alarms
 from gpufleet.components.alicloud.loadbalancer import LoadBalancer
 from gpufleet.components.alicloud.network import Network
@@ -23,6 +22,7 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     sec = Security(f"{name}-sec", fleet, net.vpc.id, tags, opts)
     role = NodeRole(f"{name}-role", fleet, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.switches[0].id, tags, opts)
+    alarms = Alarms(f"{name}-alarms", fleet, opts)
     scaling = Scaling(
         f"{name}-asg",
         fleet,
@@ -31,12 +31,11 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
         lb.clb.id,
         lb.listener,
         role.role_name,
-        userdata.render(fleet, role.role_name),
+        alarms.metrics_group.id,
         tags,
         opts,
     )
     role.attach_policy(scaling.group.id)
-    Alarms(f"{name}-alarms", fleet, opts)
     return {
         "endpoint": lb.endpoint,
         "vpc_id": net.vpc.id,

@@ -43,6 +43,7 @@ RAM_ATTACH = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 RAM_POLICY = "alicloud:ram/policy:Policy"
 RAM_ROLE = "alicloud:ram/role:Role"
 ROLE_ATTACH = "alicloud:ecs/ramRoleAttachment:RamRoleAttachment"
+MONITOR_GROUP = "alicloud:cms/monitorGroup:MonitorGroup"
 
 # Documented limits the program derives values from (one place).
 LAUNCH_TIME_MAX_DAYS = 90  # ess_scheduled_task.html.markdown: launch_time "not later than 90 days from the date of creation"
@@ -53,6 +54,18 @@ CRON_ZONE_HOURS = 0  # recurrence_value Cron "is written in UTC"
 USER_DATA_MAX_BYTES = 16384  # ECS user data: "the original data is at most 16KB" (website/docs/r/launch_template.html.markdown)
 DISK_CATEGORIES_ESS = ("cloud", "ephemeral_ssd", "cloud_ssd", "cloud_essd", "cloud_efficiency", "cloud_essd_xc1")
 PERFORMANCE_LEVELS = ("PL0", "PL1", "PL2", "PL3")
+SPOT_POOLS_MAX = 10  # resource_alicloud_ess_scaling_group.go: spot_instance_pools IntBetween(1, 10)
+# ess.Alarm refuses these dimension keys: ESS fills them itself (alicloud/extension_ess.go UserId, ScalingGroup;
+# resource_alicloud_ess_alarm.go create/update: "Invalide dimension keys"); tests check scaling_metrics.yaml's key.
+ALARM_RESERVED_DIMENSIONS = ("userId", "scaling_group")
+ALARM_DIMENSION_SOURCE = f"{REPO} alicloud/extension_ess.go + alicloud/resource_alicloud_ess_alarm.go"
+# Draining a node that leaves the group: the image's drain command (images/, issue 18), run by OOS's public template.
+DRAIN_COMMAND = "/usr/local/bin/gpufleet-drain"
+DRAIN_TEMPLATE = "ACS-ESS-LifeCycleRunCommand"
+CREATE_ALARM_API = (
+    "https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-createalarm "
+    "(ExpressionsLogicOperator: && or ||)"
+)
 
 
 USER_DATA_DOC = doc("launch_template") + " (ECS user data: Base64 of at most 16 KB of original data)"
@@ -345,6 +358,64 @@ RULES: tuple[Rule, ...] = (
     Rule(ALARM, "comparison_operator", "one_of", go("ess_alarm"), values=(">", ">=", "<", "<=")),
     Rule(ALARM, "statistics", "one_of", doc("ess_alarm"), values=("Average", "Minimum", "Maximum")),
     Rule(ALARM, "evaluation_count", "between", go("ess_alarm"), low=0, high=None, spec="fleet.autoscaling.evaluation_minutes"),
+    Rule(
+        ALARM, "expressions.period", "one_of", doc("ess_alarm") + " (expressions: 60, 120, 300, 900)", values=(60, 120, 300, 900)
+    ),
+    Rule(ALARM, "expressions.comparison_operator", "one_of", doc("ess_alarm"), values=(">", ">=", "<", "<=")),
+    Rule(ALARM, "expressions.statistics", "one_of", doc("ess_alarm"), values=("Average", "Minimum", "Maximum")),
+    Rule(ALARM, "expressions_logic_operator", "one_of", CREATE_ALARM_API, values=("&&", "||")),
+    Rule(
+        ALARM,
+        "metric_type",
+        "requires",
+        doc("ess_alarm") + " (cloud_monitor_group_id: the CMS application group of a custom metric)",
+        others=("cloud_monitor_group_id", "dimensions"),
+        when={"metric_type": "custom"},
+        spec="fleet.autoscaling.metric",
+    ),
+    # --- ess.ScalingGroup: spot with an on-demand base (valid only with multi_az_policy COST_OPTIMIZED, ForceNew)
+    Rule(
+        GROUP,
+        "on_demand_base_capacity",
+        "between",
+        go("ess_scaling_group"),
+        low=0,
+        high=1000,
+        spec="fleet.billing.on_demand_base",
+        of_spec=lambda s: s.billing.on_demand_base,
+    ),
+    Rule(
+        GROUP,
+        "on_demand_percentage_above_base_capacity",
+        "between",
+        go("ess_scaling_group"),
+        low=0,
+        high=100,
+        spec="fleet.billing.on_demand_above_base_percent",
+        of_spec=lambda s: s.billing.on_demand_above_base_percent,
+    ),
+    Rule(GROUP, "spot_instance_pools", "between", go("ess_scaling_group"), low=1, high=SPOT_POOLS_MAX),
+    *(
+        Rule(
+            GROUP,
+            arg,
+            "requires",
+            doc("ess_scaling_group") + " (valid only if multi_az_policy is COST_OPTIMIZED)",
+            others=("multi_az_policy",),
+        )
+        for arg in ("on_demand_base_capacity", "on_demand_percentage_above_base_capacity", "spot_instance_pools")
+    ),
+    *(
+        Rule(
+            GROUP,
+            "multi_az_policy",
+            "one_of",
+            doc("ess_scaling_group") + f" ({arg} is valid only if multi_az_policy is COST_OPTIMIZED)",
+            values=("COST_OPTIMIZED",),
+            when={arg: tuple(range(0, 1001))},
+        )
+        for arg in ("on_demand_base_capacity", "on_demand_percentage_above_base_capacity", "spot_instance_pools")
+    ),
     # --- ess.ScheduledTask (resource_alicloud_ess_scheduled_task.go, ess_scheduled_task.html.markdown)
     Rule(TASK, "recurrence_type", "one_of", go("ess_scheduled_task"), values=("Daily", "Weekly", "Monthly", "Cron")),
     Rule(
@@ -397,6 +468,26 @@ RULES: tuple[Rule, ...] = (
         high=21600,
         spec="fleet.load_balancer.health_check.grace_period_s",
         of_spec=lambda s: _hc(s).grace_period_s or None,  # 0: no hook is declared
+    ),
+    Rule(
+        HOOK,
+        "heartbeat_timeout",
+        "between",
+        go("ess_lifecyclehook"),
+        low=30,
+        high=21600,
+        when={"lifecycle_transition": "SCALE_IN"},
+        spec="fleet.autoscaling.drain_timeout_s",
+        of_spec=lambda s: s.autoscaling.drain_timeout_s,
+    ),
+    Rule(
+        HOOK,
+        "notification_arn",
+        "pattern",
+        "https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-createlifecyclehook "
+        "(an OOS template: acs:oos:{region}:{account-id}:template/{name})",
+        regex=r"acs:(ess|oos|mns):[a-z0-9-]+:[^:]+:(queue|topic|template)/[A-Za-z0-9._-]+",
+        note="acs:oos:{region}:{account-id}:template/{name}",
     ),
     Rule(
         HOOK,
@@ -590,6 +681,10 @@ DOCSTRING_OVERRIDES: dict[tuple[str, str], str] = {}
 # Read at the REPO commit above: their schema entries carry no ValidateFunc (the documented "Valid values" of the
 # installed SDK are checked for every argument by tests/contract/test_docstrings.py).
 NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "alicloud:cms/monitorGroup:MonitorGroup": (
+        f"{REPO} alicloud/resource_alicloud_cms_monitor_group.go",
+        ("contact_groups", "monitor_group_name"),
+    ),
     "alicloud:cms/dynamicTagGroup:DynamicTagGroup": (
         f"{REPO} alicloud/resource_alicloud_cms_dynamic_tag_group.go",
         (
@@ -657,6 +752,8 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "name",
             "scaling_group_id",
             "threshold",
+            "cloud_monitor_group_id",  # TypeInt
+            "dimensions",  # TypeMap; keys other than ALARM_RESERVED_DIMENSIONS (the tests check scaling_metrics.yaml's)
         ),
     ),
     "alicloud:ess/attachment:Attachment": (
@@ -670,7 +767,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "alicloud:ess/lifecycleHook:LifecycleHook": (
         f"{REPO} alicloud/resource_alicloud_ess_lifecyclehook.go",
-        ("scaling_group_id",),
+        ("scaling_group_id", "notification_metadata"),
     ),
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": (
         f"{REPO} alicloud/resource_alicloud_ess_scaling_configuration.go",
@@ -684,11 +781,13 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "scaling_group_id",
             "system_disk_encrypted",
             "tags",
+            "instance_types",
         ),
     ),
     "alicloud:ess/scalingGroup:ScalingGroup": (
         f"{REPO} alicloud/resource_alicloud_ess_scaling_group.go",
         (
+            "spot_instance_remedy",
             "group_deletion_protection",
             "loadbalancer_ids",
             "scaling_group_name",

@@ -57,6 +57,14 @@ def spec_problems(spec) -> list[tuple[str, str]]:
                 "copy the archive to a COS bucket in the region and point source at it",
             )
         )
+    if spec.billing.model == "spot" and spec.billing.above_base_percent:
+        out.append(
+            (
+                "fleet.billing.on_demand_above_base_percent",
+                "Tencent AS groups of tencentcloud-iac-pulumi 0.2.3 have no mixed on-demand / spot allocation: the "
+                "on-demand base is its own group and every node above it is spot; remove it (or set 0)",
+            )
+        )
     for i, s in enumerate(spec.autoscaling.schedules):
         try:
             cron_to_utc8(s.cron)
@@ -70,11 +78,53 @@ def spec_problems(spec) -> list[tuple[str, str]]:
     return out
 
 
+def scaling_notes(spec) -> list[str]:
+    """What drives scaling and how fast it can react, from the spec (gpufleet preview)."""
+    from gpufleet.components.tencentcloud import rules
+
+    a = spec.autoscaling
+    cool = f"at most one step per cooldown_s {a.cooldown_s} s"
+    base = spec.billing.base if spec.billing.model == "spot" else 0
+    out = []
+    if a.metric == "cpu_utilization":
+        out.append(
+            f"scaling: AS alarms on CPU_UTILIZATION: out at >= {a.scale_out_above}% for {a.evaluation_minutes} x 60 s = "
+            f"{a.evaluation_minutes * 60} s, in at <= {a.scale_in_below}% for {a.scale_in_evaluation_minutes} x 60 s; {cool}"
+        )
+    else:
+        from gpufleet.components.tencentcloud import autoscaler
+
+        t = getattr(a, a.metric)
+        unit = "%" if a.metric == "kv_cache" else " waiting"
+        out.append(
+            f"scaling: the SCF scaler reads every node's {autoscaler.METRICS_PATH} each {rules.SCF_TIMER_PERIOD_S} s "
+            f"(timer) and executes the AS policy when the per-node average {a.metric} is above {t.scale_out_above:g}{unit} "
+            f"(in: below {t.scale_in_below:g}{unit}): it reacts within {rules.SCF_TIMER_PERIOD_S} s of one reading "
+            f"(autoscaling.evaluation_minutes does not apply); {cool}. Cloud Monitor cannot carry a custom metric to AS "
+            "(docs/scaling.md)"
+        )
+        if not autoscaler.scaler_present():
+            out.append(
+                "WARNING the SCF scaler's code components/tencentcloud/scaler/index.py is missing: `pulumi up` would "
+                "deploy a function that cannot start"
+            )
+    if base:
+        out.append(
+            f"spot: {base} pay-as-you-go nodes in their own AS group (the on-demand base) behind the same listener; the "
+            "scaling policies, the schedules and the SCF scaler act on the spot group"
+        )
+    out.append(
+        f"drain: a node leaving an AS group runs /usr/local/bin/gpufleet-drain through TAT (INSTANCE_TERMINATING hook, "
+        f"up to {a.drain_timeout_s} s); the image must keep the TAT agent"
+    )
+    return out
+
+
 def notes(spec) -> list[str]:
     contact = spec.alarms.contact_group
     if contact.startswith("notice-"):
-        return []
-    return [
+        return scaling_notes(spec)
+    return scaling_notes(spec) + [
         f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
         "are declared without notification; create a template in Cloud Monitor and put its id here"
     ]

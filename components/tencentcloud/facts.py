@@ -12,10 +12,14 @@ def of(inv, token):
 
 def view(inv) -> dict:
     rule_sets = {r["name"]: r["inputs"] for r in inv.resources if r["type"] == "tencentcloud:Security/groupRuleSet:GroupRuleSet"}
-    (group,) = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
+    groups = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
+    (group,) = [g for g in groups if not g["scalingGroupName"].endswith("-base-group")]  # the group that scales
+    base = [g for g in groups if g["scalingGroupName"].endswith("-base-group")]
     (listener,) = of(inv, "tencentcloud:Clb/listener:Listener")
     listener = ([*of(inv, "tencentcloud:Clb/listenerRule:ListenerRule"), listener])[0]  # HTTPS: the check is on the rule
-    (config,) = of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")
+    (config,) = [
+        c for c in of(inv, "tencentcloud:As/scalingConfig:ScalingConfig") if not c["configurationName"].endswith("-base-config")
+    ]
     (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
     subnets = of(inv, "tencentcloud:Subnet/instance:Instance")
     tables = {f"{r['name']}_id" for r in inv.resources if r["type"] == "tencentcloud:Route/table:Table"}
@@ -43,4 +47,18 @@ def view(inv) -> dict:
         "group_zones": len(group["subnetIds"]),
         "group_min": group["minSize"],
         "user_data": [base64.b64decode(c["userData"]).decode() for c in [config] + baseline],
+        "scales_on": next(
+            (f["environment"]["GPUFLEET_METRIC"] for f in of(inv, "tencentcloud:Scf/function:Function")), "cpu_utilization"
+        ),
+        "drains_on_scale_in": {
+            h["scalingGroupId"]
+            for h in of(inv, "tencentcloud:As/lifecycleHook:LifecycleHook")
+            if h["lifecycleTransition"] == "INSTANCE_TERMINATING"
+        }
+        == {f"{n}_id" for n in _group_names(inv)},
+        "on_demand_base": (base[0]["minSize"] if base else 0) if config.get("instanceChargeType") == "SPOTPAID" else None,
     }
+
+
+def _group_names(inv) -> list[str]:
+    return [r["name"] for r in inv.resources if r["type"] == "tencentcloud:As/scalingGroup:ScalingGroup"]

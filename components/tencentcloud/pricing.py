@@ -42,13 +42,37 @@ def _tc_billing(inputs: dict, period_field: str) -> str:
     return {"SPOTPAID": "spot"}.get(charge, "payg")
 
 
+def _tc_group(ctx: PricingContext, cfg: dict) -> dict | None:
+    """The AS group launching this configuration: the group names the configuration (configuration_id), not the
+    other way round; with a spot fleet's on-demand base there are two groups under one parent."""
+    for g in ctx.of_type(TC_GROUP):
+        if g["inputs"].get("configurationId") in (cfg.get("id"), f"{cfg['name']}_id"):
+            return g
+    return group_for(ctx, cfg, TC_GROUP, "configurationId")
+
+
+def _tc_nodes(ctx: PricingContext, cfg: dict, baseline: int) -> tuple[Decimal, str]:
+    """Average nodes of this configuration's group. A fixed-size group (min = max: a spot fleet's on-demand base) runs
+    its size while the fleet average allows; the other group runs the rest."""
+    group = _tc_group(ctx, cfg)
+    groups = ctx.of_type(TC_GROUP)
+    fixed = [g for g in groups if g["inputs"].get("minSize") == g["inputs"].get("maxSize")]
+    if group is None or len(groups) != 2 or len(fixed) != 1:
+        return asg_share(ctx, TC_GROUP, group, baseline)
+    total, _ = asg_share(ctx, TC_GROUP, None, baseline)
+    size = min(total, d(fixed[0]["inputs"].get("minSize"), "0"))
+    if group is fixed[0]:
+        return size, f"{size} nodes: the on-demand base group's fixed size"
+    return total - size, f"{total - size} average nodes = fleet average {ctx.replicas_average} - {size} on-demand base nodes"
+
+
 def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     itype = (i.get("instanceTypes") or [i.get("instanceType")])[0]
     baseline = len(
         [r for r in ctx.of_type("tencentcloud:Instance/instance:Instance") if r["inputs"].get("instanceChargeType") == "PREPAID"]
     )
-    nodes, how = asg_share(ctx, TC_GROUP, group_for(ctx, res, TC_GROUP, "configurationId"), baseline)
+    nodes, how = _tc_nodes(ctx, res, baseline)
     billing = _tc_billing(i, "instanceChargeTypePrepaidPeriod")
     disks = [_disk(i.get("systemDiskType", TC_DISKS_DEFAULT), int(i.get("systemDiskSize") or 50))]
     disks += [_disk(x.get("diskType", TC_DISKS_DEFAULT), int(x.get("diskSize") or 0)) for x in i.get("dataDisks") or []]
@@ -158,6 +182,17 @@ def tc_scaling_config_and_image(res: dict, ctx: PricingContext) -> list[CostComp
     return tc_scaling_config(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
 
 
+def tc_scf(res: dict, ctx: PricingContext) -> list[CostComponent]:
+    """The SCF scaler: one invocation a minute from its timer; its GB-seconds depend on how long a run takes (usage
+    unknown: shown as a unit price). The catalog has no sourced SCF price yet (cost/data/sources-tencentcloud.yaml)."""
+    triggers = res["inputs"].get("triggers") or []
+    per_month = HOURS_PER_MONTH * 60 if any(t.get("type") == "timer" for t in triggers) else None
+    return [
+        CostComponent("SCF invocations (timer, once a minute)", qty(per_month), "scf/invocation", "any", "other"),
+        CostComponent("SCF resource usage (GB-seconds)", qty(None), "scf/gb_second", "any", "other", "usage unknown"),
+    ]
+
+
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
     "tencentcloud:As/scalingConfig:ScalingConfig": tc_scaling_config_and_image,
     "tencentcloud:Instance/instance:Instance": tc_instance,
@@ -165,6 +200,7 @@ PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
     "tencentcloud:Nat/gateway:Gateway": tc_nat,
     "tencentcloud:Clb/instance:Instance": tc_clb,
     "tencentcloud:Cam/policy:Policy": tc_node_reads,
+    "tencentcloud:Scf/function:Function": tc_scf,
 }
 
 _CONFIG = "configuration object: no billing item of its own in the sources consulted"
@@ -181,6 +217,8 @@ FREE: dict[str, str] = {
     "tencentcloud:As/schedule:Schedule": "Auto Scaling is free; schedules are in the average running nodes",
     "tencentcloud:As/attachment:Attachment": "Auto Scaling is free; attached instances are priced as instances",
     "tencentcloud:As/protectInstances:ProtectInstances": "Auto Scaling is free",
+    "tencentcloud:As/lifecycleHook:LifecycleHook": "Auto Scaling is free",
+    "tencentcloud:Tat/command:Command": "TAT (automation tools) commands: no charge of their own; they run on the priced nodes",
     "tencentcloud:Route/table:Table": _CONFIG,
     "tencentcloud:Route/tableEntry:TableEntry": _CONFIG,
     "tencentcloud:Monitor/alarmPolicy:AlarmPolicy": "basic monitoring alarms: no charge",
@@ -196,6 +234,9 @@ FREE_PREFIXES: dict[str, str] = {
 def catalog_rows(ctx: DeriveContext) -> None:
     """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml and quotes-tencentcloud.yaml."""
     src = ctx.src
+    # The SCF scaler (autoscaler.py): no sourced SCF price yet; the rows say so (shown as a unit price)
+    for key, unit in (("scf/invocation", "invocation"), ("scf/gb_second", "GB-second")):
+        ctx.add(key, "any", None, unit, "missing", "", ctx.today, "no sourced SCF price in cost/data/sources-tencentcloud.yaml")
     yf = Decimal(src["rules"]["yearly_factor"])
     ys = ctx.source(src["rules"]["yearly_source"])
     for name, fact in src["disks"].items():

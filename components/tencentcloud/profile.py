@@ -44,8 +44,8 @@ PROFILE = CloudProfile(
 )
 
 CAPABILITIES: dict[Capability, str | None] = {
-    Capability.GPU_METRIC_AUTOSCALING: "AS scaling policies read no GPU metric; scaling uses CPU utilisation, GPU load is "
-    "alarmed by Cloud Monitor",
+    Capability.GPU_METRIC_AUTOSCALING: "AS scaling policies read no GPU or custom metric; with autoscaling.metric queue or "
+    "kv_cache an SCF function reads vLLM's metrics from the nodes each minute and executes the AS policies (docs/scaling.md)",
     Capability.SUBSCRIPTION_IN_AUTOSCALING: "AS can start PREPAID nodes, but a node bought for a term and scaled in hours "
     "later is paid for the whole term; with monthly/yearly billing the min replicas are PREPAID CVMs attached to the group "
     "(protected from scale-in), and nodes above min are pay-as-you-go",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
-from gpufleet.components import userdata
 from gpufleet.components.tencentcloud.alarms import Alarms
+from gpufleet.components.tencentcloud.autoscaler import Autoscaler
 from gpufleet.components.tencentcloud.loadbalancer import LoadBalancer
 from gpufleet.components.tencentcloud.network import Network
 from gpufleet.components.tencentcloud.role import NodeRole
@@ -33,10 +33,11 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
         lb.listener,
         lb.rule,
         role.role_name,
-        userdata.render(fleet, role.role_name),
         tags,
         opts,
     )
+    if fleet.spec.autoscaling.metric != "cpu_utilization":
+        Autoscaler(f"{name}-scaler", fleet, net.vpc.id, net.subnets[0].id, scaling, tags, opts)
     Alarms(f"{name}-alarms", fleet, opts)
     return {
         "endpoint": lb.endpoint,

@@ -33,6 +33,9 @@ ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
 ROUTE = "tencentcloud:Route/tableEntry:TableEntry"
 RULE = "tencentcloud:Clb/listenerRule:ListenerRule"
 CERT = "tencentcloud:Ssl/certificate:Certificate"
+SCF = "tencentcloud:Scf/function:Function"
+HOOK = "tencentcloud:As/lifecycleHook:LifecycleHook"
+TAT = "tencentcloud:Tat/command:Command"
 
 # Documented limits the program derives values from (one place).
 SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
@@ -41,6 +44,20 @@ USER_DATA_MAX_BYTES = 16384  # as_scaling_config.html.markdown: user_data "the l
 NAT_BANDWIDTHS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
 DISK_TYPES = ("LOCAL_BASIC", "LOCAL_SSD", "CLOUD_BASIC", "CLOUD_PREMIUM", "CLOUD_SSD", "CLOUD_HSSD", "CLOUD_TSSD", "CLOUD_BSSD")
 PREPAID_PERIODS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60)  # cvm/extension_cvm.go CVM_PREPAID_PERIOD
+# The SCF scaler (autoscaler.py). Runtime: scf/resource_tc_scf_function.go has no validator on `runtime`; Tencent's
+# own provider examples use Python3.9 (scf/resource_tc_scf_trigger.md @693fd5c, 2026-07-27).
+SCF_RUNTIME = "Python3.9"
+SCF_MEM_MB = 128  # resource_tc_scf_function.go: mem_size in steps of 128 MB (default 128)
+SCF_TIMEOUT_S = 30  # resource_tc_scf_function.go: timeout 1-900 s; the handler reads a few nodes over the VPC
+SCF_TIMER_PERIOD_S = 60
+# SCF timer triggers take a 7-field cron (second minute hour day month week year): every minute at second 0
+# (https://www.tencentcloud.com/document/product/583/9708, "Timer Trigger", read 2026-12-03).
+SCF_EVERY_MINUTE = "0 */1 * * * * *"
+# AS policies that only the SCF scaler executes: a CPU alarm that can never hold (CPU never exceeds 100% nor drops
+# below 0%); a SIMPLE policy must carry a MetricAlarm (as/v20180419 CreateScalingPolicyRequest: "在简单策略场景下必填").
+NEVER_OUT = {"comparison_operator": "GREATER_THAN", "threshold": 100}
+NEVER_IN = {"comparison_operator": "LESS_THAN", "threshold": 0}
+DRAIN_COMMAND = "/usr/local/bin/gpufleet-drain"
 RENEW_FLAGS = ("NOTIFY_AND_AUTO_RENEW", "NOTIFY_AND_MANUAL_RENEW", "DISABLE_NOTIFY_AND_MANUAL_RENEW")
 
 
@@ -289,6 +306,79 @@ RULES: tuple[Rule, ...] = (
         high=10,
         spec="fleet.autoscaling.evaluation_minutes",
     ),
+    Rule(
+        POLICY,
+        "continuous_time",
+        "between",
+        go("as/resource_tc_as_scaling_policy"),
+        low=1,
+        high=10,
+        spec="fleet.autoscaling.scale_in_evaluation_minutes",
+        of_spec=lambda s: s.autoscaling.scale_in_evaluation_minutes,
+    ),
+    # --- Scf.Function (scf/resource_tc_scf_function.go)
+    Rule(SCF, "timeout", "between", go("scf/resource_tc_scf_function"), low=1, high=900),
+    Rule(SCF, "name", "length", go("scf/resource_tc_scf_function"), low=2, high=60),
+    Rule(SCF, "handler", "length", go("scf/resource_tc_scf_function"), low=2, high=60),
+    Rule(
+        SCF,
+        "vpc_id",
+        "requires",
+        go("scf/resource_tc_scf_function") + " (CheckIfSetTogether vpc_id, subnet_id)",
+        others=("subnet_id",),
+    ),
+    Rule(
+        SCF,
+        "zip_file",
+        "conflicts",
+        go("scf/resource_tc_scf_function"),
+        others=("cos_bucket_name", "cos_object_name", "cos_bucket_region", "image_configs"),
+    ),
+    Rule(
+        SCF,
+        "triggers.type",
+        "one_of",
+        go("scf/resource_tc_scf_function"),
+        values=("timer", "ckafka", "custom_kafka", "apigw", "cmq", "cos", "mqtt", "cls", "clb", "mps", "vod", "cm", "eb", "http"),
+    ),
+    Rule(SCF, "triggers.name", "length", go("scf/resource_tc_scf_function"), low=1, high=100),
+    # --- As.LifecycleHook (as/resource_tc_as_lifecycle_hook.go)
+    Rule(
+        HOOK,
+        "lifecycle_transition",
+        "one_of",
+        go("as/resource_tc_as_lifecycle_hook"),
+        values=("INSTANCE_LAUNCHING", "INSTANCE_TERMINATING"),
+    ),
+    Rule(HOOK, "default_result", "one_of", go("as/resource_tc_as_lifecycle_hook"), values=("CONTINUE", "ABANDON")),
+    Rule(
+        HOOK,
+        "heartbeat_timeout",
+        "between",
+        go("as/resource_tc_as_lifecycle_hook"),
+        low=30,
+        high=7200,
+        spec="fleet.autoscaling.drain_timeout_s",
+        of_spec=lambda s: s.autoscaling.drain_timeout_s,
+    ),
+    Rule(
+        HOOK,
+        "lifecycle_command",
+        "conflicts",
+        go("as/resource_tc_as_lifecycle_hook") + " (NotificationTarget and LifecycleCommand cannot be set together)",
+        others=("notification_target_type",),
+    ),
+    # --- Tat.Command (tat/resource_tc_tat_command.go)
+    Rule(TAT, "command_type", "one_of", go("tat/resource_tc_tat_command"), values=("SHELL", "POWERSHELL", "BAT")),
+    Rule(TAT, "timeout", "between", go("tat/resource_tc_tat_command"), low=1, high=86400),
+    Rule(
+        TAT,
+        "command_name",
+        "pattern",
+        go("tat/resource_tc_tat_command"),
+        regex=r"[A-Za-z0-9_.-]{1,60}",
+        note="up to 60 of [a-z], [A-Z], [0-9] and [_-.]",
+    ),
     # --- As.Schedule (as/resource_tc_as_schedule.go; common/validators.go ValidateAsScheduleTimestamp)
     Rule(
         SCHEDULE,
@@ -522,6 +612,19 @@ DOCSTRING_OVERRIDES: dict[tuple[str, str], str] = {
 # Read at the REPO commit above: their schema entries carry no ValidateFunc (the documented "Valid values" of the
 # installed SDK are checked for every argument by tests/contract/test_docstrings.py).
 NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tencentcloud:As/lifecycleHook:LifecycleHook": (
+        f"{REPO} tencentcloud/services/as/resource_tc_as_lifecycle_hook.go",
+        ("lifecycle_hook_name", "scaling_group_id"),
+    ),
+    "tencentcloud:Scf/function:Function": (
+        f"{REPO} tencentcloud/services/scf/resource_tc_scf_function.go (runtime: no validator, rules.SCF_RUNTIME; mem_size: "
+        "multiples of 128, rules.SCF_MEM_MB)",
+        ("description", "enable_public_net", "environment", "mem_size", "role", "runtime", "subnet_id", "tags"),
+    ),
+    "tencentcloud:Tat/command:Command": (
+        f"{REPO} tencentcloud/services/tat/resource_tc_tat_command.go (content: at most 64 KB, sent as Base64)",
+        ("content", "description", "username"),
+    ),
     "tencentcloud:As/attachment:Attachment": (
         f"{REPO} tencentcloud/services/as/resource_tc_as_attachment.go",
         (

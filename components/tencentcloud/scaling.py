@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from gpufleet.components import userdata
 from gpufleet.components.registry import profile
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
@@ -73,11 +74,34 @@ def baseline_args(fleet: Fleet) -> dict:
 
 
 def group_args(fleet: Fleet) -> dict:
+    """The group the schedules and the scaling policies act on: all nodes, or with spot over an on-demand base, the
+    spot nodes above the base (the base is its own fixed-size group, base_group_args)."""
     r = fleet.spec.replicas
+    base = base_size(fleet)
     return {
-        "min_size": r.min,
-        "max_size": r.max,
-        "desired_capacity": r.desired_or_min,
+        "min_size": max(r.min - base, 0),
+        "max_size": r.max - base,
+        "desired_capacity": max(r.desired_or_min - base, 0),
+        **_group_common(fleet),
+    }
+
+
+def base_size(fleet: Fleet) -> int:
+    """Pay-as-you-go nodes of a spot fleet's on-demand base (billing.on_demand_base); 0 without spot."""
+    return fleet.spec.billing.base if fleet.spec.billing.model == "spot" else 0
+
+
+def base_group_args(fleet: Fleet) -> dict:
+    """The on-demand base of a spot fleet: a second AS group of exactly billing.on_demand_base pay-as-you-go nodes behind
+    the same listener. The AS group of provider v1.82.42 has no mixed on-demand / spot allocation (no
+    on_demand_base_capacity or instances-distribution argument in as/resource_tc_as_scaling_group.go), so the mix is two
+    groups; nothing scales this one, the scaling policies and schedules act on the spot group."""
+    base = base_size(fleet)
+    return {"min_size": base, "max_size": base, "desired_capacity": base, **_group_common(fleet)}
+
+
+def _group_common(fleet: Fleet) -> dict:
+    return {
         "default_cooldown": fleet.spec.autoscaling.cooldown_s,
         "multi_zone_subnet_policy": "EQUALITY",
         "health_check_type": "CLB",
@@ -94,6 +118,7 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
     """AS scheduled actions: start_time is the cron's first firing after the run (the API refuses a start before the
     current time: StartTimeBeforeCurrentTime), end_time the end of the spec's window."""
     now = now or clock.now()
+    base = base_size(fleet)
     out = []
     for s in fleet.spec.autoscaling.schedules:
         w = cron.window(s.cron, fleet.spec.autoscaling, now)
@@ -101,9 +126,10 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
             {
                 "schedule_action_name": s.name,
                 "recurrence": cron_to_utc8(s.cron),
-                "min_size": s.min,
-                "max_size": s.max,
-                "desired_capacity": s.desired if s.desired is not None else s.min,
+                # the schedules act on the spot group above the on-demand base (base_group_args)
+                "min_size": max(s.min - base, 0),
+                "max_size": max(s.max - base, 1),
+                "desired_capacity": max((s.desired if s.desired is not None else s.min) - base, 0),
                 "start_time": _utc8(w.first),
                 "end_time": _utc8(w.end),
             }
@@ -118,25 +144,47 @@ def schedule_ignored(fleet: Fleet) -> list[str]:
 
 
 def policy_args(fleet: Fleet) -> list[dict]:
+    """AS scaling policies, out then in. metric cpu_utilization: AS's own CPU alarm decides. metric queue / kv_cache:
+    the SCF scaler (autoscaler.py) executes them; their alarm can never hold (rules.NEVER_OUT / NEVER_IN), because a
+    SIMPLE policy must carry one and AS reads no custom metric."""
     a = fleet.spec.autoscaling
-    return [
-        {
-            "direction": direction,
-            "metric_name": "CPU_UTILIZATION",
-            "comparison_operator": operator,
-            "threshold": threshold,
-            "period": 60,
-            "continuous_time": min(a.evaluation_minutes, 10),
-            "statistic": "AVERAGE",
-            "adjustment_type": "CHANGE_IN_CAPACITY",
-            "adjustment_value": adjustment,
-            "cooldown": a.cooldown_s,
-        }
-        for direction, adjustment, threshold, operator in (
-            ("out", 1, a.scale_out_above, "GREATER_THAN_OR_EQUAL_TO"),
-            ("in", -1, a.scale_in_below, "LESS_THAN_OR_EQUAL_TO"),
+    cpu = a.metric == "cpu_utilization"
+    out = []
+    for direction, adjustment, threshold, operator, minutes, never in (
+        ("out", 1, a.scale_out_above, "GREATER_THAN_OR_EQUAL_TO", a.evaluation_minutes, rules.NEVER_OUT),
+        ("in", -1, a.scale_in_below, "LESS_THAN_OR_EQUAL_TO", a.scale_in_evaluation_minutes, rules.NEVER_IN),
+    ):
+        out.append(
+            {
+                "direction": direction,
+                "metric_name": "CPU_UTILIZATION",
+                "comparison_operator": operator if cpu else never["comparison_operator"],
+                "threshold": threshold if cpu else never["threshold"],
+                "period": 60,
+                "continuous_time": minutes,
+                "statistic": "AVERAGE",
+                "adjustment_type": "CHANGE_IN_CAPACITY",
+                "adjustment_value": adjustment,
+                "cooldown": a.cooldown_s,
+            }
         )
-    ]
+    return out
+
+
+def drain_command_args(fleet: Fleet) -> dict:
+    """The TAT command the INSTANCE_TERMINATING hook runs (as_lifecycle_hook lifecycle_command, provider v1.82.42):
+    the image's drain, with the spec's drain time as the command's timeout. TAT needs its agent on the node (Tencent
+    public images ship it; the golden image must keep it)."""
+    timeout = fleet.spec.autoscaling.drain_timeout_s
+    return {"content": rules.DRAIN_COMMAND, "command_type": "SHELL", "timeout": timeout, "username": "root"}
+
+
+def drain_hook_args(fleet: Fleet) -> dict:
+    return {
+        "lifecycle_transition": "INSTANCE_TERMINATING",
+        "default_result": "CONTINUE",
+        "heartbeat_timeout": fleet.spec.autoscaling.drain_timeout_s,
+    }
 
 
 class Scaling(pulumi.ComponentResource):
@@ -151,55 +199,64 @@ class Scaling(pulumi.ComponentResource):
         listener,
         rule,
         role_name: str,
-        user_data: str,
         tags: dict,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpufleet:tencentcloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        # AS creates the launch configuration before the group (as_scaling_group: configuration_id is required), so
+        # the node cannot learn its group id from user-data here; nothing on a Tencent node needs it (docs/scaling.md)
+        user_data = userdata.render(fleet, role_name)
         encoded = base64.b64encode(user_data.encode()).decode()
-        self.configuration = tencentcloud.as_.ScalingConfig(
-            f"{name}-config",
-            configuration_name=f"{name}-config",
-            instance_types=[fleet.instance_type.type],
-            image_id=fleet.image_id,
-            security_group_ids=[security_group_id],
-            cam_role_name=role_name,
-            user_data=encoded,
-            internet_max_bandwidth_out=0,
-            public_ip_assigned=False,
-            enhanced_monitor_service=True,
-            enhanced_security_service=True,
-            keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
-            instance_name_settings={"instance_name": f"{name}-node"},
-            instance_tags=tags,
-            tags=tags,
-            opts=child,
-            **disk_args(fleet),
-            **charge_args(fleet),
+        self._vpc_id, self._subnets, self._sg, self._role, self._encoded, self._tags = (
+            vpc_id,
+            subnets,
+            security_group_id,
+            role_name,
+            encoded,
+            tags,
         )
+        balancer = [
+            {
+                "load_balancer_id": clb_id,
+                "listener_id": listener.listener_id,
+                **({"rule_id": rule.rule_id} if rule is not None else {}),
+                "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}],
+            }
+        ]
+        self.configuration = self._config(f"{name}-config", fleet, charge_args(fleet))
         self.group = tencentcloud.as_.ScalingGroup(
             f"{name}-group",
             scaling_group_name=f"{name}-group",
             configuration_id=self.configuration.id,
             vpc_id=vpc_id,
             subnet_ids=[s.id for s in subnets],
-            forward_balancer_ids=[
-                {
-                    "load_balancer_id": clb_id,
-                    "listener_id": listener.listener_id,
-                    **({"rule_id": rule.rule_id} if rule is not None else {}),
-                    "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}],
-                }
-            ],
+            forward_balancer_ids=balancer,
             tags=tags,
             # AS groups have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
             opts=pulumi.ResourceOptions(parent=self, protect=prod(fleet)),
             **group_args(fleet),
         )
+        named = [(f"{name}-group", self.group)]
+        if base_size(fleet):
+            base_config = self._config(f"{name}-base-config", fleet, {"instance_charge_type": "POSTPAID_BY_HOUR"})
+            self.base_group = tencentcloud.as_.ScalingGroup(
+                f"{name}-base-group",
+                scaling_group_name=f"{name}-base-group",
+                configuration_id=base_config.id,
+                vpc_id=vpc_id,
+                subnet_ids=[s.id for s in subnets],
+                forward_balancer_ids=balancer,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, protect=prod(fleet)),
+                **base_group_args(fleet),
+            )
+            named.append((f"{name}-base-group", self.base_group))
+        self.groups = [g for _, g in named]
+        self.policies = {}
         for args in policy_args(fleet):
             direction = args.pop("direction")
-            tencentcloud.as_.ScalingPolicy(
+            self.policies[direction] = tencentcloud.as_.ScalingPolicy(
                 f"{name}-scale-{direction}",
                 policy_name=f"{name}-scale-{direction}",
                 scaling_group_id=self.group.id,
@@ -214,9 +271,47 @@ class Scaling(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
                 **args,
             )
+        command = tencentcloud.tat.Command(
+            f"{name}-drain",
+            command_name=f"{name}-drain",
+            description="gpufleet: drain the node before AS removes it",
+            opts=child,
+            **drain_command_args(fleet),
+        )
+        for group_name, group in named:
+            tencentcloud.as_.LifecycleHook(
+                f"{group_name}-drain",
+                scaling_group_id=group.id,
+                lifecycle_hook_name=f"{group_name}-drain",
+                lifecycle_command={"command_id": command.id},
+                opts=child,
+                **drain_hook_args(fleet),
+            )
         if fleet.spec.billing.model in ("monthly", "yearly"):
             self._subscription_baseline(name, fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags)
         self.register_outputs({"scaling_group_id": self.group.id})
+
+    def _config(self, name: str, fleet: Fleet, charge: dict):
+        return tencentcloud.as_.ScalingConfig(
+            name,
+            configuration_name=name,
+            instance_types=[fleet.instance_type.type],
+            image_id=fleet.image_id,
+            security_group_ids=[self._sg],
+            cam_role_name=self._role,
+            user_data=self._encoded,
+            internet_max_bandwidth_out=0,
+            public_ip_assigned=False,
+            enhanced_monitor_service=True,
+            enhanced_security_service=True,
+            keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
+            instance_name_settings={"instance_name": f"{name.removesuffix('-config')}-node"},
+            instance_tags=self._tags,
+            tags=self._tags,
+            opts=pulumi.ResourceOptions(parent=self),
+            **disk_args(fleet),
+            **charge,
+        )
 
     def _subscription_baseline(self, name, fleet: Fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags):
         """The min replicas as PREPAID CVMs attached to the group and protected from scale-in; nodes above min are

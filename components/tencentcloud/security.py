@@ -52,6 +52,17 @@ def node_ingress_rules(fleet: Fleet) -> list[dict]:
             "description": "gateway metrics port (vLLM, node, GPU) from the VPC only",
         },
     ]
+    if fleet.spec.autoscaling.metric != "cpu_utilization":
+        # the SCF scaler (autoscaler.py) runs in the first zone's subnet and reads /metrics/vllm on the metrics port
+        rules.append(
+            {
+                "action": "ACCEPT",
+                "protocol": "TCP",
+                "port": str(fleet.spec.serving.gateway.metrics_port),
+                "cidr_block": fleet.subnets[0],
+                "description": "SCF scaler: the metrics port from its subnet only",
+            }
+        )
     rules += [
         {"action": "ACCEPT", "protocol": "TCP", "port": "22", "cidr_block": cidr, "description": "SSH from operators"}
         for cidr in fleet.spec.network.ssh_cidrs

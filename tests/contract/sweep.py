@@ -1,4 +1,5 @@
-"""The spec space the contract is swept over: every shipped stack x billing x load balancer x disk tier, all pairs.
+"""The spec space the contract is swept over: every shipped stack x billing x load balancer x disk tier x scaling metric x
+on-demand base (spot), all pairs.
 
 A greedy all-pairs cover (each pair of values of any two dimensions appears in at least one variant) keeps the
 sweep to a few dozen previews; the stack dimension carries the cloud.
@@ -22,6 +23,10 @@ BILLING = {
     "spot-limit": {"model": "spot", "spot_price_limit": 2.5},
 }
 PUBLIC = {"public": True, "private": False}
+METRICS = ("queue", "kv_cache", "cpu_utilization")
+# With spot: the on-demand base at replicas.min (all of the above-base nodes spot), or one above it with half of the
+# nodes above the base on demand (Alibaba's mix; Tencent 0.2.3 has no mixed allocation and refuses a percentage).
+BASES = {"min": (0, 0), "min+1": (1, 50)}
 # A private load balancer also admits only the VPC's clients, so the listener ACL code paths are swept too.
 PRIVATE_CLIENTS = ["10.0.0.0/8"]
 TIERS = ("standard", "performance", "high")
@@ -31,7 +36,14 @@ SIZES = {"standard": (100, 200), "performance": (100, 200), "high": (480, 500)}
 
 
 def dimensions() -> dict[str, tuple]:
-    return {"stack": tuple(loader.stack_names(ROOT)), "billing": tuple(BILLING), "lb": tuple(PUBLIC), "tier": TIERS}
+    return {
+        "stack": tuple(loader.stack_names(ROOT)),
+        "billing": tuple(BILLING),
+        "lb": tuple(PUBLIC),
+        "tier": TIERS,
+        "metric": METRICS,
+        "base": tuple(BASES),
+    }
 
 
 def all_pairs(dims: dict[str, tuple]) -> list[dict]:
@@ -58,6 +70,12 @@ def variant_spec(row: dict) -> dict:
     _, config = loader.read_stack_config(row["stack"], ROOT)
     raw = copy.deepcopy(config[loader.CONFIG_KEY])
     raw["billing"] = dict(BILLING[row["billing"]])
+    if raw["billing"]["model"] == "spot":
+        extra, percent = BASES[row["base"]]
+        raw["billing"]["on_demand_base"] = raw["replicas"]["min"] + extra
+        if percent and raw["cloud"] == "alicloud":
+            raw["billing"]["on_demand_above_base_percent"] = percent
+    raw.setdefault("autoscaling", {})["metric"] = row["metric"]
     raw.setdefault("load_balancer", {})["public"] = PUBLIC[row["lb"]]
     if not PUBLIC[row["lb"]]:
         raw["load_balancer"]["allowed_cidrs"] = PRIVATE_CLIENTS
@@ -68,11 +86,12 @@ def variant_spec(row: dict) -> dict:
 
 
 def variant_name(row: dict) -> str:
-    return f"{row['stack']}/{row['billing']}/{row['lb']}/{row['tier']}"
+    return f"{row['stack']}/{row['billing']}/{row['lb']}/{row['tier']}/{row['metric']}/base-{row['base']}"
 
 
 @cache
 def _run_all() -> tuple[tuple, tuple]:
+    from gpufleet.components import registry
     from gpufleet.components.fleet import declare_program
 
     from gpufleet.errors import UserError
@@ -86,7 +105,8 @@ def _run_all() -> tuple[tuple, tuple]:
         except UserError as err:
             refused.append((variant_name(row), row, tuple(err.problems)))
             continue
-        inv = run(lambda f=fleet: declare_program(f), row["stack"], {loader.CONFIG_KEY: raw})
+        computed = registry.profile(fleet.spec.cloud).computed
+        inv = run(lambda f=fleet: declare_program(f), row["stack"], {loader.CONFIG_KEY: raw}, computed)
         done.append((variant_name(row), fleet.spec.cloud, inv.to_json()))
     return tuple(done), tuple(refused)
 

@@ -48,7 +48,7 @@ def test_tencent_spot_without_a_limit_is_capped_at_the_catalog_payg_price():
     from gpufleet.cost import catalog
 
     raw = _raw("tencentcloud-ap-guangzhou-prod")
-    raw["billing"] = {"model": "spot"}
+    raw["billing"] = {"model": "spot", "on_demand_base": raw["replicas"]["min"]}
     fleet = loader.validate(raw, stack="s", file="x", sizing=False)
     row = catalog.load("tencentcloud", fleet.spec.region).get(f"instance/{fleet.instance_type.type}", "payg")
     assert scaling.charge_args(fleet)["spot_max_price"] == f"{row.price:.4f}"
@@ -285,10 +285,13 @@ def test_an_argument_is_either_ruled_or_unconstrained_not_both(cloud):
 def test_alicloud_loading_grace_is_a_lifecycle_hook_the_node_role_may_complete():
     inv = __import__("gpufleet.preview", fromlist=["preview_stack"]).preview_stack("alicloud-cn-hangzhou-prod", sweep.ROOT)
     fleet = loader.load_fleet("alicloud-cn-hangzhou-prod", sweep.ROOT, sizing=False)
-    (hook,) = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ess/lifecycleHook:LifecycleHook"]
-    assert hook["lifecycleTransition"] == "SCALE_OUT" and hook["defaultResult"] == "CONTINUE"
+    hooks = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ess/lifecycleHook:LifecycleHook"]
+    (hook,) = [h for h in hooks if h["lifecycleTransition"] == "SCALE_OUT"]
+    assert hook["defaultResult"] == "CONTINUE"
     assert hook["heartbeatTimeout"] == fleet.spec.load_balancer.health_check.grace_period_s
-    (policy,) = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ram/policy:Policy"]
+    (policy,) = [
+        r["inputs"] for r in inv.resources if r["type"] == "alicloud:ram/policy:Policy" and r["name"].endswith("-role-node")
+    ]
     statements = json.loads(policy["policyDocument"])["Statement"]
     ess = [s for s in statements if any(a.startswith("ess:") for a in s["Action"])]
     assert ess == [

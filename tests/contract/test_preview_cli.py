@@ -27,9 +27,9 @@ def test_an_expired_schedule_window_is_refused_with_the_citation(tmp_path):
     project = _project(tmp_path)
     path = project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
     text = path.read_text()
-    assert "      scale_in_below: 20\n" in text
+    assert "      drain_timeout_s: 660\n" in text
     path.write_text(
-        text.replace("      scale_in_below: 20\n", "      scale_in_below: 20\n      schedule_window_start: 2025-06-01\n")
+        text.replace("      drain_timeout_s: 660\n", "      drain_timeout_s: 660\n      schedule_window_start: 2025-06-01\n")
     )
     result = _preview(project, "alicloud-cn-hangzhou-prod")
     out = result.stdout + result.stderr

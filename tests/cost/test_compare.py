@@ -29,8 +29,10 @@ def test_same_cloud_other_billing(prod_fleet):
     assert region == "cn-hangzhou" and new["zones"] == _raw()["zones"]
     assert new["billing"] == {"model": "yearly", "period_months": 12}
     assert notes == ["billing payg -> yearly (1-year subscription)"]
-    for b in ("payg", "spot"):
-        assert compare.redeclare(_raw(), prod_fleet, "alicloud", b)[0]["billing"] == {"model": b}
+    assert compare.redeclare(_raw(), prod_fleet, "alicloud", "payg")[0]["billing"] == {"model": "payg"}
+    # prod spot keeps replicas.min on demand (issue 18)
+    spot = {"model": "spot", "on_demand_base": _raw()["replicas"]["min"]}
+    assert compare.redeclare(_raw(), prod_fleet, "alicloud", "spot")[0]["billing"] == spot
 
 
 def test_gpu_the_other_cloud_does_not_sell(prod_fleet):

@@ -125,7 +125,7 @@ def _role(stack: str) -> tuple[str, dict]:
     """The node role's name and policy document from the stack's recorded inventory (the mock engine's record)."""
     inv = preview_stack(stack, ROOT)
     name = policy = None
-    for r in inv.resources:
+    for r in (r for r in inv.resources if r["name"].endswith("-role-node")):  # not the drain hook's or scaler's role
         if r["type"] in ("alicloud:ram/role:Role", "tencentcloud:Cam/role:Role"):
             name = r["inputs"].get("roleName") or r["inputs"].get("name")
         if r["type"] in ("alicloud:ram/policy:Policy", "tencentcloud:Cam/policy:Policy"):
