@@ -90,7 +90,7 @@ def fit_cmd(
     \b
     Examples:
       gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10
-      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu T4 --dtype float16 --max-model-len 8192
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu T4 --quantization awq --max-model-len 8192
       gpufleet plan fit --stack alicloud-cn-hangzhou-prod --format json
       gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu-memory-gib 23.58 --compute-capability 8.6
     """
@@ -196,7 +196,8 @@ def _print_fit(r, model_name: str, c) -> None:
         + f", vLLM {r.vllm_version} ({r.engine}), per GPU"
     )
     for col in ("term", "GiB", "estimate", "source"):
-        t.add_column(col, justify="right" if col == "GiB" else "left", no_wrap=col == "GiB")  # a number is never cut
+        # a number or a term name is never cut; a long source folds onto more lines rather than losing its end
+        t.add_column(col, justify="right" if col == "GiB" else "left", no_wrap=col in ("term", "GiB"), overflow="fold")
     for term in r.terms:
         t.add_row(term.name, f"{term.gib:.2f}", "yes" if term.estimate else "", term.source)
     c.print(t)
@@ -234,7 +235,7 @@ def capacity_cmd(
     \b
     Examples:
       gpufleet plan capacity --peak-qps 40 --qps-per-node 6
-      gpufleet plan capacity --peak-qps 40 --qps-per-node 6 --redundancy 2 --stack alicloud-cn-hangzhou-prod
+      gpufleet plan capacity --peak-qps 40 --qps-per-node 6 --stack alicloud-cn-hangzhou-prod
       gpufleet plan capacity --peak-qps 40 --from-loadtest lt.json --json
     """
     from gpufleet.sizing import capacity
