@@ -349,7 +349,9 @@ def lock_show(
 def _lock_table(rows):
     from rich.table import Table
 
-    t = Table("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins")
+    t = Table()
+    for col in ("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins"):
+        t.add_column(col, overflow="fold")  # on a narrow terminal an id wraps onto a second line, never loses its end
     for r in rows:
         pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
         t.add_row(

@@ -122,6 +122,8 @@ def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None,
         buf = io.StringIO()
         content(buf)
         content = buf.getvalue()
+    if isinstance(content, str) and not content.endswith("\n"):
+        content += "\n"  # a text file ends with a newline, on standard output or in a file
     if out is None:
         if isinstance(content, bytes):
             raise UserError([Problem("-o", "", "a binary format needs -o FILE")])
