@@ -16,7 +16,12 @@ app = typer.Typer(
     add_completion=False,
     help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.\n\n"
     "Exit codes: 0 done, 1 a check failed (does not fit, over budget, ...), 2 bad input. NO_COLOR turns colour off. "
-    "Conventions: docs/cli.md.",
+    "Conventions: docs/cli.md.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet preview --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet cost estimate --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet plan fit --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod --dry-run",
 )
 
 

@@ -23,10 +23,18 @@ def _err():
 
 
 image_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Golden images: recipes, builds over SSH, the lock file the stacks read (docs/images.md).\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet image check\n"
+    "  gpufleet image build --recipe cuda13-vllm --dry-run\n"
+    "  gpufleet image lock show",
 )
 lock_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="images/lock.json: image id per recipe, cloud and region.\n\n\b\nExamples:\n  gpufleet image lock show --json",
 )
 image_app.add_typer(lock_app, name="lock")
 
@@ -64,9 +72,15 @@ def _check_problems(recipe, gpu: str | None) -> list[Problem]:
 @image_app.command("check")
 def check(
     recipe: list[str] | None = typer.Option(
-        None, "--recipe", "-r", help="recipe name or file (repeatable); default: every recipe in images/recipes/"
+        None,
+        "--recipe",
+        "-r",
+        autocompletion=options.complete_recipe,
+        help="recipe name or file (repeatable); default: every recipe in images/recipes/",
     ),
-    gpu: str | None = typer.Option(None, "--gpu", help="also check the recipe against this GPU kind (e.g. V100-16G)"),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="also check the recipe against this GPU kind (e.g. V100-16G)"
+    ),
 ) -> None:
     """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims. Exit 1 when
     a recipe does not hold together; 2 for an unknown recipe or GPU.
@@ -126,7 +140,7 @@ def _print_event(e) -> None:
 
 @image_app.command("build")
 def build(
-    recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file"),
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
     port: int = typer.Option(22, "--port", "-p", help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
@@ -233,7 +247,7 @@ def build(
 
 @image_app.command("render")
 def render_cmd(
-    recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file"),
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     out_dir: Path = typer.Option(
         ..., "--out-dir", "--out", help="folder for <nn>-<step>.<phase>.sh (created; --out is the old spelling)", metavar="DIR"
     ),
@@ -401,7 +415,9 @@ def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]
 
 @lock_app.command("record")
 def lock_record(
-    recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file that was built"),
+    recipe: str = typer.Option(
+        ..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file that was built"
+    ),
     manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
     image: list[str] | None = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
     outputs: Path | None = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),

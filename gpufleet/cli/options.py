@@ -64,6 +64,26 @@ def resolve_stack(value: str | None) -> str | None:
     return loader.use_stack_file(Path(value))
 
 
+def complete_gpu(incomplete: str) -> list[str]:
+    """Shell completion of --gpu: the catalog's GPU kinds."""
+    from gpufleet.stacks.catalog import gpu_kinds
+
+    return [k for k in gpu_kinds() if k.startswith(incomplete)]
+
+
+def complete_recipe(incomplete: str) -> list[str]:
+    """Shell completion of --recipe: the recipes in images/recipes/."""
+    from gpufleet.images.recipes import recipe_names
+
+    return [n for n in recipe_names() if n.startswith(incomplete)]
+
+
+def complete_cloud(incomplete: str) -> list[str]:
+    from gpufleet.components import registry
+
+    return [n for n in registry.names() if n.startswith(incomplete)]
+
+
 def fmt(choices: Sequence[str], default: str = "table") -> Any:
     return typer.Option(
         default,

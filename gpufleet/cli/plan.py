@@ -15,7 +15,12 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 FORMATS = ("table", "json")
 
 plan_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Sizing before anything is paid for: memory fit and node count.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10\n"
+    "  gpufleet plan capacity --peak-qps 40 --qps-per-node 6",
 )
 
 
@@ -44,7 +49,9 @@ def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> l
 @plan_app.command("fit")
 def fit_cmd(
     model: str | None = typer.Option(None, "--model", help="catalog name (sizing/data/models.yaml) or path of a config.json"),
-    gpu: str | None = typer.Option(None, "--gpu", help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
+    ),
     gpu_memory_gib: float | None = typer.Option(
         None,
         "--gpu-memory-gib",
@@ -76,7 +83,12 @@ def fit_cmd(
     vllm_version: str | None = typer.Option(
         None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
     ),
-    cloud: str | None = typer.Option(None, "--cloud", help="advise only node sizes this cloud sells (alicloud, tencentcloud)"),
+    cloud: str | None = typer.Option(
+        None,
+        "--cloud",
+        autocompletion=options.complete_cloud,
+        help="advise only node sizes this cloud sells (alicloud, tencentcloud)",
+    ),
     stack: str | None = options.stack(
         required=False, help="take model, GPU, serving parameters and cloud from a stack (name or Pulumi.<name>.yaml path)"
     ),

@@ -23,8 +23,9 @@ DEV = "alicloud-cn-hangzhou-dev"
 FIT_OK = ["plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10"]
 
 
-def commands():
-    """(path, click command) of every leaf command of `gpufleet`, all modules registered."""
+def commands(groups: bool = False):
+    """(path, click command) of every leaf command of `gpufleet` (or of every group, the root's path ""), all
+    modules registered."""
     import typer.main
 
     from gpufleet.cli import _register, app
@@ -35,9 +36,11 @@ def commands():
     def walk(cmd, path):
         subs = getattr(cmd, "commands", None)
         if subs:
+            if groups:
+                found.append((path, cmd))
             for name, sub in subs.items():
                 walk(sub, [*path, name])
-        else:
+        elif not groups:
             found.append((path, cmd))
 
     walk(typer.main.get_command(app), [])
@@ -45,6 +48,7 @@ def commands():
 
 
 COMMANDS = {" ".join(p): c for p, c in commands()}
+GROUPS = {" ".join(p): c for p, c in commands(groups=True)}
 
 
 # --- exit codes: 0 done, 1 a check failed, 2 bad input ------------------------------------------------------
@@ -109,6 +113,12 @@ def _own(path: str) -> bool:
     return not (path + " ").startswith(OTHERS)
 
 
+def _leaf(line: str) -> str:
+    """The command an example line runs (the longest command path its words start with)."""
+    words = shlex.split(line)[1:]
+    return max((p for p in COMMANDS if words[: len(p.split())] == p.split()), key=len)
+
+
 @pytest.mark.parametrize("path", [p for p in COMMANDS if _own(p)])
 def test_every_option_is_described_and_flags_take_no_value(path):
     cmd = COMMANDS[path]
@@ -143,14 +153,16 @@ NOT_RUN = {
     ),
     "gpufleet image lock record -r cuda13-vllm -m manifest.json --image alicloud/cn-hangzhou=m-bp1abc": "needs a build manifest",
 }
-OWN_EXAMPLES = [(p, line) for p, c in COMMANDS.items() if _own(p) for line in examples(c)]
+OWN_EXAMPLES = list(
+    dict.fromkeys((_leaf(line), line) for p, c in [*COMMANDS.items(), *GROUPS.items()] if _own(p) for line in examples(c))
+)
 
 
-@pytest.mark.parametrize("path", [p for p in COMMANDS if _own(p)])
-def test_every_command_shows_examples(path):
-    lines = examples(COMMANDS[path])
+@pytest.mark.parametrize("path", [p for p in [*COMMANDS, *GROUPS] if _own(p)])
+def test_every_command_and_group_shows_examples(path):
+    lines = examples({**GROUPS, **COMMANDS}[path])
     assert lines, f"gpufleet {path}: no example"
-    assert all(line.startswith(f"gpufleet {path} ") or line == f"gpufleet {path}" for line in lines), lines
+    assert all(f"{line} ".startswith(f"gpufleet {path} ".replace("  ", " ")) for line in lines), lines
 
 
 @pytest.mark.parametrize(("path", "line"), OWN_EXAMPLES, ids=[line for _, line in OWN_EXAMPLES])
@@ -231,6 +243,9 @@ def test_bash_completes_commands_options_formats_and_stack_names():
     stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.alicloud-*.yaml"))
     assert _bash_complete(["gpufleet", "cost", "estimate", "--stack", "alicloud-"]) in ([], stacks)  # cost: other branch
     assert sorted(_bash_complete(["gpufleet", "preview", "--stack", "alicloud-"])) == stacks
+    recipes = sorted(p.stem for p in (ROOT / "images" / "recipes").glob("*.yaml"))
+    assert sorted(_bash_complete(["gpufleet", "image", "build", "--recipe", ""])) == recipes
+    assert sorted(_bash_complete(["gpufleet", "plan", "fit", "--gpu", "V100"])) == ["V100-16G", "V100-32G"]
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
