@@ -7,6 +7,10 @@ import typer
 SHELLS = ("bash", "zsh", "fish")
 
 
+def _shells(incomplete: str) -> list[str]:
+    return [name for name in SHELLS if name.startswith(incomplete)]
+
+
 def register(app: typer.Typer) -> None:
     app.command("completion")(completion)
 
@@ -16,7 +20,7 @@ def completion(
         ...,
         help=f"the shell to complete in: {' | '.join(SHELLS)}",
         metavar="SHELL",
-        autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
+        autocompletion=lambda incomplete: _shells(incomplete),
     ),
 ) -> None:
     """Print the completion script for a shell (commands, options, --format values and --stack names).
