@@ -52,10 +52,33 @@ def read_json_object(path, missing: str) -> dict:
 # Colour is given with style= or Text, never with markup inside a string that may hold user text.
 
 
+# Without a terminal (a pipe, a file, CI) tables are laid out this wide unless COLUMNS says otherwise, so that no
+# column (money above all) is cut to fit 80 columns nobody is looking at.
+WIDE = 200
+
+
 def console(stderr: bool = False, **kwargs):
-    """A rich Console that prints text literally (markup and automatic highlighting off)."""
+    """A rich Console that prints text literally (markup and automatic highlighting off), made when needed.
+
+    - NO_COLOR in the environment (any value, https://no-color.org) or an output that is not a terminal: no colour
+      and no styling at all (no ANSI escape), unless FORCE_COLOR asks for it.
+    - An output that is not a terminal: COLUMNS wide if set, else WIDE (rich would use 80 or the terminal of stdin).
+    """
+    import os
+    import sys
+
     from rich.console import Console
 
+    stream = kwargs.get("file") or (sys.stderr if stderr else sys.stdout)
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or a fake stream
+        tty = False
+    if "NO_COLOR" in os.environ or (not tty and not os.environ.get("FORCE_COLOR")):
+        kwargs.setdefault("color_system", None)
+    if not tty:
+        columns = os.environ.get("COLUMNS", "")
+        kwargs.setdefault("width", int(columns) if columns.isdigit() and int(columns) > 0 else WIDE)
     return Console(stderr=stderr, markup=False, highlight=False, **kwargs)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 import typer
@@ -13,9 +14,15 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
     add_completion=False,
-    help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.",
+    help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.\n\n"
+    "Exit codes: 0 done, 1 a check failed (does not fit, over budget, ...), 2 bad input. NO_COLOR turns colour off. "
+    "Conventions: docs/cli.md.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet preview --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet cost estimate --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet plan fit --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod --dry-run",
 )
-err = console(stderr=True)
 
 
 VERSIONED = ("gpufleet", "pulumi", "pulumi-alicloud", "tencentcloud-iac-pulumi")
@@ -66,6 +73,7 @@ COMMANDS = {
     "cost": "cost",
     "catalog": "cost",
     "region": "region",
+    "completion": "completion",
 }
 
 
@@ -95,17 +103,21 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     _register(sys.argv[1:] if argv is None else argv)
+    if "_GPUFLEET_COMPLETE" in os.environ:  # the shell asks for completions (gpufleet completion SHELL installs the ask)
+        from typer._completion_classes import completion_init
+
+        completion_init()  # typer's bash/zsh/fish answerers (typer registers them only with add_completion)
     try:
         code = app(args=argv, standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)  # typer.Exit(code) comes back as a return value outside standalone mode
     except UserError as exc:
-        print_problems(exc.problems, err)
+        print_problems(exc.problems, console(stderr=True))
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("aborted")
+        console(stderr=True).print("aborted")
         sys.exit(130)
     except Exception as exc:  # usage errors (click's ClickException) come here in non-standalone mode
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):

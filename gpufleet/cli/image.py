@@ -8,16 +8,33 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
+from gpufleet.cli import options
 from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
 
-out = console(soft_wrap=True)
-err = console(stderr=True, soft_wrap=True)
+FORMATS = ("table", "json")
+
+
+def _out():
+    return console(soft_wrap=True)
+
+
+def _err():
+    return console(stderr=True, soft_wrap=True)
+
 
 image_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="Golden images: recipes, builds over SSH, the lock file the stacks read."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Golden images: recipes, builds over SSH, the lock file the stacks read (docs/images.md).\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet image check\n"
+    "  gpufleet image build --recipe cuda13-vllm --dry-run\n"
+    "  gpufleet image lock show",
 )
 lock_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="images/lock.json: image id per recipe, cloud and region."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="images/lock.json: image id per recipe, cloud and region.\n\n\b\nExamples:\n  gpufleet image lock show --json",
 )
 image_app.add_typer(lock_app, name="lock")
 
@@ -33,6 +50,7 @@ def _recipe(name: str):
 
 
 def _check_problems(recipe, gpu: str | None) -> list[Problem]:
+    """What does not hold together in a recipe (and against `gpu`, a known GPU kind)."""
     from gpufleet.images import compat
     from gpufleet.images.steps import python_lock_text
     from gpufleet.stacks import catalog
@@ -41,9 +59,7 @@ def _check_problems(recipe, gpu: str | None) -> list[Problem]:
     problems += [Problem(recipe.file, p, m) for p, m in compat.lock_problems(recipe, python_lock_text(recipe))]
     if gpu is not None:
         kinds = catalog.gpu_kinds()
-        if gpu not in kinds:
-            problems.append(Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds)))
-        else:
+        if gpu in kinds:
             clashes = compat.gpu_clashes(recipe, kinds[gpu])
             others = [n for n in compat.recipes_serving(gpu) if n != recipe.name]
             hint = f"; use {' or '.join(others)}" if others else ""
@@ -56,18 +72,34 @@ def _check_problems(recipe, gpu: str | None) -> list[Problem]:
 @image_app.command("check")
 def check(
     recipe: list[str] | None = typer.Option(
-        None, "--recipe", "-r", help="recipe name or file; default: every recipe in images/recipes/"
+        None,
+        "--recipe",
+        "-r",
+        autocompletion=options.complete_recipe,
+        help="recipe name or file (repeatable); default: every recipe in images/recipes/",
     ),
-    gpu: str | None = typer.Option(None, "--gpu", help="also check the recipe against this GPU kind (e.g. V100-16G)"),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="also check the recipe against this GPU kind (e.g. V100-16G)"
+    ),
 ) -> None:
-    """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims."""
+    """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims. Exit 1 when
+    a recipe does not hold together; 2 for an unknown recipe or GPU.
+
+    \b
+    Examples:
+      gpufleet image check
+      gpufleet image check --recipe cuda13-vllm --gpu A10
+    """
     from gpufleet.images.recipes import recipe_names
     from gpufleet.images.steps import build_blockers, unverified
+    from gpufleet.stacks import catalog
 
-    names = recipe or recipe_names()
+    if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
+        raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
+    recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
+    out = _out()
     problems: list[Problem] = []
-    for name in names:
-        r = _recipe(name)
+    for r in recipes:
         found = _check_problems(r, gpu)
         problems += found
         if found:
@@ -84,8 +116,9 @@ def check(
             out.print(f"    before a real build: {path}: {msg}")
         for note in unverified(r):
             out.print(f"    unverified: {note}")
-    if problems:
-        raise UserError(problems)
+    if problems:  # the check failed (exit 1), as `plan fit` that does not fit
+        print_problems(problems, _err())
+        raise typer.Exit(1)
 
 
 def _print_event(e) -> None:
@@ -102,14 +135,14 @@ def _print_event(e) -> None:
         "manifest": ("manifest", "cyan"),
     }.get(e.kind, (e.kind, ""))
     where = f"[{e.index}/{e.total}] {e.step:<{width}}" if e.step else " " * (len(str(e.total)) * 2 + 4 + width)
-    out.print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
+    _out().print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
 @image_app.command("build")
 def build(
-    recipe: str = typer.Option(..., "--recipe", "-r", help="recipe name or file"),
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
-    port: int = typer.Option(22, "--port", "-p"),
+    port: int = typer.Option(22, "--port", "-p", help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
     key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
     known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
@@ -121,18 +154,30 @@ def build(
     ),
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
     backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
-    connect_timeout: int = typer.Option(10, "--connect-timeout", min=1),
+    connect_timeout: int = typer.Option(10, "--connect-timeout", min=1, help="seconds to wait for the SSH connection"),
     keepalive: float = typer.Option(
         10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
     ),
-    manifest_out: Path | None = typer.Option(None, "--manifest-out", help="where to save the manifest read back from the host"),
+    manifest_out: Path | None = typer.Option(
+        None,
+        "--manifest-out",
+        help="where to save the manifest read back from the host; default build/images/<recipe>-<host>.manifest.json",
+    ),
 ) -> None:
-    """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest."""
+    """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest. Exit 1
+    when a step fails or the connection is lost for good (re-run to resume); 2 for bad input.
+
+    \b
+    Examples:
+      gpufleet image build --recipe cuda13-vllm --dry-run
+      gpufleet image build -r cuda13-vllm -H 203.0.113.7 -k ~/.ssh/builder --accept-new-host-key
+    """
     import paramiko
 
     from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
     from gpufleet.images.steps import build_blockers, render
 
+    out, err = _out(), _err()
     r = _recipe(recipe)
     problems = _check_problems(r, None)
     if manifest_out is not None:  # checked before the build, not after it
@@ -202,10 +247,18 @@ def build(
 
 @image_app.command("render")
 def render_cmd(
-    recipe: str = typer.Option(..., "--recipe", "-r"),
-    out_dir: Path = typer.Option(..., "--out", "-o", help="folder for <nn>-<step>.<phase>.sh"),
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
+    out_dir: Path = typer.Option(
+        ..., "--out-dir", "--out", help="folder for <nn>-<step>.<phase>.sh (created; --out is the old spelling)", metavar="DIR"
+    ),
 ) -> None:
-    """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck."""
+    """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck.
+
+    \b
+    Examples:
+      gpufleet image render --recipe cuda13-vllm --out-dir build/scripts
+      shellcheck build/scripts/*.sh
+    """
     from gpufleet.files import write_atomic
     from gpufleet.images.steps import render
 
@@ -215,27 +268,62 @@ def render_cmd(
         for phase in ("check", "apply", "cleanup"):
             text = getattr(s, phase)
             if text:
-                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out")
+                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out-dir")
                 n += 1
-    out.print(f"wrote {n} scripts to {out_dir}")
+    _out().print(f"wrote {n} scripts to {out_dir}")
+
+
+def _images_stack(value: str) -> Path:
+    """The stack file of the images program for a name (images/program/Pulumi.<name>.yaml) or a path."""
+    from gpufleet.images.pipeline import PROGRAM
+
+    return Path(value) if "/" in value or value.endswith(".yaml") else PROGRAM / f"Pulumi.{value}.yaml"
+
+
+def _images_stacks(incomplete: str) -> list[str]:
+    from gpufleet.images.pipeline import PROGRAM
+
+    names = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROGRAM.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+    return [n for n in names if n.startswith(incomplete)]
 
 
 @image_app.command("pipeline")
 def pipeline_cmd(
-    stack_file: Path = typer.Option(..., "--stack-file", "-s", help="images/program/Pulumi.<stack>.yaml"),
-    as_json: bool = typer.Option(False, "--json"),
+    stack: str = typer.Option(
+        ...,
+        "--stack",
+        "-s",
+        "--stack-file",
+        help="a stack of the images program: its name (images/program/Pulumi.<name>.yaml) or its file's path",
+        metavar="NAME|PATH",
+        autocompletion=_images_stacks,
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
-    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine."""
+    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine.
+
+    \b
+    Examples:
+      gpufleet image pipeline --stack example-cuda13-vllm-alicloud
+      gpufleet image pipeline -s images/program/Pulumi.example-cuda13-vllm-alicloud.yaml --json
+    """
     from gpufleet.images.pipeline import export, load_pipeline
     from gpufleet.preview import run
 
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    stack_file = _images_stack(stack)
     recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
     inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
-    if as_json:
-        out.print_json(
-            json.dumps({"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs})
-        )
+    if chosen == "json":
+        doc = {"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}
+        options.emit(json.dumps(doc, indent=2), output)
         return
+    options.show(lambda out: _print_pipeline(out, stack_file, recipe, spec, cfg, inv), output)
+
+
+def _print_pipeline(out, stack_file: Path, recipe, spec, cfg, inv) -> None:
     out.print(f"images stack {stack_file.name}: recipe {recipe.name}, phase {cfg.phase}, {spec.cloud} {spec.region}")
     for r in inv.resources:
         out.print(f"  + {r['type']}  {r['name']}")
@@ -250,19 +338,34 @@ def pipeline_cmd(
 
 
 @lock_app.command("show")
-def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
-    """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built."""
+def lock_show(
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built.
+
+    \b
+    Examples:
+      gpufleet image lock show
+      gpufleet image lock show --format json -o lock-rows.json
+    """
     from gpufleet.images import lock
 
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     rows = lock.rows()
-    if fmt == "json":
-        out.print_json(json.dumps([r.__dict__ for r in rows]))
+    if chosen == "json":
+        options.emit(json.dumps([r.__dict__ for r in rows], indent=2), output)
         return
-    if fmt != "table":
-        raise UserError([Problem("--format", "", f"unknown format {fmt!r}" + did_you_mean(fmt, ["table", "json"]))])
+    options.show(lambda out: out.print(_lock_table(rows)), output)
+
+
+def _lock_table(rows):
     from rich.table import Table
 
-    t = Table("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins")
+    t = Table()
+    for col in ("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins"):
+        t.add_column(col, overflow="fold")  # on a narrow terminal an id wraps onto a second line, never loses its end
     for r in rows:
         pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
         t.add_row(
@@ -274,7 +377,7 @@ def lock_show(fmt: str = typer.Option("table", "--format", help="table or json")
             (r.manifest_sha256 or "-")[:16],
             pins,
         )
-    out.print(t)
+    return t
 
 
 def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
@@ -312,13 +415,21 @@ def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]
 
 @lock_app.command("record")
 def lock_record(
-    recipe: str = typer.Option(..., "--recipe", "-r"),
+    recipe: str = typer.Option(
+        ..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file that was built"
+    ),
     manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
     image: list[str] | None = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
     outputs: Path | None = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
-    lock_file: Path | None = typer.Option(None, "--lock", help="default: images/lock.json"),
+    lock_file: Path | None = typer.Option(None, "--lock", help="the lock file to update; default: images/lock.json"),
 ) -> None:
-    """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest."""
+    """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest.
+
+    \b
+    Examples:
+      gpufleet image lock record -r cuda13-vllm -m build/images/cuda13-vllm-203.0.113.7.manifest.json --outputs images.json
+      gpufleet image lock record -r cuda13-vllm -m manifest.json --image alicloud/cn-hangzhou=m-bp1abc
+    """
     import hashlib
 
     from gpufleet.images import lock
@@ -352,7 +463,7 @@ def lock_record(
     digest = hashlib.sha256(text.encode()).hexdigest()
     lock.record(r.name, r.pins, images, digest, path)
     n = sum(len(v) for v in images.values())
-    out.print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
+    _out().print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -366,8 +477,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except UserError as exc:
-        for problem in exc.problems:
-            print_problems([problem], err)
+        print_problems(exc.problems, _err())
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -8,7 +8,9 @@
   html, markdown). `--json` is an alias of `--format json` wherever it exists.
 - `-o FILE` / `--output FILE`: write the `--format` output to FILE instead of standard output (atomically; `-` is
   standard output). Binary formats (xlsx) need it. Other files a command writes have their own option names.
-- Exit codes: 0 done; 1 a check failed (over budget, does not fit, a load test with no success); 2 bad input.
+- Exit codes: 0 done; 1 a check failed (over budget, does not fit, capacity short, a recipe that does not hold
+  together, a build step or a load test that failed); 2 bad input (a usage error, a bad file or value).
+- Colour: none when NO_COLOR is set or the output is not a terminal (gpufleet/errors.py console()).
 """
 
 from __future__ import annotations
@@ -28,7 +30,29 @@ BINARY_FORMATS = frozenset({"xlsx"})
 def stack(
     required: bool = True, help: str = "stack name (e.g. alicloud-cn-hangzhou-prod) or path of a Pulumi.<name>.yaml file"
 ) -> Any:
-    return typer.Option(... if required else None, "--stack", "-s", help=help, callback=resolve_stack, metavar="NAME|PATH")
+    return typer.Option(
+        ... if required else None,
+        "--stack",
+        "-s",
+        help=help,
+        callback=resolve_stack,
+        metavar="NAME|PATH",
+        autocompletion=complete_stack,
+    )
+
+
+def complete_stack(incomplete: str) -> list[str]:
+    """Shell completion of --stack: the project's stack names (a path is left to the shell's file completion)."""
+    if "/" in incomplete:
+        return []
+    from gpufleet.errors import UserError as NoProject
+    from gpufleet.stacks import loader
+
+    try:
+        names = loader.stack_names()
+    except NoProject:  # not inside a project
+        return []
+    return [n for n in names if n.startswith(incomplete)]
 
 
 def resolve_stack(value: str | None) -> str | None:
@@ -40,12 +64,38 @@ def resolve_stack(value: str | None) -> str | None:
     return loader.use_stack_file(Path(value))
 
 
+def complete_gpu(incomplete: str) -> list[str]:
+    """Shell completion of --gpu: the catalog's GPU kinds."""
+    from gpufleet.stacks.catalog import gpu_kinds
+
+    return [k for k in gpu_kinds() if k.startswith(incomplete)]
+
+
+def complete_recipe(incomplete: str) -> list[str]:
+    """Shell completion of --recipe: the recipes in images/recipes/."""
+    from gpufleet.images.recipes import recipe_names
+
+    return [n for n in recipe_names() if n.startswith(incomplete)]
+
+
+def complete_cloud(incomplete: str) -> list[str]:
+    from gpufleet.components import registry
+
+    return [n for n in registry.names() if n.startswith(incomplete)]
+
+
 def fmt(choices: Sequence[str], default: str = "table") -> Any:
-    return typer.Option(default, "--format", help=" | ".join(choices), metavar="FORMAT")
+    return typer.Option(
+        default,
+        "--format",
+        help=f"how to print the result: {' | '.join(choices)}",
+        metavar="FORMAT",
+        autocompletion=lambda incomplete: [c for c in choices if c.startswith(incomplete)],
+    )
 
 
 def json_alias() -> Any:
-    return typer.Option(False, "--json", help="same as --format json")
+    return typer.Option(False, "--json", help="same as --format json", show_default=False)
 
 
 def output(help: str = "write the --format output to this file instead of standard output ('-' = standard output)") -> Any:
@@ -73,6 +123,17 @@ def chosen_format(value: str, as_json: bool, choices: Sequence[str], out: Path |
     return chosen
 
 
+def show(draw: Callable[[Any], None], out: Path | None) -> None:
+    """Print what `draw(console)` prints (a table, a tree): on standard output with colour when it is a terminal, or
+    into `out` as plain text (-o FILE with --format table)."""
+    from gpufleet.errors import console
+
+    if out is None:
+        draw(console())
+        return
+    emit(lambda buf: draw(console(file=buf)), out)
+
+
 def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None, say_written: bool = True) -> None:
     """Print `content` (text, bytes, or a function writing text to a buffer) or write it to `out` atomically."""
     from gpufleet.files import is_stdout, write_atomic
@@ -81,6 +142,8 @@ def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None,
         buf = io.StringIO()
         content(buf)
         content = buf.getvalue()
+    if isinstance(content, str) and not content.endswith("\n"):
+        content += "\n"  # a text file ends with a newline, on standard output or in a file
     if out is None:
         if isinstance(content, bytes):
             raise UserError([Problem("-o", "", "a binary format needs -o FILE")])

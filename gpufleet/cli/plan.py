@@ -9,10 +9,18 @@ from pathlib import Path
 
 import typer
 
-from gpufleet.errors import Problem, UserError, console, did_you_mean
+from gpufleet.cli import options
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+FORMATS = ("table", "json")
 
 plan_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="Sizing before anything is paid for: memory fit and node count."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Sizing before anything is paid for: memory fit and node count.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10\n"
+    "  gpufleet plan capacity --peak-qps 40 --qps-per-node 6",
 )
 
 
@@ -41,7 +49,9 @@ def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> l
 @plan_app.command("fit")
 def fit_cmd(
     model: str | None = typer.Option(None, "--model", help="catalog name (sizing/data/models.yaml) or path of a config.json"),
-    gpu: str | None = typer.Option(None, "--gpu", help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
+    ),
     gpu_memory_gib: float | None = typer.Option(
         None,
         "--gpu-memory-gib",
@@ -50,7 +60,9 @@ def fit_cmd(
     ),
     compute_capability: str | None = typer.Option(None, "--compute-capability", help="M.m, e.g. 8.6 (with --gpu-memory-gib)"),
     gpus: int = typer.Option(1, "--gpus", min=1, max=8, help="tensor-parallel size"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    dtype: str = typer.Option(
+        "auto", "--dtype", help="weights and activations: auto (the model's, float16 on GPUs without bf16), float16, bfloat16"
+    ),
     quantization: str | None = typer.Option(None, "--quantization", help="awq, gptq, int8, fp8, bitsandbytes"),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2"),
     max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),
@@ -71,14 +83,33 @@ def fit_cmd(
     vllm_version: str | None = typer.Option(
         None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
     ),
-    cloud: str | None = typer.Option(None, "--cloud", help="advise only node sizes this cloud sells (alicloud, tencentcloud)"),
-    stack: str | None = typer.Option(None, "--stack", help="take model, GPU, serving parameters and cloud from a stack"),
-    as_json: bool = typer.Option(False, "--json"),
+    cloud: str | None = typer.Option(
+        None,
+        "--cloud",
+        autocompletion=options.complete_cloud,
+        help="advise only node sizes this cloud sells (alicloud, tencentcloud)",
+    ),
+    stack: str | None = options.stack(
+        required=False, help="take model, GPU, serving parameters and cloud from a stack (name or Pulumi.<name>.yaml path)"
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
     """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits or not,
-    and what to change."""
+    and what to change. Exit 1 when it does not fit.
+
+    \b
+    Examples:
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu T4 --quantization awq --max-model-len 8192
+      gpufleet plan fit --stack alicloud-cn-hangzhou-prod --format json
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu-memory-gib 23.58 --compute-capability 8.6
+    """
     from gpufleet.sizing import checks, fit, models, profiler
     from gpufleet.stacks.catalog import CLOUDS, GpuKind, gpu_kinds
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
 
     custom = gpu_memory_gib is not None or compute_capability is not None
     if custom and (gpu or stack or cloud):
@@ -147,10 +178,10 @@ def fit_cmd(
     if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
         raise UserError(problems)
     r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
-    if as_json:
-        typer.echo(json.dumps(r.to_json(), indent=2))
+    if chosen == "json":
+        options.emit(json.dumps(r.to_json(), indent=2), output)
     else:
-        _print_fit(r, arch.name)
+        options.show(lambda c: _print_fit(r, arch.name, c), output)
     if not r.fits:
         raise typer.Exit(1)
 
@@ -167,18 +198,18 @@ def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Probl
     return out
 
 
-def _print_fit(r, model_name: str) -> None:
+def _print_fit(r, model_name: str, c) -> None:
     from rich.table import Table  # imported when a table is printed (rich's table costs import time)
     from rich.text import Text
 
-    c = console()
     t = Table(
         title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
         + (f", {r.quantization}" if r.quantization else "")
         + f", vLLM {r.vllm_version} ({r.engine}), per GPU"
     )
     for col in ("term", "GiB", "estimate", "source"):
-        t.add_column(col, justify="right" if col == "GiB" else "left")
+        # a number or a term name is never cut; a long source folds onto more lines rather than losing its end
+        t.add_column(col, justify="right" if col == "GiB" else "left", no_wrap=col in ("term", "GiB"), overflow="fold")
     for term in r.terms:
         t.add_row(term.name, f"{term.gib:.2f}", "yes" if term.estimate else "", term.source)
     c.print(t)
@@ -203,12 +234,25 @@ def capacity_cmd(
         None, "--from-loadtest", help="a result file written by `gpufleet loadtest --save-json FILE`"
     ),
     redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
-    stack: str | None = typer.Option(None, "--stack", help="warn when this stack's replicas are below the plan"),
-    as_json: bool = typer.Option(False, "--json"),
+    stack: str | None = options.stack(
+        required=False, help="check this stack's replicas against the plan (exit 1 when below); name or path"
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
-    """Nodes = ceil(peak / per-node QPS) + redundancy, as autoscaling min / max / desired."""
+    """Nodes = ceil(peak / per-node QPS) + redundancy, as autoscaling min / max / desired. With --stack, exit 1 when
+    the stack's replicas are below the plan.
+
+    \b
+    Examples:
+      gpufleet plan capacity --peak-qps 40 --qps-per-node 6
+      gpufleet plan capacity --peak-qps 40 --qps-per-node 6 --stack alicloud-cn-hangzhou-prod
+      gpufleet plan capacity --peak-qps 40 --from-loadtest lt.json --json
+    """
     from gpufleet.sizing import capacity
 
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     if (qps_per_node is None) == (from_loadtest is None):
         raise UserError([Problem("--qps-per-node / --from-loadtest", "", "give exactly one")])
     if from_loadtest is not None:
@@ -222,13 +266,20 @@ def capacity_cmd(
         from gpufleet.stacks.loader import load_fleet
 
         warnings = [f"{stack}: {f}: {m}" for f, m in capacity.replicas_problems(load_fleet(stack).spec.replicas, p)]
-    if as_json:
-        typer.echo(json.dumps({**p.to_json(), "warnings": warnings}, indent=2))
+    if chosen == "json":
+        options.emit(json.dumps({**p.to_json(), "warnings": warnings}, indent=2), output)
     else:
-        from rich.text import Text
 
-        c = console()
-        c.print(f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}")
-        c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
-        for w in warnings:
-            c.print(Text.assemble(("warning", "yellow"), f" {w}"))
+        def draw(c) -> None:
+            from rich.text import Text
+
+            c.print(
+                f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}"
+            )
+            c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
+            for w in warnings:
+                c.print(Text.assemble(("short", "red"), f" {w}"))
+
+        options.show(draw, output)
+    if warnings:  # a check failed: the stack cannot scale to the plan
+        raise typer.Exit(1)

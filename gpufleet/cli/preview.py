@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.text import Text
@@ -22,6 +23,7 @@ def preview(
     stack: str = options.stack(),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
     """Run the stack's Pulumi program under the mock engine and show the resources it declares, with notes.
 
@@ -29,13 +31,14 @@ def preview(
     Examples:
       gpufleet preview --stack alicloud-cn-hangzhou-prod
       gpufleet preview -s stacks/Pulumi.tencentcloud-ap-guangzhou-prod.yaml --json
+      gpufleet preview --stack alicloud-cn-hangzhou-dev --format json -o dev-inventory.json
     """
     from gpufleet import clock, contract, plan
     from gpufleet.components import hardening
     from gpufleet.components.registry import notes
     from gpufleet.stacks.loader import load_fleet, read_stack_config
 
-    as_json = options.chosen_format(fmt, as_json, FORMATS) == "json"
+    as_json = options.chosen_format(fmt, as_json, FORMATS, output) == "json"
     fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
     shown, config = read_stack_config(stack)
     refused = hardening.config_problems(fleet.spec, config, shown)
@@ -59,9 +62,12 @@ def preview(
         + contract.schedule_notes(fleet.spec, clock.now())
     )
     if as_json:
-        typer.echo(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False))
+        options.emit(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False), output)
         return
-    console = errors.console()
+    options.show(lambda console: _print_tree(console, stack, fleet, inventory, all_notes), output)
+
+
+def _print_tree(console, stack: str, fleet, inventory, all_notes: list[str]) -> None:
     children: dict[str | None, list[dict]] = {}
     for r in inventory.resources:
         children.setdefault(r["parent"], []).append(r)
