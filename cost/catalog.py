@@ -267,7 +267,7 @@ def _spread_problem(raw: dict, shown: str, where: str) -> list[Problem]:
         return []  # reported by _decimal_problem
     if p is None and (lo is not None or hi is not None):
         return [Problem(shown, where, "low/high given without a price; drop them or give the price")]
-    if (lo is not None and lo > p) or (hi is not None and hi < p):
+    if p is not None and ((lo is not None and lo > p) or (hi is not None and hi < p)):
         return [Problem(shown, where, f"the spread {lo}-{hi} must hold the price {p} (low <= price <= high)")]
     return []
 

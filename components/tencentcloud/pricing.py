@@ -254,7 +254,7 @@ def catalog_rows(ctx: DeriveContext) -> None:
             key, "monthly", "GiB-month", key, "monthly", f"no subscription price for {name}", "priced per GB by the vendor"
         )
         m = ctx.rows[(key, "monthly")]
-        if m.price is None:
+        if m.price is None or m.lowest is None or m.highest is None:
             continue
         ctx.add(
             key,

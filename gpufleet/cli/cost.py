@@ -18,9 +18,19 @@ from gpufleet.errors import Problem, UserError, console
 from gpufleet.files import output_problems
 
 cost_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="Monthly cost of what a stack declares, from the dated price catalog."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Monthly cost of what a stack declares, from the dated price catalog.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet cost estimate --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet cost compare --stack alicloud-cn-hangzhou-prod\n"
+    "  gpufleet cost commit --stack alicloud-cn-hangzhou-prod",
 )
-catalog_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The price catalog in cost/data/.")
+catalog_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="The price catalog in cost/data/.\n\n\b\nExamples:\n  gpufleet catalog build --cloud alicloud --date 2026-12-03",
+)
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 Content = str | bytes | Callable[[io.StringIO], None]  # what options.emit prints or writes
 
@@ -181,6 +191,7 @@ def diff_cmd(
     """What changes in cost (B minus A): per category with %, per scenario, line by line. Unpriced deltas are named,
     never counted as savings.
 
+    \b
     Examples:
       gpufleet cost diff --stack alicloud-cn-hangzhou-dev --stack alicloud-cn-hangzhou-prod
       gpufleet cost estimate --stack alicloud-cn-hangzhou-prod --format json -o before.json
@@ -221,8 +232,10 @@ def commit_cmd(
     hours a month per node, the break-even utilisation, the upfront cash of a yearly term, and the `billing:` block
     (validated) or what the spec cannot express.
 
-    Example:
+    \b
+    Examples:
       gpufleet cost commit --stack alicloud-cn-hangzhou-prod
+      gpufleet cost commit --stack tencentcloud-ap-guangzhou-prod --json
     """
     from gpufleet.cost import commitment, report
 
