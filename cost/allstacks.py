@@ -4,7 +4,8 @@ Each stack is priced as `cost estimate` prices it (its own usage file and the ca
 the tag `team` or `cost-center` in the stack's `tags:` (stacks/spec.py FleetSpec.tags); a stack without it is
 "untagged". Costs that stacks of one cloud and region share (lines of cost components marked `shared`: the KMS
 instance, the model bucket, image snapshots) appear in every stack's own estimate but are paid once: here they leave
-the groups and are counted once, in the row "shared (counted once)", with a note naming the stacks that share them.
+the groups and are counted once, in the row "shared (counted once)", with a note naming the stacks that share them
+(when the stacks price one differently, the largest priced line is counted and the note names each stack's figure).
 A stack that cannot be priced is named, and the total is then incomplete (a lower bound), like a line without a price.
 """
 
@@ -92,10 +93,29 @@ def _add(g: Group, lines, stack: str | None = None) -> None:
             g.estimated += l.monthly_cost
 
 
+def _one_bill(lines: list[Line]) -> Line:
+    """The line counted for a shared cost declared by several stacks: the largest priced one (stacks that disagree on
+    its quantity, e.g. model_bucket_gb, are named in a note), an unpriced one only when no stack prices it."""
+    priced = [l for l in lines if l.monthly_cost is not None]
+    return max(priced, key=lambda l: l.monthly_cost or 0) if priced else lines[0]
+
+
+def _shared_note(name: str, declared: list[tuple[str, Line]], counted: Line) -> str:
+    stacks = list(dict.fromkeys(s for s, _ in declared))
+    note = f"shared: {name} is declared by {', '.join(stacks)} and counted once" + (
+        f" ({len(stacks)} stacks)" if len(stacks) > 1 else ""
+    )
+    costs = {s: l.monthly_cost for s, l in declared}
+    if len(set(costs.values())) > 1:
+        each = ", ".join(f"{s} {'unpriced' if v is None else v}" for s, v in costs.items())
+        note += f"; the stacks disagree on it ({each}): {'unpriced' if counted.monthly_cost is None else counted.monthly_cost} is counted"
+    return note
+
+
 def report(costs: list[StackCost], by: str) -> Report:
     groups: dict[str, Group] = {}
     shared = Group(SHARED)
-    seen: dict[tuple, list[str]] = {}  # shared key -> the stacks that declare it
+    declared: dict[tuple, list[tuple[str, Line]]] = {}  # shared key -> (stack, its line) for each stack declaring it
     shared_names: dict[tuple, str] = {}
     total = Group("total")
     notes: list[str] = []
@@ -110,27 +130,21 @@ def report(costs: list[StackCost], by: str) -> Report:
             total.unpriced_stacks += 1
             notes.append(f"{c.stack}: not priced ({c.problem}); the totals are lower bounds")
             continue
-        own: list[Line] = []
-        common: list[Line] = []
-        for l in c.estimate.lines:
-            (common if view.shared(l) else own).append(l)
+        own = [l for l in c.estimate.lines if not view.shared(l)]
         _add(g, own, c.stack)
         _add(total, own, c.stack)
-        for l in common:
-            key = view.shared_key(c.estimate, l)
-            if key not in seen:
-                seen[key] = []
-                shared_names[key] = f"{l.component} ({c.estimate.cloud} {c.estimate.region})"
-                _add(shared, [l])
-                _add(total, [l])
-            seen[key].append(c.stack)
-            if c.stack not in shared.stacks:
-                shared.stacks.append(c.stack)
-    for key, stacks in seen.items():
-        notes.append(
-            f"shared: {shared_names[key]} is declared by {', '.join(stacks)} and counted once"
-            + (f" ({len(stacks)} stacks)" if len(stacks) > 1 else "")
-        )
+        for l in c.estimate.lines:
+            if view.shared(l):
+                key = view.shared_key(c.estimate, l)
+                shared_names.setdefault(key, f"{l.component} ({c.estimate.cloud} {c.estimate.region})")
+                declared.setdefault(key, []).append((c.stack, l))
+    for key, decl in declared.items():
+        one = _one_bill([l for _, l in decl])
+        _add(shared, [one])
+        _add(total, [one])
+        notes.append(_shared_note(shared_names[key], decl, one))
+    sharing = {s for decl in declared.values() for s, _ in decl}
+    shared.stacks = [c.stack for c in costs if c.stack in sharing]
     untagged = groups.get(UNTAGGED)
     if untagged:
         notes.append(f"untagged: {', '.join(untagged.stacks)} have no `{by}` tag (fleet tags in the stack file)")

@@ -93,7 +93,18 @@ def _total_rows(e: Estimate) -> list[list]:
 
     complete = view.complete(e)
     q = view.quality(e)
-    out = [row("category", f"{c} total", c, e.by_category[c], "", "") for c in CATEGORIES]
+    unpriced = view.category_unpriced(e)
+    out = [
+        row(
+            "category",
+            f"{c} total" if not unpriced[c] else f"{c} total (lower bound)",
+            c,
+            e.by_category[c],
+            "incomplete" if unpriced[c] else "complete",
+            f"{unpriced[c]} line(s) without a price are not in it" if unpriced[c] else "",
+        )
+        for c in CATEGORIES
+    ]
     out.append(
         row(
             "total",
@@ -323,11 +334,14 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
         ws.write_string(i - 1, 0, k, f.bold)
         ws.write_string(i - 1, 1, str(v))
     row = len(meta) + 2
-    ws.write_row(row, 0, ["category", f"monthly ({e.currency})"], f.bold)
+    ws.write_row(row, 0, ["category", f"monthly ({e.currency})", "complete", "unpriced lines"], f.bold)
     cat_first = row + 2  # 1-based row of the first category
+    unpriced = view.category_unpriced(e)
     for i, c in enumerate(CATEGORIES):
         ws.write_string(row + 1 + i, 0, c)
         ws.write_formula(row + 1 + i, 1, f'=SUMIF({rg["category"]},"{c}",{rg["cost"]})', f.money, _f(e.by_category[c]))
+        ws.write_string(row + 1 + i, 2, "no (>=, lower bound)" if unpriced[c] else "yes")
+        ws.write_formula(row + 1 + i, 3, f'=COUNTIFS({rg["category"]},"{c}",{rg["status"]},"unpriced")', None, unpriced[c])
     cat_last = cat_first + len(CATEGORIES) - 1
     total_row = row + 1 + len(CATEGORIES)
     ws.write_string(total_row, 0, "monthly total" if view.complete(e) else "monthly total (>=, lower bound)", f.bold)
@@ -349,6 +363,7 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
         ws.write_formula(total_row + i, 1, formula, fmt, cached)
     ws.set_column(0, 0, 34)
     ws.set_column(1, 1, 40)
+    ws.set_column(2, 3, 20)
     _assumptions_sheet(wb, f, e.assumptions, e.discounts)
     wb.close()
 
@@ -392,10 +407,13 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
             r += 1
             continue
         a = f"$A{r + 1}"
+        unpriced = view.category_unpriced(e)
         for i, c in enumerate(CATEGORIES):
             ws.write_formula(
                 r, 2 + i, f'=SUMIFS({rg["cost"]},{rg["option"]},{a},{rg["category"]},"{c}")', f.money, _f(e.by_category[c])
             )
+            if unpriced[c]:
+                ws.write_comment(r, 2 + i, f"lower bound (>=): {unpriced[c]} line(s) without a price are not in it")
         ws.write_formula(r, tot_c, f"=SUM({_col(2)}{r + 1}:{_col(1 + n)}{r + 1})", f.money_bold, _f(e.monthly_total))
         ws.write_string(r, tot_c + 1, "yes" if view.complete(e) else "no (total is >=)")
         t = f"{_col(tot_c)}{r + 1}"
@@ -607,7 +625,7 @@ def estimate_html(e: Estimate) -> str:
             legend=_legend(),
             lines=[{"l": l, "status": view.status(l), "stale": view.stale(l)} for l in e.lines],
             categories=CATEGORIES,
-            by_category=e.by_category,
+            by_category=view.category_texts(e),
         )
     )
 
@@ -631,7 +649,7 @@ def compare_html(stack: str, options: list[Option]) -> str:
                 {
                     "label": label(o),
                     "instance_type": o.instance_type or "-",
-                    "by_category": o.estimate.by_category if o.estimate else None,
+                    "by_category": view.category_texts(o.estimate) if o.estimate else None,
                     "total": view.total_text(o.estimate) if o.estimate else "n/a",
                     "overhead": f"{o.estimate.overhead_share:.1%}" if o.estimate else "",
                     "equivalence": o.mapping,

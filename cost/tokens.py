@@ -3,9 +3,10 @@
     CNY per million output tokens = node monthly cost / (output tokens/s x utilisation x seconds per month) x 10^6
     CNY per request               = node monthly cost / (requests/s x utilisation x seconds per month)
 
-A node is the instance and its disks, priced by the same program and catalog as `cost estimate` (the stack
-re-declared for each billing model, as `cost compare` does, with one running node); the fleet's load balancer, NAT
-and traffic are not in it. The throughput is the load test's knee (`gpufleet.sizing.capacity.per_node_qps_of`:
+A node is what one more running node adds to the bill: the instance and its own disks, priced by the same program and
+catalog as `cost estimate` (the stack re-declared for each billing model, as `cost compare` does, with one running
+node). The fleet's load balancer, NAT and traffic are not in it, nor are the costs marked shared (the image snapshot
+the nodes boot from, the KMS instance, the model bucket: one bill whatever the number of nodes). The throughput is the load test's knee (`gpufleet.sizing.capacity.per_node_qps_of`:
 the knee when the run had an SLO, else its best error-free level); "utilisation" is the share of that throughput
 the node serves on average over the month, the knee itself being 100 %.
 """
@@ -124,11 +125,12 @@ class NodeMonth:
 
 def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth:
     """One node-month from an estimate of the stack with one running node: the instance and disks of the node resource
-    whose instance line is exactly one node for the month (730 hours, or 1 month on a subscription)."""
+    whose instance line is exactly one node for the month (730 hours, or 1 month on a subscription); the resource's
+    shared lines (its image's snapshot) are not the node's."""
     if e is None:
         return NodeMonth(billing, None, (), False, "", problem or "not priced")
     for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == "gpu_compute"):
-        mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES]
+        mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
         node = next(l for l in mine if l.category == "gpu_compute")
         one = HOURS_PER_MONTH if node.billing in ("payg", "spot") else Decimal(1)
         if node.monthly_quantity == one:
@@ -250,7 +252,7 @@ def as_json(stack: str, currency: str, shown: str, t: Throughput, rows: list[tup
             "max_tokens": t.max_tokens,
         },
         "seconds_per_month": str(SECONDS_PER_MONTH),
-        "node": "the instance and its disks (not the fleet's load balancer, NAT or traffic)",
+        "node": "the instance and its own disks (not the fleet's load balancer, NAT or traffic, nor shared costs such as the image snapshot)",
         "billing": [
             {
                 "billing": n.billing,

@@ -68,6 +68,16 @@ def total_text(e) -> str:
     return ("" if complete(e) else ">= ") + str(total(e))
 
 
+def category_texts(e) -> dict[str, str]:
+    """Each category's priced part as a reader must see it: `>= X` when one of its lines is not priced."""
+    return {c: ("" if a.complete else ">= ") + str(a.value) for c, a in e.categories.items()}
+
+
+def category_unpriced(e) -> dict[str, int]:
+    """How many lines of each category are not priced (0 for a complete category)."""
+    return {c: a.lines - a.priced for c, a in e.categories.items()}
+
+
 @dataclass(frozen=True)
 class Quality:
     """How much of a total rests on each kind of price."""

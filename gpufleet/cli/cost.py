@@ -373,7 +373,7 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
     )
     c.print(
         f"per 1M output tokens = node {currency}/month / (output tokens/s x load x {tokens_seconds()} s) x 10^6; "
-        "node = instance + disks (not the fleet's load balancer, NAT or traffic); * = rests on an estimated price"
+        "node = instance + its own disks (not the load balancer, NAT, traffic or shared costs); * = rests on an estimated price"
     )
     for n, _ in rows:
         if n.problem:

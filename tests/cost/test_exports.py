@@ -66,7 +66,13 @@ def test_estimate_xlsx_totals_are_formulas_that_recompute_to_the_json_totals(pro
     labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
     total_label = next(k for k in labels if str(k).startswith("monthly total"))
     assert (total_label == "monthly total") == view.complete(prod_estimate)
-    expect = {**{c: Decimal(v) for c, v in j["by_category"].items()}, total_label: Decimal(j["monthly_total"])}
+    expect = {**{c: Decimal(v["amount"]) for c, v in j["by_category"].items()}, total_label: Decimal(j["monthly_total"])}
+    # a category with an unpriced line is a lower bound in the sheet too (prod: load_balancer's LCU, other's bucket)
+    assert [c for c, v in j["by_category"].items() if not v["complete"]] == ["load_balancer", "other"]
+    for c, v in j["by_category"].items():
+        assert ws[f"C{labels[c]}"].value == ("yes" if v["complete"] else "no (>=, lower bound)"), c
+        formula, cached, computed = cells[("Summary", f"D{labels[c]}")]
+        assert formula.startswith("=COUNTIFS(") and computed == cached == v["unpriced_lines"], c
     for name, value in expect.items():
         formula, cached, computed = cells[("Summary", f"B{labels[name]}")]
         assert formula.startswith(("=SUMIF(", "=SUM(")), formula
@@ -132,15 +138,19 @@ def test_estimate_csv_has_a_row_per_line_then_categories_and_the_total(prod_esti
     assert total["status"] == "incomplete" and "lower bound" in total["component"] and "rests on estimated" in total["note"]
     cats = {r["category"]: Decimal(r["monthly_cost"]) for r in rows if r["row"] == "category"}
     assert cats == prod_estimate.by_category
+    incomplete = {r["category"] for r in rows if r["row"] == "category" and r["status"] == "incomplete"}
+    assert incomplete == {l.category for l in prod_estimate.unpriced} == {"load_balancer", "other"}
 
 
 def test_compare_csv_rows_and_metadata(options):
     rows = list(csv.DictReader(io.StringIO(exports.compare_csv("s", options))))
     assert [r["billing"] for r in rows] == ["payg", "spot", "payg"]
     assert rows[0]["currency"] == "CNY" and rows[0]["catalog_as_of"] and rows[0]["oldest_price_as_of"]
+    # unpriced in prod: the CLB's capacity units (usage lb_lcu_hours unknown) and the model bucket's storage
+    # (usage model_bucket_gb unknown: neither cost/usage/alicloud-cn-hangzhou-prod.yaml nor the defaults give it)
     assert (
         rows[0]["complete"] == "false"
-        and rows[0]["unpriced_lines"] == "1"
+        and rows[0]["unpriced_lines"] == "2"
         and Decimal(rows[0]["estimated_share"]) > Decimal("0.5")
     )
     assert rows[2]["monthly_total"] == "" and rows[2]["problem"] == "preview failed"
@@ -156,6 +166,7 @@ def test_html_puts_the_quality_share_first_and_marks_estimated_and_unpriced_segm
     assert 'class="bar estimated"' in html and 'class="bar sourced"' in html
     assert 'class="unpriced"' in html and f"+{len(prod_estimate.unpriced)} ?" in html
     assert f"&gt;= {prod_estimate.monthly_total}" in html  # the total is a lower bound
+    assert f"<td>&gt;= {prod_estimate.by_category['other']}</td>" in html  # and so is a category with an unpriced line
     compare = exports.compare_html("alicloud-cn-hangzhou-prod", options)
     assert 'data-drawn="2"' in compare and compare.count('class="unpriced"') == 2 and "preview failed" in compare
     assert "<script" not in compare and "http://" not in compare.replace("http://www.w3.org/2000/svg", "")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.cost import allstacks
+from gpufleet.cost import allstacks, catalog
 from gpufleet.cost.estimate import Line
 
 from gpufleet import plan
@@ -76,9 +76,11 @@ def prod():
 
 
 def test_shared_costs_are_counted_once_with_a_note(prod):
-    a = dataclasses.replace(prod, stack="a", lines=[*prod.lines, kms("1000")])
-    b = dataclasses.replace(prod, stack="b", lines=[*prod.lines, kms("1000")])
-    c = dataclasses.replace(prod, stack="c", lines=list(prod.lines))
+    own = [l for l in prod.lines if not l.shared]  # prod's own shared lines: the next test
+    own_total = sum(l.monthly_cost for l in own if l.monthly_cost is not None)
+    a = dataclasses.replace(prod, stack="a", lines=[*own, kms("1000")])
+    b = dataclasses.replace(prod, stack="b", lines=[*own, kms("1000")])
+    c = dataclasses.replace(prod, stack="c", lines=list(own))
     r = allstacks.report(
         [
             allstacks.StackCost("a", {"team": "search"}, a),
@@ -88,13 +90,49 @@ def test_shared_costs_are_counted_once_with_a_note(prod):
         "team",
     )
     assert [g.name for g in r.groups] == ["chat", "search", "untagged"]
-    assert all(g.monthly == prod.monthly_total for g in r.groups)  # the shared line left both groups
+    assert all(g.monthly == own_total for g in r.groups)  # the shared line left both groups
     assert r.shared.monthly == Decimal(1000) and r.shared.stacks == ["a", "b"]
-    assert r.total.monthly == 3 * prod.monthly_total + 1000
+    assert r.total.monthly == 3 * own_total + 1000
     assert any("KMS instance (alicloud cn-hangzhou) is declared by a, b and counted once" in n for n in r.notes)
     assert any(n.startswith("untagged: c") for n in r.notes)
     rows = allstacks.as_csv(r).splitlines()
     assert rows[-2].startswith("shared,shared (counted once),a b,CNY,1000.00") and rows[-1].startswith("total,total,")
+
+
+def cents(x: Decimal) -> Decimal:
+    return x.quantize(Decimal("0.01"))
+
+
+def test_the_shared_lines_of_a_real_estimate_are_counted_once(prod):
+    """prod's shared lines, by hand from the catalog rows: the image snapshot (usage image_snapshot_gb unknown: the
+    100 GiB system disk x snapshot/standard, 0.12 today = 12.00), the KMS instance (1 x kms/instance, 2499.00 today)
+    and the model bucket (usage model_bucket_gb unknown: unpriced)."""
+    cat = catalog.load("alicloud", "cn-hangzhou")
+    snapshot = cents(100 * cat.get("snapshot/standard", "any").price)
+    kms_instance = cents(cat.get("kms/instance", "any").price)
+    assert sorted(l.component.split(" ")[0] for l in prod.lines if l.shared) == ["KMS", "image", "model"]
+    own_total = prod.monthly_total - snapshot - kms_instance
+    r = allstacks.report([allstacks.StackCost(s, {"team": s}, dataclasses.replace(prod, stack=s)) for s in "abc"], "team")
+    assert [g.monthly for g in r.groups] == [own_total] * 3 and all(g.unpriced_lines == 1 for g in r.groups)  # LCU
+    assert r.shared.monthly == snapshot + kms_instance and r.shared.unpriced_lines == 1 and not r.shared.complete
+    assert r.shared.stacks == ["a", "b", "c"]
+    assert r.total.monthly == 3 * own_total + snapshot + kms_instance and r.total.unpriced_lines == 3 + 1
+    assert sum(1 for n in r.notes if n.startswith("shared: ") and "declared by a, b, c and counted once (3 stacks)" in n) == 3
+
+
+def test_a_shared_cost_one_stack_prices_is_counted_at_that_price(prod):
+    """The model bucket unpriced in a (no model_bucket_gb) and 500 GB in b: b's 500 x oss/standard is counted once."""
+    price = catalog.load("alicloud", "cn-hangzhou").get("oss/standard", "any").price
+    bucket = next(l for l in prod.lines if l.price_key == "oss/standard")
+    assert bucket.shared and bucket.monthly_cost is None and bucket.unit_price == price
+    sized = dataclasses.replace(bucket, monthly_quantity=Decimal(500), monthly_cost=cents(500 * price))
+    a = dataclasses.replace(prod, stack="a")
+    b = dataclasses.replace(prod, stack="b", lines=[sized if l is bucket else l for l in prod.lines])
+    r = allstacks.report([allstacks.StackCost("a", {}, a), allstacks.StackCost("b", {}, b)], "team")
+    priced_shared = sum(l.monthly_cost for l in prod.lines if l.shared and l.monthly_cost is not None)
+    assert r.shared.monthly == priced_shared + cents(500 * price) and r.shared.complete
+    (note,) = [n for n in r.notes if "model bucket" in n]
+    assert f"the stacks disagree on it (a unpriced, b {cents(500 * price)}): {cents(500 * price)} is counted" in note
 
 
 def test_a_stack_that_cannot_be_priced_is_named_and_the_total_is_a_lower_bound(prod):
