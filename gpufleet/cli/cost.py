@@ -74,7 +74,7 @@ def estimate_cmd(
     Examples:
       gpufleet cost estimate --stack alicloud-cn-hangzhou-prod
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format xlsx -o prod.xlsx
-      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --budget 25000 --json
+      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --budget 25000 --allow-unpriced --json
     """
     from gpufleet.cost import budget as budgets
     from gpufleet.cost import exports, report
@@ -194,7 +194,7 @@ def diff_cmd(
     \b
     Examples:
       gpufleet cost diff --stack alicloud-cn-hangzhou-dev --stack alicloud-cn-hangzhou-prod
-      gpufleet cost estimate --stack alicloud-cn-hangzhou-prod --format json -o before.json
+      # before a change, save A: gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format json -o before.json
       gpufleet cost diff --stack alicloud-cn-hangzhou-prod --baseline before.json --format markdown
     """
     from gpufleet.cost import diff, report
@@ -292,8 +292,8 @@ def tokens_cmd(
     \b
     Examples:
       gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json
-      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest lt.json --peak-qps 40
-      gpufleet cost tokens -s S --from-loadtest lt.json --utilization 0.2,0.6 --json
+      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json --peak-qps 40
+      gpufleet cost tokens -s alicloud-cn-hangzhou-prod --from-loadtest lt.json --utilization 0.2,0.6 --json
     """
     from gpufleet import plan
     from gpufleet.cost import catalog as pricecat

@@ -135,7 +135,7 @@ def loadtest_cmd(
     \b
     Examples:
       gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct --slo-p95-ms 8000
-      gpufleet loadtest --url http://10.0.0.5:8000 --model M --stack alicloud-cn-hangzhou-prod --save-json lt.json
+      gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct -s alicloud-cn-hangzhou-prod --save-json lt.json
     """
     from gpufleet.files import output_problems, write_atomic
     from gpufleet.sizing import loadstats, loadtest
