@@ -122,7 +122,11 @@ def week_profile(spec) -> list[tuple[int, Decimal]]:
     return [(n, Decimal(mins) * HOURS_PER_MONTH / WEEK_MIN) for n, mins in sorted(minutes_at.items())]
 
 
-def plan_nodes(profile: list[tuple[int, Decimal]], prices: Prices, rest: str) -> tuple[list[Node], dict[str, Decimal]]:
+def plan_nodes(
+    profile: list[tuple[int, Decimal]], prices: Prices, rest: str, base: int = 0
+) -> tuple[list[Node], dict[str, Decimal]]:
+    """Per node k (1 = the one that runs most): its hours, and the cheapest of its alternative and a subscription.
+    The first `base` nodes of a spot fleet are its on-demand base: their alternative is pay-as-you-go."""
     hourly = prices.spot_hourly if rest == "spot" and prices.spot_hourly is not None else prices.payg_hourly
     full = hourly * HOURS_PER_MONTH
     terms = {"monthly": prices.monthly, "yearly": prices.yearly_per_month}
@@ -132,8 +136,9 @@ def plan_nodes(profile: list[tuple[int, Decimal]], prices: Prices, rest: str) ->
     for k in range(1, top + 1):
         hours = sum((h for n, h in profile if n >= k), Decimal(0))
         u = hours / HOURS_PER_MONTH
-        rest_cost = money(hours * hourly)
-        choice, cost = rest, rest_cost
+        own_rest, own_hourly = ("payg", prices.payg_hourly) if k <= base else (rest, hourly)
+        rest_cost = money(hours * own_hourly)
+        choice, cost = own_rest, rest_cost
         for t in ("yearly", "monthly"):  # the cheapest; a tie stays uncommitted
             p = terms[t]
             if p is not None and money(p) < cost:
@@ -194,7 +199,7 @@ def break_even_spread(prices: Prices, rest: str) -> dict[str, tuple[Decimal, Dec
 def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, file: str = "stack") -> Plan:
     rest = "spot" if spec.billing.model == "spot" else "payg"
     profile = week_profile(spec)
-    nodes, be = plan_nodes(profile, prices, rest)
+    nodes, be = plan_nodes(profile, prices, rest, spec.billing.on_demand_base or 0 if rest == "spot" else 0)
     notes = [
         "hours come from the schedules (autoscaling.schedules, UTC, a week repeated; 730 hours a month)",
         "nodes the autoscaler adds on load above the schedules run for hours nobody knows: they stay "

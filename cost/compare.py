@@ -61,6 +61,12 @@ def _instance_for(cloud: str, gpu: str, count: int, like: stackcat.InstanceType)
     return min(cands, key=lambda t: (abs(t.vcpu - like.vcpu), abs(t.memory_gib - like.memory_gib)), default=None)
 
 
+def spot_base(spec, billing: str) -> int:
+    """The on-demand base a re-declared option gets: prod keeps replicas.min on demand under spot nodes
+    (stacks/loader.py cross_problems, issue 18); otherwise none."""
+    return spec.replicas.min if billing == "spot" and spec.environment == "prod" else 0
+
+
 def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple[dict | None, list[str], str, str | None]:
     """The stack's spec for `cloud` and `billing`: (spec dict or None, mapping notes, region, instance type)."""
     spec = fleet.spec
@@ -120,9 +126,8 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         b["period_months"] = 1
     elif billing == "yearly":
         b["period_months"] = 12
-    elif billing == "spot" and spec.environment == "prod":
-        # prod keeps replicas.min on demand under the spot nodes (stacks/loader.py cross_problems, issue 18)
-        b["on_demand_base"] = spec.replicas.min
+    elif spot_base(spec, billing):
+        b["on_demand_base"] = spot_base(spec, billing)
         notes.append(f"spot with an on-demand base of {spec.replicas.min} pay-as-you-go nodes (replicas.min)")
     new["billing"] = b
     return new, notes, region, itype.type

@@ -227,7 +227,7 @@ def load_baseline(path: Path) -> Estimate:
 
     shown = str(path)
     how = "save one with `gpufleet cost estimate --stack S --format json -o FILE.json`"
-    doc = inputs.mapping(inputs.load_json(path, shown, f"no such file; {how}"), shown, "", "a saved cost estimate (JSON object)")
+    doc = inputs.mapping(inputs.load_json(path, shown, how), shown, "", "a saved cost estimate (JSON object)")
     version = doc.get("schema_version")
     if version is None:
         raise UserError([Problem(shown, "schema_version", f"missing: not a saved cost estimate of this version; {how}")])

@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.estimate import Estimate
+from gpufleet.cost.estimate import Estimate, money
 
 from gpufleet.errors import Problem, UserError
 
@@ -131,20 +131,32 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
         return NodeMonth(billing, None, (), False, "", problem or "not priced")
     for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == "gpu_compute"):
         mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
-        node = next(l for l in mine if l.category == "gpu_compute")
+        gpus = [l for l in mine if l.category == "gpu_compute"]
+        node = next((l for l in gpus if l.billing == billing), gpus[0])  # a mixed group: the line of this billing
         one = HOURS_PER_MONTH if node.billing in ("payg", "spot") else Decimal(1)
-        if node.monthly_quantity == one:
-            complete = all(l.monthly_cost is not None for l in mine)
-            return NodeMonth(
-                billing,
-                sum((l.monthly_cost for l in mine if l.monthly_cost is not None), Decimal(0)) if complete else None,
-                tuple(f"{l.component}: {l.monthly_quantity} {l.unit} x {l.unit_price} = {l.monthly_cost}" for l in mine),
-                any(view.status(l) == "estimated" for l in mine),
-                min((l.as_of for l in mine if l.as_of), default=""),
-                ""
-                if complete
-                else "a line of the node has no price: " + "; ".join(l.component for l in mine if l.monthly_cost is None),
-            )
+        if node.monthly_quantity != one:
+            continue
+        # a group with an on-demand base runs more nodes than this one: its disks are shared out per node
+        nodes = sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one
+        lines = [node, *(l for l in mine if l.category != "gpu_compute")]
+        complete = all(l.monthly_cost is not None for l in lines)
+        share = {id(l): Decimal(1) if l is node else 1 / nodes for l in lines}
+        return NodeMonth(
+            billing,
+            money(sum((l.monthly_cost * share[id(l)] for l in lines if l.monthly_cost is not None), Decimal(0)))
+            if complete
+            else None,
+            tuple(
+                f"{l.component}: {l.monthly_quantity} {l.unit} x {l.unit_price} = {l.monthly_cost}"
+                + ("" if share[id(l)] == 1 else f" / {nodes} nodes")
+                for l in lines
+            ),
+            any(view.status(l) == "estimated" for l in lines),
+            min((l.as_of for l in lines if l.as_of), default=""),
+            ""
+            if complete
+            else "a line of the node has no price: " + "; ".join(l.component for l in lines if l.monthly_cost is None),
+        )
     return NodeMonth(billing, None, (), False, "", f"no node resource priced for one node-month under {billing}")
 
 
@@ -154,9 +166,14 @@ def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = B
 
     from gpufleet import plan
 
-    cloud = plan.for_stack(stack).fleet.spec.cloud
-    one = dataclasses.replace(usage, replicas_average=Decimal(1))
-    return [node_month(o.billing, o.estimate, o.problem) for o in compare.compare(stack, [cloud], list(billings), one, discounts)]
+    spec = plan.for_stack(stack).fleet.spec
+    out = []
+    for billing in billings:  # one node above the on-demand base a spot option keeps, so that node is the spot one
+        one = dataclasses.replace(usage, replicas_average=Decimal(1 + compare.spot_base(spec, billing)))
+        out += [
+            node_month(o.billing, o.estimate, o.problem) for o in compare.compare(stack, [spec.cloud], [billing], one, discounts)
+        ]
+    return out
 
 
 # --- the arithmetic ----------------------------------------------------------------------------

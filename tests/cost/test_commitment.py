@@ -69,12 +69,15 @@ def test_nothing_to_subscribe_keeps_pay_as_you_go():
 
 def test_spot_with_subscriptions_is_not_expressible_and_says_the_split():
     fleet, raw = _prod()
-    spot_raw = {**raw, "billing": {"model": "spot"}}
+    spot_raw = {**raw, "billing": {"model": "spot", "on_demand_base": 2}}
     spot = loader.validate(spot_raw, stack=PROD, file="x")
     p = commitment.make_plan(PROD, spot.spec, spot_raw, fleet.instance_type.type, QUOTE)
     assert p.rest == "spot"
-    # against spot 3.1/h: break-even yearly = 3974.311 / (3.1 x 730) = 1.7562 -> nothing subscribes
-    assert p.break_even["yearly"] == Decimal("1.7562") and not p.subscribed
+    # against spot 3.1/h: break-even yearly = 3974.311 / (3.1 x 730) = 1.7562 -> no spot node subscribes; the two
+    # on-demand base nodes (on_demand_base 2) run 730 h at 9.74 = 7110.20 against 3974.31 yearly -> both subscribe
+    assert p.break_even["yearly"] == Decimal("1.7562")
+    assert [(n.choice, n.rest_cost) for n in p.nodes[:2]] == [("yearly", Decimal("7110.20"))] * 2
+    assert [n.choice for n in p.nodes[2:]] == ["spot", "spot"]
     cheap = commitment.Prices(Decimal("9.74"), Decimal("1500"), Decimal("1400"), Decimal("3.1"))
     p = commitment.make_plan(PROD, spot.spec, spot_raw, fleet.instance_type.type, cheap)
     assert [n.choice for n in p.nodes] == ["yearly", "yearly", "spot", "spot"]

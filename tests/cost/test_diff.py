@@ -58,7 +58,7 @@ def test_a10_to_a100_with_the_a100_price_missing_reports_no_saving(no_a100_catal
 def test_a_real_saving_and_its_percent_per_category(ali_inventory, prod_fleet):
     raw = plan.for_stack(PROD).raw
     a = _estimate(raw)
-    b = _estimate({**raw, "billing": {"model": "spot"}})
+    b = _estimate({**raw, "billing": {"model": "spot", "on_demand_base": 2}})
     r = diff.run(a, b)
     gpu = r.by_category["gpu_compute"]
     ga, gb = a.categories["gpu_compute"].value, b.categories["gpu_compute"].value
