@@ -14,7 +14,7 @@ from gpufleet.cli import cost as cost_cli
 
 PROD = "alicloud-cn-hangzhou-prod"
 
-# Public points for ecs.gn7i-c8g1.2xlarge (shared/reference/price-points.md): a DescribePrice quote of 2026-09-24,
+# Public points for ecs.gn7i-c8g1.2xlarge (cost/data/quotes-alicloud.yaml): a DescribePrice quote of 2026-09-24,
 # 9.74 CNY/h pay-as-you-go and 4,675.66 CNY/month; a 1-year term is 15% off monthly (BSS rule 587).
 QUOTE = commitment.Prices(Decimal("9.74"), Decimal("4675.66"), Decimal("4675.66") * Decimal("0.85"), Decimal("3.1"))
 
