@@ -9,6 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+from gpufleet.cost import exports, view
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.diff import Result as DiffResult
@@ -29,7 +30,7 @@ def _s(x: Decimal | None) -> str | None:
 
 
 SCHEMA_VERSION = 2  # of estimate_json: the saved baseline `cost diff --baseline` reads (estimate.from_json)
-ESTIMATED = ("estimate", "third-party", "missing")
+ESTIMATED = view.ESTIMATED_QUALITIES
 SCENARIO_NAMES = {"average": "average", "floor": "floor", "peak": "peak", "spot_fallback": "spot fallback"}
 
 
@@ -197,29 +198,6 @@ def _label(o: Option) -> str:
     return label(o)
 
 
-def _estimated_prices(options: list[Option]) -> list[dict]:
-    seen, out = set(), []
-    for o in options:
-        if not o.estimate:
-            continue
-        for l in o.estimate.lines:
-            if l.price_quality in ESTIMATED and l.price_key:
-                k = (o.cloud, o.region, l.price_key, l.billing)
-                if k not in seen:
-                    seen.add(k)
-                    out.append(
-                        {
-                            "where": f"{o.cloud} {o.region}",
-                            "key": l.price_key,
-                            "billing": l.billing,
-                            "price": _unit_price(l),
-                            "quality": l.price_quality,
-                            "derivation": l.derivation or l.note,
-                        }
-                    )
-    return out
-
-
 def _rows(options: list[Option]) -> list[dict]:
     """One row per option. monthly_total is the priced part: read `complete` (False: a lower bound) and `total`."""
     rows = []
@@ -317,7 +295,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     )
     for a in assumptions:
         console.print(f"  assumption: {a}")
-    est = _estimated_prices(options)
+    est = exports.estimated_prices(options)
     console.print(f"  {len(est)} prices are estimates, third-party or missing (see --format html/xlsx for how each was derived)")
     if any(o.billing == "spot" for o in options):
         console.print("  spot: nodes can be reclaimed; the spot price is the catalog row's (see its derivation and range)")

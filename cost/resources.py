@@ -170,6 +170,19 @@ def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: i
     return [CostComponent(f"image snapshot {image} ({ctx.region})", Decimal(gb), key, "any", "disk", note, shared=True)]
 
 
+def model_bucket(ctx: PricingContext, service: str, key: str) -> CostComponent:
+    """The model weights' bucket storage (e.g. "OSS standard", "oss/standard"): one bill for the stacks reading it."""
+    return CostComponent(
+        f"model bucket storage ({service})",
+        qty(ctx.usage.model_bucket_gb),
+        key,
+        "any",
+        "other",
+        "usage model_bucket_gb",
+        shared=True,
+    )
+
+
 # --- which function prices a type: asked of the cloud's pricing module ------------------------------------
 
 NEUTRAL_FREE_PREFIXES: dict[str, str] = {

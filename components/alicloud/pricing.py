@@ -22,6 +22,7 @@ from gpufleet.cost.resources import (
     d,
     group_for,
     image_snapshot,
+    model_bucket,
     node_components,
     policy_actions,
     qty,
@@ -221,17 +222,7 @@ def ali_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             )
         )
     if "oss:GetObject" in acts:
-        out.append(
-            CostComponent(
-                "model bucket storage (OSS standard)",
-                qty(ctx.usage.model_bucket_gb),
-                "oss/standard",
-                "any",
-                "other",
-                "usage model_bucket_gb",
-                shared=True,
-            )
-        )
+        out.append(model_bucket(ctx, "OSS standard", "oss/standard"))
     return out
 
 

@@ -21,6 +21,7 @@ from gpufleet.cost.resources import (
     d,
     group_for,
     image_snapshot,
+    model_bucket,
     node_components,
     policy_actions,
     qty,
@@ -162,17 +163,7 @@ def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             ),
         ]
     if "cos:GetObject" in acts:
-        out.append(
-            CostComponent(
-                "model bucket storage (COS standard)",
-                qty(ctx.usage.model_bucket_gb),
-                "cos/standard",
-                "any",
-                "other",
-                "usage model_bucket_gb",
-                shared=True,
-            )
-        )
+        out.append(model_bucket(ctx, "COS standard", "cos/standard"))
     return out
 
 
