@@ -1,5 +1,8 @@
+import copy
+
 import pytest
 from gpufleet.cost import estimate, usage
+from gpufleet.cost.compare import Option
 from gpufleet.stacks.loader import load_fleet
 
 from gpufleet import plan
@@ -21,3 +24,19 @@ def prod_estimate(ali_inventory, prod_fleet):
     return estimate.price_inventory(
         prod_fleet.stack, prod_fleet.spec, prod_fleet.instance_type.type, ali_inventory, usage.load(prod_fleet.stack)
     )
+
+
+@pytest.fixture
+def options(ali_inventory, prod_fleet):
+    """Two priced Alibaba prod options (payg, spot) and a Tencent one whose preview failed."""
+    out = []
+    for billing in ("payg", "spot"):
+        inv = copy.deepcopy(ali_inventory)
+        if billing == "spot":
+            next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
+        e = estimate.price_inventory(
+            prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack)
+        )
+        out.append(Option("alicloud", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", billing, [], e))
+    out.append(Option("tencentcloud", "ap-shanghai", None, "payg", ["region cn-hangzhou -> ap-shanghai"], None, "preview failed"))
+    return out

@@ -1,7 +1,6 @@
 """The files finance opens (cost/exports.py): XLSX formulas recomputed by an independent evaluator (pycel) and
 compared with the JSON totals, CSV rows, the HTML chart's marks, and the same through the command."""
 
-import copy
 import csv
 import io
 import json
@@ -10,24 +9,8 @@ import sys
 from decimal import Decimal
 
 import pytest
-from gpufleet.cost import estimate, exports, report, usage, view
-from gpufleet.cost.compare import Option
+from gpufleet.cost import exports, report, view
 from tools import require
-
-
-@pytest.fixture
-def options(ali_inventory, prod_fleet):
-    out = []
-    for billing in ("payg", "spot"):
-        inv = copy.deepcopy(ali_inventory)
-        if billing == "spot":
-            next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
-        e = estimate.price_inventory(
-            prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack)
-        )
-        out.append(Option("alicloud", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", billing, [], e))
-    out.append(Option("tencentcloud", "ap-shanghai", None, "payg", ["region cn-hangzhou -> ap-shanghai"], None, "preview failed"))
-    return out
 
 
 def recompute(path, tmp_path):

@@ -1,27 +1,9 @@
 """Reports in the terminal and JSON (the files finance opens, CSV / XLSX / HTML: test_exports.py)."""
 
-import copy
 import io
 
-import pytest
-from gpufleet.cost import estimate, report, usage
-from gpufleet.cost.compare import Option
+from gpufleet.cost import report
 from rich.console import Console
-
-
-@pytest.fixture
-def options(ali_inventory, prod_fleet):
-    out = []
-    for billing in ("payg", "spot"):
-        inv = copy.deepcopy(ali_inventory)
-        if billing == "spot":
-            next(r for r in inv if r["type"].endswith("ScalingConfiguration"))["inputs"]["spotStrategy"] = "SpotAsPriceGo"
-        e = estimate.price_inventory(
-            prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", inv, usage.load(prod_fleet.stack)
-        )
-        out.append(Option("alicloud", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", billing, [], e))
-    out.append(Option("tencentcloud", "ap-shanghai", None, "payg", ["region cn-hangzhou -> ap-shanghai"], None, "preview failed"))
-    return out
 
 
 def test_table_shows_currency_and_assumptions(options):
