@@ -48,7 +48,8 @@ def policy_document(fleet: Fleet) -> dict:
                 "resource": [f"qcs::ssm:{spec.region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"],
             }
         )
-    statements.append({"effect": "allow", "action": ["name/monitor:PutMonitorData"], "resource": ["*"]})
+    # no monitor:PutMonitorData: the node publishes nothing on Tencent (the API was removed; the SCF scaler reads
+    # /metrics/vllm instead, components/tencentcloud/autoscaler.py), so the role does not carry the permission
     return {"version": "2.0", "statement": statements}
 
 
