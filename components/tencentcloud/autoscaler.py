@@ -25,6 +25,7 @@ from pathlib import Path
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.components.tencentcloud import rules
+from gpufleet.components.tencentcloud.role import attached_role
 from gpufleet.stacks.loader import Fleet
 
 SCALER = Path(__file__).parent / "scaler"
@@ -131,23 +132,18 @@ class Autoscaler(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group_ids = [g.id for g in scaling.groups]
         role_name = f"{fleet.prefix}-scaler"
-        role = tencentcloud.cam.Role(
+        attached = attached_role(
             f"{name}-role",
-            name=role_name,
-            document=json.dumps(trust_document()),
-            console_login=False,
-            description="gpufleet SCF scaler: executes this fleet's AS policies",
-            tags=tags,
-            opts=child,
+            role_name,
+            trust_document(),
+            pulumi.Output.all(*group_ids).apply(lambda ids: json.dumps(policy_document(fleet, list(ids)))),
+            (
+                "gpufleet SCF scaler: executes this fleet's AS policies",
+                "gpufleet SCF scaler: execute the fleet's scaling policies, read its nodes",
+            ),
+            tags,
+            child,
         )
-        policy = tencentcloud.cam.Policy(
-            f"{name}-role",
-            name=f"{name}-role",
-            document=pulumi.Output.all(*group_ids).apply(lambda ids: json.dumps(policy_document(fleet, list(ids)))),
-            description="gpufleet SCF scaler: execute the fleet's scaling policies, read its nodes",
-            opts=child,
-        )
-        attached = tencentcloud.cam.RolePolicyAttachment(f"{name}-role", role_id=role.id, policy_id=policy.id, opts=child)
         env = environment(fleet, group_ids, scaling.policies["out"].id, scaling.policies["in"].id)
         env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
         self.function = tencentcloud.scf.Function(

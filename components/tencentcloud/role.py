@@ -60,26 +60,30 @@ def trust_document() -> dict:
     }
 
 
+def attached_role(
+    name: str, role_name: str, trust: dict, policy, descriptions: tuple[str, str], tags: dict, opts: pulumi.ResourceOptions
+) -> tencentcloud.cam.RolePolicyAttachment:
+    """A CAM role with one policy of its own attached (`name` names the three resources and the policy; `policy` is
+    the policy document as JSON text or an Output of it; descriptions: the role's, the policy's)."""
+    role = tencentcloud.cam.Role(
+        name, name=role_name, document=json.dumps(trust), console_login=False, description=descriptions[0], tags=tags, opts=opts
+    )
+    policy_res = tencentcloud.cam.Policy(name, name=name, document=policy, description=descriptions[1], opts=opts)
+    return tencentcloud.cam.RolePolicyAttachment(name, role_id=role.id, policy_id=policy_res.id, opts=opts)
+
+
 class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role_name = f"{fleet.prefix}-node"
-        role = tencentcloud.cam.Role(
+        attached_role(
             f"{name}-node",
-            name=self.role_name,
-            document=json.dumps(trust_document()),
-            console_login=False,
-            description="gpufleet GPU node",
-            tags=tags,
-            opts=child,
+            self.role_name,
+            trust_document(),
+            json.dumps(policy_document(fleet)),
+            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret, metrics"),
+            tags,
+            child,
         )
-        policy = tencentcloud.cam.Policy(
-            f"{name}-node",
-            name=f"{name}-node",
-            document=json.dumps(policy_document(fleet)),
-            description="gpufleet GPU node: model bucket, API-key secret, metrics",
-            opts=child,
-        )
-        tencentcloud.cam.RolePolicyAttachment(f"{name}-node", role_id=role.id, policy_id=policy.id, opts=child)
         self.register_outputs({})

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Literal
 
 import typer
-from rich.console import Console
 
 from gpufleet.cli import options
 from gpufleet.errors import Problem, UserError, console
@@ -39,11 +38,6 @@ def _registered_clouds() -> tuple[str, ...]:
     from gpufleet.components import registry
 
     return registry.names()
-
-
-def _console() -> Console:
-    # not a terminal: wide enough for any table, unless COLUMNS says how wide (rich reads it then)
-    return console(width=200) if not sys.stdout.isatty() and not os.environ.get("COLUMNS") else console()
 
 
 @cost_app.command("estimate")
@@ -102,7 +96,7 @@ def estimate_cmd(
 def _table_text(draw, out: Path | None) -> str:
     """A rich table as text, as wide as the terminal (200 columns in a file or a pipe: money is never cut)."""
     buf = io.StringIO()
-    draw(console(file=buf, width=_console().width if out is None else 200))
+    draw(console(file=buf, width=console().width if out is None else 200))
     return buf.getvalue()
 
 
@@ -215,7 +209,7 @@ def diff_cmd(
     elif output is not None:
         options.emit(lambda buf: report.diff_table(result, console(file=buf, width=100)), output)
     else:
-        report.diff_table(result, _console())
+        report.diff_table(result, console())
 
 
 COMMIT_FORMATS = ("table", "json")
@@ -246,7 +240,7 @@ def commit_cmd(
     elif output is not None:
         options.emit(lambda buf: report.commit_table(plan, console(file=buf, width=100)), output)
     else:
-        report.commit_table(plan, _console())
+        report.commit_table(plan, console())
 
 
 TOKEN_FORMATS = ("table", "json")
@@ -319,7 +313,6 @@ def tokens_cmd(
 
 def _width(out: Path | None) -> int:
     """Columns for the tables of tokens and report: the terminal's (or $COLUMNS), else 100 (a file, a pipe)."""
-    import os
 
     if out is None and (sys.stdout.isatty() or os.environ.get("COLUMNS")):
         return console().width
