@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.components import registry
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from gpufleet import clock, contract
+from gpufleet import clock, contract, registry
 
 CLOUDS = registry.names()  # one policy per registered cloud
 # The input a node's image id travels in (ECS instance and ESS scaling configuration, CVM instance and AS scaling

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "sizing"))
 
 from fake_openai import Behaviour, FakeServer  # noqa: E402
+
 from gpufleet.sizing import loadtest  # noqa: E402
 
 

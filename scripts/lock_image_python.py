@@ -101,7 +101,7 @@ def main() -> None:
     reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"] + [
         f"{t.package}=={t.version}" for t in recipe.python_tools
     ]
-    out = ROOT / "images" / recipe.python_lock
+    out = ROOT / "src" / "gpufleet" / "images" / recipe.python_lock
     report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(recipe.name, report, recipe.pins["python"], args.glibc))

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 from gpufleet.components import monitoring
-from gpufleet.stacks import loader
-
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 
 def main() -> int:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT_DIR = ROOT / "sizing" / "data" / "vllm_args"
+OUT_DIR = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_args"
 GENERATOR = "scripts/vllm_args_snapshot.py"
 TYPES = ("int", "float", "str", "bool", "json", "other")
 ACTIONS = ("store", "store_true", "store_false", "boolean_optional", "append", "count", "other")

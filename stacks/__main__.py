@@ -1,7 +1,8 @@
 """The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
 
 import pulumi
+
 from gpufleet.components.fleet import declare_program
-from gpufleet.stacks.loader import load_fleet
+from gpufleet.validation import load_fleet
 
 declare_program(load_fleet(pulumi.get_stack()))

@@ -3,8 +3,9 @@
 import types
 
 import pytest
-from gpufleet.components import registry
-from gpufleet.components.registry import Capability
+
+from gpufleet import registry
+from gpufleet.registry import Capability
 
 
 def test_every_registered_cloud_fulfils_the_contract():

@@ -4,13 +4,13 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpufleet.components import registry
-from gpufleet.components.tencentcloud.checks import cron_to_utc8
-from gpufleet.stacks import loader
 from views import tencentcloud_view
 
+from gpufleet import registry, validation
+from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.errors import UserError
 from gpufleet.preview import preview_spec
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +23,7 @@ def _alibaba_prod_moved(**changes):
 
 def _problems(raw):
     with pytest.raises(UserError) as exc:
-        loader.validate(raw, stack="moved", file="Pulumi.moved.yaml")
+        validation.validate(raw, stack="moved", file="Pulumi.moved.yaml")
     return [(p.path, p.message) for p in exc.value.problems]
 
 
@@ -36,7 +36,7 @@ def test_only_cloud_region_zones_changed_names_what_does_not_carry_over():
 def test_with_a_cos_source_the_moved_stack_is_a_valid_tencent_fleet():
     raw = _alibaba_prod_moved()
     raw["model"] = {**raw["model"], "source": "cos://gpufleet-models-1250000000/qwen2.5-7b-instruct.tar"}
-    fleet = loader.validate(raw, stack="moved", file="x")
+    fleet = validation.validate(raw, stack="moved", file="x")
     assert fleet.instance_type.type == "GNV4.3XLARGE44"  # the catalog's A10 size on Tencent
     v = tencentcloud_view(preview_spec(raw, "moved"))
     assert v["group_zones"] == 2 and v["group_min"] >= 2 and v["nat_with_eip"] and v["health_check_path"] == "/health"

@@ -10,11 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gpufleet.components import registry
-from gpufleet.cost import catalog, derive
-from gpufleet.stacks import loader
 
+from gpufleet import registry, validation
 from gpufleet.cli import main
+from gpufleet.cost import catalog, derive
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = Path(__file__).resolve().parent / "fake_cloud"
@@ -111,5 +110,5 @@ def test_policy_tests(project, monkeypatch):
 
 def test_region_new(project, capsys):
     assert _run(["region", "new", "--cloud", "fakecloud", "--region", "fk-east-1", "--env", "dev"]) == 0, capsys.readouterr()
-    fleet = loader.load_fleet("fakecloud-fk-east-1-dev")
+    fleet = validation.load_fleet("fakecloud-fk-east-1-dev")
     assert fleet.spec.model.source.startswith("fks://") and fleet.instance_type.type == "fk.t4.8x"

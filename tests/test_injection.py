@@ -8,10 +8,11 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpufleet.components import userdata
-from gpufleet.stacks import loader
 
+from gpufleet import validation
+from gpufleet.components import userdata
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = {"alicloud": "alicloud-cn-hangzhou-prod", "tencentcloud": "tencentcloud-ap-guangzhou-prod"}
@@ -24,7 +25,7 @@ def raw(cloud: str = "alicloud") -> dict:
 
 def refused(spec: dict, field: str, words: str = "") -> str:
     with pytest.raises(UserError) as info:
-        loader.validate(spec, stack="x", file="stacks/Pulumi.x.yaml")
+        validation.validate(spec, stack="x", file="stacks/Pulumi.x.yaml")
     found = [str(p) for p in info.value.problems]
     hits = [p for p in found if f"stacks/Pulumi.x.yaml: {field}:" in p and words in p]
     assert hits, found
@@ -59,7 +60,7 @@ def test_shell_and_specifier_characters_in_extra_args_value_are_refused(value):
 def test_json_config_in_extra_args_is_allowed():
     spec = raw()
     spec["serving"]["extra_args"] = {"override_generation_config": '{"temperature": 0.5}'}
-    fleet = loader.validate(spec, stack="x", file="f", sizing=False)
+    fleet = validation.validate(spec, stack="x", file="f", sizing=False)
     assert '{"temperature": 0.5}' in userdata.vllm_args(fleet)
 
 
@@ -119,7 +120,7 @@ def test_vllm_0_10_gets_disable_log_requests_and_0_33_does_not():
 
     assert forced_flags("0.10.0") == ["--disable-log-requests"]
     assert forced_flags("0.33.0") == []
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-prod", ROOT, sizing=False)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", ROOT, sizing=False)
     argv = userdata.vllm_args(fleet)
     assert "--enable-log-requests" not in argv and "--enable-log-outputs" not in argv
     assert argv[argv.index("--host") + 1] == "127.0.0.1"
@@ -153,7 +154,7 @@ def test_tencent_secret_with_slash_is_refused_by_ssm_rules():
 def test_alibaba_secret_with_slash_follows_kms_rules():
     spec = raw()
     spec["serving"]["api_key_secret"] = "gpufleet/prod/vllm-api-key"
-    loader.validate(spec, stack="x", file="f", sizing=False)
+    validation.validate(spec, stack="x", file="f", sizing=False)
 
 
 @pytest.mark.parametrize("bucket", ["ab", "-bucket", "bucket-", "Bucket", "a" * 64])

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpufleet.components.registry import profile
-from gpufleet.images.recipes import load_recipe, recipe_names
 
+from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.preview import preview_stack
+from gpufleet.registry import profile
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN = Path(__file__).parent / "node" / "standin_cli.py"

@@ -20,9 +20,9 @@ def test_preview_notes_a_placeholder_image():
 
 
 def test_the_loader_carries_the_lock_entrys_placeholder_flag():
-    from gpufleet.images.lock import image_for
-    from gpufleet.stacks import loader
+    from gpufleet import validation
+    from gpufleet.stacks.lock import image_for
 
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
     entry = image_for(fleet.spec.image.recipe, fleet.spec.cloud, fleet.spec.region)
     assert fleet.image_placeholder is entry.placeholder is True

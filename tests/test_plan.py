@@ -4,10 +4,10 @@ import json
 from collections import Counter
 
 import pytest
-from gpufleet.stacks import loader
 
 from gpufleet import mockengine, plan
 from gpufleet.cli import main
+from gpufleet.stacks import loader
 
 STACK = "alicloud-cn-hangzhou-prod"
 

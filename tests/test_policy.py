@@ -9,10 +9,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from gpufleet.stacks import loader
 from views import VIEWS, of, tencentcloud_view
 
+from gpufleet import validation
 from gpufleet.preview import preview_spec, preview_stack
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = loader.stack_names(ROOT)
@@ -24,21 +25,21 @@ def inventory(stack):
 
 
 def view(stack):
-    return VIEWS[loader.load_fleet(stack, ROOT).spec.cloud](inventory(stack))
+    return VIEWS[validation.load_fleet(stack, ROOT).spec.cloud](inventory(stack))
 
 
 def test_every_cloud_has_a_view_and_a_shipped_stack():
     from gpufleet.stacks.catalog import CLOUDS
 
     assert set(VIEWS) == set(CLOUDS)
-    assert {loader.load_fleet(s, ROOT).spec.cloud for s in STACKS} == set(CLOUDS)
+    assert {validation.load_fleet(s, ROOT).spec.cloud for s in STACKS} == set(CLOUDS)
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_world_open_ingress_on_nodes(stack):
     ingress = view(stack)["node_ingress"]
     assert ingress, "node security group accepts nothing at all"
-    ssh_cidrs = loader.load_fleet(stack, ROOT).spec.network.ssh_cidrs
+    ssh_cidrs = validation.load_fleet(stack, ROOT).spec.network.ssh_cidrs
     for cidr, port in ingress:
         assert ipaddress.ip_network(cidr).prefixlen > 0, (cidr, port)
         if port == "22":
@@ -56,20 +57,20 @@ def test_no_public_ip_on_gpu_nodes(stack):
 def test_nat_egress_for_every_zone(stack):
     v = view(stack)
     assert v["nat_with_eip"]
-    assert v["subnets_routed_to_nat"] == v["subnets"] == len(loader.load_fleet(stack, ROOT).spec.zones)
+    assert v["subnets_routed_to_nat"] == v["subnets"] == len(validation.load_fleet(stack, ROOT).spec.zones)
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_health_check_replaces_broken_nodes(stack):
     v = view(stack)
-    assert v["health_check_path"] == loader.load_fleet(stack, ROOT).spec.load_balancer.health_check.path
+    assert v["health_check_path"] == validation.load_fleet(stack, ROOT).spec.load_balancer.health_check.path
     assert v["group_replaces_lb_unhealthy"]
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_zones_and_replicas(stack):
     v = view(stack)
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     assert v["group_zones"] == len(fleet.spec.zones) == v["subnets"]
     if fleet.spec.environment == "prod":
         assert v["group_zones"] >= 2 and v["group_min"] >= 2
@@ -157,7 +158,7 @@ def test_spot_and_subscription_variants_tencentcloud():
 
 def test_tencent_alarms_cover_gpu_load_and_hardware_health():
     inv = inventory("tencentcloud-ap-guangzhou-prod")
-    fleet = loader.load_fleet("tencentcloud-ap-guangzhou-prod", ROOT)
+    fleet = validation.load_fleet("tencentcloud-ap-guangzhou-prod", ROOT)
     policies = of(inv, "tencentcloud:Monitor/alarmPolicy:AlarmPolicy")
     rules = {r["metricName"]: r for p in policies for r in p["conditions"]["rules"]}
     assert set(rules) == {"Gpuutil", "Gpumemusage", "Gpueccterminateapp", "Gpuretiredpagepending"}
@@ -182,6 +183,6 @@ def test_a_spot_prod_fleet_keeps_replicas_min_on_demand(prod_stack):
     _, config = loader.read_stack_config(prod_stack, ROOT)
     raw = {**config[loader.CONFIG_KEY]}
     raw["billing"] = {"model": "spot", "on_demand_base": raw["replicas"]["min"]}
-    fleet = loader.validate(raw, stack=prod_stack, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=prod_stack, file="x", sizing=False)
     v = VIEWS[fleet.spec.cloud](preview_spec(raw, prod_stack))
     assert v["on_demand_base"] >= raw["replicas"]["min"] and v["drains_on_scale_in"]

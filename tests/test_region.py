@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.stacks import loader, regions
 
+from gpufleet import regions, validation
 from gpufleet.errors import UserError
 from gpufleet.preview import preview_stack
 
@@ -102,7 +102,7 @@ def test_allocated_cidr_avoids_every_stack(project):
 
 
 def test_no_image_in_lock_says_how(project, monkeypatch):
-    from gpufleet.images import lock
+    from gpufleet.stacks import lock
 
     doc = lock.load()
     del doc["images"]["cuda13-vllm"]["regions"]["alicloud"]["cn-beijing"]
@@ -132,7 +132,7 @@ def test_round_trip_prod_beijing(project):
     p = regions.plan("alicloud", "cn-beijing", "prod", root=project)
     assert not p.path.exists()
     regions.write(p)
-    spec = loader.load_fleet("alicloud-cn-beijing-prod", project).spec
+    spec = validation.load_fleet("alicloud-cn-beijing-prod", project).spec
     assert len(spec.zones) >= 2 and spec.replicas.min >= 2
     inv = preview_stack("alicloud-cn-beijing-prod", project)
     assert inv.resources

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from gpufleet import preview, validation
 from gpufleet.components import scaling_signals
 from gpufleet.components.alicloud import rules as ali_rules
 from gpufleet.components.alicloud import scaling as ali_scaling
 from gpufleet.components.tencentcloud import autoscaler
 from gpufleet.components.tencentcloud import rules as tc_rules
-from gpufleet.stacks import loader
-
-from gpufleet import preview
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 ALI, TC = "alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"
@@ -58,7 +58,7 @@ def test_metric_names_are_written_only_in_the_data_file():
     sig = scaling_signals.load()
     names = set(sig.names.values())
     hits = []
-    for path in (ROOT / "components").rglob("*.py"):
+    for path in (ROOT / "src" / "gpufleet" / "components").rglob("*.py"):
         text = path.read_text()
         hits += [f"{path.relative_to(ROOT)}: {n}" for n in names if n in text]
     assert hits == []
@@ -75,7 +75,7 @@ def test_the_dimension_key_is_one_ess_accepts():
 
 def test_alibaba_prod_scales_on_the_queue_in_the_declared_metrics_group():
     raw, inv = _inv(ALI)
-    fleet = loader.validate(raw, stack=ALI, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=ALI, file="x", sizing=False)
     a, sig = fleet.spec.autoscaling, scaling_signals.load()
     assert a.metric == "queue"
     alarms = {x["name"]: x for x in of(inv, "alicloud:ess/alarm:Alarm")}
@@ -148,7 +148,7 @@ def test_alibaba_scale_in_drains_through_oos_with_a_role_scoped_to_the_group():
 @pytest.mark.parametrize("stack", [ALI, TC])
 def test_prod_spot_without_a_base_is_refused_with_the_fix(stack):
     with pytest.raises(UserError) as err:
-        loader.validate(_raw(stack, billing={"model": "spot"}), stack=stack, file=f"stacks/Pulumi.{stack}.yaml")
+        validation.validate(_raw(stack, billing={"model": "spot"}), stack=stack, file=f"stacks/Pulumi.{stack}.yaml")
     text = str(err.value)
     assert f"stacks/Pulumi.{stack}.yaml: fleet.billing.on_demand_base: prod with spot needs at least replicas.min (2)" in text
     assert "set billing.on_demand_base: 2" in text
@@ -156,14 +156,14 @@ def test_prod_spot_without_a_base_is_refused_with_the_fix(stack):
 
 def test_base_and_share_outside_spot_are_refused():
     with pytest.raises(UserError) as err:
-        loader.validate(_raw(ALI, billing={"model": "payg", "on_demand_base": 2}), stack=ALI, file="f")
+        validation.validate(_raw(ALI, billing={"model": "payg", "on_demand_base": 2}), stack=ALI, file="f")
     assert "apply only with model: spot" in str(err.value)
 
 
 def test_tencent_refuses_an_on_demand_share_above_the_base():
     raw = _raw(TC, billing={"model": "spot", "on_demand_base": 2, "on_demand_above_base_percent": 50})
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack=TC, file="f")
+        validation.validate(raw, stack=TC, file="f")
     assert "fleet.billing.on_demand_above_base_percent" in str(err.value) and "0.2.3" in str(err.value)
 
 
@@ -173,7 +173,7 @@ def test_every_spot_pool_type_fits_the_model_and_is_priced():
     from gpufleet.stacks.catalog import gpu_kinds, instance_type
 
     raw = _raw(ALI, billing={"model": "spot", "on_demand_base": 2})
-    fleet = loader.validate(raw, stack=ALI, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=ALI, file="x", sizing=False)
     types = ali_scaling.instance_types(fleet)
     assert len(types) > 1 and types[0] == fleet.instance_type.type
     prices = catalog.load("alicloud", fleet.spec.region)
@@ -200,7 +200,7 @@ def test_cost_of_a_spot_prod_stack_prices_the_mix(stack, billing):
     from gpufleet.cost import estimate, usage
 
     raw = _raw(stack, billing={"model": "spot", "on_demand_base": 2, **billing})
-    fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
     inv = preview.preview_spec(raw, stack)
     e = estimate.price_inventory(stack, fleet.spec, fleet.instance_type.type, inv.resources, usage.Usage())
     nodes = [line for line in e.lines if line.component.startswith("autoscaled node")]
@@ -220,7 +220,7 @@ def test_cost_of_a_spot_prod_stack_prices_the_mix(stack, billing):
 
 def test_tencent_prod_scales_on_the_queue_through_the_scf_scaler():
     raw, inv = _inv(TC)
-    fleet = loader.validate(raw, stack=TC, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=TC, file="x", sizing=False)
     (fn,) = of(inv, "tencentcloud:Scf/function:Function")
     assert fn["runtime"] == tc_rules.SCF_RUNTIME and fn["handler"] == "index.main_handler"
     assert fn["enablePublicNet"] is False and fn["vpcId"] == "llm-prod-net-vpc_id" and fn["subnetId"]
@@ -264,7 +264,7 @@ def test_tencent_scaler_role_may_only_execute_and_read_this_fleets_groups():
 
 def test_tencent_node_group_admits_the_scaler_subnet_on_the_metrics_port_only():
     raw, inv = _inv(TC)
-    fleet = loader.validate(raw, stack=TC, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=TC, file="x", sizing=False)
     (rules,) = [
         r["ingresses"] for r in of(inv, "tencentcloud:Security/groupRuleSet:GroupRuleSet") if "llm-prod-sec-nodes" in str(r)
     ]
@@ -286,8 +286,6 @@ def test_tencent_drains_through_tat_on_every_group():
 
 
 def test_scaler_zip_is_reproducible_and_named_after_its_content():
-    if not autoscaler.scaler_present():
-        pytest.skip("components/tencentcloud/scaler/ is written by the node side of issue 18 (not on this branch yet)")
     data = autoscaler.scaler_zip()
     assert data == autoscaler.scaler_zip()
     assert "index.py" in zipfile.ZipFile(BytesIO(data)).namelist()
@@ -301,10 +299,10 @@ def test_scaler_zip_is_reproducible_and_named_after_its_content():
 
 @pytest.mark.parametrize("stack", [ALI, TC])
 def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
-    from gpufleet.components import registry
+    from gpufleet import registry
 
     raw = _raw(stack, autoscaling__evaluation_minutes=3, autoscaling__cooldown_s=420)
-    fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]
     assert "cooldown_s 420 s" in note
     if stack == ALI:
@@ -312,7 +310,7 @@ def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
     else:
         assert "each 60 s (timer)" in note and "within 60 s" in note
     raw = _raw(stack, autoscaling__metric="cpu_utilization", autoscaling__evaluation_minutes=4)
-    fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]
     assert "4 x 60 s = 240 s" in note and "CPU" in note.upper()
 
@@ -323,8 +321,6 @@ def test_the_handler_imports_under_the_declared_runtime():
     import shutil
     import subprocess
 
-    if not autoscaler.scaler_present():
-        pytest.skip("components/tencentcloud/scaler/ is written by the node side of issue 18 (not on this branch yet)")
     version = tc_rules.SCF_RUNTIME.removeprefix("Python")
     exe = shutil.which(f"python{version}")
     if exe is None:
@@ -345,6 +341,6 @@ def test_the_handler_imports_under_the_declared_runtime():
 def test_a_hook_shorter_than_the_nodes_drain_is_refused():
     raw = _raw(ALI, autoscaling__drain_timeout_s=600)  # 5 x 3 s + 600 s read timeout = 615 s
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack=ALI, file="f")
+        validation.validate(raw, stack=ALI, file="f")
     assert "f: fleet.autoscaling.drain_timeout_s: 600 s is shorter than a node's drain" in str(err.value)
     assert "set it to at least 615" in str(err.value)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.stacks import loader
 
+from gpufleet import validation
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 PROD = "alicloud-cn-hangzhou-prod"
@@ -22,7 +23,7 @@ def prod_raw() -> dict:
 
 def problems(raw: dict) -> list[str]:
     with pytest.raises(UserError) as info:
-        loader.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
+        validation.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
     return [str(p) for p in info.value.problems]
 
 
@@ -39,7 +40,7 @@ def edit(**changes):
 
 @pytest.mark.parametrize("stack", loader.stack_names(ROOT))
 def test_shipped_stacks_validate(stack):
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     assert fleet.instance_type.gpu == fleet.spec.gpu.kind
 
 
@@ -135,14 +136,14 @@ def test_cli_invalid_yaml(tmp_path):
 
 def test_unknown_stack_suggests_a_name():
     with pytest.raises(UserError) as info:
-        loader.load_fleet("alicloud-cn-hangzhou-prd", ROOT)
+        validation.load_fleet("alicloud-cn-hangzhou-prd", ROOT)
     assert "did you mean 'alicloud-cn-hangzhou-prod'" in str(info.value)
 
 
 def test_an_unregistered_cloud_is_a_clear_error():
     raw = edit(cloud="azure")
     with pytest.raises(UserError) as info:
-        loader.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
+        validation.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
     assert "fleet.cloud: unknown cloud 'azure'" in str(info.value)
 
 

@@ -5,10 +5,11 @@ Tencent CLB docs 214/14733 cited there), and the CLB carries the group that admi
 from pathlib import Path
 
 import pytest
-from gpufleet.components.tencentcloud import security
-from gpufleet.stacks import loader
 
+from gpufleet import validation
+from gpufleet.components.tencentcloud import security
 from gpufleet.preview import preview_stack
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = [s for s in loader.stack_names(ROOT) if s.startswith("tencentcloud-")]
@@ -23,7 +24,7 @@ def test_clients_pass_the_clb_group_and_bypass_the_node_group(stack):
         assert [g.removesuffix("_id") for g in clb["inputs"]["securityGroups"]] == [
             f"{clb['name'].removesuffix('-lb-clb')}-sec-clb"
         ]
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     clients = {r["cidr_block"] for r in security.clb_ingress_rules(fleet) if r["action"] == "ACCEPT"}
     assert clients == set(fleet.spec.load_balancer.allowed_cidrs)
     nodes = {r["cidr_block"] for r in security.node_ingress_rules(fleet) if r["action"] == "ACCEPT" and r["port"] != "22"}

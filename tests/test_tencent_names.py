@@ -3,15 +3,16 @@
 from pathlib import Path
 
 import pytest
+
+from gpufleet import validation
 from gpufleet.components.tencentcloud import checks
-from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = "tencentcloud-ap-guangzhou-dev"
 
 
 def _problems(**serving_or_model):
-    spec = loader.load_fleet(STACK, ROOT).spec
+    spec = validation.load_fleet(STACK, ROOT).spec
     if "api_key_secret" in serving_or_model:
         spec = spec.model_copy(update={"serving": spec.serving.model_copy(update=serving_or_model)})
     else:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from gpufleet import validation
 from gpufleet.components import userdata
 from gpufleet.images import gateway, node
 from gpufleet.images.recipes import load_recipe, recipe_names
@@ -25,7 +27,7 @@ SECURITY_SCORE = 1.8  # recorded with systemd 252 (Debian bookworm host), `--off
 
 
 def rendered(stack):
-    return yaml.safe_load(userdata.render(loader.load_fleet(stack, ROOT), "llm-node"))
+    return yaml.safe_load(userdata.render(validation.load_fleet(stack, ROOT), "llm-node"))
 
 
 def unit_options(text: str) -> list[tuple[str, str]]:
@@ -35,7 +37,7 @@ def unit_options(text: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("stack", STACKS)
 def test_user_data_writes_only_the_environment(stack):
     doc = rendered(stack)
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     lay = load_recipe(fleet.spec.image.recipe).layout
     assert set(doc) == {"write_files"}  # no units, no scripts, no runcmd
     assert [f["path"] for f in doc["write_files"]] == [lay.env_file, lay.argv_file, lay.gateway_env_file]
@@ -56,7 +58,7 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     files = {f.path: f for f in node.files(r)}
     vllm = dict(unit_options(files[f"/etc/systemd/system/{lay.unit}"].content))
     prep = dict(unit_options(files[f"/etc/systemd/system/{lay.prepare_unit}"].content))
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     doc = rendered(stack)
     written = {f["path"] for f in doc["write_files"]}
     assert prep["EnvironmentFile"] in written and vllm["ConditionPathExists"] in written
@@ -109,13 +111,13 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
 @pytest.mark.parametrize("stack", STACKS)
 def test_cloud_init_schema(stack, tmp_path):
     f = tmp_path / "user-data"
-    f.write_text(userdata.render(loader.load_fleet(stack, ROOT), "llm-node"))
+    f.write_text(userdata.render(validation.load_fleet(stack, ROOT), "llm-node"))
     run = subprocess.run(["cloud-init", "schema", "--config-file", str(f)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_a_value_systemd_would_interpret_is_refused():
-    fleet = loader.load_fleet(STACKS[0], ROOT)
+    fleet = validation.load_fleet(STACKS[0], ROOT)
     spec = fleet.spec.model_copy(update={"region": "cn-hangzhou\nMODEL_SHA256=0"})
     import dataclasses
 
@@ -235,7 +237,7 @@ def test_sandbox_leaves_a_gpu_process_working(recipe):
 
 
 def test_vllm_args_come_from_the_spec():
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
     args = userdata.vllm_args(fleet)
     assert args[args.index("--quantization") + 1] == "awq"
     assert args[args.index("--port") + 1] == str(fleet.spec.serving.gateway.vllm_port)

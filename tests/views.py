@@ -1,7 +1,7 @@
 """Each registered cloud's facts module (components/<cloud>/facts.py) reads its resource types into the same facts,
 so that the invariants of test_policy.py are written once."""
 
-from gpufleet.components import registry
+from gpufleet import registry
 
 
 def of(inv, token):

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 from agent_fakes import VLLM_0_10, VLLM_0_33, FakeCms, FakeMetadata, FakeVllm
+
+from gpufleet import validation
 from gpufleet.components import userdata
 from gpufleet.images import gateway, node, node_agent
 from gpufleet.images.recipes import load_recipe
-from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "images" / "node_agent.py"
+AGENT = ROOT / "src" / "gpufleet" / "images" / "node_agent.py"
 STACKS = {"alicloud": "alicloud-cn-hangzhou-dev", "tencentcloud": "tencentcloud-ap-guangzhou-dev"}
 ROLE = "gpufleet-dev-node"
 GROUP, ASG = "4711", "asg-bp1test"
@@ -43,7 +44,7 @@ def servers():
 def setup(tmp: Path, cloud: str, vllm: FakeVllm, md: FakeMetadata | None = None, cms: FakeCms | None = None, **env) -> Path:
     """agent.json as the image has it, pointed at the stand-ins; the fleet's and gateway's env files as user-data
     writes them, with the scaling ids the program fills in and the test's short drain wait."""
-    fleet = loader.load_fleet(STACKS[cloud], ROOT)
+    fleet = validation.load_fleet(STACKS[cloud], ROOT)
     cfg = node.agent_config(load_recipe(fleet.spec.image.recipe))
     fenv = userdata.environment(fleet, ROLE) | {"GPUFLEET_METRICS_GROUP": GROUP, "GPUFLEET_SCALING_GROUP": ASG}
     genv = gateway.env_map(gateway.values_from_fleet(fleet)) | {"GATEWAY_VLLM_PORT": str(vllm.port), "GATEWAY_DRAIN_WAIT_S": "1"}
@@ -83,7 +84,9 @@ def _base(name: str) -> str:
 def test_both_pinned_name_sets_give_the_three_signals(version, text):
     body = text.format(running=2.0, waiting=3.0, kv=0.25)
     samples = node_agent.parse_prometheus(body)
-    pinned = set(yaml.safe_load((ROOT / "components/data/metric_names.yaml").read_text())["vllm"][version]["metrics"])
+    pinned = set(
+        yaml.safe_load((ROOT / "src" / "gpufleet" / "components/data/metric_names.yaml").read_text())["vllm"][version]["metrics"]
+    )
     assert {_base(n) for n in samples} <= pinned, {_base(n) for n in samples} - pinned  # the fixture is that version's
     metrics = node.scaling_metrics()["metrics"]
     got = {k: node_agent.signal_value(samples, spec) for k, spec in metrics.items()}
@@ -283,7 +286,13 @@ def test_no_metric_name_is_written_outside_the_data_file():
     scaler function read them from the rendered config, never from a literal of their own."""
     sm = node.scaling_metrics()
     names = {m["name"] for m in sm["metrics"].values()} | {v for m in sm["metrics"].values() for v in m["vllm"]}
-    code = [ROOT / "images" / "node_agent.py", ROOT / "images" / "node.py", ROOT / "images" / "gateway.py"]
-    code += sorted((ROOT / "images" / "templates").rglob("*.j2")) + sorted((ROOT / "components/tencentcloud/scaler").glob("*.py"))
+    code = [
+        ROOT / "src" / "gpufleet" / "images" / "node_agent.py",
+        ROOT / "src" / "gpufleet" / "images" / "node.py",
+        ROOT / "src" / "gpufleet" / "images" / "gateway.py",
+    ]
+    code += sorted((ROOT / "src" / "gpufleet" / "images" / "templates").rglob("*.j2")) + sorted(
+        (ROOT / "src" / "gpufleet" / "components/tencentcloud/scaler").glob("*.py")
+    )
     hits = [(p.name, n) for p in code for n in names if n in p.read_text()]
     assert not hits, hits

@@ -12,6 +12,7 @@ import itertools
 from functools import cache
 from pathlib import Path
 
+from gpufleet import validation
 from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,9 +92,8 @@ def variant_name(row: dict) -> str:
 
 @cache
 def _run_all() -> tuple[tuple, tuple]:
-    from gpufleet.components import registry
+    from gpufleet import registry
     from gpufleet.components.fleet import declare_program
-
     from gpufleet.errors import UserError
     from gpufleet.preview import run
 
@@ -101,7 +101,7 @@ def _run_all() -> tuple[tuple, tuple]:
     for row in all_pairs(dimensions()):
         raw = variant_spec(row)
         try:
-            fleet = loader.validate(raw, stack=row["stack"], file=f"<{variant_name(row)}>", sizing=False)
+            fleet = validation.validate(raw, stack=row["stack"], file=f"<{variant_name(row)}>", sizing=False)
         except UserError as err:
             refused.append((variant_name(row), row, tuple(err.problems)))
             continue

@@ -8,10 +8,10 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from gpufleet.stacks import loader
 
-from gpufleet import contract, cron
+from gpufleet import contract, cron, validation
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 from . import sweep
 
@@ -49,7 +49,7 @@ def test_tencent_spot_without_a_limit_is_capped_at_the_catalog_payg_price():
 
     raw = _raw("tencentcloud-ap-guangzhou-prod")
     raw["billing"] = {"model": "spot", "on_demand_base": raw["replicas"]["min"]}
-    fleet = loader.validate(raw, stack="s", file="x", sizing=False)
+    fleet = validation.validate(raw, stack="s", file="x", sizing=False)
     row = catalog.load("tencentcloud", fleet.spec.region).get(f"instance/{fleet.instance_type.type}", "payg")
     assert scaling.charge_args(fleet)["spot_max_price"] == f"{row.price:.4f}"
     no_price = _resource(
@@ -168,14 +168,13 @@ def test_spec_refuses_what_the_provider_refuses(stack, path, value, field, limit
         node = node.setdefault(key, {})
     node[path[-1]] = value
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack=stack, file="x.yaml", sizing=False)
+        validation.validate(raw, stack=stack, file="x.yaml", sizing=False)
     hits = [p for p in err.value.problems if p.path == field]
     assert hits and limit in hits[0].message and "refuses" in hits[0].message
 
 
 def test_preview_refuses_a_broken_rule_naming_the_spec_field(monkeypatch):
     from gpufleet.components.alicloud import rules
-
     from gpufleet.preview import preview_spec
 
     stricter = contract.Rule(
@@ -202,7 +201,7 @@ def test_schedule_dates_follow_the_clock_and_stay_in_the_windows():
         ("alicloud-cn-hangzhou-prod", ali, ("launch_time", "recurrence_end_time")),
         ("tencentcloud-ap-guangzhou-prod", tc, ("start_time", "end_time")),
     ):
-        fleet = loader.validate(_raw(stack), stack=stack, file="x", sizing=False)
+        fleet = validation.validate(_raw(stack), stack=stack, file="x", sizing=False)
         a = module.schedule_args(fleet, NOW)
         b = module.schedule_args(fleet, datetime(2027, 3, 1, tzinfo=UTC))
         assert a and all(x[k] != y[k] for x, y in zip(a, b) for k in keys)
@@ -219,14 +218,14 @@ def test_schedule_dates_follow_the_clock_and_stay_in_the_windows():
         assert contract.check_inventory(res, NOW, fleet.spec.cloud) == []
     raw = _raw("alicloud-cn-hangzhou-prod")
     raw["autoscaling"]["schedule_window_start"] = "2025-12-20"
-    fleet = loader.validate(raw, stack="s", file="x", sizing=False)
+    fleet = validation.validate(raw, stack="s", file="x", sizing=False)
     assert ali.schedule_ignored(fleet) == ["launch_time"]
     notes = contract.schedule_notes(fleet.spec, NOW)
     assert any(n.startswith("WARNING schedule business-day") for n in notes)
 
 
 def test_schedule_notes_show_the_provider_zone_and_utc():
-    fleet = loader.validate(_raw("tencentcloud-ap-guangzhou-prod"), stack="s", file="x", sizing=False)
+    fleet = validation.validate(_raw("tencentcloud-ap-guangzhou-prod"), stack="s", file="x", sizing=False)
     notes = contract.schedule_notes(fleet.spec, NOW)
     assert any("UTC+8" in n and "UTC;" in n for n in notes)
     first = cron.next_firing(fleet.spec.autoscaling.schedules[0].cron, NOW)
@@ -284,7 +283,7 @@ def test_an_argument_is_either_ruled_or_unconstrained_not_both(cloud):
 
 def test_alicloud_loading_grace_is_a_lifecycle_hook_the_node_role_may_complete():
     inv = __import__("gpufleet.preview", fromlist=["preview_stack"]).preview_stack("alicloud-cn-hangzhou-prod", sweep.ROOT)
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-prod", sweep.ROOT, sizing=False)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", sweep.ROOT, sizing=False)
     hooks = [r["inputs"] for r in inv.resources if r["type"] == "alicloud:ess/lifecycleHook:LifecycleHook"]
     (hook,) = [h for h in hooks if h["lifecycleTransition"] == "SCALE_OUT"]
     assert hook["defaultResult"] == "CONTINUE"

@@ -1,9 +1,8 @@
 """Provider-facing names and sizes (tags, secret and bucket names, user data), each refusal with its citation."""
 
 import pytest
-from gpufleet.stacks import loader
 
-from gpufleet import contract
+from gpufleet import contract, validation
 from gpufleet.errors import UserError
 
 from .test_contract import _raw
@@ -33,5 +32,5 @@ def test_spec_tags_are_checked():
     raw = _raw("tencentcloud-ap-guangzhou-dev")
     raw["tags"] = {"qcs:owner": "me"}
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack="s", file="x", sizing=False)
+        validation.validate(raw, stack="s", file="x", sizing=False)
     assert any(p.path == "fleet.tags.qcs:owner" for p in err.value.problems)

@@ -6,12 +6,12 @@ import copy
 from datetime import UTC, datetime
 
 import pytest
-from gpufleet.components import hardening
-from gpufleet.stacks import loader
 
-from gpufleet import contract
+from gpufleet import contract, validation
+from gpufleet.components import hardening
 from gpufleet.errors import UserError
 from gpufleet.preview import preview_spec, preview_stack
+from gpufleet.stacks import loader
 
 from . import sweep
 
@@ -144,7 +144,7 @@ def test_prod_without_tls_is_refused_naming_the_field(stack):
     raw = _raw(stack)
     raw["load_balancer"].pop("tls")
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack=stack, file="x.yaml", sizing=False)
+        validation.validate(raw, stack=stack, file="x.yaml", sizing=False)
     (p,) = [p for p in err.value.problems if p.path == "fleet.load_balancer.tls"]
     assert "plain HTTP" in p.message
 
@@ -153,12 +153,12 @@ def test_tls_without_a_certificate_is_refused_naming_the_field():
     raw = _raw("alicloud-cn-hangzhou-prod")
     raw["load_balancer"]["tls"] = {"domain": "llm.example.com"}
     with pytest.raises(UserError) as err:
-        loader.validate(raw, stack="s", file="x.yaml", sizing=False)
+        validation.validate(raw, stack="s", file="x.yaml", sizing=False)
     assert any(p.path == "fleet.load_balancer.tls" and "certificate" in p.message for p in err.value.problems)
 
 
 def test_dev_plain_http_is_allowed_with_a_note():
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-dev", sweep.ROOT, sizing=False)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-dev", sweep.ROOT, sizing=False)
     assert fleet.spec.load_balancer.tls is None
     assert any("plain HTTP" in n for n in hardening.notes(fleet.spec))
 
@@ -173,10 +173,9 @@ def test_pem_pair_from_secret_config_is_uploaded_opaque_and_passes_the_contract(
     }
     config = {loader.CONFIG_KEY: raw, "gpufleet:tlsCertificate": "PEM", "gpufleet:tlsKey": "KEY"}
     from gpufleet.components.fleet import declare_program
-
     from gpufleet.preview import run
 
-    fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+    fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
     inv = run(lambda: declare_program(fleet), stack, config)
     token = {"alicloud": "alicloud:slb/serverCertificate:ServerCertificate"}.get(
         fleet.spec.cloud, "tencentcloud:Ssl/certificate:Certificate"
@@ -256,6 +255,6 @@ def test_preview_refuses_a_private_key_in_plain_text(tmp_path):
 def test_secret_certificate_config_is_opaque():
     raw = _raw("alicloud-cn-hangzhou-prod")
     raw["load_balancer"]["tls"] = {"domain": "a.example.com", "certificate_config": "g:c", "private_key_config": "g:k"}
-    fleet = loader.validate(raw, stack="s", file="x", sizing=False)
+    fleet = validation.validate(raw, stack="s", file="x", sizing=False)
     (note,) = hardening.pem_notes(fleet.spec, {"g:c": {"secure": "v1:x"}}, NOW)
     assert "opaque" in note

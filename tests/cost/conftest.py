@@ -1,11 +1,11 @@
 import copy
 
 import pytest
-from gpufleet.cost import estimate, usage
-from gpufleet.cost.compare import Option
-from gpufleet.stacks.loader import load_fleet
 
 from gpufleet import plan
+from gpufleet.cost import estimate, usage
+from gpufleet.cost.compare import Option
+from gpufleet.validation import load_fleet
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import shutil
 import pytest
 import typer
 import yaml
-from gpufleet.cost import budget, catalog
 from typer.testing import CliRunner
 
 from gpufleet.cli import cost as cost_cli
+from gpufleet.cost import budget, catalog
 from gpufleet.errors import UserError
 
 A100_TYPE = "ecs.gn7-c12g1.3xlarge"  # 1x A100-40G (stacks/data/alicloud.yaml)
@@ -28,7 +28,7 @@ def a100_stack(tmp_path, monkeypatch):
     doc["rows"] = [r for r in doc["rows"] if r["key"] != f"instance/{A100_TYPE}"]
     path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     monkeypatch.setattr(profile, "PROFILE", dataclasses.replace(profile.PROFILE, price_data=data))
-    stack = yaml.safe_load((catalog.DATA.parents[1] / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text())
+    stack = yaml.safe_load((catalog.DATA.parents[3] / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text())
     stack["config"]["gpufleet:fleet"]["gpu"] = {"kind": "A100-40G", "count": 1, "instance_type": A100_TYPE}
     f = tmp_path / "Pulumi.alicloud-cn-hangzhou-a100.yaml"
     f.write_text(yaml.safe_dump(stack, sort_keys=False))

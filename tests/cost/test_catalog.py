@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+
 from gpufleet.cost import catalog, derive
 from gpufleet.stacks import catalog as stackcat
 
@@ -182,7 +183,7 @@ def test_no_file_names_the_research_notes_outside_the_repository():
     import subprocess
     from pathlib import Path
 
-    root = Path(catalog.__file__).resolve().parents[1]
+    root = Path(catalog.__file__).resolve().parents[3]
     files = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
     named = [f for f in files if (root / f).is_file() and REFERENCE in (root / f).read_text(errors="ignore")]
     assert named == []

@@ -5,9 +5,9 @@ from decimal import Decimal
 
 import pytest
 import yaml
+
 from gpufleet.cost import catalog
 from gpufleet.cost.catalog import Catalog, PriceRow
-
 from gpufleet.errors import UserError
 
 

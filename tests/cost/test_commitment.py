@@ -5,12 +5,11 @@ from decimal import Decimal
 
 import pytest
 import typer
-from gpufleet.cost import commitment, usage
-from gpufleet.stacks import loader
 from typer.testing import CliRunner
 
-from gpufleet import plan
+from gpufleet import plan, validation
 from gpufleet.cli import cost as cost_cli
+from gpufleet.cost import commitment, usage
 
 PROD = "alicloud-cn-hangzhou-prod"
 
@@ -57,7 +56,7 @@ def test_a_valid_billing_block_when_more_nodes_than_replicas_min_pay_off():
     assert p.spec_changes["replicas"]["min"] == 4
     assert all(s["min"] >= 4 for s in p.spec_changes["autoscaling"]["schedules"])
     new = {**raw, **p.spec_changes, "autoscaling": {**raw["autoscaling"], **p.spec_changes["autoscaling"]}}
-    assert loader.validate(new, stack=PROD, file="x").spec.billing.model == "yearly"  # the real validator accepts it
+    assert validation.validate(new, stack=PROD, file="x").spec.billing.model == "yearly"  # the real validator accepts it
 
 
 def test_nothing_to_subscribe_keeps_pay_as_you_go():
@@ -70,7 +69,7 @@ def test_nothing_to_subscribe_keeps_pay_as_you_go():
 def test_spot_with_subscriptions_is_not_expressible_and_says_the_split():
     fleet, raw = _prod()
     spot_raw = {**raw, "billing": {"model": "spot", "on_demand_base": 2}}
-    spot = loader.validate(spot_raw, stack=PROD, file="x")
+    spot = validation.validate(spot_raw, stack=PROD, file="x")
     p = commitment.make_plan(PROD, spot.spec, spot_raw, fleet.instance_type.type, QUOTE)
     assert p.rest == "spot"
     # against spot 3.1/h: break-even yearly = 3974.311 / (3.1 x 730) = 1.7562 -> no spot node subscribes; the two
@@ -105,7 +104,7 @@ def test_a_schedule_that_depends_on_the_date_is_bad_input():
         **raw,
         "autoscaling": {**raw["autoscaling"], "schedules": [{"name": "monthly", "cron": "0 1 1 * *", "min": 2, "max": 8}]},
     }
-    spec = loader.validate(odd, stack=PROD, file="x").spec
+    spec = validation.validate(odd, stack=PROD, file="x").spec
     with pytest.raises(UserError, match="depends on the date"):
         commitment.make_plan(PROD, spec, odd, fleet.instance_type.type, QUOTE)
 

@@ -1,5 +1,6 @@
 """Re-declaring the fleet for another cloud / billing: the spec dict the program is run with."""
 
+from gpufleet import validation
 from gpufleet.cost import compare
 from gpufleet.stacks import loader
 
@@ -19,7 +20,7 @@ def test_other_cloud_nearest_region_zones_and_type(prod_fleet):
     assert new["gpu"]["instance_type"] == "GNV4.3XLARGE44"
     assert any("cn-hangzhou -> ap-shanghai" in n for n in notes) and any("nearest vCPU" in n for n in notes)
     # the re-declared spec passes the same validation as a stack file
-    fleet = loader.validate(new, stack=PROD, file="x")
+    fleet = validation.validate(new, stack=PROD, file="x")
     assert fleet.instance_type.type == "GNV4.3XLARGE44"
     assert _raw()["cloud"] == "alicloud"  # the stack's own spec is untouched
 
@@ -37,7 +38,7 @@ def test_same_cloud_other_billing(prod_fleet):
 
 def test_gpu_the_other_cloud_does_not_sell(prod_fleet):
     raw = {**_raw(), "gpu": {"kind": "A100-80G", "count": 1}, "zones": ["cn-hangzhou-h", "cn-hangzhou-i"]}
-    fleet = loader.validate(raw, stack=PROD, file="x")
+    fleet = validation.validate(raw, stack=PROD, file="x")
     new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
     assert new is None and "sells no A100-80G" in notes[-1]
     raw = {
@@ -53,6 +54,6 @@ def test_gpu_the_other_cloud_does_not_sell(prod_fleet):
             "gpu_memory_utilization": 0.95,
         },
     }
-    fleet = loader.validate(raw, stack=PROD, file="x")
+    fleet = validation.validate(raw, stack=PROD, file="x")
     new, notes, region, itype = compare.redeclare(raw, fleet, "tencentcloud", "payg")
     assert new["gpu"]["kind"] == "V100-32G" and itype.startswith("GN10X")

@@ -11,9 +11,10 @@ from decimal import Decimal
 
 import pytest
 import yaml
+from rich.console import Console
+
 from gpufleet.cost import catalog, estimate, report, usage
 from gpufleet.cost.catalog import PriceRow
-from rich.console import Console
 
 GN7I = "instance/ecs.gn7i-c8g1.2xlarge"
 
@@ -228,9 +229,8 @@ def test_spot_fallback_with_an_on_demand_base_in_a_second_group(ali_inventory, p
 
 
 def test_every_shipped_stack_estimate_fits_100_columns_with_money_in_full():
-    from gpufleet.stacks.loader import stack_names
-
     from gpufleet.plan import stack_estimate
+    from gpufleet.stacks.loader import stack_names
 
     for stack in stack_names():
         _, e = stack_estimate(stack)

@@ -6,11 +6,11 @@ from decimal import Decimal
 import pytest
 import typer
 import yaml
-from gpufleet.cost import catalog, diff, estimate, report, usage
 from typer.testing import CliRunner
 
 from gpufleet import plan
 from gpufleet.cli import cost as cost_cli
+from gpufleet.cost import catalog, diff, estimate, report, usage
 from gpufleet.errors import UserError
 
 PROD = "alicloud-cn-hangzhou-prod"

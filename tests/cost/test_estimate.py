@@ -96,9 +96,8 @@ def test_break_even():
 
 
 def test_tencent_lines(prod_fleet):
-    from gpufleet.cost import compare
-
     from gpufleet import plan
+    from gpufleet.cost import compare
 
     raw = plan.for_stack(prod_fleet.stack).raw
     new = compare.redeclare(raw, prod_fleet, "tencentcloud", "payg")[0]

@@ -9,8 +9,9 @@ import sys
 from decimal import Decimal
 
 import pytest
-from gpufleet.cost import exports, report, view
 from tools import require
+
+from gpufleet.cost import exports, report, view
 
 
 def recompute(path, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "cost" / "data"
+DATA = ROOT / "src" / "gpufleet" / "cost" / "data"
 VENDOR = Path(__file__).parent / "fixtures" / "vendor"
 QUOTE_FILES = sorted(DATA.glob("quotes-*.yaml"))
 QUALITIES = {"quote", "doc", "estimate"}

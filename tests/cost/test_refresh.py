@@ -13,10 +13,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
 from gpufleet.components.alicloud import prices as ali_prices
 from gpufleet.components.tencentcloud import prices as tc_prices
 from gpufleet.cost import catalog, derive, refresh
-
 from gpufleet.errors import UserError
 
 VENDOR = Path(__file__).parent / "fixtures" / "vendor"

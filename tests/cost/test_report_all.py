@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.cost import allstacks, catalog
-from gpufleet.cost.estimate import Line
 
 from gpufleet import plan
+from gpufleet.cost import allstacks, catalog
+from gpufleet.cost.estimate import Line
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,8 +2,9 @@
 
 import io
 
-from gpufleet.cost import report
 from rich.console import Console
+
+from gpufleet.cost import report
 
 
 def test_table_shows_currency_and_assumptions(options):

@@ -4,15 +4,15 @@ public-IP retention fee, the model bucket and the image snapshot, priced from th
 from decimal import Decimal
 
 import pytest
+
+from gpufleet import plan
 from gpufleet.components.alicloud import pricing as ali
 from gpufleet.components.tencentcloud import pricing as tc
 from gpufleet.cost import estimate, usage
 from gpufleet.cost.catalog import load
 from gpufleet.cost.resources import PricingContext, policy_actions
 from gpufleet.cost.usage import Usage
-from gpufleet.stacks.loader import load_fleet
-
-from gpufleet import plan
+from gpufleet.validation import load_fleet
 
 
 def _lines(stack: str, use: Usage | None = None):

@@ -3,11 +3,11 @@
 from decimal import Decimal
 
 import pytest
-from gpufleet.cost import catalog, compare, resources, usage
-from gpufleet.stacks import loader
 
-from gpufleet import plan
+from gpufleet import plan, validation
+from gpufleet.cost import catalog, compare, resources, usage
 from gpufleet.plan import stack_estimate
+from gpufleet.stacks import loader
 
 STACKS = loader.stack_names()
 PROD = "alicloud-cn-hangzhou-prod"
@@ -65,7 +65,7 @@ def test_compare_gives_both_clouds_and_four_billings():
 def test_every_priced_or_free_type_is_declared():
     """No dead entries: each type a cloud prices or lists as free is declared by a shipped stack or its
     monthly / spot variant (subscription baselines and attachments appear only there)."""
-    from gpufleet.components import registry
+    from gpufleet import registry
 
     declared: set[str] = set()
     for stack in STACKS:
@@ -75,7 +75,7 @@ def test_every_priced_or_free_type_is_declared():
             new = compare.redeclare(base.raw, base.fleet, base.fleet.spec.cloud, billing)[0]
             declared |= {r["type"] for r in plan.for_spec(new, stack, f"{stack} ({billing})").resources}
     declared |= _pem_variant_types()
-    for cloud in {loader.load_fleet(s).spec.cloud for s in STACKS}:
+    for cloud in {validation.load_fleet(s).spec.cloud for s in STACKS}:
         pricing = registry.module(cloud, "pricing")
         assert sorted(set(pricing.PRICED) - declared) == [], cloud
         assert sorted(set(pricing.FREE) - declared) == [], cloud
@@ -87,7 +87,6 @@ def _pem_variant_types() -> set[str]:
     import copy
 
     from gpufleet.components.fleet import declare_program
-
     from gpufleet.preview import run
 
     out: set[str] = set()
@@ -101,7 +100,7 @@ def _pem_variant_types() -> set[str]:
             "certificate_config": "gpufleet:tlsCertificate",
             "private_key_config": "gpufleet:tlsKey",
         }
-        fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
+        fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
         config = {loader.CONFIG_KEY: raw, "gpufleet:tlsCertificate": "PEM", "gpufleet:tlsKey": "KEY"}
         out |= {r["type"] for r in run(lambda f=fleet: declare_program(f), stack, config).resources}
     return out

@@ -5,6 +5,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import yaml
+
 from gpufleet.cost import catalog, derive
 
 DATA = Path(catalog.__file__).parent / "data"

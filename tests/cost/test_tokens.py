@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.cost import catalog, tokens
-from gpufleet.sizing.loadtest import DEFAULT_PROMPT
 from test_budget import a100_stack  # noqa: F401 - the fixture: a stack on one A100 whose catalog lacks its price
 
+from gpufleet.cost import catalog, tokens
 from gpufleet.errors import UserError
+from gpufleet.sizing.loadtest import DEFAULT_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "loadtest-example.json"

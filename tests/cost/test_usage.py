@@ -1,8 +1,8 @@
 from decimal import Decimal
 
 import pytest
-from gpufleet.cost import usage
 
+from gpufleet.cost import usage
 from gpufleet.errors import UserError
 
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.cost import usage
 
 from gpufleet.cli.options import resolve_stack
+from gpufleet.cost import usage
 from gpufleet.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 PROD = ROOT / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
 PROD_USAGE = yaml.safe_load((ROOT / "cost" / "usage" / "alicloud-cn-hangzhou-prod.yaml").read_text())
-DEFAULTS = yaml.safe_load((ROOT / "cost" / "data" / "usage-defaults.yaml").read_text())
+DEFAULTS = yaml.safe_load((ROOT / "src" / "gpufleet" / "cost" / "data" / "usage-defaults.yaml").read_text())
 
 
 def copy_of_prod(tmp_path, name: str, key=...) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pulumi
+
 from gpufleet.images.pipeline import tags
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.components.registry import Capability, CloudProfile
+from gpufleet.registry import Capability, CloudProfile
 
 DATA = Path(__file__).resolve().parent / "data"
 

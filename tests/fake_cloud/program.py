@@ -7,6 +7,7 @@ provider's, so preview, cost and the policy tests run over them.
 from __future__ import annotations
 
 import pulumi
+
 from gpufleet.components import userdata
 
 

@@ -15,9 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gpufleet.images import gateway
-from gpufleet.stacks import loader
 from tools import require
+
+from gpufleet import validation
+from gpufleet.images import gateway
 
 sys.path.insert(0, str(Path(__file__).parent))
 import upstream  # noqa: E402
@@ -51,7 +52,7 @@ http {{
 
 
 def values(stack: str = "alicloud-cn-hangzhou-prod", **changes) -> gateway.GatewayValues:
-    fleet = loader.load_fleet(stack, ROOT, sizing=False)
+    fleet = validation.load_fleet(stack, ROOT, sizing=False)
     return replace(gateway.values_from_fleet(fleet), **changes)
 
 

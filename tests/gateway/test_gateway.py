@@ -11,9 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import KEY, Nginx, values
+from tools import require
+
 from gpufleet.images import gateway
 from gpufleet.stacks import loader
-from tools import require
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTH = {"Authorization": f"Bearer {KEY}"}

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from conftest import KEY, values
+from tools import require
+
 from gpufleet.images import gateway, node
 from gpufleet.images.recipes import load_recipe, recipe_names
-from tools import require
 
 TEMPLATES = gateway.TEMPLATES
 
@@ -130,10 +131,10 @@ def test_render_unit_passes_systemd_analyze_verify(tmp_path):
 
 @pytest.mark.parametrize("stack", ["alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-dev"])
 def test_gateway_upstream_and_listen_ports_are_the_ones_vllm_and_the_load_balancer_use(stack):
+    from gpufleet import validation
     from gpufleet.components import userdata
-    from gpufleet.stacks import loader
 
-    fleet = loader.load_fleet(stack, Path(__file__).resolve().parents[2], sizing=False)
+    fleet = validation.load_fleet(stack, Path(__file__).resolve().parents[2], sizing=False)
     v = gateway.values_from_fleet(fleet)
     argv = userdata.vllm_args(fleet)
     assert argv[argv.index("--host") + 1] == "127.0.0.1"

@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from selftest_recipe import write_recipe
+
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, Target
-from selftest_recipe import write_recipe
 
 pytestmark = pytest.mark.sshd
 

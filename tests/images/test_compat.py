@@ -2,13 +2,14 @@
 
 import pytest
 import yaml
+
+from gpufleet.errors import UserError
 from gpufleet.images import checks, compat
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.images.steps import python_lock_text
 from gpufleet.stacks import catalog
-from gpufleet.stacks.loader import load_fleet, stack_names
-
-from gpufleet.errors import UserError
+from gpufleet.stacks.loader import stack_names
+from gpufleet.validation import load_fleet
 
 
 @pytest.mark.parametrize("name", ["cuda13-vllm", "cuda12-vllm-v100"])

@@ -8,6 +8,7 @@ prints one value per GPU per line) and are NOT recordings from a GPU host.
 from pathlib import Path
 
 import pytest
+
 from gpufleet.images import facts
 
 REC = Path(__file__).parent / "recorded"

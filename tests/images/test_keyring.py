@@ -4,9 +4,10 @@ import os
 import subprocess
 
 import pytest
-from gpufleet.images.recipes import load_recipe
-from gpufleet.images.steps import environment
 from tools import require
+
+from gpufleet.images.recipes import load_recipe
+from gpufleet.images.templating import environment
 
 
 def _key(home, email: str) -> str:

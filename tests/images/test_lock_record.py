@@ -7,9 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from gpufleet.components import registry
-from gpufleet.images import lock
+
+from gpufleet import registry
 from gpufleet.images.recipes import load_recipe
+from gpufleet.stacks import lock
 
 RECIPE = load_recipe("cuda13-vllm")
 ALL = [f"{c}/{r}" for c, rs in RECIPE.regions.items() for r in rs]

@@ -1,9 +1,9 @@
 """The image pipeline under Pulumi's mock engine (gpufleet.preview.run records what it declares)."""
 
 import pytest
+
 from gpufleet.images.pipeline import BuilderSpec, declare
 from gpufleet.images.recipes import load_recipe
-
 from gpufleet.preview import run
 
 ALI = BuilderSpec(

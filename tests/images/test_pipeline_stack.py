@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.images.pipeline import PROGRAM, load_pipeline
 
 from gpufleet.errors import UserError
+from gpufleet.images.pipeline import PROGRAM, load_pipeline
 from gpufleet.preview import run
 
 EXAMPLE = PROGRAM / "Pulumi.example-cuda13-vllm-alicloud.yaml"

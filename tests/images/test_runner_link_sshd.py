@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_recipe
+
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import Runner, SshHost, Target
 

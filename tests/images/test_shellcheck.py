@@ -3,10 +3,11 @@
 import subprocess
 
 import pytest
-from gpufleet.images.recipes import load_recipe
-from gpufleet.images.steps import render
 from selftest_recipe import SELFTEST, write_recipe
 from tools import require
+
+from gpufleet.images.recipes import load_recipe
+from gpufleet.images.steps import render
 
 
 def _scripts(recipe):

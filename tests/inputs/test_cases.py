@@ -475,7 +475,7 @@ def test_stacks_data_cloud_yaml_truncated(tmp_path, monkeypatch, content):
 
 @pytest.mark.parametrize("content", [b"", b"{", b'{"images": []}', b"\xff", b'{"images": {"r": {"regions": {"a": {"b": {}}}}}}'])
 def test_lock_json_truncated(tmp_path, content):
-    from gpufleet.images import lock
+    from gpufleet.stacks import lock
 
     p = tmp_path / "lock.json"
     p.write_bytes(content)
@@ -489,8 +489,8 @@ def test_lock_json_truncated(tmp_path, content):
 
 @pytest.mark.parametrize("image_id", ["m-", "m-1\nx", "m-ABC", "img-", "m-1 "])
 def test_bad_image_ids_not_locked(tmp_path, capsys, image_id):
-    from gpufleet.images import lock
     from gpufleet.images.recipes import load_recipe
+    from gpufleet.stacks import lock
 
     r = load_recipe("cuda13-vllm")
     images = {c: {reg: (image_id if c == "alicloud" else "img-abc123") for reg in rs} for c, rs in r.regions.items()}

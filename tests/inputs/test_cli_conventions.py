@@ -208,7 +208,9 @@ RUN = [line for _, line in OWN_EXAMPLES if line not in NOT_RUN]
 @pytest.mark.parametrize("line", RUN)
 def test_examples_run(line, project, tmp_path):
     """Each offline example, as printed, in a copy of the project (region new writes a stack there): exit 0."""
-    shutil.copytree(ROOT / "images" / "program", project / "images" / "program")  # example paths are the project's
+    shutil.copytree(
+        ROOT / "src" / "gpufleet" / "images" / "program", project / "images" / "program"
+    )  # example paths are the project's
     shutil.copytree(ROOT / "examples", project / "examples")
     env = {**os.environ, "GPUFLEET_PROJECT": str(project), "COLUMNS": "120"}
     done = subprocess.run([GF, *shlex.split(line)[1:]], cwd=project, env=env, capture_output=True, text=True, timeout=120)
@@ -239,7 +241,7 @@ def test_render_writes_a_folder_under_its_own_name(capsys, tmp_path):
 
 def test_images_stack_by_name_or_path(capsys):
     by_name = run_cli(["image", "pipeline", "--stack", "example-cuda13-vllm-alicloud", "--json"], capsys)
-    path = ROOT / "images" / "program" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
+    path = ROOT / "src" / "gpufleet" / "images" / "program" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
     by_path = run_cli(["image", "pipeline", "--stack-file", path, "--format", "json"], capsys)
     assert by_name.code == by_path.code == 0
     assert json.loads(by_name.out)["resources"] == json.loads(by_path.out)["resources"]
@@ -267,7 +269,7 @@ def test_bash_completes_commands_options_formats_and_stack_names():
     stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.alicloud-*.yaml"))
     assert sorted(_bash_complete(["gpufleet", "cost", "estimate", "--stack", "alicloud-"])) == stacks
     assert sorted(_bash_complete(["gpufleet", "preview", "--stack", "alicloud-"])) == stacks
-    recipes = sorted(p.stem for p in (ROOT / "images" / "recipes").glob("*.yaml"))
+    recipes = sorted(p.stem for p in (ROOT / "src" / "gpufleet" / "images" / "recipes").glob("*.yaml"))
     assert sorted(_bash_complete(["gpufleet", "image", "build", "--recipe", ""])) == recipes
     assert sorted(_bash_complete(["gpufleet", "plan", "fit", "--gpu", "V100"])) == ["V100-16G", "V100-32G"]
 

@@ -4,9 +4,10 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpufleet.stacks import loader
 
+from gpufleet import validation
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +19,7 @@ def _raw():
 
 def _problems(raw) -> list[str]:
     with pytest.raises(UserError) as info:
-        loader.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
+        validation.validate(raw, stack="x", file="stacks/Pulumi.x.yaml")
     return [str(p) for p in info.value.problems]
 
 

@@ -97,16 +97,16 @@ def test_generated_stack_specs(tmp_path_factory, fleet):
     (root / "Pulumi.yaml").write_text("name: gpufleet\n")
     shown = f"stacks/Pulumi.{STACK}.yaml"
     (root / shown).write_text(_dump(fleet))
-    from gpufleet.stacks import loader
+    from gpufleet import validation
 
     before = snapshot(root)
     try:
-        loader.load_fleet(STACK, root)
+        validation.load_fleet(STACK, root)
     except UserError as exc:
         assert exc.problems and all(p.file == shown for p in exc.problems), exc
         assert all(p.path.startswith("fleet") or p.path == "" for p in exc.problems), exc
     # `region new` reads every stack's VPC: a malformed one is skipped (and named), never a traceback
-    from gpufleet.stacks import regions
+    from gpufleet import regions
 
     _, skipped = regions.existing_cidrs_and_skipped("alicloud", root)
     assert all(shown in s or "fleet.network.vpc_cidr" in s for s in skipped), skipped
@@ -181,7 +181,7 @@ def test_generated_capacity_numbers(tmp_path, capsys, peak, per_node, redundancy
         assert "--" in r.text, r.text
 
 
-CATALOG = yaml.safe_load((ROOT / "cost" / "data" / "alicloud-cn-hangzhou.yaml").read_text())
+CATALOG = yaml.safe_load((ROOT / "src" / "gpufleet" / "cost" / "data" / "alicloud-cn-hangzhou.yaml").read_text())
 LOCK = yaml.safe_load((ROOT / "images" / "lock.json").read_text())
 
 
@@ -213,7 +213,7 @@ def test_generated_catalogs_and_locks(tmp_path_factory, doc, lock_doc):
     import json
 
     from gpufleet.cost import catalog as pricecat
-    from gpufleet.images import lock
+    from gpufleet.stacks import lock
 
     folder = tmp_path_factory.mktemp("c")
     (folder / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump(doc))

@@ -11,22 +11,24 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tools import require
+
+from gpufleet import validation
 from gpufleet.components import monitoring
 from gpufleet.stacks import loader
-from tools import require
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = loader.stack_names(ROOT)
 
 
 def fleet(stack: str = "alicloud-cn-hangzhou-prod", **alarms):
-    f = loader.load_fleet(stack, ROOT, sizing=False)
+    f = validation.load_fleet(stack, ROOT, sizing=False)
     if not alarms:
         return f
     _, config = loader.read_stack_config(stack, ROOT)
     raw = copy.deepcopy(config[loader.CONFIG_KEY])
     raw.setdefault("alarms", {}).update(alarms)
-    return loader.validate(raw, stack=stack, file="x", sizing=False)
+    return validation.validate(raw, stack=stack, file="x", sizing=False)
 
 
 def promtool_check(tmp_path: Path, doc: dict) -> subprocess.CompletedProcess:

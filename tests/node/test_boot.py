@@ -22,14 +22,15 @@ import time
 from pathlib import Path
 
 import pytest
+
+from gpufleet import validation
 from gpufleet.components import userdata
 from gpufleet.images import gateway
 from gpufleet.images import node as node_files
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import Result, Runner, StepFailed
-from gpufleet.stacks import loader
-
 from gpufleet.preview import preview_stack
+from gpufleet.stacks import loader
 
 from . import boot, tree
 from .standin_vllm import STREAM_GAP_S
@@ -135,7 +136,7 @@ def _role(stack: str) -> tuple[str, dict]:
 
 
 def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy=None, env=None) -> boot.Node:
-    fleet = loader.load_fleet(stack, ROOT)
+    fleet = validation.load_fleet(stack, ROOT)
     role, recorded = _role(stack)
     archive, real_sha = _archive()
     spec = fleet.spec

@@ -14,7 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("scaler_index", ROOT / "components/tencentcloud/scaler/index.py")
+spec = importlib.util.spec_from_file_location(
+    "scaler_index", ROOT / "src" / "gpufleet" / "components/tencentcloud/scaler/index.py"
+)
 index = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(index)
 

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpufleet.components.tencentcloud.scaler import package
 from scaler_fakes import KEYS, FakeNodes, FakeTencentApi
+
+from gpufleet.components.tencentcloud.scaler import package
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "ap-guangzhou"
 PATH = "/metrics/vllm"
-SM = yaml.safe_load((ROOT / "components/data/scaling_metrics.yaml").read_text())
+SM = yaml.safe_load((ROOT / "src" / "gpufleet" / "components/data/scaling_metrics.yaml").read_text())
 
 
 def exposition(waiting: float, kv: float, running: float = 1, engines: int = 1, old: bool = False) -> str:

@@ -8,6 +8,7 @@ Run with -s to see the table: median and worst error, fit and held-out rows sepa
 import statistics
 
 import pytest
+
 from gpufleet.sizing import calibration, fit, profiler
 from gpufleet.stacks.catalog import gpu_kinds
 

@@ -10,10 +10,10 @@ import time
 
 import pytest
 from fake_openai import Behaviour, FakeServer
-from gpufleet.sizing import capacity, loadstats, loadtest
-from gpufleet.sizing.loadstats import LevelRun, Sample
 
 from gpufleet.errors import UserError
+from gpufleet.sizing import capacity, loadstats, loadtest
+from gpufleet.sizing.loadstats import LevelRun, Sample
 
 KEY = "sk-test-5d41402abc4b2a76b9719d911017c592"
 

@@ -5,11 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+
+from gpufleet import validation
+from gpufleet.errors import UserError
 from gpufleet.sizing import capacity, fit, flags, models, profiler
 from gpufleet.stacks import loader
 from gpufleet.stacks.catalog import gpu_kinds
-
-from gpufleet.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = gpu_kinds()
@@ -170,7 +171,7 @@ def test_capacity_and_loadtest_file(tmp_path):
     f.write_text(json.dumps({"levels": [{"concurrency": "x"}]}))
     with pytest.raises(UserError):
         capacity.per_node_qps(f)
-    fleet = loader.load_fleet("alicloud-cn-hangzhou-prod", ROOT)
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", ROOT)
     assert [f for f, _ in capacity.replicas_problems(fleet.spec.replicas, capacity.plan(100, 3))] == ["fleet.replicas.max"]
 
 
@@ -197,7 +198,7 @@ def _prod(**changes):
 def test_72b_fp16_on_one_t4_fails_validation_with_why_and_what_to_change():
     raw = _prod(**{"gpu.kind": "T4", "model.name": "Qwen/Qwen2.5-72B-Instruct", "serving.dtype": "float16"})
     with pytest.raises(UserError) as exc:
-        loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+        validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     (problem,) = [p for p in exc.value.problems if p.path == "fleet.serving"]
     assert (
         "13.12 GiB budget per GPU (14.58 GiB x 0.9)" in problem.message
@@ -224,7 +225,7 @@ def test_advice_names_only_node_sizes_the_cloud_sells():
 def test_unknown_extra_flag_fails_validation():
     raw = _prod(**{"serving.extra_args": {"enable_prefix_cachin": True}})
     with pytest.raises(UserError) as exc:
-        loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+        validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     assert any("--enable-prefix-cachin" in p.message and "vLLM 0.33.0" in p.message for p in exc.value.problems)
 
 
@@ -232,7 +233,7 @@ def test_unknown_extra_flag_fails_validation():
 def test_shipped_stacks_fit(stack):
     from gpufleet.sizing import checks as sizing_checks
 
-    assert sizing_checks.spec_problems(loader.load_fleet(stack, ROOT, sizing=False)) == []
+    assert sizing_checks.spec_problems(validation.load_fleet(stack, ROOT, sizing=False)) == []
 
 
 def test_plan_fit_reports_unknown_choices_without_a_traceback():
@@ -340,7 +341,7 @@ def test_memory_relevant_extra_args_of_a_stack_are_read():
     from gpufleet.sizing import checks
 
     raw = _prod(**{"serving.extra_args": {"enforce_eager": True}, "serving.kv_cache_dtype": "fp8_e5m2"})
-    fleet = loader.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    fleet = validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     s = checks.serving_of(fleet.spec)
     assert s.enforce_eager and s.kv_cache_dtype == "fp8_e5m2" and s.vllm_version == "0.33.0"
     r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)

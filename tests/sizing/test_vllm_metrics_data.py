@@ -5,8 +5,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-METRICS = yaml.safe_load((ROOT / "sizing" / "data" / "vllm_metrics.yaml").read_text(encoding="utf-8"))
-RECIPES = sorted((ROOT / "images" / "recipes").glob("*.yaml"))
+METRICS = yaml.safe_load((ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_metrics.yaml").read_text(encoding="utf-8"))
+RECIPES = sorted((ROOT / "src" / "gpufleet" / "images" / "recipes").glob("*.yaml"))
 
 
 def pinned_vllm_versions() -> set[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOTS = ROOT / "sizing" / "data" / "vllm_args"
+SNAPSHOTS = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_args"
 SCRIPT = ROOT / "scripts" / "vllm_args_snapshot.py"
 ENTRY_FIELDS = {"dest", "type", "choices", "nargs", "action", "aliases", "group"}
 TOP_FIELDS = {"vllm_version", "source", "generated_at", "generator", "args"}
@@ -106,12 +106,13 @@ def _rendered_flags() -> dict[str, set[str]]:
     The real renderer (components.userdata.vllm_args) on each shipped stack, with every unset
     (None / False) serving field given a value so that its flag is rendered too.
     """
+    from gpufleet import validation
     from gpufleet.components import userdata
     from gpufleet.stacks import loader
 
     flags: dict[str, set[str]] = {}
     for stack in loader.stack_names(ROOT):
-        fleet = loader.load_fleet(stack, ROOT)
+        fleet = validation.load_fleet(stack, ROOT)
         serving = fleet.spec.serving
         unset = {name: "x" for name, value in serving if value is None or value is False}
         full = serving.model_copy(update=unset)

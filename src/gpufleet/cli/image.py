@@ -1,0 +1,487 @@
+"""`gpufleet image ...`: check recipes, build a golden image over SSH, render its scripts, show the lock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from gpufleet.cli import options
+from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
+
+FORMATS = ("table", "json")
+
+
+def _out():
+    return console(soft_wrap=True)
+
+
+def _err():
+    return console(stderr=True, soft_wrap=True)
+
+
+image_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Golden images: recipes, builds over SSH, the lock file the stacks read (docs/images.md).\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet image check\n"
+    "  gpufleet image build --recipe cuda13-vllm --dry-run\n"
+    "  gpufleet image lock show",
+)
+lock_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="images/lock.json: image id per recipe, cloud and region.\n\n\b\nExamples:\n  gpufleet image lock show --json",
+)
+image_app.add_typer(lock_app, name="lock")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(image_app, name="image")
+
+
+def _recipe(name: str):
+    from gpufleet.images.recipes import load_recipe
+
+    return load_recipe(name)
+
+
+def _check_problems(recipe, gpu: str | None) -> list[Problem]:
+    """What does not hold together in a recipe (and against `gpu`, a known GPU kind)."""
+    from gpufleet.images import compat
+    from gpufleet.images.steps import python_lock_text
+    from gpufleet.stacks import catalog
+
+    problems = [Problem(recipe.file, p, m) for p, m in compat.recipe_problems(recipe)]
+    problems += [Problem(recipe.file, p, m) for p, m in compat.lock_problems(recipe, python_lock_text(recipe))]
+    if gpu is not None:
+        kinds = catalog.gpu_kinds()
+        if gpu in kinds:
+            clashes = compat.gpu_clashes(recipe, kinds[gpu])
+            others = [n for n in compat.recipes_serving(gpu) if n != recipe.name]
+            hint = f"; use {' or '.join(others)}" if others else ""
+            if gpu not in recipe.gpus or clashes:
+                why = "; ".join(clashes) if clashes else f"{gpu} is not among the GPUs it claims ({', '.join(recipe.gpus)})"
+                problems.append(Problem(recipe.file, "recipe.gpus", f"recipe {recipe.name} does not serve {gpu}: {why}{hint}"))
+    return problems
+
+
+@image_app.command("check")
+def check(
+    recipe: list[str] | None = typer.Option(
+        None,
+        "--recipe",
+        "-r",
+        autocompletion=options.complete_recipe,
+        help="recipe name or file (repeatable); default: every recipe in images/recipes/",
+    ),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="also check the recipe against this GPU kind (e.g. V100-16G)"
+    ),
+) -> None:
+    """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims. Exit 1 when
+    a recipe does not hold together; 2 for an unknown recipe or GPU.
+
+    \b
+    Examples:
+      gpufleet image check
+      gpufleet image check --recipe cuda13-vllm --gpu A10
+    """
+    from gpufleet.images.recipes import recipe_names
+    from gpufleet.images.steps import build_blockers, unverified
+    from gpufleet.stacks import catalog
+
+    if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
+        raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
+    recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
+    out = _out()
+    problems: list[Problem] = []
+    for r in recipes:
+        found = _check_problems(r, gpu)
+        problems += found
+        if found:
+            continue
+        p = r.pins
+        line = ", ".join(f"{k} {p[k]}" for k in ("driver", "cuda", "python", "torch", "vllm") if k in p) or ", ".join(
+            f"{k} {v}" for k, v in p.items()
+        )
+        out.print(
+            f"ok  {r.name}: {line}; serves {', '.join(r.gpus) or 'no GPU (self-test)'}"
+            + (f"; checked against {gpu}" if gpu else "")
+        )
+        for path, msg in build_blockers(r):
+            out.print(f"    before a real build: {path}: {msg}")
+        for note in unverified(r):
+            out.print(f"    unverified: {note}")
+    if problems:  # the check failed (exit 1), as `plan fit` that does not fit
+        print_problems(problems, _err())
+        raise typer.Exit(1)
+
+
+def _print_event(e) -> None:
+    width = 18
+    if e.kind == "check":
+        return
+    label, colour = {
+        "satisfied": ("ok", "green"),
+        "apply": ("apply", "yellow"),
+        "applied": ("applied", "green"),
+        "would-apply": ("would apply", "yellow"),
+        "cleanup": ("cleanup", "magenta"),
+        "retry": ("retry", "red"),
+        "manifest": ("manifest", "cyan"),
+    }.get(e.kind, (e.kind, ""))
+    where = f"[{e.index}/{e.total}] {e.step:<{width}}" if e.step else " " * (len(str(e.total)) * 2 + 4 + width)
+    _out().print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
+
+
+@image_app.command("build")
+def build(
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
+    host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
+    port: int = typer.Option(22, "--port", "-p", help="the builder's SSH port"),
+    user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
+    key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
+    known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
+    accept_new_host_key: bool = typer.Option(
+        False, "--accept-new-host-key", help="record the key of a host not yet in --known-hosts (a fresh builder)"
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"
+    ),
+    retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
+    backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
+    connect_timeout: int = typer.Option(10, "--connect-timeout", min=1, help="seconds to wait for the SSH connection"),
+    keepalive: float = typer.Option(
+        10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
+    ),
+    manifest_out: Path | None = typer.Option(
+        None,
+        "--manifest-out",
+        help="where to save the manifest read back from the host; default build/images/<recipe>-<host>.manifest.json",
+    ),
+) -> None:
+    """Run a recipe's steps on a builder over SSH: check, apply what is missing, re-check, write the manifest. Exit 1
+    when a step fails or the connection is lost for good (re-run to resume); 2 for bad input.
+
+    \b
+    Examples:
+      gpufleet image build --recipe cuda13-vllm --dry-run
+      gpufleet image build -r cuda13-vllm -H 203.0.113.7 -k ~/.ssh/builder --accept-new-host-key
+    """
+    import paramiko
+
+    from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
+    from gpufleet.images.steps import build_blockers, render
+
+    out, err = _out(), _err()
+    r = _recipe(recipe)
+    problems = _check_problems(r, None)
+    if manifest_out is not None:  # checked before the build, not after it
+        from gpufleet.files import output_problems
+
+        problems += output_problems(manifest_out, flag="--manifest-out")
+    if problems:
+        raise UserError(problems)
+    if host is None:
+        if not dry_run:
+            raise UserError([Problem("--host", "", "missing: the builder to run on (or --dry-run to print the plan)")])
+        steps = render(r)
+        out.print(f"plan for {r.name} ({len(steps)} steps, checks not run: no --host):")
+        for i, s in enumerate(steps, 1):
+            first = next((ln for ln in s.apply.splitlines()[3:] if ln.strip()), "")
+            pin = f"; must observe {s.fact} = {r.pins[s.pin]}" if s.fact and s.pin else ""
+            out.print(f"[{i}/{len(steps)}] {s.name:<18} check, then apply if unsatisfied (timeout {s.timeout_s}s){pin}")
+            out.print(f"        first apply command: {first}")
+        out.print(f"then write {r.layout.manifest} and read it back")
+        for path, msg in build_blockers(r):
+            out.print(f"before a real build: {path}: {msg}")
+        return
+    if not dry_run:
+        blockers = build_blockers(r)
+        if blockers:
+            raise UserError([Problem(r.file, p, m) for p, m in blockers])
+    target = Target(host, port, user, key, known_hosts, accept_new_host_key, connect_timeout, keepalive_s=keepalive)
+    runner = Runner(r, lambda: SshHost(target), report=_print_event, retries=retries, backoff_s=backoff)
+    out.print(f"{'dry run of' if dry_run else 'building'} {r.name} on {user}@{host}:{port} ({len(runner.steps)} steps)")
+    try:
+        result = runner.build(dry_run=dry_run)
+    except HostKeyRefused as exc:
+        raise UserError([Problem("--known-hosts", "", str(exc))]) from None
+    except paramiko.AuthenticationException as exc:
+        raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
+    except StepFailed as exc:
+        err.print(Text.assemble(("failed", "red"), f" step {exc.step} ({exc.phase}): {exc.why}"))
+        if exc.result.output:
+            err.print(exc.result.output, markup=False)
+        err.print("fix it and re-run: finished steps are only re-checked")
+        raise SystemExit(1) from None
+    except ConnectionLost as exc:
+        err.print(Text.assemble(("failed", "red"), f" {exc}; re-run to resume from the first unsatisfied step"))
+        raise SystemExit(1) from None
+    if dry_run:
+        out.print(
+            f"plan: {len(result.planned)} to apply ({', '.join(result.planned) or 'none'}), {len(result.satisfied)} already satisfied"
+        )
+        return
+    if result.status == "unchanged":
+        out.print(
+            f"no change: all {len(result.satisfied)} steps already satisfied, manifest unchanged (sha256 {result.manifest_sha256})"
+        )
+    else:
+        out.print(
+            f"changed: applied {len(result.applied)} ({', '.join(result.applied) or 'none'}), {len(result.satisfied)} already satisfied; "
+            f"manifest {'written' if result.manifest_changed else 'unchanged'} (sha256 {result.manifest_sha256})"
+            + (f"; reconnected {result.reconnects}x" if result.reconnects else "")
+        )
+    dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    from gpufleet.files import write_atomic
+
+    write_atomic(dest, result.manifest_text, flag="--manifest-out")
+    out.print(f"manifest saved to {dest}")
+
+
+@image_app.command("render")
+def render_cmd(
+    recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
+    out_dir: Path = typer.Option(
+        ..., "--out-dir", "--out", help="folder for <nn>-<step>.<phase>.sh (created; --out is the old spelling)", metavar="DIR"
+    ),
+) -> None:
+    """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck.
+
+    \b
+    Examples:
+      gpufleet image render --recipe cuda13-vllm --out-dir build/scripts
+      shellcheck build/scripts/*.sh
+    """
+    from gpufleet.files import write_atomic
+    from gpufleet.images.steps import render
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for i, s in enumerate(render(_recipe(recipe)), 1):
+        for phase in ("check", "apply", "cleanup"):
+            text = getattr(s, phase)
+            if text:
+                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out-dir")
+                n += 1
+    _out().print(f"wrote {n} scripts to {out_dir}")
+
+
+def _images_stack(value: str) -> Path:
+    """The stack file of the images program for a name (images/program/Pulumi.<name>.yaml) or a path."""
+    from gpufleet.images.pipeline import PROGRAM
+
+    return Path(value) if "/" in value or value.endswith(".yaml") else PROGRAM / f"Pulumi.{value}.yaml"
+
+
+def _images_stacks(incomplete: str) -> list[str]:
+    from gpufleet.images.pipeline import PROGRAM
+
+    names = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROGRAM.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+    return [n for n in names if n.startswith(incomplete)]
+
+
+@image_app.command("pipeline")
+def pipeline_cmd(
+    stack: str = typer.Option(
+        ...,
+        "--stack",
+        "-s",
+        "--stack-file",
+        help="a stack of the images program: its name (images/program/Pulumi.<name>.yaml) or its file's path",
+        metavar="NAME|PATH",
+        autocompletion=_images_stacks,
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine.
+
+    \b
+    Examples:
+      gpufleet image pipeline --stack example-cuda13-vllm-alicloud
+      gpufleet image pipeline -s images/program/Pulumi.example-cuda13-vllm-alicloud.yaml --json
+    """
+    from gpufleet.images.pipeline import export, load_pipeline
+    from gpufleet.preview import run
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    stack_file = _images_stack(stack)
+    recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
+    inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
+    if chosen == "json":
+        doc = {"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}
+        options.emit(json.dumps(doc, indent=2), output)
+        return
+    options.show(lambda out: _print_pipeline(out, stack_file, recipe, spec, cfg, inv), output)
+
+
+def _print_pipeline(out, stack_file: Path, recipe, spec, cfg, inv) -> None:
+    out.print(f"images stack {stack_file.name}: recipe {recipe.name}, phase {cfg.phase}, {spec.cloud} {spec.region}")
+    for r in inv.resources:
+        out.print(f"  + {r['type']}  {r['name']}")
+    for k, v in sorted(inv.outputs.items()):
+        out.print(f"  output {k} = {v}")
+    nxt = {
+        "build": "run `gpufleet image build --host <builder_public_ip> ...`, then set phase: image and manifest_sha256",
+        "image": "`pulumi up`, then `gpufleet image lock record --outputs ...`, then set phase: done and builder_instance_id",
+        "done": "`pulumi up` removes the builder and its security group; the image and its copies stay",
+    }[cfg.phase]
+    out.print(f"next: {nxt}")
+
+
+@lock_app.command("show")
+def lock_show(
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built.
+
+    \b
+    Examples:
+      gpufleet image lock show
+      gpufleet image lock show --format json -o lock-rows.json
+    """
+    from gpufleet.stacks import lock
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    rows = lock.rows()
+    if chosen == "json":
+        options.emit(json.dumps([r.__dict__ for r in rows], indent=2), output)
+        return
+    options.show(lambda out: out.print(_lock_table(rows)), output)
+
+
+def _lock_table(rows):
+    from rich.table import Table
+
+    t = Table()
+    for col in ("recipe", "cloud", "region", "image id", "state", "manifest sha256", "pins"):
+        t.add_column(col, overflow="fold")  # on a narrow terminal an id wraps onto a second line, never loses its end
+    for r in rows:
+        pins = ", ".join(f"{k} {v}" for k, v in r.pins.items()) or "-"
+        t.add_row(
+            r.recipe,
+            r.cloud,
+            r.region,
+            r.image_id,
+            "placeholder" if r.placeholder else "built",
+            (r.manifest_sha256 or "-")[:16],
+            pins,
+        )
+    return t
+
+
+def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    images: dict[str, dict[str, str]] = {}
+    problems = []
+    for v in values:
+        where, sep, image_id = v.partition("=")
+        cloud, slash, region = where.partition("/")
+        if not sep or not slash or not image_id or not region:
+            problems.append(Problem("--image", "", f"{v!r}: write CLOUD/REGION=IMAGE_ID, e.g. alicloud/cn-hangzhou=m-bp1abc"))
+            continue
+        images.setdefault(cloud, {})[region] = image_id
+    return images, problems
+
+
+def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
+    from gpufleet import inputs
+
+    try:
+        doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
+    except UserError as exc:
+        return {}, exc.problems
+    images: dict[str, dict[str, str]] = {}
+    for key, value in doc.items() if isinstance(doc, dict) else []:
+        parts = key.split(":")
+        if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
+            images.setdefault(parts[1], {})[parts[2]] = value
+    if not images:
+        return {}, [
+            Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
+        ]
+    return images, []
+
+
+@lock_app.command("record")
+def lock_record(
+    recipe: str = typer.Option(
+        ..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file that was built"
+    ),
+    manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
+    image: list[str] | None = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
+    outputs: Path | None = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
+    lock_file: Path | None = typer.Option(None, "--lock", help="the lock file to update; default: images/lock.json"),
+) -> None:
+    """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest.
+
+    \b
+    Examples:
+      gpufleet image lock record -r cuda13-vllm -m build/images/cuda13-vllm-203.0.113.7.manifest.json --outputs images.json
+      gpufleet image lock record -r cuda13-vllm -m manifest.json --image alicloud/cn-hangzhou=m-bp1abc
+    """
+    import hashlib
+
+    from gpufleet.stacks import lock
+
+    r = _recipe(recipe)
+    path = lock_file or lock.lock_path()
+    problems: list[Problem] = []
+    from gpufleet import inputs
+
+    text = inputs.read_text(
+        manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
+    )
+    doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
+    images, found = _output_images(outputs) if outputs else ({}, [])
+    problems += found
+    given, found = _image_args(image or [])
+    problems += found
+    for cloud, regions in given.items():
+        images.setdefault(cloud, {}).update(regions)
+    from gpufleet import registry
+
+    unknown = sorted(c for c in images if c not in registry.names())
+    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(registry.names()))) for c in unknown]
+    if not problems:
+        problems += [
+            Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
+            for w, m in lock.record_problems(r, doc, images)
+        ]
+    if problems:
+        raise UserError(problems)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    lock.record(r.name, r.pins, images, digest, path)
+    n = sum(len(v) for v in images.values())
+    _out().print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m gpufleet.cli.image ...`: the image commands alone (same errors and exit codes as `gpufleet image`)."""
+    import sys
+
+    app = typer.Typer(rich_markup_mode=None, add_completion=False)
+    register(app)
+    try:
+        rc = app(args=["image", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
+    except UserError as exc:
+        print_problems(exc.problems, _err())
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The options every command spells the same way (issue 20), and what they mean.
+
+- `--stack NAME|PATH` (`-s`): a stack name (`stacks/Pulumi.<name>.yaml` of the project) or the path of a stack file
+  named `Pulumi.<name>.yaml`. A file outside the project's `stacks/` folder is read from where it is; the stack is
+  still called `<name>`, so its usage profile (`usage:` key, else `cost/usage/<name>.yaml`) and the image lock
+  (`images/lock.json`) are the current project's.
+- `--format F`: how the result is printed (`table` for people; `json` for programs; some commands add csv, xlsx,
+  html, markdown). `--json` is an alias of `--format json` wherever it exists.
+- `-o FILE` / `--output FILE`: write the `--format` output to FILE instead of standard output (atomically; `-` is
+  standard output). Binary formats (xlsx) need it. Other files a command writes have their own option names.
+- Exit codes: 0 done; 1 a check failed (over budget, does not fit, capacity short, a recipe that does not hold
+  together, a build step or a load test that failed); 2 bad input (a usage error, a bad file or value).
+- Colour: none when NO_COLOR is set or the output is not a terminal (gpufleet/errors.py console()).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+BINARY_FORMATS = frozenset({"xlsx"})
+
+
+def stack(
+    required: bool = True, help: str = "stack name (e.g. alicloud-cn-hangzhou-prod) or path of a Pulumi.<name>.yaml file"
+) -> Any:
+    return typer.Option(
+        ... if required else None,
+        "--stack",
+        "-s",
+        help=help,
+        callback=resolve_stack,
+        metavar="NAME|PATH",
+        autocompletion=complete_stack,
+    )
+
+
+def complete_stack(incomplete: str) -> list[str]:
+    """Shell completion of --stack: the project's stack names (a path is left to the shell's file completion)."""
+    if "/" in incomplete:
+        return []
+    from gpufleet.errors import UserError as NoProject
+    from gpufleet.stacks import loader
+
+    try:
+        names = loader.stack_names()
+    except NoProject:  # not inside a project
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def resolve_stack(value: str | None) -> str | None:
+    """The stack name for a name or a stack file path (registered with the loader so every reader finds the file)."""
+    if value is None or ("/" not in value and not value.endswith(".yaml")):
+        return value
+    from gpufleet.stacks import loader
+
+    return loader.use_stack_file(Path(value))
+
+
+def complete_gpu(incomplete: str) -> list[str]:
+    """Shell completion of --gpu: the catalog's GPU kinds."""
+    from gpufleet.stacks.catalog import gpu_kinds
+
+    return [k for k in gpu_kinds() if k.startswith(incomplete)]
+
+
+def complete_recipe(incomplete: str) -> list[str]:
+    """Shell completion of --recipe: the recipes in images/recipes/."""
+    from gpufleet.images.recipes import recipe_names
+
+    return [n for n in recipe_names() if n.startswith(incomplete)]
+
+
+def complete_cloud(incomplete: str) -> list[str]:
+    from gpufleet import registry
+
+    return [n for n in registry.names() if n.startswith(incomplete)]
+
+
+def fmt(choices: Sequence[str], default: str = "table") -> Any:
+    return typer.Option(
+        default,
+        "--format",
+        help=f"how to print the result: {' | '.join(choices)}",
+        metavar="FORMAT",
+        autocompletion=lambda incomplete: [c for c in choices if c.startswith(incomplete)],
+    )
+
+
+def json_alias() -> Any:
+    return typer.Option(False, "--json", help="same as --format json", show_default=False)
+
+
+def output(help: str = "write the --format output to this file instead of standard output ('-' = standard output)") -> Any:
+    return typer.Option(None, "-o", "--output", help=help, metavar="FILE")
+
+
+def chosen_format(value: str, as_json: bool, choices: Sequence[str], out: Path | None = None) -> str:
+    """The format asked for, or a UserError: an unknown name, --json with another --format, binary without -o."""
+    from gpufleet.files import output_problems
+
+    problems: list[Problem] = []
+    if as_json and value not in ("json", "table"):
+        problems.append(Problem("--json", "", f"is --format json; it cannot be combined with --format {value}"))
+    chosen = "json" if as_json else value
+    if chosen not in choices:
+        problems.append(
+            Problem("--format", "", f"unknown format {value!r}; one of {', '.join(choices)}" + did_you_mean(value, list(choices)))
+        )
+    elif chosen in BINARY_FORMATS and (out is None or str(out) == "-"):
+        problems.append(Problem("--format", chosen, f"is a binary file: give -o FILE.{chosen}"))
+    if out is not None:
+        problems += output_problems(out)
+    if problems:
+        raise UserError(problems)
+    return chosen
+
+
+def show(draw: Callable[[Any], None], out: Path | None) -> None:
+    """Print what `draw(console)` prints (a table, a tree): on standard output with colour when it is a terminal, or
+    into `out` as plain text (-o FILE with --format table)."""
+    from gpufleet.errors import console
+
+    if out is None:
+        draw(console())
+        return
+    emit(lambda buf: draw(console(file=buf)), out)
+
+
+def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None, say_written: bool = True) -> None:
+    """Print `content` (text, bytes, or a function writing text to a buffer) or write it to `out` atomically."""
+    from gpufleet.files import is_stdout, write_atomic
+
+    if callable(content):
+        buf = io.StringIO()
+        content(buf)
+        content = buf.getvalue()
+    if isinstance(content, str) and not content.endswith("\n"):
+        content += "\n"  # a text file ends with a newline, on standard output or in a file
+    if out is None:
+        if isinstance(content, bytes):
+            raise UserError([Problem("-o", "", "a binary format needs -o FILE")])
+        typer.echo(content, nl=not content.endswith("\n"))
+        return
+    write_atomic(out, content)
+    if say_written and not is_stdout(out):
+        typer.echo(f"wrote {out}", err=True)

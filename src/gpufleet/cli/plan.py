@@ -1,0 +1,285 @@
+"""`gpufleet plan fit` (does the model fit the GPU) and `gpufleet plan capacity` (how many nodes a peak needs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+
+from gpufleet.cli import options
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+FORMATS = ("table", "json")
+
+plan_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Sizing before anything is paid for: memory fit and node count.\n\n"
+    "\b\nExamples:\n"
+    "  gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10\n"
+    "  gpufleet plan capacity --peak-qps 40 --qps-per-node 6",
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(plan_app, name="plan")
+
+
+def _serving_choices(field: str) -> tuple[str, ...]:
+    """The values the stack spec accepts for a Literal serving field (one list for the spec and this command)."""
+    import typing
+
+    from gpufleet.stacks import choices
+
+    return typing.get_args({"dtype": choices.Dtype, "kv_cache_dtype": choices.KvCacheDtype}[field])
+
+
+def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> list[Problem]:
+    """A problem for each (flag, value, choices) whose value is given and not one of the choices."""
+    return [
+        Problem(flag, "", f"unknown {value!r}" + did_you_mean(value, choices))
+        for flag, value, choices in checks
+        if value is not None and value not in choices
+    ]
+
+
+@plan_app.command("fit")
+def fit_cmd(
+    model: str | None = typer.Option(None, "--model", help="catalog name (sizing/data/models.yaml) or path of a config.json"),
+    gpu: str | None = typer.Option(
+        None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
+    ),
+    gpu_memory_gib: float | None = typer.Option(
+        None,
+        "--gpu-memory-gib",
+        help="a GPU the catalog lacks: one GPU's total memory as CUDA reports it (vLLM's total_gpu_memory), with "
+        "--compute-capability; instead of --gpu",
+    ),
+    compute_capability: str | None = typer.Option(None, "--compute-capability", help="M.m, e.g. 8.6 (with --gpu-memory-gib)"),
+    gpus: int = typer.Option(1, "--gpus", min=1, max=8, help="tensor-parallel size"),
+    dtype: str = typer.Option(
+        "auto", "--dtype", help="weights and activations: auto (the model's, float16 on GPUs without bf16), float16, bfloat16"
+    ),
+    quantization: str | None = typer.Option(None, "--quantization", help="awq, gptq, int8, fp8, bitsandbytes"),
+    kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),
+    max_num_seqs: int | None = typer.Option(None, "--max-num-seqs", min=1, help="default: the pinned vLLM's"),
+    max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens", min=1, help="default: the pinned vLLM's"),
+    gpu_memory_utilization: float | None = typer.Option(
+        None, "--gpu-memory-utilization", min=0.05, max=0.99, help="default: the pinned vLLM's"
+    ),
+    enforce_eager: bool = typer.Option(False, "--enforce-eager", help="no CUDA graphs (as vllm serve --enforce-eager)"),
+    reserved_gib: float = typer.Option(
+        0.0,
+        "--reserved-gib",
+        min=0.0,
+        max=1024.0,
+        help="memory other processes hold on each GPU, GiB (what nvidia-smi shows in use before vLLM starts); "
+        "counted as the followed vLLM counts it (docs/sizing.md); default 0: the GPU serves vLLM alone",
+    ),
+    vllm_version: str | None = typer.Option(
+        None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
+    ),
+    cloud: str | None = typer.Option(
+        None,
+        "--cloud",
+        autocompletion=options.complete_cloud,
+        help="advise only node sizes this cloud sells (alicloud, tencentcloud)",
+    ),
+    stack: str | None = options.stack(
+        required=False, help="take model, GPU, serving parameters and cloud from a stack (name or Pulumi.<name>.yaml path)"
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits or not,
+    and what to change. Exit 1 when it does not fit.
+
+    \b
+    Examples:
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu T4 --quantization awq --max-model-len 8192
+      gpufleet plan fit --stack alicloud-cn-hangzhou-prod --format json
+      gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu-memory-gib 23.58 --compute-capability 8.6
+    """
+    from gpufleet.sizing import checks, fit, models, profiler
+    from gpufleet.stacks.catalog import CLOUDS, GpuKind, gpu_kinds
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+
+    custom = gpu_memory_gib is not None or compute_capability is not None
+    if custom and (gpu or stack or cloud):
+        raise UserError(
+            [
+                Problem(
+                    "--gpu-memory-gib / --compute-capability",
+                    "",
+                    "describe a GPU the catalog lacks: not with --gpu, --stack or --cloud",
+                )
+            ]
+        )
+    if stack:
+        from gpufleet.validation import load_fleet
+
+        fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
+        arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
+        gpu_kind: fit.Gpu | GpuKind = fleet.gpu
+        serving = replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
+        cloud = fleet.spec.cloud
+    else:
+        if not model or not (gpu or custom):
+            raise UserError(
+                [
+                    Problem(
+                        "--model / --gpu",
+                        "",
+                        "give --model and --gpu (or --gpu-memory-gib with --compute-capability, or --stack NAME)",
+                    )
+                ]
+            )
+        problems = _choice_problems(
+            [
+                ("--gpu", gpu, gpu_kinds()),
+                ("--dtype", dtype, _serving_choices("dtype")),
+                ("--quantization", quantization, fit.formats()),
+                ("--kv-cache-dtype", kv_cache_dtype, profiler.known_kv_dtypes()),
+            ]
+        )
+        if custom:
+            problems += _custom_gpu_problems(gpu_memory_gib, compute_capability)
+        if vllm_version and (why := profiler.version_problem(vllm_version)):
+            problems.append(Problem("--vllm-version", "", why))
+        if problems:
+            raise UserError(problems)
+        arch = models.resolve(model)
+        if custom:
+            assert gpu_memory_gib is not None and compute_capability is not None  # else _custom_gpu_problems raised
+            gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability)
+        else:
+            assert gpu is not None  # checked above: --gpu unless custom
+            gpu_kind = gpu_kinds()[gpu]
+        serving = fit.Serving(
+            gpus=gpus,
+            dtype=dtype,
+            quantization=quantization,
+            kv_cache_dtype=kv_cache_dtype,
+            max_model_len=max_model_len,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            gpu_memory_utilization=gpu_memory_utilization,
+            enforce_eager=enforce_eager,
+            vllm_version=vllm_version,
+            reserved_gib=reserved_gib,
+        )
+    if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
+        raise UserError(problems)
+    r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
+    if chosen == "json":
+        options.emit(json.dumps(r.to_json(), indent=2), output)
+    else:
+        options.show(lambda c: _print_fit(r, arch.name, c), output)
+    if not r.fits:
+        raise typer.Exit(1)
+
+
+def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Problem]:
+    out = []
+    if memory_gib is None or not 1 <= memory_gib <= 1024:
+        out.append(Problem("--gpu-memory-gib", "", "give one GPU's total memory in GiB (1-1024), e.g. 23.58 for a 24 GB card"))
+    parts = (cc or "").split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
+        out.append(
+            Problem("--compute-capability", "", f"{cc!r} is not M.m between 7.0 and 12.x (e.g. 8.6), as vLLM runs on CUDA")
+        )
+    return out
+
+
+def _print_fit(r, model_name: str, c) -> None:
+    from rich.table import Table  # imported when a table is printed (rich's table costs import time)
+    from rich.text import Text
+
+    t = Table(
+        title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
+        + (f", {r.quantization}" if r.quantization else "")
+        + f", vLLM {r.vllm_version} ({r.engine}), per GPU"
+    )
+    for col in ("term", "GiB", "estimate", "source"):
+        # a number or a term name is never cut; a long source folds onto more lines rather than losing its end
+        t.add_column(col, justify="right" if col == "GiB" else "left", no_wrap=col in ("term", "GiB"), overflow="fold")
+    for term in r.terms:
+        t.add_row(term.name, f"{term.gib:.2f}", "yes" if term.estimate else "", term.source)
+    c.print(t)
+    c.print(
+        f"KV cache: {r.kv_tokens} tokens ({r.kv_bytes_per_token} B/token per GPU); "
+        f"{r.max_concurrency:.2f}x concurrency at max_model_len {r.max_model_len}"
+    )
+    c.print(Text("fits", "green") if r.fits else Text("does not fit", "red"))
+    for p in r.problems:
+        c.print(f"  problem: {p}")
+    for a in r.advice:
+        c.print(f"  advice: {a}")
+    for a in r.assumptions:
+        c.print(f"  assumption: {a}")
+
+
+@plan_app.command("capacity")
+def capacity_cmd(
+    peak_qps: float = typer.Option(..., "--peak-qps", help="requests per second at the busiest time"),
+    qps_per_node: float | None = typer.Option(None, "--qps-per-node", help="requests per second one node sustains"),
+    from_loadtest: Path | None = typer.Option(
+        None, "--from-loadtest", help="a result file written by `gpufleet loadtest --save-json FILE`"
+    ),
+    redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
+    stack: str | None = options.stack(
+        required=False, help="check this stack's replicas against the plan (exit 1 when below); name or path"
+    ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Nodes = ceil(peak / per-node QPS) + redundancy, as autoscaling min / max / desired. With --stack, exit 1 when
+    the stack's replicas are below the plan.
+
+    \b
+    Examples:
+      gpufleet plan capacity --peak-qps 40 --qps-per-node 6
+      gpufleet plan capacity --peak-qps 40 --qps-per-node 6 --stack alicloud-cn-hangzhou-prod
+      gpufleet plan capacity --peak-qps 40 --from-loadtest lt.json --json
+    """
+    from gpufleet.sizing import capacity
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    if (qps_per_node is None) == (from_loadtest is None):
+        raise UserError([Problem("--qps-per-node / --from-loadtest", "", "give exactly one")])
+    if from_loadtest is not None:
+        per_node, source = capacity.per_node_qps(from_loadtest)
+    else:
+        assert qps_per_node is not None  # exactly one of the two, checked above
+        per_node, source = qps_per_node, "given"
+    p = capacity.plan(peak_qps, per_node, redundancy, source)
+    warnings = []
+    if stack:
+        from gpufleet.validation import load_fleet
+
+        warnings = [f"{stack}: {f}: {m}" for f, m in capacity.replicas_problems(load_fleet(stack).spec.replicas, p)]
+    if chosen == "json":
+        options.emit(json.dumps({**p.to_json(), "warnings": warnings}, indent=2), output)
+    else:
+
+        def draw(c) -> None:
+            from rich.text import Text
+
+            c.print(
+                f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}"
+            )
+            c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
+            for w in warnings:
+                c.print(Text.assemble(("short", "red"), f" {w}"))
+
+        options.show(draw, output)
+    if warnings:  # a check failed: the stack cannot scale to the plan
+        raise typer.Exit(1)

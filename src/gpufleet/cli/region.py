@@ -1,0 +1,64 @@
+"""`gpufleet region new`: render a stack for a new region from stacks/templates/, checked before writing."""
+
+from __future__ import annotations
+
+import typer
+
+from gpufleet.cli import options
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(
+        rich_markup_mode=None,
+        help="Open regions: render new stacks from templates (docs/environments.md).\n\n"
+        "\b\nExamples:\n"
+        "  gpufleet region new --cloud alicloud --region cn-beijing --env dev --dry-run",
+        no_args_is_help=True,
+    )
+    sub.command("new")(new)
+    app.add_typer(sub, name="region")
+
+
+def new(
+    cloud: str = typer.Option(..., "--cloud", autocompletion=options.complete_cloud, help="alicloud or tencentcloud"),
+    region: str = typer.Option(..., "--region", help="e.g. cn-beijing"),
+    env: str = typer.Option(..., "--env", help="dev, staging or prod"),
+    gpu: str | None = typer.Option(
+        None,
+        "--gpu",
+        autocompletion=options.complete_gpu,
+        help="GPU kind; default per environment (stacks/templates/defaults.yaml)",
+    ),
+    template: str = typer.Option("stack.yaml.j2", "--from", help="template in stacks/templates/", metavar="TEMPLATE"),
+    name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>"),
+    zone: list[str] = typer.Option([], "--zone", help="zones to use instead of the first ones selling the GPU (repeatable)"),
+    cidr: str | None = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the file (and on standard error what was chosen) instead of writing it"
+    ),
+) -> None:
+    """Write stacks/Pulumi.<cloud>-<region>-<env>.yaml (never overwriting) and say what was chosen and why. Exit 2
+    when a check refuses (unknown region, too few zones selling the GPU, an existing stack), writing nothing.
+
+    \b
+    Examples:
+      gpufleet region new --cloud alicloud --region cn-beijing --env dev --dry-run
+      gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod
+      gpufleet region new --cloud alicloud --region cn-beijing --env prod --zone cn-beijing-h --zone cn-beijing-i
+    """
+    from gpufleet import regions
+    from gpufleet.errors import Problem, UserError
+
+    p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr)
+    if dry_run and p.path.exists():  # what the real run would refuse, the dry run refuses too
+        raise UserError([Problem(f"stacks/{p.path.name}", "", regions.EXISTS)])
+    if dry_run:
+        typer.echo(p.text, nl=False)
+        for r in p.reasons:
+            typer.echo(f"# chose {r}", err=True)
+        return
+    path = regions.write(p)
+    typer.echo(f"wrote stacks/{path.name}")
+    for r in p.reasons:
+        typer.echo(f"  chose {r}")
+    typer.echo(f"next: gpufleet preview --stack {p.stack}; gpufleet cost estimate --stack {p.stack}")

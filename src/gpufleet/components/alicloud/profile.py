@@ -1,0 +1,62 @@
+"""Alibaba Cloud's profile: the facts cloud-neutral code reads, and what the cloud cannot do (preview notes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+
+PROFILE = CloudProfile(
+    name="alicloud",
+    role_kind="ECS RAM role",
+    disk_categories={
+        "standard": {"category": "cloud_essd", "performance_level": "PL0"},
+        "performance": {"category": "cloud_essd", "performance_level": "PL1"},
+        "high": {"category": "cloud_essd", "performance_level": "PL2"},
+    },
+    secret_cli='aliyun kms GetSecretValue --SecretName "${API_KEY_SECRET}" --region "${GPUFLEET_REGION}" '
+    '--mode EcsRamRole --ram-role-name "${GPUFLEET_ROLE}" | json_field SecretData',
+    object_scheme="oss",
+    node_tools=("ossutil", "aliyun"),
+    # virtio-blk names the second disk vdb (ECS docs "Initialize a data disk on Linux"); NVMe-based
+    # families (e.g. ebmgn7) name it /dev/nvme1n1: estimate, not checked on a GPU family.
+    data_disk="/dev/vdb",
+    catalog=Path(__file__).resolve().parents[2] / "stacks" / "data" / "alicloud.yaml",
+    image_id_prefix="m-",
+    price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
+    # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
+    # ECS instance metadata (read 2026-12-03): hardened mode's session token (PUT latest/api/token), the spot
+    # reclaim notice (404 until scheduled, then a UTC time; "Detect and respond to spot instance interruption
+    # events", https://www.alibabacloud.com/help/en/ecs/user-guide/best-practices-for-preemptible-instances/) and the
+    # RAM role's STS keys ("Obtain a temporary authorization token",
+    # https://www.alibabacloud.com/help/en/ecs/user-guide/obtain-a-temporary-authorization-token).
+    instance_metadata=InstanceMetadata(
+        url="http://100.100.100.200/latest/meta-data/",
+        spot_notice="instance/spot/termination-time",
+        token_url="http://100.100.100.200/latest/api/token",
+        token_ttl_header="X-aliyun-ecs-metadata-token-ttl-seconds",
+        token_header="X-aliyun-ecs-metadata-token",
+        role_credentials="ram/security-credentials/",
+    ),
+    # CloudMonitor's VPC endpoint (no NAT in the path), CloudMonitor "Endpoints",
+    # https://alibabacloud.com/help/en/cms/developer-reference/request-methods (read 2026-12-03).
+    node_metrics_api="https://cms-vpc.{region}.aliyuncs.com/",
+    computed={
+        "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ("address",),
+        "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),
+        "alicloud:vpc/natGateway:NatGateway": ("snatTableIds",),
+        "alicloud:ess/scalingRule:ScalingRule": ("ari",),
+        # invokes: the account id in the drain hook's OOS template ARN (scaling.py)
+        "alicloud:index/getCallerIdentity:getCallerIdentity": ("accountId",),
+    },
+)
+
+CAPABILITIES: dict[Capability, str | None] = {
+    Capability.GPU_METRIC_AUTOSCALING: "ESS event-triggered tasks read no GPU metric; they scale on vLLM's queue or KV cache, "
+    "which the nodes publish as CloudMonitor custom metrics (autoscaling.metric, docs/scaling.md)",
+    Capability.SUBSCRIPTION_IN_AUTOSCALING: "ESS creates only pay-as-you-go or spot instances; with monthly/yearly billing "
+    "the min replicas are subscription ECS instances attached to the scaling group, and nodes above min are pay-as-you-go",
+    Capability.LAYER7_LISTENER: None,
+    Capability.GPU_HARDWARE_ALARMS: "CloudMonitor has no ECC / retired-page GPU event alarm in this program; only "
+    "utilisation and memory alarms",
+}

@@ -1,0 +1,45 @@
+"""The Alibaba Cloud fleet: network -> security -> role -> load balancer -> scaling -> alarms."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from gpufleet.components.alicloud.alarms import Alarms
+from gpufleet.components.alicloud.loadbalancer import LoadBalancer
+from gpufleet.components.alicloud.network import Network
+from gpufleet.components.alicloud.role import NodeRole
+from gpufleet.components.alicloud.scaling import Scaling
+from gpufleet.components.alicloud.security import Security
+from gpufleet.stacks.loader import Fleet
+
+
+def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
+    name = fleet.prefix
+    tags = {**fleet.spec.tags, "gpufleet:fleet": name, "gpufleet:env": fleet.spec.environment}
+    provider = alicloud.Provider(f"{name}-alicloud", region=fleet.spec.region, opts=pulumi.ResourceOptions(parent=parent))
+    opts = pulumi.ResourceOptions(parent=parent, providers={"alicloud": provider})
+    net = Network(f"{name}-net", fleet, tags, opts)
+    sec = Security(f"{name}-sec", fleet, net.vpc.id, tags, opts)
+    role = NodeRole(f"{name}-role", fleet, opts)
+    lb = LoadBalancer(f"{name}-lb", fleet, net.switches[0].id, tags, opts)
+    alarms = Alarms(f"{name}-alarms", fleet, opts)
+    scaling = Scaling(
+        f"{name}-asg",
+        fleet,
+        net.switches,
+        sec.group.id,
+        lb.clb.id,
+        lb.listener,
+        role.role_name,
+        alarms.metrics_group.id,
+        tags,
+        opts,
+    )
+    role.attach_policy(scaling.group.id)
+    return {
+        "endpoint": lb.endpoint,
+        "vpc_id": net.vpc.id,
+        "scaling_group_id": scaling.group.id,
+        "security_group_ids": [sec.group.id],
+    }

@@ -1,0 +1,74 @@
+"""The node's RAM role: read the model bucket and the one API-key secret, nothing else."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from gpufleet.stacks.loader import Fleet
+
+
+def policy_document(fleet: Fleet, group_id=None) -> dict:
+    statements: list[dict[str, str | list[str] | list[pulumi.Output[str]]]] = []  # resources may be Outputs
+    source = fleet.spec.model.source
+    if source.startswith("oss://"):
+        bucket = source[len("oss://") :].split("/", 1)[0]
+        statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [f"acs:oss:*:*:{bucket}/*"]})
+    if fleet.spec.serving.api_key_secret:
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Action": ["kms:GetSecretValue"],
+                "Resource": [f"acs:kms:{fleet.spec.region}:*:secret/{fleet.spec.serving.api_key_secret}"],
+            }
+        )
+    statements.append({"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
+    if group_id is not None and fleet.spec.load_balancer.health_check.grace_period_s:
+        # the node ends its loading wait (ESS lifecycle hook, scaling.py) on this group only
+        # (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference)
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Action": ["ess:CompleteLifecycleAction"],
+                "Resource": [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)],
+            }
+        )
+    return {"Version": "1", "Statement": statements}
+
+
+def trust_document() -> dict:
+    return {
+        "Version": "1",
+        "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}],
+    }
+
+
+class NodeRole(pulumi.ComponentResource):
+    def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role_name = f"{fleet.prefix}-node"
+        self._role = alicloud.ram.Role(
+            f"{name}-node",
+            role_name=self.role_name,
+            assume_role_policy_document=json.dumps(trust_document()),
+            description="gpufleet GPU node",
+            opts=child,
+        )
+        self._name, self._fleet = name, fleet
+        self.register_outputs({})
+
+    def attach_policy(self, group_id) -> None:
+        """The node's policy, declared once the scaling group exists (its id scopes the lifecycle permission)."""
+        child = pulumi.ResourceOptions(parent=self)
+        policy = alicloud.ram.Policy(
+            f"{self._name}-node",
+            policy_name=f"{self._name}-node",
+            policy_document=pulumi.Output.json_dumps(policy_document(self._fleet, group_id)),
+            opts=child,
+        )
+        alicloud.ram.RolePolicyAttachment(
+            f"{self._name}-node", role_name=self._role.role_name, policy_name=policy.policy_name, policy_type="Custom", opts=child
+        )

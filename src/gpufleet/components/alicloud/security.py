@@ -1,0 +1,88 @@
+"""Least-privilege security group for GPU nodes: serving port from the VPC only, SSH from operators only."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from gpufleet.stacks.loader import Fleet
+
+
+def node_ingress_rules(fleet: Fleet) -> list[dict]:
+    """Ingress rules of the node security group (pure: tested without Pulumi)."""
+    port = fleet.spec.serving.port
+    rules = [
+        {
+            "key": "serving",
+            "ip_protocol": "tcp",
+            "port_range": f"{port}/{port}",
+            "cidr_ip": fleet.spec.network.vpc_cidr,
+            "description": "vLLM from the load balancer and the VPC",
+        },
+    ]
+    # CLB health checks and forwarded traffic come from the 100.64.0.0/10 service range.
+    rules.append(
+        {
+            "key": "serving-clb",
+            "ip_protocol": "tcp",
+            "port_range": f"{port}/{port}",
+            "cidr_ip": "100.64.0.0/10",
+            "description": "vLLM from the CLB service range (health checks, forwarding)",
+        }
+    )
+    metrics = fleet.spec.serving.gateway.metrics_port
+    rules.append(
+        {
+            "key": "metrics",
+            "ip_protocol": "tcp",
+            "port_range": f"{metrics}/{metrics}",
+            "cidr_ip": fleet.spec.network.vpc_cidr,
+            "description": "gateway metrics port (vLLM, node, GPU) from the VPC only",
+        }
+    )
+    for i, cidr in enumerate(fleet.spec.network.ssh_cidrs):
+        rules.append(
+            {"key": f"ssh-{i}", "ip_protocol": "tcp", "port_range": "22/22", "cidr_ip": cidr, "description": "SSH from operators"}
+        )
+    return rules
+
+
+class Security(pulumi.ComponentResource):
+    def __init__(self, name: str, fleet: Fleet, vpc_id, tags: dict, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:alicloud:Security", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.group = alicloud.ecs.SecurityGroup(
+            f"{name}-nodes",
+            security_group_name=f"{name}-nodes",
+            vpc_id=vpc_id,
+            inner_access_policy="Drop",
+            tags=tags,
+            opts=child,
+            description="gpufleet GPU nodes: no ingress from 0.0.0.0/0",
+        )
+        for rule in node_ingress_rules(fleet):
+            args = {k: v for k, v in rule.items() if k != "key"}
+            alicloud.ecs.SecurityGroupRule(
+                f"{name}-in-{rule['key']}",
+                type="ingress",
+                policy="accept",
+                nic_type="intranet",
+                priority=1,
+                security_group_id=self.group.id,
+                opts=child,
+                **args,
+            )
+        alicloud.ecs.SecurityGroupRule(
+            f"{name}-out-all",
+            type="egress",
+            policy="accept",
+            nic_type="intranet",
+            priority=1,
+            ip_protocol="all",
+            port_range="-1/-1",
+            cidr_ip="0.0.0.0/0",
+            security_group_id=self.group.id,
+            opts=child,
+            description="egress through the NAT gateway (model pulls, package mirrors)",
+        )
+        self.register_outputs({"security_group_id": self.group.id})

@@ -1,0 +1,156 @@
+"""The Tencent path from vLLM's queue to AS (docs/scaling.md): a timer-triggered SCF function in the fleet's VPC reads
+each node's /metrics/vllm on the gateway's metrics port and executes the AS scaling policies of the group.
+
+Why a function: Cloud Monitor alarm policies can execute AS policies (trigger_tasks type AS), but only for cloud-product
+metrics (CreateAlarmPolicy MonitorType: "MT_QCE=云产品监控" in the tencentcloud-sdk-go monitor/v20180724 models.go that
+provider v1.82.42 vendors), and the custom-metric upload API PutMonitorData is not in that SDK any more (removed with
+the vendor update of terraform-provider-tencentcloud commit 3bf6f4b4a, 2023-08-30); AS policies themselves take only
+CPU / memory / LAN / WAN metrics (as/resource_tc_as_scaling_policy.go, SCALING_GROUP_METRIC_NAME).
+
+The handler (components/tencentcloud/scaler/index.py, entry index.main_handler, standard library only) is zipped by
+the folder's package.py into a file named after its content; the provider reads `zip_file` from disk at apply time and expands `~`
+(scf/resource_tc_scf_function.go: homedir.Expand), so the path is the same on every machine. Runtime Python3.9:
+provider v1.82.42 passes `runtime` through without a validator (the description still lists Python3.6, which the
+vendored scf/v20180416 SDK names too), and Tencent's own provider examples create Python3.9 functions
+(tencentcloud/services/scf/resource_tc_scf_trigger.md at 693fd5c, 2026-07-27). No public URL: the function has no
+API gateway / http trigger, only the timer, and runs in the VPC with public network off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+from gpufleet.components.tencentcloud import rules
+from gpufleet.components.tencentcloud.role import attached_role
+from gpufleet.components.tencentcloud.scaler import package
+from gpufleet.stacks.loader import Fleet
+
+SCALER = Path(__file__).parent / "scaler"
+HANDLER = "index.main_handler"
+ZIP_DIR = "~/.cache/gpufleet/scf"  # expanded by the provider (homedir.Expand)
+METRICS_PATH = "/metrics/vllm"  # the gateway serves vLLM's metrics here on serving.gateway.metrics_port (images/gateway.py)
+
+
+def scaler_zip() -> bytes:
+    """The handler's code package, byte-for-byte the same on every run (the scaler folder's own package.py builds it:
+    index.py and the signals it reads). A missing file raises: the package ships it, nothing falls back to empty."""
+    return package.zip_bytes()
+
+
+def zip_path(data: bytes) -> str:
+    return f"{ZIP_DIR}/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+
+
+def write_zip() -> str:
+    """Write the zip (once per content) and return the path the provider reads."""
+    data = scaler_zip()
+    path = zip_path(data)
+    target = Path(path).expanduser()
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+    return path
+
+
+def environment(fleet: Fleet, group_ids: list, out_policy, in_policy) -> dict:
+    """The function's environment (the handler reads exactly these); ids may be pulumi Outputs."""
+    a = fleet.spec.autoscaling
+    metric = a.metric
+    return {
+        "GPUFLEET_REGION": fleet.spec.region,
+        "GPUFLEET_SCALING_GROUP": group_ids,  # joined with "," by the component
+        "GPUFLEET_SCALE_OUT_POLICY": out_policy,
+        "GPUFLEET_SCALE_IN_POLICY": in_policy,
+        "GPUFLEET_METRIC": metric,
+        "GPUFLEET_SCALE_OUT_ABOVE": f"{getattr(a, metric).scale_out_above:g}",
+        "GPUFLEET_SCALE_IN_BELOW": f"{getattr(a, metric).scale_in_below:g}",
+        "GPUFLEET_METRICS_PORT": str(fleet.spec.serving.gateway.metrics_port),
+        "GPUFLEET_METRICS_PATH": METRICS_PATH,
+    }
+
+
+def function_args(fleet: Fleet) -> dict:
+    """Everything of the function that is not an id: runtime, handler, size, the one-minute timer, no public net."""
+    return {
+        "runtime": rules.SCF_RUNTIME,
+        "handler": HANDLER,
+        "mem_size": rules.SCF_MEM_MB,
+        "timeout": rules.SCF_TIMEOUT_S,
+        "enable_public_net": False,
+        "triggers": [{"name": "every-minute", "type": "timer", "trigger_desc": rules.SCF_EVERY_MINUTE}],
+    }
+
+
+def policy_document(fleet: Fleet, group_ids: list) -> dict:
+    """The function's CAM role: execute this fleet's scaling policies and read its groups' instances, nothing else.
+    cvm:DescribeInstances has no resource-level authorization (CAM: Describe* of CVM take resource *)."""
+    region = fleet.spec.region
+    groups = [f"qcs::as:{region}:uin/*:autoscalinggroup/{g}" for g in group_ids]
+    return {
+        "version": "2.0",
+        "statement": [
+            {"effect": "allow", "action": ["name/as:ExecuteScalingPolicy"], "resource": groups},
+            {"effect": "allow", "action": ["name/as:DescribeAutoScalingInstances"], "resource": groups},
+            {"effect": "allow", "action": ["name/cvm:DescribeInstances"], "resource": ["*"]},
+        ],
+    }
+
+
+def trust_document() -> dict:
+    return {
+        "version": "2.0",
+        "statement": [{"action": "name/sts:AssumeRole", "effect": "allow", "principal": {"service": ["scf.qcloud.com"]}}],
+    }
+
+
+def reaction_s(fleet: Fleet) -> int:
+    """Worst case from a queue building to the policy's execution: one timer period (the handler acts on the reading
+    it takes; the cooldown of the executed policy keeps it from acting again too soon)."""
+    return rules.SCF_TIMER_PERIOD_S
+
+
+class Autoscaler(pulumi.ComponentResource):
+    """The SCF scaler: its CAM role, the function in the fleet's first subnet and its one-minute timer."""
+
+    def __init__(
+        self, name: str, fleet: Fleet, vpc_id, subnet_id, scaling, tags: dict, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gpufleet:tencentcloud:Autoscaler", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        group_ids = [g.id for g in scaling.groups]
+        role_name = f"{fleet.prefix}-scaler"
+        attached = attached_role(
+            f"{name}-role",
+            role_name,
+            trust_document(),
+            pulumi.Output.all(*group_ids).apply(lambda ids: json.dumps(policy_document(fleet, list(ids)))),
+            (
+                "gpufleet SCF scaler: executes this fleet's AS policies",
+                "gpufleet SCF scaler: execute the fleet's scaling policies, read its nodes",
+            ),
+            tags,
+            child,
+        )
+        env = environment(fleet, group_ids, scaling.policies["out"].id, scaling.policies["in"].id)
+        env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
+        self.function = tencentcloud.scf.Function(
+            f"{name}-fn",
+            name=f"{fleet.prefix}-scaler",
+            description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
+            zip_file=write_zip(),
+            role=role_name,
+            vpc_id=vpc_id,
+            subnet_id=subnet_id,
+            environment=env,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[attached]),
+            **function_args(fleet),
+        )
+        self.register_outputs({"function": self.function.name})

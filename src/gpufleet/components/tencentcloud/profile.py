@@ -1,0 +1,55 @@
+"""Tencent Cloud's profile: the facts cloud-neutral code reads, and what the cloud cannot do (preview notes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+
+PROFILE = CloudProfile(
+    name="tencentcloud",
+    role_kind="CVM CAM role",
+    disk_categories={
+        "standard": {"category": "CLOUD_PREMIUM"},
+        "performance": {"category": "CLOUD_SSD"},
+        "high": {"category": "CLOUD_HSSD"},
+    },
+    # A secret created without a VersionId has the version SSM_Current; there is no "latest" alias
+    # (SSM CreateSecret, VersionId: https://cloud.tencent.com/document/product/1105/40529, read 2026-12-03).
+    secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId SSM_Current '
+    '--region "${GPUFLEET_REGION}" --use-cvm-role | json_field SecretString',
+    object_scheme="cos",
+    node_tools=("coscli", "tccli"),
+    # CVM cloud disks appear as /dev/vdb (CBS docs "Initializing Cloud Disks"); estimate for every GPU family.
+    data_disk="/dev/vdb",
+    # COS bucket names end in -<APPID> (https://cloud.tencent.com/document/product/436/13312); 1250000000 is
+    # the APPID COS's own docs use in examples: replace it with yours.
+    example_bucket_suffix="-1250000000",
+    catalog=Path(__file__).resolve().parents[2] / "stacks" / "data" / "tencentcloud.yaml",
+    image_id_prefix="img-",
+    price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
+    # outputs the provider computes that the program reads; the mock engine fills them with a named placeholder
+    # CVM instance metadata: the spot reclaim notice, 404 until scheduled ("Querying the Reclamation Status of a
+    # Spot Instance", https://www.tencentcloud.com/document/product/213/32487, read 2026-12-03). No session token.
+    instance_metadata=InstanceMetadata(
+        url="http://metadata.tencentyun.com/latest/meta-data/", spot_notice="spot/termination-time"
+    ),
+    node_metrics_note="Cloud Monitor's custom-metric reporting API (PutMonitorData) was removed on 2023-08-11; the "
+    "scaler function (components/tencentcloud/scaler/) reads each node's /metrics/vllm instead",
+    computed={
+        "tencentcloud:Clb/instance:Instance": ("clbVips[]",),  # [] marks a list output
+        "tencentcloud:Eip/instance:Instance": ("publicIp",),
+        "tencentcloud:Clb/listener:Listener": ("listenerId",),
+    },
+)
+
+CAPABILITIES: dict[Capability, str | None] = {
+    Capability.GPU_METRIC_AUTOSCALING: "AS scaling policies read no GPU or custom metric; with autoscaling.metric queue or "
+    "kv_cache an SCF function reads vLLM's metrics from the nodes each minute and executes the AS policies (docs/scaling.md)",
+    Capability.SUBSCRIPTION_IN_AUTOSCALING: "AS can start PREPAID nodes, but a node bought for a term and scaled in hours "
+    "later is paid for the whole term; with monthly/yearly billing the min replicas are PREPAID CVMs attached to the group "
+    "(protected from scale-in), and nodes above min are pay-as-you-go",
+    Capability.LAYER7_LISTENER: "the CLB listener is TCP (layer 4) with an HTTP health check: health checks on an HTTP "
+    "listener need a rule per URL, and the scaling group then needs the rule id",
+    Capability.GPU_HARDWARE_ALARMS: None,
+}

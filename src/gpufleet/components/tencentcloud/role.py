@@ -1,0 +1,90 @@
+"""The node's CAM role: read the model bucket and the one API-key secret, report metrics, nothing else.
+
+Resource names follow CAM's six-part form qcs::<service>:<region>:<account>:<resource>; a COS bucket is
+named <bucket>-<appid>, and its resource is qcs::cos:<region>:uid/<appid>:<bucket>-<appid>/<key>.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+from gpufleet.stacks.loader import Fleet
+
+
+def _cos_resource(source: str, region: str) -> str:
+    bucket = source[len("cos://") :].split("/", 1)[0]
+    appid = m.group(1) if (m := re.search(r"-(\d+)$", bucket)) else "*"
+    return f"qcs::cos:{region}:uid/{appid}:{bucket}/*"
+
+
+def policy_document(fleet: Fleet) -> dict:
+    spec = fleet.spec
+    statements = []
+    if spec.model.source.startswith("cos://"):
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/cos:GetObject", "name/cos:HeadObject"],
+                "resource": [_cos_resource(spec.model.source, spec.region)],
+            }
+        )
+        # `coscli cp` asks HeadBucket before it copies (tencentyun/coscli cmd/cp.go); its CAM resource is the
+        # bucket itself (qcs::cos:<region>:uid/<appid>:<bucket>/), not an object under it.
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/cos:HeadBucket"],
+                "resource": [_cos_resource(spec.model.source, spec.region).removesuffix("*")],
+            }
+        )
+    if spec.serving.api_key_secret:
+        statements.append(
+            {
+                "effect": "allow",
+                "action": ["name/ssm:GetSecretValue"],
+                "resource": [f"qcs::ssm:{spec.region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"],
+            }
+        )
+    # no monitor:PutMonitorData: the node publishes nothing on Tencent (the API was removed; the SCF scaler reads
+    # /metrics/vllm instead, components/tencentcloud/autoscaler.py), so the role does not carry the permission
+    return {"version": "2.0", "statement": statements}
+
+
+def trust_document() -> dict:
+    return {
+        "version": "2.0",
+        "statement": [{"action": "name/sts:AssumeRole", "effect": "allow", "principal": {"service": ["cvm.qcloud.com"]}}],
+    }
+
+
+def attached_role(
+    name: str, role_name: str, trust: dict, policy, descriptions: tuple[str, str], tags: dict, opts: pulumi.ResourceOptions
+) -> tencentcloud.cam.RolePolicyAttachment:
+    """A CAM role with one policy of its own attached (`name` names the three resources and the policy; `policy` is
+    the policy document as JSON text or an Output of it; descriptions: the role's, the policy's)."""
+    role = tencentcloud.cam.Role(
+        name, name=role_name, document=json.dumps(trust), console_login=False, description=descriptions[0], tags=tags, opts=opts
+    )
+    policy_res = tencentcloud.cam.Policy(name, name=name, document=policy, description=descriptions[1], opts=opts)
+    return tencentcloud.cam.RolePolicyAttachment(name, role_id=role.id, policy_id=policy_res.id, opts=opts)
+
+
+class NodeRole(pulumi.ComponentResource):
+    def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:tencentcloud:NodeRole", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role_name = f"{fleet.prefix}-node"
+        attached_role(
+            f"{name}-node",
+            self.role_name,
+            trust_document(),
+            json.dumps(policy_document(fleet)),
+            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret, metrics"),
+            tags,
+            child,
+        )
+        self.register_outputs({})

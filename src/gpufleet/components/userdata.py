@@ -1,0 +1,143 @@
+"""The node's user-data: the fleet's environment only, one cloud-init template for both clouds; cloud differences
+are data (each cloud's profile.py).
+
+The image recipe owns the serving units, the root prepare program and the vLLM launcher (images/node.py);
+user-data writes the two files they read, at the paths of the recipe's Layout:
+- Layout.env_file: KEY=VALUE lines (images.node.ENV_KEYS), read by systemd's EnvironmentFile= only;
+- Layout.argv_file: vLLM's argv after the program name, a JSON list the launcher execs without a shell;
+- Layout.gateway_env_file: the gateway's KEY=VALUE lines (images/gateway.py env_text), read by the image's
+  root oneshot that renders nginx's config and by the exporters' units (EnvironmentFile=).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jinja2
+
+from gpufleet.images.node import ENV_KEYS
+from gpufleet.images.recipes import Layout, load_recipe
+from gpufleet.registry import profile
+from gpufleet.stacks.loader import Fleet
+
+TEMPLATES = Path(__file__).parent / "templates"
+ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+)
+# What systemd's EnvironmentFile= takes literally: no quotes, backslashes, $ or whitespace to interpret.
+ENV_VALUE = re.compile(r"^[A-Za-z0-9_./:@+=,-]*$")
+
+
+def layout(fleet: Fleet) -> Layout:
+    return load_recipe(fleet.spec.image.recipe).layout
+
+
+def vllm_args(fleet: Fleet) -> list[str]:
+    """`vllm serve` argv from the spec's serving section (flag = field name with - for _)."""
+    s = fleet.spec.serving
+    args = [
+        "vllm",
+        "serve",
+        f"{layout(fleet).models}/current",
+        "--served-model-name",
+        fleet.spec.model.name,
+        "--host",
+        "127.0.0.1",  # behind the gateway (images/gateway.py), which alone listens on serving.port
+        "--port",
+        str(s.gateway.vllm_port),
+    ]
+    flags = {
+        "dtype": s.dtype,
+        "quantization": s.quantization,
+        "kv_cache_dtype": s.kv_cache_dtype,
+        "max_model_len": s.max_model_len,
+        "gpu_memory_utilization": s.gpu_memory_utilization,
+        "max_num_seqs": s.max_num_seqs,
+        "max_num_batched_tokens": s.max_num_batched_tokens,
+        "tensor_parallel_size": s.tensor_parallel_size,
+        **s.extra_args,
+    }
+    for name, value in flags.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        args += [flag] if value is True else [flag, str(value)]
+    from gpufleet.components.prompt_logging import forced_flags
+    from gpufleet.images.recipes import load_recipe
+
+    return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
+
+
+def environment(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> dict[str, str]:
+    """The fleet's environment for the image's prepare program: exactly images.node.ENV_KEYS.
+
+    metrics_group: the CloudMonitor group the node publishes its scaling metrics into (Alibaba; "" where the cloud
+    reads them otherwise); scaling_group: the id of the scaling group the node belongs to ("" where the cloud creates
+    the launch configuration before the group, docs/scaling.md). Both are resource ids, never secrets."""
+    spec = fleet.spec
+    env = {
+        "GPUFLEET_FLEET": fleet.prefix,
+        "GPUFLEET_CLOUD": spec.cloud,
+        "GPUFLEET_REGION": spec.region,
+        "GPUFLEET_ROLE": role_name,
+        "GPUFLEET_DATA_DISK": profile(spec.cloud).data_disk,
+        "MODEL_SOURCE": spec.model.source,
+        "MODEL_SHA256": spec.model.sha256,
+        "API_KEY_SECRET": spec.serving.api_key_secret or "",
+        "GPUFLEET_METRICS_GROUP": str(metrics_group),
+        "GPUFLEET_SCALING_GROUP": str(scaling_group),
+    }
+    assert tuple(env) == ENV_KEYS
+    bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]
+    if bad:  # the spec validates these fields by pattern; this is the last line before a unit file
+        raise ValueError(f"values of {', '.join(bad)} hold characters systemd's EnvironmentFile= would interpret")
+    return env
+
+
+def env_text(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> str:
+    return "".join(f"{k}={v}\n" for k, v in environment(fleet, role_name, metrics_group, scaling_group).items())
+
+
+def argv_text(fleet: Fleet) -> str:
+    return json.dumps(vllm_args(fleet)[1:]) + "\n"
+
+
+def gateway_env_text(fleet: Fleet) -> str:
+    """The gateway's environment (images/gateway.py), held to the same EnvironmentFile= character rule."""
+    from gpufleet.images import gateway
+
+    env = gateway.env_map(gateway.values_from_fleet(fleet))
+    bad = [k for k, v in env.items() if not ENV_VALUE.match(v)]
+    if bad:
+        raise ValueError(f"values of {', '.join(bad)} hold characters systemd's EnvironmentFile= would interpret")
+    return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+def render(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> str:
+    lay = layout(fleet)
+    return ENV.get_template("cloud-init.yaml.j2").render(
+        role_kind=profile(fleet.spec.cloud).role_kind,
+        files=[
+            (lay.env_file, env_text(fleet, role_name, metrics_group, scaling_group)),
+            (lay.argv_file, argv_text(fleet)),
+            (lay.gateway_env_file, gateway_env_text(fleet)),
+        ],
+    )
+
+
+def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=""):
+    """render() once the ids are known: a pulumi Output of the user-data when an id is a resource's output."""
+    import pulumi
+
+    return pulumi.Output.all(metrics_group, scaling_group).apply(lambda ids: render(fleet, role_name, *ids))
+
+
+def base64_output(text) -> object:
+    """User-data as the providers take it: Base64 of the text (a str or a pulumi Output of one)."""
+    import base64
+
+    import pulumi
+
+    return pulumi.Output.from_input(text).apply(lambda t: base64.b64encode(t.encode()).decode())

@@ -1,0 +1,205 @@
+"""`cost report --all`: the monthly cost of every stack of the project, grouped by a tag of the stacks' specs.
+
+Each stack is priced as `cost estimate` prices it (its own usage file and the catalog). The group is the value of
+the tag `team` or `cost-center` in the stack's `tags:` (stacks/spec.py FleetSpec.tags); a stack without it is
+"untagged". Costs that stacks of one cloud and region share (lines of cost components marked `shared`: the KMS
+instance, the model bucket, image snapshots) appear in every stack's own estimate but are paid once: here they leave
+the groups and are counted once, in the row "shared (counted once)", with a note naming the stacks that share them
+(when the stacks price one differently, the largest priced line is counted and the note names each stack's figure).
+A stack that cannot be priced is named, and the total is then incomplete (a lower bound), like a line without a price.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from gpufleet.cost import view
+from gpufleet.cost.estimate import Estimate, Line, money
+
+GROUP_TAGS = ("team", "cost-center")
+UNTAGGED = "untagged"
+SHARED = "shared (counted once)"
+
+
+@dataclass(frozen=True)
+class StackCost:
+    stack: str
+    tags: dict[str, str]
+    estimate: Estimate | None
+    problem: str = ""
+
+
+@dataclass
+class Group:
+    name: str
+    stacks: list[str] = field(default_factory=list)
+    monthly: Decimal = Decimal(0)
+    estimated: Decimal = Decimal(0)
+    unpriced_lines: int = 0
+    unpriced_stacks: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.unpriced_lines and not self.unpriced_stacks
+
+    @property
+    def estimated_share(self) -> Decimal:
+        return Decimal(0) if self.monthly == 0 else (self.estimated / self.monthly).quantize(Decimal("0.0001"))
+
+    def total_text(self) -> str:
+        return ("" if self.complete else ">= ") + str(money(self.monthly))
+
+
+@dataclass
+class Report:
+    by: str
+    currency: str
+    groups: list[Group]
+    shared: Group
+    total: Group
+    notes: list[str]
+
+
+def price_all(stacks: list[str] | None = None) -> list[StackCost]:
+    """Every stack of the project (or the ones named), priced; a stack that fails keeps its row with the reason."""
+    from gpufleet import plan
+    from gpufleet.errors import UserError
+    from gpufleet.stacks import loader
+
+    out = []
+    for name in stacks if stacks is not None else loader.stack_names():
+        try:
+            fleet, est = plan.stack_estimate(name)
+        except UserError as exc:
+            out.append(StackCost(name, {}, None, "; ".join(str(p) for p in exc.problems)))
+            continue
+        out.append(StackCost(name, dict(fleet.spec.tags), est))
+    return out
+
+
+def _add(g: Group, lines, stack: str | None = None) -> None:
+    if stack is not None and stack not in g.stacks:
+        g.stacks.append(stack)
+    for l in lines:
+        if l.monthly_cost is None:
+            g.unpriced_lines += 1
+            continue
+        g.monthly += l.monthly_cost
+        if view.status(l) == "estimated":
+            g.estimated += l.monthly_cost
+
+
+def _one_bill(lines: list[Line]) -> Line:
+    """The line counted for a shared cost declared by several stacks: the largest priced one (stacks that disagree on
+    its quantity, e.g. model_bucket_gb, are named in a note), an unpriced one only when no stack prices it."""
+    priced = [l for l in lines if l.monthly_cost is not None]
+    return max(priced, key=lambda l: l.monthly_cost or 0) if priced else lines[0]
+
+
+def _shared_note(name: str, declared: list[tuple[str, Line]], counted: Line) -> str:
+    stacks = list(dict.fromkeys(s for s, _ in declared))
+    note = f"shared: {name} is declared by {', '.join(stacks)} and counted once" + (
+        f" ({len(stacks)} stacks)" if len(stacks) > 1 else ""
+    )
+    costs = {s: l.monthly_cost for s, l in declared}
+    if len(set(costs.values())) > 1:
+        each = ", ".join(f"{s} {'unpriced' if v is None else v}" for s, v in costs.items())
+        note += f"; the stacks disagree on it ({each}): {'unpriced' if counted.monthly_cost is None else counted.monthly_cost} is counted"
+    return note
+
+
+def report(costs: list[StackCost], by: str) -> Report:
+    groups: dict[str, Group] = {}
+    shared = Group(SHARED)
+    declared: dict[tuple, list[tuple[str, Line]]] = {}  # shared key -> (stack, its line) for each stack declaring it
+    shared_names: dict[tuple, str] = {}
+    total = Group("total")
+    notes: list[str] = []
+    currencies = {c.estimate.currency for c in costs if c.estimate}
+    for c in costs:
+        name = c.tags.get(by) or UNTAGGED
+        g = groups.setdefault(name, Group(name))
+        if c.estimate is None:
+            g.stacks.append(c.stack)
+            total.stacks.append(c.stack)
+            g.unpriced_stacks += 1
+            total.unpriced_stacks += 1
+            notes.append(f"{c.stack}: not priced ({c.problem}); the totals are lower bounds")
+            continue
+        own = [l for l in c.estimate.lines if not view.shared(l)]
+        _add(g, own, c.stack)
+        _add(total, own, c.stack)
+        for l in c.estimate.lines:
+            if view.shared(l):
+                key = view.shared_key(c.estimate, l)
+                shared_names.setdefault(key, f"{l.component} ({c.estimate.cloud} {c.estimate.region})")
+                declared.setdefault(key, []).append((c.stack, l))
+    for key, decl in declared.items():
+        one = _one_bill([l for _, l in decl])
+        _add(shared, [one])
+        _add(total, [one])
+        notes.append(_shared_note(shared_names[key], decl, one))
+    sharing = {s for decl in declared.values() for s, _ in decl}
+    shared.stacks = [c.stack for c in costs if c.stack in sharing]
+    untagged = groups.get(UNTAGGED)
+    if untagged:
+        notes.append(f"untagged: {', '.join(untagged.stacks)} have no `{by}` tag (fleet tags in the stack file)")
+    if len(currencies) > 1:
+        notes.append(f"the stacks are priced in {', '.join(sorted(currencies))}: totals add different currencies")
+    ordered = sorted(groups.values(), key=lambda g: (g.name == UNTAGGED, g.name))
+    return Report(by, "/".join(sorted(currencies)) or "n/a", ordered, shared, total, notes)
+
+
+def rows(r: Report) -> list[Group]:
+    """The groups, then the shared row (when there is a shared cost), then the total."""
+    return [*r.groups, *([r.shared] if r.shared.stacks else []), r.total]
+
+
+def as_json(r: Report) -> dict:
+    def g(x: Group) -> dict:
+        return {
+            "name": x.name,
+            "stacks": x.stacks,
+            "monthly_total": str(money(x.monthly)),
+            "complete": x.complete,
+            "estimated_share": str(x.estimated_share),
+            "unpriced_lines": x.unpriced_lines,
+            "unpriced_stacks": x.unpriced_stacks,
+        }
+
+    return {
+        "by": r.by,
+        "currency": r.currency,
+        "groups": [g(x) for x in r.groups],
+        "shared": g(r.shared),
+        "total": g(r.total),
+        "notes": r.notes,
+        "money_format": "decimal strings",
+    }
+
+
+def as_csv(r: Report) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        ["row", r.by, "stacks", "currency", "monthly_total", "complete", "estimated_share", "unpriced_lines", "unpriced_stacks"]
+    )
+    for x in rows(r):
+        kind = "total" if x is r.total else "shared" if x is r.shared else "group"
+        w.writerow(
+            [
+                kind,
+                x.name,
+                " ".join(x.stacks),
+                r.currency,
+                money(x.monthly),
+                str(x.complete).lower(),
+                x.estimated_share,
+                x.unpriced_lines,
+                x.unpriced_stacks,
+            ]
+        )
+    return buf.getvalue()

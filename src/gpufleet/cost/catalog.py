@@ -1,0 +1,299 @@
+"""The price catalog: one row per (cloud, region, item, billing), loaded from cost/data/<cloud>-<region>.yaml.
+
+Rows are written by `gpufleet catalog build` (derived from the sourced facts in
+cost/data/sources-<cloud>.yaml and the public price points in cost/data/quotes-<cloud>.yaml, see derive.py)
+and by `gpufleet catalog refresh` (vendor pricing API, quality `vendor API`). A row whose price is not known
+has `price: null` and quality `missing`: the estimate shows it as a unit price line, never as 0.
+
+Quality (QUALITIES), best first:
+- `vendor API`: returned to us by the vendor's price API (`catalog refresh`), for this exact item, billing, region;
+- `official`: printed by the vendor (price page, documentation, a documented API example) for this item and billing;
+- `third-party`: published by someone else (a DescribePrice quote in a public file, a reseller, a tutorial);
+- `estimate`: derived by a rule from other rows (a ratio, a size multiple, another region, an exchange rate);
+  the row's `derivation` says how and `quotes` names the public points it used;
+- `missing`: no price; shown as a unit price, never as 0.
+
+`as_of` is always the date of the price's SOURCE (the quote, the doc, the API call), never the build date; a
+derived row carries the oldest date of what it was derived from. `low`/`high` are the sourced spread: equal to
+the price for a real quote of that exact item and billing (then omitted in the file), the spread of the quotes or
+ratios a derived price rests on, or a stated +/- percentage (the reason in the derivation) when fewer than two
+points exist. A row older than STALE_DAYS is `stale(row, today)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from gpufleet import inputs
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import write_atomic
+
+DATA = Path(__file__).parent / "data"
+QUALITIES = ("vendor API", "official", "third-party", "estimate", "missing")  # best first
+BILLINGS = ("payg", "monthly", "yearly", "spot", "any")
+HOURS_PER_MONTH = Decimal(730)
+STALE_DAYS = 365  # a price whose source is older than this is marked stale
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    key: str  # e.g. instance/ecs.gn7i-c8g1.2xlarge, disk/cloud_essd/PL1, nat/cu
+    billing: str  # payg | monthly | yearly | spot | any
+    price: Decimal | None
+    currency: str
+    unit: str  # hour, month, GiB-hour, GiB-month, GB, CU-hour, LCU-hour, Mbps-hour, Mbps-month, day, Mbps-day
+    quality: str
+    source: str
+    as_of: str
+    derivation: str = ""
+    trade_price: Decimal | None = None  # the account's price when a vendor API returned one
+    low: Decimal | None = None  # the sourced spread; None = the price itself (a quote of this exact item/billing)
+    high: Decimal | None = None
+    quotes: tuple[str, ...] = ()  # the public price points (cost/data/quotes-<cloud>.yaml) a derived row used
+
+    @property
+    def lowest(self) -> Decimal | None:
+        """The low end of the sourced spread (the price when no spread is stated); None when unpriced."""
+        return self.price if self.low is None else self.low
+
+    @property
+    def highest(self) -> Decimal | None:
+        return self.price if self.high is None else self.high
+
+    def to_yaml(self) -> dict:
+        d = asdict(self)
+        d["price"] = None if self.price is None else str(self.price)
+        for k in ("trade_price", "low", "high"):
+            v = getattr(self, k)
+            if v is None or (k != "trade_price" and v == self.price):
+                del d[k]  # low/high equal to the price are not written
+            else:
+                d[k] = str(v)
+        if self.quotes:
+            d["quotes"] = list(self.quotes)
+        else:
+            del d["quotes"]
+        if not d["derivation"]:
+            del d["derivation"]
+        return d
+
+    @staticmethod
+    def from_yaml(d: dict) -> PriceRow:
+        price = d.get("price")
+        trade = d.get("trade_price")
+        low, high = d.get("low"), d.get("high")
+        return PriceRow(
+            key=d["key"],
+            billing=d["billing"],
+            price=None if price is None else Decimal(str(price)),
+            currency=d["currency"],
+            unit=d["unit"],
+            quality=d["quality"],
+            source=d["source"],
+            as_of=str(d["as_of"]),
+            derivation=d.get("derivation", ""),
+            trade_price=None if trade is None else Decimal(str(trade)),
+            low=None if low is None else Decimal(str(low)),
+            high=None if high is None else Decimal(str(high)),
+            quotes=tuple(str(x) for x in d.get("quotes") or ()),
+        )
+
+
+def source_date(row: PriceRow) -> date | None:
+    """The date of the row's source, None when the row has no price or no ISO date."""
+    if row.price is None:
+        return None
+    try:
+        return date.fromisoformat(row.as_of)
+    except ValueError:
+        return None
+
+
+def stale(row: PriceRow, today: date) -> bool:
+    """Whether the row's price rests on a source older than STALE_DAYS on `today` (pass gpufleet.clock.now().date())."""
+    when = source_date(row)
+    return when is not None and today - when > timedelta(days=STALE_DAYS)
+
+
+@dataclass
+class Catalog:
+    cloud: str
+    region: str
+    currency: str
+    as_of: str  # the newest as-of date of any row, or the build date
+    built: str
+    rows: dict[tuple[str, str], PriceRow] = field(default_factory=dict)
+
+    def get(self, key: str, billing: str = "any") -> PriceRow | None:
+        return self.rows.get((key, billing)) or self.rows.get((key, "any"))
+
+    def keys(self) -> list[str]:
+        return sorted({k for k, _ in self.rows})
+
+    def oldest_as_of(self, wanted: Iterable[tuple[str, str]]) -> str | None:
+        """The oldest source date among the priced rows for these (key, billing) pairs (as `get` finds them);
+        None when none of them has a dated price."""
+        dates = [source_date(r) for r in (self.get(k, b) for k, b in wanted) if r is not None]
+        known = [x for x in dates if x is not None]
+        return min(known).isoformat() if known else None
+
+    def stale_rows(self, wanted: Iterable[tuple[str, str]], today: date) -> list[PriceRow]:
+        """The rows for these (key, billing) pairs whose source is older than STALE_DAYS."""
+        rows = {(r.key, r.billing): r for r in (self.get(k, b) for k, b in wanted) if r is not None}
+        return [r for r in rows.values() if stale(r, today)]
+
+
+def data_dir(cloud: str, data: Path | None = None) -> Path:
+    """Where the cloud's price catalogs are: `data` when given (tests), else the folder its profile names."""
+    if data is not None:
+        return data
+    from gpufleet import registry
+
+    return registry.profile(cloud).price_data
+
+
+def catalog_path(cloud: str, region: str, data: Path | None = None) -> Path:
+    return data_dir(cloud, data) / f"{cloud}-{region}.yaml"
+
+
+def regions(cloud: str, data: Path | None = None) -> list[str]:
+    return sorted(p.stem[len(cloud) + 1 :] for p in data_dir(cloud, data).glob(f"{cloud}-*.yaml"))
+
+
+def load(cloud: str, region: str, data: Path | None = None) -> Catalog:
+    return _load(cloud, region, str(data_dir(cloud, data)))
+
+
+@cache
+def _load(cloud: str, region: str, data: str) -> Catalog:
+    path = catalog_path(cloud, region, Path(data))
+    if not path.exists():
+        known = regions(cloud, Path(data))
+        raise UserError(
+            [
+                Problem(
+                    str(path),
+                    "",
+                    f"no price catalog for {cloud} {region}" + did_you_mean(region, known or ["(none)"]),
+                )
+            ]
+        )
+    shown = f"cost/data/{path.name}"
+    fix = "rebuild it with `gpufleet catalog build` or restore it from git"
+    doc = inputs.load_yaml(path, shown)
+    if doc is None:
+        raise UserError([Problem(shown, "", f"is empty; {fix}")])
+    doc = inputs.mapping(doc, shown, "", "a price catalog (cloud, region, currency, as_of, built, rows)")
+    problems = [Problem(shown, k, f"missing; {fix}") for k in HEADER if k not in doc]
+    problems += [
+        Problem(shown, k, f"expected text, got {inputs.kind(doc[k])}")
+        for k in HEADER
+        if k in doc and isinstance(doc[k], (dict, list))
+    ]
+    rows = doc.get("rows")
+    if "rows" not in doc:
+        problems.append(Problem(shown, "rows", f"missing; {fix}"))
+    elif not isinstance(rows, list):
+        problems.append(Problem(shown, "rows", f"expected a list of price rows, got {inputs.kind(rows)}"))
+    if problems:
+        raise UserError(problems)
+    assert isinstance(rows, list)  # checked above: a problem otherwise
+    cat_cloud, cat_region, currency, as_of, built = (str(doc[k]) for k in HEADER)  # as the file says
+    cat = Catalog(cat_cloud, cat_region, currency, as_of, built)
+    for i, raw in enumerate(rows):
+        row_problems = row_shape_problems(raw, shown, f"rows.{i}")
+        if row_problems:
+            problems += row_problems
+            continue
+        row = PriceRow.from_yaml(raw)
+        cat.rows[(row.key, row.billing)] = row
+    if problems:
+        raise UserError(problems)
+    return cat
+
+
+HEADER = ("cloud", "region", "currency", "as_of", "built")
+ROW_TEXT = ("key", "billing", "currency", "unit", "quality", "source", "as_of")
+
+
+def _decimal_problem(value, shown: str, field: str) -> list[Problem]:
+    if value is None:
+        return []
+    try:
+        ok = not isinstance(value, (bool, dict, list)) and Decimal(str(value)).is_finite() and Decimal(str(value)) >= 0
+    except ArithmeticError:
+        ok = False
+    return [] if ok else [Problem(shown, field, f"{value!r} is not a price (a number >= 0, or null when unknown)")]
+
+
+def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
+    """Why one catalog row cannot be read: not a mapping, a missing or non-text field, a price that is no number."""
+    if not isinstance(raw, dict):
+        return [Problem(shown, where, f"expected a price row (a mapping), got {inputs.kind(raw)}")]
+    out = [Problem(shown, f"{where}.{k}", "missing") for k in ROW_TEXT if raw.get(k) is None]
+    out += [
+        Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(raw[k])}")
+        for k in (*ROW_TEXT, "derivation")
+        if isinstance(raw.get(k), (dict, list))
+    ]
+    if raw.get("quotes") is not None and not isinstance(raw["quotes"], list):
+        out.append(Problem(shown, f"{where}.quotes", f"expected a list of citations, got {inputs.kind(raw['quotes'])}"))
+    if isinstance(raw.get("billing"), str) and raw["billing"] not in BILLINGS:
+        out.append(
+            Problem(shown, f"{where}.billing", f"unknown billing {raw['billing']!r}" + did_you_mean(raw["billing"], BILLINGS))
+        )
+    return (
+        out
+        + _decimal_problem(raw.get("price"), shown, f"{where}.price")
+        + _decimal_problem(raw.get("trade_price"), shown, f"{where}.trade_price")
+        + _decimal_problem(raw.get("low"), shown, f"{where}.low")
+        + _decimal_problem(raw.get("high"), shown, f"{where}.high")
+        + _spread_problem(raw, shown, where)
+    )
+
+
+def _spread_problem(raw: dict, shown: str, where: str) -> list[Problem]:
+    """low <= price <= high when they are numbers."""
+    try:
+        p, lo, hi = (None if raw.get(k) is None else Decimal(str(raw[k])) for k in ("price", "low", "high"))
+    except ArithmeticError:
+        return []  # reported by _decimal_problem
+    if p is None and (lo is not None or hi is not None):
+        return [Problem(shown, where, "low/high given without a price; drop them or give the price")]
+    if p is not None and ((lo is not None and lo > p) or (hi is not None and hi < p)):
+        return [Problem(shown, where, f"the spread {lo}-{hi} must hold the price {p} (low <= price <= high)")]
+    return []
+
+
+def write(cat: Catalog, data: Path | None = None) -> Path:
+    path = catalog_path(cat.cloud, cat.region, data)
+    rows = sorted(cat.rows.values(), key=lambda r: (r.key, BILLINGS.index(r.billing)))
+    header = (
+        f"# Price catalog for {cat.cloud} {cat.region}. Written by `gpufleet catalog build` (derived rows, see\n"
+        f"# cost/derive.py and cost/data/sources-{cat.cloud}.yaml) and `gpufleet catalog refresh` (vendor API rows).\n"
+        "# quality: vendor API | official | third-party | estimate | missing (price unknown: shown as a unit price).\n"
+        "# as_of: the date of the price's source. low/high: the sourced spread (omitted when equal to the price).\n"
+    )
+    body = yaml.safe_dump(
+        {
+            "cloud": cat.cloud,
+            "region": cat.region,
+            "currency": cat.currency,
+            "as_of": cat.as_of,
+            "built": cat.built,
+            "rows": [r.to_yaml() for r in rows],
+        },
+        sort_keys=False,
+        allow_unicode=True,
+        width=200,
+    )
+    write_atomic(path, header + body, flag=f"cost/data/{path.name}")  # a killed build leaves the old catalog whole
+    _load.cache_clear()
+    return path

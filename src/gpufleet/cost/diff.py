@@ -1,0 +1,297 @@
+"""`cost diff`: what changes between two estimates (B minus A), line by line, per category and per scenario.
+
+A is another stack's estimate or a saved `cost estimate --format json` (the baseline, read back by `load_baseline`).
+Lines are matched by resource type, resource name without the fleet prefix (llm-prod-nat ~ llm-dev-nat), and price
+kind (instance, disk, eip, nat, clb, ...) in order of appearance.
+
+Nothing missing is a saving: a delta with an unpriced side is an interval open on that side (an unpriced cost is
+somewhere in [0, ∞)), so a total that falls only because a price is missing is reported as unknown and the
+unpriced lines are named. The same unknown on both sides (same price row and quantity) cancels. A delta is a
+saving only when its whole interval is below zero, an increase only when it is all above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario, money
+from gpufleet.cost.resources import CATEGORIES
+from gpufleet.errors import Problem, UserError
+
+SCHEMA_VERSION = 2  # of the saved estimate (cost/report.py estimate_json) this reads
+
+
+@dataclass(frozen=True)
+class Delta:
+    """B minus A: the point value of the priced parts and the interval it can lie in (None = unbounded)."""
+
+    value: Decimal | None  # None when a side is unpriced: no single number can be given
+    low: Decimal | None
+    high: Decimal | None
+
+    @property
+    def kind(self) -> str:
+        """saving | increase | none | unknown (the interval holds zero or is unbounded on the side that matters)."""
+        if self.high is not None and self.high < 0:
+            return "saving"
+        if self.low is not None and self.low > 0:
+            return "increase"
+        if self.low == self.high == 0:
+            return "none"
+        return "unknown"
+
+    def text(self) -> str:
+        if self.value is not None and self.low == self.value == self.high:
+            return f"{self.value:+}"
+        if self.value is not None:
+            return f"{self.value:+} ({self.low:+}–{self.high:+})"
+        lo = "−∞" if self.low is None else f"{self.low:+}"
+        hi = "+∞" if self.high is None else f"{self.high:+}"
+        return f"unknown ({lo} to {hi})"
+
+    def as_json(self) -> dict:
+        s = lambda x: None if x is None else str(x)  # noqa: E731
+        return {"value": s(self.value), "low": s(self.low), "high": s(self.high), "kind": self.kind}
+
+    def __add__(self, other: Delta) -> Delta:
+        add = lambda x, y: None if x is None or y is None else x + y  # noqa: E731
+        return Delta(add(self.value, other.value), add(self.low, other.low), add(self.high, other.high))
+
+
+ZERO = Delta(Decimal("0.00"), Decimal("0.00"), Decimal("0.00"))
+
+
+def _identity(l: Line) -> tuple:
+    return (l.price_key, l.billing, l.monthly_quantity, l.unit)
+
+
+def line_delta(a: Line | None, b: Line | None) -> Delta:
+    """B minus A for one matched line. A missing side (added/removed line) costs 0; an unpriced side is in [0, ∞)."""
+    if a is not None and b is not None and a.monthly_cost is None and b.monthly_cost is None:
+        return ZERO if _identity(a) == _identity(b) else Delta(None, None, None)  # the same unknown cancels
+    if b is not None and b.monthly_cost is None:  # B in [0, ∞): at least minus what A cost
+        return Delta(None, Decimal(0) if a is None else -a.high, None)  # type: ignore[operator]
+    if a is not None and a.monthly_cost is None:  # A in [0, ∞): at most what B costs
+        return Delta(None, None, Decimal(0) if b is None else b.high)
+    ca, la, ha = (a.monthly_cost, a.low, a.high) if a else (Decimal(0), Decimal(0), Decimal(0))
+    cb, lb, hb = (b.monthly_cost, b.low, b.high) if b else (Decimal(0), Decimal(0), Decimal(0))
+    assert None not in (ca, la, ha, cb, lb, hb)  # priced lines carry their spread
+    if a is not None and b is not None and (a.price_key, a.billing) == (b.price_key, b.billing):
+        ends = (lb - la, hb - ha)  # type: ignore[operator]  # one price row: its unknown level moves both sides alike
+        return Delta(cb - ca, min(ends), max(ends))  # type: ignore[operator]
+    return Delta(cb - ca, lb - ha, hb - la)  # type: ignore[operator]
+
+
+@dataclass(frozen=True)
+class Change:
+    key: str
+    a: Line | None
+    b: Line | None
+
+    @property
+    def delta(self) -> Decimal | None:
+        """The point delta, None when a side is unpriced (see `span` for the interval)."""
+        return self.span.value
+
+    @property
+    def span(self) -> Delta:
+        return line_delta(self.a, self.b)
+
+    @property
+    def unpriced(self) -> str:
+        """Which side has no cost and why, e.g. `B: price missing` ('' when both are priced)."""
+        return "; ".join(
+            f"{n}: {'usage unknown' if l.monthly_quantity is None else 'price missing'}"
+            for n, l in (("A", self.a), ("B", self.b))
+            if l is not None and l.monthly_cost is None
+        )
+
+    @property
+    def category(self) -> str:
+        return (self.b or self.a).category  # type: ignore[union-attr]
+
+    @property
+    def status(self) -> str:
+        if self.a is None:
+            return "added"
+        if self.b is None:
+            return "removed"
+        same = (self.a.component, self.a.monthly_quantity, self.a.unit_price) == (
+            self.b.component,
+            self.b.monthly_quantity,
+            self.b.unit_price,
+        )
+        return "same" if same else "changed"
+
+
+def _keyed(e: Estimate, prefix: str) -> dict[str, Line]:
+    out: dict[str, Line] = {}
+    for l in e.lines:
+        name = l.resource_name[len(prefix) :].lstrip("-") if prefix and l.resource_name.startswith(prefix) else l.resource_name
+        kind = l.price_key.split("/")[0] if l.price_key else l.component
+        base = f"{l.resource_type.split(':')[-1]} {name} {kind}"
+        key, n = base, 1
+        while key in out:
+            n += 1
+            key = f"{base} #{n}"
+        out[key] = l
+    return out
+
+
+def diff(a: Estimate, a_prefix: str, b: Estimate, b_prefix: str) -> list[Change]:
+    ka, kb = _keyed(a, a_prefix), _keyed(b, b_prefix)
+    keys = list(ka) + [k for k in kb if k not in ka]
+    return [Change(k, ka.get(k), kb.get(k)) for k in keys]
+
+
+def _sum(deltas) -> Delta:
+    out = ZERO
+    for d in deltas:
+        out = out + d
+    return out
+
+
+def _scenario_delta(a: Scenario, b: Scenario, a_unknown: list[str], b_unknown: list[str]) -> Delta:
+    """A scenario keeps totals only: the same unpriced lines on both sides cancel, otherwise the delta is unknown."""
+    if sorted(a_unknown) != sorted(b_unknown):
+        return _amount_delta(a.total, b.total)
+    ends = (b.total.low - a.total.low, b.total.high - a.total.high)
+    return Delta(b.total.value - a.total.value, min(ends), max(ends))
+
+
+def _amount_delta(a: Amount, b: Amount) -> Delta:
+    return Delta(
+        b.value - a.value if a.complete and b.complete else None,
+        b.low - a.high if a.complete else None,
+        b.high - a.low if b.complete else None,
+    )
+
+
+@dataclass
+class Result:
+    a: Estimate
+    b: Estimate
+    changes: list[Change]
+
+    @property
+    def total(self) -> Delta:
+        return _sum(c.span for c in self.changes)
+
+    @property
+    def by_category(self) -> dict[str, Delta]:
+        return {cat: _sum(c.span for c in self.changes if c.category == cat) for cat in CATEGORIES}
+
+    @property
+    def unpriced(self) -> list[Change]:
+        """Changes with a side that has no price, unless both sides are the same unknown (it cancels)."""
+        return [c for c in self.changes if c.unpriced and c.span != ZERO]
+
+    @property
+    def scenarios(self) -> dict[str, Delta]:
+        ua = [_unknown_name(l) for l in self.a.unpriced]
+        ub = [_unknown_name(l) for l in self.b.unpriced]
+        return {
+            k: _scenario_delta(self.a.scenarios[k], self.b.scenarios[k], ua, ub)
+            for k in self.b.scenarios
+            if k in self.a.scenarios
+        }
+
+
+def _unknown_name(l: Line) -> str:
+    return f"{l.price_key} ({l.billing}) x {l.monthly_quantity} {l.unit}"
+
+
+def percent(d: Delta, base: Amount) -> str:
+    if d.value is None or not base.complete or base.value == 0:
+        return "n/a"
+    return f"{(d.value / base.value * 100).quantize(Decimal('0.1')):+}%"
+
+
+def run(a: Estimate, b: Estimate) -> Result:
+    return Result(a, b, diff(a, a.prefix, b, b.prefix))
+
+
+# --- the saved baseline (cost estimate --format json) -------------------------------------------------------------
+
+
+def _dec(x) -> Decimal | None:
+    return None if x is None else Decimal(str(x))
+
+
+def load_baseline(path: Path) -> Estimate:
+    """An Estimate from a saved `cost estimate --format json` (schema_version checked; bad input is a UserError)."""
+    from gpufleet import inputs
+
+    shown = str(path)
+    how = "save one with `gpufleet cost estimate --stack S --format json -o FILE.json`"
+    doc = inputs.mapping(inputs.load_json(path, shown, how), shown, "", "a saved cost estimate (JSON object)")
+    version = doc.get("schema_version")
+    if version is None:
+        raise UserError([Problem(shown, "schema_version", f"missing: not a saved cost estimate of this version; {how}")])
+    if version != SCHEMA_VERSION:
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "schema_version",
+                    f"is {version!r}; this gpufleet reads saved estimates of schema_version {SCHEMA_VERSION}: {how}",
+                )
+            ]
+        )
+    try:
+        lines = [
+            Line(
+                l["resource_type"],
+                l["resource_name"],
+                l["component"],
+                l["unit"],
+                _dec(l["monthly_quantity"]),
+                _dec(l["unit_price"]),
+                _dec(l["monthly_cost"]),
+                l["category"],
+                l["price_quality"],
+                l["price_key"],
+                l["billing"],
+                l.get("price_source", ""),
+                l.get("price_as_of", ""),
+                l.get("note", ""),
+                l.get("derivation", ""),
+                _dec(l.get("unit_price_low")),
+                _dec(l.get("unit_price_high")),
+                bool(l.get("stale", False)),
+            )
+            for l in doc["lines"]
+        ]
+        scenarios = {}
+        for k, s in (doc.get("scenarios") or {}).items():
+            complete = bool(s["complete"])
+            value = Decimal(s["monthly_total"])
+            high = s["range"]["high"]
+            total = Amount(value, Decimal(s["range"]["low"]), Decimal(high) if high is not None else value, complete)
+            scenarios[k] = Scenario(k, Decimal(s["nodes"]), s["how"], total)
+        est = Estimate(
+            doc["stack"],
+            doc["cloud"],
+            doc["region"],
+            doc["instance_type"],
+            doc["billing"],
+            doc["currency"],
+            doc["catalog_as_of"],
+            doc["catalog_built"],
+            lines,
+            list(doc.get("assumptions") or []),
+            [],
+            None,
+            list(doc.get("discounts") or []),
+            scenarios,
+            doc.get("prefix") or "",
+        )
+    except (KeyError, TypeError, ArithmeticError, AttributeError) as exc:
+        raise UserError(
+            [Problem(shown, "", f"not a readable saved cost estimate ({type(exc).__name__}: {exc}); {how}")]
+        ) from None
+    if money(est.monthly_total) != Decimal(str(doc.get("monthly_total"))):
+        raise UserError([Problem(shown, "monthly_total", "does not match the sum of its lines: the file was edited; " + how)])
+    return est

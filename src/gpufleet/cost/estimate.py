@@ -1,0 +1,493 @@
+"""Price a resource inventory: components (resources.py) x catalog rows (catalog.py) x discounts.
+
+Money is Decimal; 730 hours a month. Nothing missing is ever zero: a component whose quantity is unknown or
+whose unit price is missing keeps its line (unit price or `missing`), the estimate is then not `complete` and its
+total is a lower bound ("≥ X"); a category with such a line is a lower bound too. Each priced line carries the
+sourced spread of its price (`low`/`high`), the date of its source and whether that source is over a year old.
+
+Scenarios: the same inventory priced for the schedules' average (what `monthly_total` is), the floor
+(`replicas.min` nodes all month), the peak (`replicas.max`) and, when spot is in use, the interruption
+fallback (every spot node replaced at pay-as-you-go).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+from gpufleet import clock
+from gpufleet.cost import catalog as pricecat
+from gpufleet.cost import resources
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.resources import CATEGORIES, PricingContext
+from gpufleet.cost.usage import Usage, schedule_average
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+CENT = Decimal("0.01")
+
+
+def money(x: Decimal) -> Decimal:
+    return x.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class Line:
+    resource_type: str
+    resource_name: str
+    component: str
+    unit: str
+    monthly_quantity: Decimal | None
+    unit_price: Decimal | None
+    monthly_cost: Decimal | None
+    category: str
+    price_quality: str
+    price_key: str
+    billing: str
+    source: str
+    as_of: str
+    note: str = ""
+    derivation: str = ""
+    price_low: Decimal | None = None  # the sourced spread of the unit price (= unit_price for an exact quote)
+    price_high: Decimal | None = None
+    stale: bool = False  # the price's source is over a year old
+    shared: bool = False  # one bill for every stack using it (KMS instance, bucket, image snapshot): counted once across stacks
+
+    @property
+    def low(self) -> Decimal | None:
+        """Monthly cost at the low end of the price's spread; None when the line is unpriced."""
+        if self.monthly_cost is None:
+            return None
+        return _times(self.price_low, self.monthly_quantity) or self.monthly_cost
+
+    @property
+    def high(self) -> Decimal | None:
+        if self.monthly_cost is None:
+            return None
+        return _times(self.price_high, self.monthly_quantity) or self.monthly_cost
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _times(price: Decimal | None, quantity: Decimal | None) -> Decimal | None:
+    return None if price is None or quantity is None else money(price * quantity)
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A sum of lines: the priced part (`value`), its sourced spread, and whether every line has a price.
+
+    An incomplete amount is a lower bound: the unpriced lines would only add to it. Never shown as a plain number.
+    """
+
+    value: Decimal
+    low: Decimal
+    high: Decimal
+    complete: bool
+    lines: int = 0
+    priced: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.value == self.high
+
+    def text(self, spread: bool = True) -> str:
+        """`123.45`, `123.45 (110.00–140.00)` for an estimated price, `≥ 123.45` with unpriced lines, `unpriced`."""
+        if self.lines and not self.priced:
+            return "unpriced"
+        out = ("" if self.complete else "≥ ") + str(self.value)
+        return out if self.exact or not spread else f"{out} ({self.low}–{self.high})"
+
+    def as_json(self) -> dict:
+        return {
+            "amount": str(self.value),
+            "complete": self.complete,
+            "low": str(self.low),
+            "high": str(self.high) if self.complete else None,  # with unpriced lines there is no upper bound
+            "priced_lines": self.priced,
+            "unpriced_lines": self.lines - self.priced,
+        }
+
+
+def amount(lines: list[Line]) -> Amount:
+    priced = [l for l in lines if l.monthly_cost is not None]
+
+    def total(values) -> Decimal:  # every priced line has a cost, a low and a high
+        return money(sum((v for v in values if v is not None), Decimal(0)))
+
+    return Amount(
+        total(l.monthly_cost for l in priced),
+        total(l.low for l in priced),
+        total(l.high for l in priced),
+        len(priced) == len(lines),
+        len(lines),
+        len(priced),
+    )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str  # average | floor | peak | spot_fallback
+    nodes: Decimal  # GPU nodes running on average in this scenario
+    how: str
+    total: Amount
+
+
+@dataclass(frozen=True)
+class Discount:
+    match: str  # glob over price keys, e.g. instance/*
+    billing: str  # payg | monthly | yearly | spot | any | *
+    factor: Decimal
+    note: str
+
+
+@dataclass
+class Estimate:
+    stack: str
+    cloud: str
+    region: str
+    instance_type: str
+    billing: str
+    currency: str
+    catalog_as_of: str
+    catalog_built: str
+    lines: list[Line]
+    assumptions: list[str]
+    free: list[tuple[str, str, str]]  # (type, name, reason)
+    break_even: dict | None = None
+    discounts: list[str] = field(default_factory=list)
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    prefix: str = ""  # the fleet's name prefix (llm-prod): cost diff matches lines without it
+
+    @property
+    def total(self) -> Amount:
+        return amount(self.lines)
+
+    @property
+    def monthly_total(self) -> Decimal:
+        """The priced part of the total: a lower bound when the estimate is not `complete`."""
+        return self.total.value
+
+    @property
+    def complete(self) -> bool:
+        return not self.unpriced
+
+    @property
+    def monthly_low(self) -> Decimal:
+        return self.total.low
+
+    @property
+    def monthly_high(self) -> Decimal:
+        """The high end of the priced part's spread (with unpriced lines the total has no upper bound)."""
+        return self.total.high
+
+    @property
+    def categories(self) -> dict[str, Amount]:
+        return {c: amount([l for l in self.lines if l.category == c]) for c in CATEGORIES}
+
+    @property
+    def by_category(self) -> dict[str, Decimal]:
+        """The priced part per category (for arithmetic); render `categories` (a category with an unpriced line
+        is a lower bound there, never a plain 0.00)."""
+        return {c: a.value for c, a in self.categories.items()}
+
+    @property
+    def overhead_share(self) -> Decimal:
+        total = self.monthly_total
+        return Decimal(0) if total == 0 else ((total - self.by_category["gpu_compute"]) / total).quantize(Decimal("0.0001"))
+
+    @property
+    def unpriced(self) -> list[Line]:
+        return [l for l in self.lines if l.monthly_cost is None]
+
+    @property
+    def estimated(self) -> list[Line]:
+        return [l for l in self.lines if l.price_quality in ("estimate", "third-party", "missing")]
+
+    @property
+    def stale(self) -> list[Line]:
+        return [l for l in self.lines if l.stale]
+
+    @property
+    def oldest_as_of(self) -> str | None:
+        """The oldest source date among the priced lines (what the total rests on)."""
+        return min((l.as_of for l in self.lines if l.monthly_cost is not None and _is_date(l.as_of)), default=None)
+
+
+DISCOUNT_KEYS = ("match", "billing", "factor", "note")
+
+
+def load_discounts(path: str | None) -> list[Discount]:
+    """Finance's negotiated rates: `discounts: [{match: "instance/*", billing: payg, factor: 0.8, note: ...}]`."""
+    if not path:
+        return []
+    from gpufleet import inputs
+
+    doc = inputs.load_mapping(path, path, what="a mapping with a `discounts:` list")
+    out, problems = [], []
+    problems += [Problem(path, str(k), "unknown key" + did_you_mean(str(k), ["discounts"])) for k in doc if k != "discounts"]
+    for i, d in enumerate(inputs.sequence(doc.get("discounts") or [], path, "discounts", "a list of discounts")):
+        if not isinstance(d, dict):
+            problems.append(Problem(path, f"discounts.{i}", f"expected a mapping (match, factor, ...), got {inputs.kind(d)}"))
+            continue
+        unknown = [k for k in d if k not in DISCOUNT_KEYS]
+        problems += [Problem(path, f"discounts.{i}.{k}", "unknown key" + did_you_mean(str(k), DISCOUNT_KEYS)) for k in unknown]
+        if unknown:
+            continue
+        try:
+            if isinstance(d["factor"], bool) or not isinstance(d["factor"], (int, float, str)):
+                raise ValueError
+            f = Decimal(str(d["factor"]))
+            if not f.is_finite() or not 0 < f <= 1:
+                raise ValueError
+            if not isinstance(d["match"], str):
+                problems.append(
+                    Problem(
+                        path, f"discounts.{i}.match", f"expected text (a glob such as instance/*), got {inputs.kind(d['match'])}"
+                    )
+                )
+                continue
+            billing = str(d.get("billing", "*"))
+            if billing not in (*pricecat.BILLINGS, "*"):
+                problems.append(Problem(path, f"discounts.{i}.billing", f"unknown billing {billing!r}"))
+                continue
+            out.append(Discount(str(d["match"]), billing, f, str(d.get("note", ""))))
+        except KeyError as exc:
+            problems.append(Problem(path, f"discounts.{i}", f"missing {exc.args[0]}"))
+        except Exception:
+            problems.append(Problem(path, f"discounts.{i}.factor", "must be a number above 0 and at most 1 (0.8 = 20% off)"))
+    if problems:
+        raise UserError(problems)
+    return out
+
+
+def _discount(discounts: list[Discount], key: str, billing: str) -> Discount | None:
+    return next((d for d in discounts if fnmatch.fnmatch(key, d.match) and d.billing in ("*", billing)), None)
+
+
+def fleet_average(spec, usage: Usage) -> tuple[Decimal, str]:
+    if usage.replicas_average is not None:
+        return usage.replicas_average, f"{usage.replicas_average} average running nodes (usage replicas_average)"
+    schedules = [(s.cron, s.desired if s.desired is not None else s.min) for s in spec.autoscaling.schedules]
+    return schedule_average(spec.replicas.desired_or_min, schedules)
+
+
+def row_spread_and_staleness(row: pricecat.PriceRow, today: date) -> tuple[Decimal | None, Decimal | None, bool]:
+    """(low, high, stale) of a catalog row: the sourced spread of its price (the price itself when the row states
+    none: an exact quote) and whether its source is more than a year old on `today`."""
+    return row.lowest, row.highest, pricecat.stale(row, today)
+
+
+def _note(note: str, more: str) -> str:
+    return (note + "; " if note else "") + more
+
+
+def _price_lines(
+    cat: pricecat.Catalog,
+    cloud: str,
+    resources_list: list[dict],
+    ctx: PricingContext,
+    discounts: list[Discount],
+    today: date,
+    spot_as_payg: bool = False,
+) -> tuple[list[Line], list[tuple[str, str, str]]]:
+    """Every resource's cost components priced from the catalog. spot_as_payg: the interruption fallback (each
+    spot component priced at the pay-as-you-go row of its item, without the spot price limit)."""
+    lines: list[Line] = []
+    free: list[tuple[str, str, str]] = []
+    for res in resources_list:
+        token = res["type"]
+        fn = resources.cost_function(cloud, token)
+        if fn is None:
+            why = resources.free_reason(cloud, token)
+            if why is None:
+                lines.append(
+                    Line(
+                        token,
+                        res["name"],
+                        "resource type not priced",
+                        "-",
+                        None,
+                        None,
+                        None,
+                        "other",
+                        "missing",
+                        "",
+                        "any",
+                        "",
+                        "",
+                        "no cost function and not listed as free",
+                    )
+                )
+            else:
+                free.append((token, res["name"], why))
+            continue
+        for comp in fn(res, ctx):
+            billing, cap, note = comp.billing, comp.price_cap, comp.note
+            if spot_as_payg and billing == "spot":
+                billing, cap = "payg", None
+                note = _note(note, "spot node reclaimed: replaced at pay-as-you-go")
+            row = cat.get(comp.price_key, billing)
+            unit = row.unit if row else "-"
+            price = row.price if row else None
+            low, high, is_stale = row_spread_and_staleness(row, today) if row else (None, None, False)
+            quality = row.quality if row else "missing"
+            if price is not None and cap is not None and cap < price:
+                note = _note(note, f"spot price limit {cap} below the catalog's {price}")
+                price = cap
+                low, high = min(low, cap) if low is not None else cap, cap  # the limit is the most that is paid
+            d = _discount(discounts, comp.price_key, billing) if price is not None else None
+            if d is not None and price is not None:  # d is None without a price
+                price = price * d.factor
+                low = None if low is None else low * d.factor
+                high = None if high is None else high * d.factor
+                note = _note(note, f"discount x{d.factor} {d.note}".rstrip())
+            cost = None if price is None or comp.monthly_quantity is None else money(price * comp.monthly_quantity)
+            if price is None and comp.monthly_quantity == 0:
+                cost = Decimal("0.00")  # nothing used: nothing to pay, whatever the price
+                note = _note(note, "quantity 0: no charge although the price is unknown")
+            if row is None:
+                note = _note(note, f"no catalog row {comp.price_key} ({billing})")
+            lines.append(
+                Line(
+                    token,
+                    res["name"],
+                    comp.name,
+                    unit,
+                    None if comp.monthly_quantity is None else comp.monthly_quantity.quantize(Decimal("0.0001")),
+                    price,
+                    cost,
+                    comp.category,
+                    quality,
+                    comp.price_key,
+                    billing,
+                    row.source if row else "",
+                    row.as_of if row else "",
+                    note,
+                    row.derivation if row else "",
+                    low if price is not None else None,
+                    high if price is not None else None,
+                    is_stale,
+                    comp.shared,
+                )
+            )
+    return lines, free
+
+
+def on_demand_base(spec) -> tuple[int, int]:
+    """(on_demand_base, on_demand_above_base_percent) of the fleet's billing (0, 0 unless spot with a base)."""
+    return spec.billing.on_demand_base or 0, spec.billing.on_demand_above_base_percent or 0
+
+
+def peak_nodes(spec) -> tuple[int, str]:
+    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher."""
+    top = max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
+    how = f"replicas.max {spec.replicas.max}" if top == spec.replicas.max else f"a schedule's max {top}"
+    return top, f"{top} nodes all month ({how})"
+
+
+def price_inventory(
+    stack: str,
+    spec,
+    instance_type: str,
+    resources_list: list[dict],
+    usage: Usage,
+    discounts: list[Discount] | None = None,
+    data: Path | None = None,
+    today: date | None = None,
+    scenarios: bool = True,
+) -> Estimate:
+    """The inventory priced for the schedules' average; with `scenarios`, also floor, peak and the spot fallback."""
+    cat = pricecat.load(spec.cloud, spec.region, data)
+    discounts = discounts or []
+    today = today or clock.now().date()
+    avg, how = fleet_average(spec, usage)
+
+    def priced(nodes: Decimal, spot_as_payg: bool = False) -> tuple[list[Line], list[tuple[str, str, str]]]:
+        ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list)
+        return _price_lines(cat, spec.cloud, resources_list, ctx, discounts, today, spot_as_payg)
+
+    lines, free = priced(avg)
+    assumptions = [f"{HOURS_PER_MONTH} hours a month", f"GPU nodes: {how}"]
+    for k, v in usage.known().items():
+        if k == "replicas_average":
+            continue
+        if v is None and k == "nat_cu_hours":
+            assumptions.append(f"{k}: unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced")
+        elif v is None and k == "image_snapshot_gb":
+            assumptions.append(f"{k}: unknown; the node's system disk size is priced (an upper bound)")
+        else:
+            assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
+    if usage.files:
+        assumptions.append("usage files: " + ", ".join(usage.files))
+    assumptions.extend(usage.notes)
+    spot = spec.billing.model == "spot" or any(l.billing == "spot" for l in lines)
+    if spot:
+        assumptions.append(
+            "spot nodes can be reclaimed at any time after the protection period (about 5 minutes' notice); "
+            "the spot price is the catalog row's (a spot quote where one exists, else a ratio of pay-as-you-go from public points; see its derivation)"
+        )
+    est = Estimate(
+        stack,
+        spec.cloud,
+        spec.region,
+        instance_type,
+        spec.billing.model,
+        cat.currency,
+        cat.as_of,
+        cat.built,
+        lines,
+        assumptions,
+        free,
+        break_even(cat, instance_type),
+        [f"{d.match} ({d.billing}) x{d.factor} {d.note}".rstrip() for d in discounts],
+        prefix=f"{spec.name}-{spec.environment}",
+    )
+    if scenarios:
+        est.scenarios = _scenarios(spec, avg, how, est, priced, spot)
+    return est
+
+
+def _scenarios(spec, avg: Decimal, how: str, est: Estimate, priced, spot: bool) -> dict[str, Scenario]:
+    out = {"average": Scenario("average", avg, how, est.total)}
+    floor = Decimal(spec.replicas.min)
+    out["floor"] = Scenario("floor", floor, f"{spec.replicas.min} nodes all month (replicas.min)", amount(priced(floor)[0]))
+    top, top_how = peak_nodes(spec)
+    out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top))[0]))
+    if spot:
+        base, above = on_demand_base(spec)
+        mix = (
+            f"; lines already pay-as-you-go (the spec's on-demand base: {base} nodes, {above}% above it) stay"
+            if base or above
+            else " (no on-demand base in the spec)"
+        )
+        out["spot_fallback"] = Scenario(
+            "spot_fallback",
+            avg,
+            f"the average {avg} nodes with every spot line priced at pay-as-you-go (all reclaimed and replaced){mix}",
+            amount(priced(avg, spot_as_payg=True)[0]),
+        )
+    return out
+
+
+def break_even(cat: pricecat.Catalog, itype: str) -> dict | None:
+    """Utilisation above which a monthly (and yearly) subscription beats pay-as-you-go for one node."""
+    payg = cat.get(f"instance/{itype}", "payg")
+    if payg is None or payg.price is None:
+        return None
+    full = payg.price * HOURS_PER_MONTH
+    out = {"instance_type": itype, "payg_hourly": payg.price, "payg_full_month": money(full)}
+    for b in ("monthly", "yearly"):
+        row = cat.get(f"instance/{itype}", b)
+        if row is not None and row.price is not None:
+            out[f"{b}_price"] = money(row.price)
+            out[f"{b}_break_even_utilisation"] = (row.price / full).quantize(Decimal("0.0001"))
+    return out

@@ -1,0 +1,90 @@
+"""`gpufleet catalog refresh`: ask the vendor's pricing API for the GPU instance prices of one region, for every
+billing model (pay-as-you-go, 1 month, 1 year, spot).
+
+Each cloud's fetcher is its prices module (components/<cloud>/prices.py, `fetch`): Alibaba DescribePrice (PriceUnit
+Hour / Month / Year) and DescribeSpotPriceHistory (DescribeSpotAdvice when there is no history); Tencent
+InquiryPriceRunInstances (POSTPAID_BY_HOUR, PREPAID 1 and 12 months, SPOTPAID). It uses the user's credentials from
+the environment; this writes rows with quality `vendor API`, the date of the price (the fetch date, or the spot
+price's own timestamp), the list price (`price`) and the account's price (`trade_price`) into
+cost/data/<cloud>-<region>.yaml, replacing the derived rows for the same item and billing (`catalog build` keeps them).
+The only module that talks to a network; tests point it at a fake endpoint on 127.0.0.1 answering with the vendors'
+documented sample responses.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+from gpufleet import registry
+from gpufleet.cost import catalog as pricecat
+from gpufleet.cost.catalog import PriceRow
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.stacks import catalog as stackcat
+
+
+@dataclass
+class RefreshResult:
+    path: Path
+    written: list[PriceRow] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def creds(names: tuple[str, str], cloud: str) -> tuple[str, str]:
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        raise UserError(
+            [Problem("environment", n, f"not set: {cloud} catalog refresh needs your API credentials") for n in missing]
+        )
+    return os.environ[names[0]], os.environ[names[1]]
+
+
+def _check(cloud: str, region: str) -> None:
+    if cloud not in registry.names():
+        raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, registry.names()))])
+    regions = stackcat.regions(cloud)
+    if region not in regions:
+        raise UserError([Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])
+
+
+def d(x) -> Decimal:
+    return Decimal(str(x))
+
+
+def row(cloud, key, billing, price, trade, unit, source, today, how) -> PriceRow:
+    return PriceRow(
+        key,
+        billing,
+        d(price).quantize(Decimal("0.0001")),
+        "CNY",
+        unit,
+        "vendor API",
+        source,
+        today,
+        how,
+        None if trade is None else d(trade).quantize(Decimal("0.0001")),
+    )
+
+
+def refresh(
+    cloud: str,
+    region: str,
+    endpoint: str | None = None,
+    protocol: str = "https",
+    image_id: str | None = None,
+    today: str | None = None,
+    data: Path | None = None,
+) -> RefreshResult:
+    _check(cloud, region)
+    today = today or date.today().isoformat()
+    rows, failed = registry.module(cloud, "prices").fetch(region, today, endpoint, protocol, image_id)
+    cat = pricecat.load(cloud, region, data)
+    for r in rows:
+        cat.rows[(r.key, r.billing)] = r
+    if rows:
+        cat.as_of = max(cat.as_of, today)
+    path = pricecat.write(cat, data)
+    return RefreshResult(path, rows, failed)

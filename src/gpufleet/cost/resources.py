@@ -1,0 +1,214 @@
+"""Cost components (Infracost style): the cloud-neutral pieces, and the lookup of a type's cost function.
+
+Each cloud's pricing module (components/<cloud>/pricing.py) has a function `(resource, ctx) -> list[CostComponent]`
+per priced type token; each quantity is per month in the unit of the catalog row named by `price_key`. Types with
+no bill of their own are in its FREE (or FREE_PREFIXES) with the reason. tests/cost walks the inventories of every
+shipped stack and fails on a type in neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.usage import Usage
+
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24
+CATEGORIES = ("gpu_compute", "disk", "bandwidth", "nat", "load_balancer", "other")
+
+
+@dataclass(frozen=True)
+class CostComponent:
+    name: str
+    monthly_quantity: Decimal | None  # None: depends on usage nobody gave; shown as a unit price
+    price_key: str
+    billing: str  # the catalog row: payg | monthly | yearly | spot | any
+    category: str
+    note: str = ""
+    price_cap: Decimal | None = None  # spot price limit from the program
+    shared: bool = (
+        False  # one bill for several stacks (KMS instance, model bucket, image snapshots): count once in `cost report --all`
+    )
+
+
+@dataclass
+class PricingContext:
+    cloud: str
+    region: str
+    usage: Usage
+    replicas_average: Decimal  # average running GPU nodes of the whole fleet
+    resources: list[dict]
+    notes: list[str] = field(default_factory=list)
+
+    def of_type(self, token: str) -> list[dict]:
+        return [r for r in self.resources if r["type"] == token]
+
+
+def d(x, default: str = "0") -> Decimal:
+    return Decimal(str(x if x is not None else default))
+
+
+def qty(value: Decimal | None) -> Decimal | None:
+    return None if value is None else Decimal(value)
+
+
+# --- shared pieces -----------------------------------------------------------------------------
+
+
+Disk = tuple[str, str | None, int, str]  # (category, performance level, GiB, catalog price key)
+
+
+def node_components(
+    kind: str,
+    itype: str,
+    billing: str,
+    nodes: Decimal,
+    disks: list[Disk],
+    cap: Decimal | None = None,
+    note: str = "",
+) -> list[CostComponent]:
+    """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months."""
+    hours = billing in ("payg", "spot")
+    qty = nodes * HOURS_PER_MONTH if hours else nodes
+    out = [CostComponent(f"{kind} {itype} ({billing})", qty, f"instance/{itype}", billing, "gpu_compute", note, cap)]
+    disk_billing = "payg" if hours else billing
+    for label, (category, level, size, key) in zip(_disk_labels(len(disks)), disks):
+        per_node = Decimal(size) * (HOURS_PER_MONTH if hours else 1)
+        out.append(
+            CostComponent(
+                f"{label} {category}{'/' + level if level else ''} {size} GiB",
+                nodes * per_node,
+                key,
+                disk_billing,
+                "disk",
+            )
+        )
+    return out
+
+
+def _disk_labels(n: int) -> list[str]:
+    return ["system disk"] + [f"data disk {i}" for i in range(1, n)]
+
+
+def asg_share(ctx: PricingContext, group_token: str, group: dict | None, baseline: int) -> tuple[Decimal, str]:
+    """Average nodes the autoscaler runs for this group: the fleet average minus baseline subscription
+    instances, split across groups by desired capacity."""
+    groups = ctx.of_type(group_token)
+    total = max(Decimal(0), ctx.replicas_average - baseline)
+    if not groups or group is None:
+        return total, ""
+    weights = [d(g["inputs"].get("desiredCapacity"), "0") for g in groups]
+    if sum(weights) == 0:
+        share = total / len(groups)
+    else:
+        share = total * d(group["inputs"].get("desiredCapacity"), "0") / sum(weights)
+    return (
+        share,
+        f"{share.quantize(Decimal('0.0001'))} average nodes = (fleet average {ctx.replicas_average} - {baseline} subscription nodes)",
+    )
+
+
+def group_for(ctx: PricingContext, cfg: dict, group_token: str, id_field: str) -> dict | None:
+    groups = ctx.of_type(group_token)
+    ref = cfg["inputs"].get(id_field)
+    for g in groups:
+        if ref is not None and ref in (g.get("id"), f"{g['name']}_id", g["name"]):
+            return g
+    for g in groups:
+        if cfg.get("parent") and cfg.get("parent") == g.get("parent"):
+            return g
+    return groups[0] if len(groups) == 1 else None
+
+
+def clb_components(public: bool, ctx: PricingContext) -> list[CostComponent]:
+    """A classic load balancer: instance fee, LCUs from usage, public traffic out when internet-facing."""
+    out = [
+        CostComponent("CLB instance fee", HOURS_PER_MONTH, "clb/instance", "any", "load_balancer"),
+        CostComponent(
+            "CLB capacity units (LCU)", qty(ctx.usage.lb_lcu_hours), "clb/lcu", "any", "load_balancer", "usage lb_lcu_hours"
+        ),
+    ]
+    if public:
+        out.append(
+            CostComponent(
+                "CLB public traffic out", qty(ctx.usage.lb_egress_gb), "clb/traffic", "any", "bandwidth", "usage lb_egress_gb"
+            )
+        )
+    return out
+
+
+def policy_actions(document) -> set[str]:
+    """The actions a RAM / CAM policy document grants (JSON text or a mapping; Tencent's `name/` prefix dropped)."""
+    import json
+
+    doc = document
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError:
+            return set()
+    if not isinstance(doc, dict):
+        return set()
+    out: set[str] = set()
+    for st in doc.get("Statement") or doc.get("statement") or []:
+        acts = st.get("Action") or st.get("action") or []
+        for a in [acts] if isinstance(acts, str) else acts:
+            out.add(str(a).removeprefix("name/"))
+    return out
+
+
+def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: int, key: str) -> list[CostComponent]:
+    """The golden image's snapshot storage in this region: one bill for every stack using the image (shared)."""
+    image = res["inputs"].get(image_field)
+    if not image:
+        return []
+    gb, note = ctx.usage.image_snapshot_gb, "usage image_snapshot_gb"
+    if gb is None:
+        gb, note = Decimal(disk_gib), f"usage image_snapshot_gb unknown: the {disk_gib} GiB system disk, an upper bound"
+    return [CostComponent(f"image snapshot {image} ({ctx.region})", Decimal(gb), key, "any", "disk", note, shared=True)]
+
+
+def model_bucket(ctx: PricingContext, service: str, key: str) -> CostComponent:
+    """The model weights' bucket storage (e.g. "OSS standard", "oss/standard"): one bill for the stacks reading it."""
+    return CostComponent(
+        f"model bucket storage ({service})",
+        qty(ctx.usage.model_bucket_gb),
+        key,
+        "any",
+        "other",
+        "usage model_bucket_gb",
+        shared=True,
+    )
+
+
+# --- which function prices a type: asked of the cloud's pricing module ------------------------------------
+
+NEUTRAL_FREE_PREFIXES: dict[str, str] = {
+    "gpufleet:": "component: a grouping of the resources below it",
+    "pulumi:providers:": "Pulumi provider: not a cloud resource",
+    "pulumi:pulumi:": "Pulumi stack: not a cloud resource",
+}
+
+
+def _pricing(cloud: str):
+    from gpufleet import registry
+
+    return registry.module(cloud, "pricing")
+
+
+def cost_function(cloud: str, token: str) -> Callable[[dict, PricingContext], list[CostComponent]] | None:
+    return _pricing(cloud).PRICED.get(token)
+
+
+def free_reason(cloud: str, token: str) -> str | None:
+    pricing = _pricing(cloud)
+    if token in pricing.FREE:
+        return pricing.FREE[token]
+    prefixes = {**NEUTRAL_FREE_PREFIXES, **pricing.FREE_PREFIXES}
+    return next((why for prefix, why in prefixes.items() if token.startswith(prefix)), None)
+
+
+def is_covered(cloud: str, token: str) -> bool:
+    return cost_function(cloud, token) is not None or free_reason(cloud, token) is not None

@@ -1,0 +1,302 @@
+"""Cost per token: what one node costs a month (per billing model) over what the load test measured it can serve.
+
+    CNY per million output tokens = node monthly cost / (output tokens/s x utilisation x seconds per month) x 10^6
+    CNY per request               = node monthly cost / (requests/s x utilisation x seconds per month)
+
+A node is what one more running node adds to the bill: the instance and its own disks, priced by the same program and
+catalog as `cost estimate` (the stack re-declared for each billing model, as `cost compare` does, with one running
+node). The fleet's load balancer, NAT and traffic are not in it, nor are the costs marked shared (the image snapshot
+the nodes boot from, the KMS instance, the model bucket: one bill whatever the number of nodes). The throughput is the load test's knee (`gpufleet.sizing.capacity.per_node_qps_of`:
+the knee when the run had an SLO, else its best error-free level); "utilisation" is the share of that throughput
+the node serves on average over the month, the knee itself being 100 %.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from gpufleet.cost import view
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.estimate import Estimate, money
+from gpufleet.errors import Problem, UserError
+
+SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600  # 730 h
+BILLINGS = ("payg", "monthly", "yearly", "spot")
+NODE_CATEGORIES = ("gpu_compute", "disk")
+MILLION = Decimal(1_000_000)
+
+
+def q(x: Decimal, places: str) -> Decimal:
+    return x.quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
+# --- the load test -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """The load-test level the costs are computed at, and what its requests were."""
+
+    concurrency: int
+    requests_per_s: Decimal
+    output_tokens_per_s: Decimal
+    how: str
+    prompt_chars: int | None
+    prompt_tokens: float | None
+    output_tokens_per_request: Decimal
+    max_tokens: int | None
+    synthetic: bool
+    note: str
+
+
+def throughput(result: dict, shown: str) -> Throughput:
+    """The reference level of a load-test result (its knee, else its best error-free level), or a UserError."""
+    from gpufleet.sizing import capacity
+
+    qps, how = capacity.per_node_qps_of(result, shown)
+    levels = result["levels"]
+    knee = result.get("knee") if isinstance(result.get("knee"), dict) else None
+    if knee and knee.get("concurrency") is not None:
+        level = next((lv for lv in levels if lv["concurrency"] == knee["concurrency"]), None)
+    else:
+        level = next((lv for lv in levels if lv["requests_per_s"] == qps and lv["error_rate"] == 0), None)
+    if level is None:
+        raise UserError([Problem(shown, "knee.concurrency", "names no level of the result: not a load-test result")])
+    i = levels.index(level)
+    tok = level.get("output_tokens_per_s")
+    if isinstance(tok, bool) or not isinstance(tok, (int, float)) or tok <= 0:
+        raise UserError([Problem(shown, f"levels.{i}.output_tokens_per_s", "missing or not a positive number")])
+    request: dict = result["request"] if isinstance(result.get("request"), dict) else {}
+    rps, tps = Decimal(str(qps)), Decimal(str(tok))
+    return Throughput(
+        concurrency=int(level["concurrency"]),
+        requests_per_s=rps,
+        output_tokens_per_s=tps,
+        how=how,
+        prompt_chars=request.get("prompt_chars"),
+        prompt_tokens=request.get("prompt_tokens"),
+        output_tokens_per_request=q(tps / rps, "0.1"),
+        max_tokens=request.get("max_tokens"),
+        synthetic=bool(result.get("synthetic")),
+        note=str(result.get("note") or ""),
+    )
+
+
+def parse_utilisation(text: str) -> list[Decimal]:
+    """'0.3,0.5,0.8' -> [0.3, 0.5, 0.8]: each above 0 and at most 1 (the knee is 1)."""
+    out, bad = [], []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            u = Decimal(part)
+            if not u.is_finite() or not 0 < u <= 1:
+                raise InvalidOperation
+            out.append(u)
+        except InvalidOperation:
+            bad.append(part)
+    if bad or not out:
+        raise UserError(
+            [
+                Problem(
+                    "--utilization",
+                    "",
+                    f"{', '.join(repr(b) for b in bad) or repr(text)}: give fractions of the knee's throughput above 0 and at "
+                    "most 1, comma-separated, e.g. 0.3,0.5,0.8",
+                )
+            ]
+        )
+    return sorted(set(out))
+
+
+# --- one node for a month ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeMonth:
+    billing: str
+    monthly: Decimal | None  # None: a line of the node has no price
+    lines: tuple[str, ...]  # what it adds up
+    estimated: bool  # rests on an estimated price
+    oldest_as_of: str
+    problem: str = ""
+
+
+def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth:
+    """One node-month from an estimate of the stack with one running node: the instance and disks of the node resource
+    whose instance line is exactly one node for the month (730 hours, or 1 month on a subscription); the resource's
+    shared lines (its image's snapshot) are not the node's."""
+    if e is None:
+        return NodeMonth(billing, None, (), False, "", problem or "not priced")
+    for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == "gpu_compute"):
+        mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
+        gpus = [l for l in mine if l.category == "gpu_compute"]
+        node = next((l for l in gpus if l.billing == billing), gpus[0])  # a mixed group: the line of this billing
+        one = HOURS_PER_MONTH if node.billing in ("payg", "spot") else Decimal(1)
+        if node.monthly_quantity != one:
+            continue
+        # a group with an on-demand base runs more nodes than this one: its disks are shared out per node
+        nodes = sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one
+        lines = [node, *(l for l in mine if l.category != "gpu_compute")]
+        complete = all(l.monthly_cost is not None for l in lines)
+        share = {id(l): Decimal(1) if l is node else 1 / nodes for l in lines}
+        return NodeMonth(
+            billing,
+            money(sum((l.monthly_cost * share[id(l)] for l in lines if l.monthly_cost is not None), Decimal(0)))
+            if complete
+            else None,
+            tuple(
+                f"{l.component}: {l.monthly_quantity} {l.unit} x {l.unit_price} = {l.monthly_cost}"
+                + ("" if share[id(l)] == 1 else f" / {nodes} nodes")
+                for l in lines
+            ),
+            any(view.status(l) == "estimated" for l in lines),
+            min((l.as_of for l in lines if l.as_of), default=""),
+            ""
+            if complete
+            else "a line of the node has no price: " + "; ".join(l.component for l in lines if l.monthly_cost is None),
+        )
+    return NodeMonth(billing, None, (), False, "", f"no node resource priced for one node-month under {billing}")
+
+
+def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = BILLINGS) -> list[NodeMonth]:
+    """One node-month per billing model: the stack re-declared with that billing (cost compare), one running node."""
+    from gpufleet import plan
+    from gpufleet.cost import compare
+
+    spec = plan.for_stack(stack).fleet.spec
+    out = []
+    for billing in billings:  # one node above the on-demand base a spot option keeps, so that node is the spot one
+        one = dataclasses.replace(usage, replicas_average=Decimal(1 + compare.spot_base(spec, billing)))
+        out += [
+            node_month(o.billing, o.estimate, o.problem) for o in compare.compare(stack, [spec.cloud], [billing], one, discounts)
+        ]
+    return out
+
+
+# --- the arithmetic ----------------------------------------------------------------------------
+
+
+def per_million_tokens(monthly: Decimal, tokens_per_s: Decimal, utilisation: Decimal) -> Decimal:
+    return monthly / (tokens_per_s * utilisation * SECONDS_PER_MONTH) * MILLION
+
+
+def per_request(monthly: Decimal, requests_per_s: Decimal, utilisation: Decimal) -> Decimal:
+    return monthly / (requests_per_s * utilisation * SECONDS_PER_MONTH)
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    utilisation: Decimal
+    output_tokens_per_s: Decimal
+    per_million: Decimal | None
+    per_request: Decimal | None
+
+
+def points(node: NodeMonth, t: Throughput, utilisations: list[Decimal]) -> list[Point]:
+    out = []
+    for label, u in [("knee (100%)", Decimal(1)), *((f"{u:.0%}", u) for u in utilisations if u != 1)]:
+        m = node.monthly
+        out.append(
+            Point(
+                label,
+                u,
+                q(t.output_tokens_per_s * u, "0.001"),
+                None if m is None else q(per_million_tokens(m, t.output_tokens_per_s, u), "0.0001"),
+                None if m is None else q(per_request(m, t.requests_per_s, u), "0.000001"),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Peak:
+    peak_qps: float
+    nodes: int
+    plan: dict
+    monthly: dict[str, Decimal | None]
+
+
+def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int = 1) -> Peak:
+    """The nodes `plan capacity` buys for the peak at the knee's requests/s, and what they cost a month, per billing."""
+    from gpufleet.sizing import capacity
+
+    p = capacity.plan(peak_qps, float(t.requests_per_s), redundancy, t.how)
+    return Peak(peak_qps, p.nodes, p.to_json(), {n.billing: None if n.monthly is None else n.monthly * p.nodes for n in nodes})
+
+
+# --- the loadtest's stack against the stack's ----------------------------------------------------
+
+
+def warnings(result: dict, shown: str, fleet) -> list[str]:
+    from gpufleet.sizing import loadtest
+
+    recorded = result.get("stack")
+    if not isinstance(recorded, dict):
+        return [
+            f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack {fleet.stack} ...`): "
+            "its instance type and serving flags cannot be compared with the stack's"
+        ]
+    out = [f"{shown}: {d}" for d in loadtest.stack_differences(recorded, loadtest.stack_record(fleet))]
+    if out:
+        out.append(f"the costs below use {fleet.stack}'s prices with throughput measured on another configuration")
+    return out
+
+
+def as_json(stack: str, currency: str, shown: str, t: Throughput, rows: list[tuple[NodeMonth, list[Point]]], pk, warns) -> dict:
+    def s(x):
+        return None if x is None else str(x)
+
+    return {
+        "stack": stack,
+        "currency": currency,
+        "loadtest": {
+            "file": shown,
+            "synthetic": t.synthetic,
+            "note": t.note or None,
+            "reference_level": {
+                "concurrency": t.concurrency,
+                "requests_per_s": s(t.requests_per_s),
+                "output_tokens_per_s": s(t.output_tokens_per_s),
+                "how": t.how,
+            },
+            "prompt_chars": t.prompt_chars,
+            "prompt_tokens": t.prompt_tokens,
+            "output_tokens_per_request": s(t.output_tokens_per_request),
+            "max_tokens": t.max_tokens,
+        },
+        "seconds_per_month": str(SECONDS_PER_MONTH),
+        "node": "the instance and its own disks (not the fleet's load balancer, NAT or traffic, nor shared costs such as the image snapshot)",
+        "billing": [
+            {
+                "billing": n.billing,
+                "node_monthly": s(n.monthly),
+                "estimated_price": n.estimated,
+                "oldest_price_as_of": n.oldest_as_of or None,
+                "lines": list(n.lines),
+                "problem": n.problem or None,
+                "points": [
+                    {
+                        "label": p.label,
+                        "utilisation": s(p.utilisation),
+                        "output_tokens_per_s": s(p.output_tokens_per_s),
+                        "per_million_output_tokens": s(p.per_million),
+                        "per_request": s(p.per_request),
+                    }
+                    for p in pts
+                ],
+            }
+            for n, pts in rows
+        ],
+        "peak": None
+        if pk is None
+        else {
+            "peak_qps": pk.peak_qps,
+            "nodes": pk.nodes,
+            "plan": pk.plan,
+            "monthly": {b: s(v) for b, v in pk.monthly.items()},
+        },
+        "warnings": warns,
+        "money_format": "decimal strings",
+    }

@@ -1,0 +1,188 @@
+"""The usage profile: quantities a resource's cost depends on that the program cannot know.
+
+Defaults (cost/data/usage-defaults.yaml) < the stack's usage file < --usage FILE. The stack's usage file is the one
+its stack file names under the config key `gpufleet:usage` (a path relative to the project, so it follows a stack
+file that is copied or renamed), else cost/usage/<stack>.yaml; with neither, a note says the defaults are used.
+A key left null is unknown: its cost line shows the unit price and no monthly cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+HERE = Path(__file__).parent
+DEFAULTS = HERE / "data" / "usage-defaults.yaml"
+
+
+@dataclass(frozen=True)
+class Usage:
+    replicas_average: Decimal | None = None
+    lb_egress_gb: Decimal | None = None
+    nat_egress_gb: Decimal | None = None
+    nat_cu_hours: Decimal | None = None
+    lb_lcu_hours: Decimal | None = None
+    model_bucket_gb: Decimal | None = None  # what the model bucket stores (shared by the stacks reading it)
+    image_snapshot_gb: Decimal | None = (
+        None  # the golden image's snapshot per region (null: the system disk size, an upper bound)
+    )
+    files: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
+
+    def known(self) -> dict[str, Decimal | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_KEYS}
+
+
+NOT_KEYS = ("files", "notes")
+USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
+KEYS = [f.name for f in fields(Usage) if f.name not in NOT_KEYS]
+CONFIG_KEY = "gpufleet:usage"  # in a stack file's `config:`: the stack's usage file, relative to the project
+
+
+def _read(path: Path, shown: str) -> dict:
+    from gpufleet import inputs
+
+    doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
+    problems: list[Problem] = []
+    out: dict[str, Decimal | None] = {}
+    for k, v in doc.items():
+        if k not in KEYS:
+            problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), KEYS)))
+            continue
+        if v is None:
+            out[k] = None
+            continue
+        try:
+            d = Decimal(str(v)) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
+        except InvalidOperation:
+            d = None
+        if d is None or not d.is_finite():
+            problems.append(Problem(shown, k, f"must be a finite number, not {v!r}"))
+            continue
+        if d < 0 or d > USAGE_MAX:
+            problems.append(Problem(shown, k, f"must be a number >= 0 and at most 10**12, not {v!r}"))
+            continue
+        out[k] = d
+    if problems:
+        raise UserError(problems)
+    return out
+
+
+def _stack_dir() -> Path:
+    """cost/usage/ of the project (user state, read from the project root only)."""
+    from gpufleet.stacks.project import project_root
+
+    return project_root() / "cost" / "usage"
+
+
+def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | None, str, str]:
+    """(the stack's usage file or None, how it is shown, a note when there is none) for a stack name."""
+    from gpufleet.stacks.loader import read_stack_config
+    from gpufleet.stacks.project import project_root
+
+    shown, config = read_stack_config(stack)
+    named = config.get(CONFIG_KEY)
+    fix = f"give a usage file's path relative to the project, e.g. `{CONFIG_KEY}: cost/usage/{stack}.yaml`"
+    if named is not None:
+        field = f"config.{CONFIG_KEY}"
+        if not isinstance(named, str) or not named.strip():
+            raise UserError([Problem(shown, field, f"expected a file path, got {named!r}: {fix}")])
+        if Path(named).is_absolute():
+            raise UserError([Problem(shown, field, f"{named} is an absolute path: {fix}")])
+        root = project_root()
+        path = root / named
+        if not path.is_file():
+            raise UserError([Problem(shown, field, f"no such file {named} (from the project folder {root}): {fix}")])
+        return path, named, ""
+    default = (stack_dir or _stack_dir()) / f"{stack}.yaml"
+    if default.exists():
+        return default, f"cost/usage/{default.name}", ""
+    return (
+        None,
+        "",
+        f"no usage file for {stack} ({shown} has no `{CONFIG_KEY}` key and there is no cost/usage/{stack}.yaml): "
+        "the defaults of cost/data/usage-defaults.yaml are used",
+    )
+
+
+def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Path | None = None) -> Usage:
+    values: dict = {}
+    files: list[str] = []
+    notes: list[str] = []
+    layers = [(DEFAULTS, "cost/data/usage-defaults.yaml")]
+    if stack:
+        path, shown, note = stack_usage_file(stack, stack_dir)
+        if path is not None:
+            layers.append((path, shown))
+        elif note and not usage_file:
+            notes.append(note)
+    if usage_file:
+        layers.append((Path(usage_file), usage_file))
+    for path, shown in layers:
+        layer = _read(path, shown)
+        if path != DEFAULTS and layer:
+            files.append(shown)
+        values.update(layer)
+    return Usage(**values, files=tuple(files), notes=tuple(notes))
+
+
+# --- average running replicas from the fleet's weekly schedules --------------------------------
+
+WEEK_MIN = 7 * 24 * 60
+
+
+def _field(expr: str, lo: int, hi: int) -> list[int] | None:
+    out: set[int] = set()
+    for part in expr.split(","):
+        step = 1
+        if "/" in part:
+            part, s = part.split("/", 1)
+            step = int(s)
+        if part == "*":
+            a, b = lo, hi
+        elif "-" in part:
+            a, b = (int(x) for x in part.split("-", 1))
+        else:
+            a = b = int(part)
+        if a < lo or b > hi:
+            return None
+        out.update(range(a, b + 1, step))
+    return sorted(out)
+
+
+def cron_week_minutes(cron: str) -> list[int] | None:
+    """Minutes of the week (Monday 00:00 = 0) a 5-field cron fires, or None if it depends on the date."""
+    minute, hour, dom, month, dow = cron.split()
+    if dom != "*" or month != "*":
+        return None
+    mins, hours, days = _field(minute, 0, 59), _field(hour, 0, 23), _field(dow.replace("7", "0"), 0, 6)
+    if mins is None or hours is None or days is None:
+        return None
+    monday_based = sorted({(d - 1) % 7 for d in days})  # cron 0 = Sunday
+    return sorted(d * 1440 + h * 60 + m for d in monday_based for h in hours for m in mins)
+
+
+def schedule_average(desired: int, schedules: list[tuple[str, int]]) -> tuple[Decimal, str]:
+    """Time-weighted running nodes over a week: each schedule sets the count when it fires.
+
+    schedules: (cron, desired count). Returns (average, how it was computed).
+    """
+    if not schedules:
+        return Decimal(desired), f"desired capacity {desired} all month (no schedules)"
+    events = []
+    for cron, count in schedules:
+        minutes = cron_week_minutes(cron)
+        if minutes is None:
+            return Decimal(desired), f"desired capacity {desired}: schedule {cron!r} depends on the date; set replicas_average"
+        events += [(m, count) for m in minutes]
+    events.sort()
+    total = 0
+    for i, (m, count) in enumerate(events):
+        nxt = events[i + 1][0] if i + 1 < len(events) else events[0][0] + WEEK_MIN
+        total += (nxt - m) * count
+    avg = (Decimal(total) / Decimal(WEEK_MIN)).quantize(Decimal("0.0001"))
+    how = "; ".join(f"{c!r} -> {n}" for c, n in schedules)
+    return avg, f"{avg} nodes on average: week weighted by the schedules ({how}, UTC)"

@@ -1,0 +1,61 @@
+"""Stack checks owned by the images module: does the stack's image recipe serve its GPU kind?
+
+Called by stack validation (`gpufleet preview`) with a loaded Fleet. Problems, as (field path, message):
+- the recipe does not exist or does not load;
+- the recipe's own line is inconsistent (driver vs CUDA, torch vs vLLM, ...; see compat.py);
+- the stack's GPU kind is not among the recipe's claimed GPUs, or clashes with its CUDA / torch build;
+- the stack's dtype is not supported by its GPU;
+- the lock entry's recorded pins differ from the recipe's pins.
+A placeholder lock entry (no image built yet) records no pins; it yields no problem here: the preview shows
+its image id, which says `placeholder`, and `gpufleet image lock show` lists it as such.
+"""
+
+from __future__ import annotations
+
+from gpufleet.errors import UserError
+from gpufleet.images import compat
+from gpufleet.images.recipes import load_recipe
+
+
+def spec_problems(fleet) -> list[tuple[str, str]]:
+    """(field path, message) for each clash between the fleet and its image recipe."""
+    name = fleet.spec.image.recipe
+    try:
+        recipe = load_recipe(name)
+    except UserError as exc:
+        return [("fleet.image.recipe", "; ".join(p.message for p in exc.problems))]
+    out: list[tuple[str, str]] = []
+    inner = compat.recipe_problems(recipe)
+    if inner:
+        out.append(("fleet.image.recipe", f"recipe {name} is inconsistent: " + "; ".join(f"{p}: {m}" for p, m in inner)))
+    gpu = fleet.gpu
+    others = [n for n in compat.recipes_serving(gpu.name) if n != name]
+    hint = f"; use {' or '.join(others)}" if others else ""
+    if gpu.name not in recipe.gpus:
+        clashes = compat.gpu_clashes(recipe, gpu)
+        why = f": {'; '.join(clashes)}" if clashes else ""
+        out.append(
+            ("fleet.image.recipe", f"recipe {name} does not serve {gpu.name} (it serves {', '.join(recipe.gpus)}){why}{hint}")
+        )
+    dtype = fleet.spec.serving.dtype
+    clash = compat.dtype_clash(dtype, gpu)
+    if clash:
+        out.append(("fleet.serving.dtype", clash))
+    elif dtype in ("float16", "bfloat16") and recipe.dtypes and dtype not in recipe.dtypes:
+        out.append(("fleet.serving.dtype", f"{dtype} is not among the dtypes recipe {name} serves ({', '.join(recipe.dtypes)})"))
+    recorded = fleet.image_pins or {}
+    if recorded:
+        diff = [
+            f"{k}: image has {recorded.get(k, '(none)')}, recipe pins {recipe.pins.get(k, '(none)')}"
+            for k in sorted(set(recorded) | set(recipe.pins))
+            if recorded.get(k) != recipe.pins.get(k)
+        ]
+        if diff:
+            out.append(
+                (
+                    "fleet.image.recipe",
+                    f"the locked image {fleet.image_id} was built with other pins than recipe {name} "
+                    f"({'; '.join(diff)}); rebuild it with `gpufleet image build --recipe {name} ...`",
+                )
+            )
+    return out

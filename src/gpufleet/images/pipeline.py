@@ -1,0 +1,205 @@
+"""The image pipeline as Pulumi resources (each cloud's builder is its image module, components/<cloud>/image.py):
+builder instance + temporary security group (SSH from the
+operator CIDR only), the image made from the builder, its copies to the recipe's other regions, all
+tagged with the recipe's pins.
+
+It runs in three phases of one images stack, so that Pulumi itself removes the builder:
+- "build":   builder + security group (then `gpufleet image build --host <builder ip> ...` runs the steps);
+- "image":   the same + the image from the builder + the copies (after a successful build);
+- "done":    only the image and the copies: the builder and its security group are deleted by Pulumi.
+In "done" the image keeps the builder's instance id as recorded in "image" (`builder_instance_id`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pulumi
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+
+Phase = Literal["build", "image", "done"]
+
+
+@dataclass(frozen=True)
+class BuilderSpec:
+    """Where the builder runs; every value comes from the images stack config, none is chosen here."""
+
+    cloud: str
+    region: str
+    zone: str
+    instance_type: str
+    vpc_id: str
+    subnet_id: str
+    base_image_id: str  # the recipe's base_image pattern resolved to an id (DescribeImages) by the caller
+    operator_cidr: str
+    system_disk_gib: int
+    key_name: str
+
+
+def tags(recipe, manifest_sha256: str | None) -> dict[str, str]:
+    out = {"gpufleet:recipe": recipe.name, **{f"gpufleet:{k}": v for k, v in sorted(recipe.pins.items())}}
+    if manifest_sha256:
+        out["gpufleet:manifest-sha256"] = manifest_sha256
+    return out
+
+
+def cidr_problem(cidr: str) -> str | None:
+    """Why `cidr` may not be the builder's SSH source, or None."""
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(cidr)
+    except ValueError:
+        return f"{cidr!r} is not a CIDR, e.g. 198.51.100.7/32"
+    if net.prefixlen < 16:
+        return f"operator_cidr {cidr} is wider than /16; SSH to the builder is for the operator only"
+    return None
+
+
+def declare(
+    recipe, spec: BuilderSpec, phase: Phase, manifest_sha256: str | None = None, builder_instance_id: str | None = None
+) -> dict[str, pulumi.Output]:
+    problem = cidr_problem(spec.operator_cidr)
+    if problem:
+        raise ValueError(problem)
+    from gpufleet import registry
+
+    return registry.module(spec.cloud, "image").declare(recipe, spec, phase, manifest_sha256, builder_instance_id)
+
+
+# --- the images stack: one stack file per recipe and source region ------------------------------------
+PROGRAM = Path(__file__).parent / "program"
+CONFIG_KEY = "gpufleet-images:pipeline"
+
+
+class _Builder(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    cloud: str
+    region: str
+
+    @field_validator("cloud")
+    @classmethod
+    def _registered(cls, cloud: str) -> str:
+        from gpufleet import registry
+
+        if cloud not in registry.names():
+            raise ValueError(f"unknown cloud {cloud!r}; registered: {', '.join(registry.names())}")
+        return cloud
+
+    zone: str
+    instance_type: str
+    vpc_id: str
+    subnet_id: str
+    base_image_id: str = Field(description="an id matching the recipe's base_image pattern for this cloud")
+    operator_cidr: str = Field(description="the only address SSH to the builder is open to, /16 or narrower")
+    system_disk_gib: int = Field(100, ge=40)
+    key_name: str
+
+
+class PipelineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    recipe: str
+    phase: Phase
+    builder: _Builder
+    manifest_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="phase image/done: sha256 of the build manifest"
+    )
+    builder_instance_id: str | None = Field(None, description="phase done: the builder the image was made from")
+
+
+def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
+    from gpufleet.stacks import catalog
+
+    b = cfg.builder
+    out = []
+    regions = recipe.regions.get(b.cloud, [])
+    if b.region not in regions:
+        out.append(
+            (
+                "builder.region",
+                f"recipe {recipe.name} copies its image to {b.cloud} {', '.join(regions) or 'no region'}; "
+                f"build in one of those" + did_you_mean(b.region, regions),
+            )
+        )
+    itype = catalog.instance_type(b.cloud, b.instance_type)
+    if itype is None:
+        names = [t.type for t in catalog.instance_types(b.cloud)]
+        out.append(
+            (
+                "builder.instance_type",
+                f"{b.instance_type!r} is not in stacks/data/{b.cloud}.yaml" + did_you_mean(b.instance_type, names),
+            )
+        )
+    elif recipe.gpus and itype.gpu not in recipe.gpus:
+        out.append(
+            (
+                "builder.instance_type",
+                f"{b.instance_type} has {itype.gpu}, which recipe {recipe.name} does not serve "
+                f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU",
+            )
+        )
+    problem = cidr_problem(b.operator_cidr)
+    if problem:
+        out.append(("builder.operator_cidr", problem))
+    if cfg.phase in ("image", "done") and not cfg.manifest_sha256:
+        out.append(("manifest_sha256", f"phase {cfg.phase} needs the sha256 of the manifest `gpufleet image build` brought back"))
+    if cfg.phase == "done" and not cfg.builder_instance_id:
+        out.append(
+            (
+                "builder_instance_id",
+                "phase done needs the builder's instance id (the stack output builder_instance_id of phase image)",
+            )
+        )
+    return out
+
+
+def load_pipeline(stack_file: Path):
+    """(recipe, BuilderSpec, config) of an images stack file, or a UserError naming every problem."""
+    from gpufleet.images.recipes import load_recipe, recipe_names
+    from gpufleet.stacks.loader import read_config
+
+    shown = str(stack_file)
+    if not stack_file.exists():
+        raise UserError([Problem(shown, "", "no such images stack file")])
+    raw = read_config(stack_file, shown).get(CONFIG_KEY)
+    if not isinstance(raw, dict):
+        raise UserError(
+            [Problem(shown, f"config.{CONFIG_KEY}", "missing: put recipe, phase and builder under this key (see README)")]
+        )
+    try:
+        cfg = PipelineConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    ".".join(str(x) for x in e["loc"]),
+                    "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"],
+                )
+                for e in exc.errors()
+            ]
+        ) from None
+    if cfg.recipe not in recipe_names():
+        raise UserError(
+            [Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in images/recipes/" + did_you_mean(cfg.recipe, recipe_names()))]
+        )
+    recipe = load_recipe(cfg.recipe)
+    problems = _config_problems(cfg, recipe)
+    if problems:
+        raise UserError([Problem(shown, w, m) for w, m in problems])
+    return recipe, BuilderSpec(**cfg.builder.model_dump()), cfg
+
+
+def export(recipe, spec: BuilderSpec, cfg: PipelineConfig) -> None:
+    """Declare the phase's resources of a loaded images stack and export their outputs."""
+    for key, value in declare(recipe, spec, cfg.phase, cfg.manifest_sha256, cfg.builder_instance_id).items():
+        pulumi.export(key, value)
+
+
+def program(stack_file: Path) -> None:
+    """The images program (images/program/__main__.py): load the stack file, then export."""
+    export(*load_pipeline(stack_file))

@@ -1,0 +1,209 @@
+"""Image recipes: one YAML file per recipe in images/recipes/, loaded into a typed Recipe.
+
+A recipe is one consistent software line (base OS, NVIDIA driver, CUDA runtime, Python, torch, vLLM,
+exporters) plus the ordered build steps that install it. Whether the line fits together and fits the
+GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.images import gateway
+
+RECIPES = Path(__file__).parent / "recipes"
+REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BaseImage(Strict):
+    """How to find the base OS image in one cloud (a name pattern of the cloud's public images)."""
+
+    name_regex: str
+    owners: str = "system"
+    source: str = Field(description="where the pattern was read (URL or console page) and when")
+
+
+class AptPackage(Strict):
+    name: str
+    version: str | None = Field(
+        description="exact Debian version string; apt installs name=version (null: not yet confirmed, a build refuses)"
+    )
+    repo: str = Field(description="name of an apt_repos entry, or 'ubuntu' for the distribution archive")
+    verified: bool = Field(False, description="true once the exact version was seen in the repository index")
+
+
+class AptRepo(Strict):
+    name: str
+    line: str = Field(description="the deb line, with signed-by= the keyring")
+    keyring_url: str
+    keyring_sha256: str | None = Field(None, description="sha256 of the keyring file")
+    keyring_fingerprint: str | None = Field(
+        None,
+        pattern=r"^[0-9A-F]{40}$",
+        description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)",
+    )
+    keyring_fingerprint_source: str = ""
+    keyring_path: str
+
+
+class Download(Strict):
+    name: str
+    url: str
+    sha256: str | None = Field(None, description="sha256 of the file; a build refuses a missing one")
+    dest: str
+
+
+class PythonTool(Strict):
+    """A command-line tool from PyPI, locked with the serving packages and linked into /usr/local/bin."""
+
+    package: str
+    version: str
+    command: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>"
+    )
+
+
+class Layout(Strict):
+    """Where things live on the node (the serving layout the fleet's user-data relies on)."""
+
+    prefix: str = "/opt/gpufleet"
+    venv: str = "/opt/gpufleet/venv"
+    models: str = "/data/models"
+    user: str = "vllm"
+    unit: str = "vllm.service"
+    manifest: str = "/etc/gpufleet/image-manifest.json"
+    bin: str = Field("/opt/gpufleet/bin", description="the recipe-owned launcher and prepare program")
+    prepare_unit: str = Field("gpufleet-prepare.service", description="root oneshot: data disk, weights, API key")
+    env_file: str = Field("/etc/gpufleet/fleet.env", description="the fleet's environment (user-data), read by systemd only")
+    argv_file: str = Field("/etc/gpufleet/vllm-argv.json", description="vLLM's argv as a JSON list (user-data)")
+    api_key_file: str = Field(gateway.API_KEY_FILE, description="the API key on tmpfs, root 0600, a unit credential")
+    cache: str = Field("gpufleet-vllm", description="CacheDirectory= name: /var/cache/<cache> for vLLM, Triton, HF")
+    # The gateway (images/gateway.py): its paths are that module's own constants, so the node renderer's defaults,
+    # the image's units and the fleet's user-data cannot name different files.
+    gateway_env_file: str = Field(gateway.ENV_FILE, description="the gateway's environment (user-data), KEY=VALUE")
+    gateway_lib: str = Field(gateway.NODE_LIB, description="where the image puts gateway.py and its templates")
+    gateway_unit: str = Field("gpufleet-gateway-render.service", description="root oneshot: nginx config and key map")
+    # The node agent (images/node_agent.py, docs/scaling-node.md).
+    metrics_unit: str = Field("gpufleet-metrics.service", description="publishes the scaling signals (Alibaba)")
+    spot_unit: str = Field("gpufleet-spot-watch.service", description="drains on the cloud's spot reclaim notice")
+    drain_command: str = Field("/usr/local/bin/gpufleet-drain", description="what a scale-in lifecycle hook runs")
+
+
+class Step(Strict):
+    name: str
+    template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
+    fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
+    pin: str | None = Field(None, description="the pin the fact must equal after apply")
+    timeout_s: int = Field(600, ge=1)
+    vars: dict[str, str | int | bool] = Field(default_factory=dict)
+
+
+class Recipe(Strict):
+    name: str
+    description: str
+    gpus: list[str] = Field(description="GPU kinds this recipe serves (names as in stacks/data/gpus.yaml)")
+    os: str = Field(description="e.g. ubuntu-24.04")
+    base_image: dict[str, BaseImage] = Field(default_factory=dict, description="cloud -> base image")
+    pins: dict[str, str] = Field(description="driver, cuda, python, torch, vllm, exporters: version strings")
+    torch_cuda_archs: list[str] = Field(
+        default_factory=list, description="compute capabilities the pinned torch wheel ships kernels for"
+    )
+    torch_cuda_archs_source: str = ""
+    dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
+    python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")
+    python_tools: list[PythonTool] = Field(default_factory=list, description="CLIs from PyPI the node's boot scripts call")
+    apt_repos: list[AptRepo] = Field(default_factory=list)
+    apt_packages: list[AptPackage] = Field(default_factory=list)
+    downloads: list[Download] = Field(default_factory=list)
+    layout: Layout = Layout()
+    steps: list[Step]
+    templates: str | None = Field(None, description="extra template folder, relative to the recipe file")
+    manifest_facts: list[str] | None = Field(
+        None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS"
+    )
+    regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
+    sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
+    file: str = ""
+
+    @field_validator("pins")
+    @classmethod
+    def _pins(cls, v: dict[str, str]) -> dict[str, str]:
+        return {k: str(x) for k, x in v.items()}
+
+    @model_validator(mode="after")
+    def _gpu_pins(self):
+        missing = [k for k in REQUIRED_PINS if not self.pins.get(k)]
+        if self.gpus and missing:
+            raise ValueError(
+                f"pins: missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})"
+            )
+        names = [s.name for s in self.steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"step names repeat: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+        return self
+
+    @property
+    def cuda_major(self) -> int:
+        return int(self.pins["cuda"].split(".")[0])
+
+    def commands(self) -> set[str]:
+        """Commands the image puts on PATH: downloads into /usr/local/bin and the Python tools."""
+        downloaded = {d.dest.rsplit("/", 1)[1] for d in self.downloads if d.dest.startswith("/usr/local/bin/")}
+        return downloaded | {t.command for t in self.python_tools}
+
+    def step(self, name: str) -> Step:
+        return next(s for s in self.steps if s.name == name)
+
+
+def recipe_names() -> list[str]:
+    return sorted(p.stem for p in RECIPES.glob("*.yaml"))
+
+
+def recipe_path(name: str) -> Path:
+    """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file."""
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        return Path(name)
+    return RECIPES / f"{name}.yaml"
+
+
+def load_recipe(name: str) -> Recipe:
+    path = recipe_path(name)
+    return _load(str(path.resolve()) if path.exists() else str(path), name)
+
+
+@lru_cache(maxsize=64)
+def _load(path_str: str, name: str) -> Recipe:
+    path = Path(path_str)
+    shown = _shown(path)
+    if not path.exists():
+        raise UserError([Problem(shown, "", f"no such image recipe {name!r}" + did_you_mean(name, recipe_names()))])
+    from gpufleet import inputs
+
+    raw = inputs.load_mapping(path, shown, what="a recipe (a mapping of keys to values)")
+    try:
+        recipe = Recipe.model_validate({**raw, "file": shown})
+    except ValidationError as exc:
+        raise UserError(
+            [
+                Problem(shown, "recipe." + ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+                for e in exc.errors()
+            ]
+        ) from None
+    if path.parent == RECIPES and recipe.name != path.stem:
+        raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
+    return recipe
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(RECIPES.parent.parent))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,141 @@
+"""Build steps rendered to bash: each step template has the blocks `check`, `apply` and optionally `cleanup`.
+
+`check` exits 0 when the step is already satisfied on the host, 1 when it is not (anything else is an
+error). `apply` makes it so and must be safe to re-run after being cut off half way. `cleanup` removes
+only what that step created. Templates are Jinja2 with StrictUndefined and hold no decisions: every
+value comes from the typed BuildContext.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from gpufleet.images import node
+from gpufleet.images.recipes import RECIPES, Recipe, Step
+from gpufleet.images.templating import environment
+
+PHASES = ("check", "apply", "cleanup")
+HEADER = "#!/usr/bin/env bash\n# gpufleet image step {recipe} / {step} / {phase}\nset -euo pipefail\n"
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a step template may read."""
+
+    recipe: Recipe
+    step: Step
+    python_lock: str  # content of the recipe's hash lock ("" when the recipe has none)
+
+    @property
+    def pins(self) -> dict[str, str]:
+        return self.recipe.pins
+
+    @property
+    def layout(self):
+        return self.recipe.layout
+
+
+@dataclass(frozen=True)
+class RenderedStep:
+    name: str
+    check: str
+    apply: str
+    cleanup: str | None
+    fact: str | None
+    pin: str | None
+    timeout_s: int
+    vars: dict
+
+    def digest(self) -> str:
+        return hashlib.sha256("\0".join([self.check, self.apply, self.cleanup or ""]).encode()).hexdigest()
+
+
+def python_lock_text(recipe: Recipe) -> str:
+    if not recipe.python_lock:
+        return ""
+    path = RECIPES.parent / recipe.python_lock
+    return path.read_text() if path.exists() else ""
+
+
+def render(recipe: Recipe) -> list[RenderedStep]:
+    """Every step of the recipe, in order, as bash scripts."""
+    env = environment(recipe)
+    lock = python_lock_text(recipe)
+    out = []
+    for step in recipe.steps:
+        template = env.get_template(f"{step.template}.sh.j2")
+        ctx = BuildContext(recipe=recipe, step=step, python_lock=lock)
+        values = {
+            "ctx": ctx,
+            "recipe": recipe,
+            "pins": recipe.pins,
+            "layout": recipe.layout,
+            "vars": step.vars,
+            "python_lock": lock,
+            "node_files": node.files(recipe) if any(s.template == "serving_layout" for s in recipe.steps) else [],
+            "enabled_units": node.enabled_units(recipe),
+            "removed": node.REMOVED,
+            "folders": node.folders(),
+        }
+        scripts: dict[str, str | None] = {}
+        for phase in PHASES:
+            block = template.blocks.get(phase)
+            if block is None:
+                if phase != "cleanup":
+                    raise ValueError(f"template {step.template}.sh.j2 has no `{phase}` block")
+                scripts[phase] = None
+                continue
+            body = "".join(block(template.new_context(values)))
+            scripts[phase] = HEADER.format(recipe=recipe.name, step=step.name, phase=phase) + body.lstrip("\n")
+        check, apply = scripts["check"], scripts["apply"]
+        assert check is not None and apply is not None  # only the cleanup block may be absent (raised above)
+        out.append(
+            RenderedStep(
+                step.name,
+                check,
+                apply,
+                scripts["cleanup"],
+                step.fact,
+                step.pin,
+                step.timeout_s,
+                dict(step.vars),
+            )
+        )
+    return out
+
+
+def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
+    """What stops a real build of this recipe even though its line is consistent (unverified downloads)."""
+    out = []
+    for i, repo in enumerate(recipe.apt_repos):
+        if not repo.keyring_sha256 and not repo.keyring_fingerprint:
+            out.append(
+                (
+                    f"recipe.apt_repos.{i}.keyring_sha256",
+                    f"missing: the keyring {repo.keyring_url} must be verified by sha256 or keyring_fingerprint before a build",
+                )
+            )
+    for i, pkg in enumerate(recipe.apt_packages):
+        if pkg.version is None:
+            out.append(
+                (
+                    f"recipe.apt_packages.{i}.version",
+                    f"missing: {pkg.name} must be pinned to the exact version its repository ({pkg.repo}) holds before a build",
+                )
+            )
+    for i, dl in enumerate(recipe.downloads):
+        if not dl.sha256:
+            out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
+    if recipe.python_lock and not (RECIPES.parent / recipe.python_lock).exists():
+        out.append(("recipe.python_lock", f"{recipe.python_lock} does not exist; run scripts/lock_image_python.py {recipe.name}"))
+    return out
+
+
+def unverified(recipe: Recipe) -> list[str]:
+    """Pins taken on trust (not yet seen in their repository): shown by `image check`, not errors."""
+    return [
+        f"apt package {p.name}={p.version or '(no version yet)'} ({p.repo}) not yet seen in the repository index"
+        for p in recipe.apt_packages
+        if not p.verified
+    ]

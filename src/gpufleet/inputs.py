@@ -1,0 +1,310 @@
+"""The one reader for every input file (YAML and JSON): stack files, usage, discounts, catalogs, lock, manifests.
+
+bytes -> UTF-8 text -> parsed document, with caps so that no input can crash or hang a command:
+
+- at most MAX_BYTES (10 MiB) per file, nesting at most MAX_DEPTH (64) mappings/lists deep,
+  at most MAX_ALIASES YAML aliases (no alias bombs), integers within +-2**63;
+- duplicate keys are refused (the Pulumi CLI refuses them in stack files too), in YAML and JSON;
+- non-finite numbers are refused (.nan, .inf, 1e999999999, NaN, Infinity): none is a price, size or count;
+- every failure is a UserError `file: line L, column C: message` (never a traceback).
+
+Shape helpers (`mapping`, `sequence`, `text`, `number`) report a wrong type as a problem on the field.
+YAML is parsed with libyaml's CSafeLoader when PyYAML was built with it (about 10x faster), else SafeLoader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpufleet.errors import Problem, UserError
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIASES = 100
+MAX_INT = 2**63
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Refused(yaml.constructor.ConstructorError):
+    pass
+
+
+class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """SafeLoader that refuses duplicate keys, non-finite floats and integers beyond +-2**63."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise _Refused(None, None, "a list or mapping cannot be a key", key_node.start_mark) from None
+                if key in seen:
+                    line = seen[key].line + 1
+                    raise _Refused(
+                        None,
+                        None,
+                        f"duplicate key {key!r} (first at line {line}); keep one (the Pulumi CLI refuses duplicates too)",
+                        key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_float(self, node):
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise _Refused(None, None, f"{node.value!r} is not a finite number", node.start_mark)
+        return value
+
+    def construct_yaml_int(self, node):
+        value = super().construct_yaml_int(node)
+        if abs(value) >= MAX_INT:
+            raise _Refused(None, None, f"{node.value!r} is out of range (integers stay within +-2**63)", node.start_mark)
+        return value
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
+StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+
+
+def _where(mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+
+
+def read_text(path: Path | str, shown: str | None = None, missing: str = "") -> str:
+    """The file as UTF-8 text (a BOM is dropped); a missing, oversized, non-UTF-8 or unreadable file is a UserError."""
+    path = Path(path)
+    shown = shown or str(path)
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError
+            data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise UserError([Problem(shown, "", "no such file" + (f": {missing}" if missing else ""))]) from None
+    except IsADirectoryError:
+        raise UserError([Problem(shown, "", "is a folder, not a file")]) from None
+    except OSError as exc:
+        raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_BYTES:
+        raise UserError([Problem(shown, "", f"larger than {MAX_BYTES // (1024 * 1024)} MiB: not an input file of gpufleet")])
+    return decode(data, shown)
+
+
+def decode(data: bytes, shown: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UserError(
+            [Problem(shown, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}; save the file as UTF-8")]
+        ) from None
+
+
+def _yaml_events_ok(text: str, shown: str) -> None:
+    """Depth and alias caps on the event stream, before anything is built (no recursion, no alias bomb)."""
+    depth = aliases = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise UserError([Problem(shown, "", _where(event.start_mark) + f"nested deeper than {MAX_DEPTH} levels")])
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise UserError([Problem(shown, "", _where(event.start_mark) + f"more than {MAX_ALIASES} aliases (*name)")])
+    except yaml.YAMLError as exc:
+        raise UserError([Problem(shown, "", _yaml_message(exc))]) from None
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return "not valid YAML: " + _where(mark) + (f"{problem} ({context})" if context else problem)
+
+
+def parse_yaml(text: str, shown: str) -> Any:
+    """One YAML document, strictly (see the module docstring). An empty document is None."""
+    _yaml_events_ok(text, shown)
+    try:
+        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 -- StrictLoader is a SafeLoader
+    except _Refused as exc:
+        raise UserError([Problem(shown, "", _where(exc.problem_mark) + str(exc.problem))]) from None
+    except yaml.YAMLError as exc:
+        raise UserError([Problem(shown, "", _yaml_message(exc))]) from None
+    except RecursionError:  # cannot happen after the depth cap; kept so that no input is a traceback
+        raise UserError([Problem(shown, "", f"nested deeper than {MAX_DEPTH} levels")]) from None
+
+
+class _JsonRefused(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _JsonRefused(f"duplicate key {k!r}; keep one")
+        out[k] = v
+    return out
+
+
+def _constant(name: str):
+    raise _JsonRefused(f"{name} is not a finite number (JSON has no NaN or Infinity)")
+
+
+def _float(s: str) -> float:
+    v = float(s)
+    if not math.isfinite(v):
+        raise _JsonRefused(f"{s} is not a finite number")
+    return v
+
+
+def _int(s: str) -> int:
+    if len(s.lstrip("-")) > 19 or abs(int(s)) >= MAX_INT:
+        raise _JsonRefused(f"{s[:30]} is out of range (integers stay within +-2**63)")
+    return int(s)
+
+
+def parse_json(text: str, shown: str) -> Any:
+    """One JSON document, strictly (see the module docstring)."""
+    try:
+        doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except _JsonRefused as exc:
+        raise UserError([Problem(shown, "", str(exc))]) from None
+    except json.JSONDecodeError as exc:
+        raise UserError([Problem(shown, "", f"not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}")]) from None
+    except RecursionError:
+        raise UserError([Problem(shown, "", f"nested deeper than {MAX_DEPTH} levels")]) from None
+    if depth(doc) > MAX_DEPTH:
+        raise UserError([Problem(shown, "", f"nested deeper than {MAX_DEPTH} levels")])
+    return doc
+
+
+def depth(doc: Any) -> int:
+    """Nesting depth of lists/mappings (iterative: no recursion on hostile input)."""
+    deepest, stack = 0, [(doc, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            d += 1
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((x, d) for x in node)
+    return deepest
+
+
+def load_yaml(path: Path | str, shown: str | None = None, missing: str = "") -> Any:
+    shown = shown or str(path)
+    return parse_yaml(read_text(path, shown, missing), shown)
+
+
+def load_json(path: Path | str, shown: str | None = None, missing: str = "") -> Any:
+    shown = shown or str(path)
+    return parse_json(read_text(path, shown, missing), shown)
+
+
+# --- shapes: a wrong type is a problem on its field -------------------------------------------------
+
+
+def kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return type(value).__name__
+
+
+def mapping(value: Any, shown: str, field: str = "", what: str = "a mapping of keys to values") -> dict:
+    if not isinstance(value, dict):
+        raise UserError([Problem(shown, field, f"expected {what}, got {kind(value)}")])
+    return value
+
+
+def sequence(value: Any, shown: str, field: str = "", what: str = "a list") -> list:
+    if not isinstance(value, list):
+        raise UserError([Problem(shown, field, f"expected {what}, got {kind(value)}")])
+    return value
+
+
+def load_mapping(
+    path: Path | str, shown: str | None = None, missing: str = "", what: str = "a mapping of keys to values"
+) -> dict:
+    """A YAML or JSON file (by suffix) whose top level must be a mapping; an empty YAML file is {}."""
+    shown = shown or str(path)
+    loader = load_json if str(path).endswith(".json") else load_yaml
+    doc = loader(path, shown, missing)
+    if doc is None and loader is load_yaml:
+        return {}
+    return mapping(doc, shown, "", what)
+
+
+def number_problems(
+    value: Any, shown: str, field: str, minimum: float | None = None, maximum: float | None = None, above: bool = False
+) -> list[Problem]:
+    """Problems of a number given by a user: a real finite number within [minimum, maximum] (above: > minimum)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return [Problem(shown, field, f"must be a number, got {kind(value)}")]
+    if not math.isfinite(value):
+        return [Problem(shown, field, f"must be a finite number, not {value}")]
+    if minimum is not None and (value <= minimum if above else value < minimum):
+        return [Problem(shown, field, f"must be {'above' if above else 'at least'} {minimum:g}, not {value:g}")]
+    if maximum is not None and value > maximum:
+        return [Problem(shown, field, f"must be at most {maximum:g}, not {value:g}")]
+    return []
+
+
+def check_number(
+    value: Any, shown: str, field: str, minimum: float | None = None, maximum: float | None = None, above: bool = False
+) -> Any:
+    if problems := number_problems(value, shown, field, minimum, maximum, above):
+        raise UserError(problems)
+    return value
+
+
+@contextmanager
+def shaped(shown: str, fix: str = ""):
+    """Turn a lookup into data of the wrong shape (a missing key, a list for a mapping, text for a number) into
+    a UserError on `shown` -- for the shipped data files (catalog facts, equivalents, models) that a truncated
+    checkout or a hand edit can break. `fix` says how to repair it."""
+    fix = fix or f"restore it (git checkout -- {shown})"
+    try:
+        yield
+    except KeyError as exc:
+        key = exc.args[0] if exc.args else ""
+        raise UserError([Problem(shown, str(key), f"missing; {fix}")]) from None
+    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise UserError([Problem(shown, "", f"malformed ({exc}); {fix}")]) from None
+
+
+def read_json_object(path, missing: str) -> dict:
+    """A user-given JSON file as a dict; a missing file, bad JSON or a non-object is a UserError (missing: the fix)."""
+    shown = str(path)
+    return mapping(load_json(path, shown, missing), shown, "", "a JSON object")

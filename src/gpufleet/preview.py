@@ -1,0 +1,81 @@
+"""The offline preview: the stack's Pulumi program run under the SDK's mock engine (gpufleet.mockengine),
+no CLI, no credentials, no network; what it records is the inventory cost, the policy tests and goldens read."""
+
+from __future__ import annotations
+
+import runpy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpufleet import mockengine, validation
+from gpufleet.stacks import loader
+
+SECRET = mockengine.SECRET
+
+
+@dataclass
+class Inventory:
+    stack: str
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"stack": self.stack, "resources": self.resources, "outputs": self.outputs}
+
+    def of_type(self, token: str) -> list[dict]:
+        return [r for r in self.resources if r["type"] == token]
+
+
+def program_file(root: Path | None = None) -> Path:
+    return (root or loader.project_root()) / "stacks" / "__main__.py"
+
+
+def preview_stack(stack: str, root: Path | None = None) -> Inventory:
+    """Validate the stack file, then run stacks/__main__.py under mocks with that stack's config.
+
+    The program loads the stack again, as under `pulumi up`; loader.load_fleet returns the fleet validated here."""
+    fleet = validation.load_fleet(stack, root)  # clear errors before any resource is registered
+    _, config = loader.read_stack_config(stack, root)
+    main = program_file(root)
+    return _run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config, fleet)
+
+
+def preview_fleet(fleet: loader.Fleet, raw: dict[str, Any]) -> Inventory:
+    """Preview a fleet validated from data (cost compare's options): the same program, not validated again."""
+    from gpufleet.components.fleet import declare_program
+
+    return _run(lambda: declare_program(fleet), fleet.stack, {loader.CONFIG_KEY: raw}, fleet)
+
+
+def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
+    """Validate a spec given as data, then preview it."""
+    return preview_fleet(validation.validate(raw, stack=stack, file=f"<{stack}>"), raw)
+
+
+def run(
+    program: Callable[[], object], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
+) -> Inventory:
+    """Any Pulumi program (the fleet's, the images program) under the mock engine, as an Inventory."""
+    resources, outputs = mockengine.run(program, stack, config, computed)
+    return Inventory(stack=stack, resources=resources, outputs=outputs)
+
+
+def _run(program: Callable[[], object], stack: str, config: dict[str, Any], fleet: loader.Fleet) -> Inventory:
+    """The fleet's program under the mock engine, then the provider contract on what it declared."""
+    from gpufleet import registry
+
+    return require_contract(fleet, run(program, stack, config, registry.profile(fleet.spec.cloud).computed))
+
+
+def require_contract(fleet: loader.Fleet, inventory: Inventory) -> Inventory:
+    """The provider contract (gpufleet/contract.py) on what the program declared: a broken rule is a problem on the
+    spec field that leads to the value, with the rule's citation (exit 2; `pulumi up` would have been refused)."""
+    from gpufleet import clock, contract
+    from gpufleet.errors import Problem, UserError
+
+    violations = contract.check_inventory(inventory.resources, clock.now(), fleet.spec.cloud)
+    if violations:
+        raise UserError([Problem(fleet.file, field, message) for field, message in contract.problems(violations)])
+    return inventory

@@ -1,0 +1,294 @@
+"""Render a new stack for a cloud, region and environment from stacks/templates/, checked before writing.
+
+Pure functions pick the region facts (zones selling the GPU, instance type, image recipe, a VPC /16 that
+overlaps no stack of the same cloud); `plan` renders and validates with loader.validate; `write` refuses
+to overwrite. Every bad input is a UserError and nothing is written.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from gpufleet import inputs, validation
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import create_exclusive
+from gpufleet.registry import profile
+from gpufleet.stacks import catalog, loader
+
+TEMPLATES = Path(__file__).parent / "stacks" / "templates"
+RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
+ENVIRONMENTS = ("dev", "staging", "prod")
+CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
+ARG = "arguments"
+# Pulumi stack names: letters, digits, '-', '_' and '.', 1 to 100 characters (pulumi/pulumi, pkg/backend/.../
+# validateStackName: stackNameAndProjectRegexp = ^[A-Za-z0-9_.-]{1,100}$; docs: "Stack names may only contain
+# alphanumeric characters, hyphens, underscores, or periods"). gpufleet also puts the name in a file
+# name, stacks/Pulumi.<name>.yaml: it must start with a letter or digit (not '.', '..' or '-x'), and never hold '/'.
+STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    stack: str
+    path: Path
+    text: str
+    reasons: tuple[str, ...]
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network  # a stack file's vpc_cidr as written (checked later)
+
+
+def defaults(env: str) -> dict:
+    doc = inputs.load_mapping(TEMPLATES / "defaults.yaml", "stacks/templates/defaults.yaml")
+    return inputs.mapping(doc.get(env), "stacks/templates/defaults.yaml", env)
+
+
+def name_problems(name: str) -> list[Problem]:
+    """Why `name` cannot be a stack name (and a file name under stacks/)."""
+    if STACK_NAME.fullmatch(name) and ".." not in name:
+        return []
+    return [
+        Problem(
+            ARG,
+            "--name",
+            f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a stack name: 1-100 letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit, no '..' (e.g. alicloud-cn-beijing-dev)",
+        )
+    ]
+
+
+def cidr_problems(cidr: str) -> list[Problem]:
+    """Why `cidr` is not an IPv4 network like 10.40.0.0/16."""
+    try:
+        net = ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return [Problem(ARG, "--cidr", f"{cidr!r} is not an IPv4 network: give an address and a prefix, e.g. 10.40.0.0/16")]
+    if net.version != 4:
+        return [Problem(ARG, "--cidr", f"{cidr!r} is IPv6; the VPC needs an IPv4 network, e.g. 10.40.0.0/16")]
+    return []
+
+
+def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: list[str] | None = None) -> list[str]:
+    regions = catalog.regions(cloud)
+    zones = regions[region]
+    selling = [z for z in sorted(zones) if gpu in zones[z]]
+    if not selling:
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--gpu",
+                    f"{cloud} sells no {gpu} in {region}; regions that do: "
+                    f"{', '.join(catalog.regions_selling(cloud, gpu)) or 'none'}",
+                )
+            ]
+        )
+    if wanted:
+        problems = []
+        for z in wanted:
+            if z not in zones:
+                problems.append(Problem(ARG, "--zone", f"{z!r} is not a zone of {region}" + did_you_mean(z, zones)))
+            elif z not in selling:
+                problems.append(
+                    Problem(ARG, "--zone", f"{z} does not sell {gpu} (zones of {region} that do: {', '.join(selling)})")
+                )
+        if problems:
+            raise UserError(problems)
+        chosen = list(wanted)
+    else:
+        chosen = selling[:count]
+    if env == "prod" and len(chosen) < 2:
+        if wanted and len(selling) >= 2:  # the user named too few zones; the region has enough
+            others = [z for z in selling if z not in chosen]
+            why = (
+                f"prod needs at least 2 zones; you gave {len(chosen)} ({', '.join(chosen)}), and {region} sells {gpu} in "
+                f"{len(selling)} ({', '.join(selling)}): add another --zone, e.g. --zone {others[0]}"
+            )
+            raise UserError([Problem(ARG, "--zone", why)])
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--env",
+                    f"prod needs at least 2 zones selling {gpu} in {region}; "
+                    f"{region} has {len(selling)} ({', '.join(selling) or 'none'}); pick another --gpu or region",
+                )
+            ]
+        )
+    return chosen
+
+
+def existing_cidrs(cloud: str, root: Path) -> dict[str, Network]:
+    """stack -> VPC CIDR of every stacks/Pulumi.*.yaml of that cloud (spec default if unset)."""
+    return existing_cidrs_and_skipped(cloud, root)[0]
+
+
+def existing_cidrs_and_skipped(cloud: str, root: Path) -> tuple[dict[str, Network], list[str]]:
+    """existing_cidrs, and the problems of stack files that could not be read (skipped, not fatal: one broken
+    stack file must not stop opening another region)."""
+    out, skipped = {}, []
+    for stack in loader.stack_names(root):
+        try:
+            _, config = loader.read_stack_config(stack, root)
+        except UserError as exc:
+            skipped += [str(p) for p in exc.problems]
+            continue
+        fleet = config.get(loader.CONFIG_KEY)
+        network = fleet.get("network") if isinstance(fleet, dict) else None
+        if not isinstance(fleet, dict) or fleet.get("cloud") != cloud:
+            continue
+        cidr = network.get("vpc_cidr", "10.20.0.0/16") if isinstance(network, dict) else "10.20.0.0/16"
+        try:
+            out[stack] = ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError:
+            skipped.append(f"stacks/Pulumi.{stack}.yaml: fleet.network.vpc_cidr: {cidr!r} is not a network")
+    return out, skipped
+
+
+def allocate_cidr(taken: dict[str, Network], wanted: str | None = None) -> str:
+    if wanted:
+        if problems := cidr_problems(wanted):
+            raise UserError(problems)
+        net = ipaddress.ip_network(wanted, strict=False)
+        clash = sorted(s for s, n in taken.items() if n.overlaps(net))
+        if clash:
+            free = allocate_cidr(taken)
+            raise UserError([Problem(ARG, "--cidr", f"{wanted} overlaps the VPC of {', '.join(clash)}; a free /16 is {free}")])
+        return str(net)
+    for net in CIDR_POOL.subnets(new_prefix=16):
+        if not any(net.overlaps(t) for t in taken.values()):
+            return str(net)
+    raise UserError([Problem(ARG, "--cidr", "no free /16 left in 10.0.0.0/8 for this cloud")])
+
+
+def recipe_for(gpu: str) -> str:
+    for path in sorted(RECIPES.glob("*.yaml")):
+        doc = inputs.load_mapping(path, f"images/recipes/{path.name}")
+        gpus = doc.get("gpus")
+        if isinstance(gpus, list) and gpu in gpus and isinstance(doc.get("name"), str):
+            return doc["name"]
+    raise UserError([Problem(ARG, "--gpu", f"no image recipe in images/recipes/ supports {gpu}")])
+
+
+def check_image(recipe: str, cloud: str, region: str) -> None:
+    from gpufleet.stacks.lock import image_for
+
+    ref = image_for(recipe, cloud, region)
+    if isinstance(ref, str):
+        raise UserError([Problem("images/lock.json", f"{recipe}.{cloud}.{region}", ref)])
+
+
+def render(template: str, **values) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+    )
+    try:
+        return env.get_template(template).render(**values)
+    except jinja2.TemplateNotFound:
+        known = [p.name for p in TEMPLATES.glob("*.j2")]
+        raise UserError(
+            [Problem(ARG, "--from", f"no template {template!r} in stacks/templates/" + did_you_mean(template, known))]
+        ) from None
+
+
+def plan(
+    cloud: str,
+    region: str,
+    env: str,
+    gpu: str | None = None,
+    template: str = "stack.yaml.j2",
+    name: str | None = None,
+    zones: list[str] | None = None,
+    cidr: str | None = None,
+    root: Path | None = None,
+) -> Plan:
+    root = root or loader.project_root()
+    if cloud not in catalog.clouds():
+        raise UserError([Problem(ARG, "--cloud", f"unknown cloud {cloud!r}" + did_you_mean(cloud, catalog.clouds()))])
+    regions = catalog.regions(cloud)
+    if region not in regions:
+        raise UserError([Problem(ARG, "--region", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])
+    if env not in ENVIRONMENTS:
+        raise UserError([Problem(ARG, "--env", f"unknown environment {env!r}" + did_you_mean(env, ENVIRONMENTS))])
+    d = defaults(env)
+    gpu = gpu or d["gpu"]
+    if gpu not in catalog.gpu_kinds():
+        raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
+    stack = name if name is not None else f"{cloud}-{region}-{env}"
+    problems = name_problems(stack) + (cidr_problems(cidr) if cidr is not None else [])
+    if problems:
+        raise UserError(problems)
+    path = loader.stack_path(stack, root)
+    chosen = pick_zones(cloud, region, gpu, d["zones"], env, zones)
+    itype = catalog.default_instance_type(cloud, gpu, 1)
+    if itype is None:
+        raise UserError([Problem(ARG, "--gpu", f"{cloud} has no single-{gpu} instance type in the catalog")])
+    existing, skipped = existing_cidrs_and_skipped(cloud, root)
+    taken = {s: n for s, n in existing.items() if s != stack}
+    vpc = allocate_cidr(taken, cidr)
+    recipe = recipe_for(gpu)
+    check_image(recipe, cloud, region)
+    kind = catalog.gpu_kinds()[gpu]
+    dtype_reason: tuple[str, ...] = ()
+    if d["serving"]["dtype"] == "bfloat16" and kind.cc < (8, 0):  # bf16 needs compute capability 8.0 (vLLM)
+        d = {**d, "serving": {**d["serving"], "dtype": "float16"}}
+        dtype_reason = (
+            f"dtype float16: {env} defaults to bfloat16, which {gpu} (compute capability {kind.compute_capability}) lacks",
+        )
+    selling = [z for z in sorted(regions[region]) if gpu in regions[region][z]]
+    reasons = (
+        f"zones {', '.join(chosen)}: {env} wants {d['zones']}; zones of {region} selling {gpu}: {', '.join(selling)}",
+        f"instance type {itype.type}: the catalog's default size for 1x {gpu} ({itype.vcpu} vCPU, {itype.memory_gib} GiB)",
+        f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json",
+        f"VPC {vpc}: first free /16 of 10.0.0.0/8 next to {cloud} stacks "
+        + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
+        if not cidr
+        else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
+        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
+        f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
+        *dtype_reason,
+        *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),
+    )
+    text = render(
+        template,
+        cloud=cloud,
+        region=region,
+        env=env,
+        name="llm",
+        gpu=gpu,
+        zones=chosen,
+        instance_type=itype.type,
+        recipe=recipe,
+        vpc_cidr=vpc,
+        scheme=profile(cloud).object_scheme,
+        bucket_suffix=profile(cloud).example_bucket_suffix,
+        d=d,
+        why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}",
+    )
+    shown = f"stacks/{path.name}"
+    try:
+        raw = inputs.parse_yaml(text, shown)["config"][loader.CONFIG_KEY]
+    except (UserError, KeyError, TypeError) as exc:
+        raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
+    validation.validate(raw, stack=stack, file=shown)
+    return Plan(stack=stack, path=path, text=text, reasons=reasons)
+
+
+EXISTS = "already exists; not overwriting it (pass --name for another stack, or edit the file)"
+
+
+def write(p: Plan) -> Path:
+    """Create the stack file atomically and exclusively (temp file + link(2)): never a partial file, never
+    over an existing one, even when two `region new` run at once."""
+    create_exclusive(
+        p.path,
+        p.text,
+        shown=f"stacks/{p.path.name}",
+        exists=EXISTS,
+    )
+    return p.path

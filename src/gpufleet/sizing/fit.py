@@ -1,0 +1,397 @@
+"""Does a model with its serving parameters fit a GPU? The memory terms of the vLLM the image pins, a verdict that
+matches what vLLM does at startup, and what to change.
+
+The terms follow vLLM's startup profiler (sizing/profiler.py has each formula and its source); everything is per
+GPU, as vLLM logs it. vLLM refuses to start when the KV cache is not positive ("No available memory for the cache
+blocks") or holds fewer tokens than max_model_len ("larger than the maximum number of tokens that can be stored in
+KV cache"). Checked against published startup logs (sizing/data/calibration.yaml, tests/sizing/test_calibration.py).
+All sizes in GiB = 2**30 bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cache, lru_cache
+from pathlib import Path
+
+from gpufleet.sizing import profiler
+from gpufleet.sizing.models import ModelArch
+
+GIB = 2**30
+DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
+QUANT = Path(__file__).parent / "data" / "quantization.yaml"
+# Generic per-GPU figures for a GPU the catalog lacks (--gpu-memory-gib / --compute-capability): the usable memory
+# is what the user gives; non-torch memory and the rest are the generic estimates of profiler.py.
+
+
+@lru_cache(maxsize=1)
+def formats() -> dict[str, dict]:
+    from gpufleet import inputs
+
+    with inputs.shaped("sizing/data/quantization.yaml"):
+        return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as the memory model sees it: usable memory (what CUDA reports as total) and compute capability."""
+
+    name: str
+    compute_capability: str
+    memory_gib: float  # usable memory per GPU
+    memory_source: str
+    memory_estimate: bool
+    nominal_gib: float | None = None
+
+    @property
+    def cc(self) -> tuple[int, int]:
+        return _cc(self.compute_capability)
+
+
+@cache
+def usable_memory() -> dict[str, dict]:
+    from gpufleet import inputs
+    from gpufleet.stacks.catalog import DATA
+
+    return inputs.load_mapping(DATA / "gpus.yaml", "stacks/data/gpus.yaml")["usable_memory"]
+
+
+def as_gpu(kind) -> Gpu:
+    """A catalog GpuKind (nominal memory) as a Gpu with its usable memory; a Gpu as is."""
+    if isinstance(kind, Gpu):
+        return kind
+    row = usable_memory().get(kind.name)
+    if row is None:  # a kind made up in code (tests): its memory_gib is taken as the usable figure
+        return Gpu(kind.name, kind.compute_capability, float(kind.memory_gib), "given", True, float(kind.memory_gib))
+    return Gpu(
+        kind.name,
+        kind.compute_capability,
+        row["gib"],
+        row["source"],
+        row["quality"] != "published",
+        float(kind.memory_gib),
+    )
+
+
+def custom_gpu(memory_gib: float, compute_capability: str) -> Gpu:
+    return Gpu(
+        f"GPU ({memory_gib:g} GiB, compute capability {compute_capability})",
+        compute_capability,
+        memory_gib,
+        "given (--gpu-memory-gib)",
+        False,
+    )
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Serving parameters; None takes what the pinned `vllm serve` does (model length: the model's maximum)."""
+
+    gpus: int = 1
+    dtype: str = "auto"
+    quantization: str | None = None
+    kv_cache_dtype: str = "auto"
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+    enforce_eager: bool = False
+    cpu_offload_gb: float = 0.0
+    vllm_version: str | None = None
+    reserved_gib: float = 0.0  # memory other processes hold on each GPU (given, not predicted)
+
+
+@dataclass
+class Fit:
+    model: str
+    gpu: str
+    gpus: int
+    dtype: str
+    quantization: str | None
+    vllm_version: str
+    engine: str
+    fits: bool
+    usable_gib: float
+    budget_gib: float  # per GPU: usable x gpu_memory_utilization
+    weights_gib: float  # per GPU
+    overhead_gib: float  # per GPU: non-torch + other processes + activation peak + CUDA graphs
+    kv_cache_gib: float  # per GPU
+    kv_bytes_per_token: int  # per GPU
+    kv_tokens: int
+    max_model_len: int
+    max_concurrent_seqs: int
+    max_concurrency: float
+    serving: dict = field(default_factory=dict)
+    terms: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    advice: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        out["terms"] = [t.to_json() for t in self.terms]
+        out["per_gpu"] = "budget, weights, overhead, KV cache and terms are per GPU; KV tokens serve the whole group"
+        return out
+
+
+def effective_dtype(model: ModelArch, gpu, dtype: str) -> tuple[str, str | None]:
+    """(dtype vLLM runs, problem or None). 'auto' takes the checkpoint's dtype; vLLM casts bf16 to fp16 below 8.0."""
+    if dtype == "auto":
+        chosen = model.torch_dtype if model.torch_dtype in DTYPE_BYTES else "bfloat16"
+        if chosen == "bfloat16" and gpu.cc < (8, 0):
+            return "float16", None
+        return chosen, None
+    if dtype == "bfloat16" and gpu.cc < (8, 0):
+        return dtype, f"bfloat16 needs compute capability >= 8.0; {gpu.name} has {gpu.compute_capability}: use dtype float16"
+    return dtype, None
+
+
+def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> float:
+    embed = model.embedding_parameters
+    body = model.parameters_b * 1e9 - embed
+    if quantization:
+        q = formats()[quantization]
+        return body * q["bits"] / 8 * (1 + q["group_overhead"]) + embed * 2
+    return (body + embed) * DTYPE_BYTES[dtype]
+
+
+def kv_bytes_per_token(model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None) -> int:
+    """KV bytes per token on one GPU: KV heads are split over the tensor-parallel group (replicated below one each)."""
+    table = (eng.kv_dtypes if eng else {}) or {}
+    per = table.get(kv_cache_dtype, {}).get("bytes") or (1 if kv_cache_dtype.startswith("fp8") else None)
+    kv = per or DTYPE_BYTES[dtype]
+    heads = max(1, model.kv_heads // gpus) if gpus > 1 else model.kv_heads
+    return 2 * model.layers * heads * model.head_dim * kv
+
+
+def _quant_problem(quantization: str | None, gpu) -> str | None:
+    if quantization is None:
+        return None
+    if quantization not in formats():
+        return f"unknown quantization {quantization!r}; one of {', '.join(formats())}"
+    q = formats()[quantization]
+    if gpu.cc < _cc(q["min_cc"]):
+        return f"{quantization} needs compute capability >= {q['min_cc']} in vLLM; {gpu.name} has {gpu.compute_capability}"
+    return None
+
+
+def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.Engine, list[str]]:
+    """Fill what is not given with the pinned `vllm serve` defaults; (serving, engine, assumptions)."""
+    version = profiler.version_for(gpu.name, s.vllm_version)
+    eng = profiler.engine(version, gpu.cc)
+    length = s.max_model_len or model.max_positions or 8192
+    defaults, source = profiler.serve_defaults(version, eng, gpu.memory_gib, gpu.name, length)
+    given = {k: getattr(s, k) for k in defaults}
+    filled = replace(
+        s, vllm_version=version, max_model_len=length, **{k: v if v is not None else defaults[k] for k, v in given.items()}
+    )
+    notes = []
+    taken = [f"{k} {defaults[k]}" for k, v in given.items() if v is None]
+    if taken:
+        notes.append(f"defaults of `vllm serve` taken: {', '.join(taken)} ({source})")
+    if s.max_model_len is None:
+        notes.append(f"max_model_len {length}: the model's maximum, as vLLM does when it is not given")
+    return filled, eng, notes
+
+
+def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes: set[tuple[str, int]] | None = None) -> Fit:
+    """The answer for one model x GPU x serving parameters. gpu_kinds (name -> GpuKind) lets advice name a bigger
+    GPU; sizes, the (GPU, count per node) pairs a cloud sells, keeps advice to nodes one can buy (None: any)."""
+    gpu = as_gpu(gpu)
+    result = measure(model, gpu, s)
+    result.advice = _advice(model, gpu, s, result, gpu_kinds or {}, sizes)
+    r = result.serving
+    eng = profiler.engine(result.vllm_version, gpu.cc)
+    if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
+        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"])
+        left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
+        if left < pool:
+            result.advice.append(
+                f"only {left:.2f} GiB per GPU is left outside the budget for CUDA graphs (about {pool:.2f} GiB, estimate): "
+                "lower gpu_memory_utilization or add --enforce-eager"
+            )
+    return result
+
+
+def measure(model: ModelArch, gpu, s: Serving) -> Fit:
+    """The numbers, the terms and the verdict, without advice."""
+    gpu = as_gpu(gpu)
+    s, eng, notes = resolve(model, gpu, s)
+    # resolve fills every field that None leaves to `vllm serve` (version, length and the serve defaults)
+    assert s.vllm_version is not None and s.max_model_len is not None and s.gpu_memory_utilization is not None
+    assert s.max_num_seqs is not None and s.max_num_batched_tokens is not None
+    dtype, dtype_problem = effective_dtype(model, gpu, s.dtype)
+    problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
+    if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
+        problems.append(p)
+    others, counted = profiler.other_processes(s.reserved_gib, eng)
+    if not counted and (
+        p := profiler.reserved_problem(s.reserved_gib, gpu.memory_gib, gpu.memory_gib * s.gpu_memory_utilization, eng)
+    ):
+        problems.append(p)
+    if model.max_positions and s.max_model_len > model.max_positions:
+        problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
+    n = s.gpus
+    usable = profiler.Term("usable_memory", gpu.memory_gib, gpu.memory_source, gpu.memory_estimate)
+    requested = profiler.Term(
+        "requested",
+        gpu.memory_gib * s.gpu_memory_utilization,
+        f"usable x gpu_memory_utilization {s.gpu_memory_utilization} (0.33.0 vllm/v1/worker/utils.py:724-726)",
+        gpu.memory_estimate,
+    )
+    weights_bytes = weight_bytes(model, dtype, s.quantization if s.quantization in formats() else None)
+    weights = profiler.Term(
+        "weights",
+        max(0.0, weights_bytes / n / GIB - s.cpu_offload_gb),
+        f"{model.parameters_b}B parameters as {s.quantization or dtype} / {n} GPU(s)"
+        + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
+        + (" (parameters estimated from config.json)" if model.parameters_estimated else ""),
+        bool(s.quantization) or model.parameters_estimated,
+    )
+    non_torch = profiler.non_torch_gib(n)
+    forward = profiler.forward_activation(s.max_num_batched_tokens, model.hidden_size)
+    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
+    peak = profiler.Term(
+        "activation_peak",
+        max(forward.gib, sampler.gib),
+        "max(activation_forward, sampler_warmup): they run one after the other",
+        True,
+    )
+    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
+    overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
+    kv = profiler.Term(
+        "kv_cache",
+        requested.gib - weights.gib - overhead,
+        "requested - weights - non_torch - other_processes - activation_peak - cuda_graphs",
+        True,
+    )
+    per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng)
+    block = profiler.BLOCK_SIZE * per_token
+    kv_tokens = max(0, int(kv.gib * GIB // block)) * profiler.BLOCK_SIZE
+    result = Fit(
+        model=model.name,
+        gpu=gpu.name,
+        gpus=n,
+        dtype=dtype,
+        quantization=s.quantization,
+        vllm_version=s.vllm_version,
+        engine=eng.name.upper(),
+        fits=False,
+        usable_gib=gpu.memory_gib,
+        budget_gib=requested.gib,
+        weights_gib=weights.gib,
+        overhead_gib=overhead,
+        kv_cache_gib=kv.gib,
+        kv_bytes_per_token=per_token,
+        kv_tokens=kv_tokens,
+        max_model_len=s.max_model_len,
+        max_concurrent_seqs=kv_tokens // s.max_model_len,
+        max_concurrency=kv_tokens / s.max_model_len,
+        serving={
+            "gpu_memory_utilization": s.gpu_memory_utilization,
+            "max_num_seqs": s.max_num_seqs,
+            "max_num_batched_tokens": s.max_num_batched_tokens,
+            "kv_cache_dtype": s.kv_cache_dtype,
+            "enforce_eager": s.enforce_eager,
+            "cpu_offload_gb": s.cpu_offload_gb,
+            "reserved_gib": s.reserved_gib,
+        },
+        terms=[usable, requested, weights, non_torch, others, forward, sampler, peak, graphs, kv],
+        problems=problems,
+        assumptions=notes + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate],
+    )
+    if kv.gib <= 0 or kv_tokens == 0:
+        problems.append(
+            f"weights ({weights.gib:.2f} GiB) and runtime overhead ({overhead:.2f} GiB) leave no KV cache in the "
+            f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of {n}x {gpu.name}: "
+            "vLLM would stop with 'No available memory for the cache blocks'"
+        )
+    elif kv_tokens < s.max_model_len:
+        problems.append(
+            f"the KV cache holds {kv_tokens} tokens ({kv.gib:.2f} GiB per GPU), fewer than max_model_len "
+            f"{s.max_model_len}: vLLM would refuse to start"
+        )
+    result.fits = not problems
+    return result
+
+
+def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
+    seqs, batched = r.serving["max_num_seqs"], r.serving["max_num_batched_tokens"]
+    out: list[str] = []
+    if r.fits:
+        if r.max_concurrent_seqs < seqs:
+            out.append(
+                f"only {r.max_concurrent_seqs} sequences of max_model_len {r.max_model_len} fit at once (max_num_seqs is "
+                f"{seqs}); shorter requests share the {r.kv_tokens}-token cache"
+            )
+        return out
+
+    def ok(**changes) -> bool:
+        return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits
+
+    if r.problems and any("bfloat16" in p for p in r.problems):
+        out.append("use dtype float16 (or auto)")
+    if any("held by other processes" in p for p in r.problems):
+        most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
+        if most >= 0.05 and ok(gpu_memory_utilization=most):
+            out.append(f"lower gpu_memory_utilization to {most} (what is free beside the other processes) and it fits")
+    if any("max_position_embeddings" in p for p in r.problems):
+        out.append(f"set max_model_len to at most {model.max_positions}")
+    if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:
+        fitting = (r.kv_tokens // 256) * 256
+        if fitting >= 256:
+            out.append(f"shorten max_model_len to {fitting} (what the KV cache holds)")
+        if batched > 2048:
+            out.append("lower max_num_batched_tokens to shrink the activation peak")
+    for q in ("awq", "gptq"):
+        if (
+            s.quantization is None
+            and not _quant_problem(q, gpu)
+            and ok(quantization=q, dtype="auto" if s.dtype == "bfloat16" and gpu.cc < (8, 0) else s.dtype)
+        ):
+            out.append(
+                f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})"
+            )
+            break
+    eng = profiler.engine(r.vllm_version, gpu.cc)
+    if s.kv_cache_dtype == "auto" and not profiler.kv_dtype_problem(eng, "fp8", gpu.cc, gpu.name) and ok(kv_cache_dtype="fp8"):
+        out.append("an fp8 KV cache (kv_cache_dtype fp8) halves the cache per token and fits")
+
+    def sold(name: str, n: int) -> bool:
+        return sizes is None or (name, n) in sizes
+
+    for tp in (2, 4, 8):
+        if tp > s.gpus and sold(gpu.name, tp) and ok(gpus=tp):
+            out.append(f"tensor-parallel over {tp} GPUs (gpu.count {tp}, tensor_parallel_size {tp}) fits")
+            break
+    bigger = sorted((as_gpu(k) for k in kinds.values()), key=lambda k: k.memory_gib)
+    for k in (k for k in bigger if k.memory_gib > gpu.memory_gib):
+        if sold(k.name, s.gpus) and ok(gpu=k):
+            out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings")
+            break
+    return out or [_smallest_combination(model, gpu, s, kinds, sold)]
+
+
+def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, sold) -> str:
+    """No single change fits: the least GPU memory (kind x count sold, with or without 4-bit weights) that does."""
+    options = []
+    for kind in {gpu.name: gpu, **{k: as_gpu(v) for k, v in kinds.items()}}.values():
+        for n in (n for n in (1, 2, 4, 8) if sold(kind.name, n)):
+            for q in (s.quantization, "awq", "gptq"):
+                if q and _quant_problem(q, kind):
+                    continue
+                dtype = "float16" if s.dtype == "bfloat16" and kind.cc < (8, 0) else s.dtype
+                if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
+                    options.append((kind.memory_gib * n, n, kind.name, q))
+    if not options:
+        return "no GPU node size in the catalog (up to 8 GPUs) fits this model with these settings"
+    _, n, name, q = min(options, key=lambda o: (o[0], o[1], o[3] is not None))
+    return (
+        f"no single change fits; the smallest that does: {n}x {name} (gpu.kind {name}, gpu.count {n}, tensor_parallel_size {n})"
+        + (f" with a 4-bit {q.upper()} checkpoint" if q and q != s.quantization else "")
+    )

@@ -1,0 +1,104 @@
+"""Read-only facts the spec is resolved against: GPU kinds, regions, zones, instance types.
+
+The data lives in YAML files with sources and dates: GPU kinds in stacks/data/gpus.yaml, each cloud's regions
+and instance types in the file its profile names (registry.profile(cloud).catalog); this module only loads and
+looks up. The clouds are the registry's (gpufleet.registry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+
+def clouds() -> tuple[str, ...]:
+    from gpufleet import registry
+
+    return registry.names()
+
+
+def __getattr__(name: str):
+    if name == "CLOUDS":  # the registered clouds, read when asked (a test may register one)
+        return clouds()
+    raise AttributeError(name)
+
+
+@dataclass(frozen=True)
+class GpuKind:
+    name: str
+    model: str
+    architecture: str
+    compute_capability: str
+    memory_gib: int
+
+    @property
+    def cc(self) -> tuple[int, int]:
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    cloud: str
+    type: str
+    gpu: str
+    gpus: int
+    vcpu: int
+    memory_gib: int
+    quality: str
+
+
+@cache
+def _read(path: Path) -> dict:
+    from gpufleet import inputs
+
+    return inputs.load_mapping(path, _shown(path))
+
+
+def _shown(path: Path) -> str:
+    return f"stacks/data/{path.name}" if path.parent == DATA else str(path)
+
+
+def _catalog(cloud: str) -> Path:
+    from gpufleet import registry
+
+    return registry.profile(cloud).catalog
+
+
+def _load(cloud: str) -> dict:
+    return _read(_catalog(cloud))
+
+
+def gpu_kinds() -> dict[str, GpuKind]:
+    from gpufleet import inputs
+
+    with inputs.shaped("stacks/data/gpus.yaml"):
+        return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
+
+
+def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
+    """region -> zone -> GPU kinds sold there."""
+    from gpufleet import inputs
+
+    with inputs.shaped(_shown(_catalog(cloud))):
+        return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
+
+
+def instance_types(cloud: str) -> list[InstanceType]:
+    return [InstanceType(cloud=cloud, **row) for row in _load(cloud)["instance_types"]]
+
+
+def instance_type(cloud: str, name: str) -> InstanceType | None:
+    return next((t for t in instance_types(cloud) if t.type == name), None)
+
+
+def default_instance_type(cloud: str, gpu: str, gpus: int) -> InstanceType | None:
+    """The first catalog row for that GPU kind and count (the catalog lists the default size first)."""
+    return next((t for t in instance_types(cloud) if t.gpu == gpu and t.gpus == gpus), None)
+
+
+def regions_selling(cloud: str, gpu: str) -> list[str]:
+    return sorted(r for r, zones in regions(cloud).items() if any(gpu in kinds for kinds in zones.values()))

@@ -1,0 +1,372 @@
+"""Load and validate stacks/Pulumi.<stack>.yaml into a resolved Fleet, collecting every problem.
+
+Order: YAML -> the `gpufleet:fleet` key -> catalog facts on the raw data (cloud, region, zones, GPU)
+-> the pydantic model -> checks across fields -> image and sizing checks. All problems found are
+raised together as one UserError; nothing is registered when there is any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from gpufleet import contract, inputs, registry
+from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.stacks import catalog
+from gpufleet.stacks.lock import image_for
+from gpufleet.stacks.project import project_root
+from gpufleet.stacks.spec import FleetSpec
+
+CONFIG_KEY = "gpufleet:fleet"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A validated spec with what it resolves to (instance type, GPU facts, image)."""
+
+    stack: str
+    file: str
+    spec: FleetSpec
+    instance_type: catalog.InstanceType
+    gpu: catalog.GpuKind
+    image_id: str
+    image_pins: dict
+    subnets: tuple[str, ...]
+    image_placeholder: bool = False  # images/lock.json marks the entry a placeholder: no image was built yet
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.spec.name}-{self.spec.environment}"
+
+
+def stack_path(stack: str, root: Path | None = None) -> Path:
+    return _STACK_FILES.get(stack) or (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+# stack name -> a stack file given by path outside the project's stacks/ (gpufleet/cli/options.py --stack PATH)
+_STACK_FILES: dict[str, Path] = {}
+
+
+def use_stack_file(path: Path) -> str:
+    """The stack name of a stack file given by path (`Pulumi.<name>.yaml`); a file outside the project's stacks/
+    folder is read from where it is under that name (usage profile and image lock stay the project's)."""
+    name = path.name[len("Pulumi.") : -len(".yaml")] if path.name.startswith("Pulumi.") and path.name.endswith(".yaml") else ""
+    if not name:
+        raise UserError(
+            [Problem("--stack", str(path), "a stack file is named Pulumi.<name>.yaml; give such a file or a stack name")]
+        )
+    if not path.is_file():
+        raise UserError([Problem("--stack", str(path), "no such file: give an existing stack file or a stack name")])
+    try:
+        inside = path.resolve().parent == (project_root() / "stacks").resolve()
+    except UserError:
+        inside = False  # no project here: the file is read from where it is
+    if not inside:
+        _STACK_FILES[name] = path.resolve()
+    return name
+
+
+def stack_names(root: Path | None = None) -> list[str]:
+    folder = (root or project_root()) / "stacks"
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+
+
+def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
+    """(display file name, the whole `config:` mapping) of a stack file."""
+    path = stack_path(stack, root)
+    shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
+    if not path.exists():
+        known = stack_names(root)
+        raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])
+    return shown, read_config(path, shown)
+
+
+def read_config(path: Path, shown: str) -> dict:
+    """The `config:` mapping of a Pulumi stack file, or a UserError naming the file and what is wrong.
+
+    Parsed once per process while the file is unchanged; callers must not modify the mapping (copy it)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return _parse_config(path, shown)  # the reader names what is wrong with the path
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CONFIGS:
+        _CONFIGS[key] = _parse_config(path, shown)
+    return _CONFIGS[key]
+
+
+_CONFIGS: dict[tuple, dict] = {}
+
+
+def _parse_config(path: Path, shown: str) -> dict:
+    doc = inputs.load_yaml(path, shown)
+    config = doc.get("config") if isinstance(doc, dict) else None
+    if not isinstance(config, dict):
+        raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
+    return config
+
+
+Check = Callable[["Fleet"], list[tuple[str, str]]]  # a check of a resolved fleet: (field, message) per problem
+
+
+def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] = ()) -> Fleet:
+    """The stack file's fleet, parsed and validated once per process while the file is unchanged (preview runs the
+    program, which loads the stack again as under `pulumi up`; cost and sizing ask too).
+
+    This layer validates what the spec, the catalog, the clouds' rules and the image lock say; the checks that need
+    the engines above it (image recipes, sizing) are passed in by gpufleet.validation, which callers use."""
+    path = stack_path(stack, root)
+    try:
+        st = path.stat()
+        lock = (root or project_root()) / "images" / "lock.json"  # the fleet's image is resolved from it
+        ls = lock.stat() if lock.exists() else None
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, checks, ls and (ls.st_mtime_ns, ls.st_size))
+    except OSError:
+        key = None
+    if key is not None and key in _FLEETS:
+        return _FLEETS[key]
+    shown, config = read_stack_config(stack, root)
+    raw = config.get(CONFIG_KEY)
+    if not isinstance(raw, dict):
+        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
+    fleet = validate(raw, stack=stack, file=shown, checks=checks)
+    if key is not None:
+        _FLEETS[key] = fleet
+    return fleet
+
+
+_FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, checks, lock) -> its validated fleet
+
+
+def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ...] = ()) -> Fleet:
+    """The spec as a Fleet, or UserError with every problem (checks: run on the resolved fleet, see load_fleet)."""
+    problems: list[Problem] = [Problem(file, p, m) for p, m in catalog_problems(raw)]
+    spec = None
+    try:
+        spec = FleetSpec.model_validate(raw)
+    except ValidationError as exc:
+        problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
+    if spec is not None and not problems:
+        problems += [
+            Problem(file, p, m) for p, m in cross_problems(spec) + registry.spec_problems(spec) + contract.spec_problems(spec)
+        ]
+    fleet = None
+    if spec is not None and not problems:
+        fleet = _resolve(spec, stack, file, problems)
+    if fleet is not None and not problems:
+        for check in checks:
+            problems += [Problem(file, p, m) for p, m in check(fleet)]
+    if problems or fleet is None:  # every path that leaves fleet None has added a problem
+        raise UserError(problems)
+    return fleet
+
+
+def _loc(loc: tuple) -> str:
+    return "fleet." + ".".join(str(part) for part in loc) if loc else "fleet"
+
+
+def _msg(error: ErrorDetails) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field; remove it or check its spelling" + _suggest(error["loc"])
+    msg = error["msg"]
+    return msg[len("Value error, ") :] if msg.startswith("Value error, ") else msg
+
+
+def _suggest(loc: tuple) -> str:
+    """' (did you mean X?)' for a misspelt key: the fields of the model at loc's parent."""
+    model: Any = FleetSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):  # an item of a list: the list's item model is already unwrapped below
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return ""
+        model = field.annotation
+        model = next((a for a in getattr(model, "__args__", ()) if hasattr(a, "model_fields")), model)
+    fields = getattr(model, "model_fields", None)
+    if not fields:
+        return ""
+    close = did_you_mean(str(loc[-1]), fields)
+    return close if "did you mean" in close else ""
+
+
+def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Cloud, region, zones and GPU kind against the catalog, on the raw data (runs even if the model fails)."""
+    out: list[tuple[str, str]] = []
+    cloud = raw.get("cloud")
+    if cloud is None or not isinstance(cloud, str):
+        return out  # missing or not text: reported once, by the model
+    if cloud not in catalog.clouds():
+        out.append(("fleet.cloud", f"unknown cloud {cloud!r}" + did_you_mean(str(cloud), catalog.clouds())))
+        return out
+    gpu = (raw.get("gpu") or {}).get("kind") if isinstance(raw.get("gpu"), dict) else None
+    kinds = catalog.gpu_kinds()
+    if not isinstance(gpu, str):
+        gpu = None
+    elif gpu not in kinds:
+        out.append(("fleet.gpu.kind", f"unknown GPU kind {gpu!r}" + did_you_mean(str(gpu), kinds)))
+        gpu = None
+    regions = catalog.regions(cloud)
+    region = raw.get("region")
+    if not isinstance(region, str):
+        return out
+    if region not in regions:
+        out.append(("fleet.region", f"unknown {cloud} region {region!r}" + did_you_mean(str(region), regions)))
+        return out
+    zones = raw.get("zones")
+    if not isinstance(zones, list):
+        zones = []
+    for i, zone in enumerate(zones):
+        if not isinstance(zone, str):
+            continue
+        if zone not in regions[region]:
+            out.append((f"fleet.zones.{i}", f"{zone!r} is not a zone of {region}" + did_you_mean(str(zone), regions[region])))
+        elif gpu and gpu not in regions[region][zone]:
+            selling = [z for z, kinds in regions[region].items() if gpu in kinds]
+            out.append(
+                (f"fleet.zones.{i}", f"{zone} does not sell {gpu} (zones of {region} that do: {', '.join(selling) or 'none'})")
+            )
+    if gpu and not any(gpu in k for k in regions[region].values()):
+        elsewhere = catalog.regions_selling(cloud, gpu)
+        out.append(("fleet.gpu.kind", f"{cloud} sells no {gpu} in {region}; regions that do: {', '.join(elsewhere) or 'none'}"))
+    return out
+
+
+def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
+    out = []
+    if spec.environment == "prod":
+        if len(spec.zones) < 2:
+            out.append(("fleet.zones", "prod needs at least 2 zones so that one zone outage leaves capacity"))
+        if spec.replicas.min < 2:
+            out.append(("fleet.replicas.min", f"prod needs at least 2 (is {spec.replicas.min})"))
+        if spec.load_balancer.public and not spec.serving.api_key_secret:
+            out.append(
+                (
+                    "fleet.serving.api_key_secret",
+                    "prod with a public load balancer needs an API key: name the secret that holds it "
+                    "(or set load_balancer.public: false)",
+                )
+            )
+    if spec.environment == "prod" and spec.load_balancer.public and spec.load_balancer.tls is None:
+        out.append(
+            (
+                "fleet.load_balancer.tls",
+                "prod refuses plain HTTP from the internet: set load_balancer.tls with domain and certificate_id (or "
+                "certificate_config + private_key_config), or set load_balancer.public: false (docs/tls.md)",
+            )
+        )
+    if spec.serving.gateway.read_timeout_s < spec.load_balancer.request_timeout_s:
+        out.append(
+            (
+                "fleet.serving.gateway.read_timeout_s",
+                f"{spec.serving.gateway.read_timeout_s} is below load_balancer.request_timeout_s "
+                f"({spec.load_balancer.request_timeout_s}): the gateway would cut requests the load balancer still waits for",
+            )
+        )
+    if spec.serving.tensor_parallel_size > spec.gpu.count:
+        out.append(
+            ("fleet.serving.tensor_parallel_size", f"{spec.serving.tensor_parallel_size} exceeds gpu.count ({spec.gpu.count})")
+        )
+    billing = spec.billing
+    if billing.model == "spot" and spec.environment == "prod" and billing.base < spec.replicas.min:
+        out.append(
+            (
+                "fleet.billing.on_demand_base",
+                f"prod with spot needs at least replicas.min ({spec.replicas.min}) pay-as-you-go nodes under the spot ones "
+                f"(is {billing.base}), or one spot reclaim can take every node: set billing.on_demand_base: {spec.replicas.min}",
+            )
+        )
+    hc = spec.load_balancer.health_check
+    drain = hc.interval_s * hc.unhealthy_threshold + spec.serving.gateway.read_timeout_s
+    if spec.autoscaling.drain_timeout_s < drain:
+        out.append(
+            (
+                "fleet.autoscaling.drain_timeout_s",
+                f"{spec.autoscaling.drain_timeout_s} s is shorter than a node's drain ({hc.interval_s} x "
+                f"{hc.unhealthy_threshold} s for the load balancer to stop sending + serving.gateway.read_timeout_s "
+                f"{spec.serving.gateway.read_timeout_s} s = {drain} s): the node would go with requests running; "
+                f"set it to at least {drain}",
+            )
+        )
+    if billing.base > spec.replicas.max:
+        out.append(("fleet.billing.on_demand_base", f"{billing.base} is above replicas.max ({spec.replicas.max}); lower it"))
+    if spec.replicas.max < len(spec.zones) and spec.environment == "prod":
+        out.append(("fleet.replicas.max", f"is below the number of zones ({len(spec.zones)}); nodes cannot spread"))
+    for i, s in enumerate(spec.autoscaling.schedules):
+        if s.max > spec.replicas.max:
+            out.append((f"fleet.autoscaling.schedules.{i}.max", f"{s.max} is above replicas.max ({spec.replicas.max})"))
+        if spec.environment == "prod" and s.min < 2:
+            out.append((f"fleet.autoscaling.schedules.{i}.min", "prod keeps at least 2 nodes at every hour"))
+    import ipaddress
+
+    vpc = ipaddress.ip_network(spec.network.vpc_cidr)
+    room = 2 ** (spec.network.subnet_prefix - vpc.prefixlen)
+    if room < len(spec.zones):
+        out.append(
+            (
+                "fleet.network.subnet_prefix",
+                f"/{spec.network.subnet_prefix} gives {room} subnets; {len(spec.zones)} zones need more",
+            )
+        )
+    return out
+
+
+def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) -> Fleet | None:
+    cloud = spec.cloud
+    if spec.gpu.instance_type:
+        itype = catalog.instance_type(cloud, spec.gpu.instance_type)
+        sizes = [t.type for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind]
+        if itype is None:
+            problems.append(
+                Problem(
+                    file,
+                    "fleet.gpu.instance_type",
+                    f"unknown {cloud} instance type {spec.gpu.instance_type!r}"
+                    + did_you_mean(spec.gpu.instance_type, sizes or [t.type for t in catalog.instance_types(cloud)]),
+                )
+            )
+        elif itype.gpu != spec.gpu.kind or itype.gpus != spec.gpu.count:
+            problems.append(
+                Problem(
+                    file,
+                    "fleet.gpu.instance_type",
+                    f"{itype.type} has {itype.gpus}x {itype.gpu}, not {spec.gpu.count}x {spec.gpu.kind}",
+                )
+            )
+    else:
+        itype = catalog.default_instance_type(cloud, spec.gpu.kind, spec.gpu.count)
+        if itype is None:
+            counts = sorted({t.gpus for t in catalog.instance_types(cloud) if t.gpu == spec.gpu.kind})
+            problems.append(
+                Problem(
+                    file,
+                    "fleet.gpu.count",
+                    f"{cloud} has no {spec.gpu.kind} instance with {spec.gpu.count} GPUs"
+                    + (
+                        f"; available counts: {', '.join(map(str, counts))}"
+                        if counts
+                        else f"; {cloud} does not sell {spec.gpu.kind}"
+                    ),
+                )
+            )
+    image = image_for(spec.image.recipe, cloud, spec.region)
+    if isinstance(image, str):
+        problems.append(Problem(file, "fleet.image.recipe", image))
+    if problems or itype is None or isinstance(image, str):  # a missing type or image has added a problem above
+        return None
+    return Fleet(
+        stack=stack,
+        file=file,
+        spec=spec,
+        instance_type=itype,
+        gpu=catalog.gpu_kinds()[spec.gpu.kind],
+        image_id=image.image_id,
+        image_pins=image.pins,
+        subnets=tuple(spec.network.subnets(len(spec.zones))),
+        image_placeholder=image.placeholder,
+    )

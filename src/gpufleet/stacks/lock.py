@@ -1,0 +1,174 @@
+"""images/lock.json: which image id serves a recipe in a cloud and region, with the pins it was built with."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError
+from gpufleet.files import write_atomic
+from gpufleet.stacks.project import project_root
+
+
+def lock_path() -> Path:
+    """images/lock.json of the project (user state: read and written in the project root only)."""
+    return project_root() / "images" / "lock.json"
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    recipe: str
+    cloud: str
+    region: str
+    image_id: str
+    pins: dict
+    manifest_sha256: str | None
+    placeholder: bool
+
+
+def load(path: Path | None = None) -> dict:
+    """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError."""
+    from gpufleet import inputs
+
+    default = lock_path()
+    path = path or default
+    if not path.exists():
+        return {"images": {}}
+    shown = f"images/{path.name}" if path == default else str(path)
+    doc = inputs.load_mapping(path, shown)
+    images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
+    for recipe, entry in images.items():
+        entry = inputs.mapping(entry, shown, f"images.{recipe}")
+        for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
+            for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
+                where = inputs.mapping(where, shown, f"images.{recipe}.regions.{cloud}.{region}")
+                if not isinstance(where.get("image_id"), str):
+                    raise UserError([Problem(shown, f"images.{recipe}.regions.{cloud}.{region}.image_id", "missing or not text")])
+    return doc
+
+
+def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
+    """The locked image, or a message saying what is missing and how to get it."""
+    path = path or lock_path()
+    entry = load(path)["images"].get(recipe)
+    if entry is None:
+        return (
+            f"no image of recipe {recipe!r} in {path.name} (locked: {', '.join(sorted(load(path)['images'])) or 'none'}); "
+            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline (images/pipeline.py) then creates and copies it"
+        )
+    where = entry.get("regions", {}).get(cloud, {}).get(region)
+    if where is None:
+        have = sorted(f"{c}/{r}" for c, rs in entry.get("regions", {}).items() for r in rs)
+        return (
+            f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
+            f"add {cloud} {region} to the recipe's regions (images/recipes/{recipe}.yaml) and re-run its image pipeline "
+            f"(images/pipeline.py), which copies the image there"
+        )
+    return ImageRef(
+        recipe=recipe,
+        cloud=cloud,
+        region=region,
+        image_id=where["image_id"],
+        pins=entry.get("pins", {}),
+        manifest_sha256=where.get("manifest_sha256"),
+        placeholder=bool(where.get("placeholder", False)),
+    )
+
+
+def rows(path: Path | None = None) -> list[ImageRef]:
+    """Every locked image, sorted by recipe, cloud, region."""
+    out = []
+    for recipe, entry in sorted(load(path)["images"].items()):
+        for cloud, regions in sorted(entry.get("regions", {}).items()):
+            for region in sorted(regions):
+                ref = image_for(recipe, cloud, region, path)
+                assert isinstance(ref, ImageRef)
+                out.append(ref)
+    return out
+
+
+# Image ids are the cloud's prefix (its profile's image_id_prefix) then lowercase letters and digits (Alibaba ECS `m-bp1g7004ksh0oeuco8gp`, Tencent CVM
+# `img-9qabwvbn`; inner hyphens are let through): fullmatch, so `m-`, `m-1\nx`, `m-A` or a trailing newline are
+# refused before they reach lock.json.
+ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
+
+
+def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """(where, message) for each reason the build's images may not be locked for this recipe.
+
+    The manifest must be this recipe's, with exactly the recipe's pins, and every region the recipe copies
+    its image to must get an id: one lock entry describes one build everywhere.
+    """
+    from gpufleet import registry
+
+    problems: list[tuple[str, str]] = []
+    if manifest.get("recipe") != recipe.name:
+        problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
+    pins = manifest.get("pins") or {}
+    differ = sorted(k for k in set(pins) | set(recipe.pins) if str(pins.get(k)) != str(recipe.pins.get(k)))
+    if differ:
+        problems.append(
+            (
+                "pins",
+                "the build's pins differ from the recipe: "
+                + ", ".join(f"{k} built {pins.get(k, '(none)')}, recipe {recipe.pins.get(k, '(none)')}" for k in differ)
+                + "; rebuild with the current recipe",
+            )
+        )
+    for cloud, regions in sorted(images.items()):
+        wanted = recipe.regions.get(cloud)
+        if wanted is None:
+            problems.append(
+                (
+                    cloud,
+                    f"recipe {recipe.name} copies no image to {cloud} (its regions: "
+                    f"{', '.join(sorted(recipe.regions)) or 'none'})",
+                )
+            )
+            continue
+        for region, image_id in sorted(regions.items()):
+            if region not in wanted:
+                problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
+            prefix = registry.profile(cloud).image_id_prefix
+            body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
+            if body is None or not ID_BODY.fullmatch(body) or "placeholder" in image_id:
+                problems.append(
+                    (
+                        f"{cloud}/{region}",
+                        f"{image_id!r} is not a {cloud} image id (they are {prefix!r} then lowercase letters and digits)",
+                    )
+                )
+    missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
+    if missing:
+        problems.append(
+            (
+                "images",
+                f"no image id for {', '.join(missing)}: the recipe copies its image there "
+                "(give each as --image CLOUD/REGION=ID, or take them from the images stack's outputs)",
+            )
+        )
+    return problems
+
+
+def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path | None = None) -> dict:
+    """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
+
+    All regions of the recipe are replaced together: one entry holds one build's pins. The file is
+    replaced atomically, so a failed write leaves the old lock.
+    """
+    path = path or lock_path()
+    doc = load(path)
+    doc.setdefault("images", {})[recipe] = {
+        "pins": dict(sorted(pins.items())),
+        "regions": {
+            cloud: {
+                region: {"image_id": iid, "manifest_sha256": manifest_sha256, "placeholder": False}
+                for region, iid in sorted(rs.items())
+            }
+            for cloud, rs in sorted(images.items())
+        },
+    }
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
+    return doc

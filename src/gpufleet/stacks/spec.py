@@ -1,0 +1,665 @@
+"""The fleet spec: the one place where every number of a fleet is chosen.
+
+Read from the `gpufleet:fleet` key of stacks/Pulumi.<stack>.yaml (see loader.py). Field names are
+snake_case in YAML. Components, templates and cost functions take values from here only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpufleet.stacks.choices import Dtype, KvCacheDtype
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+Cloud = str  # a registered cloud (gpufleet.registry), checked by loader.catalog_problems
+Environment = Literal["dev", "staging", "prod"]
+Billing = Literal["payg", "monthly", "yearly", "spot"]
+DiskTier = Literal["standard", "performance", "high"]
+
+
+class Gpu(Strict):
+    kind: str = Field(description="T4, A10, V100-16G, V100-32G, A100-40G or A100-80G")
+    count: int = Field(1, ge=1, le=8, description="GPUs per node")
+    instance_type: str | None = Field(None, description="a catalog size for this GPU kind and count; default: the smallest")
+
+
+class Replicas(Strict):
+    min: int = Field(ge=0, le=500)
+    max: int = Field(ge=1, le=500)
+    desired: int | None = Field(None, ge=0, le=500)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is above max ({self.max}); set min <= desired <= max")
+        if self.desired is not None and not self.min <= self.desired <= self.max:
+            raise ValueError(f"desired ({self.desired}) must be between min ({self.min}) and max ({self.max})")
+        return self
+
+    @property
+    def desired_or_min(self) -> int:
+        return self.min if self.desired is None else self.desired
+
+
+class BillingSpec(Strict):
+    model: Billing = "payg"
+    period_months: int | None = Field(None, description="subscription term: monthly 1-9, yearly 12/24/36")
+    spot_price_limit: float | None = Field(None, gt=0, description="hourly price cap for spot, in the catalog currency")
+    on_demand_base: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="with spot: this many nodes are pay-as-you-go and are never reclaimed (prod: at least replicas.min, "
+        "so a spot reclaim cannot take the fleet below its minimum); default 0 outside prod",
+    )
+    on_demand_above_base_percent: int | None = Field(
+        None, ge=0, le=100, description="with spot: the share of the nodes above the base that are pay-as-you-go; default 0"
+    )
+
+    @model_validator(mode="after")
+    def _terms(self):
+        if self.model == "monthly" and self.period_months not in (None, *range(1, 10)):
+            raise ValueError("period_months for monthly billing must be 1..9")
+        if self.model == "yearly" and self.period_months not in (None, 12, 24, 36):
+            raise ValueError("period_months for yearly billing must be 12, 24 or 36")
+        if self.model in ("payg", "spot") and self.period_months is not None:
+            raise ValueError(f"period_months applies to monthly / yearly billing, not {self.model}; remove it")
+        if self.spot_price_limit is not None and self.model != "spot":
+            raise ValueError("spot_price_limit applies only with model: spot")
+        if self.model != "spot" and (self.on_demand_base is not None or self.on_demand_above_base_percent is not None):
+            raise ValueError("on_demand_base and on_demand_above_base_percent apply only with model: spot; remove them")
+        return self
+
+    @property
+    def term_months(self) -> int:
+        if self.period_months:
+            return self.period_months
+        return {"monthly": 1, "yearly": 12}.get(self.model, 0)
+
+    @property
+    def base(self) -> int:
+        """Pay-as-you-go nodes under the spot ones (0 when not set or not spot)."""
+        return self.on_demand_base or 0
+
+    @property
+    def above_base_percent(self) -> int:
+        return self.on_demand_above_base_percent or 0
+
+
+class Image(Strict):
+    recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
+
+
+SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trailing newline
+# Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
+# `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
+# components/<cloud>/names.py; these are the characters no consumer on the node interprets.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?\Z")
+
+
+def object_source(schemes: list[str]) -> re.Pattern:
+    """An object storage URL of one of the registered clouds' schemes (oss://, cos://, ...): bucket/key."""
+    alt = "|".join(map(re.escape, schemes))
+    return re.compile(rf"^({alt})://[a-z0-9][a-z0-9-]{{1,61}}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{{0,1000}}\Z")
+
+
+HTTPS_SOURCE = re.compile(r"^https://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z")
+SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
+FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
+# extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
+# character that a unit file, a shell or systemd's specifier expansion would read.
+FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
+# Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
+RESERVED_FLAGS = {
+    "model": "the weights path is set by gpufleet",
+    "served_model_name": "set from model.name",
+    "host": "vLLM binds to 127.0.0.1 behind the gateway (docs/gateway.md)",
+    "port": "set from serving.gateway.vllm_port",
+    "uds": "vLLM listens on 127.0.0.1:serving.gateway.vllm_port",
+    "api_key": "the key is read at boot from serving.api_key_secret; a value here would sit in user-data",
+    "dtype": "set from serving.dtype",
+    "quantization": "set from serving.quantization",
+    "kv_cache_dtype": "set from serving.kv_cache_dtype",
+    "max_model_len": "set from serving.max_model_len",
+    "gpu_memory_utilization": "set from serving.gpu_memory_utilization",
+    "max_num_seqs": "set from serving.max_num_seqs",
+    "max_num_batched_tokens": "set from serving.max_num_batched_tokens",
+    "tensor_parallel_size": "set from serving.tensor_parallel_size",
+    "disable_log_requests": "prompts are never logged: gpufleet sets this for the vLLM versions that log by default",
+    "enable_log_requests": "prompts are never logged (vLLM 0.33 logs request inputs with this flag)",
+    "enable_log_outputs": "completions are never logged (vLLM 0.33 logs outputs with this flag)",
+    "middleware": "imports and runs arbitrary Python in the API server",
+    "allowed_origins": "browsers never call the fleet directly; the gateway owns the HTTP surface",
+    "root_path": "the gateway forwards /v1 and /health only",
+    "ssl_keyfile": "TLS ends at the load balancer",
+    "ssl_certfile": "TLS ends at the load balancer",
+}
+
+
+class Model(Strict):
+    name: str = Field(min_length=1, description="served model name, e.g. Qwen/Qwen2.5-7B-Instruct")
+    source: str = Field(
+        description="where the node fetches the weights archive: https:// or a cloud's object storage (oss://, cos://)"
+    )
+    sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
+    catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not MODEL_NAME.match(v):
+            raise ValueError(
+                f"{v!r} is not a model id: use letters, digits, . _ - and at most one / (e.g. Qwen/Qwen2.5-7B-Instruct)"
+            )
+        return v
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, v: str) -> str:
+        from gpufleet import registry
+
+        schemes = [registry.profile(c).object_scheme for c in registry.names()]
+        if not (object_source(schemes).match(v) or HTTPS_SOURCE.match(v)):
+            raise ValueError(
+                f"must be an {', '.join(s + '://' for s in schemes)} or https:// URL of the weights archive ({v!r} is not): "
+                "<scheme>://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, "
+                "digits and . _ / - (no wildcard, space, quote, $, ; or query string)"
+            )
+        return v
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, v: str) -> str:
+        if not SHA256.fullmatch(v):
+            raise ValueError("must be 64 lowercase hex characters (sha256sum of the weights archive)")
+        return v
+
+
+class Gateway(Strict):
+    """nginx on each node in front of vLLM (docs/gateway.md): the only thing listening on serving.port."""
+
+    vllm_port: int = Field(8001, ge=1024, le=65535, description="vLLM listens on 127.0.0.1:<vllm_port>, behind the gateway")
+    rate_per_minute: int = Field(120, ge=1, le=60000, description="requests per minute per client address on /v1")
+    burst: int = Field(20, ge=0, le=10000, description="requests over the rate that are still served at once")
+    client_table_mib: int = Field(
+        10, ge=1, le=1024, description="memory for per-client rate state (nginx: 1 MiB holds about 16000 client states)"
+    )
+    max_body_mib: int = Field(8, ge=1, le=1024, description="largest request body (client_max_body_size)")
+    read_timeout_s: int = Field(
+        600,
+        ge=1,
+        le=86400,
+        description="longest wait for vLLM's next bytes (proxy_read_timeout); >= load_balancer.request_timeout_s",
+    )
+    metrics_port: int = Field(9180, ge=1024, le=65535, description="VPC-only port: /metrics/vllm, /metrics/node, /metrics/dcgm")
+    node_exporter_port: int = Field(9100, ge=1024, le=65535, description="node_exporter on 127.0.0.1 (its default port)")
+    dcgm_exporter_port: int = Field(9400, ge=1024, le=65535, description="dcgm-exporter on 127.0.0.1 (its default port)")
+
+
+class Serving(Strict):
+    """vLLM engine arguments rendered into `vllm serve` (names are the flags with _ for -)."""
+
+    port: int = Field(8000, ge=1024, le=65535)
+    dtype: Dtype = "auto"
+    quantization: Literal["awq", "gptq", "fp8", "bitsandbytes"] | None = None
+    # The KV cache dtypes vLLM offers on CUDA (stacks/choices.py); whether the stack's GPU and vLLM take one is checked
+    # by sizing (compute capability, engine).
+    kv_cache_dtype: KvCacheDtype = "auto"
+    max_model_len: int = Field(8192, ge=256, le=1_048_576)
+    gpu_memory_utilization: float = Field(0.90, gt=0.1, le=0.98)
+    max_num_seqs: int = Field(64, ge=1, le=4096)
+    max_num_batched_tokens: int = Field(8192, ge=256)
+    tensor_parallel_size: int = Field(1, ge=1, le=8)
+    api_key_secret: str | None = Field(
+        None, description="secret name in the cloud's secrets manager; fetched at boot through the instance role"
+    )
+    extra_args: dict[str, str | int | float | bool] = Field(default_factory=dict, description="other vLLM flags")
+    gateway: Gateway = Gateway()
+
+    @field_validator("api_key_secret")
+    @classmethod
+    def _secret(cls, v: str | None) -> str | None:
+        if v is not None and not SECRET_NAME.match(v):
+            raise ValueError(
+                f"{v!r} is not a secret name: letters, digits and _ / + = . @ - only, starting with a letter or digit "
+                "(no wildcard: the node role may read this one secret)"
+            )
+        return v
+
+    @field_validator("extra_args")
+    @classmethod
+    def _extra(cls, v: dict) -> dict:
+        problems = []
+        for name, value in v.items():
+            key = name.replace("-", "_")
+            if not FLAG_NAME.match(name):
+                problems.append(f"{name!r} is not a flag name (lowercase letters, digits, _ or -, without the leading --)")
+            elif key in RESERVED_FLAGS:
+                problems.append(f"{name} cannot be set here: {RESERVED_FLAGS[key]}")
+            if isinstance(value, str) and not FLAG_VALUE.match(value):
+                problems.append(
+                    f"{name}: value {value!r} holds a character that is not allowed (newline, quote, backslash, $, %, ` or "
+                    "another control character) or is empty or longer than 1024"
+                )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
+    @model_validator(mode="after")
+    def _batched(self):
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError("max_num_batched_tokens must be >= max_num_seqs")
+        ports = {
+            "serving.port": self.port,
+            "serving.gateway.vllm_port": self.gateway.vllm_port,
+            "serving.gateway.metrics_port": self.gateway.metrics_port,
+            "serving.gateway.node_exporter_port": self.gateway.node_exporter_port,
+            "serving.gateway.dcgm_exporter_port": self.gateway.dcgm_exporter_port,
+        }
+        seen: dict[int, str] = {}
+        for field, port in ports.items():
+            if port in seen:
+                raise ValueError(f"{field} and {seen[port]} are both {port}: each listener on the node needs its own port")
+            seen[port] = field
+        return self
+
+
+class Disk(Strict):
+    tier: DiskTier = "standard"
+    size_gib: int = Field(ge=20, le=32768)
+
+
+class Disks(Strict):
+    system: Disk = Disk(tier="standard", size_gib=100)
+    data: Disk = Disk(tier="standard", size_gib=200)
+    encrypted: bool = Field(True, description="encrypt the system and data disks with the cloud's default key, where it can")
+
+
+# An SSH CIDR that is public and wider than this prefix is refused (a /16 is 65536 addresses).
+SSH_WIDEST_PUBLIC_PREFIX = 16
+
+
+def cidr_list(v: list[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo)."""
+    out = []
+    for cidr in v:
+        if not isinstance(cidr, str) or "/" not in cidr:
+            raise ValueError(f"{cidr!r} is not a CIDR (address/prefix, e.g. 198.51.100.0/24)")
+        try:
+            out.append(ipaddress.ip_network(cidr, strict=True))
+        except ValueError as exc:
+            hint = ""
+            try:
+                hint = f" (did you mean {ipaddress.ip_network(cidr, strict=False)}?)"
+            except ValueError:
+                pass
+            raise ValueError(f"{cidr!r} is not a network address: {exc}{hint}") from None
+    return out
+
+
+class Network(Strict):
+    vpc_cidr: str = "10.20.0.0/16"
+    subnet_prefix: int = Field(24, ge=16, le=28, description="prefix length of each zone's subnet")
+    ssh_cidrs: list[str] = Field(default_factory=list, description="operator CIDRs allowed to SSH to nodes")
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _vpc(cls, v: str) -> str:
+        net = ipaddress.ip_network(v, strict=True)
+        if not net.is_private:
+            raise ValueError(f"{v} is not a private range (use 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)")
+        if not 8 <= net.prefixlen <= 24:
+            raise ValueError("VPC prefix must be between /8 and /24")
+        return v
+
+    @field_validator("ssh_cidrs")
+    @classmethod
+    def _ssh(cls, v: list[str]) -> list[str]:
+        nets = cidr_list(v)
+        v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
+        v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
+        for merged in (v4, v6):
+            if any(n.prefixlen == 0 for n in merged):
+                raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
+        for cidr, net in zip(v, nets):
+            if not net.is_private and net.prefixlen < SSH_WIDEST_PUBLIC_PREFIX:
+                raise ValueError(
+                    f"{cidr} opens SSH to {net.num_addresses} public addresses; an operator network is at most a "
+                    f"/{SSH_WIDEST_PUBLIC_PREFIX} — name it instead"
+                )
+        return v
+
+    @model_validator(mode="after")
+    def _fits(self):
+        if self.subnet_prefix <= ipaddress.ip_network(self.vpc_cidr).prefixlen:
+            raise ValueError("subnet_prefix must be longer than the VPC prefix")
+        return self
+
+    def subnets(self, count: int) -> list[str]:
+        """One subnet per zone, in zone order, carved from the VPC range."""
+        vpc = ipaddress.ip_network(self.vpc_cidr)
+        nets = vpc.subnets(new_prefix=self.subnet_prefix)
+        return [str(next(nets)) for _ in range(count)]
+
+
+class HealthCheck(Strict):
+    path: str = "/health"
+    interval_s: int = Field(5, ge=2, le=50)
+    timeout_s: int = Field(3, ge=1, le=50)
+    healthy_threshold: int = Field(2, ge=2, le=10)
+    unhealthy_threshold: int = Field(3, ge=2, le=10)
+    grace_period_s: int = Field(
+        900, ge=0, le=7200, description="time a new node has to load weights before it counts as unhealthy"
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        if not re.match(r"^/[A-Za-z0-9._~/-]{0,200}\Z", v):
+            raise ValueError("must start with / and be a plain path (letters, digits, . _ ~ / -)")
+        return v
+
+    @model_validator(mode="after")
+    def _timeout(self):
+        if self.timeout_s >= self.interval_s:
+            raise ValueError("timeout_s must be shorter than interval_s")
+        return self
+
+
+# Pulumi config keys (namespace:name) that hold the PEM pair the program uploads; the key is read as a secret.
+CONFIG_KEY = re.compile(r"^[a-z][a-z0-9-]{0,63}:[A-Za-z][A-Za-z0-9_-]{0,127}\Z")
+DOMAIN = re.compile(r"^(?=.{1,253}\Z)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z")
+CERTIFICATE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
+
+
+class Tls(Strict):
+    """HTTPS at the load balancer (docs/tls.md): a certificate already in the cloud's certificate service, or a PEM
+    pair from Pulumi secret config that the program uploads."""
+
+    domain: str = Field(description="the name clients call and the certificate is issued for; the endpoint is https://<domain>")
+    certificate_id: str | None = Field(None, description="an existing certificate in the cloud's certificate service")
+    certificate_config: str | None = Field(None, description="Pulumi secret config key holding the certificate chain (PEM)")
+    private_key_config: str | None = Field(None, description="Pulumi secret config key holding the private key (PEM)")
+    cipher_policy: Literal["tls1.2", "tls1.2-strict"] = Field(
+        "tls1.2-strict", description="TLS 1.2 and later; -strict also drops the non-forward-secret ciphers (Alibaba)"
+    )
+    redirect_http: bool = Field(False, description="also listen on 80 and redirect plain HTTP to HTTPS (where the cloud can)")
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: str) -> str:
+        if not DOMAIN.match(v):
+            raise ValueError(f"{v!r} is not a lowercase DNS name (e.g. llm.example.com)")
+        return v
+
+    @field_validator("certificate_id")
+    @classmethod
+    def _cert_id(cls, v: str | None) -> str | None:
+        if v is not None and not CERTIFICATE_ID.match(v):
+            raise ValueError(f"{v!r} is not a certificate id (letters, digits, _ . -)")
+        return v
+
+    @field_validator("certificate_config", "private_key_config")
+    @classmethod
+    def _config_key(cls, v: str | None) -> str | None:
+        if v is not None and not CONFIG_KEY.match(v):
+            raise ValueError(f"{v!r} is not a Pulumi config key (namespace:name, e.g. gpufleet:tlsKey)")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        pem = (self.certificate_config, self.private_key_config)
+        if self.certificate_id is not None and any(pem):
+            raise ValueError("name either certificate_id or certificate_config + private_key_config, not both")
+        if self.certificate_id is None and not all(pem):
+            raise ValueError(
+                "needs a certificate: certificate_id (an existing certificate) or both certificate_config and "
+                "private_key_config (Pulumi secret config keys holding the PEM pair)"
+            )
+        return self
+
+
+class LoadBalancer(Strict):
+    listener_port: int = Field(80, ge=1, le=65535, description="80 by default; 443 by default with tls")
+    tls: Tls | None = Field(None, description="HTTPS at the load balancer; required in prod with a public load balancer")
+    public: bool = True
+    allowed_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="clients allowed to reach the listener")
+    request_timeout_s: int = Field(
+        180,
+        ge=1,
+        le=3600,
+        description="the listener's request timeout (Alibaba HTTP listeners: 1-180 s); a longer non-streaming request gets a 504",
+    )
+    health_check: HealthCheck = HealthCheck()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _https_port(cls, data):
+        if isinstance(data, dict) and data.get("tls") and "listener_port" not in data:
+            return {**data, "listener_port": 443}
+        return data
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _clients(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("is empty: no client could reach the listener; name the client networks (or 0.0.0.0/0)")
+        cidr_list(v)
+        return v
+
+
+class Egress(Strict):
+    charge: Literal["traffic", "bandwidth"] = "traffic"
+    bandwidth_mbps: int = Field(100, ge=1, le=5000, description="NAT EIP bandwidth cap (traffic) or bought bandwidth")
+
+
+class Schedule(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,30}$")
+    cron: str = Field(description="5-field cron, UTC, e.g. '0 22 * * *'")
+    min: int = Field(ge=0)
+    max: int = Field(ge=1)
+    desired: int | None = None
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        from gpufleet.cron import parse
+
+        if not re.fullmatch(r"[^\s](?:[^\n\r\t]*[^\s])?", v):  # a newline or tab would reach the provider as written
+            raise ValueError("must be one line of 5 fields separated by spaces, with no leading or trailing space or newline")
+        parse(v)  # CronError is a ValueError: reported on this field
+        return v
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.min > self.max or (self.desired is not None and not self.min <= self.desired <= self.max):
+            raise ValueError("needs min <= desired <= max")
+        return self
+
+
+ScalingMetric = Literal["queue", "kv_cache", "cpu_utilization"]
+
+
+class QueueScaling(Strict):
+    """Requests waiting in vLLM's queue, averaged per node over one metric period (vllm:num_requests_waiting).
+
+    vLLM queues a request only when every running slot (serving.max_num_seqs) or the KV cache is taken, so a queue
+    that stays above a few requests per node for the evaluation window is a node at capacity, not a burst."""
+
+    scale_out_above: float = Field(
+        4,
+        gt=0,
+        le=10000,
+        description="add a node when the average waiting requests per node stay above this (default 4: a full node "
+        "with a queue that does not drain within one period)",
+    )
+    scale_in_below: float = Field(
+        0.5,
+        ge=0,
+        le=10000,
+        description="remove a node only when the average waiting per node is below this (default 0.5: nothing waits) "
+        "and the KV cache is below kv_cache.scale_in_below",
+    )
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.scale_in_below >= self.scale_out_above:
+            raise ValueError("queue.scale_in_below must be lower than queue.scale_out_above")
+        return self
+
+
+class KvCacheScaling(Strict):
+    """KV cache usage in percent, averaged per node (vllm:kv_cache_usage_perc x 100)."""
+
+    scale_out_above: float = Field(
+        85,
+        gt=0,
+        le=100,
+        description="add a node when KV cache usage per node stays above this percent (default 85: vLLM preempts "
+        "running requests when the cache is full; 85 leaves room for the minutes a new node takes)",
+    )
+    scale_in_below: float = Field(
+        30,
+        ge=0,
+        lt=100,
+        description="remove a node only when KV usage per node is below this percent (default 30: with 2 nodes the "
+        "survivor would carry 60%, still below the scale-out threshold, so the fleet does not flap)",
+    )
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.scale_in_below >= self.scale_out_above:
+            raise ValueError("kv_cache.scale_in_below must be lower than kv_cache.scale_out_above")
+        return self
+
+
+class Autoscaling(Strict):
+    metric: ScalingMetric = Field(
+        "queue",
+        description="what drives scaling (docs/scaling.md): queue = vLLM's waiting requests per node (default), "
+        "kv_cache = KV cache usage per node, cpu_utilization = the CPU of the nodes (the clouds' built-in metric)",
+    )
+    queue: QueueScaling = QueueScaling()
+    kv_cache: KvCacheScaling = KvCacheScaling()
+    scale_out_above: int = Field(70, ge=1, le=100, description="CPU percent to scale out at (metric: cpu_utilization)")
+    scale_in_below: int = Field(20, ge=0, le=99, description="CPU percent to scale in at (metric: cpu_utilization)")
+    evaluation_minutes: int = Field(
+        2,
+        ge=1,
+        le=10,
+        description="one-minute periods the scale-out condition must hold (default 2: the same 2 minutes as the queue "
+        "alarm alarms.vllm_queue; a shorter burst is absorbed by the queue)",
+    )
+    scale_in_evaluation_minutes: int = Field(
+        10,
+        ge=1,
+        le=10,
+        description="one-minute periods the scale-in condition must hold (default 10, the most Tencent AS takes: "
+        "removing a GPU node is slow to undo)",
+    )
+    cooldown_s: int = Field(600, ge=60, le=86400)
+    drain_timeout_s: int = Field(
+        660,
+        ge=30,
+        le=7200,
+        description="how long scale-in waits for a node to drain (the lifecycle hook's and the drain command's timeout); "
+        "at least the node's own drain bound: the load balancer's failure detection (health_check.interval_s x "
+        "unhealthy_threshold) + serving.gateway.read_timeout_s; default 660 = 15 + 600 with a minute to spare",
+    )
+    schedules: list[Schedule] = Field(default_factory=list)
+    schedule_window_start: date | None = Field(
+        None,
+        description="day the schedules' window starts (stored so that `pulumi up` keeps it); default: the day of the run, "
+        "kept after creation by ignore_changes. Renew by setting it to today.",
+    )
+    schedule_window_days: int = Field(364, ge=30, le=3650, description="how long the schedules recur after the window start")
+    schedule_lead_minutes: int = Field(
+        60, ge=5, le=1440, description="the first firing is at least this long after the run, so it is still ahead at creation"
+    )
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.scale_in_below >= self.scale_out_above:
+            raise ValueError("scale_in_below must be lower than scale_out_above")
+        names = [s.name for s in self.schedules]
+        if dupes := sorted({n for n in names if names.count(n) > 1}):
+            # each schedule becomes a resource named after it: two with one name fail a real `pulumi up`
+            raise ValueError(f"schedule names must be unique; {', '.join(dupes)} is used more than once")
+        return self
+
+
+class Threshold(Strict):
+    threshold_percent: float = Field(gt=0, le=100)
+    minutes: int = Field(ge=1, le=60)
+
+
+class QueueThreshold(Strict):
+    waiting_above: int = Field(ge=1, le=100000, description="requests waiting in vLLM's queue (vllm:num_requests_waiting)")
+    minutes: int = Field(ge=1, le=60)
+
+
+class Alarms(Strict):
+    gpu_utilization: Threshold = Threshold(threshold_percent=95, minutes=5)
+    gpu_memory: Threshold = Threshold(threshold_percent=98, minutes=1)
+    vllm_queue: QueueThreshold = QueueThreshold(waiting_above=100, minutes=2)
+    contact_group: str = "gpufleet-oncall"
+
+
+class Logs(Strict):
+    """What the node keeps of its logs (docs/gateway.md): journald caps and the gateway access log's rotation."""
+
+    journal_max_use_mib: int = Field(2048, ge=64, le=65536, description="journald SystemMaxUse")
+    journal_max_file_mib: int = Field(128, ge=8, le=4096, description="journald SystemMaxFileSize")
+    journal_keep_free_mib: int = Field(4096, ge=0, le=65536, description="journald SystemKeepFree")
+    journal_keep_days: int = Field(14, ge=1, le=365, description="journald MaxRetentionSec, in days")
+    access_log_keep_days: int = Field(14, ge=1, le=365, description="rotated gateway access logs kept (one a day)")
+    access_log_max_mib: int = Field(256, ge=1, le=65536, description="rotate the access log early past this size")
+
+    @model_validator(mode="after")
+    def _file(self):
+        if self.journal_max_file_mib > self.journal_max_use_mib:
+            raise ValueError("journal_max_file_mib must be at most journal_max_use_mib")
+        return self
+
+
+class FleetSpec(Strict):
+    cloud: Cloud
+    region: str
+    zones: list[str] = Field(min_length=1)
+    environment: Environment
+    name: str = Field("llm", pattern=r"^[a-z][a-z0-9-]{1,20}$", description="prefix of every resource name")
+    gpu: Gpu
+    replicas: Replicas
+    billing: BillingSpec = BillingSpec()
+    image: Image
+    model: Model
+    serving: Serving = Serving()
+    disks: Disks = Disks()
+    network: Network = Network()
+    load_balancer: LoadBalancer = LoadBalancer()
+    egress: Egress = Egress()
+    autoscaling: Autoscaling = Autoscaling()
+    alarms: Alarms = Alarms()
+    logs: Logs = Logs()
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("zones")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("lists a zone twice")
+        return v
+
+    @property
+    def stack_tags(self) -> dict[str, str]:
+        """The tags on every resource (checked against each cloud's tag rules by gpufleet/contract.py)."""
+        return {"gpufleet:fleet": self.name, "gpufleet:env": self.environment, **self.tags}
