@@ -9,9 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from gpufleet import validation
 from gpufleet.components import monitoring
 from gpufleet.errors import UserError
-from gpufleet.stacks import loader
 
 
 def main() -> int:
@@ -20,7 +20,7 @@ def main() -> int:
     parser.add_argument("-o", "--out", default=".")
     args = parser.parse_args()
     try:
-        fleet = loader.load_fleet(args.stack, sizing=False)
+        fleet = validation.load_fleet(args.stack, sizing=False)
     except UserError as exc:
         print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
         return 2
