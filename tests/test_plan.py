@@ -21,9 +21,9 @@ def counted(monkeypatch):
     counts = {"validate": Counter(), "parse": Counter(), "declare": Counter()}
     validate, parse, run = loader.validate, loader._parse_config, mockengine.run
 
-    def counting_validate(raw, stack, file, sizing=True):
+    def counting_validate(raw, stack, file, checks=()):
         counts["validate"][file] += 1
-        return validate(raw, stack=stack, file=file, sizing=sizing)
+        return validate(raw, stack=stack, file=file, checks=checks)
 
     def counting_parse(path, shown):
         counts["parse"][shown] += 1
