@@ -12,10 +12,12 @@ from gpufleet.components.alicloud.scaling import Scaling
 from gpufleet.components.alicloud.security import Security
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet import naming
+
 
 def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     name = fleet.prefix
-    tags = {**fleet.spec.tags, "gpufleet:fleet": name, "gpufleet:env": fleet.spec.environment}
+    tags = {**fleet.spec.tags, "gpufleet:fleet": naming.base(fleet.spec), "gpufleet:env": fleet.spec.environment}
     provider = alicloud.Provider(f"{name}-alicloud", region=fleet.spec.region, opts=pulumi.ResourceOptions(parent=parent))
     opts = pulumi.ResourceOptions(parent=parent, providers={"alicloud": provider})
     net = Network(f"{name}-net", fleet, tags, opts)

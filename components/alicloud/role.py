@@ -8,6 +8,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet.naming import physical
+
 
 def policy_document(fleet: Fleet, group_id=None) -> dict:
     statements: list[dict[str, str | list[str] | list[pulumi.Output[str]]]] = []  # resources may be Outputs
@@ -48,7 +50,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = f"{fleet.prefix}-node"
+        self.role_name = physical(fleet, f"{fleet.prefix}-node")
         self._role = alicloud.ram.Role(
             f"{name}-node",
             role_name=self.role_name,
@@ -64,7 +66,7 @@ class NodeRole(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=f"{self._name}-node",
+            policy_name=physical(self._fleet, f"{self._name}-node"),
             policy_document=pulumi.Output.json_dumps(policy_document(self._fleet, group_id)),
             opts=child,
         )

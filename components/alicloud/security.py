@@ -6,6 +6,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet.naming import physical
+
 
 def node_ingress_rules(fleet: Fleet) -> list[dict]:
     """Ingress rules of the node security group (pure: tested without Pulumi)."""
@@ -52,7 +54,7 @@ class Security(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.group = alicloud.ecs.SecurityGroup(
             f"{name}-nodes",
-            security_group_name=f"{name}-nodes",
+            security_group_name=physical(fleet, f"{name}-nodes"),
             vpc_id=vpc_id,
             inner_access_policy="Drop",
             tags=tags,

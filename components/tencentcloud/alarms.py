@@ -12,6 +12,8 @@ import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet.naming import base, physical
+
 METRICS = {"gpu_utilization": "Gpuutil", "gpu_memory": "Gpumemusage"}
 HARDWARE = {
     "Gpueccterminateapp": "uncorrectable ECC error: the GPU stopped an application",
@@ -57,7 +59,7 @@ class Alarms(pulumi.ComponentResource):
             key = args["key"]
             tencentcloud.monitor.AlarmPolicy(
                 f"{name}-{key}",
-                policy_name=f"{name}-{key}",
+                policy_name=physical(fleet, f"{name}-{key}"),
                 monitor_type="MT_QCE",
                 namespace="cvm_device",
                 enable=1,
@@ -65,7 +67,7 @@ class Alarms(pulumi.ComponentResource):
                 conditions={"is_union_rule": 0, "rules": args["rules"]},
                 remark=args["remark"],
                 notice_ids=notice_ids,
-                policy_tags=[{"key": "gpufleet:fleet", "value": fleet.prefix}],
+                policy_tags=[{"key": "gpufleet:fleet", "value": base(fleet.spec)}],
                 opts=child,
             )
         self.register_outputs({})

@@ -28,6 +28,8 @@ from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.role import attached_role
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet.naming import physical
+
 SCALER = Path(__file__).parent / "scaler"
 HANDLER = "index.main_handler"
 ZIP_DIR = "~/.cache/gpufleet/scf"  # expanded by the provider (homedir.Expand)
@@ -131,10 +133,11 @@ class Autoscaler(pulumi.ComponentResource):
         super().__init__("gpufleet:tencentcloud:Autoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         group_ids = [g.id for g in scaling.groups]
-        role_name = f"{fleet.prefix}-scaler"
+        role_name = physical(fleet, f"{fleet.prefix}-scaler")
         attached = attached_role(
             f"{name}-role",
             role_name,
+            physical(fleet, f"{name}-role"),
             trust_document(),
             pulumi.Output.all(*group_ids).apply(lambda ids: json.dumps(policy_document(fleet, list(ids)))),
             (
@@ -148,7 +151,7 @@ class Autoscaler(pulumi.ComponentResource):
         env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
         self.function = tencentcloud.scf.Function(
             f"{name}-fn",
-            name=f"{fleet.prefix}-scaler",
+            name=physical(fleet, f"{fleet.prefix}-scaler"),
             description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
             zip_file=write_zip(),
             role=role_name,

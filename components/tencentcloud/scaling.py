@@ -14,6 +14,7 @@ from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.stacks.loader import Fleet
 
 from gpufleet import clock, cron
+from gpufleet.naming import physical
 
 
 def _utc8(when: datetime) -> str:
@@ -227,7 +228,7 @@ class Scaling(pulumi.ComponentResource):
         self.configuration = self._config(f"{name}-config", fleet, charge_args(fleet))
         self.group = tencentcloud.as_.ScalingGroup(
             f"{name}-group",
-            scaling_group_name=f"{name}-group",
+            scaling_group_name=physical(fleet, f"{name}-group"),
             configuration_id=self.configuration.id,
             vpc_id=vpc_id,
             subnet_ids=[s.id for s in subnets],
@@ -242,7 +243,7 @@ class Scaling(pulumi.ComponentResource):
             base_config = self._config(f"{name}-base-config", fleet, {"instance_charge_type": "POSTPAID_BY_HOUR"})
             self.base_group = tencentcloud.as_.ScalingGroup(
                 f"{name}-base-group",
-                scaling_group_name=f"{name}-base-group",
+                scaling_group_name=physical(fleet, f"{name}-base-group"),
                 configuration_id=base_config.id,
                 vpc_id=vpc_id,
                 subnet_ids=[s.id for s in subnets],
@@ -258,7 +259,7 @@ class Scaling(pulumi.ComponentResource):
             direction = args.pop("direction")
             self.policies[direction] = tencentcloud.as_.ScalingPolicy(
                 f"{name}-scale-{direction}",
-                policy_name=f"{name}-scale-{direction}",
+                policy_name=physical(fleet, f"{name}-scale-{direction}"),
                 scaling_group_id=self.group.id,
                 opts=child,
                 **args,
@@ -273,7 +274,7 @@ class Scaling(pulumi.ComponentResource):
             )
         command = tencentcloud.tat.Command(
             f"{name}-drain",
-            command_name=f"{name}-drain",
+            command_name=physical(fleet, f"{name}-drain"),
             description="gpufleet: drain the node before AS removes it",
             opts=child,
             **drain_command_args(fleet),
@@ -282,7 +283,7 @@ class Scaling(pulumi.ComponentResource):
             tencentcloud.as_.LifecycleHook(
                 f"{group_name}-drain",
                 scaling_group_id=group.id,
-                lifecycle_hook_name=f"{group_name}-drain",
+                lifecycle_hook_name=physical(fleet, f"{group_name}-drain"),
                 lifecycle_command={"command_id": command.id},
                 opts=child,
                 **drain_hook_args(fleet),
@@ -294,7 +295,7 @@ class Scaling(pulumi.ComponentResource):
     def _config(self, name: str, fleet: Fleet, charge: dict):
         return tencentcloud.as_.ScalingConfig(
             name,
-            configuration_name=name,
+            configuration_name=physical(fleet, name),
             instance_types=[fleet.instance_type.type],
             image_id=fleet.image_id,
             security_group_ids=[self._sg],
@@ -305,7 +306,7 @@ class Scaling(pulumi.ComponentResource):
             enhanced_monitor_service=True,
             enhanced_security_service=True,
             keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
-            instance_name_settings={"instance_name": f"{name.removesuffix('-config')}-node"},
+            instance_name_settings={"instance_name": physical(fleet, f"{name.removesuffix('-config')}-node")},
             instance_tags=self._tags,
             tags=self._tags,
             opts=pulumi.ResourceOptions(parent=self),
@@ -325,7 +326,7 @@ class Scaling(pulumi.ComponentResource):
             nodes.append(
                 tencentcloud.instance.Instance(
                     f"{name}-base-{i}",
-                    instance_name=f"{name}-base-{i}",
+                    instance_name=physical(fleet, f"{name}-base-{i}"),
                     availability_zone=zone,
                     instance_type=fleet.instance_type.type,
                     image_id=fleet.image_id,

@@ -23,6 +23,8 @@ import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.stacks.loader import Fleet
 
+from gpufleet.naming import physical
+
 CLB_HEALTH_CHECK_RANGE = "100.64.0.0/10"  # health_source_ip_type = 1 on the listener
 
 
@@ -98,7 +100,7 @@ class Security(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.group = tencentcloud.security.Group(
             f"{name}-nodes",
-            name=f"{name}-nodes",
+            name=physical(fleet, f"{name}-nodes"),
             description="gpufleet GPU nodes: no ingress from 0.0.0.0/0",
             tags=tags,
             opts=child,
@@ -108,7 +110,7 @@ class Security(pulumi.ComponentResource):
         )
         self.clb_group = tencentcloud.security.Group(
             f"{name}-clb",
-            name=f"{name}-clb",
+            name=physical(fleet, f"{name}-clb"),
             description="gpufleet CLB: the listener port from the allowed clients",
             tags=tags,
             opts=child,
