@@ -265,7 +265,20 @@ def test_tencent_scaler_role_may_only_execute_and_read_this_fleets_groups():
     assert actions == ["name/as:DescribeAutoScalingInstances", "name/as:ExecuteScalingPolicy", "name/cvm:DescribeInstances"]
     for s in statements:
         if s["action"][0].startswith("name/as:"):
-            assert s["resource"] == ["qcs::as:ap-guangzhou:uin/*:autoscalinggroup/llm-prod-asg-group_id"]
+            # CAM's documented Auto Scaling resource: qcs::as:$region:$account:auto-scaling-group/$autoScalingGroupId
+            assert s["resource"] == ["qcs::as:ap-guangzhou:uin/<ownerUin>:auto-scaling-group/llm-prod-asg-group_id"]
+    # exactly the calls the scaler's code makes, no more, no fewer
+    source = (Path(autoscaler.__file__).parent / "scaler" / "index.py").read_text()
+    called = {f"name/{svc}:{action}" for svc, action in re.findall(r'api\.call\(\s*"(\w+)",\s*"(\w+)"', source)}
+    assert called == set(actions)
+
+
+def test_tencent_scaler_group_resource_matches_cams_documented_format():
+    """CAM's Auto Scaling page writes the group as qcs::as:$region:$account:auto-scaling-group/$autoScalingGroupId,
+    $account = uin/<uin> (tencentcloud.com/document/product/598/57063); the old autoscalinggroup/<id> matched nothing."""
+    documented = re.compile(r"^qcs::as:(?P<region>[a-z0-9-]+):uin/(?P<uin>[^:]+):auto-scaling-group/(?P<id>.+)$")
+    m = documented.match(autoscaler.group_resource("ap-guangzhou", "100000000001", "asg-abc123"))
+    assert m and m.group("id") == "asg-abc123" and m.group("uin") == "100000000001"
 
 
 def test_tencent_node_group_admits_the_scaler_subnet_on_the_metrics_port_only():

@@ -40,6 +40,8 @@ PROFILE = CloudProfile(
         "tencentcloud:Clb/instance:Instance": ("clbVips[]",),  # [] marks a list output
         "tencentcloud:Eip/instance:Instance": ("publicIp",),
         "tencentcloud:Clb/listener:Listener": ("listenerId",),
+        # invokes: the owner uin in the scaler's CAM resources (autoscaler.py)
+        "tencentcloud:User/getInfo:getInfo": ("ownerUin",),
     },
 )
 
