@@ -440,7 +440,9 @@ class Scaling(pulumi.ComponentResource):
             scaling_group_id=self.group.id,
             instance_ids=[n.id for n in nodes],
             force=True,
-            entrusted=True,
+            # not entrusted: ESS AttachInstances refuses Entrusted for subscription instances ("You cannot specify this
+            # parameter for subscription instances", alibabacloud_ess20220222 1.13.3 AttachInstancesRequest.entrusted)
+            entrusted=False,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.configuration]),
         )
 

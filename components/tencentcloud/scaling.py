@@ -78,13 +78,24 @@ def group_args(fleet: Fleet) -> dict:
     """The group the schedules and the scaling policies act on: all nodes, or with spot over an on-demand base, the
     spot nodes above the base (the base is its own fixed-size group, base_group_args)."""
     r = fleet.spec.replicas
-    base = base_size(fleet)
+    base, floor = base_size(fleet), subscription_floor(fleet)
     return {
-        "min_size": max(r.min - base, 0),
+        "min_size": max(r.min - base - floor, 0),
         "max_size": r.max - base,
-        "desired_capacity": max(r.desired_or_min - base, 0),
+        "desired_capacity": max(r.desired_or_min - base - floor, 0),
         **_group_common(fleet),
     }
+
+
+def subscription_floor(fleet: Fleet) -> int:
+    """With billing monthly / yearly: the replicas.min PREPAID CVMs attached to the group and protected from scale-in
+    (_subscription_baseline). The group launches none of its own for them: its min_size and desired_capacity leave the
+    floor out, so the floor is exactly replicas.min nodes (before, the group launched replicas.min pay-as-you-go nodes
+    and the subscription nodes were attached as well: twice the floor, both billed). Attached instances count towards
+    max_size; AS removes the nodes it created before attached ones and never a protected one (SetInstancesProtection:
+    "实例设置保护之后，当发生不健康替换、报警策略、期望值变更等自动缩容时，将不对此实例缩容操作", tccli 3.1.189.1
+    autoscaling v20180419)."""
+    return fleet.spec.replicas.min if fleet.spec.billing.model in ("monthly", "yearly") else 0
 
 
 def base_size(fleet: Fleet) -> int:
