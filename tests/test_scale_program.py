@@ -138,7 +138,7 @@ def test_alibaba_scale_in_drains_through_oos_with_a_role_scoped_to_the_group():
     (role,) = [r for r in of(inv, "alicloud:ram/role:Role") if r["roleName"] == "llm-cn-hangzhou-prod-asg-drain"]
     assert json.loads(role["assumeRolePolicyDocument"])["Statement"][0]["Principal"] == {"Service": ["oos.aliyuncs.com"]}
     (policy,) = [p for p in of(inv, "alicloud:ram/policy:Policy") if p["policyName"] == "llm-cn-hangzhou-prod-asg-drain"]
-    ess = [s for s in json.loads(policy["policyDocument"])["Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"]]
+    ess = [s for s in json.loads(policy["policyDocument"])["Statement"] if "ess:CompleteLifecycleAction" in s["Action"]]
     assert ess[0]["Resource"] == ["acs:ess:cn-hangzhou:*:scalinggroup/llm-prod-asg-group_id"]
 
 
