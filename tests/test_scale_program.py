@@ -328,8 +328,11 @@ def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
     assert "cooldown_s 420 s" in note
     if stack == ALI:
         assert "for 3 x 60 s = 180 s" in note and "240 s at most" in note
+        # before the first data point the custom-metric tasks are INSUFFICIENT_DATA: ESS runs neither
+        assert "before the first data point" in note and "INSUFFICIENT_DATA" in note
     else:
         assert "each 60 s (timer)" in note and "within 60 s" in note
+        assert "before the first reading (no node answers yet) it holds" in note
     raw = _raw(stack, autoscaling__metric="cpu_utilization", autoscaling__evaluation_minutes=4)
     fleet = loader.validate(raw, stack=stack, file="x", sizing=False)
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]
