@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gpufleet import namescope
 from gpufleet.errors import Problem, UserError
@@ -36,7 +37,7 @@ def check(
     from gpufleet.stacks import loader
 
     report = Report()
-    previewed: list[tuple[str, str, object, list[dict]]] = []
+    previewed: list[tuple[str, str, Any, list[dict]]] = []
     for stack in loader.stack_names(root) if only is None else only:
         try:
             p = plan.for_stack(stack, root)

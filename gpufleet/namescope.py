@@ -68,7 +68,7 @@ class Name:
 def data_file(cloud: str) -> Path:
     from gpufleet.components import registry
 
-    return Path(registry.module(cloud, "profile").__file__).parent / DATA
+    return Path(str(registry.module(cloud, "profile").__file__)).parent / DATA
 
 
 @cache
@@ -131,7 +131,7 @@ def _dupes(names: list[Name]) -> dict[tuple, list[Name]]:
     return {k: v for k, v in by.items() if len(v) > 1}
 
 
-def stack_problems(names: list[Name], unknown: list[str] = ()) -> list[str]:
+def stack_problems(names: list[Name], unknown: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What one stack gets wrong by itself: lengths, duplicates within the stack, names the data does not know."""
     out = []
     for n in names:
