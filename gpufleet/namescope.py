@@ -72,8 +72,11 @@ def data_file(cloud: str) -> Path:
 
 
 @cache
-def load(cloud: str) -> dict[tuple[str, str], Scope]:
+def load(cloud: str) -> dict[tuple[str, str], Scope] | None:
+    """The cloud's name scopes; None when its package has no name_scopes.yaml (its names are not checked)."""
     path = data_file(cloud)
+    if not path.exists():
+        return None
     doc = inputs.load_mapping(path, f"components/{cloud}/{DATA}")
     out = {}
     for row in doc["names"]:
@@ -94,6 +97,8 @@ def load(cloud: str) -> dict[tuple[str, str], Scope]:
 
 
 def spec_versions(cloud: str) -> dict[str, str]:
+    if not data_file(cloud).exists():
+        return {}
     return dict(inputs.load_mapping(data_file(cloud), f"components/{cloud}/{DATA}").get("spec_versions") or {})
 
 
@@ -105,7 +110,10 @@ def is_name_input(key: str) -> bool:
 def names_of(resources: list[dict], stack: str, cloud: str, region: str) -> tuple[list[Name], list[str]]:
     """(the names the resources declare, with their rule; name-like inputs of the cloud's types the data lacks)."""
     rules = load(cloud)
-    out, unknown = [], []
+    out: list[Name] = []
+    unknown: list[str] = []
+    if rules is None:
+        return out, unknown
     for r in resources:
         if not r["type"].startswith(f"{cloud}:") or not r.get("custom", True):
             continue

@@ -120,7 +120,7 @@ def test_fit_is_stable_and_distinct():
 
 
 def test_stack_problems_catch_a_name_over_its_limit_and_a_duplicate():
-    rule = namescope.load("tencentcloud")[("tencentcloud:As/scalingGroup:ScalingGroup", "scalingGroupName")]
+    rule = (namescope.load("tencentcloud") or {})[("tencentcloud:As/scalingGroup:ScalingGroup", "scalingGroupName")]
     assert rule.max == 55 and rule.scope == "account" and "在您账号中必须唯一" in rule.text
     resources = [
         {"type": rule.type, "name": "g1", "custom": True, "inputs": {"scalingGroupName": "g" * 56}},
