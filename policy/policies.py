@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import re
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
-from gpufleet import clock, contract, registry
+from gpufleet import clock, contract, namescope, registry
 
 CLOUDS = registry.names()  # one policy per registered cloud
 # The input a node's image id travels in (ECS instance and ESS scaling configuration, CVM instance and AS scaling
@@ -40,7 +47,18 @@ def image_validator(args: ResourceValidationArgs, report_violation: ReportViolat
         )
 
 
-def policies() -> list[ResourceValidationPolicy]:
+def names_validator(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """The per-stack part of the name scopes (gpufleet/namescope.py): every cloud-side name within its documented
+    length and not given twice in its scope within the stack. Clashes between stacks need all stacks of the account
+    at once: `gpufleet check`."""
+    resources = [{"type": r.resource_type, "name": r.name, "inputs": dict(r.props), "custom": True} for r in args.resources]
+    for cloud in CLOUDS:
+        names, unknown = namescope.names_of(resources, "", cloud, "")
+        for message in namescope.stack_problems(names, unknown):
+            report_violation(message)
+
+
+def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
     out = [
         ResourceValidationPolicy(
             name=f"{cloud}-provider-contract",
@@ -51,6 +69,15 @@ def policies() -> list[ResourceValidationPolicy]:
         )
         for cloud in CLOUDS
     ]
+    out.append(
+        StackValidationPolicy(
+            name="names-in-scope",
+            description="every cloud-side name within its documented length and unique in its scope within the stack "
+            "(components/<cloud>/name_scopes.yaml; across stacks: gpufleet check)",
+            validate=names_validator,
+            enforcement_level=EnforcementLevel.MANDATORY,
+        )
+    )
     out.append(
         ResourceValidationPolicy(
             name="no-placeholder-image",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from views import VIEWS, of, tencentcloud_view
 
-from gpufleet import validation
+from gpufleet import naming, validation
 from gpufleet.preview import preview_spec, preview_stack
 from gpufleet.stacks import loader
 
@@ -128,13 +128,13 @@ def test_spot_and_subscription_variants_tencentcloud():
     stack = "tencentcloud-ap-guangzhou-prod"
     raw, inv = _variant(stack, billing={"model": "spot", "spot_price_limit": 5.0, "on_demand_base": 2})
     configs = {c["configurationName"]: c for c in of(inv, "tencentcloud:As/scalingConfig:ScalingConfig")}
-    config_in = configs["llm-prod-asg-config"]
+    config_in = configs["llm-ap-guangzhou-prod-asg-config"]
     assert config_in["instanceChargeType"] == "SPOTPAID" and config_in["spotMaxPrice"] == "5.0000"
     assert config_in["spotInstanceType"] == "one-time"
     # the on-demand base: its own pay-as-you-go group of exactly replicas.min nodes behind the same listener
-    assert configs["llm-prod-asg-base-config"]["instanceChargeType"] == "POSTPAID_BY_HOUR"
+    assert configs["llm-ap-guangzhou-prod-asg-base-config"]["instanceChargeType"] == "POSTPAID_BY_HOUR"
     groups = {g["scalingGroupName"]: g for g in of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")}
-    base, spot = groups["llm-prod-asg-base-group"], groups["llm-prod-asg-group"]
+    base, spot = groups["llm-ap-guangzhou-prod-asg-base-group"], groups["llm-ap-guangzhou-prod-asg-group"]
     assert base["minSize"] == base["maxSize"] == base["desiredCapacity"] == raw["replicas"]["min"]
     assert spot["minSize"] == 0 and spot["maxSize"] == raw["replicas"]["max"] - raw["replicas"]["min"]
     assert base["forwardBalancerIds"] == spot["forwardBalancerIds"]
@@ -166,7 +166,7 @@ def test_tencent_alarms_cover_gpu_load_and_hardware_health():
     assert rules["Gpuutil"]["continuePeriod"] == fleet.spec.alarms.gpu_utilization.minutes
     assert float(rules["Gpumemusage"]["value"]) == fleet.spec.alarms.gpu_memory.threshold_percent
     for p in policies:
-        assert p["namespace"] == "cvm_device" and p["policyTags"] == [{"key": "gpufleet:fleet", "value": fleet.prefix}]
+        assert p["namespace"] == "cvm_device" and p["policyTags"] == [{"key": "gpufleet:fleet", "value": naming.base(fleet.spec)}]
         assert p["noticeIds"] == [fleet.spec.alarms.contact_group]
 
 

@@ -171,6 +171,6 @@ def test_prod_with_one_named_zone_says_how_many_the_region_has(project):
 
 
 def test_a_gpu_without_bf16_gets_float16_and_says_why(project):
-    p = regions.plan("tencentcloud", "ap-guangzhou", "staging", gpu="V100-32G", name="tc-v100", root=project)
+    p = regions.plan("tencentcloud", "ap-guangzhou", "staging", gpu="V100-32G", name="tc-v100", fleet="v100", root=project)
     assert "dtype: float16" in p.text
     assert any(r.startswith("dtype float16: staging defaults to bfloat16") for r in p.reasons)

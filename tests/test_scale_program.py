@@ -79,7 +79,7 @@ def test_alibaba_prod_scales_on_the_queue_in_the_declared_metrics_group():
     a, sig = fleet.spec.autoscaling, scaling_signals.load()
     assert a.metric == "queue"
     alarms = {x["name"]: x for x in of(inv, "alicloud:ess/alarm:Alarm")}
-    out, in_ = alarms["llm-prod-asg-scale-out"], alarms["llm-prod-asg-scale-in"]
+    out, in_ = alarms["llm-cn-hangzhou-prod-asg-scale-out"], alarms["llm-cn-hangzhou-prod-asg-scale-in"]
     (group,) = [r for r in inv.resources if r["type"] == "alicloud:cms/monitorGroup:MonitorGroup"]
     for alarm in (out, in_):
         assert alarm["metricType"] == "custom"
@@ -133,12 +133,12 @@ def test_alibaba_scale_in_drains_through_oos_with_a_role_scoped_to_the_group():
     assert hook["heartbeatTimeout"] == raw["autoscaling"]["drain_timeout_s"]
     assert re.fullmatch(r"acs:oos:cn-hangzhou:<accountId>:template/ACS-ESS-LifeCycleRunCommand", hook["notificationArn"])
     meta = json.loads(hook["notificationMetadata"])
-    assert meta["commandContent"] == ali_rules.DRAIN_COMMAND and meta["OOSAssumeRole"] == "llm-prod-asg-drain"
+    assert meta["commandContent"] == ali_rules.DRAIN_COMMAND and meta["OOSAssumeRole"] == "llm-cn-hangzhou-prod-asg-drain"
     assert meta["timeout"] == hook["heartbeatTimeout"] and meta["lifecycleActionResult"] == "CONTINUE"
-    (role,) = [r for r in of(inv, "alicloud:ram/role:Role") if r["roleName"] == "llm-prod-asg-drain"]
+    (role,) = [r for r in of(inv, "alicloud:ram/role:Role") if r["roleName"] == "llm-cn-hangzhou-prod-asg-drain"]
     assert json.loads(role["assumeRolePolicyDocument"])["Statement"][0]["Principal"] == {"Service": ["oos.aliyuncs.com"]}
-    (policy,) = [p for p in of(inv, "alicloud:ram/policy:Policy") if p["policyName"] == "llm-prod-asg-drain"]
-    ess = [s for s in json.loads(policy["policyDocument"])["Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"]]
+    (policy,) = [p for p in of(inv, "alicloud:ram/policy:Policy") if p["policyName"] == "llm-cn-hangzhou-prod-asg-drain"]
+    ess = [s for s in json.loads(policy["policyDocument"])["Statement"] if "ess:CompleteLifecycleAction" in s["Action"]]
     assert ess[0]["Resource"] == ["acs:ess:cn-hangzhou:*:scalinggroup/llm-prod-asg-group_id"]
 
 
@@ -239,11 +239,17 @@ def test_tencent_prod_scales_on_the_queue_through_the_scf_scaler():
     }
     # the policies it executes can never fire on their own
     policies = {p["policyName"]: p for p in of(inv, "tencentcloud:As/scalingPolicy:ScalingPolicy")}
-    assert (policies["llm-prod-asg-scale-out"]["comparisonOperator"], policies["llm-prod-asg-scale-out"]["threshold"]) == (
+    assert (
+        policies["llm-ap-guangzhou-prod-asg-scale-out"]["comparisonOperator"],
+        policies["llm-ap-guangzhou-prod-asg-scale-out"]["threshold"],
+    ) == (
         "GREATER_THAN",
         100,
     )
-    assert (policies["llm-prod-asg-scale-in"]["comparisonOperator"], policies["llm-prod-asg-scale-in"]["threshold"]) == (
+    assert (
+        policies["llm-ap-guangzhou-prod-asg-scale-in"]["comparisonOperator"],
+        policies["llm-ap-guangzhou-prod-asg-scale-in"]["threshold"],
+    ) == (
         "LESS_THAN",
         0,
     )
@@ -251,15 +257,28 @@ def test_tencent_prod_scales_on_the_queue_through_the_scf_scaler():
 
 def test_tencent_scaler_role_may_only_execute_and_read_this_fleets_groups():
     _, inv = _inv(TC)
-    (role,) = [r for r in of(inv, "tencentcloud:Cam/role:Role") if r["name"] == "llm-prod-scaler"]
+    (role,) = [r for r in of(inv, "tencentcloud:Cam/role:Role") if r["name"] == "llm-ap-guangzhou-prod-scaler"]
     assert json.loads(role["document"])["statement"][0]["principal"] == {"service": ["scf.qcloud.com"]}
-    (policy,) = [p for p in of(inv, "tencentcloud:Cam/policy:Policy") if p["name"] == "llm-prod-scaler-role"]
+    (policy,) = [p for p in of(inv, "tencentcloud:Cam/policy:Policy") if p["name"] == "llm-ap-guangzhou-prod-scaler-role"]
     statements = json.loads(policy["document"])["statement"]
     actions = sorted(a for s in statements for a in s["action"])
     assert actions == ["name/as:DescribeAutoScalingInstances", "name/as:ExecuteScalingPolicy", "name/cvm:DescribeInstances"]
     for s in statements:
         if s["action"][0].startswith("name/as:"):
-            assert s["resource"] == ["qcs::as:ap-guangzhou:uin/*:autoscalinggroup/llm-prod-asg-group_id"]
+            # CAM's documented Auto Scaling resource: qcs::as:$region:$account:auto-scaling-group/$autoScalingGroupId
+            assert s["resource"] == ["qcs::as:ap-guangzhou:uin/<ownerUin>:auto-scaling-group/llm-prod-asg-group_id"]
+    # exactly the calls the scaler's code makes, no more, no fewer
+    source = (Path(autoscaler.__file__).parent / "scaler" / "index.py").read_text()
+    called = {f"name/{svc}:{action}" for svc, action in re.findall(r'api\.call\(\s*"(\w+)",\s*"(\w+)"', source)}
+    assert called == set(actions)
+
+
+def test_tencent_scaler_group_resource_matches_cams_documented_format():
+    """CAM's Auto Scaling page writes the group as qcs::as:$region:$account:auto-scaling-group/$autoScalingGroupId,
+    $account = uin/<uin> (tencentcloud.com/document/product/598/57063); the old autoscalinggroup/<id> matched nothing."""
+    documented = re.compile(r"^qcs::as:(?P<region>[a-z0-9-]+):uin/(?P<uin>[^:]+):auto-scaling-group/(?P<id>.+)$")
+    m = documented.match(autoscaler.group_resource("ap-guangzhou", "100000000001", "asg-abc123"))
+    assert m and m.group("id") == "asg-abc123" and m.group("uin") == "100000000001"
 
 
 def test_tencent_node_group_admits_the_scaler_subnet_on_the_metrics_port_only():
@@ -307,8 +326,11 @@ def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
     assert "cooldown_s 420 s" in note
     if stack == ALI:
         assert "for 3 x 60 s = 180 s" in note and "240 s at most" in note
+        # before the first data point the custom-metric tasks are INSUFFICIENT_DATA: ESS runs neither
+        assert "before the first data point" in note and "INSUFFICIENT_DATA" in note
     else:
         assert "each 60 s (timer)" in note and "within 60 s" in note
+        assert "before the first reading (no node answers yet) it holds" in note
     raw = _raw(stack, autoscaling__metric="cpu_utilization", autoscaling__evaluation_minutes=4)
     fleet = validation.validate(raw, stack=stack, file="x", sizing=False)
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]

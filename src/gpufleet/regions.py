@@ -25,6 +25,8 @@ RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
+DEFAULT_FLEET = "llm"  # the template's fleet name (FleetSpec.name's default)
+FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
 # Pulumi stack names: letters, digits, '-', '_' and '.', 1 to 100 characters (pulumi/pulumi, pkg/backend/.../
 # validateStackName: stackNameAndProjectRegexp = ^[A-Za-z0-9_.-]{1,100}$; docs: "Stack names may only contain
 # alphanumeric characters, hyphens, underscores, or periods"). gpufleet also puts the name in a file
@@ -60,6 +62,35 @@ def name_problems(name: str) -> list[Problem]:
             "starting with a letter or digit, no '..' (e.g. alicloud-cn-beijing-dev)",
         )
     ]
+
+
+def fleet_problems(fleet: str) -> list[Problem]:
+    """Why `fleet` cannot be a fleet name (spec.py FleetSpec.name: it starts every cloud-side name)."""
+    if FLEET_NAME.fullmatch(fleet):
+        return []
+    return [
+        Problem(
+            ARG,
+            "--fleet",
+            f"{fleet[:40]!r} is not a fleet name: 2-21 lowercase letters, digits and -, starting with a letter (e.g. qwen)",
+        )
+    ]
+
+
+def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) -> None:
+    """Preview the new stack with every stack of its cloud, as in one account (gpufleet/account.py): a cloud-side
+    name another stack already uses in its documented scope is refused before anything is written."""
+    from gpufleet import account, preview
+
+    inventory = preview.preview_spec(raw, stack)
+    others = [s for s in loader.stack_names(root) if s != stack]
+    report = account.check(
+        root, fleet.spec.cloud, extra=((stack, shown, fleet, inventory.resources),), skip_broken=True, only=others
+    )
+    problems = [p for p in report.problems if p.file == shown] + account.clash_problems(report, stack)
+    if problems:
+        hint = f"pass --fleet NAME (a second fleet of {fleet.spec.environment} in {fleet.spec.region}), e.g. --fleet qwen"
+        raise UserError([Problem(p.file, p.path, f"{p.message}; {hint}") for p in problems])
 
 
 def cidr_problems(cidr: str) -> list[Problem]:
@@ -206,6 +237,7 @@ def plan(
     zones: list[str] | None = None,
     cidr: str | None = None,
     root: Path | None = None,
+    fleet: str = DEFAULT_FLEET,
 ) -> Plan:
     root = root or loader.project_root()
     if cloud not in catalog.clouds():
@@ -219,8 +251,8 @@ def plan(
     gpu = gpu or d["gpu"]
     if gpu not in catalog.gpu_kinds():
         raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
-    stack = name if name is not None else f"{cloud}-{region}-{env}"
-    problems = name_problems(stack) + (cidr_problems(cidr) if cidr is not None else [])
+    stack = name if name is not None else f"{cloud}-{region}-{env}" + (f"-{fleet}" if fleet != DEFAULT_FLEET else "")
+    problems = name_problems(stack) + fleet_problems(fleet) + (cidr_problems(cidr) if cidr is not None else [])
     if problems:
         raise UserError(problems)
     path = loader.stack_path(stack, root)
@@ -259,7 +291,7 @@ def plan(
         cloud=cloud,
         region=region,
         env=env,
-        name="llm",
+        name=fleet,
         gpu=gpu,
         zones=chosen,
         instance_type=itype.type,
@@ -275,7 +307,8 @@ def plan(
         raw = inputs.parse_yaml(text, shown)["config"][loader.CONFIG_KEY]
     except (UserError, KeyError, TypeError) as exc:
         raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
-    validation.validate(raw, stack=stack, file=shown)
+    validated = validation.validate(raw, stack=stack, file=shown)
+    refuse_name_clashes(stack, shown, validated, raw, root)
     return Plan(stack=stack, path=path, text=text, reasons=reasons)
 
 

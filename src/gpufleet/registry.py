@@ -40,6 +40,7 @@ class InstanceMetadata:
     token_ttl_header: str = ""
     token_header: str = ""
     role_credentials: str = ""  # path under url; + role name -> the role's temporary keys ("": not read)
+    instance_id: str = ""  # path under url: the instance's own id ("": not read)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ class CloudProfile:
     # The node agent's custom-metric API ("{region}" filled in on the node); "" with node_metrics_note saying why not.
     node_metrics_api: str = ""
     node_metrics_note: str = ""
+    # The API the node agent ends its scaling group's lifecycle waits with ("{region}" filled in on the node); "" with
+    # node_lifecycle_note saying why the node has none to end.
+    node_lifecycle_api: str = ""
+    node_lifecycle_note: str = ""
 
 
 # --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------

@@ -78,15 +78,20 @@ class Quiet(BaseHTTPRequestHandler):
 
 
 class FakeVllm(Server):
-    """GET /metrics in the chosen version's names; `running`, `waiting`, `kv` settable; `up=False` refuses."""
+    """GET /metrics in the chosen version's names; `running`, `waiting`, `kv` settable; `up=False` refuses. GET /health:
+    200 once `healthy` (vLLM answers 200 there when its engine is up), 503 before."""
 
     def __init__(self, version: str = "0.33.0", running: float = 2, waiting: float = 3, kv: float = 0.25):
         self.template = {"0.33.0": VLLM_0_33, "0.10.0": VLLM_0_10}[version]
-        self.running, self.waiting, self.kv, self.up = running, waiting, kv, True
+        self.running, self.waiting, self.kv, self.up, self.healthy = running, waiting, kv, True, True
+        self.health_asked = 0
 
         class H(Quiet):
             def do_GET(self):
                 o = self.owner
+                if self.path == "/health":
+                    o.health_asked += 1
+                    return self.reply(200 if o.up and o.healthy else 503, "")
                 if self.path != "/metrics" or not o.up:
                     return self.reply(404 if o.up else 503, "not found")
                 self.reply(200, o.template.format(running=float(o.running), waiting=float(o.waiting), kv=float(o.kv)))
@@ -101,8 +106,14 @@ class FakeMetadata(Server):
     TOKEN_TTL = "X-aliyun-ecs-metadata-token-ttl-seconds"
     TOKEN = "X-aliyun-ecs-metadata-token"
 
-    def __init__(self, role: str, hardened: bool = True, notice_path: str = "/latest/meta-data/instance/spot/termination-time"):
-        self.role, self.hardened, self.notice_path = role, hardened, notice_path
+    def __init__(
+        self,
+        role: str,
+        hardened: bool = True,
+        notice_path: str = "/latest/meta-data/instance/spot/termination-time",
+        instance_id: str = "i-bp1node0001",
+    ):
+        self.role, self.hardened, self.notice_path, self.instance_id = role, hardened, notice_path, instance_id
         self.notice = ""
         self.token_failures = 0  # the next token requests that fail (a metadata service restarting)
         self.tokens: set[str] = set()
@@ -139,6 +150,8 @@ class FakeMetadata(Server):
                     return self.reply(200, json.dumps({**o.keys, "Expiration": expires, "Code": "Success"}))
                 if self.path == o.notice_path and o.notice:
                     return self.reply(200, o.notice)
+                if self.path == "/latest/meta-data/instance-id":
+                    return self.reply(200, o.instance_id)
                 self.reply(404, "Not Found")
 
         super().__init__(H)

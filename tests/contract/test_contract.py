@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -296,7 +298,14 @@ def test_alicloud_loading_grace_is_a_lifecycle_hook_the_node_role_may_complete()
     assert ess == [
         {
             "Effect": "Allow",
-            "Action": ["ess:CompleteLifecycleAction"],
+            "Action": ["ess:DescribeScalingActivities", "ess:CompleteLifecycleAction"],
             "Resource": ["acs:ess:cn-hangzhou:*:scalinggroup/llm-prod-asg-group_id"],
-        }
+        },
+        {"Effect": "Allow", "Action": ["ess:DescribeLifecycleActions"], "Resource": ["*"]},
     ]
+    # exactly the ESS operations the node agent calls (images/node_agent.py: ess(endpoint, creds, "<Action>", ...))
+    from gpufleet.images import node_agent
+
+    source = Path(node_agent.__file__).read_text()
+    called = set(re.findall(r'ess\(\s*endpoint,\s*creds,\s*"(\w+)"', source))
+    assert {a.removeprefix("ess:") for s in ess for a in s["Action"]} == called

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pulumi_policy import ResourceValidationArgs
+from pulumi_policy import PolicyResource, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs
 
 from . import sweep
 
@@ -33,6 +33,8 @@ def _args(resource: dict) -> ResourceValidationArgs:
 def _run(policies, resource) -> list[str]:
     found: list[str] = []
     for policy in policies:
+        if not isinstance(policy, ResourceValidationPolicy):
+            continue
         policy.validate(_args(resource), lambda message, urn=None, name=policy.name: found.append(f"{name}: {message}"))
     return found
 
@@ -43,7 +45,7 @@ def test_pack_files_exist_and_name_the_policies(pack):
     assert "PolicyPack(" in (ROOT / "policy" / "__main__.py").read_text()
     assert "pulumi-policy" in (ROOT / "policy" / "requirements.txt").read_text()
     names = [p.name for p in pack.policies()]
-    assert names == ["alicloud-provider-contract", "tencentcloud-provider-contract", "no-placeholder-image"]
+    assert names == ["alicloud-provider-contract", "tencentcloud-provider-contract", "names-in-scope", "no-placeholder-image"]
 
 
 def test_recorded_inventories_pass_the_contract_policies(pack, monkeypatch):
@@ -71,3 +73,31 @@ def test_pack_refuses_a_broken_rule_and_placeholder_images(pack, monkeypatch):
         assert any(m.startswith("no-placeholder-image:") for m in _run(pack.policies(), r))
     built = {**images[0], "inputs": {**images[0]["inputs"], "imageId": "m-bp1abcdef0123456789"}}
     assert not [m for m in _run(pack.policies(), built) if m.startswith("no-placeholder-image:")]
+
+
+def _stack_args(resources: list[dict]) -> StackValidationArgs:
+    return StackValidationArgs(
+        [
+            PolicyResource(r["type"], r["inputs"], f"urn:{r['name']}", r["name"], None, None, None, [], {})
+            for r in resources
+            if r["custom"]
+        ],
+        None,
+    )
+
+
+def test_names_policy_passes_every_sweep_variant_and_refuses_a_long_or_repeated_name(pack):
+    (names_policy,) = [p for p in pack.policies() if p.name == "names-in-scope"]
+    found = []
+    for name, _, inv in sweep.inventories():
+        names_policy.validate(_stack_args(inv["resources"]), lambda m, urn=None, name=name: found.append(f"{name}: {m}"))
+    assert found == []
+    _, _, inv = sweep.inventories()[0]
+    broken = [dict(r) for r in inv["resources"]]
+    ram = [r for r in broken if r["type"] in ("alicloud:ram/role:Role", "tencentcloud:Cam/role:Role")]
+    ram[0]["inputs"] = {**ram[0]["inputs"], "roleName" if "roleName" in ram[0]["inputs"] else "name": "r" * 200}
+    groups = [r for r in broken if r["type"].endswith("scalingGroup:ScalingGroup")]
+    twin = {**groups[0], "name": groups[0]["name"] + "-twin"}
+    names_policy.validate(_stack_args([*broken, twin]), lambda m, urn=None: found.append(m))
+    assert any("more than the" in m and "RoleName" in m for m in found), found
+    assert any("is given to" in m and "-twin" in m for m in found), found

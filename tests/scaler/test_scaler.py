@@ -230,3 +230,13 @@ def test_the_zip_runs_on_the_python_scf_offers(unpacked, cloud, tmp_path):
     r = subprocess.run([str(py), "-c", script], cwd=code, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1])["action"] == "out" and api.executed
+
+
+def test_before_the_first_reading_the_scaler_neither_scales_out_nor_in():
+    """No data yet (a new fleet, nodes still loading): hold; a node not answering blocks scale-in, never forces it."""
+    from gpufleet.components.tencentcloud.scaler import index
+
+    assert index.decide({}, 4, 0.5)[0] == "hold"
+    assert index.decide({"n1": None, "n2": None}, 4, 0.5)[0] == "hold"
+    assert index.decide({"n1": 0.0, "n2": None}, 4, 0.5)[0] == "hold"
+    assert index.decide({"n1": 0.0, "n2": 0.0}, 4, 0.5)[0] == "in"

@@ -67,6 +67,7 @@ def _group(
 # command -> the module of this package that registers it (in the order `gpufleet --help` lists them)
 COMMANDS = {
     "preview": "preview",
+    "check": "check",
     "loadtest": "loadtest",
     "image": "image",
     "plan": "plan",

@@ -30,7 +30,10 @@ def new(
         help="GPU kind; default per environment (stacks/templates/defaults.yaml)",
     ),
     template: str = typer.Option("stack.yaml.j2", "--from", help="template in stacks/templates/", metavar="TEMPLATE"),
-    name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>"),
+    name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>[-<fleet>]"),
+    fleet: str = typer.Option(
+        "llm", "--fleet", help="fleet name: starts every cloud-side name; another one for a second fleet of one env in one region"
+    ),
     zone: list[str] = typer.Option([], "--zone", help="zones to use instead of the first ones selling the GPU (repeatable)"),
     cidr: str | None = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
     dry_run: bool = typer.Option(
@@ -45,11 +48,12 @@ def new(
       gpufleet region new --cloud alicloud --region cn-beijing --env dev --dry-run
       gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod
       gpufleet region new --cloud alicloud --region cn-beijing --env prod --zone cn-beijing-h --zone cn-beijing-i
+      gpufleet region new --cloud alicloud --region cn-hangzhou --env prod --fleet qwen
     """
     from gpufleet import regions
     from gpufleet.errors import Problem, UserError
 
-    p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr)
+    p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr, fleet=fleet)
     if dry_run and p.path.exists():  # what the real run would refuse, the dry run refuses too
         raise UserError([Problem(f"stacks/{p.path.name}", "", regions.EXISTS)])
     if dry_run:

@@ -452,14 +452,32 @@ def price_inventory(
         prefix=f"{spec.name}-{spec.environment}",
     )
     if scenarios:
-        est.scenarios = _scenarios(spec, avg, how, est, priced, spot)
+        est.scenarios = _scenarios(spec, avg, how, est, priced, spot, declared_floor(spec.cloud, resources_list))
     return est
 
 
-def _scenarios(spec, avg: Decimal, how: str, est: Estimate, priced, spot: bool) -> dict[str, Scenario]:
+def declared_floor(cloud: str, resources: list[dict]) -> int | None:
+    """The GPU nodes the inventory keeps at the floor, as declared (the cloud's pricing.declared_floor), or None."""
+    from gpufleet import registry
+
+    count = getattr(registry.module(cloud, "pricing"), "declared_floor", None)
+    return None if count is None else count(resources)
+
+
+def _scenarios(
+    spec, avg: Decimal, how: str, est: Estimate, priced, spot: bool, declared: int | None = None
+) -> dict[str, Scenario]:
+    """The floor is what the inventory declares (e.g. a group's own minimum plus subscription nodes), so that a program
+    keeping more nodes than replicas.min is priced as such."""
     out = {"average": Scenario("average", avg, how, est.total)}
-    floor = Decimal(spec.replicas.min)
-    out["floor"] = Scenario("floor", floor, f"{spec.replicas.min} nodes all month (replicas.min)", amount(priced(floor)[0]))
+    n = spec.replicas.min if declared is None else declared
+    floor = Decimal(n)
+    why = (
+        f"{n} nodes all month (replicas.min)"
+        if n == spec.replicas.min
+        else f"{n} nodes all month, as declared (replicas.min {spec.replicas.min})"
+    )
+    out["floor"] = Scenario("floor", floor, why, amount(priced(floor)[0]))
     top, top_how = peak_nodes(spec)
     out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top))[0]))
     if spot:

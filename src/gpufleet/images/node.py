@@ -69,6 +69,8 @@ def agent_config(recipe: Recipe) -> dict:
             "metadata": asdict(prof.instance_metadata) if prof.instance_metadata else None,
             "metrics_api": prof.node_metrics_api,
             "metrics_note": prof.node_metrics_note,
+            "lifecycle_api": prof.node_lifecycle_api,
+            "lifecycle_note": prof.node_lifecycle_note,
         }
     return {
         "env_files": [lay.env_file, lay.gateway_env_file],
@@ -131,6 +133,7 @@ def files(recipe: Recipe) -> list[NodeFile]:
         NodeFile(f"{lay.gateway_lib}/{AGENT_CONFIG}", "0644", json.dumps(agent_config(recipe), indent=1) + "\n"),
         NodeFile(f"{units}/{lay.metrics_unit}", "0644", render("gpufleet-metrics.service")),
         NodeFile(f"{units}/{lay.spot_unit}", "0644", render("gpufleet-spot-watch.service")),
+        NodeFile(f"{units}/{lay.ready_unit}", "0644", render("gpufleet-ready.service")),
         NodeFile(lay.drain_command, "0755", render("gpufleet-drain.sh")),
     ]
 
@@ -147,6 +150,7 @@ def enabled_units(recipe: Recipe) -> list[str]:
         "dcgm-exporter.service",
         lay.metrics_unit,
         lay.spot_unit,
+        lay.ready_unit,
     ]
 
 

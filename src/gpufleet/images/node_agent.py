@@ -11,6 +11,10 @@ components/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' pro
 - `drain`: make the gateway's health check fail (the load balancer stops sending), wait until the load balancer has
   noticed and vLLM's running + waiting requests are 0, or a bound; exit 0. Idempotent; `--cancel` undoes it.
 - `spot-watch`: poll the instance metadata for the spot reclaim notice; on a notice, drain.
+- `ready`: wait until vLLM answers /health, then end the scaling group's SCALE_OUT lifecycle wait for this instance
+  (Alibaba ESS CompleteLifecycleAction, signed like the CloudMonitor calls), so the node joins as soon as it serves
+  instead of at the hook's timeout. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
+  a lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
 
 Nothing here can stop vLLM: each runs in its own low-priority unit with no dependency on vllm.service, every call
 has a timeout, errors are logged (never a key, token or signature) and retried on the next period.
@@ -228,12 +232,14 @@ class RoleCredentials:
         self._keys = None
 
 
-def put_custom_metric(endpoint: str, keys: dict, metrics: list[dict], timeout: float, now: float | None = None) -> str:
-    """One signed PutCustomMetric call (POST, form body); returns the RequestId or raises AgentError."""
+def rpc_call(
+    endpoint: str, keys: dict, version: str, action: str, args: dict[str, str], timeout: float, now: float | None = None
+) -> tuple[int, dict]:
+    """One signed Alibaba Cloud RPC call (POST, form body) with the role's STS keys: (HTTP status, the JSON answer)."""
     now = time.time() if now is None else now
     params = {
-        "Action": CMS_ACTION,
-        "Version": CMS_VERSION,
+        "Action": action,
+        "Version": version,
         "Format": "JSON",
         "AccessKeyId": keys["AccessKeyId"],
         "SecurityToken": keys["SecurityToken"],
@@ -241,10 +247,8 @@ def put_custom_metric(endpoint: str, keys: dict, metrics: list[dict], timeout: f
         "SignatureVersion": "1.0",
         "SignatureNonce": str(uuid.uuid4()),
         "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+        **args,
     }
-    for n, metric in enumerate(metrics, start=1):
-        for field, value in metric.items():
-            params[f"MetricList.{n}.{field}"] = value
     params["Signature"] = rpc_signature(params, keys["AccessKeySecret"], "POST")
     body = urllib.parse.urlencode(params, quote_via=urllib.parse.quote).encode()
     status, text = http(
@@ -254,6 +258,16 @@ def put_custom_metric(endpoint: str, keys: dict, metrics: list[dict], timeout: f
         answer = json.loads(text)
     except ValueError:
         answer = {}
+    return status, answer if isinstance(answer, dict) else {}
+
+
+def put_custom_metric(endpoint: str, keys: dict, metrics: list[dict], timeout: float, now: float | None = None) -> str:
+    """One signed PutCustomMetric call (POST, form body); returns the RequestId or raises AgentError."""
+    args = {}
+    for n, metric in enumerate(metrics, start=1):
+        for field, value in metric.items():
+            args[f"MetricList.{n}.{field}"] = value
+    status, answer = rpc_call(endpoint, keys, CMS_VERSION, CMS_ACTION, args, timeout, now)
     if status != 200 or str(answer.get("Code")) != "200":
         code = answer.get("Code", f"HTTP {status}")
         raise AgentError(f"{CMS_ACTION}: {code}: {str(answer.get('Message', ''))[:200]}")
@@ -418,6 +432,133 @@ def cancel(cfg: dict) -> int:
     return 0
 
 
+# --- lifecycle waits (Alibaba ESS) -----------------------------------------------------------------------------------
+# ESS API version 2022-02-22, the operations and fields of alibabacloud_ess20220222 1.13.3 (models/_<operation>_request
+# .py and _response_body.py): DescribeScalingActivities (ScalingGroupId, StatusCode InProgress -> ScalingActivities[]
+# .ScalingActivityId), DescribeLifecycleActions (ScalingActivityId, LifecycleActionStatus Pending -> LifecycleActions[]
+# with InstanceIds, LifecycleHookId, LifecycleActionToken), CompleteLifecycleAction (LifecycleHookId,
+# LifecycleActionToken, LifecycleActionResult CONTINUE). The node role may call them on its own group only
+# (components/alicloud/role.py).
+ESS_VERSION = "2022-02-22"
+
+
+def _rows(answer: dict, key: str, inner: str) -> list[dict]:
+    """A list field of an answer: `key: [...]` (2022-02-22) or `key: {inner: [...]}` (the RPC XML-style wrapping)."""
+    value = answer.get(key)
+    if isinstance(value, dict):
+        value = value.get(inner)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def ess(endpoint: str, creds: RoleCredentials, action: str, args: dict[str, str], timeout: float) -> dict:
+    status, answer = rpc_call(endpoint, creds.get(), ESS_VERSION, action, args, timeout)
+    if status != 200 or "Code" in answer:
+        creds.forget()
+        raise AgentError(f"{action}: {answer.get('Code', f'HTTP {status}')}: {str(answer.get('Message', ''))[:200]}")
+    return answer
+
+
+def pending_action(endpoint: str, creds: RoleCredentials, region: str, group: str, instance: str, timeout: float):
+    """(hook id, token) of the lifecycle wait this instance is in, in an activity of its group in progress; or None."""
+    activities = ess(
+        endpoint,
+        creds,
+        "DescribeScalingActivities",
+        {"RegionId": region, "ScalingGroupId": group, "StatusCode": "InProgress"},
+        timeout,
+    )
+    for activity in _rows(activities, "ScalingActivities", "ScalingActivity"):
+        actions = ess(
+            endpoint,
+            creds,
+            "DescribeLifecycleActions",
+            {
+                "RegionId": region,
+                "ScalingActivityId": str(activity.get("ScalingActivityId", "")),
+                "LifecycleActionStatus": "Pending",
+            },
+            timeout,
+        )
+        for a in _rows(actions, "LifecycleActions", "LifecycleAction"):
+            ids = a.get("InstanceIds")
+            ids = ids.get("InstanceId", []) if isinstance(ids, dict) else ids or []
+            if instance in ids and a.get("LifecycleHookId") and a.get("LifecycleActionToken"):
+                return str(a["LifecycleHookId"]), str(a["LifecycleActionToken"])
+    return None
+
+
+def complete_wait(cfg: dict, env: dict, why: str) -> int:
+    """End this instance's lifecycle wait with CONTINUE (retrying while ESS has not listed it yet); exit status."""
+    c = cloud(cfg, env)
+    if not c.get("lifecycle_api"):
+        log(
+            f"no lifecycle wait to end on {env['GPUFLEET_CLOUD']}: {c.get('lifecycle_note') or 'the cloud has no lifecycle API here'}"
+        )
+        return 0
+    group = env.get("GPUFLEET_SCALING_GROUP")
+    if not group:
+        log("no lifecycle wait to end: GPUFLEET_SCALING_GROUP is empty")
+        return 0
+    endpoint = c["lifecycle_api"].format(region=env["GPUFLEET_REGION"])
+    metadata = Metadata(c["metadata"], cfg["http_timeout_s"], cfg["metadata_token_ttl_s"])
+    status, instance = metadata.get(c["metadata"]["instance_id"])
+    if status != 200 or not instance.strip():
+        log(f"lifecycle: the metadata service answered HTTP {status} for the instance id; the wait ends at its timeout")
+        return 1
+    instance = instance.strip()
+    creds = RoleCredentials(metadata, env["GPUFLEET_ROLE"])
+    for attempt in range(1, cfg["lifecycle_attempts"] + 1):
+        try:
+            found = pending_action(endpoint, creds, env["GPUFLEET_REGION"], group, instance, cfg["http_timeout_s"])
+            if found is None:
+                if attempt == cfg["lifecycle_attempts"]:
+                    log(f"lifecycle: {instance} is in no pending wait of group {group} (attached, or the wait already ended)")
+                    return 0
+            else:
+                hook, token = found
+                answer = ess(
+                    endpoint,
+                    creds,
+                    "CompleteLifecycleAction",
+                    {
+                        "RegionId": env["GPUFLEET_REGION"],
+                        "LifecycleHookId": hook,
+                        "LifecycleActionToken": token,
+                        "LifecycleActionResult": "CONTINUE",
+                    },
+                    cfg["http_timeout_s"],
+                )
+                log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} (request {answer.get('RequestId', '')})")
+                return 0
+        except AgentError as exc:
+            log(f"lifecycle attempt {attempt} failed: {exc}")
+            if attempt == cfg["lifecycle_attempts"]:
+                return 1
+        time.sleep(cfg["lifecycle_retry_s"])
+    return 1
+
+
+def vllm_healthy(cfg: dict, env: dict) -> bool:
+    try:
+        status, _ = http(f"http://127.0.0.1:{env['GATEWAY_VLLM_PORT']}/health", timeout=cfg["http_timeout_s"])
+    except AgentError:
+        return False
+    return status == 200
+
+
+def ready(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
+    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ESS's longest wait), give up:
+    the hook's own timeout then lets the node join or not, as the hook says."""
+    bound = cfg["ready_max_s"] if timeout_s is None else timeout_s
+    start = time.monotonic()
+    while not vllm_healthy(cfg, env):
+        if time.monotonic() - start > bound:
+            log(f"ready: vLLM did not answer /health within {bound:.0f}s; the lifecycle wait ends at its own timeout")
+            return 1
+        time.sleep(cfg["ready_poll_s"])
+    return complete_wait(cfg, env, f"vLLM healthy after {time.monotonic() - start:.0f}s")
+
+
 # --- spot notice ----------------------------------------------------------------------------------------------------
 
 
@@ -453,6 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("drain", help="stop taking requests and wait until none is in flight")
     d.add_argument("--timeout", type=float, default=None, help="seconds at most (default: the fleet's bound)")
     d.add_argument("--cancel", action="store_true", help="take requests again")
+    d.add_argument("--complete", action="store_true", help="then end this instance's scale-in lifecycle wait")
+    r = sub.add_parser("ready", help="end the scale-out lifecycle wait once vLLM is healthy")
+    r.add_argument("--timeout", type=float, default=None, help="seconds at most to wait for vLLM")
     s = sub.add_parser("spot-watch", help="drain when the cloud announces the spot instance's reclaim")
     s.add_argument("--polls", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -460,7 +604,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "metrics":
         return run_metrics(cfg, env, once=args.once)
     if args.command == "drain":
-        return cancel(cfg) if args.cancel else drain(cfg, env, args.timeout)
+        if args.cancel:
+            return cancel(cfg)
+        status = drain(cfg, env, args.timeout)
+        return complete_wait(cfg, env, "drained") if args.complete and status == 0 else status
+    if args.command == "ready":
+        return ready(cfg, env, args.timeout)
     return spot_watch(cfg, env, args.polls)
 
 

@@ -94,6 +94,7 @@ class Layout(Strict):
     # The node agent (images/node_agent.py, docs/scaling-node.md).
     metrics_unit: str = Field("gpufleet-metrics.service", description="publishes the scaling signals (Alibaba)")
     spot_unit: str = Field("gpufleet-spot-watch.service", description="drains on the cloud's spot reclaim notice")
+    ready_unit: str = Field("gpufleet-ready.service", description="ends the scale-out lifecycle wait once vLLM serves")
     drain_command: str = Field("/usr/local/bin/gpufleet-drain", description="what a scale-in lifecycle hook runs")
 
 

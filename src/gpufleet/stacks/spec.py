@@ -637,6 +637,12 @@ class FleetSpec(Strict):
     zones: list[str] = Field(min_length=1)
     environment: Environment
     name: str = Field("llm", pattern=r"^[a-z][a-z0-9-]{1,20}$", description="prefix of every resource name")
+    name_base: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9-]{1,31}$",
+        description="base of the cloud-side resource names; default <name>-<region>-<environment> (gpufleet/naming.py). "
+        "Set it to <name>-<environment> only for a stack deployed before names were made account-unique",
+    )
     gpu: Gpu
     replicas: Replicas
     billing: BillingSpec = BillingSpec()

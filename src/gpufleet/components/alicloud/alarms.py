@@ -12,6 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.naming import base, physical
 from gpufleet.stacks.loader import Fleet
 
 # CloudMonitor metric names in namespace acs_ecs_dashboard (instance-level GPU metrics, reported by the agent).
@@ -49,7 +50,7 @@ class Alarms(pulumi.ComponentResource):
         contact = fleet.spec.alarms.contact_group
         template = alicloud.cms.MetricRuleTemplate(
             f"{name}-gpu",
-            metric_rule_template_name=f"{name}-gpu",
+            metric_rule_template_name=physical(fleet, f"{name}-gpu"),
             description="GPU utilisation and memory above the spec's thresholds",
             alert_templates=alert_templates(fleet),
             opts=child,
@@ -59,7 +60,7 @@ class Alarms(pulumi.ComponentResource):
             tag_key="gpufleet:fleet",
             contact_group_lists=[contact],
             match_express_filter_relation="and",
-            match_expresses=[{"tag_value": fleet.prefix, "tag_value_match_function": "equals"}],
+            match_expresses=[{"tag_value": base(fleet.spec), "tag_value_match_function": "equals"}],
             template_id_lists=[template.id],
             opts=child,
         )
@@ -67,7 +68,7 @@ class Alarms(pulumi.ComponentResource):
         # GPUFLEET_METRICS_GROUP); the ESS event-triggered tasks read the custom metrics there (scaling.py).
         self.metrics_group = alicloud.cms.MonitorGroup(
             f"{name}-metrics",
-            monitor_group_name=f"{fleet.prefix}-scaling-metrics",
+            monitor_group_name=physical(fleet, f"{fleet.prefix}-scaling-metrics"),
             contact_groups=[contact],
             opts=child,
         )

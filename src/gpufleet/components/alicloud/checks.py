@@ -64,8 +64,19 @@ def scaling_note(spec) -> str:
         f"{sig.period_s} s = {out_s} s (+ up to {sig.period_s} s until the nodes' next report: {out_s + sig.period_s} s "
         f"at most), in when waiting < {a.queue.scale_in_below:g} and KV cache < {a.kv_cache.scale_in_below:g}% for "
         f"{a.scale_in_evaluation_minutes} x {sig.period_s} s; {cool}; a node leaving runs the drain for up to "
-        f"{a.drain_timeout_s} s (SCALE_IN lifecycle hook)"
+        f"{a.drain_timeout_s} s (SCALE_IN lifecycle hook); {NO_DATA}"
     )
+
+
+# Before the first data point: what ESS does with a custom metric nobody has published yet (a new fleet, a node still
+# loading: the agent publishes only what vLLM answers, images/node_agent.py). ESS's CreateAlarm takes no no-data
+# setting; an alarm without data is in its documented INSUFFICIENT_DATA state ("Auto Scaling cannot determine whether the
+# alert condition is met due to insufficient data", DescribeAlarms State, alibabacloud_ess20220222 1.13.3), where it
+# executes no scaling rule.
+NO_DATA = (
+    "before the first data point (a new fleet; a node still loading publishes nothing) both tasks are INSUFFICIENT_DATA "
+    "and ESS runs neither: the group holds its size, and nodes that never publish never scale it (docs/first-hour.md)"
+)
 
 
 def notes(spec) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 # spec cipher_policy -> tls_cipher_policy (resource_alicloud_slb_listener.go: tls_cipher_policy_1_0 / 1_1 / 1_2 / 1_2_strict)
@@ -88,7 +89,7 @@ class LoadBalancer(pulumi.ComponentResource):
         lb = fleet.spec.load_balancer
         self.clb = alicloud.slb.ApplicationLoadBalancer(
             f"{name}-clb",
-            load_balancer_name=f"{name}-clb",
+            load_balancer_name=physical(fleet, f"{name}-clb"),
             address_type="internet" if lb.public else "intranet",
             vswitch_id=None if lb.public else switch_id,
             instance_charge_type="PayByCLCU",
@@ -103,7 +104,7 @@ class LoadBalancer(pulumi.ComponentResource):
             assert cert_key is not None and private_key_key is not None  # Tls._one_source: no id means both PEM keys
             self.certificate = alicloud.slb.ServerCertificate(
                 f"{name}-cert",
-                name=f"{name}-cert",
+                name=physical(fleet, f"{name}-cert"),
                 server_certificate=secret_config(cert_key),
                 private_key=secret_config(private_key_key),
                 opts=child,
@@ -111,7 +112,7 @@ class LoadBalancer(pulumi.ComponentResource):
             args["server_certificate_id"] = self.certificate.id
         acl_id = None
         if args["acl_status"] == "on":
-            acl = alicloud.slb.Acl(f"{name}-clients", name=f"{name}-clients", opts=child)
+            acl = alicloud.slb.Acl(f"{name}-clients", name=physical(fleet, f"{name}-clients"), opts=child)
             for i, cidr in enumerate(lb.allowed_cidrs):
                 alicloud.slb.AclEntryAttachment(f"{name}-client-{i}", acl_id=acl.id, entry=cidr, comment="client", opts=child)
             acl_id = acl.id

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 
@@ -27,12 +28,12 @@ class Network(pulumi.ComponentResource):
         super().__init__("gpufleet:alicloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.vpc = alicloud.vpc.Network(
-            f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=fleet.spec.network.vpc_cidr, tags=tags, opts=child
+            f"{name}-vpc", vpc_name=physical(fleet, f"{name}-vpc"), cidr_block=fleet.spec.network.vpc_cidr, tags=tags, opts=child
         )
         self.switches = [
             alicloud.vpc.Switch(
                 f"{name}-{zone}",
-                vswitch_name=f"{name}-{zone}",
+                vswitch_name=physical(fleet, f"{name}-{zone}"),
                 vpc_id=self.vpc.id,
                 cidr_block=cidr,
                 zone_id=zone,
@@ -43,7 +44,7 @@ class Network(pulumi.ComponentResource):
         ]
         self.nat = alicloud.vpc.NatGateway(
             f"{name}-nat",
-            nat_gateway_name=f"{name}-nat",
+            nat_gateway_name=physical(fleet, f"{name}-nat"),
             vpc_id=self.vpc.id,
             vswitch_id=self.switches[0].id,
             nat_type="Enhanced",
@@ -56,7 +57,7 @@ class Network(pulumi.ComponentResource):
         )
         self.eip = alicloud.ecs.EipAddress(
             f"{name}-nat-eip",
-            address_name=f"{name}-nat-eip",
+            address_name=physical(fleet, f"{name}-nat-eip"),
             tags=tags,
             opts=child,
             **eip_args(fleet),

@@ -268,6 +268,19 @@ FREE_PREFIXES: dict[str, str] = {
 # --- the region's derived catalog rows ---------------------------------------------------------------
 
 
+def declared_floor(resources: list[dict]) -> int:
+    """GPU nodes kept at the floor, as declared: the ESS group's min_size, which counts the PrePaid nodes attached to
+    it ("There are two types ECS instances in a scaling group: AutoCreated and Attached", ess_attachment docs), or the
+    PrePaid nodes when there are more of them."""
+    groups = sum(int(r["inputs"].get("minSize") or 0) for r in resources if r["type"] == ALI_GROUP)
+    prepaid = sum(
+        1
+        for r in resources
+        if r["type"] == "alicloud:ecs/instance:Instance" and r["inputs"].get("instanceChargeType") == "PrePaid"
+    )
+    return max(groups, prepaid)
+
+
 def catalog_rows(ctx: DeriveContext) -> None:
     """Disk, EIP, NAT and CLB rows of the region from sources-alicloud.yaml (the rules are in cost/derive.py)."""
     src = ctx.src

@@ -37,10 +37,15 @@ PROFILE = CloudProfile(
         token_ttl_header="X-aliyun-ecs-metadata-token-ttl-seconds",
         token_header="X-aliyun-ecs-metadata-token",
         role_credentials="ram/security-credentials/",
+        instance_id="instance-id",
     ),
     # CloudMonitor's VPC endpoint (no NAT in the path), CloudMonitor "Endpoints",
     # https://alibabacloud.com/help/en/cms/developer-reference/request-methods (read 2026-12-03).
     node_metrics_api="https://cms-vpc.{region}.aliyuncs.com/",
+    # ESS, where the node ends its SCALE_OUT wait (CompleteLifecycleAction): the endpoint alibabacloud_ess20220222
+    # 1.13.3 (client.py _endpoint_map) names for the catalog's regions cn-hangzhou, cn-shanghai and cn-beijing; other
+    # regions of that map have ess.<region>.aliyuncs.com. Public: the node reaches it through the NAT gateway.
+    node_lifecycle_api="https://ess.aliyuncs.com/",
     computed={
         "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ("address",),
         "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet import naming
 from gpufleet.components.alicloud.alarms import Alarms
 from gpufleet.components.alicloud.loadbalancer import LoadBalancer
 from gpufleet.components.alicloud.network import Network
@@ -16,7 +17,7 @@ from gpufleet.stacks.loader import Fleet
 
 def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     name = fleet.prefix
-    tags = {**fleet.spec.tags, "gpufleet:fleet": name, "gpufleet:env": fleet.spec.environment}
+    tags = {**fleet.spec.tags, "gpufleet:fleet": naming.base(fleet.spec), "gpufleet:env": fleet.spec.environment}
     provider = alicloud.Provider(f"{name}-alicloud", region=fleet.spec.region, opts=pulumi.ResourceOptions(parent=parent))
     opts = pulumi.ResourceOptions(parent=parent, providers={"alicloud": provider})
     net = Network(f"{name}-net", fleet, tags, opts)

@@ -7,6 +7,7 @@ import json
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 
@@ -26,15 +27,20 @@ def policy_document(fleet: Fleet, group_id=None) -> dict:
         )
     statements.append({"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
     if group_id is not None and fleet.spec.load_balancer.health_check.grace_period_s:
-        # the node ends its loading wait (ESS lifecycle hook, scaling.py) on this group only
-        # (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference)
+        # the node ends its loading wait (ESS lifecycle hook, scaling.py) once vLLM serves: `gpufleet-agent ready`
+        # (images/node_agent.py) finds its pending action in its group's activities and completes it, on this group
+        # only (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference).
+        # DescribeLifecycleActions names only an activity id, no group: Resource * (read-only; the token it returns
+        # completes nothing without CompleteLifecycleAction, which is scoped to the group).
+        group = pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)
         statements.append(
             {
                 "Effect": "Allow",
-                "Action": ["ess:CompleteLifecycleAction"],
-                "Resource": [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)],
+                "Action": ["ess:DescribeScalingActivities", "ess:CompleteLifecycleAction"],
+                "Resource": [group],
             }
         )
+        statements.append({"Effect": "Allow", "Action": ["ess:DescribeLifecycleActions"], "Resource": ["*"]})
     return {"Version": "1", "Statement": statements}
 
 
@@ -49,7 +55,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = f"{fleet.prefix}-node"
+        self.role_name = physical(fleet, f"{fleet.prefix}-node")
         self._role = alicloud.ram.Role(
             f"{name}-node",
             role_name=self.role_name,
@@ -65,7 +71,7 @@ class NodeRole(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=f"{self._name}-node",
+            policy_name=physical(self._fleet, f"{self._name}-node"),
             policy_document=pulumi.Output.json_dumps(policy_document(self._fleet, group_id)),
             opts=child,
         )

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet import clock, cron
+from gpufleet import clock, cron, naming
 from gpufleet.components import scaling_signals, userdata
 from gpufleet.components.alicloud import rules
+from gpufleet.naming import physical
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
 
@@ -139,7 +140,7 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
         w = cron.window(s.cron, fleet.spec.autoscaling, now)
         out.append(
             {
-                "scheduled_task_name": s.name,
+                "scheduled_task_name": f"{naming.base(fleet.spec)}-{s.name}",  # unique in the region and account
                 "recurrence_type": "Cron",
                 "recurrence_value": s.cron,
                 "min_value": s.min,
@@ -283,7 +284,7 @@ class Scaling(pulumi.ComponentResource):
         spec = fleet.spec
         self.group = alicloud.ess.ScalingGroup(
             f"{name}-group",
-            scaling_group_name=f"{name}-group",
+            scaling_group_name=physical(fleet, f"{name}-group"),
             vswitch_ids=[s.id for s in switches],
             loadbalancer_ids=[clb_id],
             tags=tags,
@@ -295,7 +296,7 @@ class Scaling(pulumi.ComponentResource):
         self.configuration = alicloud.ess.ScalingConfiguration(
             f"{name}-config",
             scaling_group_id=self.group.id,
-            scaling_configuration_name=f"{name}-config",
+            scaling_configuration_name=physical(fleet, f"{name}-config"),
             image_id=fleet.image_id,
             security_group_id=security_group_id,
             internet_max_bandwidth_out=0,
@@ -304,7 +305,7 @@ class Scaling(pulumi.ComponentResource):
             active=True,
             enable=True,
             force_delete=True,
-            instance_name=f"{name}-node",
+            instance_name=physical(fleet, f"{name}-node"),
             tags=tags,
             opts=child,
             **type_args(fleet),
@@ -318,7 +319,7 @@ class Scaling(pulumi.ComponentResource):
             rule = alicloud.ess.ScalingRule(
                 f"{name}-scale-{direction}",
                 scaling_group_id=self.group.id,
-                scaling_rule_name=f"{name}-scale-{direction}",
+                scaling_rule_name=physical(fleet, f"{name}-scale-{direction}"),
                 scaling_rule_type="SimpleScalingRule",
                 adjustment_type="QuantityChangeInCapacity",
                 adjustment_value=1 if direction == "out" else -1,
@@ -333,7 +334,7 @@ class Scaling(pulumi.ComponentResource):
                 }
             alicloud.ess.Alarm(
                 f"{name}-scale-{direction}",
-                name=f"{name}-scale-{direction}",
+                name=physical(fleet, f"{name}-scale-{direction}"),
                 scaling_group_id=self.group.id,
                 alarm_actions=[rule.ari],
                 opts=child,
@@ -341,9 +342,9 @@ class Scaling(pulumi.ComponentResource):
                 **custom,
             )
         ignored = schedule_ignored(fleet)
-        for args in schedule_args(fleet):
+        for s, args in zip(spec.autoscaling.schedules, schedule_args(fleet), strict=True):
             alicloud.ess.ScheduledTask(
-                f"{name}-schedule-{args['scheduled_task_name']}",
+                f"{name}-schedule-{s.name}",
                 scaling_group_id=self.group.id,
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
                 **args,
@@ -351,7 +352,7 @@ class Scaling(pulumi.ComponentResource):
         hook = lifecycle_hook_args(fleet)
         if hook:
             alicloud.ess.LifecycleHook(
-                f"{name}-loading", name=f"{name}-loading", scaling_group_id=self.group.id, opts=child, **hook
+                f"{name}-loading", name=physical(fleet, f"{name}-loading"), scaling_group_id=self.group.id, opts=child, **hook
             )
         self._drain_hook(name, fleet)
 
@@ -369,14 +370,14 @@ class Scaling(pulumi.ComponentResource):
         region = fleet.spec.region
         role = alicloud.ram.Role(
             f"{name}-drain",
-            role_name=f"{name}-drain",
+            role_name=physical(fleet, f"{name}-drain"),
             assume_role_policy_document=json.dumps(oos_trust_document()),
             description="gpufleet: OOS runs the drain command on nodes leaving the scaling group",
             opts=child,
         )
         policy = alicloud.ram.Policy(
             f"{name}-drain",
-            policy_name=f"{name}-drain",
+            policy_name=physical(fleet, f"{name}-drain"),
             policy_document=pulumi.Output.json_dumps(oos_policy_document(region, self.group.id)),
             opts=child,
         )
@@ -388,7 +389,7 @@ class Scaling(pulumi.ComponentResource):
         )
         alicloud.ess.LifecycleHook(
             f"{name}-drain",
-            name=f"{name}-drain",
+            name=physical(fleet, f"{name}-drain"),
             scaling_group_id=self.group.id,
             lifecycle_transition=args["lifecycle_transition"],
             heartbeat_timeout=args["heartbeat_timeout"],
@@ -409,7 +410,7 @@ class Scaling(pulumi.ComponentResource):
             nodes.append(
                 alicloud.ecs.Instance(
                     f"{name}-base-{i}",
-                    instance_name=f"{name}-base-{i}",
+                    instance_name=physical(fleet, f"{name}-base-{i}"),
                     instance_type=fleet.instance_type.type,
                     image_id=fleet.image_id,
                     vswitch_id=switch.id,
@@ -439,7 +440,9 @@ class Scaling(pulumi.ComponentResource):
             scaling_group_id=self.group.id,
             instance_ids=[n.id for n in nodes],
             force=True,
-            entrusted=True,
+            # not entrusted: ESS AttachInstances refuses Entrusted for subscription instances ("You cannot specify this
+            # parameter for subscription instances", alibabacloud_ess20220222 1.13.3 AttachInstancesRequest.entrusted)
+            entrusted=False,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.configuration]),
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 
@@ -53,7 +54,7 @@ class Security(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.group = alicloud.ecs.SecurityGroup(
             f"{name}-nodes",
-            security_group_name=f"{name}-nodes",
+            security_group_name=physical(fleet, f"{name}-nodes"),
             vpc_id=vpc_id,
             inner_access_policy="Drop",
             tags=tags,

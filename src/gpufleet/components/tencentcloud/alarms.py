@@ -11,6 +11,7 @@ from __future__ import annotations
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet.naming import base, physical
 from gpufleet.stacks.loader import Fleet
 
 METRICS = {"gpu_utilization": "Gpuutil", "gpu_memory": "Gpumemusage"}
@@ -58,7 +59,7 @@ class Alarms(pulumi.ComponentResource):
             key = args["key"]
             tencentcloud.monitor.AlarmPolicy(
                 f"{name}-{key}",
-                policy_name=f"{name}-{key}",
+                policy_name=physical(fleet, f"{name}-{key}"),
                 monitor_type="MT_QCE",
                 namespace="cvm_device",
                 enable=1,
@@ -66,7 +67,7 @@ class Alarms(pulumi.ComponentResource):
                 conditions={"is_union_rule": 0, "rules": args["rules"]},
                 remark=args["remark"],
                 notice_ids=notice_ids,
-                policy_tags=[{"key": "gpufleet:fleet", "value": fleet.prefix}],
+                policy_tags=[{"key": "gpufleet:fleet", "value": base(fleet.spec)}],
                 opts=child,
             )
         self.register_outputs({})

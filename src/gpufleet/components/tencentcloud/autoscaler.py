@@ -28,6 +28,7 @@ import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.role import attached_role
 from gpufleet.components.tencentcloud.scaler import package
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 SCALER = Path(__file__).parent / "scaler"
@@ -88,17 +89,32 @@ def function_args(fleet: Fleet) -> dict:
     }
 
 
-def policy_document(fleet: Fleet, group_ids: list) -> dict:
-    """The function's CAM role: execute this fleet's scaling policies and read its groups' instances, nothing else.
-    cvm:DescribeInstances has no resource-level authorization (CAM: Describe* of CVM take resource *)."""
-    region = fleet.spec.region
-    groups = [f"qcs::as:{region}:uin/*:autoscalinggroup/{g}" for g in group_ids]
+def group_resource(region: str, uin: str, group_id: str) -> str:
+    """A scaling group as CAM names it for Auto Scaling: qcs::as:$region:$account:auto-scaling-group/$autoScalingGroupId,
+    $account being uin/<owner uin> (CAM "Auto Scaling" resource-level authorization page,
+    https://www.tencentcloud.com/document/product/598/57063, read 2026-12-04). The old `autoscalinggroup/<id>` named no
+    resource CAM knows: every call of the scaler was denied."""
+    return f"qcs::as:{region}:uin/{uin}:auto-scaling-group/{group_id}"
+
+
+# What the scaler calls (components/tencentcloud/scaler/index.py: api.call(service, action, ...)) -> its resource:
+# "groups" = this fleet's scaling groups only; "*" = CVM's DescribeInstances, which takes no resource-level scope.
+SCALER_CALLS = {
+    ("as", "DescribeAutoScalingInstances"): "groups",
+    ("as", "ExecuteScalingPolicy"): "groups",
+    ("cvm", "DescribeInstances"): "*",
+}
+
+
+def policy_document(fleet: Fleet, group_ids: list, uin: str = "*") -> dict:
+    """The function's CAM role: exactly the calls the scaler makes (SCALER_CALLS), on exactly this fleet's groups in
+    this account (`uin`: the owner's, read with tencentcloud.user.get_info at deploy time)."""
+    groups = [group_resource(fleet.spec.region, uin, g) for g in group_ids]
     return {
         "version": "2.0",
         "statement": [
-            {"effect": "allow", "action": ["name/as:ExecuteScalingPolicy"], "resource": groups},
-            {"effect": "allow", "action": ["name/as:DescribeAutoScalingInstances"], "resource": groups},
-            {"effect": "allow", "action": ["name/cvm:DescribeInstances"], "resource": ["*"]},
+            {"effect": "allow", "action": [f"name/{svc}:{action}"], "resource": groups if where == "groups" else ["*"]}
+            for (svc, action), where in SCALER_CALLS.items()
         ],
     }
 
@@ -125,12 +141,14 @@ class Autoscaler(pulumi.ComponentResource):
         super().__init__("gpufleet:tencentcloud:Autoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         group_ids = [g.id for g in scaling.groups]
-        role_name = f"{fleet.prefix}-scaler"
+        uin = tencentcloud.user.get_info_output(opts=pulumi.InvokeOutputOptions(parent=self)).owner_uin
+        role_name = physical(fleet, f"{fleet.prefix}-scaler")
         attached = attached_role(
             f"{name}-role",
             role_name,
+            physical(fleet, f"{name}-role"),
             trust_document(),
-            pulumi.Output.all(*group_ids).apply(lambda ids: json.dumps(policy_document(fleet, list(ids)))),
+            pulumi.Output.all(uin, *group_ids).apply(lambda v: json.dumps(policy_document(fleet, list(v[1:]), v[0]))),
             (
                 "gpufleet SCF scaler: executes this fleet's AS policies",
                 "gpufleet SCF scaler: execute the fleet's scaling policies, read its nodes",
@@ -142,7 +160,7 @@ class Autoscaler(pulumi.ComponentResource):
         env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
         self.function = tencentcloud.scf.Function(
             f"{name}-fn",
-            name=f"{fleet.prefix}-scaler",
+            name=physical(fleet, f"{fleet.prefix}-scaler"),
             description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
             zip_file=write_zip(),
             role=role_name,

@@ -99,8 +99,9 @@ def scaling_notes(spec) -> list[str]:
             f"scaling: the SCF scaler reads every node's {autoscaler.METRICS_PATH} each {rules.SCF_TIMER_PERIOD_S} s "
             f"(timer) and executes the AS policy when the per-node average {a.metric} is above {t.scale_out_above:g}{unit} "
             f"(in: below {t.scale_in_below:g}{unit}): it reacts within {rules.SCF_TIMER_PERIOD_S} s of one reading "
-            f"(autoscaling.evaluation_minutes does not apply); {cool}. Cloud Monitor cannot carry a custom metric to AS "
-            "(docs/scaling.md)"
+            f"(autoscaling.evaluation_minutes does not apply); {cool}; before the first reading (no node answers yet) it "
+            "holds, and it never scales in while a node does not answer (scaler/index.py decide). Cloud Monitor cannot "
+            "carry a custom metric to AS (docs/scaling.md)"
         )
     if base:
         out.append(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 
@@ -99,7 +100,7 @@ class LoadBalancer(pulumi.ComponentResource):
         lb = fleet.spec.load_balancer
         self.clb = tencentcloud.clb.Instance(
             f"{name}-clb",
-            clb_name=f"{name}-clb",
+            clb_name=physical(fleet, f"{name}-clb"),
             network_type="OPEN" if lb.public else "INTERNAL",
             vpc_id=vpc_id,
             subnet_id=None if lb.public else subnet_id,
@@ -122,7 +123,7 @@ class LoadBalancer(pulumi.ComponentResource):
                 key_ns, key = private_key_key.split(":", 1)
                 self.certificate = tencentcloud.ssl.Certificate(
                     f"{name}-cert",
-                    name=f"{name}-cert",
+                    name=physical(fleet, f"{name}-cert"),
                     type="SVR",
                     # ssl/resource_tc_ssl_certificate.go refuses a leading or trailing newline, which PEM files end with
                     cert=pulumi.Config(namespace).require_secret(cert).apply(str.strip),
@@ -132,7 +133,7 @@ class LoadBalancer(pulumi.ComponentResource):
                 )
                 args["certificate_id"] = self.certificate.id
         self.listener = tencentcloud.clb.Listener(
-            f"{name}-listener", clb_id=self.clb.id, listener_name=f"{name}-listener", opts=child, **args
+            f"{name}-listener", clb_id=self.clb.id, listener_name=physical(fleet, f"{name}-listener"), opts=child, **args
         )
         if lb.tls is not None:
             self.rule = tencentcloud.clb.ListenerRule(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 # Traditional NAT gateway: the bandwidth caps it sells (provider docs of nat.Gateway `bandwidth`).
@@ -31,13 +32,15 @@ class Network(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         spec = fleet.spec
         self.vpc = tencentcloud.vpc.Instance(
-            f"{name}-vpc", name=f"{name}-vpc", cidr_block=spec.network.vpc_cidr, tags=tags, opts=child
+            f"{name}-vpc", name=physical(fleet, f"{name}-vpc"), cidr_block=spec.network.vpc_cidr, tags=tags, opts=child
         )
-        self.route_table = tencentcloud.route.Table(f"{name}-rt", name=f"{name}-rt", vpc_id=self.vpc.id, tags=tags, opts=child)
+        self.route_table = tencentcloud.route.Table(
+            f"{name}-rt", name=physical(fleet, f"{name}-rt"), vpc_id=self.vpc.id, tags=tags, opts=child
+        )
         self.subnets = [
             tencentcloud.subnet.Instance(
                 f"{name}-{zone}",
-                name=f"{name}-{zone}",
+                name=physical(fleet, f"{name}-{zone}"),
                 vpc_id=self.vpc.id,
                 availability_zone=zone,
                 cidr_block=cidr,
@@ -49,10 +52,12 @@ class Network(pulumi.ComponentResource):
         ]
         # NAT gateways and EIPs have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
         kept = pulumi.ResourceOptions(parent=self, protect=spec.environment == "prod")
-        self.eip = tencentcloud.eip.Instance(f"{name}-nat-eip", name=f"{name}-nat-eip", tags=tags, opts=kept, **eip_args(fleet))
+        self.eip = tencentcloud.eip.Instance(
+            f"{name}-nat-eip", name=physical(fleet, f"{name}-nat-eip"), tags=tags, opts=kept, **eip_args(fleet)
+        )
         self.nat = tencentcloud.nat.Gateway(
             f"{name}-nat",
-            name=f"{name}-nat",
+            name=physical(fleet, f"{name}-nat"),
             vpc_id=self.vpc.id,
             assigned_eip_sets=[self.eip.public_ip],
             bandwidth=nat_bandwidth(spec.egress.bandwidth_mbps),

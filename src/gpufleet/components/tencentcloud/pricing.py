@@ -222,6 +222,13 @@ FREE_PREFIXES: dict[str, str] = {
 # --- the region's derived catalog rows ---------------------------------------------------------------
 
 
+def declared_floor(resources: list[dict]) -> int:
+    """GPU nodes kept at the floor, as declared: every AS group's own min_size (attached nodes are not launched by it)
+    plus the subscription CVMs (the group's attached floor, protected from scale-in)."""
+    groups = sum(int(r["inputs"].get("minSize") or 0) for r in resources if r["type"] == TC_GROUP)
+    return groups + sum(1 for r in resources if r["type"] == "tencentcloud:Instance/instance:Instance")
+
+
 def catalog_rows(ctx: DeriveContext) -> None:
     """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml and quotes-tencentcloud.yaml."""
     src = ctx.src

@@ -36,10 +36,14 @@ PROFILE = CloudProfile(
     ),
     node_metrics_note="Cloud Monitor's custom-metric reporting API (PutMonitorData) was removed on 2023-08-11; the "
     "scaler function (components/tencentcloud/scaler/) reads each node's /metrics/vllm instead",
+    node_lifecycle_note="AS puts a new node behind the CLB itself and health-checks it after lb_health_check_grace_period; "
+    "the only lifecycle hook (scale-in) runs the drain through TAT, which ends its wait",
     computed={
         "tencentcloud:Clb/instance:Instance": ("clbVips[]",),  # [] marks a list output
         "tencentcloud:Eip/instance:Instance": ("publicIp",),
         "tencentcloud:Clb/listener:Listener": ("listenerId",),
+        # invokes: the owner uin in the scaler's CAM resources (autoscaler.py)
+        "tencentcloud:User/getInfo:getInfo": ("ownerUin",),
     },
 )
 

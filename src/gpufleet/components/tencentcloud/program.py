@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet import naming
 from gpufleet.components.tencentcloud.alarms import Alarms
 from gpufleet.components.tencentcloud.autoscaler import Autoscaler
 from gpufleet.components.tencentcloud.loadbalancer import LoadBalancer
@@ -17,7 +18,7 @@ from gpufleet.stacks.loader import Fleet
 
 def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     name = fleet.prefix
-    tags = {**fleet.spec.tags, "gpufleet:fleet": name, "gpufleet:env": fleet.spec.environment}
+    tags = {**fleet.spec.tags, "gpufleet:fleet": naming.base(fleet.spec), "gpufleet:env": fleet.spec.environment}
     provider = tencentcloud.Provider(f"{name}-tencentcloud", region=fleet.spec.region, opts=pulumi.ResourceOptions(parent=parent))
     opts = pulumi.ResourceOptions(parent=parent, providers={"tencentcloud": provider})
     net = Network(f"{name}-net", fleet, tags, opts)

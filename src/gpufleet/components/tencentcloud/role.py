@@ -12,6 +12,7 @@ import re
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 
@@ -62,14 +63,22 @@ def trust_document() -> dict:
 
 
 def attached_role(
-    name: str, role_name: str, trust: dict, policy, descriptions: tuple[str, str], tags: dict, opts: pulumi.ResourceOptions
+    name: str,
+    role_name: str,
+    policy_name: str,
+    trust: dict,
+    policy,
+    descriptions: tuple[str, str],
+    tags: dict,
+    opts: pulumi.ResourceOptions,
 ) -> tencentcloud.cam.RolePolicyAttachment:
-    """A CAM role with one policy of its own attached (`name` names the three resources and the policy; `policy` is
-    the policy document as JSON text or an Output of it; descriptions: the role's, the policy's)."""
+    """A CAM role with one policy of its own attached (`name` names the three resources; role_name and policy_name are
+    the account-wide CAM names; `policy` is the policy document as JSON text or an Output of it; descriptions: the
+    role's, the policy's)."""
     role = tencentcloud.cam.Role(
         name, name=role_name, document=json.dumps(trust), console_login=False, description=descriptions[0], tags=tags, opts=opts
     )
-    policy_res = tencentcloud.cam.Policy(name, name=name, document=policy, description=descriptions[1], opts=opts)
+    policy_res = tencentcloud.cam.Policy(name, name=policy_name, document=policy, description=descriptions[1], opts=opts)
     return tencentcloud.cam.RolePolicyAttachment(name, role_id=role.id, policy_id=policy_res.id, opts=opts)
 
 
@@ -77,10 +86,11 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = f"{fleet.prefix}-node"
+        self.role_name = physical(fleet, f"{fleet.prefix}-node")
         attached_role(
             f"{name}-node",
             self.role_name,
+            physical(fleet, f"{name}-node"),
             trust_document(),
             json.dumps(policy_document(fleet)),
             ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret, metrics"),

@@ -12,6 +12,7 @@ from gpufleet import clock, cron
 from gpufleet.components import userdata
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
+from gpufleet.naming import physical
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
 
@@ -77,13 +78,24 @@ def group_args(fleet: Fleet) -> dict:
     """The group the schedules and the scaling policies act on: all nodes, or with spot over an on-demand base, the
     spot nodes above the base (the base is its own fixed-size group, base_group_args)."""
     r = fleet.spec.replicas
-    base = base_size(fleet)
+    base, floor = base_size(fleet), subscription_floor(fleet)
     return {
-        "min_size": max(r.min - base, 0),
+        "min_size": max(r.min - base - floor, 0),
         "max_size": r.max - base,
-        "desired_capacity": max(r.desired_or_min - base, 0),
+        "desired_capacity": max(r.desired_or_min - base - floor, 0),
         **_group_common(fleet),
     }
+
+
+def subscription_floor(fleet: Fleet) -> int:
+    """With billing monthly / yearly: the replicas.min PREPAID CVMs attached to the group and protected from scale-in
+    (_subscription_baseline). The group launches none of its own for them: its min_size and desired_capacity leave the
+    floor out, so the floor is exactly replicas.min nodes (before, the group launched replicas.min pay-as-you-go nodes
+    and the subscription nodes were attached as well: twice the floor, both billed). Attached instances count towards
+    max_size; AS removes the nodes it created before attached ones and never a protected one (SetInstancesProtection:
+    "实例设置保护之后，当发生不健康替换、报警策略、期望值变更等自动缩容时，将不对此实例缩容操作", tccli 3.1.189.1
+    autoscaling v20180419)."""
+    return fleet.spec.replicas.min if fleet.spec.billing.model in ("monthly", "yearly") else 0
 
 
 def base_size(fleet: Fleet) -> int:
@@ -227,7 +239,7 @@ class Scaling(pulumi.ComponentResource):
         self.configuration = self._config(f"{name}-config", fleet, charge_args(fleet))
         self.group = tencentcloud.as_.ScalingGroup(
             f"{name}-group",
-            scaling_group_name=f"{name}-group",
+            scaling_group_name=physical(fleet, f"{name}-group"),
             configuration_id=self.configuration.id,
             vpc_id=vpc_id,
             subnet_ids=[s.id for s in subnets],
@@ -242,7 +254,7 @@ class Scaling(pulumi.ComponentResource):
             base_config = self._config(f"{name}-base-config", fleet, {"instance_charge_type": "POSTPAID_BY_HOUR"})
             self.base_group = tencentcloud.as_.ScalingGroup(
                 f"{name}-base-group",
-                scaling_group_name=f"{name}-base-group",
+                scaling_group_name=physical(fleet, f"{name}-base-group"),
                 configuration_id=base_config.id,
                 vpc_id=vpc_id,
                 subnet_ids=[s.id for s in subnets],
@@ -258,7 +270,7 @@ class Scaling(pulumi.ComponentResource):
             direction = args.pop("direction")
             self.policies[direction] = tencentcloud.as_.ScalingPolicy(
                 f"{name}-scale-{direction}",
-                policy_name=f"{name}-scale-{direction}",
+                policy_name=physical(fleet, f"{name}-scale-{direction}"),
                 scaling_group_id=self.group.id,
                 opts=child,
                 **args,
@@ -273,7 +285,7 @@ class Scaling(pulumi.ComponentResource):
             )
         command = tencentcloud.tat.Command(
             f"{name}-drain",
-            command_name=f"{name}-drain",
+            command_name=physical(fleet, f"{name}-drain"),
             description="gpufleet: drain the node before AS removes it",
             opts=child,
             **drain_command_args(fleet),
@@ -282,7 +294,7 @@ class Scaling(pulumi.ComponentResource):
             tencentcloud.as_.LifecycleHook(
                 f"{group_name}-drain",
                 scaling_group_id=group.id,
-                lifecycle_hook_name=f"{group_name}-drain",
+                lifecycle_hook_name=physical(fleet, f"{group_name}-drain"),
                 lifecycle_command={"command_id": command.id},
                 opts=child,
                 **drain_hook_args(fleet),
@@ -294,7 +306,7 @@ class Scaling(pulumi.ComponentResource):
     def _config(self, name: str, fleet: Fleet, charge: dict):
         return tencentcloud.as_.ScalingConfig(
             name,
-            configuration_name=name,
+            configuration_name=physical(fleet, name),
             instance_types=[fleet.instance_type.type],
             image_id=fleet.image_id,
             security_group_ids=[self._sg],
@@ -305,7 +317,7 @@ class Scaling(pulumi.ComponentResource):
             enhanced_monitor_service=True,
             enhanced_security_service=True,
             keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
-            instance_name_settings={"instance_name": f"{name.removesuffix('-config')}-node"},
+            instance_name_settings={"instance_name": physical(fleet, f"{name.removesuffix('-config')}-node")},
             instance_tags=self._tags,
             tags=self._tags,
             opts=pulumi.ResourceOptions(parent=self),
@@ -325,7 +337,7 @@ class Scaling(pulumi.ComponentResource):
             nodes.append(
                 tencentcloud.instance.Instance(
                     f"{name}-base-{i}",
-                    instance_name=f"{name}-base-{i}",
+                    instance_name=physical(fleet, f"{name}-base-{i}"),
                     availability_zone=zone,
                     instance_type=fleet.instance_type.type,
                     image_id=fleet.image_id,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from gpufleet.naming import physical
 from gpufleet.stacks.loader import Fleet
 
 CLB_HEALTH_CHECK_RANGE = "100.64.0.0/10"  # health_source_ip_type = 1 on the listener
@@ -99,7 +100,7 @@ class Security(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.group = tencentcloud.security.Group(
             f"{name}-nodes",
-            name=f"{name}-nodes",
+            name=physical(fleet, f"{name}-nodes"),
             description="gpufleet GPU nodes: no ingress from 0.0.0.0/0",
             tags=tags,
             opts=child,
@@ -109,7 +110,7 @@ class Security(pulumi.ComponentResource):
         )
         self.clb_group = tencentcloud.security.Group(
             f"{name}-clb",
-            name=f"{name}-clb",
+            name=physical(fleet, f"{name}-clb"),
             description="gpufleet CLB: the listener port from the allowed clients",
             tags=tags,
             opts=child,

@@ -1,0 +1,60 @@
+"""`gpufleet check`: every stack of a cloud previewed together, as in one account, for names used twice in their scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from gpufleet.cli import options
+
+FORMATS = ("table", "json")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
+
+
+def check(
+    cloud: str | None = typer.Option(None, "--cloud", autocompletion=options.complete_cloud, help="only this cloud's stacks"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Preview every stacks/Pulumi.*.yaml together and refuse a cloud-side name that two stacks of one account use in
+    the scope the vendor documents (account, region), or that one stack uses twice or makes longer than its limit
+    (components/<cloud>/name_scopes.yaml). Exit 2 naming both stacks and the scope; a stack that does not validate is
+    refused as by preview.
+
+    \b
+    Examples:
+      gpufleet check
+      gpufleet check --cloud alicloud --json
+    """
+    from gpufleet import account
+    from gpufleet.errors import UserError
+
+    as_json = options.chosen_format(fmt, as_json, FORMATS, output) == "json"
+    report = account.check(cloud=cloud)
+    problems = report.problems + account.clash_problems(report)
+    if problems:
+        raise UserError(problems)
+    counts = {c: len(s) for c, s in report.stacks.items()}
+    scoped = [n for n in report.names if n.rule.scope in ("account", "region")]
+    if as_json:
+        body = {
+            "stacks": report.stacks,
+            "names": len(report.names),
+            "account_or_region_scoped": len(scoped),
+            "clashes": [],
+        }
+        options.emit(json.dumps(body, indent=2, sort_keys=True), output)
+        return
+    lines = [
+        f"{cloud_}: {n} stacks previewed together ({', '.join(report.stacks[cloud_])}): "
+        f"{sum(1 for x in report.names if x.cloud == cloud_)} names, "
+        f"{sum(1 for x in scoped if x.cloud == cloud_)} account- or region-wide; no name used twice in its scope"
+        for cloud_, n in counts.items()
+    ]
+    options.emit("\n".join(lines) + "\n", output, say_written=False)

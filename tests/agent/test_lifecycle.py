@@ -1,0 +1,165 @@
+"""The node's part of Alibaba's scale-out and scale-in sequences (docs/first-hour.md), run for real: the node agent
+(`python3 -I node_agent.py ready` / `drain --complete`, as the image's units run it) ends its lifecycle wait with ESS
+CompleteLifecycleAction once vLLM is healthy (or once drained), signed like the CloudMonitor calls, against a
+signature-checking ESS stand-in (ess_fakes.py) that also enforces the node role's RAM policy as the program declares
+it. Before, nothing called CompleteLifecycleAction: every new node waited the whole grace period."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from agent_fakes import FakeMetadata, FakeVllm
+from ess_fakes import FakeEss, signature
+from test_agent_signatures import DOC_PARAMS, DOC_SIGNATURE
+from test_node_agent import ROLE
+from test_node_agent import agent as run_agent
+from test_node_agent import setup as agent_setup
+
+from gpufleet import preview
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD = "alicloud-cn-hangzhou-prod"
+REGION = "cn-hangzhou"
+
+
+@pytest.fixture(scope="module")
+def declared():
+    """(the node role's RAM statements, the scaling group id) as the Alibaba prod program declares them."""
+    inv = preview.preview_stack(PROD, ROOT)
+    (policy,) = [
+        r["inputs"] for r in inv.resources if r["type"] == "alicloud:ram/policy:Policy" and r["name"].endswith("-role-node")
+    ]
+    (group,) = [r for r in inv.resources if r["type"] == "alicloud:ess/scalingGroup:ScalingGroup"]
+    return json.loads(policy["policyDocument"])["Statement"], f"{group['name']}_id"
+
+
+@pytest.fixture
+def servers():
+    made = []
+
+    def make(cls, *a, **kw):
+        made.append(cls(*a, **kw))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def _config(tmp_path, vllm, md, ess, group):
+    path = agent_setup(tmp_path, "alicloud", vllm, md, GPUFLEET_SCALING_GROUP=group, GPUFLEET_REGION=REGION)
+    cfg = json.loads(path.read_text())
+    assert cfg["clouds"]["alicloud"]["lifecycle_api"] == "https://ess.aliyuncs.com/"
+    cfg["clouds"]["alicloud"]["lifecycle_api"] = ess.url + "/"
+    cfg.update(ready_poll_s=0.2, lifecycle_retry_s=0.2)
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_the_stand_ins_signer_reproduces_the_documented_example():
+    assert signature(DOC_PARAMS, "testsecret", "GET") == DOC_SIGNATURE
+
+
+def test_ready_ends_the_scale_out_wait_once_vllm_is_healthy(tmp_path, servers, declared):
+    statements, group = declared
+    vllm = servers(FakeVllm)
+    vllm.healthy = False  # loading the weights
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-other": "asg-other", "asa-1": group}
+    ess.actions = [
+        {"activity": "asa-1", "hook": "ash-loading", "token": "tok-mine", "instances": ["i-bp1new"], "group": group},
+        {"activity": "asa-1", "hook": "ash-loading", "token": "tok-theirs", "instances": ["i-bp1peer"], "group": group},
+    ]
+    config = _config(tmp_path, vllm, md, ess, group)
+    healthy_at = []
+
+    def load():
+        time.sleep(1.0)
+        healthy_at.append(time.monotonic())
+        vllm.healthy = True
+
+    threading.Thread(target=load, daemon=True).start()
+    r = run_agent(config, "ready")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (done,) = ess.completed
+    assert (done["hook"], done["token"], done["result"]) == ("ash-loading", "tok-mine", "CONTINUE")
+    assert done["at"] >= healthy_at[0]  # not before vLLM served
+    assert ess.actions[1].get("status", "Pending") == "Pending"  # the peer's wait is its own
+    assert ess.rejected == [] and ess.calls[-1] == "CompleteLifecycleAction"
+    assert "ended the wait of hook ash-loading for i-bp1new" in r.stdout
+    for secret in (md.keys["AccessKeySecret"], md.keys["SecurityToken"], "tok-mine"):
+        assert secret not in r.stdout + r.stderr
+
+
+def test_a_wrong_key_is_refused_by_the_stand_in_and_nothing_completes(tmp_path, servers, declared):
+    statements, group = declared
+    vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, {**md.keys, "AccessKeySecret": "another-secret"}, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    cfg = _config(tmp_path, vllm, md, ess, group)
+    doc = json.loads(cfg.read_text())
+    doc["lifecycle_attempts"] = 2
+    cfg.write_text(json.dumps(doc))
+    r = run_agent(cfg, "ready")
+    assert r.returncode == 1 and "SignatureDoesNotMatch" in r.stdout and not ess.completed
+
+
+def test_the_role_may_not_end_another_groups_wait(tmp_path, servers, declared):
+    statements, group = declared
+    vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-9": "asg-someone-else"}
+    ess.actions = [{"activity": "asa-9", "hook": "h", "token": "t", "instances": ["i-bp1new"], "group": "asg-someone-else"}]
+    cfg = _config(tmp_path, vllm, md, ess, "asg-someone-else")
+    doc = json.loads(cfg.read_text())
+    doc["lifecycle_attempts"] = 1
+    cfg.write_text(json.dumps(doc))
+    r = run_agent(cfg, "ready")
+    assert r.returncode == 1 and "Forbidden.RAM" in r.stdout and not ess.completed
+
+
+def test_no_pending_wait_is_said_and_exits_0(tmp_path, servers, declared):
+    statements, group = declared
+    vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE)
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    cfg = _config(tmp_path, vllm, md, ess, group)
+    doc = json.loads(cfg.read_text())
+    doc["lifecycle_attempts"] = 2
+    cfg.write_text(json.dumps(doc))
+    r = run_agent(cfg, "ready")
+    assert r.returncode == 0 and "in no pending wait" in r.stdout and not ess.completed
+
+
+def test_drain_complete_ends_the_scale_in_wait_once_drained(tmp_path, servers, declared):
+    statements, group = declared
+    vllm = servers(FakeVllm, running=1, waiting=0)
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1old")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-in": group}
+    ess.actions = [{"activity": "asa-in", "hook": "ash-drain", "token": "tok-in", "instances": ["i-bp1old"], "group": group}]
+    cfg = _config(tmp_path, vllm, md, ess, group)
+    drained_at = []
+
+    def finish():
+        time.sleep(1.5)
+        vllm.running = 0
+        drained_at.append(time.monotonic())
+
+    threading.Thread(target=finish, daemon=True).start()
+    r = run_agent(cfg, "drain", "--timeout", "20", "--complete")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (done,) = ess.completed
+    assert done["hook"] == "ash-drain" and done["at"] >= drained_at[0] and "drained" in r.stdout
+
+
+def test_tencent_has_no_wait_to_end(tmp_path, servers):
+    vllm = servers(FakeVllm)
+    cfg = agent_setup(tmp_path, "tencentcloud", vllm)
+    r = run_agent(cfg, "ready")
+    assert r.returncode == 0 and "no lifecycle wait to end on tencentcloud" in r.stdout

@@ -1,0 +1,146 @@
+"""One account, many stacks: every cloud-side name unique in the scope its vendor documents (gpufleet/namescope.py).
+
+The shipped stacks, `region new` stacks for a second region of each cloud and a second prod fleet in one region are
+previewed together as in one account; an injected clash is refused naming both stacks and the scope.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpufleet import account, namescope, naming, regions
+from gpufleet.cli import main
+from gpufleet.errors import UserError
+from gpufleet.stacks import loader
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    for f in (ROOT / "stacks").glob("*.y*ml"):
+        shutil.copy(f, tmp_path / "stacks" / f.name)
+    shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
+    (tmp_path / "images").mkdir()
+    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    return tmp_path
+
+
+def _write(project, **kw):
+    return regions.write(regions.plan(root=project, **kw))
+
+
+def _edit(project, stack, **fields):
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["gpufleet:fleet"].update(fields)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def test_shipped_stacks_second_regions_and_a_second_fleet_coexist(project):
+    _write(project, cloud="alicloud", region="cn-shanghai", env="prod")
+    _write(project, cloud="tencentcloud", region="ap-shanghai", env="prod")
+    _write(project, cloud="alicloud", region="cn-hangzhou", env="prod", fleet="qwen")
+    _write(project, cloud="tencentcloud", region="ap-guangzhou", env="prod", fleet="qwen")
+    assert "alicloud-cn-hangzhou-prod-qwen" in loader.stack_names(project)
+    report = account.check(project)
+    assert report.problems == [] and report.clashes == []
+    assert len(report.stacks["alicloud"]) == 5 and len(report.stacks["tencentcloud"]) == 5
+    scoped = [n for n in report.names if n.rule.scope in ("account", "region")]
+    # every account- or region-wide name each stack sends (roles, policies, groups, rules, schedules, functions)
+    assert len(scoped) > 40
+    assert {n.rule.type for n in scoped} >= {"alicloud:ram/role:Role", "tencentcloud:As/scalingGroup:ScalingGroup"}
+
+
+def test_before_names_were_scoped_two_regions_clashed_in_the_account(project):
+    """What issue 26 reported: names from <name>-<env> alone (the old prefix) collide across regions."""
+    _write(project, cloud="alicloud", region="cn-shanghai", env="prod")
+    for stack in ("alicloud-cn-hangzhou-prod", "alicloud-cn-shanghai-prod"):
+        _edit(project, stack, name_base="llm-prod")
+    report = account.check(project, "alicloud")
+    clash = {(c.value, c.scope) for c in report.clashes}
+    assert ("llm-prod-node", "the alicloud account") in clash  # the node's RAM role
+    assert ("llm-prod-asg-drain", "the alicloud account") in clash  # the OOS drain role and policy
+    assert all(c.stacks == ("alicloud-cn-hangzhou-prod", "alicloud-cn-shanghai-prod") for c in report.clashes)
+
+
+def test_an_injected_clash_is_refused_naming_both_stacks_and_the_scope(project, capsys):
+    shutil.copy(
+        project / "stacks" / "Pulumi.tencentcloud-ap-guangzhou-prod.yaml",
+        project / "stacks" / "Pulumi.tencentcloud-ap-guangzhou-prod-copy.yaml",
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--cloud", "tencentcloud"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "AutoScalingGroupName" in x)
+    assert "'llm-ap-guangzhou-prod-asg-group'" in line
+    assert "tencentcloud-ap-guangzhou-prod and tencentcloud-ap-guangzhou-prod-copy" in line
+    assert "unique in the tencentcloud account" in line
+    assert "CAM" in err or "cam v20190116" in err  # the roles too
+
+
+def test_check_passes_the_shipped_stacks(project, capsys):
+    main(["check"])
+    out = capsys.readouterr().out
+    assert "alicloud: 3 stacks previewed together" in out and "no name used twice in its scope" in out
+
+
+def test_region_new_refuses_a_stack_that_would_clash_and_writes_nothing(project):
+    before = sorted(p.name for p in (project / "stacks").iterdir())
+    with pytest.raises(UserError) as exc:
+        regions.plan(root=project, cloud="alicloud", region="cn-hangzhou", env="prod", name="alicloud-cn-hangzhou-prod-b")
+    text = str(exc.value)
+    assert "RAM CreateRole.RoleName 'llm-cn-hangzhou-prod-node'" in text
+    assert "alicloud-cn-hangzhou-prod and alicloud-cn-hangzhou-prod-b" in text and "the alicloud account" in text
+    assert "--fleet" in text
+    assert sorted(p.name for p in (project / "stacks").iterdir()) == before
+
+
+def test_long_names_are_cut_within_every_documented_limit(project):
+    _write(project, cloud="tencentcloud", region="ap-shanghai", env="staging", fleet="a-very-long-fleet-nam")
+    report = account.check(project, "tencentcloud")
+    assert report.problems == [] and report.clashes == []
+    stack = "tencentcloud-ap-shanghai-staging-a-very-long-fleet-nam"
+    mine = [n for n in report.names if n.stack == stack]
+    assert mine and all(n.rule.max is None or len(n.value.encode()) <= n.rule.max for n in mine)
+    base = naming.fit("a-very-long-fleet-nam-ap-shanghai-staging", naming.BASE_MAX)
+    assert len(base) <= naming.BASE_MAX and all(n.value.startswith(base) for n in mine if n.rule.scope == "account")
+
+
+def test_fit_is_stable_and_distinct():
+    a, b = "x" * 40 + "-one", "x" * 40 + "-two"
+    assert naming.fit(a, 32) == naming.fit(a, 32) != naming.fit(b, 32)
+    assert naming.fit("short", 32) == "short"
+
+
+def test_stack_problems_catch_a_name_over_its_limit_and_a_duplicate():
+    rule = (namescope.load("tencentcloud") or {})[("tencentcloud:As/scalingGroup:ScalingGroup", "scalingGroupName")]
+    assert rule.max == 55 and rule.scope == "account" and "在您账号中必须唯一" in rule.text
+    resources = [
+        {"type": rule.type, "name": "g1", "custom": True, "inputs": {"scalingGroupName": "g" * 56}},
+        {"type": rule.type, "name": "g2", "custom": True, "inputs": {"scalingGroupName": "dup"}},
+        {"type": rule.type, "name": "g3", "custom": True, "inputs": {"scalingGroupName": "dup"}},
+        {"type": "tencentcloud:Foo/bar:Bar", "name": "f", "custom": True, "inputs": {"fooName": "x"}},
+    ]
+    names, unknown = namescope.names_of(resources, "s", "tencentcloud", "ap-guangzhou")
+    problems = namescope.stack_problems(names, unknown)
+    assert any("more than the 55" in p for p in problems)
+    assert any("'dup' is given to g2, g3" in p for p in problems)
+    assert any("tencentcloud:Foo/bar:Bar fooName" in p for p in problems)
+
+
+def test_legacy_base_keeps_the_live_names_of_a_deployed_stack(project):
+    """A stack deployed before: fleet.name_base = the old prefix keeps every role, policy and group name, so
+    `pulumi up` replaces none of them (the logical names, and so the URNs, never changed)."""
+    _edit(project, "alicloud-cn-hangzhou-prod", name_base="llm-prod")
+    report = account.check(project, "alicloud")
+    values = {(n.rule.type, n.value) for n in report.names if n.stack == "alicloud-cn-hangzhou-prod"}
+    assert ("alicloud:ram/role:Role", "llm-prod-node") in values  # the names main declared
+    assert ("alicloud:ram/policy:Policy", "llm-prod-role-node") in values
+    assert ("alicloud:ess/scalingGroup:ScalingGroup", "llm-prod-asg-group") in values
