@@ -68,9 +68,8 @@ def from_loadtest(path: Path) -> NodeCapacity:
 
 
 def given(requests_per_s: float, source: str = "given") -> NodeCapacity:
-    from gpufleet.inputs import number_problems
-
     from gpufleet.errors import UserError
+    from gpufleet.inputs import number_problems
 
     problems = number_problems(requests_per_s, "--qps-per-node", "", 0, 1e9, above=True)
     if problems:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import simpy
-
-from gpufleet import cron
 from gpufleet.simulate.capacity import NodeCapacity
 from gpufleet.simulate.model import Alarm, Behaviour, Group, Poller
 from gpufleet.simulate.trace import Trace
+
+from gpufleet import cron
 
 SIGNALS = ("queue", "kv_cache", "cpu")
 

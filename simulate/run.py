@@ -36,3 +36,39 @@ def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, s
 
 def simulate(b: Behaviour, cap: NodeCapacity, tr: Trace, reclaim_at=(), reclaim_per_hour: float = 0.0) -> engine.Result:
     return engine.simulate(b, cap, tr, tuple(reclaim_at), reclaim_per_hour)
+
+
+def for_stack(
+    stack: str,
+    cap: NodeCapacity,
+    trace_file=None,
+    profile: str = "day",
+    slo_ttft_ms: float | None = None,
+    reclaim_at: tuple[float, ...] = (),
+    reclaim_per_hour: float = 0.0,
+    start: datetime | None = None,
+    priced: bool = True,
+) -> dict:
+    """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes."""
+    from gpufleet.simulate import cost, report, summary, trace
+
+    from gpufleet import clock, plan
+
+    p = plan.for_stack(stack)
+    b = behaviour(p.fleet, p.resources)
+    when = start or trace.next_start(clock.now())
+    tr = trace.read(trace_file, when) if trace_file is not None else default_trace(profile, b, cap, when)
+    r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
+    slo_s = None if slo_ttft_ms is None else slo_ttft_ms / 1000
+    summ = summary.summary(r, slo_s)
+    notes = list(b.notes)
+    notes += [f"{h.transition} hook on {h.group}: {h.why}" for h in b.hooks]
+    if cap.ttft_curve == ():
+        notes.append("no load test: the TTFT estimate is the queue wait only (give --from-loadtest for the prefill's own TTFT)")
+    estimates = sorted(k for k, v in b.timings.items() if v.quality == "estimate")
+    notes.append("estimated timings (no source found; see the JSON's timings): " + ", ".join(estimates))
+    c = None
+    if priced:
+        node_hours = {k: v / 3600 for k, v in r.billing_node_s.items()}
+        c = cost.trace_cost(stack, r, node_hours, summ["output_tokens_served"])
+    return report.document(stack, r, summ, c, notes)

@@ -7,7 +7,6 @@ from functools import cache
 from pathlib import Path
 
 import yaml
-
 from gpufleet.simulate.model import QUALITIES, Timing
 
 NODE = Path(__file__).parent / "data" / "node.yaml"
