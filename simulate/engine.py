@@ -222,7 +222,7 @@ class Simulation:
         cap, dt, tr = self.cap, self.dt, self.trace
         mu = cap.requests_per_s
         r = self.r
-        for k, rate in enumerate(tr.rates):
+        for rate in tr.rates:
             now = self.env.now
             counts = dict.fromkeys(r.counts, 0)
             for n in self.nodes:
