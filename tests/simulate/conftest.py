@@ -1,7 +1,6 @@
 from pathlib import Path
 
 import pytest
-
 from gpufleet.simulate import capacity
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,12 +12,12 @@ import copy
 import math
 
 import pytest
-from simfixtures import START
 from contract import sweep
-
-from gpufleet import plan
 from gpufleet.simulate import check, run
 from gpufleet.stacks import loader
+from simfixtures import START
+
+from gpufleet import plan
 
 SUBSCRIPTIONS = ("monthly", "yearly")
 

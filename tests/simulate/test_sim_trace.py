@@ -3,9 +3,9 @@
 from datetime import UTC, datetime
 
 import pytest
+from gpufleet.simulate import trace
 
 from gpufleet.errors import UserError
-from gpufleet.simulate import trace
 
 START = datetime(2026, 12, 7, 0, 0, tzinfo=UTC)
 
