@@ -87,6 +87,8 @@ class Result:
     billing_node_s: dict[str, float] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
+    # a scaler's runs: (time, poller, {node id: value | None} of the in-service nodes, decision, executed)
+    decisions: list[tuple[float, str, dict, str, bool]] = field(default_factory=list)
 
 
 class Simulation:
@@ -321,10 +323,12 @@ class Simulation:
             answered = [v for v in values.values() if v is not None]
             self._last_seen[p.name] = sum(answered) / len(answered) if answered else None
             action = p.decide(values)
+            executed = False
             if action in ("out", "in"):
                 group, adjustment, accepted, why = p.policies[action]
                 if accepted:
-                    self.execute(group, adjustment, f"{p.name}: {action}")
+                    executed = self.execute(group, adjustment, f"{p.name}: {action}")
+            self.r.decisions.append((t, p.name, values, action, executed))
 
     def _schedules(self):
         start = self.trace.start

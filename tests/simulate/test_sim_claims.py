@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpufleet.simulate import check, run
 from simfixtures import START
 
 from gpufleet import plan
-from gpufleet.simulate import check, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
