@@ -37,6 +37,7 @@ class Node:
     attached: bool = False
     protected: bool = False
     hook_wait_s: float = 0.0  # time it was ready but held by a launch hook
+    phase: float = 0.0  # when in each publish period it reports (spread over the nodes)
 
     def state(self, t: float) -> str:
         if t >= self.gone:
@@ -107,6 +108,8 @@ class Simulation:
         self.ready_s = sum(behaviour.timing(n) for n in ("os_boot_s", "weights_fetch_s", "vllm_load_s", "cuda_graphs_s"))
         self.health_s = behaviour.health.interval_s * behaviour.health.healthy_threshold
         self._queue = 0.0
+        self.live: list[Node] = []  # nodes not gone (the load and the alarms look at these only)
+        self._next_change = 0.0
         self._serving_now = 0
         self._launch_hooks = {h.group: h for h in behaviour.hooks if h.transition == "out"}
         self._leave_hooks = {h.group: h for h in behaviour.hooks if h.transition == "in"}
@@ -130,7 +133,10 @@ class Simulation:
     def _start_node(self, g: GroupState, at_start: bool = False, billing: str | None = None, attached: bool = False) -> Node:
         n = Node(len(self.nodes), g.spec.name, billing or self._billing(g), self.env.now, attached=attached)
         n.protected = attached and g.spec.attached_protected
+        n.phase = (n.id * 7.0) % self.b.timing("metric_publish_s")
         self.nodes.append(n)
+        self.live.append(n)
+        self._next_change = self.env.now
         if at_start:  # running before the trace begins
             n.in_service = n.ready = n.serving = self.env.now
         return n
@@ -152,6 +158,7 @@ class Simulation:
                 released = n.in_service
             n.hook_wait_s = max(0.0, released - n.ready)
         n.serving = max(n.ready, released) + self.health_s
+        self._next_change = min(self._next_change, n.in_service)
         yield self.env.timeout(released - self.env.now)
 
     def _drain_s(self, n: Node) -> float:
@@ -167,6 +174,7 @@ class Simulation:
 
     def _leave(self, n: Node, within_s: float | None = None):
         n.leaving = self.env.now
+        self._next_change = self.env.now
         d = self._drain_s(n)
         if within_s is not None:
             d = min(d, within_s)
@@ -224,15 +232,38 @@ class Simulation:
         cap, dt, tr = self.cap, self.dt, self.trace
         mu = cap.requests_per_s
         r = self.r
+        counts: dict[str, int] = dict.fromkeys(r.counts, 0)
+        billing: dict[str, int] = {}
+        times, arrivals, served, queue, per_node = (
+            r.times.append,
+            r.arrivals.append,
+            r.served.append,
+            r.queue.append,
+            r.queue_per_node.append,
+        )
+        p95, ttft, timeout = r.p95_wait_s.append, r.ttft_s.append, self.env.timeout
+        sig_q, sig_kv, sig_cpu = r.signals["queue"].append, r.signals["kv_cache"].append, r.signals["cpu"].append
+        count_lists = {k: v.append for k, v in r.counts.items()}
+        seen = [(name, v.append) for name, v in r.seen.items()]
+        last_seen = self._last_seen
+        last_load: tuple = ()
+        base = 0.0
         for rate in tr.rates:
             now = self.env.now
-            counts = dict.fromkeys(r.counts, 0)
-            for n in self.nodes:
-                if n.gone <= now:
-                    continue
-                s = n.state(now)
-                counts[s] += 1
-                r.billing_node_s[n.billing] = r.billing_node_s.get(n.billing, 0.0) + dt
+            if now >= self._next_change:  # a node changed state since the last count: count again
+                counts = dict.fromkeys(r.counts, 0)
+                billing = {}
+                upcoming = math.inf
+                self.live = [n for n in self.live if n.gone > now]
+                for n in self.live:
+                    counts[n.state(now)] += 1
+                    billing[n.billing] = billing.get(n.billing, 0) + 1
+                    for t in (n.in_service, n.ready, n.serving, n.leaving, n.gone):
+                        if now < t < upcoming:
+                            upcoming = t
+                self._next_change = upcoming
+            for k, v in billing.items():
+                r.billing_node_s[k] = r.billing_node_s.get(k, 0.0) + v * dt
             serving = counts["serving"]
             self._serving_now = serving
             c = serving * mu
@@ -243,23 +274,26 @@ class Simulation:
             rho = min(1.0, (started / dt) / c) if c > 0 else 0.0
             qpn = q / serving if serving else q
             wait = q / c if c > 0 else (math.inf if q > 0 else 0.0)
-            base = cap.ttft_s(min(rate / serving, mu) if serving else mu)
-            r.times.append(now)
-            r.arrivals.append(rate)
-            r.served.append(started)
+            if (rate, serving) != last_load:  # the prefill's own TTFT at this load (the load test's curve)
+                last_load = (rate, serving)
+                base = cap.ttft_s(min(rate / serving, mu) if serving else mu) or 0.0
+            times(now)
+            arrivals(rate)
+            served(started)
             for s, v in counts.items():
-                r.counts[s].append(v)
-            r.queue.append(q)
-            r.queue_per_node.append(qpn)
-            r.p95_wait_s.append(None if math.isinf(wait) else wait)
-            r.ttft_s.append(None if math.isinf(wait) else wait + (base or 0.0))
+                count_lists[s](v)
+            queue(q)
+            per_node(qpn)
+            finite = not math.isinf(wait)
+            p95(wait if finite else None)
+            ttft(wait + base if finite else None)
             kv = 100.0 if q > 0 and serving else 100.0 * rho
-            r.signals["queue"].append(qpn if serving else 0.0)
-            r.signals["kv_cache"].append(kv)
-            r.signals["cpu"].append(kv)  # no CPU model: the node's busy share (docs/scaling.md)
-            for name in r.seen:
-                r.seen[name].append(self._last_seen[name])
-            yield self.env.timeout(dt)
+            sig_q(qpn if serving else 0.0)
+            sig_kv(kv)
+            sig_cpu(kv)  # no CPU model: the node's busy share (docs/scaling.md)
+            for name, add in seen:
+                add(last_seen[name])
+            yield timeout(dt)
 
     def _signal_at(self, signal: str, t: float) -> float:
         k = min(max(int(t / self.dt), 0), len(self.r.signals[signal]) - 1)
@@ -279,34 +313,38 @@ class Simulation:
     # --- what scales -------------------------------------------------------------------------------------------
 
     def _alarm(self, a: Alarm):
+        """Every period: the average over the group's nodes of each one's last report in the period, as it arrived
+        (report lag); a node publishes every metric_publish_s at its own phase (report(): what it publishes)."""
         publish = self.b.timing("metric_publish_s")
         lag = self.b.timing("report_lag_s")
+        dt = self.dt
+        lists = [self.r.signals[signal] for signal, _, _ in a.conditions]
         streak = 0
         while True:
             yield self.env.timeout(a.period_s)
-            t = self.env.now
-            ok = True
-            seen = None
-            for signal, op, threshold in a.conditions:
-                values = []
-                for n in self.nodes:
-                    if n.group != a.group or n.gone <= t - lag - a.period_s:
-                        continue
-                    # the node's last publish in the period, as it arrived (lag)
-                    phase = (n.id * 7.0) % publish
-                    last = t - lag - ((t - lag - phase) % publish)
-                    if last <= t - lag - a.period_s:
-                        continue
-                    v = self.report(n, signal, last)
-                    if v is not None:
-                        values.append(v)
-                if not values:  # no data: an alarm without data does not fire
-                    ok = False
+            tl = self.env.now - lag
+            lo = tl - a.period_s
+            sums = [0.0] * len(lists)
+            count = 0
+            group = a.group
+            for n in self.live:
+                if n.group != group:
                     continue
-                avg = sum(values) / len(values)
-                seen = avg if seen is None else seen
-                if not _holds(avg, op, threshold):
-                    ok = False
+                last = tl - (tl - n.phase) % publish
+                if last <= lo or last < n.ready or last >= n.gone or last < 0:
+                    continue  # no report in the period (not up yet, or gone)
+                count += 1
+                if n.serving <= last < n.leaving:  # serving: its share; else (hook, draining) it reports 0
+                    k = int(last / dt)  # a step the load has recorded: last < now
+                    for j, values in enumerate(lists):
+                        sums[j] += values[k]
+            ok = count > 0  # an alarm without data does not fire
+            seen = sums[0] / count if count else None
+            if ok:
+                for (_, op, threshold), total in zip(a.conditions, sums):
+                    if not _holds(total / count, op, threshold):
+                        ok = False
+                        break
             self._last_seen[a.name] = seen
             streak = streak + 1 if ok else 0
             if streak >= a.evaluation_count and a.accepted:
@@ -317,7 +355,7 @@ class Simulation:
             yield self.env.timeout(p.period_s)
             t = self.env.now
             values: dict[str, float | None] = {}
-            for n in self.nodes:
+            for n in self.live:
                 if n.group in p.groups and n.in_service <= t < n.leaving:
                     values[str(n.id)] = self.report(n, p.signal, t) if t >= n.serving else None
             answered = [v for v in values.values() if v is not None]
