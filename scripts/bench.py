@@ -100,8 +100,9 @@ def _fifty_node_fleet():
     """Alibaba prod's declared resources with the group at 10-50 nodes and no schedules; its behaviour and a capacity."""
     import copy
 
-    from gpufleet import plan
     from gpufleet.simulate import capacity, run
+
+    from gpufleet import plan
 
     p = plan.for_stack("alicloud-cn-hangzhou-prod")
     res = [copy.deepcopy(r) for r in p.resources if r["type"] != "alicloud:ess/scheduledTask:ScheduledTask"]
