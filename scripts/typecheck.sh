@@ -9,6 +9,6 @@ tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
 mkdir "$tree/gpufleet"
 for f in "$root"/gpufleet/*; do ln -s "$f" "$tree/gpufleet/"; done
-for d in stacks components images cost sizing; do ln -s "$root/$d" "$tree/gpufleet/$d"; done
+for d in stacks components images cost sizing simulate; do ln -s "$root/$d" "$tree/gpufleet/$d"; done
 cd "$tree"
 exec "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p gpufleet "$@"

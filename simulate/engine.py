@@ -102,7 +102,7 @@ class Simulation:
         self.r = Result(trace, behaviour, capacity)
         self.r.counts = {s: [] for s in ("booting", "hook", "serving", "draining")}
         self.r.signals = {s: [] for s in SIGNALS}
-        self.r.seen = {a.name: [] for a in behaviour.alarms} | {p.name: [] for p in behaviour.pollers}
+        self.r.seen = {name: [] for name in [a.name for a in behaviour.alarms] + [p.name for p in behaviour.pollers]}
         self._last_seen: dict[str, float | None] = dict.fromkeys(self.r.seen)
         self.reclaim_at = sorted(reclaim_at)
         self.ready_s = sum(behaviour.timing(n) for n in ("os_boot_s", "weights_fetch_s", "vllm_load_s", "cuda_graphs_s"))

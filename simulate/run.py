@@ -23,7 +23,7 @@ def step_low(b: Behaviour, cap: NodeCapacity) -> float:
     return 0.25 * cap.requests_per_s * max(1, sum(g.min for g in b.groups))
 
 
-def day_shape(b: Behaviour) -> list[tuple[int, float]]:
+def day_shape(b: Behaviour) -> list[tuple[float, float]]:
     """A business day in UTC hours as multiples of `low`: quiet at night, a morning ramp, a busy afternoon."""
     return [(0, 1.0), (1, 2.0), (3, 4.0), (6, 5.0), (9, 4.0), (13, 1.5), (16, 1.0), (24, 1.0)]
 

@@ -37,7 +37,7 @@ class Trace:
         return self.step_s * len(self.rates)
 
 
-def _number(text: str, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
+def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
     try:
         v = float(text)
     except (TypeError, ValueError):
@@ -100,8 +100,13 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
         raise UserError([Problem(shown, "time", "mixes ISO 8601 times and seconds: use one form")])
     if len(times) < 2:
         raise UserError([Problem(shown, "", "one row: give at least two rows (the step is the time between them)")])
-    start = times[0] if isinstance(times[0], datetime) else default_start
-    secs = [(t - times[0]).total_seconds() if isinstance(t, datetime) else float(t) - float(times[0]) for t in times]
+    first = times[0]
+    if isinstance(first, datetime):
+        start = first
+        secs = [(t - first).total_seconds() for t in times if isinstance(t, datetime)]
+    else:
+        start = default_start
+        secs = [float(t) - float(first or 0.0) for t in times if isinstance(t, float)]
     step = secs[1] - secs[0]
     if step <= 0:
         raise UserError([Problem(shown, "row 2: time", "not after row 1: sort the rows by time")])
@@ -119,7 +124,7 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
                     )
                 ]
             )
-    return Trace(start, step, [float(r) for r in rates], extra.get("output_tokens"), extra.get("prompt_tokens"), source=shown)
+    return Trace(start, step, [r or 0.0 for r in rates], extra.get("output_tokens"), extra.get("prompt_tokens"), source=shown)
 
 
 def read(path: Path, default_start: datetime) -> Trace:
@@ -153,7 +158,7 @@ def read(path: Path, default_start: datetime) -> Trace:
 
 
 def profile(
-    name: str, low: float, start: datetime, step_s: float = 10.0, day_shape: list[tuple[int, float]] | None = None
+    name: str, low: float, start: datetime, step_s: float = 10.0, day_shape: list[tuple[float, float]] | None = None
 ) -> Trace:
     """A built-in trace: `step` (low for an hour, 5x low for an hour, low for three hours), `spike` (low, 10x low for
     five minutes, low), `day` (24 h: `day_shape` as (UTC hour, multiple of low) points, linear between them)."""
@@ -162,7 +167,7 @@ def profile(
     elif name == "spike":
         parts = [(3600, 1.0), (300, 10.0), (3 * 3600, 1.0)]
     elif name == "day":
-        shape = day_shape or [(0, 1.0), (24, 1.0)]
+        shape = day_shape or [(0.0, 1.0), (24.0, 1.0)]
         n = int(24 * 3600 / step_s)
         rates = []
         for i in range(n):

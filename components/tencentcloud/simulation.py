@@ -50,6 +50,11 @@ def _accepted(inputs: dict) -> tuple[bool, str]:
     return True, ""
 
 
+def _decision(decide, out_above: float, in_below: float, values: dict) -> str:
+    """The scaler's action for the nodes' values ("out" | "in" | "hold"), by the deployed function's decide()."""
+    return decide(values, out_above, in_below)[0]
+
+
 def _timer_period_s(trigger_desc: str) -> float:
     """An SCF timer's period from its 7-field cron (seconds minutes hours ...): '0 */1 * * * * *' -> 60."""
     fields = trigger_desc.split()
@@ -133,7 +138,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 name=r["name"],
                 period_s=period,
                 signal=env["GPUFLEET_METRIC"],
-                decide=lambda values, d=decide, o=out_above, n=in_below: d(values, o, n)[0],
+                decide=functools.partial(_decision, decide, out_above, in_below),
                 groups=tuple(_ref(g) for g in str(env["GPUFLEET_SCALING_GROUP"]).split(",") if g)
                 or tuple(g.name for g in groups),
                 policies={
