@@ -24,7 +24,35 @@ def step_low(b: Behaviour, cap: NodeCapacity) -> float:
 
 
 def day_shape(b: Behaviour) -> list[tuple[float, float]]:
-    """A business day in UTC hours as multiples of `low`: quiet at night, a morning ramp, a busy afternoon."""
+    """A business day in UTC hours as multiples of `low`, shaped by the declared schedules: the load is 5x low while
+    the schedule with the most desired nodes holds, low while the one with the fewest does (a weekday's firings).
+    Without schedules: quiet at night, a morning ramp, a busy day, quiet again (UTC hours, a China business day)."""
+    from datetime import UTC, datetime, timedelta
+
+    from gpufleet import cron
+
+    monday = datetime(2026, 12, 7, tzinfo=UTC)
+    firings = []
+    for s in b.schedules:
+        try:
+            at = cron.next_firing(s.cron, monday - timedelta(minutes=1), cron.zone(s.zone_hours)).astimezone(UTC)
+        except cron.CronError:
+            continue
+        if at < monday + timedelta(days=1):
+            firings.append((at.hour + at.minute / 60, s.desired))
+    if len(firings) >= 2 and len({d for _, d in firings}) > 1:
+        lo, hi = min(d for _, d in firings), max(d for _, d in firings)
+        firings.sort()
+
+        def level(h: float) -> float:
+            held = [d for at, d in firings if at <= h] or [firings[-1][1]]  # before the first firing: yesterday's last
+            return 1.0 + 4.0 * (held[-1] - lo) / (hi - lo)
+
+        points: list[tuple[float, float]] = []
+        for at, _ in firings:  # a step at each firing (a ramp of 30 minutes)
+            points += [(at, level(at - 1e-6)), (min(24.0, at + 0.5), level(at))]
+        points = [(0.0, level(0.0)), *points, (24.0, level(24.0))]
+        return sorted(points)
     return [(0, 1.0), (1, 2.0), (3, 4.0), (6, 5.0), (9, 4.0), (13, 1.5), (16, 1.0), (24, 1.0)]
 
 
