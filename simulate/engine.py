@@ -178,8 +178,8 @@ class Simulation:
         d = self._drain_s(n)
         if within_s is not None:
             d = min(d, within_s)
+        n.gone = self.env.now + d  # known now: the load counts it draining until then
         yield self.env.timeout(d)
-        n.gone = self.env.now
 
     def members(self, group: str) -> list[Node]:
         return [n for n in self.nodes if n.group == group and n.leaving == math.inf]

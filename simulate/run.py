@@ -49,8 +49,14 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
             return 1.0 + 4.0 * (held[-1] - lo) / (hi - lo)
 
         points: list[tuple[float, float]] = []
-        for at, _ in firings:  # a step at each firing (a ramp of 30 minutes)
-            points += [(at, level(at - 1e-6)), (min(24.0, at + 0.5), level(at))]
+        for (
+            at,
+            _,
+        ) in firings:  # the load rises in the 30 minutes after a schedule adds nodes, falls in the 30 before one removes them
+            before, after = level(at - 1e-6), level(at)
+            points += (
+                [(at, before), (min(24.0, at + 0.5), after)] if after >= before else [(max(0.0, at - 0.5), before), (at, after)]
+            )
         points = [(0.0, level(0.0)), *points, (24.0, level(24.0))]
         return sorted(points)
     return [(0, 1.0), (1, 2.0), (3, 4.0), (6, 5.0), (9, 4.0), (13, 1.5), (16, 1.0), (24, 1.0)]
