@@ -65,7 +65,7 @@ def test_every_stack_every_profile_and_format(app, tmp_path, i, stack):
         "-o",
         str(out),
     )
-    assert r.exit_code in (0, 1), r.output  # 1: the SLO was missed somewhere in the trace
+    assert r.exit_code == 0, r.output  # the load test's SLO is reported, not checked (no --slo-ttft-ms)
     text = out.read_text()
     if fmt == "json":
         doc = json.loads(text)
@@ -73,7 +73,7 @@ def test_every_stack_every_profile_and_format(app, tmp_path, i, stack):
         assert {"time", "serving", "booting", "draining", "queue_per_node", "p95_wait_s"} <= set(row)
         assert {"cost", "node_hours", "seconds_over_slo", "time_to_peak_nodes_s"} <= set(doc["summary"])
         assert doc["summary"]["cost"]["currency"] in ("CNY", "USD") and doc["summary"]["node_hours"]
-        assert (r.exit_code == 1) == (doc["summary"]["seconds_over_slo"] > 0)
+        assert doc["summary"]["slo_ttft_ms"] == 1500  # the load test's SLO (its slo_p95_ms)
     elif fmt == "html":
         assert text.startswith("<!doctype html>") and text.count("<svg") == 4 and "http" not in text.split("<body>")[0]
     else:
