@@ -90,6 +90,8 @@ class Result:
     nodes: list[Node] = field(default_factory=list)
     # a scaler's runs: (time, poller, {node id: value | None} of the in-service nodes, decision, executed)
     decisions: list[tuple[float, str, dict, str, bool]] = field(default_factory=list)
+    # an alarm's evaluations: (time, alarm, {node id: report time} of the reports it averaged, averages, held, executed)
+    evaluations: list[tuple[float, str, dict, list, bool, bool]] = field(default_factory=list)
 
 
 class Simulation:
@@ -105,6 +107,7 @@ class Simulation:
         self.r.seen = {name: [] for name in [a.name for a in behaviour.alarms] + [p.name for p in behaviour.pollers]}
         self._last_seen: dict[str, float | None] = dict.fromkeys(self.r.seen)
         self.reclaim_at = sorted(reclaim_at)
+        self.record_evaluations = False  # keep each alarm evaluation's reports (the fidelity test reads them)
         self.ready_s = sum(behaviour.timing(n) for n in ("os_boot_s", "weights_fetch_s", "vllm_load_s", "cuda_graphs_s"))
         self.health_s = behaviour.health.interval_s * behaviour.health.healthy_threshold
         self._queue = 0.0
@@ -319,6 +322,7 @@ class Simulation:
         lag = self.b.timing("report_lag_s")
         dt = self.dt
         lists = [self.r.signals[signal] for signal, _, _ in a.conditions]
+        record = self.record_evaluations
         streak = 0
         while True:
             yield self.env.timeout(a.period_s)
@@ -326,6 +330,7 @@ class Simulation:
             lo = tl - a.period_s
             sums = [0.0] * len(lists)
             count = 0
+            reports: dict[int, float] = {}
             group = a.group
             for n in self.live:
                 if n.group != group:
@@ -334,6 +339,8 @@ class Simulation:
                 if last <= lo or last < n.ready or last >= n.gone or last < 0:
                     continue  # no report in the period (not up yet, or gone)
                 count += 1
+                if record:
+                    reports[n.id] = last
                 if n.serving <= last < n.leaving:  # serving: its share; else (hook, draining) it reports 0
                     k = int(last / dt)  # a step the load has recorded: last < now
                     for j, values in enumerate(lists):
@@ -347,8 +354,13 @@ class Simulation:
                         break
             self._last_seen[a.name] = seen
             streak = streak + 1 if ok else 0
+            executed = False
             if streak >= a.evaluation_count and a.accepted:
-                self.execute(a.group, a.adjustment, f"{a.name}: {streak} periods")
+                executed = self.execute(a.group, a.adjustment, f"{a.name}: {streak} periods")
+            if record:
+                self.r.evaluations.append(
+                    (self.env.now, a.name, reports, [x / count for x in sums] if count else [], ok, executed)
+                )
 
     def _poller(self, p: Poller):
         while True:
