@@ -8,6 +8,10 @@ modules they use, for preview and cost; typer and pydantic for the CLI and pure 
 the median of the case over the median of its floor from the same pairs. A ratio near 1 means the command
 adds little on top of its imports; the absolute seconds depend on the machine, the ratio much less.
 Targets (issue 19): preview <= 1.2, --help <= 1.6, plan fit <= 2.5.
+
+Group `simulate` (issue 28) runs in this process: a 7-day trace at 10-second resolution (60,480 rows, CSV) through a
+fleet of up to 50 nodes (Alibaba prod's declared scaling with the group at 10-50 nodes), read and simulated; its
+floor is reading the trace alone. Target: <= 2 s. Then 1, 2, 4 and 7 days, to show the cost grows linearly.
 """
 
 from __future__ import annotations
@@ -92,10 +96,60 @@ def paired_medians(cmd: list[str], floor: list[str], runs: int) -> tuple[float |
     return statistics.median(case_t), statistics.median(floor_t)
 
 
+def _fifty_node_fleet():
+    """Alibaba prod's declared resources with the group at 10-50 nodes and no schedules; its behaviour and a capacity."""
+    import copy
+
+    from gpufleet import plan
+    from gpufleet.simulate import capacity, run
+
+    p = plan.for_stack("alicloud-cn-hangzhou-prod")
+    res = [copy.deepcopy(r) for r in p.resources if r["type"] != "alicloud:ess/scheduledTask:ScheduledTask"]
+    for r in res:
+        if r["type"] == "alicloud:ess/scalingGroup:ScalingGroup":
+            r["inputs"].update(minSize=10, maxSize=50, desiredCapacity=10)
+    return run.behaviour(p.fleet, res, node_completes=True), capacity.given(13.768)
+
+
+def simulate_bench(runs: int) -> None:
+    import tempfile
+    from datetime import UTC, datetime
+
+    from gpufleet.simulate import run, trace
+
+    b, cap = _fifty_node_fleet()
+    start = datetime(2026, 12, 7, tzinfo=UTC)
+    day = trace.profile("day", 10 * cap.requests_per_s * 0.95, start, 10.0, run.day_shape(b)).rates  # peaks at 48 nodes
+    with tempfile.TemporaryDirectory() as tmp:
+        per_day = {}
+        for days in (1, 2, 4, 7):
+            path = Path(tmp) / f"trace-{days}d.csv"
+            path.write_text("time,requests_per_s\n" + "".join(f"{i * 10},{v:.4f}\n" for i, v in enumerate(day * days)))
+            case_t, floor_t, peak = [], [], 0
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                trace.read(path, start)
+                floor_t.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                r = run.simulate(b, cap, trace.read(path, start))
+                case_t.append(time.perf_counter() - t0)
+                peak = max(r.counts["serving"])
+            t, f = statistics.median(case_t), statistics.median(floor_t)
+            per_day[days] = t / days
+            name = f"simulate {days} d x 10 s, {peak} nodes"
+            print(f"{name:<36} {t:>9.2f} {'read the trace':>20} {f:>8.2f} {t / f:>6.2f}", flush=True)
+        lo, hi = min(per_day.values()), max(per_day.values())
+        print(
+            f"{'  seconds per simulated day':<36} "
+            + ", ".join(f"{d} d: {v:.3f}" for d, v in per_day.items())
+            + f"  (max/min {hi / lo:.2f})"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="", help="comma-separated groups: cli, preview, cost, plan")
+    ap.add_argument("--only", default="", help="comma-separated groups: cli, preview, cost, plan, simulate")
     args = ap.parse_args()
     groups = set(filter(None, args.only.split(",")))
     print(f"{'case':<36} {'median s':>9} {'floor':>20} {'floor s':>8} {'ratio':>6}   (paired, median of {args.runs})")
@@ -110,6 +164,8 @@ def main() -> None:
             print(f"{name:<36} {'failed':>9}   ({' '.join(cmd[1:])} exited non-zero)")
             continue
         print(f"{name:<36} {t:>9.2f} {floor:>20} {f:>8.2f} {t / f:>6.2f}", flush=True)
+    if not groups or "simulate" in groups:
+        simulate_bench(args.runs)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,15 @@ class GatewayModule(Protocol):
     TRUSTED_PROXIES: tuple[str, ...]  # where the node's gateway trusts X-Forwarded-For from (images/gateway.py)
 
 
+@runtime_checkable
+class SimulationModule(Protocol):
+    """How the fleet simulation (gpufleet.simulate) reads the cloud's declared scaling resources, and its timings."""
+
+    TIMINGS: Path  # the cloud's timings file (each with seconds, quality, source)
+
+    def behaviour(self, resources: list[dict], node: dict, node_completes: bool | None = None) -> Any: ...
+
+
 CONCERNS: dict[str, type] = {
     "profile": ProfileModule,
     "checks": ChecksModule,
@@ -142,6 +151,7 @@ CONCERNS: dict[str, type] = {
     "facts": FactsModule,
     "rules": RulesModule,
     "gateway": GatewayModule,
+    "simulation": SimulationModule,
 }
 
 _ENTRIES: dict[str, dict[str, str]] = {}

@@ -63,6 +63,12 @@ FAILURES = [  # (argv, code, what the output names)
     (["plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--gpus", "0"], 2, "--gpus"),
     (["plan", "capacity", "--peak-qps", "40", "--qps-per-node", "6", "--stack", DEV], 1, "fleet.replicas.max"),
     (["plan", "capacity", "--peak-qps", "40"], 2, "give exactly one"),
+    (
+        ["plan", "scaling", "--stack", DEV, "--qps-per-node", "1", "--profile", "step", "--slo-ttft-ms", "1"],
+        1,
+        "over the TTFT SLO",
+    ),
+    (["plan", "scaling", "--stack", DEV, "--qps-per-node", "1", "--profile", "weekly"], 2, "unknown 'weekly'"),
     (["image", "check", "--recipe", "cuda13-vllm", "--gpu", "V100-16G"], 1, "does not serve V100-16G"),
     (["image", "check", "--recipe", "cuda14-vllm"], 2, "no such image recipe"),
     (["image", "check", "--gpu", "V100-1"], 2, "unknown GPU kind"),

@@ -17,10 +17,11 @@ FORMATS = ("table", "json")
 plan_app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
-    help="Sizing before anything is paid for: memory fit and node count.\n\n"
+    help="Sizing before anything is paid for: memory fit, node count, and the declared scaling through a day.\n\n"
     "\b\nExamples:\n"
     "  gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu A10\n"
-    "  gpufleet plan capacity --peak-qps 40 --qps-per-node 6",
+    "  gpufleet plan capacity --peak-qps 40 --qps-per-node 6\n"
+    "  gpufleet plan scaling --stack alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json",
 )
 
 
@@ -282,4 +283,96 @@ def capacity_cmd(
 
         options.show(draw, output)
     if warnings:  # a check failed: the stack cannot scale to the plan
+        raise typer.Exit(1)
+
+
+SCALING_FORMATS = ("table", "json", "html")
+
+
+@plan_app.command("scaling")
+def scaling_cmd(
+    stack: str = options.stack(help="the stack whose declared scaling is simulated (name or Pulumi.<name>.yaml path)"),
+    trace_file: Path | None = typer.Option(
+        None,
+        "--trace",
+        help="CSV (header: time,requests_per_s[,prompt_tokens,output_tokens]) or JSON rows; time ISO 8601 with a zone or seconds",
+    ),
+    profile: str = typer.Option("day", "--profile", help="without --trace: day (a business day), step (5x for an hour) or spike"),
+    from_loadtest: Path | None = typer.Option(
+        None, "--from-loadtest", help="per-node capacity: the knee of `gpufleet loadtest --save-json FILE`"
+    ),
+    qps_per_node: float | None = typer.Option(
+        None, "--qps-per-node", help="per-node capacity as plan capacity takes it (instead of --from-loadtest)"
+    ),
+    slo_ttft_ms: float | None = typer.Option(
+        None,
+        "--slo-ttft-ms",
+        help="TTFT objective to check (exit 1 when missed); default: the load test's p95 SLO, reported only",
+    ),
+    reclaim_per_hour: float = typer.Option(0.0, "--reclaim-per-hour", min=0.0, help="spot reclaims per hour, evenly spread"),
+    reclaim_at: str | None = typer.Option(
+        None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated"
+    ),
+    start: str | None = typer.Option(None, "--start", help="profile start, ISO 8601 with a zone (default: the next whole hour)"),
+    fmt: str = options.fmt(SCALING_FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
+) -> None:
+    """Simulate the fleet the stack declares (its groups, alarms or scaler, hooks, schedules, spot) through a traffic
+    trace: nodes by state, queue, p95 wait and TTFT estimate per step; time to the peak's nodes, seconds over the SLO,
+    scale events, node-hours and the cost of the trace from the catalog's prices. Exit 1 when --slo-ttft-ms is given
+    and the trace misses it.
+
+    \b
+    Examples:
+      gpufleet plan scaling --stack alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json
+      gpufleet plan scaling --stack tencentcloud-ap-guangzhou-prod --qps-per-node 13.8 --profile step --format json
+      gpufleet plan scaling --stack alicloud-cn-hangzhou-prod --qps-per-node 13.8 --profile step --format html -o day.html
+    """
+    from datetime import datetime
+
+    from gpufleet.simulate import capacity, report, run, trace
+
+    chosen = options.chosen_format(fmt, as_json, SCALING_FORMATS, output)
+    problems = _choice_problems([("--profile", profile, trace.PROFILES)])
+    if (qps_per_node is None) == (from_loadtest is None):
+        problems.append(Problem("--qps-per-node / --from-loadtest", "", "give exactly one (what one node serves)"))
+    at: list[float] = []
+    for part in filter(None, (reclaim_at or "").split(",")):
+        try:
+            at.append(float(part))
+        except ValueError:
+            problems.append(Problem("--reclaim-at", "", f"{part!r} is not a number of seconds"))
+    when = None
+    if start:
+        try:
+            when = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        except ValueError:
+            when = None
+        if when is None or when.tzinfo is None:
+            problems.append(Problem("--start", "", f"{start!r}: give ISO 8601 with a zone, e.g. 2026-12-07T09:00:00+08:00"))
+    if slo_ttft_ms is not None and not slo_ttft_ms > 0:
+        problems.append(Problem("--slo-ttft-ms", "", "must be above 0"))
+    if problems:
+        raise UserError(problems)
+    slo = slo_ttft_ms
+    if from_loadtest is not None:
+        cap = capacity.from_loadtest(from_loadtest)
+        if slo is None:
+            from gpufleet.inputs import read_json_object
+
+            got = read_json_object(from_loadtest, "").get("slo_p95_ms")
+            slo = float(got) if isinstance(got, (int, float)) else None
+    else:
+        assert qps_per_node is not None
+        cap = capacity.given(qps_per_node, "given (--qps-per-node)")
+    stack_name = options.resolve_stack(stack) or stack
+    doc = run.for_stack(stack_name, cap, trace_file, profile, slo, tuple(at), reclaim_per_hour, when)
+    if chosen == "json":
+        options.emit(json.dumps(doc, indent=1), output)
+    elif chosen == "html":
+        options.emit(report.chart_html(doc), output)
+    else:
+        options.show(lambda c: report.table(doc, c), output)
+    if slo_ttft_ms is not None and doc["summary"]["seconds_over_slo"]:  # the objective the user asked to check
         raise typer.Exit(1)

@@ -1,0 +1,172 @@
+"""How the fleet simulation (gpufleet.simulate) reads what the Alibaba program declares: ESS scaling groups and their
+scaling configurations, the event-triggered tasks (ess.Alarm) and the rules they execute, lifecycle hooks, scheduled
+tasks, the subscription nodes attached to the group, the CLB listener's health check; and Alibaba's timings
+(simulation.yaml)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from gpufleet.components import scaling_signals
+from gpufleet.components.alicloud import rules
+from gpufleet.simulate import timings as timing_data
+from gpufleet.simulate.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
+
+TIMINGS = Path(__file__).parent / "simulation.yaml"
+OPERATORS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
+
+
+def _ref(value) -> str:
+    """The resource a mock-engine id or output reference names: 'x_id' and '<x.ari>' -> 'x'."""
+    text = str(value)
+    if text.startswith("<") and "." in text:
+        return text[1:].split(".", 1)[0]
+    return text.removesuffix("_id")
+
+
+def _signal(metric_name: str) -> str:
+    if metric_name == "CpuUtilization":
+        return "cpu"
+    names = {v: k for k, v in scaling_signals.load().names.items()}
+    return names.get(metric_name, metric_name)
+
+
+def node_completes_launch_hook() -> tuple[bool, str]:
+    """Does the node itself end a SCALE_OUT wait (CompleteLifecycleAction once vLLM serves)? Read from the node
+    agent the image runs (images/node_agent.py), since the hook names no notification target that would."""
+    try:
+        from gpufleet.images import node_agent
+
+        text = inspect.getsource(node_agent)
+    except (ImportError, OSError):
+        return False, "the node agent could not be read"
+    if "CompleteLifecycleAction" in text:
+        return True, "the node agent calls CompleteLifecycleAction once vLLM serves (images/node_agent.py)"
+    return False, "nothing calls CompleteLifecycleAction: no notification target, and the node agent does not"
+
+
+def behaviour(resources: list[dict], node: dict, node_completes: bool | None = None) -> Behaviour:
+    """The Behaviour of the declared resources; node: the node's boot timings (gpufleet.simulate.timings.node).
+    node_completes: whether the node ends a SCALE_OUT hook (None: read from the node agent)."""
+    by_type: dict[str, list[dict]] = {}
+    for r in resources:
+        by_type.setdefault(r["type"], []).append(r)
+    of = lambda token: by_type.get(token, [])  # noqa: E731
+    configs = {
+        _ref(r["inputs"].get("scalingGroupId")): r["inputs"] for r in of("alicloud:ess/scalingConfiguration:ScalingConfiguration")
+    }
+    instances = {r["name"]: r["inputs"] for r in of("alicloud:ecs/instance:Instance")}
+    attached: dict[str, list[str]] = {}
+    for r in of("alicloud:ess/attachment:Attachment"):
+        for iid in r["inputs"].get("instanceIds", []):
+            inst = instances.get(_ref(iid), {})
+            months = int(inst.get("period", 1) or 1)
+            paid = "yearly" if inst.get("instanceChargeType") == "PrePaid" and months >= 12 else "monthly"
+            attached.setdefault(_ref(r["inputs"]["scalingGroupId"]), []).append(
+                paid if inst.get("instanceChargeType") == "PrePaid" else "payg"
+            )
+    groups = []
+    hooks_in = [r for r in of("alicloud:ess/lifecycleHook:LifecycleHook")]
+    for r in of("alicloud:ess/scalingGroup:ScalingGroup"):
+        i, name = r["inputs"], r["name"]
+        cfg = configs.get(name, {})
+        spot = cfg.get("spotStrategy", "NoSpot") != "NoSpot"
+        groups.append(
+            Group(
+                name=name,
+                min=int(i["minSize"]),
+                max=int(i["maxSize"]),
+                desired=int(i.get("desiredCapacity", i["minSize"])),
+                cooldown_s=float(i.get("defaultCooldown", 300)),
+                billing="spot" if spot else "payg",
+                on_demand_base=int(i.get("onDemandBaseCapacity", 0) or 0),
+                on_demand_above_base_percent=int(i.get("onDemandPercentageAboveBaseCapacity", 0) or 0),
+                attached=tuple(attached.get(name, ())),
+                attached_protected=False,
+                spot_remedy=bool(i.get("spotInstanceRemedy", False)),
+            )
+        )
+    scaling_rules = {r["name"]: r["inputs"] for r in of("alicloud:ess/scalingRule:ScalingRule")}
+    alarms = []
+    for r in of("alicloud:ess/alarm:Alarm"):
+        i = r["inputs"]
+        rule = scaling_rules.get(_ref((i.get("alarmActions") or [""])[0]), {})
+        if i.get("expressions"):
+            conds = tuple(
+                (_signal(e["metricName"]), OPERATORS[e["comparisonOperator"]], float(e["threshold"])) for e in i["expressions"]
+            )
+            period = float(i["expressions"][0].get("period", 60))
+        else:
+            conds = ((_signal(i["metricName"]), OPERATORS[i["comparisonOperator"]], float(i["threshold"])),)
+            period = float(i.get("period", 60))
+        alarms.append(
+            Alarm(
+                name=r["name"],
+                group=_ref(i["scalingGroupId"]),
+                adjustment=int(rule.get("adjustmentValue", 0)),
+                conditions=conds,
+                period_s=period,
+                evaluation_count=int(i.get("evaluationCount", 1)),
+            )
+        )
+    completes, completes_why = node_completes_launch_hook() if node_completes is None else (node_completes, "given")
+    hooks = []
+    for r in hooks_in:
+        i = r["inputs"]
+        out = i["lifecycleTransition"] == "SCALE_OUT"
+        arn = str(i.get("notificationArn") or "")
+        if out:
+            by, why = ("ready", completes_why) if completes else ("", completes_why)
+        elif arn.endswith(f"template/{rules.DRAIN_TEMPLATE}"):
+            by, why = "drain", f"OOS {rules.DRAIN_TEMPLATE} runs the drain command, then completes the action"
+        else:
+            by, why = "", f"nothing completes it (notification target {arn or 'none'})"
+        hooks.append(Hook(_ref(i["scalingGroupId"]), "out" if out else "in", float(i["heartbeatTimeout"]), by, why))
+    schedules = [
+        Schedule(
+            r["name"],
+            _ref(r["inputs"]["scalingGroupId"]),
+            r["inputs"]["recurrenceValue"],
+            rules.CRON_ZONE_HOURS,
+            int(r["inputs"]["minValue"]),
+            int(r["inputs"]["maxValue"]),
+            int(r["inputs"].get("desiredCapacity", r["inputs"]["minValue"])),
+        )
+        for r in of("alicloud:ess/scheduledTask:ScheduledTask")
+        if r["inputs"].get("taskEnabled", True)
+    ]
+    health = HealthCheck(5, 2, 3)
+    notes = []
+    for r in of("alicloud:slb/listener:Listener"):
+        i = r["inputs"]
+        if i.get("healthCheck") == "on" or "healthCheckInterval" in i:
+            health = HealthCheck(
+                float(i.get("healthCheckInterval", 2)), int(i.get("healthyThreshold", 3)), int(i.get("unhealthyThreshold", 3))
+            )
+            break
+    else:
+        notes.append("no listener health check declared: the CLB's defaults (5 s, 2 healthy, 3 unhealthy) are assumed")
+    t = {**node, **timing_data.read(TIMINGS)}
+    out_alarms = [a for a in alarms if a.adjustment > 0]
+    reaction = max((a.period_s * a.evaluation_count for a in out_alarms), default=0.0)
+    reaction += t["metric_publish_s"].seconds + t["report_lag_s"].seconds
+    how = (
+        "ESS alarm period x evaluation count "
+        + ", ".join(f"{a.period_s:g} s x {a.evaluation_count}" for a in out_alarms)
+        + f" + the nodes' publish interval {t['metric_publish_s'].seconds:g} s + report lag {t['report_lag_s'].seconds:g} s"
+    )
+    drain = max((h.timeout_s for h in hooks if h.transition == "in"), default=0.0)
+    return Behaviour(
+        cloud="alicloud",
+        groups=groups,
+        alarms=alarms,
+        hooks=hooks,
+        schedules=schedules,
+        health=health,
+        timings=t,
+        drain_timeout_s=drain,
+        reaction_s=reaction,
+        reaction_how=how,
+        notes=notes,
+    )

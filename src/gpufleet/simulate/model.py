@@ -1,0 +1,124 @@
+"""What the simulation reads: the scaling behaviour of a fleet as its program declares it, and the timings it runs on.
+
+A cloud's simulation module (components/<cloud>/simulation.py) turns the preview's recorded resources into a
+Behaviour; the engine (gpufleet.simulate.engine) runs it. Nothing here knows a cloud.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+QUALITIES = ("measured", "documented", "estimate")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One duration the fleet takes, with where the number comes from."""
+
+    name: str
+    seconds: float
+    quality: str  # measured (here, by a named test) | documented (by the vendor, with source) | estimate
+    source: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "seconds": self.seconds, "quality": self.quality, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Group:
+    """A scaling group as declared: its bounds and what a node it launches is billed as."""
+
+    name: str
+    min: int
+    max: int
+    desired: int
+    cooldown_s: float
+    billing: str  # payg | spot: what the group launches (above any on-demand base)
+    on_demand_base: int = 0  # of the group's nodes, this many are pay-as-you-go (a mixed group)
+    on_demand_above_base_percent: int = 0
+    attached: tuple[str, ...] = ()  # billing of nodes attached to the group at creation (subscription baseline)
+    attached_protected: bool = False  # attached nodes are protected from scale-in
+    spot_remedy: bool = False  # a replacement is launched when a spot node gets its reclaim notice
+    health_check_grace_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A lifecycle hook: a launching (out) or leaving (in) node waits until it is completed or times out."""
+
+    group: str
+    transition: str  # out | in
+    timeout_s: float
+    completed_by: str  # "ready" (the node, once vLLM serves), "drain" (the drain command), "" (nothing)
+    why: str
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """A cloud-side alarm on the nodes' reports (one value per node per publish period), averaged over the group:
+    breaching for `evaluation_count` periods in a row executes the rule on `group` (adjustment nodes)."""
+
+    name: str
+    group: str
+    adjustment: int
+    conditions: tuple[tuple[str, str, float], ...]  # (signal, operator, threshold), all must hold
+    period_s: float
+    evaluation_count: int
+    accepted: bool = True  # the vendor would create it (else: never executes)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Poller:
+    """A scaler that reads every answering node's value each period and decides (the Tencent SCF function):
+    decide({node: value | None}) -> "out" | "in" | "hold"; out/in execute the named policies."""
+
+    name: str
+    period_s: float
+    signal: str
+    decide: Callable[[dict[str, float | None]], str]
+    groups: tuple[str, ...]  # whose in-service nodes it reads
+    policies: dict[str, tuple[str, int, bool, str]]  # out|in -> (group, adjustment, accepted, why)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    group: str
+    cron: str
+    zone_hours: int  # the zone the provider reads the cron in
+    min: int
+    max: int
+    desired: int
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    interval_s: float
+    healthy_threshold: int
+    unhealthy_threshold: int
+
+
+@dataclass
+class Behaviour:
+    """Everything the engine needs to run one fleet: groups, what scales them, the hooks, the schedules, timings."""
+
+    cloud: str
+    groups: list[Group]
+    alarms: list[Alarm] = field(default_factory=list)
+    pollers: list[Poller] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)
+    schedules: list[Schedule] = field(default_factory=list)
+    health: HealthCheck = HealthCheck(5, 2, 3)
+    timings: dict[str, Timing] = field(default_factory=dict)
+    drain_timeout_s: float = 0.0
+    reaction_s: float = 0.0  # declared reaction: from a signal over its threshold to the scale-out executing
+    reaction_how: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def timing(self, name: str) -> float:
+        return self.timings[name].seconds
+
+    def group(self, name: str) -> Group:
+        return next(g for g in self.groups if g.name == name)

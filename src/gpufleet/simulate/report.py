@@ -1,0 +1,219 @@
+"""plan scaling's outputs: the JSON document (timeline + summary), a table, and a self-contained HTML chart (inline
+SVG: arrivals, serving nodes, queue per node, the SLO line on the wait)."""
+
+from __future__ import annotations
+
+import html
+import math
+from datetime import timedelta
+
+from gpufleet.simulate.engine import Result
+
+
+def _r(x, nd=3):
+    return None if x is None else round(x, nd)
+
+
+def timeline(r: Result) -> list[dict]:
+    start = r.trace.start
+    out = []
+    for i, t in enumerate(r.times):
+        row = {
+            "time": (start + timedelta(seconds=t)).isoformat().replace("+00:00", "Z"),
+            "t_s": t,
+            "arrivals_per_s": _r(r.arrivals[i]),
+            "serving": r.counts["serving"][i],
+            "booting": r.counts["booting"][i],
+            "waiting_on_hook": r.counts["hook"][i],
+            "draining": r.counts["draining"][i],
+            "queue": _r(r.queue[i], 1),
+            "queue_per_node": _r(r.queue_per_node[i], 2),
+            "p95_wait_s": _r(r.p95_wait_s[i], 2),
+            "ttft_s": _r(r.ttft_s[i], 3),
+            "seen": {name: _r(v[i], 2) for name, v in r.seen.items()},
+        }
+        out.append(row)
+    return out
+
+
+def document(stack: str, r: Result, summ: dict, cost: dict | None, notes: list[str]) -> dict:
+    b = r.behaviour
+    return {
+        "stack": stack,
+        "cloud": b.cloud,
+        "trace": {
+            "source": r.trace.source,
+            "start": r.trace.start.isoformat(),
+            "step_s": r.trace.step_s,
+            "rows": len(r.trace.rates),
+        },
+        "capacity": r.capacity.to_json(),
+        "declared": {
+            "groups": [
+                {
+                    "name": g.name,
+                    "min": g.min,
+                    "max": g.max,
+                    "desired": g.desired,
+                    "billing": g.billing,
+                    "attached": list(g.attached),
+                }
+                for g in b.groups
+            ],
+            "reaction_s": b.reaction_s,
+            "reaction": b.reaction_how,
+            "hooks": [
+                {
+                    "group": h.group,
+                    "transition": h.transition,
+                    "timeout_s": h.timeout_s,
+                    "completed_by": h.completed_by or None,
+                    "why": h.why,
+                }
+                for h in b.hooks
+            ],
+        },
+        "timings": {k: v.to_json() for k, v in sorted(b.timings.items())},
+        "summary": {**summ, "cost": cost},
+        "notes": notes,
+        "timeline": timeline(r),
+    }
+
+
+def _sampled(n: int, most: int) -> list[int]:
+    if n <= most:
+        return list(range(n))
+    every = math.ceil(n / most)
+    return list(range(0, n, every))
+
+
+def table(doc: dict, c, rows: int = 30) -> None:
+    from rich.table import Table
+
+    tl = doc["timeline"]
+    t = Table(
+        title=f"{doc['stack']}: {doc['trace']['source']}, {doc['capacity']['requests_per_s']:g} req/s per node ({doc['capacity']['source']})"
+    )
+    for col in ("time", "req/s", "serving", "booting", "hook", "draining", "queue/node", "p95 wait s", "TTFT s"):
+        t.add_column(col, justify="left" if col == "time" else "right", no_wrap=True)
+    for i in _sampled(len(tl), rows):
+        row = tl[i]
+        t.add_row(
+            row["time"][5:16].replace("T", " "),
+            f"{row['arrivals_per_s']:g}",
+            str(row["serving"]),
+            str(row["booting"]),
+            str(row["waiting_on_hook"]),
+            str(row["draining"]),
+            f"{row['queue_per_node']:g}",
+            "never served" if row["p95_wait_s"] is None else f"{row['p95_wait_s']:g}",
+            "-" if row["ttft_s"] is None else f"{row['ttft_s']:g}",
+        )
+    c.print(t)
+    s = doc["summary"]
+    ttp = s["time_to_peak_nodes_s"]
+    c.print(
+        f"peak {s['peak_requests_per_s']:g} req/s needs {s['peak_nodes_needed']} nodes; "
+        + (
+            f"reached {ttp:g} s after the load first exceeded the serving nodes"
+            if ttp is not None
+            else "no shortfall to recover from"
+            if s["peak_serving"] >= s["peak_nodes_needed"]
+            else "never reached"
+        )
+    )
+    slo = s["slo_ttft_ms"]
+    c.print(
+        f"over the TTFT SLO ({slo:g} ms): {s['seconds_over_slo']:g} s; peak queue {s['peak_queue']:g}; worst p95 wait {s['p95_wait_s_max']:g} s"
+        if slo is not None
+        else "no TTFT SLO given (--slo-ttft-ms)"
+    )
+    c.print(
+        f"scale events: {s['scale_outs']} out, {s['scale_ins']} in; node-hours "
+        + ", ".join(f"{k} {v:g}" for k, v in s["node_hours"].items())
+    )
+    cost = s.get("cost")
+    if cost:
+        c.print(
+            f"cost of the trace: {'' if cost['complete'] else '>= '}{cost['total']} {cost['currency']}"
+            + (f", {cost['per_million_output_tokens']} per million output tokens" if cost["per_million_output_tokens"] else "")
+            + f" (prices as of {cost['prices_as_of']})"
+        )
+    c.print(f"declared reaction: {doc['declared']['reaction_s']:g} s ({doc['declared']['reaction']})")
+    for n in doc["notes"]:
+        c.print(f"  note: {n}")
+
+
+def _path(xs: list[float], ys: list[float], x0: float, x1: float, y1: float, w: float, h: float, pad: float) -> str:
+    pts = []
+    for x, y in zip(xs, ys):
+        px = pad + (x - x0) / max(x1 - x0, 1e-9) * (w - 2 * pad)
+        py = h - pad - (y / y1 if y1 > 0 else 0) * (h - 2 * pad)
+        pts.append(f"{px:.1f},{py:.1f}")
+    return " ".join(pts)
+
+
+def chart_html(doc: dict) -> str:
+    tl = doc["timeline"]
+    idx = _sampled(len(tl), 1500)
+    xs = [tl[i]["t_s"] / 3600 for i in idx]
+    x0, x1 = (xs[0], xs[-1]) if xs else (0.0, 1.0)
+    w, h, pad = 960.0, 240.0, 40.0
+    s = doc["summary"]
+
+    def panel(title: str, series: list[tuple[str, list[float], str]], line: tuple[str, float] | None = None) -> str:
+        top = max([max(v, default=0) for _, v, _ in series] + [line[1] if line else 0] + [1e-9]) * 1.1
+        body = [f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" fill="none" stroke="#ccc"/>']
+        body.append(f'<text x="{pad}" y="{pad - 12}" font-size="14" font-weight="bold">{html.escape(title)}</text>')
+        body.append(f'<text x="4" y="{pad + 4}" font-size="11">{top:.3g}</text><text x="4" y="{h - pad}" font-size="11">0</text>')
+        for k, (name, v, colour) in enumerate(series):
+            body.append(
+                f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{_path(xs, v, x0, x1, top, w, h, pad)}"/>'
+            )
+            body.append(
+                f'<text x="{w - pad - 200}" y="{pad + 14 + 14 * k}" font-size="12" fill="{colour}">{html.escape(name)}</text>'
+            )
+        if line:
+            py = h - pad - line[1] / top * (h - 2 * pad)
+            body.append(f'<line x1="{pad}" x2="{w - pad}" y1="{py:.1f}" y2="{py:.1f}" stroke="#d62728" stroke-dasharray="6 4"/>')
+            body.append(f'<text x="{pad + 4}" y="{py - 4:.1f}" font-size="12" fill="#d62728">{html.escape(line[0])}</text>')
+        for k in range(int(x0), int(x1) + 1, max(1, int((x1 - x0) / 12) or 1)):
+            px = pad + (k - x0) / max(x1 - x0, 1e-9) * (w - 2 * pad)
+            body.append(f'<text x="{px:.1f}" y="{h - pad + 16}" font-size="11" text-anchor="middle">{k} h</text>')
+        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:g}" height="{h:g}" role="img" aria-label="{html.escape(title)}">{"".join(body)}</svg>'
+
+    arrivals = [tl[i]["arrivals_per_s"] for i in idx]
+    serving = [tl[i]["serving"] for i in idx]
+    booting = [tl[i]["booting"] + tl[i]["waiting_on_hook"] for i in idx]
+    qpn = [tl[i]["queue_per_node"] for i in idx]
+    ttft = [tl[i]["ttft_s"] if tl[i]["ttft_s"] is not None else 0.0 for i in idx]
+    slo = s["slo_ttft_ms"]
+    cost = s.get("cost") or {}
+    facts = [
+        f"peak {s['peak_requests_per_s']:g} req/s needs {s['peak_nodes_needed']} nodes",
+        f"time to peak nodes: {'-' if s['time_to_peak_nodes_s'] is None else str(s['time_to_peak_nodes_s']) + ' s'}",
+        f"seconds over SLO: {s['seconds_over_slo']:g}",
+        f"scale events: {s['scale_outs']} out, {s['scale_ins']} in",
+        "node-hours: " + ", ".join(f"{k} {v:g}" for k, v in s["node_hours"].items()),
+    ]
+    if cost:
+        facts.append(f"cost: {'' if cost['complete'] else '&ge; '}{cost['total']} {cost['currency']}")
+    panels = [
+        panel("arrivals (requests/s)", [("arrivals", arrivals, "#1f77b4")]),
+        panel("nodes", [("serving", serving, "#2ca02c"), ("booting or held by a hook", booting, "#ff7f0e")]),
+        panel("queue per serving node", [("waiting requests per node", qpn, "#9467bd")]),
+        panel("TTFT estimate (s)", [("TTFT p95 estimate", ttft, "#8c564b")], (f"SLO {slo:g} ms", slo / 1000) if slo else None),
+    ]
+    items = "".join(f"<li>{f}</li>" for f in facts)
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in doc["notes"])
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>gpufleet plan scaling: "
+        + html.escape(doc["stack"])
+        + "</title><style>body{font-family:sans-serif;margin:16px}svg{display:block;margin:8px 0}</style></head><body>"
+        + f"<h1>{html.escape(doc['stack'])}: a simulated {html.escape(doc['trace']['source'])}</h1>"
+        + f"<ul>{items}</ul>"
+        + "".join(panels)
+        + (f"<h2>notes</h2><ul>{notes}</ul>" if notes else "")
+        + "<p>Simulated from the resources the program declares (gpufleet plan scaling); timings and their sources in the JSON output.</p>"
+        + "</body></html>"
+    )

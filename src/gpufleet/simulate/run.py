@@ -1,0 +1,107 @@
+"""A stack's simulation: its plan's declared resources read by its cloud, the node's timings, a capacity, a trace."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gpufleet.simulate import engine, timings
+from gpufleet.simulate.capacity import NodeCapacity
+from gpufleet.simulate.model import Behaviour
+from gpufleet.simulate.trace import Trace
+
+
+def behaviour(fleet, resources: list[dict], node_completes: bool | None = None) -> Behaviour:
+    """The Behaviour of a fleet's declared resources, read by its cloud's simulation module."""
+    from gpufleet import registry
+
+    mod = registry.module(fleet.spec.cloud, "simulation")
+    return mod.behaviour(resources, timings.node(fleet), node_completes)
+
+
+def step_low(b: Behaviour, cap: NodeCapacity) -> float:
+    """The `low` of the step and spike profiles: a quarter of what the floor serves (the floor: the groups' min)."""
+    return 0.25 * cap.requests_per_s * max(1, sum(g.min for g in b.groups))
+
+
+def day_shape(b: Behaviour) -> list[tuple[float, float]]:
+    """A business day in UTC hours as multiples of `low`, shaped by the declared schedules: the load is 5x low while
+    the schedule with the most desired nodes holds, low while the one with the fewest does (a weekday's firings).
+    Without schedules: quiet at night, a morning ramp, a busy day, quiet again (UTC hours, a China business day)."""
+    from datetime import UTC, datetime, timedelta
+
+    from gpufleet import cron
+
+    monday = datetime(2026, 12, 7, tzinfo=UTC)
+    firings = []
+    for s in b.schedules:
+        try:
+            at = cron.next_firing(s.cron, monday - timedelta(minutes=1), cron.zone(s.zone_hours)).astimezone(UTC)
+        except cron.CronError:
+            continue
+        if at < monday + timedelta(days=1):
+            firings.append((at.hour + at.minute / 60, s.desired))
+    if len(firings) >= 2 and len({d for _, d in firings}) > 1:
+        lo, hi = min(d for _, d in firings), max(d for _, d in firings)
+        firings.sort()
+
+        def level(h: float) -> float:
+            held = [d for at, d in firings if at <= h] or [firings[-1][1]]  # before the first firing: yesterday's last
+            return 1.0 + 4.0 * (held[-1] - lo) / (hi - lo)
+
+        points: list[tuple[float, float]] = []
+        for (
+            at,
+            _,
+        ) in firings:  # the load rises in the 30 minutes after a schedule adds nodes, falls in the 30 before one removes them
+            before, after = level(at - 1e-6), level(at)
+            points += (
+                [(at, before), (min(24.0, at + 0.5), after)] if after >= before else [(max(0.0, at - 0.5), before), (at, after)]
+            )
+        points = [(0.0, level(0.0)), *points, (24.0, level(24.0))]
+        return sorted(points)
+    return [(0, 1.0), (1, 2.0), (3, 4.0), (6, 5.0), (9, 4.0), (13, 1.5), (16, 1.0), (24, 1.0)]
+
+
+def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, step_s: float = 10.0) -> Trace:
+    from gpufleet.simulate import trace
+
+    return trace.profile(name, step_low(b, cap), start, step_s, day_shape(b))
+
+
+def simulate(b: Behaviour, cap: NodeCapacity, tr: Trace, reclaim_at=(), reclaim_per_hour: float = 0.0) -> engine.Result:
+    return engine.simulate(b, cap, tr, tuple(reclaim_at), reclaim_per_hour)
+
+
+def for_stack(
+    stack: str,
+    cap: NodeCapacity,
+    trace_file=None,
+    profile: str = "day",
+    slo_ttft_ms: float | None = None,
+    reclaim_at: tuple[float, ...] = (),
+    reclaim_per_hour: float = 0.0,
+    start: datetime | None = None,
+    priced: bool = True,
+) -> dict:
+    """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes."""
+    from gpufleet import clock, plan
+    from gpufleet.simulate import cost, report, summary, trace
+
+    p = plan.for_stack(stack)
+    b = behaviour(p.fleet, p.resources)
+    when = start or trace.next_start(clock.now())
+    tr = trace.read(trace_file, when) if trace_file is not None else default_trace(profile, b, cap, when)
+    r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
+    slo_s = None if slo_ttft_ms is None else slo_ttft_ms / 1000
+    summ = summary.summary(r, slo_s)
+    notes = list(b.notes)
+    notes += [f"{h.transition} hook on {h.group}: {h.why}" for h in b.hooks]
+    if cap.ttft_curve == ():
+        notes.append("no load test: the TTFT estimate is the queue wait only (give --from-loadtest for the prefill's own TTFT)")
+    estimates = sorted(k for k, v in b.timings.items() if v.quality == "estimate")
+    notes.append("estimated timings (no source found; see the JSON's timings): " + ", ".join(estimates))
+    c = None
+    if priced:
+        node_hours = {k: v / 3600 for k, v in r.billing_node_s.items()}
+        c = cost.trace_cost(stack, r, node_hours, summ["output_tokens_served"])
+    return report.document(stack, r, summ, c, notes)

@@ -1,0 +1,195 @@
+"""Traffic over time: a trace file (CSV or JSON rows) or a built-in profile (day, step, spike).
+
+CSV: a header row with `time` (ISO 8601 with a zone, or seconds from the start) and `requests_per_s`, optionally
+`prompt_tokens` and `output_tokens` (means per request). JSON: a list of objects with the same keys (or an object with
+`rows`). Rows are sorted, evenly spaced (the first gap is the step; a longer gap is refused), rates non-negative. A bad
+trace is a UserError naming the file, the row (1 = the first data row) and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError
+
+COLUMNS = ("time", "requests_per_s")
+OPTIONAL = ("prompt_tokens", "output_tokens")
+PROFILES = ("day", "step", "spike")
+MAX_ROWS = 5_000_000
+
+
+@dataclass(frozen=True)
+class Trace:
+    start: datetime  # wall-clock time of the first row (UTC); schedules fire against it
+    step_s: float
+    rates: list[float]  # requests/s, one per step
+    output_tokens: list[float] | None = None  # mean output tokens per request, one per step
+    prompt_tokens: list[float] | None = None
+    source: str = ""
+
+    @property
+    def duration_s(self) -> float:
+        return self.step_s * len(self.rates)
+
+
+def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        problems.append(Problem(shown, f"row {row}: {col}", f"{text!r} is not a number"))
+        return None
+    if not math.isfinite(v) or v < 0:
+        problems.append(Problem(shown, f"row {row}: {col}", f"{text!r} must be a finite number >= 0"))
+        return None
+    return v
+
+
+def _time(text, shown: str, row: int, problems: list[Problem]) -> float | datetime | None:
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    s = str(text).strip()
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    try:
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        problems.append(Problem(shown, f"row {row}: time", f"{s!r} is neither ISO 8601 with a zone nor seconds from the start"))
+        return None
+    if t.tzinfo is None:
+        problems.append(Problem(shown, f"row {row}: time", f"{s!r} has no zone: write it as e.g. 2026-12-04T09:00:00+08:00"))
+        return None
+    return t.astimezone(UTC)
+
+
+def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trace:
+    problems: list[Problem] = []
+    if not rows:
+        raise UserError([Problem(shown, "", "no rows: give a header row and at least two data rows")])
+    if len(rows) > MAX_ROWS:
+        raise UserError([Problem(shown, "", f"{len(rows)} rows: at most {MAX_ROWS}")])
+    keys = set(rows[0])
+    missing = [c for c in COLUMNS if c not in keys]
+    unknown = sorted(k for k in keys if k not in COLUMNS + OPTIONAL)
+    if missing or unknown:
+        msg = []
+        if missing:
+            msg.append("missing column " + ", ".join(missing))
+        if unknown:
+            msg.append("unknown column " + ", ".join(unknown))
+        raise UserError([Problem(shown, "header", "; ".join(msg) + f" (columns: {', '.join(COLUMNS + OPTIONAL)})")])
+    times, rates = [], []
+    extra: dict[str, list[float]] = {c: [] for c in OPTIONAL if c in keys}
+    for i, r in enumerate(rows, start=1):
+        times.append(_time(r.get("time"), shown, i, problems))
+        rates.append(_number(r.get("requests_per_s"), shown, i, "requests_per_s", problems))
+        for c in extra:
+            extra[c].append(_number(r.get(c), shown, i, c, problems) or 0.0)
+        if len(problems) >= 10:
+            break
+    if problems:
+        raise UserError(problems)
+    kinds = {type(t) for t in times}
+    if len(kinds) > 1:
+        raise UserError([Problem(shown, "time", "mixes ISO 8601 times and seconds: use one form")])
+    if len(times) < 2:
+        raise UserError([Problem(shown, "", "one row: give at least two rows (the step is the time between them)")])
+    first = times[0]
+    if isinstance(first, datetime):
+        start = first
+        secs = [(t - first).total_seconds() for t in times if isinstance(t, datetime)]
+    else:
+        start = default_start
+        secs = [float(t) - float(first or 0.0) for t in times if isinstance(t, float)]
+    step = secs[1] - secs[0]
+    if step <= 0:
+        raise UserError([Problem(shown, "row 2: time", "not after row 1: sort the rows by time")])
+    for i in range(1, len(secs)):
+        gap = secs[i] - secs[i - 1]
+        if gap <= 0:
+            raise UserError([Problem(shown, f"row {i + 1}: time", f"not after row {i}: sort the rows by time")])
+        if abs(gap - step) > 1e-6 * max(1.0, step):
+            raise UserError(
+                [
+                    Problem(
+                        shown,
+                        f"row {i + 1}: time",
+                        f"{gap:g} s after row {i}, the step is {step:g} s: fill the gap (evenly spaced rows)",
+                    )
+                ]
+            )
+    return Trace(start, step, [r or 0.0 for r in rates], extra.get("output_tokens"), extra.get("prompt_tokens"), source=shown)
+
+
+def read(path: Path, default_start: datetime) -> Trace:
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError([Problem(shown, "", "no such file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError([Problem(shown, "", f"cannot read: {exc}")]) from None
+    if path.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UserError([Problem(shown, f"line {exc.lineno}", f"not JSON: {exc.msg}")]) from None
+        if isinstance(data, dict):
+            data = data.get("rows")
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise UserError([Problem(shown, "", "JSON must be a list of rows (objects with time, requests_per_s)")])
+        return rows_to_trace(data, shown, default_start)
+    reader = csv.DictReader(text.splitlines())
+    rows = [dict(r) for r in reader]
+    if reader.fieldnames is None:
+        raise UserError([Problem(shown, "header", "empty file: give a header row time,requests_per_s")])
+    if rows and None in rows[0]:
+        raise UserError([Problem(shown, "row 1", "more values than header columns")])
+    if not rows:
+        rows = [dict.fromkeys(reader.fieldnames, "")]
+        rows_to_trace(rows[:0] or rows, shown, default_start)  # the header problems first
+    return rows_to_trace(rows, shown, default_start)
+
+
+def profile(
+    name: str, low: float, start: datetime, step_s: float = 10.0, day_shape: list[tuple[float, float]] | None = None
+) -> Trace:
+    """A built-in trace: `step` (low for an hour, 5x low for an hour, low for three hours), `spike` (low, 10x low for
+    five minutes, low), `day` (24 h: `day_shape` as (UTC hour, multiple of low) points, linear between them)."""
+    if name == "step":
+        parts = [(3600, 1.0), (3600, 5.0), (3 * 3600, 1.0)]
+    elif name == "spike":
+        parts = [(3600, 1.0), (300, 10.0), (3 * 3600, 1.0)]
+    elif name == "day":
+        shape = day_shape or [(0.0, 1.0), (24.0, 1.0)]
+        n = int(24 * 3600 / step_s)
+        rates = []
+        for i in range(n):
+            h = (start.hour + start.minute / 60 + i * step_s / 3600) % 24
+            rates.append(low * _interp(shape, h))
+        return Trace(start, step_s, rates, source="profile day")
+    else:
+        raise UserError([Problem("--profile", "", f"unknown {name!r}: one of {', '.join(PROFILES)}")])
+    rates = []
+    for secs, k in parts:
+        rates += [low * k] * int(secs / step_s)
+    return Trace(start, step_s, rates, source=f"profile {name}")
+
+
+def _interp(points: list[tuple[float, float]], h: float) -> float:
+    pts = sorted(points)
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x0 <= h <= x1:
+            return y0 + (y1 - y0) * (h - x0) / (x1 - x0) if x1 > x0 else y1
+    return pts[-1][1]
+
+
+def next_start(now: datetime) -> datetime:
+    """The default start of a profile: the next whole hour after now (UTC)."""
+    return (now.astimezone(UTC) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)

@@ -1,0 +1,40 @@
+"""Capacity planning meets the simulation: plan capacity's per-node rule (ceil(peak / per node)) is the simulated
+steady state at the peak; and nodes held ready above the floor are what keep the ramp of a step within the SLO while
+a scale-out boots (the declared floor queues for minutes; a floor at the peak's nodes never queues)."""
+
+from __future__ import annotations
+
+import copy
+
+from simfixtures import START
+
+from gpufleet import plan
+from gpufleet.simulate import check, run, summary
+from gpufleet.sizing import capacity as plan_capacity
+
+STACK = "alicloud-cn-hangzhou-prod"
+
+
+def _fleet(min_nodes: int):
+    """Alibaba prod as declared, its launch hook completed by the node (issue 26's fix), the group's floor at min_nodes."""
+    p = plan.for_stack(STACK)
+    res = copy.deepcopy(p.resources)
+    for r in res:
+        if r["type"] == "alicloud:ess/scalingGroup:ScalingGroup":
+            r["inputs"].update(minSize=min_nodes, desiredCapacity=min_nodes)
+    return run.behaviour(p.fleet, res, node_completes=True)
+
+
+def test_steady_state_is_plan_capacity_and_the_spare_buys_the_ramp(cap):
+    base = _fleet(2)
+    trace = run.default_trace("step", base, cap, START)  # the step sized on the declared floor of 2
+    peak = max(trace.rates)
+    planned = plan_capacity.plan(peak, cap.requests_per_s, redundancy=1)  # N+1, the seed's rule
+    carrying = planned.nodes - planned.redundancy
+    without = run.simulate(base, cap, trace)
+    high_end = without.times.index(check.STEP_AT_S + check.HIGH_S - trace.step_s)
+    assert without.counts["serving"][high_end] == carrying  # the simulation settles where plan capacity says
+    spare = run.simulate(_fleet(carrying), cap, trace)  # the floor raised by the nodes the step adds
+    s0, s1 = summary.summary(without, 1.5), summary.summary(spare, 1.5)
+    assert s0["seconds_over_slo"] > 0 and s1["seconds_over_slo"] == 0
+    assert s1["peak_queue"] == 0 < s0["peak_queue"]

@@ -1,0 +1,153 @@
+"""gpufleet plan scaling: every shipped stack with the built-in profiles and a trace file, in table, JSON and HTML;
+bad input exits 2 with the file, row and column named and nothing written; the chart drawn in headless chromium."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from tools import require
+from typer.testing import CliRunner
+
+from gpufleet.cli import plan as plan_cli
+from gpufleet.stacks import loader
+
+ROOT = Path(__file__).resolve().parents[2]
+LOADTEST = str(ROOT / "examples" / "loadtest-example.json")
+STACKS = loader.stack_names(ROOT)
+PROFILES = ("day", "step", "spike")
+FORMATS = ("json", "table", "html")
+START = "2026-12-07T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def app():
+    a = typer.Typer()
+    plan_cli.register(a)
+    return a
+
+
+def run(app, *args):
+    return CliRunner().invoke(app, ["plan", "scaling", *args])
+
+
+def cli(*args):
+    """The real command line (exit codes and messages as a user sees them)."""
+    return subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "scaling", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("i, stack", list(enumerate(STACKS)))
+def test_every_stack_every_profile_and_format(app, tmp_path, i, stack):
+    profile, fmt = PROFILES[i % 3], FORMATS[(i // 3 + i) % 3]
+    out = tmp_path / f"out.{fmt}"
+    r = run(
+        app,
+        "--stack",
+        stack,
+        "--from-loadtest",
+        LOADTEST,
+        "--profile",
+        profile,
+        "--start",
+        START,
+        "--format",
+        fmt,
+        "-o",
+        str(out),
+    )
+    assert r.exit_code == 0, r.output  # the load test's SLO is reported, not checked (no --slo-ttft-ms)
+    text = out.read_text()
+    if fmt == "json":
+        doc = json.loads(text)
+        row = doc["timeline"][0]
+        assert {"time", "serving", "booting", "draining", "queue_per_node", "p95_wait_s"} <= set(row)
+        assert {"cost", "node_hours", "seconds_over_slo", "time_to_peak_nodes_s"} <= set(doc["summary"])
+        assert doc["summary"]["cost"]["currency"] in ("CNY", "USD") and doc["summary"]["node_hours"]
+        assert doc["summary"]["slo_ttft_ms"] == 1500  # the load test's SLO (its slo_p95_ms)
+    elif fmt == "html":
+        assert text.startswith("<!doctype html>") and text.count("<svg") == 4 and "http" not in text.split("<body>")[0]
+    else:
+        assert "cost of the trace" in text and "declared reaction" in text
+
+
+def test_a_trace_file_both_clouds(app, tmp_path):
+    trace = tmp_path / "trace.csv"
+    rows = ["time,requests_per_s,output_tokens"]
+    rows += [f"{t},{(40 if 1800 <= t < 3600 else 5)},128" for t in range(0, 7200, 60)]
+    trace.write_text("\n".join(rows) + "\n")
+    for stack in ("alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"):
+        r = run(app, "--stack", stack, "--qps-per-node", "13.8", "--trace", str(trace), "--slo-ttft-ms", "2000", "--json")
+        assert r.exit_code == 1, r.output  # 40 req/s on 2 nodes of 13.8 queues until the scale-out serves
+        doc = json.loads(r.output)
+        assert len(doc["timeline"]) == 120 and doc["summary"]["scale_outs"] >= 1
+        assert abs(doc["summary"]["output_tokens_served"] - doc["summary"]["requests_served"] * 128) < 128
+        assert doc["summary"]["cost"]["per_million_output_tokens"]
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("--profile", "weekly", "--qps-per-node", "5"), "--profile: unknown 'weekly'"),
+        (("--profile", "day"), "--qps-per-node / --from-loadtest: give exactly one"),
+        (("--qps-per-node", "5", "--start", "2026-12-07T09:00"), "--start:"),
+        (("--qps-per-node", "5", "--reclaim-at", "soon"), "--reclaim-at: 'soon'"),
+    ],
+)
+def test_bad_options_exit_2(tmp_path, args, says):
+    out = tmp_path / "never.json"
+    r = cli("--stack", "alicloud-cn-hangzhou-prod", *args, "--json", "-o", str(out))
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_a_bad_trace_exits_2_naming_row_and_column(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("time,requests_per_s\n0,1\n60,-3\n")
+    out = tmp_path / "never.json"
+    r = cli("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "5", "--trace", str(trace), "--json", "-o", str(out))
+    assert r.returncode == 2 and f"{trace}: row 2: requests_per_s:" in r.stderr and not out.exists(), r.stderr
+
+
+@pytest.mark.chromium
+def test_chart_in_chromium(app, tmp_path):
+    page = tmp_path / "day.html"
+    r = run(
+        app,
+        "--stack",
+        "alicloud-cn-hangzhou-prod",
+        "--from-loadtest",
+        LOADTEST,
+        "--profile",
+        "step",
+        "--start",
+        START,
+        "--format",
+        "html",
+        "-o",
+        str(page),
+    )
+    assert r.exit_code in (0, 1), r.output
+    cmd = [
+        require("chromium"),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run([*cmd, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=90).stdout
+    assert dom.count("<polyline") >= 5 and "SLO 1500 ms" in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run([*cmd, f"--screenshot={shot}", "--window-size=1000,1150", page.as_uri()], capture_output=True, timeout=90)
+    assert shot.exists() and shot.stat().st_size > 10_000

@@ -1,0 +1,64 @@
+"""Trace files: the good forms, and every bad one named by row and column (a UserError: exit 2, one line each)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gpufleet.errors import UserError
+from gpufleet.simulate import trace
+
+START = datetime(2026, 12, 7, 0, 0, tzinfo=UTC)
+
+
+def read(tmp_path, text, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return trace.read(p, START)
+
+
+def problems(tmp_path, text, name="t.csv"):
+    with pytest.raises(UserError) as e:
+        read(tmp_path, text, name)
+    return [str(p) for p in e.value.problems]
+
+
+def test_csv_with_zone_and_seconds(tmp_path):
+    t = read(tmp_path, "time,requests_per_s,output_tokens\n2026-12-07T09:00:00+08:00,1,100\n2026-12-07T09:00:10+08:00,2.5,120\n")
+    assert t.start == datetime(2026, 12, 7, 1, 0, tzinfo=UTC) and t.step_s == 10 and t.rates == [1.0, 2.5]
+    assert t.output_tokens == [100.0, 120.0]
+    s = read(tmp_path, "time,requests_per_s\n0,1\n60,2\n120,3\n")
+    assert s.start == START and s.step_s == 60 and s.duration_s == 180
+
+
+def test_json_rows(tmp_path):
+    t = read(tmp_path, '[{"time": 0, "requests_per_s": 1}, {"time": 30, "requests_per_s": 0}]', "t.json")
+    assert t.step_s == 30 and t.rates == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "text, where, says",
+    [
+        ("time,rate\n0,1\n10,1\n", "header", "missing column requests_per_s"),
+        ("time,requests_per_s,colour\n0,1,red\n10,1,red\n", "header", "unknown column colour"),
+        ("time,requests_per_s\n0,1\n10,-2\n", "row 2: requests_per_s", ">= 0"),
+        ("time,requests_per_s\n0,1\n10,lots\n", "row 2: requests_per_s", "not a number"),
+        ("time,requests_per_s\n0,1\n20,1\n10,1\n", "row 3: time", "sort the rows"),
+        ("time,requests_per_s\n0,1\n10,1\n40,1\n", "row 3: time", "fill the gap"),
+        ("time,requests_per_s\n2026-12-07T09:00:00,1\n2026-12-07T09:00:10,1\n", "row 1: time", "no zone"),
+        ("time,requests_per_s\nyesterday,1\n", "row 1: time", "neither ISO 8601"),
+    ],
+)
+def test_bad_traces_name_row_and_column(tmp_path, text, where, says):
+    found = problems(tmp_path, text)
+    assert any(where in p and says in p for p in found), found
+    assert all(p.startswith(str(tmp_path / "t.csv")) for p in found)
+
+
+def test_profiles_have_the_documented_shape():
+    step = trace.profile("step", 2.0, START)
+    assert step.rates[0] == 2.0 and step.rates[int(3600 / 10)] == 10.0 and step.rates[-1] == 2.0
+    assert step.duration_s == 5 * 3600
+    spike = trace.profile("spike", 1.0, START)
+    assert max(spike.rates) == 10.0 and sum(1 for r in spike.rates if r == 10.0) == 30
+    with pytest.raises(UserError):
+        trace.profile("weekly", 1.0, START)
