@@ -679,7 +679,6 @@ RULES = RULES + (
         values=DISK_TYPES,
         spec="fleet.disks.data.tier",
     ),
-    Rule(CVM, "keep_image_login", "one_of", api("cvm/v20170312/RunInstances:LoginSettings.KeepImageLogin"), values=(True, False)),
     Rule(
         "tencentcloud:Cam/policy:Policy",
         "name",

@@ -29,7 +29,6 @@ else:
 from gpufleet import contract
 
 SPEC_CITE = re.compile(r"(?P<package>tccli|alibabacloud[-_]\w+)==(?P<version>[\d.]+) (?P<ref>\S+)")
-MAPS = ("tags", "instance_tags", "environment")  # key/value maps: their keys are user data, not arguments
 
 
 @cache
@@ -46,6 +45,14 @@ class Entry:
     map: tuple[str, ...] = ()
     waive: dict = field(default_factory=dict, hash=False, compare=False)
     none: str | None = None
+    names: tuple[str, ...] = ()  # the cloud's NAMES kinds (rules.py) that check each map part (e.g. tag_key, tag_value)
+
+
+def spec_packages(amap: dict) -> dict[str, str]:
+    """{package: version} an api_map.yaml reads."""
+    spec = amap["spec"]
+    found = spec.get("packages") or {spec["package"]: spec["version"]}
+    return {p.replace("_", "-"): str(v) for p, v in found.items()}
 
 
 def entries(cloud: str, amap: dict | None = None) -> dict[tuple[str, str], Entry]:
@@ -60,7 +67,10 @@ def entries(cloud: str, amap: dict | None = None) -> dict[tuple[str, str], Entry
                 continue
             member = spec["member"]
             ref = f"{base}/{member}" if ":" in member else f"{base}/{action}:{member}"
-            out[(type_, arg)] = Entry(type_, arg, ref, spec.get("scope"), tuple(spec.get("map", ())), spec.get("waive", {}))
+            parts = spec.get("map", ())
+            parts = ("",) if parts is True else tuple(parts)  # true: the map is sent as one field (e.g. a JSON string)
+            names = tuple(spec.get("names", ()))
+            out[(type_, arg)] = Entry(type_, arg, ref, spec.get("scope"), parts, spec.get("waive", {}), names=names)
     return out
 
 
@@ -88,7 +98,7 @@ def sent_args(inventories: Iterable[tuple[str, str, dict]]) -> dict[str, dict[st
             for arg, value in r["inputs"].items():
                 top = contract.snake(arg)
                 paths.add(top)
-                if isinstance(value, (dict, list)) and top not in MAPS:
+                if isinstance(value, (dict, list)):
                     paths.update(p for p in _leaves(value, top) if p != top)
     return out
 
@@ -173,7 +183,7 @@ def member_refs(entry: Entry) -> list[str]:
     if entry.ref is None:
         return []
     if entry.map:
-        return [f"{entry.ref}.{part}" for part in entry.map]
+        return [f"{entry.ref}.{part}" if part else entry.ref for part in entry.map]
     return [entry.ref]
 
 
@@ -185,13 +195,15 @@ def report(
     rules = tuple(contract.rules_module(cloud).RULES if rules is None else rules)
     mapped = entries(cloud, amap)
     rep = Report()
-    pinned = speclib.version(amap["spec"]["package"])
-    if pinned != str(amap["spec"]["version"]):
-        rep.problems.append(
-            f"{cloud}: api_map.yaml reads {amap['spec']['package']} {amap['spec']['version']}, installed {pinned}"
-        )
+    for package, wanted in spec_packages(amap).items():
+        pinned = speclib.version(package)
+        if pinned != wanted:
+            rep.problems.append(f"{cloud}: api_map.yaml reads {package} {wanted}, installed {pinned}")
+    maps = {key for key, e in mapped.items() if e.map}
     for type_, paths in sorted(sent.items()):
         for path in sorted(paths):
+            if any(path.startswith(f"{a}.") for t, a in maps if t == type_):
+                continue  # a map's keys are data, not arguments
             if (type_, path) not in mapped:
                 rep.problems.append(f"{type_} {path}: sent but not mapped to an API member (components/{cloud}/api_map.yaml)")
     by_arg: dict[tuple[str, str], list[contract.Rule]] = {}
@@ -205,7 +217,10 @@ def report(
             rep.no_member += 1
             continue
         rep.sent += 1
-        for ref in member_refs(entry):
+        names = contract.rules_module(cloud).NAMES
+        for i, ref in enumerate(member_refs(entry)):
+            kinds = entry.names if len(entry.map) < 2 else entry.names[i : i + 1]
+            pool = by_arg.get(key, []) + [r for k in kinds for r in names.get(k, ())]
             try:
                 member = speclib.member(reader, ref)
             except LookupError as err:
@@ -228,7 +243,7 @@ def report(
                         continue
                     open_.append(f"{lim} (declare `scope: {lim.scope}`; declared: {entry.scope})")
                     continue
-                if any(encodes(r, lim) for r in by_arg.get(key, [])):
+                if any(encodes(r, lim) for r in pool):
                     rep.limits_encoded += 1
                 elif lim.kind in entry.waive:
                     waived.append(lim)
@@ -310,9 +325,9 @@ def counts_block(reports: dict[str, Report]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for cloud, rep in sorted(reports.items()):
-        spec = api_map(cloud)["spec"]
+        spec = ", ".join(f"{p} {v}" for p, v in spec_packages(api_map(cloud)).items())
         lines.append(
-            f"| {cloud} | {spec['package']} {spec['version']} | {rep.sent} | {rep.no_member} | {len(rep.stated)} "
+            f"| {cloud} | {spec} | {rep.sent} | {rep.no_member} | {len(rep.stated)} "
             f"| {len(rep.encoded)} | {len(rep.waived)} | {rep.limits} / {rep.limits_encoded} / {rep.limits_waived} |"
         )
     lines.append(END)

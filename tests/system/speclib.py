@@ -73,7 +73,7 @@ _RANGE_PATTERNS = (
     # Valid values: 30 to 21600. / Value range: 1 to 65535 / from 1 to 50 / between 1 and 300
     re.compile(rf"(?:[Vv]alid values?|[Vv]alue range|[Rr]ange|[Vv]alues?)\s*(?:is|are)?\s*:?\s*({_NUM})\s*(?:to|-|~)\s*({_NUM})"),
     re.compile(rf"\b(?:from|between)\s+({_NUM})\s+(?:to|and)\s+({_NUM})\b(?!\s*characters)"),
-    re.compile(rf"\b({_NUM})\s+to\s+({_NUM})\b(?!\s*(?:characters|letters|digits|Chinese))"),
+    re.compile(rf"(?<![\w.])({_NUM})\s+to\s+({_NUM})\b(?!\s*(?:characters|letters|digits|Chinese))"),
     re.compile(rf"({_NUM})\s*(?:Mbps|GB|GiB|MB|秒|s)\s*(?:~|至|到|-)\s*({_NUM})\s*(?:Mbps|GB|GiB|MB|秒|s)"),
 )
 _MIN_MAX = (
@@ -93,6 +93,8 @@ def _ranges(text: str) -> list[Limit]:
             head = text[max(0, m.start() - 12) : m.start()]
             if _LENGTHY.match(tail) or "长度" in head or "length" in head.lower() or _DATEISH.search(m.group(0)):
                 continue
+            if re.search(r"\bN\b[^.]{0,40}$|N 的取值", text[max(0, m.start() - 45) : m.start()]):
+                continue  # the count of a repeated parameter (Tag.N), not its value
             low, high = float(m.group(1)), float(m.group(2))
             if low > high:
                 continue
@@ -143,7 +145,7 @@ _ID = r"[A-Za-z][A-Za-z0-9_./\-]*|-?\d+"
 _LI = re.compile(rf"<li>\s*`?({_ID})`?\s*(?:[：:（(]|$|\s*</li>|\n)")
 _BULLET = re.compile(rf"^\s*[*\-]\s+`?({_ID})`?\s*(?:[:：(（]|$)", re.M)
 _ENUM_LIST = re.compile(
-    rf"(?:取值范围|可选值|可选项|取值|枚举值|[Vv]alid values?|[Vv]alues?|Options)\s*(?:为|是|包括|有)?\s*[：:]?\s*((?:`?(?:{_ID})`?\s*(?:、|,|，|\||和|或|or|and)\s*)+`?(?:{_ID})`?)"
+    rf"(?:(?:取值范围|可选值|可选项|取值|枚举值)\s*(?:为|是|包括|有)?\s*[：:]?|(?:[Vv]alid values?|Options)\s*:)\s*((?:`?(?:{_ID})`?\s*(?:、|,|，|\||和|或|or|and)\s*)+`?(?:{_ID})`?)"
 )
 
 
@@ -152,7 +154,7 @@ def _enums(text: str, raw: str) -> list[Limit]:
     items = _LI.findall(raw.replace("<li> ", "<li>")) or _LI.findall(text)
     if len(items) >= 2:
         out.append(Limit("enum", values=tuple(dict.fromkeys(items)), text="<li> items"))
-    bullets = _BULLET.findall(text)
+    bullets = [b.rstrip(".") for b in _BULLET.findall(text)]
     if len(bullets) >= 2 and re.search(r"[Vv]alid values|取值|可选", text):
         out.append(Limit("enum", values=tuple(dict.fromkeys(bullets)), text="bulleted values"))
     for m in _ENUM_LIST.finditer(text):
@@ -179,7 +181,7 @@ _EXCLUSION = re.compile(
     re.I,
 )
 _BILLING = re.compile(
-    r"(?:仅|只|当|若|如果|only|valid when|takes effect when|required when|if)[^。.;；\n]{0,60}?"
+    r"(?:仅|只|当|若|如果|only|valid when|takes effect when|required when)[^。.;；\n]{0,60}?"
     r"(?:PREPAID|POSTPAID|SPOTPAID|包年包月|预付费|后付费|按量计费|按量付费|竞价|[Ss]ubscription|[Pp]ay-as-you-go|PrePaid|PostPaid|preemptible)",
     re.I,
 )
@@ -204,6 +206,8 @@ def extract(document: str, type_: str = "") -> list[Limit]:
             continue
         if kind in NUMERIC and not all(re.fullmatch(r"-?\d+(?:\.\d+)?", v) for v in lim.values):
             continue
+        if {v.lower() for v in lim.values} == {"true", "false"}:
+            continue  # a boolean's two values: its type, not a limit
         found.append(lim)
     m = _UNIQUE.search(text)
     if m:
@@ -211,7 +215,7 @@ def extract(document: str, type_: str = "") -> list[Limit]:
         scope = next((s for s, p in _SCOPES if re.search(p, window, re.I)), "other")
         found.append(Limit("unique", scope=scope, text=window.strip()))
     for kind, pat in (("exclusion", _EXCLUSION), ("billing", _BILLING), ("format", _FORMAT)):
-        m = pat.search(text)
+        m = next((m for m in pat.finditer(text) if ".N." not in m.group(0)), None)  # "in the Tag.N.Key format": naming
         if m:
             found.append(Limit(kind, text=text[max(0, m.start() - 30) : m.end() + 30].strip()))
     out: list[Limit] = []
@@ -283,10 +287,11 @@ _TYPE = re.compile(r"^\s*(\w+): (.+?) = None,\s*$")
 @cache
 def alibaba_models(package: str, action: str) -> dict[str, dict[str, tuple[str, str]]]:
     """{class name: {field (snake): (comment text, annotation)}} of `models/_<action>_request.py`."""
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
-    path = _package_dir(package) / "models" / f"_{snake}_request.py"
-    if not path.exists():
-        raise LookupError(f"{package}: no request model for {action} ({path.name})")
+    want = f"{action}request.py".lower()
+    found = [p for p in (_package_dir(package) / "models").glob("_*_request.py") if p.name.replace("_", "").lower() == want]
+    if not found:
+        raise LookupError(f"{package}: no request model for {action}")
+    path = found[0]
     classes: dict[str, dict[str, tuple[str, str]]] = {}
     current, comment, types = "", [], {}
     for line in path.read_text().splitlines():
@@ -312,11 +317,10 @@ def alibaba_member(ref: str) -> Member:
     cls = f"{action}Request"
     doc, annotation = "", ""
     for part in path:
-        field = re.sub(r"(?<!^)(?=[A-Z])", "_", part).lower()
-        fields = classes.get(cls, {})
-        if field not in fields:
-            raise LookupError(f"{ref}: {cls} has no field {field}")
-        doc, annotation = fields[field]
+        fields = {f.replace("_", ""): v for f, v in classes.get(cls, {}).items()}
+        if part.lower() not in fields:
+            raise LookupError(f"{ref}: {cls} has no field {part}")
+        doc, annotation = fields[part.lower()]
         inner = re.sub(r"List\[|Dict\[str, |\]|main_models\.", "", annotation).strip()
         cls = inner.split(".")[-1]
     structure = cls in classes
