@@ -995,7 +995,7 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "alicloud:ess/lifecycleHook:LifecycleHook": (
         f"{REPO} alicloud/resource_alicloud_ess_lifecyclehook.go",
-        ("scaling_group_id"),
+        ("scaling_group_id",),
     ),
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": (
         f"{REPO} alicloud/resource_alicloud_ess_scaling_configuration.go",
