@@ -246,12 +246,13 @@ def test_tencent_prod_scales_on_the_queue_through_the_scf_scaler():
         "GREATER_THAN",
         100,
     )
+    # scale-in too: "CPU above 100%" (AS takes a CPU threshold of 1-100 only, so "below 0%" was refused at create)
     assert (
         policies["llm-ap-guangzhou-prod-asg-scale-in"]["comparisonOperator"],
         policies["llm-ap-guangzhou-prod-asg-scale-in"]["threshold"],
     ) == (
-        "LESS_THAN",
-        0,
+        "GREATER_THAN",
+        100,
     )
 
 
