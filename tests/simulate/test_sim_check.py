@@ -37,7 +37,6 @@ FLOOR_FOLLOWS = {"bounds", "steady", "reaction"}
 def known(cloud: str, spec) -> tuple[set[str], set[str]]:
     """(findings that must fail today, findings that may fail with them) for a fleet."""
     must, may = set(), set()
-    grows = spec.replicas.max > spec.replicas.min
     subscribed = spec.billing.model in SUBSCRIPTIONS
     if cloud == "tencentcloud" and spec.autoscaling.metric == "queue":
         may.add(KNOWN["tencentcloud-queue-scale-in-flaps"])
