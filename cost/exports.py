@@ -49,7 +49,8 @@ LINE_COLUMNS = (
     "monthly_quantity",
     "unit",
     "unit_price",
-    "monthly_cost",
+    "monthly_cost",  # lines only: the column sums to the priced total
+    "total_amount",  # category, total and range rows only (what `row` names), never added to monthly_cost
     "status",
     "stale",
     "price_quality",
@@ -72,6 +73,7 @@ def _line_row(l: Line) -> list:
         l.unit,
         _s(l.unit_price),
         _s(l.monthly_cost),
+        "",
         view.status(l),
         "stale" if view.stale(l) else "",
         l.price_quality,
@@ -88,7 +90,7 @@ def _total_rows(e: Estimate) -> list[list]:
 
     def row(kind: str, component: str, category: str, cost, status: str, note: str = "") -> list:
         r = list(blank)
-        r[0], r[3], r[4], r[8], r[9], r[-1] = kind, component, category, cost, status, note
+        r[0], r[3], r[4], r[9], r[10], r[-1] = kind, component, category, cost, status, note
         return r
 
     complete = view.complete(e)
@@ -118,12 +120,14 @@ def _total_rows(e: Estimate) -> list[list]:
     rng = view.total_range(e)
     if rng:
         out.append(row("total range", "monthly total, low", "", rng[0], "", "prices given as ranges"))
-        out.append(row("total range", "monthly total, high", "", rng[1], "", "prices given as ranges"))
+        if rng[1] is not None:
+            out.append(row("total range", "monthly total, high", "", rng[1], "", "prices given as ranges"))
     return out
 
 
 def estimate_csv(e: Estimate) -> str:
-    """One row per line, then a row per category and the total (`row` says which); money as exact decimals."""
+    """One row per line, then a row per category and the total (`row` says which); money as exact decimals. A line's
+    money is in `monthly_cost`, a category's or total's in `total_amount`: each column adds up to what it says."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["stack", "cloud", "region", "instance_type", "stack_billing", "currency", *LINE_COLUMNS])
@@ -593,7 +597,9 @@ def _quality_row(name: str, e: Estimate) -> dict:
     return {
         "label": name,
         "total": view.total_text(e),
-        "range": f"{rng[0]} – {rng[1]}" if rng else "",
+        "range": (f"{rng[0]} – {rng[1]}" if rng[1] is not None else f"from {rng[0]} (no high end: unpriced lines)")
+        if rng
+        else "",
         "sourced": q.sourced,
         "estimated": q.estimated,
         "estimated_share": f"{q.estimated_share:.0%}",

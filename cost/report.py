@@ -56,6 +56,9 @@ def line_json(l: Line) -> dict:
         "stale": l.stale,
         "note": l.note,
         "derivation": l.derivation,
+        "quantity_bound": _s(l.quantity_bound),
+        "bound_cost": _s(l.bound_cost) if l.monthly_cost is None else None,
+        "bound_how": l.bound_how or None,
     }
 
 
@@ -238,19 +241,33 @@ def _meta(options: list[Option]) -> tuple[str, str, list[str]]:
 
 def compare_table(stack: str, options: list[Option], console: Console) -> None:
     """Options as rows, fitting 100 columns with every total in full; what does not fit goes in the notes below."""
+    from gpufleet.cost.decision import decide
+
     currency, as_of, assumptions = _meta(options)
+    d = decide(options)
+    console.print(Text(d.sentence(), "bold"))
+    console.print(f"  why: {d.why}")
+    if d.not_compared:
+        console.print("  not compared (unknown on both sides alike, or no documented bound): " + ", ".join(d.not_compared))
+    for b in d.bounded:
+        console.print(f"  bounded: {b}")
+    ranks = {r.label: r for r in d.rows}
     t = Table(title=f"{stack}: monthly cost per option, {currency}")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("option", overflow="fold")
     _money_column(t, "GPU compute")
     _money_column(t, "overhead")
     _money_column(t, "monthly total (low–high)")
+    t.add_column("vs current", justify="right", overflow="fold")
     t.add_column("oldest", no_wrap=True)
     rows = _rows(options)
     for r in rows:
         if r["total"] is None:
-            t.add_row("", r["label"], "", "", "n/a (see below)", "")
+            t.add_row("", r["label"], "", "", "n/a (see below)", "", "")
             continue
+        row = ranks.get(r["label"])
+        p = row.versus_current if row else None
+        versus = "current" if r["label"] == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
         cats = r["categories"]
         others = [a for c, a in cats.items() if c != "gpu_compute"]
         overhead = Amount(
@@ -262,17 +279,19 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
             sum(a.priced for a in others),
         )
         t.add_row(
-            str(r["rank"]) if r["rank"] else "–",
+            str(row.rank) if row else "–",
             r["label"],
             cats["gpu_compute"].text(spread=False),
             overhead.text(spread=False),
             r["total"].text(),
+            versus,
             r["oldest_as_of"] or "",
         )
     console.print(t)
     console.print(
-        "# = rank by monthly total where the order is certain (– = not ranked, see below); ≥ = lower bound (lines without "
-        "a price); (low–high) = the sourced spread of estimated prices; oldest = the oldest price source date in the total"
+        "# = rank by the central estimate after common lines cancel; vs current = this option minus the current one a "
+        "month and how sure the order is (certain: ranges apart; likely: centrals outside each other's range; toss-up); "
+        "≥ = lower bound (lines without a price); (low–high) = the sourced spread; oldest = the oldest price source date"
     )
     said: set[tuple[str, str]] = set()
     for r in rows:  # what is the same for every billing of a cloud is said once
@@ -284,7 +303,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         if r["problem"]:
             console.print(Text(f"{r['label']}: {r['problem']}", "yellow"))
             continue
-        notes = [r["not_ranked"]] if r["not_ranked"] else []
+        notes = []
         if r["unpriced_lines"]:
             notes.append(f"{len(r['unpriced_lines'])} line(s) without a price: " + "; ".join(r["unpriced_lines"]))
         if notes:

@@ -31,6 +31,21 @@ class CostComponent:
     shared: bool = (
         False  # one bill for several stacks (KMS instance, model bucket, image snapshots): count once in `cost report --all`
     )
+    bound: Decimal | None = None  # the most monthly_quantity can be when it is unknown (a declared cap), see bound_how
+    bound_how: str = ""
+
+
+def bandwidth_cap_gb(mbps) -> Decimal:
+    """The most GB a month a link capped at `mbps` can carry: mbps x 730 h x 3600 s / 8 bits / 1000 (decimal GB)."""
+    return (Decimal(str(mbps)) * HOURS_PER_MONTH * 3600 / 8 / 1000).quantize(Decimal("0.01"))
+
+
+def traffic_bound(mbps) -> tuple[Decimal | None, str]:
+    """(bound, how) for outbound traffic through a link whose bandwidth the program caps (the vendor enforces it)."""
+    if not mbps:
+        return None, ""
+    gb, cap = bandwidth_cap_gb(mbps), format(Decimal(str(mbps)).normalize(), "f")
+    return gb, f"at most {gb} GB: the declared {cap} Mbps cap used all month"
 
 
 @dataclass

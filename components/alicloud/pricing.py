@@ -26,6 +26,7 @@ from gpufleet.cost.resources import (
     node_components,
     policy_actions,
     qty,
+    traffic_bound,
 )
 
 ALI_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
@@ -166,6 +167,7 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
                 )
             ]
         )
+        cap, how = traffic_bound(bw)
         out.append(
             CostComponent(
                 f"EIP outbound traffic (cap {bw} Mbps)",
@@ -174,6 +176,8 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
                 "any",
                 "bandwidth",
                 "usage nat_egress_gb",
+                bound=cap,
+                bound_how=how,
             )
         )
         return out

@@ -117,9 +117,13 @@ def test_estimate_csv_has_a_row_per_line_then_categories_and_the_total(prod_esti
     assert {r["status"] for r in lines} == {"sourced", "estimated", "unpriced"}
     assert all(r["monthly_cost"] == "" for r in lines if r["status"] == "unpriced")
     (total,) = [r for r in rows if r["row"] == "total"]
-    assert Decimal(total["monthly_cost"]) == sum(Decimal(r["monthly_cost"]) for r in lines if r["monthly_cost"])
+    assert Decimal(total["total_amount"]) == sum(Decimal(r["monthly_cost"]) for r in lines if r["monthly_cost"])
     assert total["status"] == "incomplete" and "lower bound" in total["component"] and "rests on estimated" in total["note"]
-    cats = {r["category"]: Decimal(r["monthly_cost"]) for r in rows if r["row"] == "category"}
+    # issue 29: the money column sums to the total (it summed to 4x: lines, categories, total and range rows in one column)
+    assert sum(Decimal(r["monthly_cost"]) for r in rows if r["monthly_cost"]) == prod_estimate.monthly_total
+    assert all(r["total_amount"] == "" for r in lines) and all(r["monthly_cost"] == "" for r in rows if r["row"] != "line")
+    assert [r["component"] for r in rows if r["row"] == "total range"] == ["monthly total, low"]  # no high: incomplete
+    cats = {r["category"]: Decimal(r["total_amount"]) for r in rows if r["row"] == "category"}
     assert cats == prod_estimate.by_category
     incomplete = {r["category"] for r in rows if r["row"] == "category" and r["status"] == "incomplete"}
     assert incomplete == {l.category for l in prod_estimate.unpriced} == {"load_balancer", "other"}
