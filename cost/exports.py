@@ -376,17 +376,22 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
     """Summary (one row per option: categories as SUMIFS over Lines, total as SUM, stacked chart), Lines,
     Estimated prices, Assumptions."""
     import xlsxwriter
+    from gpufleet.cost.decision import decide
 
     wb = xlsxwriter.Workbook(path, {"in_memory": True})
     f = _formats(wb)
+    decision = decide(options)
+    _decision_sheet(wb, f, decision)
     ws = wb.add_worksheet("Summary")
     priced = [(label(o), o.estimate) for o in options if o.estimate]
     _, first, last = _write_lines(wb, f, priced)
     rg = _ranges(first, last)
     currency = "/".join(sorted({e.currency for _, e in priced})) or "n/a"
     oldest = min((view.oldest_as_of(e) for _, e in priced if view.oldest_as_of(e)), default="n/a")
+    versus = versus_texts(options)
     ws.write(0, 0, f"gpufleet cost compare: {stack}", f.title)
     ws.write_row(1, 0, ["currency", currency, "oldest price", oldest], f.bold)
+    ws.write_string(2, 0, decision.sentence(), f.bold)
     header = [
         "option",
         "instance type",
@@ -397,6 +402,8 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         "estimated share",
         "unpriced lines",
         "problem",
+        "rank",
+        "vs current",
     ]
     ws.write_row(3, 0, header, f.bold)
     n = len(CATEGORIES)
@@ -407,7 +414,7 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         ws.write_string(r, 0, label(o))
         ws.write_string(r, 1, o.instance_type or "")
         if e is None:
-            ws.write_string(r, len(header) - 1, o.problem or "not priced")
+            ws.write_string(r, len(header) - 3, o.problem or "not priced")
             r += 1
             continue
         a = f"$A{r + 1}"
@@ -436,7 +443,10 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
             _ratio(view.quality(e).estimated, e.monthly_total),
         )
         ws.write_formula(r, tot_c + 4, f'=COUNTIFS({rg["option"]},{a},{rg["status"]},"unpriced")', None, len(view.unpriced(e)))
-        ws.write_string(r, len(header) - 1, o.problem or "")
+        ws.write_string(r, len(header) - 3, o.problem or "")
+        rank, vs = versus.get(label(o), ("", ""))
+        ws.write_string(r, len(header) - 2, rank)
+        ws.write_string(r, len(header) - 1, vs)
         r += 1
     ws.set_column(0, 0, 34)
     ws.set_column(1, 1, 24)
@@ -468,6 +478,41 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         [(label(o), "; ".join(o.mapping) or "the stack as declared", o.problem) for o in options],
     )
     wb.close()
+
+
+def _decision_sheet(wb, f: _Formats, d) -> None:
+    """The answer first: a Decision sheet (the workbook opens on it) with the cheapest option, its margin over the
+    current one and its range, the confidence and why, what was not compared and what was bounded."""
+    ws = wb.add_worksheet("Decision")
+    ws.activate()
+    ws.set_first_sheet()
+    ws.write(0, 0, "Decision", f.title)
+    ws.write_string(1, 0, d.sentence(), f.bold)
+    rows = [
+        ("cheapest", d.cheapest or "n/a"),
+        ("current (the stack as declared)", d.current or "not among the options"),
+        (f"saving a month against the current ({d.currency})", d.margin),
+        ("saving, low end", d.margin_low),
+        ("saving, high end", d.margin_high),
+        ("confidence", d.confidence),
+        ("why", d.why),
+        ("next cheapest", d.runner_up or ""),
+        (f"next cheapest costs more by ({d.currency})", d.runner_up_margin),
+        ("confidence the cheapest is below the next", d.runner_up_confidence),
+        ("not compared", ", ".join(d.not_compared) or "nothing"),
+        ("bounded", "; ".join(d.bounded) or "nothing"),
+        ("rules", d.as_json()["rules"]),
+    ]
+    for i, (k, v) in enumerate(rows, start=3):
+        ws.write_string(i, 0, k, f.bold)
+        if isinstance(v, Decimal):
+            ws.write_number(i, 1, float(v), f.money)
+        elif v is None:
+            ws.write_string(i, 1, "")
+        else:
+            ws.write_string(i, 1, str(v), f.wrap)
+    ws.set_column(0, 0, 44)
+    ws.set_column(1, 1, 110)
 
 
 def _assumptions_sheet(wb, f: _Formats, assumptions: list[str], discounts: list[str], declared=()) -> None:
@@ -636,9 +681,25 @@ def estimate_html(e: Estimate) -> str:
     )
 
 
+def versus_texts(options: list[Option]) -> dict[str, tuple[str, str]]:
+    """Per option label: (decision rank, "margin confidence" against the current option), as every report shows them."""
+    from gpufleet.cost.decision import decide
+
+    d = decide(options)
+    out = {}
+    for r in d.rows:
+        p = r.versus_current
+        vs = "current" if r.label == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
+        out[r.label] = (str(r.rank), vs)
+    return out
+
+
 def compare_html(stack: str, options: list[Option]) -> str:
+    from gpufleet.cost.decision import decide
     from markupsafe import Markup
 
+    decision = decide(options).as_json()
+    versus = versus_texts(options)
     priced = [(label(o), o.estimate) for o in options if o.estimate]
     currency = "/".join(sorted({e.currency for _, e in priced})) or "n/a"
     return (
@@ -647,6 +708,7 @@ def compare_html(stack: str, options: list[Option]) -> str:
         .render(
             stack=stack,
             currency=currency,
+            decision=decision,
             quality=[_quality_row(name, e) for name, e in priced],
             chart=Markup(chart_svg([bar(name, e) for name, e in priced], currency)),
             legend=_legend(),
@@ -654,6 +716,8 @@ def compare_html(stack: str, options: list[Option]) -> str:
             options=[
                 {
                     "label": label(o),
+                    "rank": versus.get(label(o), ("", ""))[0],
+                    "versus": versus.get(label(o), ("", ""))[1],
                     "instance_type": o.instance_type or "-",
                     "by_category": view.category_texts(o.estimate) if o.estimate else None,
                     "total": view.total_text(o.estimate) if o.estimate else "n/a",

@@ -9,7 +9,7 @@ import sys
 from decimal import Decimal
 
 import pytest
-from gpufleet.cost import exports, report, view
+from gpufleet.cost import decision, exports, report, view
 from tools import require
 
 
@@ -87,7 +87,14 @@ def test_compare_xlsx_recomputes_per_option_and_keeps_its_chart(options, tmp_pat
         assert round(Decimal(str(computed)), 2) == o.estimate.monthly_total == round(Decimal(str(cached)), 2)
     for formula, cached, computed in cells.values():
         assert computed == pytest.approx(cached, abs=1e-9), formula
-    assert ws.cell(row=7, column=len(header)).value == "preview failed"
+    assert ws.cell(row=7, column=header.index("problem") + 1).value == "preview failed"
+    # issue 29: the workbook opens on the decision, the same sentence the table and JSON give
+    book = load_workbook(path)
+    assert book.sheetnames[0] == "Decision" and book.active.title == "Decision"
+    assert book["Decision"]["B2"].value is None and book["Decision"]["A2"].value.startswith("cheapest: ")
+    assert book["Decision"]["A2"].value == decision.decide(options).sentence()
+    ranks = sorted(int(ws.cell(row=r, column=header.index("rank") + 1).value) for r in (5, 6))
+    assert ranks == [1, 2] and ws["A3"].value == book["Decision"]["A2"].value  # the Summary sheet heads with it too
     assert len(ws._charts) == 1 and ws._charts[0].grouping == "stacked" and len(ws._charts[0].series) == 6
     est = list(load_workbook(path)["Estimated prices"].iter_rows(values_only=True))
     assert any(r[1] == "instance/ecs.gn7i-c8g1.2xlarge" and r[4] == "estimate" for r in est)
