@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from decimal import Decimal
+from html import escape
 
 import pytest
 from gpufleet.cost import decision, exports, report, view
@@ -196,6 +197,10 @@ def test_html_chart_is_drawn_in_chromium(options, tmp_path):
     assert 'data-drawn="2"' in dom
     assert dom.count('class="bar ') >= 2 * 4  # stacked segments: each option has >= 4 non-zero categories
     assert "Prices that are estimates" in dom and "CNY" in dom and "estimated share" in dom
+    # issue 29: the page heads with the decision (before the chart), the same sentence as the table's
+    answer = decision.decide(options).sentence()
+    assert '<section id="decision">' in dom and dom.index('id="decision"') < dom.index('id="chart"')
+    assert escape(answer) in dom or answer in dom
     shot = tmp_path / "shot.png"
     subprocess.run(cmd[:-2] + [f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=90)
     assert shot.exists() and shot.stat().st_size > 10_000
