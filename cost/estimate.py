@@ -57,6 +57,7 @@ class Line:
     shared: bool = False  # one bill for every stack using it (KMS instance, bucket, image snapshot): counted once across stacks
     quantity_bound: Decimal | None = None  # the most an unknown monthly_quantity can be (a declared cap), see bound_how
     bound_how: str = ""
+    shared_id: str = ""  # with `shared`: the thing shared (bucket, secret name); "" = one per cloud and region
 
     @property
     def bound_cost(self) -> Decimal | None:
@@ -394,6 +395,7 @@ def _price_lines(
                     comp.shared,
                     comp.bound if comp.monthly_quantity is None else None,
                     comp.bound_how if comp.monthly_quantity is None else "",
+                    comp.shared_id,
                 )
             )
     return lines, free

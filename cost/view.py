@@ -63,7 +63,7 @@ def shared(line) -> bool:
 
 def shared_key(e, line) -> tuple:
     """Lines with the same key are the same shared cost in different stacks."""
-    return (e.cloud, e.region, line.price_key, line.billing, line.component)
+    return (e.cloud, e.region, line.price_key, line.billing, line.shared_id or line.component)
 
 
 def total_text(e) -> str:

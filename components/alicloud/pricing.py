@@ -18,6 +18,7 @@ from gpufleet.cost.resources import (
     Disk,
     PricingContext,
     asg_share,
+    bucket_name,
     clb_components,
     d,
     group_for,
@@ -25,6 +26,7 @@ from gpufleet.cost.resources import (
     model_bucket,
     node_components,
     policy_actions,
+    policy_resource,
     qty,
     traffic_bound,
 )
@@ -226,7 +228,8 @@ def ali_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             )
         )
     if "oss:GetObject" in acts:
-        out.append(model_bucket(ctx, "OSS standard", "oss/standard"))
+        bucket = bucket_name(policy_resource(res["inputs"].get("policyDocument"), "oss:GetObject"))
+        out.append(model_bucket(ctx, "OSS standard", "oss/standard", bucket))
     return out
 
 

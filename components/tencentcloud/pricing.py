@@ -17,6 +17,7 @@ from gpufleet.cost.resources import (
     Disk,
     PricingContext,
     asg_share,
+    bucket_name,
     clb_components,
     d,
     group_for,
@@ -24,6 +25,7 @@ from gpufleet.cost.resources import (
     model_bucket,
     node_components,
     policy_actions,
+    policy_resource,
     qty,
     traffic_bound,
 )
@@ -195,11 +197,22 @@ def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
 def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
     """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
     per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
-    acts = policy_actions(res["inputs"].get("document"))
+    doc = res["inputs"].get("document")
+    acts = policy_actions(doc)
     out = []
     if "ssm:GetSecretValue" in acts:
+        secret = policy_resource(doc, "ssm:GetSecretValue").rsplit("/", 1)[-1]
         out += [
-            CostComponent("SSM secret (the API key)", Decimal(1), "ssm/secret", "any", "other", shared=True),
+            # one secret per name: stacks naming different secrets pay for each (not merged in `cost report --all`)
+            CostComponent(
+                f"SSM secret{' ' + secret if secret else ''} (the API key)",
+                Decimal(1),
+                "ssm/secret",
+                "any",
+                "other",
+                shared=True,
+                shared_id=secret,
+            ),
             CostComponent(
                 "SSM API calls (billed per 10,000, at least 10,000 a month)",
                 Decimal(1),
@@ -211,7 +224,7 @@ def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             ),
         ]
     if "cos:GetObject" in acts:
-        out.append(model_bucket(ctx, "COS standard", "cos/standard"))
+        out.append(model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject"))))
     return out
 
 

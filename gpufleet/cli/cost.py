@@ -394,11 +394,16 @@ REPORT_FORMATS = ("table", "json", "csv")
 def report_cmd(
     all_stacks: bool = typer.Option(False, "--all", help="every stack of the project (stacks/Pulumi.*.yaml)"),
     by: str = typer.Option("team", "--by", metavar="TAG", help="group by this tag of the stacks' specs: team | cost-center"),
+    allocate_by: str = typer.Option(
+        "evenly", "--allocate", metavar="RULE", help="split each shared cost across its stacks: evenly | node-hours"
+    ),
     fmt: str = options.fmt(REPORT_FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
 ) -> None:
     """Monthly cost of all stacks, grouped by the `team` or `cost-center` tag of their specs.
+
+    Shared costs are counted once and allocated to the stacks that declare them (--allocate).
 
     Each stack is priced as `cost estimate` prices it; a stack without the tag is grouped as untagged. Costs that
     stacks of one cloud and region share (KMS instance, model bucket, image snapshots) are counted once, in their own
@@ -422,11 +427,15 @@ def report_cmd(
                 f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS),
             )
         )
+    if allocate_by not in allstacks.ALLOCATIONS:
+        problems.append(
+            Problem("--allocate", "", f"unknown rule {allocate_by!r}" + did_you_mean(allocate_by, allstacks.ALLOCATIONS))
+        )
     if not all_stacks:
         problems.append(Problem("--all", "", "give --all: the report covers every stack of the project"))
     if problems:
         raise UserError(problems)
-    r = allstacks.report(allstacks.price_all(), by)
+    r = allstacks.report(allstacks.price_all(), by, allocate_by)
     render: dict[str, Callable[[], Content]] = {
         "json": lambda: exports_json(allstacks.as_json(r)),
         "csv": lambda: allstacks.as_csv(r),
@@ -444,16 +453,18 @@ def _report_table(buf, out, r) -> None:
     c = console(file=buf, width=_width(out))
     t = Table(title=f"monthly cost of all stacks by {r.by}, {r.currency}")
     t.add_column(r.by, justify="left")
-    for col in ("stacks", "monthly", "estimated", "unpriced"):
+    for col in ("stacks", "monthly", "with shared", "estimated", "unpriced"):
         t.add_column(col, justify="right", no_wrap=True)
     from gpufleet.cost import allstacks
 
     for g in allstacks.rows(r):
         last = g is r.total
+        own = g is not r.total and g is not r.shared
         t.add_row(
             Text(g.name, "bold" if last else ""),
             str(len(g.stacks)),
             Text(g.total_text(), "bold" if last else ""),
+            g.with_shared_text() if own else "",
             f"{g.estimated_share:.0%}",
             f"{g.unpriced_lines} lines" + (f", {g.unpriced_stacks} stacks" if g.unpriced_stacks else "")
             if not g.complete
@@ -461,11 +472,59 @@ def _report_table(buf, out, r) -> None:
             end_section=g is r.groups[-1] or g is r.shared,
         )
     c.print(t)
-    c.print("estimated: share of the priced cost resting on an estimated price; >= : lines or stacks without a price")
+    c.print(
+        f"with shared = own cost + the group's share of the shared costs (allocated {r.allocate}); estimated: share of the "
+        "priced cost resting on an estimated price; >= : lines or stacks without a price"
+    )
     for g in r.groups:
         c.print(f"  {g.name}: {', '.join(g.stacks)}")
     for n in r.notes:
         c.print(Text.assemble(("note", "yellow"), f" {n}"))
+
+
+@cost_app.command("budget")
+def budget_cmd(
+    by: str = typer.Option("team", "--by", metavar="TAG", help="the tag the budgets are per: team | cost-center"),
+    budgets_file: Path = typer.Option(..., "--budgets", metavar="FILE", help="YAML: budgets: {TEAM: monthly amount}"),
+    allocate_by: str = typer.Option("evenly", "--allocate", metavar="RULE", help="shared costs: evenly | node-hours"),
+    allow_unpriced: bool = typer.Option(
+        False, "--allow-unpriced", help="check a team's lower bound when one of its lines has no price"
+    ),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+) -> None:
+    """Each team's monthly cost (its stacks plus its share of the shared costs, as `cost report --all`) against its
+    budget. Exit 1: a team over its budget, or not checked (a line without a price, unless --allow-unpriced), or a
+    team with stacks and no budget. Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost budget --by team --budgets budgets.yaml
+      gpufleet cost budget --by cost-center --budgets budgets.yaml --allocate node-hours --json
+    """
+    from gpufleet.cost import allstacks, teambudget
+    from gpufleet.errors import did_you_mean
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, None)
+    problems = []
+    if by not in allstacks.GROUP_TAGS:
+        problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
+    if allocate_by not in allstacks.ALLOCATIONS:
+        problems.append(
+            Problem("--allocate", "", f"unknown rule {allocate_by!r}" + did_you_mean(allocate_by, allstacks.ALLOCATIONS))
+        )
+    if problems:
+        raise UserError(problems)
+    limits = teambudget.load(budgets_file)
+    r = allstacks.report(allstacks.price_all(), by, allocate_by)
+    verdicts = teambudget.check(r, limits, allow_unpriced)
+    if chosen == "json":
+        typer.echo(exports_json(teambudget.as_json(r, verdicts)), nl=False)
+    else:
+        for v in verdicts:
+            typer.echo(f"{v.group}: {v.message}")
+    if not all(v.ok for v in verdicts):
+        raise typer.Exit(1)
 
 
 @catalog_app.command("build")
