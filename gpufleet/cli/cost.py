@@ -499,8 +499,8 @@ def budget_cmd(
 
     \b
     Examples:
-      gpufleet cost budget --by team --budgets budgets.yaml
-      gpufleet cost budget --by cost-center --budgets budgets.yaml --allocate node-hours --json
+      gpufleet cost budget --by team --budgets examples/budgets-example.yaml --allow-unpriced
+      gpufleet cost budget --by cost-center --budgets examples/budgets-example.yaml --allocate node-hours --allow-unpriced
     """
     from gpufleet.cost import allstacks, teambudget
     from gpufleet.errors import did_you_mean
