@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from gpufleet.cost import exports, view
+from gpufleet.cost import exports, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.diff import Result as DiffResult
@@ -109,6 +109,7 @@ def estimate_json(e: Estimate) -> dict:
         "discounts": e.discounts,
         "free_resources": [{"resource_type": t, "resource_name": n, "reason": r} for t, n, r in e.free],
         "break_even": {k: (str(v) if isinstance(v, Decimal) else v) for k, v in be.items()} if be else None,
+        "overhead_scenarios": overhead.as_json(e),
         "money_format": "decimal strings",
     }
 
@@ -167,6 +168,24 @@ def estimate_table(e: Estimate, console: Console) -> None:
         for k, sc in e.scenarios.items():
             s.add_row(SCENARIO_NAMES.get(k, k), str(sc.nodes), sc.total.text(), sc.how)
         console.print(s)
+    lev = overhead.levers(e)
+    if lev:
+        o = Table(
+            title=f"overhead {e.overhead_share:.1%} now: what takes it to 30% / 50% (one lever at a time)", title_justify="left"
+        )
+        o.add_column("lever")
+        o.add_column("now", justify="right")
+        for share in overhead.SHARES:
+            o.add_column(f"+ for {share:.0%}", justify="right")
+        o.add_column("priced at", overflow="fold")
+        for v in lev:
+            o.add_row(
+                v.name,
+                "unknown" if v.now is None else _qty(v.now),
+                *("n/a" if v.needed[x] is None else _qty(v.needed[x]) for x in overhead.SHARES),
+                v.how,
+            )
+        console.print(o)
     if e.unpriced:
         console.print(
             Text(
