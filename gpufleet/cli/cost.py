@@ -527,6 +527,30 @@ def budget_cmd(
         raise typer.Exit(1)
 
 
+@cost_app.command("reconcile")
+def reconcile_cmd(
+    stack: str = options.stack(),
+    bill: Path = typer.Option(..., "--bill", metavar="FILE", help="the cloud's billing-detail CSV (Alibaba or Tencent export)"),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """A month's bill against the stack's estimate: per resource and category the estimate, the bill and the variance,
+    and the bill lines no stack declares. Reads Alibaba's and Tencent's billing-detail CSV (English or Chinese
+    headers, UTF-8 or GB18030). Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost reconcile --stack alicloud-cn-hangzhou-prod --bill examples/bill-alicloud-example.csv
+      gpufleet cost reconcile -s tencentcloud-ap-guangzhou-prod --bill examples/bill-tencentcloud-example.csv --json
+    """
+    from gpufleet.cost import reconcile
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
+    r = reconcile.run(stack, bill)
+    options.emit(exports_json(reconcile.as_json(r)) if chosen == "json" else reconcile.text(r), out)
+
+
 @catalog_app.command("build")
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help="alicloud | tencentcloud (default: both)"),
