@@ -58,6 +58,12 @@ def estimate_cmd(
     allow_unpriced: bool = typer.Option(
         False, "--allow-unpriced", help="with --budget: check the lower bound of a total with unpriced lines instead of failing"
     ),
+    currency: str | None = typer.Option(
+        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
+    ),
+    fx_rate: str | None = typer.Option(
+        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
+    ),
 ) -> None:
     """The stack's monthly cost, line by line, with what each price rests on.
 
@@ -69,15 +75,18 @@ def estimate_cmd(
       gpufleet cost estimate --stack alicloud-cn-hangzhou-prod
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format xlsx -o prod.xlsx
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --budget 25000 --allow-unpriced --json
+      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --currency USD --fx 7.12@2026-12-01
     """
     from gpufleet.cost import budget as budgets
     from gpufleet.cost import exports, report
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     limit = budgets.parse(budget)
+    from gpufleet.cost import fx
     from gpufleet.plan import stack_estimate
 
-    _, est = stack_estimate(stack, usage_file, discounts_file)
+    fleet, est = stack_estimate(stack, usage_file, discounts_file)
+    est = fx.convert(est, fx.parse(currency, fx_rate, est.currency))
     render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.estimate_table(est, c), out),
         "json": lambda: exports.as_json_text(report.estimate_json(est)),
@@ -127,6 +136,12 @@ def compare_cmd(
     discounts_file: str | None = typer.Option(
         None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
     ),
+    currency: str | None = typer.Option(
+        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
+    ),
+    fx_rate: str | None = typer.Option(
+        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
+    ),
 ) -> None:
     """The same fleet re-declared for each cloud and billing model, priced the same way.
 
@@ -148,9 +163,14 @@ def compare_cmd(
         problems.append(Problem("--billing", "", f"names no billing model ({billing!r}); e.g. payg,monthly"))
     if problems:
         raise UserError(problems)
+    from gpufleet.cost import fx
+
+    rate = fx.parse(currency, fx_rate)
     found = compare.compare(
         stack, cloud_list, billing_list, usage.load(stack, usage_file), estimate.load_discounts(discounts_file)
     )
+    for o in found:
+        o.estimate = fx.convert(o.estimate, rate) if o.estimate is not None else None
     render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.compare_table(stack, found, c), out),
         "json": lambda: exports.as_json_text(compare.as_json(stack, found)),
