@@ -223,8 +223,9 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
     # is cheaper even at the dearest subscription and the cheapest hourly price); otherwise it stays as it is
     kept = []
     for i, n in enumerate(nodes):
-        hi = spreads.get(n.choice, (Decimal(0), Decimal(0)))[1] if n.choice in ("monthly", "yearly") else None
-        if hi is not None and n.utilisation <= hi:
+        top: Decimal | None = spreads.get(n.choice, (Decimal(0), Decimal(0)))[1] if n.choice in ("monthly", "yearly") else None
+        if top is not None and n.utilisation <= top:
+            hi = top
             own_rest = "payg" if rest == "spot" and n.index <= (spec.billing.on_demand_base or 0) else rest
             nodes[i] = dataclasses.replace(n, choice=own_rest, cost=n.rest_cost)
             kept.append(f"{n.index} ({n.utilisation:.1%} <= {hi:.1%})")

@@ -95,7 +95,10 @@ def _line(l: Line, r: Rate) -> Line:
 
 
 def _amount(a: Amount, r: Rate) -> Amount:
-    return dataclasses.replace(a, value=_money(a.value, r), low=_money(a.low, r), high=_money(a.high, r))
+    def m(x: Decimal) -> Decimal:
+        return (x / r.per_unit).quantize(Decimal("0.01"))
+
+    return dataclasses.replace(a, value=m(a.value), low=m(a.low), high=m(a.high))
 
 
 def convert(e: Estimate, r: Rate | None) -> Estimate:

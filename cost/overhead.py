@@ -59,8 +59,10 @@ def levers(e) -> list[Lever]:
     disks = [l for l in e.lines if l.category == "disk" and _GIB.search(l.component) and l.monthly_cost]
     if disks:
         d = disks[0]
-        size = Decimal(_GIB.search(d.component).group(1))
-        per_gib = d.monthly_cost / size  # one more GiB on every node's data disk, a month
+        found, cost = _GIB.search(d.component), d.monthly_cost
+        assert found is not None and cost is not None  # the filter above
+        size = Decimal(found.group(1))
+        per_gib = cost / size  # one more GiB on every node's data disk, a month
         how = f"{d.component}: {d.monthly_cost} a month for {size} GiB on the average nodes ({per_gib:.4f} per GiB)"
         out.append(Lever("data disk size per node (GiB)", per_gib, size, {s: _reach(s, gpu, over, per_gib) for s in SHARES}, how))
     return out

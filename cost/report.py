@@ -182,7 +182,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
             o.add_row(
                 v.name,
                 "unknown" if v.now is None else _qty(v.now),
-                *("n/a" if v.needed[x] is None else _qty(v.needed[x]) for x in overhead.SHARES),
+                *(_qty(q) if (q := v.needed[x]) is not None else "n/a" for x in overhead.SHARES),
                 v.how,
             )
         console.print(o)
