@@ -465,6 +465,9 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         chart.set_y_axis({"name": currency, "num_format": "#,##0"})
         chart.set_size({"width": 980, "height": 420})
         ws.insert_chart(r + 2, 0, chart)
+    for i, o in enumerate([o for o in options if o.estimate is not None], start=1):
+        assert o.estimate is not None
+        _option_sheet(wb, f, option_sheet_name(i, o), label(o), o.estimate)
     est = wb.add_worksheet("Estimated prices")
     est.write_row(0, 0, ["cloud / region", "price", "billing", "unit price", "quality", "as of", "how derived"], f.bold)
     for i, p in enumerate(estimated_prices(options), start=1):
@@ -478,6 +481,110 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         [(label(o), "; ".join(o.mapping) or "the stack as declared", o.problem) for o in options],
     )
     wb.close()
+
+
+def option_sheet_name(i: int, o: Option) -> str:
+    """A sheet name within Excel's 31 characters: `3 tencentcloud yearly`."""
+    return f"{i} {o.cloud} {o.billing}"[:31]
+
+
+def _option_sheet(wb, f: _Formats, name: str, title: str, e: Estimate) -> None:
+    """One option, auditable on its own: every line with its quantity and unit price and its monthly cost as a
+    formula (=ROUND(quantity x unit price, 2)), the same for the low and high ends of the price's spread, category
+    subtotals (SUMIF) and the total (SUM) with its range, the scenarios and the break-even utilisation as formulas."""
+    ws = wb.add_worksheet(name)
+    ws.write(0, 0, title, f.title)
+    ws.write_string(1, 0, f"currency {e.currency}; catalog as of {e.catalog_as_of}; formulas over the cells below")
+    head = [
+        "resource",
+        "component",
+        "category",
+        "monthly quantity",
+        "unit",
+        "unit price",
+        "monthly cost",
+        "unit price low",
+        "unit price high",
+        "low",
+        "high",
+        "status",
+        "source date",
+    ]
+    ws.write_row(3, 0, head, f.bold)
+    first = 5  # 1-based row of the first line
+    r = 4
+    for l in e.lines:
+        ws.write_string(r, 0, l.resource_name)
+        ws.write_string(r, 1, l.component)
+        ws.write_string(r, 2, l.category)
+        if l.monthly_quantity is not None:
+            ws.write_number(r, 3, float(l.monthly_quantity), f.quantity)
+        else:
+            ws.write_string(r, 3, "usage unknown")
+        ws.write_string(r, 4, l.unit)
+        row = r + 1
+        if l.unit_price is not None:
+            ws.write_number(r, 5, float(l.unit_price), f.unit_price)
+        if l.monthly_cost is not None and l.monthly_quantity is not None and l.unit_price is not None:
+            ws.write_formula(r, 6, f"=ROUND(D{row}*F{row},2)", f.money, _f(l.monthly_cost))
+            lo, hi = l.price_low or l.unit_price, l.price_high or l.unit_price
+            ws.write_number(r, 7, float(lo), f.unit_price)
+            ws.write_number(r, 8, float(hi), f.unit_price)
+            ws.write_formula(r, 9, f"=ROUND(D{row}*H{row},2)", f.money, _f(l.low or l.monthly_cost))
+            ws.write_formula(r, 10, f"=ROUND(D{row}*I{row},2)", f.money, _f(l.high or l.monthly_cost))
+        elif l.monthly_cost is not None:  # a cost with no quantity x price form (0 used): the value itself
+            for c in (6, 9, 10):
+                ws.write_number(r, c, float(l.monthly_cost), f.money)
+        ws.write_string(r, 11, view.status(l))
+        ws.write_string(r, 12, l.as_of)
+        r += 1
+    last = max(r, first)
+    r += 1
+    ws.write_row(r, 0, ["category", "", "", "", "", "", "monthly", "", "", "low", "high", "unpriced lines"], f.bold)
+    sub_first = r + 2
+    unpriced = view.category_unpriced(e)
+    cats = e.categories
+    for c in CATEGORIES:
+        r += 1
+        ws.write_string(r, 0, c)
+        for col, letter, cached in ((6, "G", cats[c].value), (9, "J", cats[c].low), (10, "K", cats[c].high)):
+            ws.write_formula(r, col, f'=SUMIF($C${first}:$C${last},"{c}",{letter}${first}:{letter}${last})', f.money, _f(cached))
+        ws.write_formula(r, 11, f'=COUNTIFS($C${first}:$C${last},"{c}",$L${first}:$L${last},"unpriced")', None, unpriced[c])
+    sub_last = r + 1
+    r += 1
+    total = e.total
+    ws.write_string(r, 0, "monthly total" if total.complete else "monthly total (>=, lower bound)", f.bold)
+    for col, letter, cached in ((6, "G", total.value), (9, "J", total.low), (10, "K", total.high)):
+        ws.write_formula(r, col, f"=SUM({letter}{sub_first}:{letter}{sub_last})", f.money_bold, _f(cached))
+    if not total.complete:
+        ws.write_string(r, 11, "no upper bound: lines without a price")
+        ws.write_comment(r, 10, "the high end of the priced lines only: with an unpriced line the total has no upper bound")
+    r += 2
+    if e.scenarios:
+        ws.write_row(r, 0, ["scenario", "nodes", "how", "", "", "", "monthly"], f.bold)
+        for k, sc in e.scenarios.items():
+            r += 1
+            ws.write_string(r, 0, k)
+            ws.write_number(r, 1, float(sc.nodes))
+            ws.write_string(r, 2, sc.how)
+            ws.write_number(r, 6, _f(sc.total.value), f.money)
+        r += 2
+    be = e.break_even
+    if be:
+        ws.write_row(r, 0, ["break-even", "payg hourly", "", "", "", "", "subscription a month", "utilisation"], f.bold)
+        for term in ("monthly", "yearly"):
+            if f"{term}_price" not in be:
+                continue
+            r += 1
+            ws.write_string(r, 0, term)
+            ws.write_number(r, 1, float(be["payg_hourly"]), f.unit_price)
+            ws.write_number(r, 6, float(be[f"{term}_price"]), f.money)
+            ws.write_formula(
+                r, 7, f"=G{r + 1}/(B{r + 1}*730)", f.share, float(be[f"{term}_price"]) / (float(be["payg_hourly"]) * 730)
+            )
+    ws.set_column(0, 1, 34)
+    ws.set_column(2, 12, 14)
+    ws.freeze_panes(4, 0)
 
 
 def _decision_sheet(wb, f: _Formats, d) -> None:

@@ -257,3 +257,32 @@ def test_compare_csv_through_the_command():
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [x["billing"] for x in rows] == ["payg", "yearly"] and all(x["monthly_total"] for x in rows)
+
+
+def test_compare_xlsx_has_an_auditable_sheet_per_option(options, tmp_path):
+    """issue 29: one sheet per option: line costs, low and high as ROUND(quantity x price) formulas, category
+    subtotals and the total as SUMIF / SUM, the break-even as a formula; recomputed by pycel to the JSON's figures."""
+    from openpyxl import load_workbook
+
+    path = tmp_path / "q.xlsx"
+    exports.compare_xlsx("alicloud-cn-hangzhou-prod", options, path)
+    cells = recompute(path, tmp_path)
+    book = load_workbook(path)
+    for i, o in enumerate([o for o in options if o.estimate], start=1):
+        ws = book[exports.option_sheet_name(i, o)]
+        assert ws["A1"].value == exports.label(o)
+        labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+        total_row = labels["monthly total (>=, lower bound)"]
+        formula, cached, computed = cells[(ws.title, f"G{total_row}")]
+        assert formula.startswith("=SUM(") and round(Decimal(str(computed)), 2) == o.estimate.monthly_total
+        assert round(Decimal(str(cells[(ws.title, f"J{total_row}")][2])), 2) == o.estimate.total.low
+        for c in ("gpu_compute", "disk", "load_balancer"):
+            assert round(Decimal(str(cells[(ws.title, f"G{labels[c]}")][2])), 2) == o.estimate.by_category[c]
+        line_formulas = [f for (sheet, _), (f, _, _) in cells.items() if sheet == ws.title and f.startswith("=ROUND(D")]
+        assert len(line_formulas) >= 3 * sum(1 for l in o.estimate.lines if l.monthly_quantity and l.unit_price) - 3
+        be = cells[(ws.title, f"H{labels['yearly']}")]
+        assert be[0].startswith("=G") and be[2] == pytest.approx(
+            float(o.estimate.break_even["yearly_break_even_utilisation"]), abs=1e-4
+        )
+    for formula, cached, computed in cells.values():
+        assert computed == pytest.approx(cached, abs=1e-6), formula
