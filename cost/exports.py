@@ -533,8 +533,8 @@ def _option_sheet(wb, f: _Formats, name: str, title: str, e: Estimate) -> None:
             ws.write_formula(r, 9, f"=ROUND(D{row}*H{row},2)", f.money, _f(l.low or l.monthly_cost))
             ws.write_formula(r, 10, f"=ROUND(D{row}*I{row},2)", f.money, _f(l.high or l.monthly_cost))
         elif l.monthly_cost is not None:  # a cost with no quantity x price form (0 used): the value itself
-            for c in (6, 9, 10):
-                ws.write_number(r, c, float(l.monthly_cost), f.money)
+            for col in (6, 9, 10):
+                ws.write_number(r, col, float(l.monthly_cost), f.money)
         ws.write_string(r, 11, view.status(l))
         ws.write_string(r, 12, l.as_of)
         r += 1
