@@ -277,4 +277,9 @@ def decide(options) -> Decision:
             d.not_compared, d.bounded = list(p2.not_compared), list(p2.bounded)
     elif not d.why:
         d.confidence, d.why = "certain", "the only option priced"
+    from gpufleet.cost import view
+
+    share = view.quality(cheapest.estimate).estimated_share
+    if share:  # the confidence reads the sourced spreads; how good the prices are is another question, said here
+        d.why += f"; {share:.0%} of {label(cheapest)}'s priced total rests on estimated or third-party prices"
     return d
