@@ -166,15 +166,18 @@ def compare_csv(stack: str, options: list[Option]) -> str:
             "equivalence",
             "problem",
             "assumptions",
+            "decision_rank",
+            "versus_current",
         ]
     )
+    versus = versus_texts(options)
     for o in options:
         e = o.estimate
         if e is None:
             w.writerow(
                 [stack, o.cloud, o.region, o.instance_type or "", o.billing, "", "", ""]
                 + [""] * (len(CATEGORIES) + 9)
-                + ["; ".join(o.mapping), o.problem or "not priced", ""]
+                + ["; ".join(o.mapping), o.problem or "not priced", "", "", ""]
             )
             continue
         q, rng = view.quality(e), view.total_range(e)
@@ -201,6 +204,7 @@ def compare_csv(stack: str, options: list[Option]) -> str:
                 "; ".join(o.mapping),
                 o.problem,
                 "; ".join(e.assumptions),
+                *versus.get(label(o), ("", "")),
             ]
         )
     return buf.getvalue()

@@ -190,7 +190,11 @@ def estimate_table(e: Estimate, console: Console) -> None:
         console.print(
             Text(
                 f"{len(e.unpriced)} line(s) without a price (unknown usage or missing price): the total is a lower bound (≥): "
-                + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced),
+                + "; ".join(
+                    f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}"
+                    + (f" (at most {l.bound_cost}: {l.bound_how})" if l.bound_cost is not None else "")
+                    for l in e.unpriced
+                ),
                 "yellow",
             )
         )
