@@ -3,6 +3,7 @@ which may gain the price) has an incomplete total, and the budget never passes i
 
 import dataclasses
 import shutil
+from decimal import Decimal
 
 import pytest
 import typer
@@ -51,7 +52,32 @@ def test_missing_a100_price_fails_the_budget_unless_allowed(a100_stack):
     r = run("--stack", a100_stack, "--budget", "5000", "--allow-unpriced")
     assert r.exit_code == 0 and "within budget: the lower bound >=" in r.output, r.output
     r = run("--stack", a100_stack, "--budget", "500", "--allow-unpriced")
-    assert r.exit_code == 1 and "over budget: the lower bound >=" in r.output
+    assert r.exit_code == 1 and "over budget: even the lower bound >=" in r.output
+    r = run("--stack", a100_stack, "--budget", "500")  # issue 29: a lower bound above the budget fails without the flag
+    assert r.exit_code == 1 and "over budget: even the lower bound >=" in r.output
+
+
+def test_shipped_prod_gate_passes_or_fails_on_the_bounded_total(tmp_path):
+    """issue 29: the NAT EIP's traffic (usage nat_egress_gb unknown) is bounded by its declared 100 Mbps cap; with the
+    two usages that have no bound given, the gate decides on priced + bound and says what it bounded."""
+    stack = "tencentcloud-ap-guangzhou-prod"
+    u = tmp_path / "usage.yaml"
+    u.write_text("lb_egress_gb: 500\nmodel_bucket_gb: 20\nnat_egress_gb: null\n")
+    r = run("--stack", stack, "--usage", str(u), "--json")
+    import json
+
+    j = json.loads(r.output.split("\nwithin")[0].split("\nover")[0])
+    (eip,) = j["unpriced"]
+    assert eip["quantity_bound"] == "32850.00" and Decimal(eip["bound_cost"]) == Decimal("32850") * Decimal("0.80")
+    lower, at_most = Decimal(j["monthly_total"]), Decimal(j["monthly_total"]) + Decimal(eip["bound_cost"])
+    ok = run("--stack", stack, "--usage", str(u), "--budget", str(at_most))
+    assert ok.exit_code == 0 and f"within budget: the bounded total: at most {at_most}" in ok.output, ok.output
+    assert "bounded llm-prod-net-nat-eip: EIP outbound traffic at most 26280.00 CNY" in ok.output
+    assert "the declared 100 Mbps cap used all month" in ok.output
+    over = run("--stack", stack, "--usage", str(u), "--budget", str(at_most - 1))
+    assert over.exit_code == 1 and "over budget: the bounded total" in over.output
+    low = run("--stack", stack, "--usage", str(u), "--budget", str(lower - 1))
+    assert low.exit_code == 1 and "over budget: even the lower bound" in low.output
 
 
 def test_the_estimate_shows_the_missing_price(a100_stack):

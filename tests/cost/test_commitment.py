@@ -121,3 +121,22 @@ def test_a_price_spread_gives_a_break_even_range_and_names_the_nodes_it_leaves_o
     tight = commitment.Prices(Decimal("10"), None, Decimal("2800"), spreads={"payg": (Decimal("9"), Decimal("11"))})
     p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, tight)  # 34.87 %-42.62 %: holds 38.69 %
     assert "node(s) 3, 4: the yearly choice depends on where the prices lie in their spread" in p.notes
+
+
+def test_a_node_inside_the_break_even_spread_is_not_subscribed():
+    """issue 29: subscription only above the break-even under the whole sourced range. With a yearly price of 1700 whose
+    spread reaches 3000 against 10/h (break-even 23 %-41 %), the two nodes at 38.7 % stay pay-as-you-go; at a spread
+    ending at 2500 (34 %) they subscribe."""
+    fleet, raw = _prod()
+    wide = commitment.Prices(
+        Decimal("10"), Decimal("2000"), Decimal("1700"), spreads={"yearly": (Decimal("1500"), Decimal("3000"))}
+    )
+    p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, wide)
+    assert [n.choice for n in p.nodes] == ["yearly", "yearly", "payg", "payg"]
+    assert any("not subscribed" in n and "38.7% <= 41.1%" in n for n in p.notes)
+    narrow = commitment.Prices(
+        Decimal("10"), Decimal("2000"), Decimal("1700"), spreads={"yearly": (Decimal("1500"), Decimal("2500"))}
+    )
+    assert [n.choice for n in commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, narrow).nodes] == [
+        "yearly"
+    ] * 4

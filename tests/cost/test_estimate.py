@@ -110,8 +110,10 @@ def test_tencent_lines(prod_fleet):
     assert gpu.monthly_cost == (Decimal("2.7738") * 730 * Decimal("9.2")).quantize(Decimal("0.01"))
     assert _line(e, "NAT gateway (small").monthly_cost == Decimal("365.00")  # 730 x 0.5
     assert _line(e, "EIP outbound traffic").monthly_cost == Decimal("40.00")  # 50 GB x 0.80
-    hold = _line(e, "EIP holding fee")
-    assert hold.unit_price is None and hold.price_quality == "missing" and hold.monthly_cost is None
+    # issue 29: the NAT's EIP is bound (the NAT gateway names it): no IP resource fee, not an unpriced line
+    hold = _line(e, "EIP IP resource fee")
+    assert hold.monthly_quantity == 0 and hold.monthly_cost == Decimal("0.00") and "bound to llm-prod-net-nat" in hold.note
+    assert hold.unit_price == Decimal("0.1715")  # the idle fee (0.031 USD/h) it would cost unbound
     # the CLB instance fee: USD 0.686/day (international site) x the CNY/USD of services
     assert _line(e, "CLB instance fee").price_quality == "estimate"
     assert not [l for l in e.lines if "no catalog row" in l.note]

@@ -7,11 +7,12 @@ import json
 import subprocess
 import sys
 from decimal import Decimal
+from html import escape
 
 import pytest
 from tools import require
 
-from gpufleet.cost import exports, report, view
+from gpufleet.cost import decision, exports, report, view
 
 
 def recompute(path, tmp_path):
@@ -88,7 +89,14 @@ def test_compare_xlsx_recomputes_per_option_and_keeps_its_chart(options, tmp_pat
         assert round(Decimal(str(computed)), 2) == o.estimate.monthly_total == round(Decimal(str(cached)), 2)
     for formula, cached, computed in cells.values():
         assert computed == pytest.approx(cached, abs=1e-9), formula
-    assert ws.cell(row=7, column=len(header)).value == "preview failed"
+    assert ws.cell(row=7, column=header.index("problem") + 1).value == "preview failed"
+    # issue 29: the workbook opens on the decision, the same sentence the table and JSON give
+    book = load_workbook(path)
+    assert book.sheetnames[0] == "Decision" and book.active.title == "Decision"
+    assert book["Decision"]["B2"].value is None and book["Decision"]["A2"].value.startswith("cheapest: ")
+    assert book["Decision"]["A2"].value == decision.decide(options).sentence()
+    ranks = sorted(int(ws.cell(row=r, column=header.index("rank") + 1).value) for r in (5, 6))
+    assert ranks == [1, 2] and ws["A3"].value == book["Decision"]["A2"].value  # the Summary sheet heads with it too
     assert len(ws._charts) == 1 and ws._charts[0].grouping == "stacked" and len(ws._charts[0].series) == 6
     est = list(load_workbook(path)["Estimated prices"].iter_rows(values_only=True))
     assert any(r[1] == "instance/ecs.gn7i-c8g1.2xlarge" and r[4] == "estimate" for r in est)
@@ -118,9 +126,13 @@ def test_estimate_csv_has_a_row_per_line_then_categories_and_the_total(prod_esti
     assert {r["status"] for r in lines} == {"sourced", "estimated", "unpriced"}
     assert all(r["monthly_cost"] == "" for r in lines if r["status"] == "unpriced")
     (total,) = [r for r in rows if r["row"] == "total"]
-    assert Decimal(total["monthly_cost"]) == sum(Decimal(r["monthly_cost"]) for r in lines if r["monthly_cost"])
+    assert Decimal(total["total_amount"]) == sum(Decimal(r["monthly_cost"]) for r in lines if r["monthly_cost"])
     assert total["status"] == "incomplete" and "lower bound" in total["component"] and "rests on estimated" in total["note"]
-    cats = {r["category"]: Decimal(r["monthly_cost"]) for r in rows if r["row"] == "category"}
+    # issue 29: the money column sums to the total (it summed to 4x: lines, categories, total and range rows in one column)
+    assert sum(Decimal(r["monthly_cost"]) for r in rows if r["monthly_cost"]) == prod_estimate.monthly_total
+    assert all(r["total_amount"] == "" for r in lines) and all(r["monthly_cost"] == "" for r in rows if r["row"] != "line")
+    assert [r["component"] for r in rows if r["row"] == "total range"] == ["monthly total, low"]  # no high: incomplete
+    cats = {r["category"]: Decimal(r["total_amount"]) for r in rows if r["row"] == "category"}
     assert cats == prod_estimate.by_category
     incomplete = {r["category"] for r in rows if r["row"] == "category" and r["status"] == "incomplete"}
     assert incomplete == {l.category for l in prod_estimate.unpriced} == {"load_balancer", "other"}
@@ -186,6 +198,10 @@ def test_html_chart_is_drawn_in_chromium(options, tmp_path):
     assert 'data-drawn="2"' in dom
     assert dom.count('class="bar ') >= 2 * 4  # stacked segments: each option has >= 4 non-zero categories
     assert "Prices that are estimates" in dom and "CNY" in dom and "estimated share" in dom
+    # issue 29: the page heads with the decision (before the chart), the same sentence as the table's
+    answer = decision.decide(options).sentence()
+    assert '<section id="decision">' in dom and dom.index('id="decision"') < dom.index('id="chart"')
+    assert escape(answer) in dom or answer in dom
     shot = tmp_path / "shot.png"
     subprocess.run(cmd[:-2] + [f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=90)
     assert shot.exists() and shot.stat().st_size > 10_000
@@ -242,3 +258,32 @@ def test_compare_csv_through_the_command():
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [x["billing"] for x in rows] == ["payg", "yearly"] and all(x["monthly_total"] for x in rows)
+
+
+def test_compare_xlsx_has_an_auditable_sheet_per_option(options, tmp_path):
+    """issue 29: one sheet per option: line costs, low and high as ROUND(quantity x price) formulas, category
+    subtotals and the total as SUMIF / SUM, the break-even as a formula; recomputed by pycel to the JSON's figures."""
+    from openpyxl import load_workbook
+
+    path = tmp_path / "q.xlsx"
+    exports.compare_xlsx("alicloud-cn-hangzhou-prod", options, path)
+    cells = recompute(path, tmp_path)
+    book = load_workbook(path)
+    for i, o in enumerate([o for o in options if o.estimate], start=1):
+        ws = book[exports.option_sheet_name(i, o)]
+        assert ws["A1"].value == exports.label(o)
+        labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+        total_row = labels["monthly total (>=, lower bound)"]
+        formula, cached, computed = cells[(ws.title, f"G{total_row}")]
+        assert formula.startswith("=SUM(") and round(Decimal(str(computed)), 2) == o.estimate.monthly_total
+        assert round(Decimal(str(cells[(ws.title, f"J{total_row}")][2])), 2) == o.estimate.total.low
+        for c in ("gpu_compute", "disk", "load_balancer"):
+            assert round(Decimal(str(cells[(ws.title, f"G{labels[c]}")][2])), 2) == o.estimate.by_category[c]
+        line_formulas = [f for (sheet, _), (f, _, _) in cells.items() if sheet == ws.title and f.startswith("=ROUND(D")]
+        assert len(line_formulas) >= 3 * sum(1 for l in o.estimate.lines if l.monthly_quantity and l.unit_price) - 3
+        be = cells[(ws.title, f"H{labels['yearly']}")]
+        assert be[0].startswith("=G") and be[2] == pytest.approx(
+            float(o.estimate.break_even["yearly_break_even_utilisation"]), abs=1e-4
+        )
+    for formula, cached, computed in cells.values():
+        assert computed == pytest.approx(cached, abs=1e-6), formula

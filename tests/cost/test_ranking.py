@@ -60,7 +60,10 @@ def test_overlapping_ranges_are_not_ranked_and_say_so():
     buf = io.StringIO()
     report.compare_table("s", opts, Console(file=buf, width=100))
     text = " ".join(buf.getvalue().split())
-    assert "100.00 (90.00–130.00)" in text and "overlaps alicloud cn-hangzhou monthly: not ranked" in text
+    # issue 29: the table answers (cost/decision.py) where compare.rank stays silent: spot is cheapest, and the
+    # overlapping payg / monthly pair is called a toss-up
+    assert "100.00 (90.00–130.00)" in text and "cheapest: alicloud cn-hangzhou spot" in text
+    assert "next: alicloud cn-hangzhou payg +50.00 CNY/month (certain" in text
 
 
 def test_a_partial_total_is_never_ranked_above_a_complete_one():

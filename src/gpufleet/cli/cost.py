@@ -58,6 +58,12 @@ def estimate_cmd(
     allow_unpriced: bool = typer.Option(
         False, "--allow-unpriced", help="with --budget: check the lower bound of a total with unpriced lines instead of failing"
     ),
+    currency: str | None = typer.Option(
+        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
+    ),
+    fx_rate: str | None = typer.Option(
+        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
+    ),
 ) -> None:
     """The stack's monthly cost, line by line, with what each price rests on.
 
@@ -69,15 +75,18 @@ def estimate_cmd(
       gpufleet cost estimate --stack alicloud-cn-hangzhou-prod
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format xlsx -o prod.xlsx
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --budget 25000 --allow-unpriced --json
+      gpufleet cost estimate -s alicloud-cn-hangzhou-prod --currency USD --fx 7.12@2026-12-01
     """
     from gpufleet.cost import budget as budgets
     from gpufleet.cost import exports, report
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     limit = budgets.parse(budget)
+    from gpufleet.cost import fx
     from gpufleet.plan import stack_estimate
 
-    _, est = stack_estimate(stack, usage_file, discounts_file)
+    fleet, est = stack_estimate(stack, usage_file, discounts_file)
+    est = fx.convert(est, fx.parse(currency, fx_rate, est.currency))
     render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.estimate_table(est, c), out),
         "json": lambda: exports.as_json_text(report.estimate_json(est)),
@@ -127,6 +136,12 @@ def compare_cmd(
     discounts_file: str | None = typer.Option(
         None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
     ),
+    currency: str | None = typer.Option(
+        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
+    ),
+    fx_rate: str | None = typer.Option(
+        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
+    ),
 ) -> None:
     """The same fleet re-declared for each cloud and billing model, priced the same way.
 
@@ -148,9 +163,14 @@ def compare_cmd(
         problems.append(Problem("--billing", "", f"names no billing model ({billing!r}); e.g. payg,monthly"))
     if problems:
         raise UserError(problems)
+    from gpufleet.cost import fx
+
+    rate = fx.parse(currency, fx_rate)
     found = compare.compare(
         stack, cloud_list, billing_list, usage.load(stack, usage_file), estimate.load_discounts(discounts_file)
     )
+    for o in found:
+        o.estimate = fx.convert(o.estimate, rate) if o.estimate is not None else None
     render: dict[str, Callable[[], Content]] = {
         "table": lambda: _table_text(lambda c: report.compare_table(stack, found, c), out),
         "json": lambda: exports.as_json_text(compare.as_json(stack, found)),
@@ -394,11 +414,16 @@ REPORT_FORMATS = ("table", "json", "csv")
 def report_cmd(
     all_stacks: bool = typer.Option(False, "--all", help="every stack of the project (stacks/Pulumi.*.yaml)"),
     by: str = typer.Option("team", "--by", metavar="TAG", help="group by this tag of the stacks' specs: team | cost-center"),
+    allocate_by: str = typer.Option(
+        "evenly", "--allocate", metavar="RULE", help="split each shared cost across its stacks: evenly | node-hours"
+    ),
     fmt: str = options.fmt(REPORT_FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
 ) -> None:
     """Monthly cost of all stacks, grouped by the `team` or `cost-center` tag of their specs.
+
+    Shared costs are counted once and allocated to the stacks that declare them (--allocate).
 
     Each stack is priced as `cost estimate` prices it; a stack without the tag is grouped as untagged. Costs that
     stacks of one cloud and region share (KMS instance, model bucket, image snapshots) are counted once, in their own
@@ -422,11 +447,15 @@ def report_cmd(
                 f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS),
             )
         )
+    if allocate_by not in allstacks.ALLOCATIONS:
+        problems.append(
+            Problem("--allocate", "", f"unknown rule {allocate_by!r}" + did_you_mean(allocate_by, allstacks.ALLOCATIONS))
+        )
     if not all_stacks:
         problems.append(Problem("--all", "", "give --all: the report covers every stack of the project"))
     if problems:
         raise UserError(problems)
-    r = allstacks.report(allstacks.price_all(), by)
+    r = allstacks.report(allstacks.price_all(), by, allocate_by)
     render: dict[str, Callable[[], Content]] = {
         "json": lambda: exports_json(allstacks.as_json(r)),
         "csv": lambda: allstacks.as_csv(r),
@@ -444,16 +473,18 @@ def _report_table(buf, out, r) -> None:
     c = console(file=buf, width=_width(out))
     t = Table(title=f"monthly cost of all stacks by {r.by}, {r.currency}")
     t.add_column(r.by, justify="left")
-    for col in ("stacks", "monthly", "estimated", "unpriced"):
+    for col in ("stacks", "monthly", "with shared", "estimated", "unpriced"):
         t.add_column(col, justify="right", no_wrap=True)
     from gpufleet.cost import allstacks
 
     for g in allstacks.rows(r):
         last = g is r.total
+        own = g is not r.total and g is not r.shared
         t.add_row(
             Text(g.name, "bold" if last else ""),
             str(len(g.stacks)),
             Text(g.total_text(), "bold" if last else ""),
+            g.with_shared_text() if own else "",
             f"{g.estimated_share:.0%}",
             f"{g.unpriced_lines} lines" + (f", {g.unpriced_stacks} stacks" if g.unpriced_stacks else "")
             if not g.complete
@@ -461,11 +492,83 @@ def _report_table(buf, out, r) -> None:
             end_section=g is r.groups[-1] or g is r.shared,
         )
     c.print(t)
-    c.print("estimated: share of the priced cost resting on an estimated price; >= : lines or stacks without a price")
+    c.print(
+        f"with shared = own cost + the group's share of the shared costs (allocated {r.allocate}); estimated: share of the "
+        "priced cost resting on an estimated price; >= : lines or stacks without a price"
+    )
     for g in r.groups:
         c.print(f"  {g.name}: {', '.join(g.stacks)}")
     for n in r.notes:
         c.print(Text.assemble(("note", "yellow"), f" {n}"))
+
+
+@cost_app.command("budget")
+def budget_cmd(
+    by: str = typer.Option("team", "--by", metavar="TAG", help="the tag the budgets are per: team | cost-center"),
+    budgets_file: Path = typer.Option(..., "--budgets", metavar="FILE", help="YAML: budgets: {TEAM: monthly amount}"),
+    allocate_by: str = typer.Option("evenly", "--allocate", metavar="RULE", help="shared costs: evenly | node-hours"),
+    allow_unpriced: bool = typer.Option(
+        False, "--allow-unpriced", help="check a team's lower bound when one of its lines has no price"
+    ),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+) -> None:
+    """Each team's monthly cost (its stacks plus its share of the shared costs, as `cost report --all`) against its
+    budget. Exit 1: a team over its budget, or not checked (a line without a price, unless --allow-unpriced), or a
+    team with stacks and no budget. Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost budget --by team --budgets examples/budgets-example.yaml --allow-unpriced
+      gpufleet cost budget --by cost-center --budgets examples/budgets-example.yaml --allocate node-hours --allow-unpriced
+    """
+    from gpufleet.cost import allstacks, teambudget
+    from gpufleet.errors import did_you_mean
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, None)
+    problems = []
+    if by not in allstacks.GROUP_TAGS:
+        problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
+    if allocate_by not in allstacks.ALLOCATIONS:
+        problems.append(
+            Problem("--allocate", "", f"unknown rule {allocate_by!r}" + did_you_mean(allocate_by, allstacks.ALLOCATIONS))
+        )
+    if problems:
+        raise UserError(problems)
+    limits = teambudget.load(budgets_file)
+    r = allstacks.report(allstacks.price_all(), by, allocate_by)
+    verdicts = teambudget.check(r, limits, allow_unpriced)
+    if chosen == "json":
+        typer.echo(exports_json(teambudget.as_json(r, verdicts)), nl=False)
+    else:
+        for v in verdicts:
+            typer.echo(f"{v.group}: {v.message}")
+    if not all(v.ok for v in verdicts):
+        raise typer.Exit(1)
+
+
+@cost_app.command("reconcile")
+def reconcile_cmd(
+    stack: str = options.stack(),
+    bill: Path = typer.Option(..., "--bill", metavar="FILE", help="the cloud's billing-detail CSV (Alibaba or Tencent export)"),
+    fmt: str = options.fmt(COMMIT_FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """A month's bill against the stack's estimate: per resource and category the estimate, the bill and the variance,
+    and the bill lines no stack declares. Reads Alibaba's and Tencent's billing-detail CSV (English or Chinese
+    headers, UTF-8 or GB18030). Exit 2: bad input.
+
+    \b
+    Examples:
+      gpufleet cost reconcile --stack alicloud-cn-hangzhou-prod --bill examples/bill-alicloud-example.csv
+      gpufleet cost reconcile -s tencentcloud-ap-guangzhou-prod --bill examples/bill-tencentcloud-example.csv --json
+    """
+    from gpufleet.cost import reconcile
+
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
+    r = reconcile.run(stack, bill)
+    options.emit(exports_json(reconcile.as_json(r)) if chosen == "json" else reconcile.text(r), out)
 
 
 @catalog_app.command("build")

@@ -6,6 +6,11 @@ the tag `team` or `cost-center` in the stack's `tags:` (stacks/spec.py FleetSpec
 instance, the model bucket, image snapshots) appear in every stack's own estimate but are paid once: here they leave
 the groups and are counted once, in the row "shared (counted once)", with a note naming the stacks that share them
 (when the stacks price one differently, the largest priced line is counted and the note names each stack's figure).
+Each shared cost is then allocated to the stacks declaring it (`--allocate evenly`, the default, or `node-hours`: by
+their average GPU nodes x 730), as OpenCost allocates shared cost; a group's `with shared` column is its own cost plus
+its allocation, and the groups' `with shared` add up to the total, which holds each shared cost once. A shared line is
+what the stacks share: one bucket (by name), one secret (by name: stacks with their own secrets are not merged), the
+region's KMS instance, one image's snapshot.
 A stack that cannot be priced is named, and the total is then incomplete (a lower bound), like a line without a price.
 """
 
@@ -20,6 +25,7 @@ from gpufleet.cost import view
 from gpufleet.cost.estimate import Estimate, Line, money
 
 GROUP_TAGS = ("team", "cost-center")
+ALLOCATIONS = ("evenly", "node-hours")  # how a shared cost is split across the stacks declaring it
 UNTAGGED = "untagged"
 SHARED = "shared (counted once)"
 
@@ -40,6 +46,11 @@ class Group:
     estimated: Decimal = Decimal(0)
     unpriced_lines: int = 0
     unpriced_stacks: int = 0
+    allocated: Decimal = Decimal(0)  # this group's share of the shared costs (cost report --all --allocate)
+
+    @property
+    def with_shared(self) -> Decimal:
+        return money(self.monthly + self.allocated)
 
     @property
     def complete(self) -> bool:
@@ -48,6 +59,9 @@ class Group:
     @property
     def estimated_share(self) -> Decimal:
         return Decimal(0) if self.monthly == 0 else (self.estimated / self.monthly).quantize(Decimal("0.0001"))
+
+    def with_shared_text(self) -> str:
+        return ("" if self.complete else ">= ") + str(self.with_shared)
 
     def total_text(self) -> str:
         return ("" if self.complete else ">= ") + str(money(self.monthly))
@@ -61,6 +75,8 @@ class Report:
     shared: Group
     total: Group
     notes: list[str]
+    allocate: str = "evenly"
+    allocations: list[dict] = field(default_factory=list)  # {shared, stack, group, amount, weight}
 
 
 def price_all(stacks: list[str] | None = None) -> list[StackCost]:
@@ -111,7 +127,28 @@ def _shared_note(name: str, declared: list[tuple[str, Line]], counted: Line) -> 
     return note
 
 
-def report(costs: list[StackCost], by: str) -> Report:
+def node_hours(e: Estimate) -> Decimal:
+    """The stack's GPU node-hours a month: its average running nodes (the estimate's average scenario) x 730."""
+    from gpufleet.cost.catalog import HOURS_PER_MONTH
+
+    avg = e.scenarios.get("average")
+    return (avg.nodes if avg is not None else Decimal(0)) * HOURS_PER_MONTH
+
+
+def allocate(cost: Decimal, stacks: list[str], weights: dict[str, Decimal], rule: str) -> dict[str, Decimal]:
+    """Split a shared monthly cost across the stacks declaring it, evenly or by node-hours; the parts add up to the
+    cost exactly (the rounding cent goes to the last stack)."""
+    if rule == "node-hours" and sum(weights.get(s, Decimal(0)) for s in stacks) > 0:
+        w = {s: weights.get(s, Decimal(0)) for s in stacks}
+    else:
+        w = {s: Decimal(1) for s in stacks}
+    whole = sum(w.values())
+    parts = {s: money(cost * w[s] / whole) for s in stacks}
+    parts[stacks[-1]] += cost - sum(parts.values())
+    return parts
+
+
+def report(costs: list[StackCost], by: str, rule: str = "evenly") -> Report:
     groups: dict[str, Group] = {}
     shared = Group(SHARED)
     declared: dict[tuple, list[tuple[str, Line]]] = {}  # shared key -> (stack, its line) for each stack declaring it
@@ -137,11 +174,22 @@ def report(costs: list[StackCost], by: str) -> Report:
                 key = view.shared_key(c.estimate, l)
                 shared_names.setdefault(key, f"{l.component} ({c.estimate.cloud} {c.estimate.region})")
                 declared.setdefault(key, []).append((c.stack, l))
+    group_of = {c.stack: (c.tags.get(by) or UNTAGGED) for c in costs}
+    weights = {c.stack: node_hours(c.estimate) for c in costs if c.estimate}
+    allocations: list[dict] = []
     for key, decl in declared.items():
         one = _one_bill([l for _, l in decl])
         _add(shared, [one])
         _add(total, [one])
         notes.append(_shared_note(shared_names[key], decl, one))
+        if one.monthly_cost is None:
+            continue
+        users = list(dict.fromkeys(s for s, _ in decl))
+        for stack, part in allocate(one.monthly_cost, users, weights, rule).items():
+            groups[group_of[stack]].allocated += part
+            allocations.append(
+                {"shared": shared_names[key], "stack": stack, "group": group_of[stack], "amount": part, "rule": rule}
+            )
     sharing = {s for decl in declared.values() for s, _ in decl}
     shared.stacks = [c.stack for c in costs if c.stack in sharing]
     untagged = groups.get(UNTAGGED)
@@ -150,7 +198,8 @@ def report(costs: list[StackCost], by: str) -> Report:
     if len(currencies) > 1:
         notes.append(f"the stacks are priced in {', '.join(sorted(currencies))}: totals add different currencies")
     ordered = sorted(groups.values(), key=lambda g: (g.name == UNTAGGED, g.name))
-    return Report(by, "/".join(sorted(currencies)) or "n/a", ordered, shared, total, notes)
+    total.allocated = Decimal(0)  # the total already holds each shared cost once
+    return Report(by, "/".join(sorted(currencies)) or "n/a", ordered, shared, total, notes, rule, allocations)
 
 
 def rows(r: Report) -> list[Group]:
@@ -168,10 +217,14 @@ def as_json(r: Report) -> dict:
             "estimated_share": str(x.estimated_share),
             "unpriced_lines": x.unpriced_lines,
             "unpriced_stacks": x.unpriced_stacks,
+            "allocated_shared": str(money(x.allocated)),
+            "monthly_with_shared": str(x.with_shared) if x is not r.total and x is not r.shared else str(money(x.monthly)),
         }
 
     return {
         "by": r.by,
+        "allocate": r.allocate,
+        "allocations": [{**a, "amount": str(a["amount"])} for a in r.allocations],
         "currency": r.currency,
         "groups": [g(x) for x in r.groups],
         "shared": g(r.shared),
@@ -185,7 +238,18 @@ def as_csv(r: Report) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(
-        ["row", r.by, "stacks", "currency", "monthly_total", "complete", "estimated_share", "unpriced_lines", "unpriced_stacks"]
+        [
+            "row",
+            r.by,
+            "stacks",
+            "currency",
+            "monthly_total",
+            "complete",
+            "estimated_share",
+            "unpriced_lines",
+            "unpriced_stacks",
+            "allocated_shared",
+        ]
     )
     for x in rows(r):
         kind = "total" if x is r.total else "shared" if x is r.shared else "group"
@@ -200,6 +264,7 @@ def as_csv(r: Report) -> str:
                 x.estimated_share,
                 x.unpriced_lines,
                 x.unpriced_stacks,
+                money(x.allocated) if kind == "group" else "",
             ]
         )
     return buf.getvalue()

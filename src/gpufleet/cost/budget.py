@@ -1,5 +1,6 @@
-"""`--budget`: is a monthly total within an amount? An incomplete total (a line without a price) cannot pass unless
-the caller accepts comparing its lower bound (`--allow-unpriced`), and then the verdict says so."""
+"""`--budget`: is a monthly total within an amount? A line without a price counts at its documented bound where it
+has one (a declared cap); a total with a line that has none cannot pass unless the caller accepts comparing its lower
+bound (`--allow-unpriced`), and then the verdict says so; even the lower bound above the budget fails."""
 
 from __future__ import annotations
 
@@ -30,20 +31,39 @@ def parse(text: str | None) -> Decimal | None:
 
 
 def check(e, limit: Decimal, allow_unpriced: bool = False) -> Verdict:
+    """Pass or fail on what is known: the priced total is a lower bound; an unpriced line with a documented bound
+    (`Line.quantity_bound`, a declared cap) adds at most its bound. Over when even the lower bound is over; within when
+    the bounded total (priced + bounds) is; a line with no bound leaves the total open (not checked, unless
+    --allow-unpriced compares the lower bound). The verdict names every line it bounded and how."""
     total, currency = view.total(e), e.currency
     missing = view.unpriced(e)
-    if missing and not allow_unpriced:
-        names = "; ".join(f"{l.resource_name}: {l.component}" for l in missing[:5]) + ("; ..." if len(missing) > 5 else "")
+    bounded = [l for l in missing if l.bound_cost is not None]
+    open_ = [l for l in missing if l.bound_cost is None]
+    at_most = total + sum((l.bound_cost for l in bounded), Decimal(0))
+    how = "".join(
+        f"; bounded {l.resource_name}: {l.component} at most {l.bound_cost} {currency} ({l.bound_how})" for l in bounded
+    )
+    if missing and total > limit:
+        return Verdict(False, f"over budget: even the lower bound >= {total} {currency} is above {limit}{how}")
+    if open_ and not allow_unpriced:
+        names = "; ".join(f"{l.resource_name}: {l.component}" for l in open_[:5]) + ("; ..." if len(open_) > 5 else "")
         return Verdict(
             False,
-            f"budget not checked: the total is incomplete (>= {total} {currency}; {len(missing)} line(s) without a price or "
-            f"quantity: {names}); price them (cost/data, usage file) or pass --allow-unpriced to compare the lower bound",
+            f"budget not checked: the total is incomplete (>= {total} {currency}; {len(open_)} line(s) without a price or "
+            f"quantity and no documented bound: {names}){how}; price them (cost/data, usage file) or pass --allow-unpriced "
+            "to compare the lower bound",
         )
-    what = (
-        f"the lower bound >= {total} {currency} ({len(missing)} line(s) without a price are not in it)"
-        if missing
-        else (f"the monthly total {total} {currency}")
-    )
-    if total > limit:
-        return Verdict(False, f"over budget: {what} > {limit}")
-    return Verdict(True, f"within budget: {what} <= {limit}")
+    if open_:
+        what = f"the lower bound >= {total} {currency} ({len(open_)} line(s) without a price or a bound are not in it)"
+        ok = (at_most if bounded else total) <= limit
+        if bounded:
+            what += f", {at_most} with the bounded lines at their bounds"
+    elif bounded:
+        what = f"the bounded total: at most {at_most} {currency} (priced {total} + {len(bounded)} bounded line(s))"
+        ok = at_most <= limit
+    else:
+        what = f"the monthly total {total} {currency}"
+        ok = total <= limit
+    if not ok:
+        return Verdict(False, f"over budget: {what} > {limit}{how}")
+    return Verdict(True, f"within budget: {what} <= {limit}{how}")

@@ -19,6 +19,7 @@ spot above them cannot be said in one stack (the plan says so and suggests the s
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -207,7 +208,8 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
     ]
     if rest == "spot":
         notes.append("the fleet is spot: subscriptions are weighed against the spot price, which can rise or be reclaimed")
-    for term, (lo, hi) in break_even_spread(prices, rest).items():
+    spreads = break_even_spread(prices, rest)
+    for term, (lo, hi) in spreads.items():
         if lo == hi:
             continue
         notes.append(f"{term} break-even within the prices' sourced spreads: {lo:.1%}–{hi:.1%}")
@@ -216,6 +218,21 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
             notes.append(
                 f"node(s) {', '.join(map(str, torn))}: the {term} choice depends on where the prices lie in their spread"
             )
+    # issue 29: subscribe a node only when it runs above the break-even under the whole sourced range (the subscription
+    # is cheaper even at the dearest subscription and the cheapest hourly price); otherwise it stays as it is
+    kept = []
+    for i, n in enumerate(nodes):
+        top: Decimal | None = spreads.get(n.choice, (Decimal(0), Decimal(0)))[1] if n.choice in ("monthly", "yearly") else None
+        if top is not None and n.utilisation <= top:
+            hi = top
+            own_rest = "payg" if rest == "spot" and n.index <= (spec.billing.on_demand_base or 0) else rest
+            nodes[i] = dataclasses.replace(n, choice=own_rest, cost=n.rest_cost)
+            kept.append(f"{n.index} ({n.utilisation:.1%} <= {hi:.1%})")
+    if kept:
+        notes.append(
+            f"node(s) {', '.join(kept)}: not subscribed: the break-even's high end under the prices' sourced range is "
+            f"above their utilisation, so the subscription is not cheaper under the whole range; they stay {rest}"
+        )
     p = Plan(stack, instance_type, prices, rest, profile, nodes, be, notes)
     _express(p, spec, raw, file)
     return p

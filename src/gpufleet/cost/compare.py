@@ -43,6 +43,7 @@ class Option:
     mapping: list[str]  # how the option was derived from the stack ("cn-hangzhou -> ap-shanghai: ...")
     estimate: Estimate | None = None
     problem: str = ""
+    current: bool = False  # the stack as declared: its own cloud, region and billing model
 
 
 def _gpu_for(cloud: str, kind: str) -> tuple[str | None, str]:
@@ -154,6 +155,7 @@ def compare(
         for billing in billings:
             new, notes, region, itype = redeclare(raw, fleet, cloud, billing)
             opt = Option(cloud, region, itype, billing, notes)
+            opt.current = (cloud, region, billing) == (fleet.spec.cloud, fleet.spec.region, fleet.spec.billing.model)
             if new is None:
                 opt.problem = "; ".join(notes)
                 out.append(opt)
@@ -254,12 +256,31 @@ def rank(options: list[Option]) -> list[Rank]:
 
 def as_json(stack: str, options: list[Option]) -> dict:
     currencies = sorted({o.estimate.currency for o in options if o.estimate})
+    from gpufleet.cost.decision import decide
+
+    decision = decide(options)
+    ranks = {r.label: r for r in decision.rows}
     rows = []
     for o, r in zip(options, rank(options)):
         e = o.estimate
         t = e.total if e else None
+        dr = ranks.get(label(o))
+        vs = dr.versus_current if dr else None
         rows.append(
             {
+                "current": o.current,
+                "decision_rank": dr.rank if dr else None,
+                "versus_current": {
+                    "margin": str(vs.margin),
+                    "low": str(vs.margin_low),
+                    "high": str(vs.margin_high),
+                    "confidence": vs.confidence,
+                    "cancelled_lines": vs.cancelled,
+                    "not_compared": list(vs.not_compared),
+                    "bounded": list(vs.bounded),
+                }
+                if vs
+                else None,
                 "cloud": o.cloud,
                 "region": o.region,
                 "instance_type": o.instance_type,
@@ -287,5 +308,6 @@ def as_json(stack: str, options: list[Option]) -> dict:
         "catalog_as_of": min((e.catalog_as_of for e in ests), default=None),
         "oldest_as_of": min((e.oldest_as_of for e in ests if e.oldest_as_of), default=None),
         "assumptions": ests[0].assumptions if ests else [],
+        "decision": decision.as_json(),
         "rows": rows,
     }

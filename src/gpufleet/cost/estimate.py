@@ -54,6 +54,18 @@ class Line:
     price_high: Decimal | None = None
     stale: bool = False  # the price's source is over a year old
     shared: bool = False  # one bill for every stack using it (KMS instance, bucket, image snapshot): counted once across stacks
+    quantity_bound: Decimal | None = None  # the most an unknown monthly_quantity can be (a declared cap), see bound_how
+    bound_how: str = ""
+    shared_id: str = ""  # with `shared`: the thing shared (bucket, secret name); "" = one per cloud and region
+
+    @property
+    def bound_cost(self) -> Decimal | None:
+        """The most an unpriced line can cost: its unit price x its quantity bound (None: no documented bound)."""
+        if self.monthly_cost is not None:
+            return self.monthly_cost
+        if self.quantity_bound is None or self.unit_price is None:
+            return None
+        return money((self.price_high or self.unit_price) * self.quantity_bound)
 
     @property
     def low(self) -> Decimal | None:
@@ -104,7 +116,10 @@ class Amount:
         if self.lines and not self.priced:
             return "unpriced"
         out = ("" if self.complete else "≥ ") + str(self.value)
-        return out if self.exact or not spread else f"{out} ({self.low}–{self.high})"
+        if self.exact or not spread:
+            return out
+        # with unpriced lines there is no high end (as in the JSON): only the low end of the spread is shown
+        return f"{out} ({self.low}–{self.high})" if self.complete else f"{out} (low {self.low})"
 
     def as_json(self) -> dict:
         return {
@@ -377,6 +392,9 @@ def _price_lines(
                     high if price is not None else None,
                     is_stale,
                     comp.shared,
+                    comp.bound if comp.monthly_quantity is None else None,
+                    comp.bound_how if comp.monthly_quantity is None else "",
+                    comp.shared_id,
                 )
             )
     return lines, free

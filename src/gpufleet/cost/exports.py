@@ -49,7 +49,8 @@ LINE_COLUMNS = (
     "monthly_quantity",
     "unit",
     "unit_price",
-    "monthly_cost",
+    "monthly_cost",  # lines only: the column sums to the priced total
+    "total_amount",  # category, total and range rows only (what `row` names), never added to monthly_cost
     "status",
     "stale",
     "price_quality",
@@ -72,6 +73,7 @@ def _line_row(l: Line) -> list:
         l.unit,
         _s(l.unit_price),
         _s(l.monthly_cost),
+        "",
         view.status(l),
         "stale" if view.stale(l) else "",
         l.price_quality,
@@ -88,7 +90,7 @@ def _total_rows(e: Estimate) -> list[list]:
 
     def row(kind: str, component: str, category: str, cost, status: str, note: str = "") -> list:
         r = list(blank)
-        r[0], r[3], r[4], r[8], r[9], r[-1] = kind, component, category, cost, status, note
+        r[0], r[3], r[4], r[9], r[10], r[-1] = kind, component, category, cost, status, note
         return r
 
     complete = view.complete(e)
@@ -118,12 +120,14 @@ def _total_rows(e: Estimate) -> list[list]:
     rng = view.total_range(e)
     if rng:
         out.append(row("total range", "monthly total, low", "", rng[0], "", "prices given as ranges"))
-        out.append(row("total range", "monthly total, high", "", rng[1], "", "prices given as ranges"))
+        if rng[1] is not None:
+            out.append(row("total range", "monthly total, high", "", rng[1], "", "prices given as ranges"))
     return out
 
 
 def estimate_csv(e: Estimate) -> str:
-    """One row per line, then a row per category and the total (`row` says which); money as exact decimals."""
+    """One row per line, then a row per category and the total (`row` says which); money as exact decimals. A line's
+    money is in `monthly_cost`, a category's or total's in `total_amount`: each column adds up to what it says."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["stack", "cloud", "region", "instance_type", "stack_billing", "currency", *LINE_COLUMNS])
@@ -162,15 +166,18 @@ def compare_csv(stack: str, options: list[Option]) -> str:
             "equivalence",
             "problem",
             "assumptions",
+            "decision_rank",
+            "versus_current",
         ]
     )
+    versus = versus_texts(options)
     for o in options:
         e = o.estimate
         if e is None:
             w.writerow(
                 [stack, o.cloud, o.region, o.instance_type or "", o.billing, "", "", ""]
                 + [""] * (len(CATEGORIES) + 9)
-                + ["; ".join(o.mapping), o.problem or "not priced", ""]
+                + ["; ".join(o.mapping), o.problem or "not priced", "", "", ""]
             )
             continue
         q, rng = view.quality(e), view.total_range(e)
@@ -197,6 +204,7 @@ def compare_csv(stack: str, options: list[Option]) -> str:
                 "; ".join(o.mapping),
                 o.problem,
                 "; ".join(e.assumptions),
+                *versus.get(label(o), ("", "")),
             ]
         )
     return buf.getvalue()
@@ -373,16 +381,22 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
     Estimated prices, Assumptions."""
     import xlsxwriter
 
+    from gpufleet.cost.decision import decide
+
     wb = xlsxwriter.Workbook(path, {"in_memory": True})
     f = _formats(wb)
+    decision = decide(options)
+    _decision_sheet(wb, f, decision)
     ws = wb.add_worksheet("Summary")
     priced = [(label(o), o.estimate) for o in options if o.estimate]
     _, first, last = _write_lines(wb, f, priced)
     rg = _ranges(first, last)
     currency = "/".join(sorted({e.currency for _, e in priced})) or "n/a"
     oldest = min((view.oldest_as_of(e) for _, e in priced if view.oldest_as_of(e)), default="n/a")
+    versus = versus_texts(options)
     ws.write(0, 0, f"gpufleet cost compare: {stack}", f.title)
     ws.write_row(1, 0, ["currency", currency, "oldest price", oldest], f.bold)
+    ws.write_string(2, 0, decision.sentence(), f.bold)
     header = [
         "option",
         "instance type",
@@ -393,6 +407,8 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         "estimated share",
         "unpriced lines",
         "problem",
+        "rank",
+        "vs current",
     ]
     ws.write_row(3, 0, header, f.bold)
     n = len(CATEGORIES)
@@ -403,7 +419,7 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         ws.write_string(r, 0, label(o))
         ws.write_string(r, 1, o.instance_type or "")
         if e is None:
-            ws.write_string(r, len(header) - 1, o.problem or "not priced")
+            ws.write_string(r, len(header) - 3, o.problem or "not priced")
             r += 1
             continue
         a = f"$A{r + 1}"
@@ -432,7 +448,10 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
             _ratio(view.quality(e).estimated, e.monthly_total),
         )
         ws.write_formula(r, tot_c + 4, f'=COUNTIFS({rg["option"]},{a},{rg["status"]},"unpriced")', None, len(view.unpriced(e)))
-        ws.write_string(r, len(header) - 1, o.problem or "")
+        ws.write_string(r, len(header) - 3, o.problem or "")
+        rank, vs = versus.get(label(o), ("", ""))
+        ws.write_string(r, len(header) - 2, rank)
+        ws.write_string(r, len(header) - 1, vs)
         r += 1
     ws.set_column(0, 0, 34)
     ws.set_column(1, 1, 24)
@@ -451,6 +470,9 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         chart.set_y_axis({"name": currency, "num_format": "#,##0"})
         chart.set_size({"width": 980, "height": 420})
         ws.insert_chart(r + 2, 0, chart)
+    for i, o in enumerate([o for o in options if o.estimate is not None], start=1):
+        assert o.estimate is not None
+        _option_sheet(wb, f, option_sheet_name(i, o), label(o), o.estimate)
     est = wb.add_worksheet("Estimated prices")
     est.write_row(0, 0, ["cloud / region", "price", "billing", "unit price", "quality", "as of", "how derived"], f.bold)
     for i, p in enumerate(estimated_prices(options), start=1):
@@ -464,6 +486,145 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
         [(label(o), "; ".join(o.mapping) or "the stack as declared", o.problem) for o in options],
     )
     wb.close()
+
+
+def option_sheet_name(i: int, o: Option) -> str:
+    """A sheet name within Excel's 31 characters: `3 tencentcloud yearly`."""
+    return f"{i} {o.cloud} {o.billing}"[:31]
+
+
+def _option_sheet(wb, f: _Formats, name: str, title: str, e: Estimate) -> None:
+    """One option, auditable on its own: every line with its quantity and unit price and its monthly cost as a
+    formula (=ROUND(quantity x unit price, 2)), the same for the low and high ends of the price's spread, category
+    subtotals (SUMIF) and the total (SUM) with its range, the scenarios and the break-even utilisation as formulas."""
+    ws = wb.add_worksheet(name)
+    ws.write(0, 0, title, f.title)
+    ws.write_string(1, 0, f"currency {e.currency}; catalog as of {e.catalog_as_of}; formulas over the cells below")
+    head = [
+        "resource",
+        "component",
+        "category",
+        "monthly quantity",
+        "unit",
+        "unit price",
+        "monthly cost",
+        "unit price low",
+        "unit price high",
+        "low",
+        "high",
+        "status",
+        "source date",
+    ]
+    ws.write_row(3, 0, head, f.bold)
+    first = 5  # 1-based row of the first line
+    r = 4
+    for l in e.lines:
+        ws.write_string(r, 0, l.resource_name)
+        ws.write_string(r, 1, l.component)
+        ws.write_string(r, 2, l.category)
+        if l.monthly_quantity is not None:
+            ws.write_number(r, 3, float(l.monthly_quantity), f.quantity)
+        else:
+            ws.write_string(r, 3, "usage unknown")
+        ws.write_string(r, 4, l.unit)
+        row = r + 1
+        if l.unit_price is not None:
+            ws.write_number(r, 5, float(l.unit_price), f.unit_price)
+        if l.monthly_cost is not None and l.monthly_quantity is not None and l.unit_price is not None:
+            ws.write_formula(r, 6, f"=ROUND(D{row}*F{row},2)", f.money, _f(l.monthly_cost))
+            lo, hi = l.price_low or l.unit_price, l.price_high or l.unit_price
+            ws.write_number(r, 7, float(lo), f.unit_price)
+            ws.write_number(r, 8, float(hi), f.unit_price)
+            ws.write_formula(r, 9, f"=ROUND(D{row}*H{row},2)", f.money, _f(l.low or l.monthly_cost))
+            ws.write_formula(r, 10, f"=ROUND(D{row}*I{row},2)", f.money, _f(l.high or l.monthly_cost))
+        elif l.monthly_cost is not None:  # a cost with no quantity x price form (0 used): the value itself
+            for col in (6, 9, 10):
+                ws.write_number(r, col, float(l.monthly_cost), f.money)
+        ws.write_string(r, 11, view.status(l))
+        ws.write_string(r, 12, l.as_of)
+        r += 1
+    last = max(r, first)
+    r += 1
+    ws.write_row(r, 0, ["category", "", "", "", "", "", "monthly", "", "", "low", "high", "unpriced lines"], f.bold)
+    sub_first = r + 2
+    unpriced = view.category_unpriced(e)
+    cats = e.categories
+    for c in CATEGORIES:
+        r += 1
+        ws.write_string(r, 0, c)
+        for col, letter, cached in ((6, "G", cats[c].value), (9, "J", cats[c].low), (10, "K", cats[c].high)):
+            ws.write_formula(r, col, f'=SUMIF($C${first}:$C${last},"{c}",{letter}${first}:{letter}${last})', f.money, _f(cached))
+        ws.write_formula(r, 11, f'=COUNTIFS($C${first}:$C${last},"{c}",$L${first}:$L${last},"unpriced")', None, unpriced[c])
+    sub_last = r + 1
+    r += 1
+    total = e.total
+    ws.write_string(r, 0, "monthly total" if total.complete else "monthly total (>=, lower bound)", f.bold)
+    for col, letter, cached in ((6, "G", total.value), (9, "J", total.low), (10, "K", total.high)):
+        ws.write_formula(r, col, f"=SUM({letter}{sub_first}:{letter}{sub_last})", f.money_bold, _f(cached))
+    if not total.complete:
+        ws.write_string(r, 11, "no upper bound: lines without a price")
+        ws.write_comment(r, 10, "the high end of the priced lines only: with an unpriced line the total has no upper bound")
+    r += 2
+    if e.scenarios:
+        ws.write_row(r, 0, ["scenario", "nodes", "how", "", "", "", "monthly"], f.bold)
+        for k, sc in e.scenarios.items():
+            r += 1
+            ws.write_string(r, 0, k)
+            ws.write_number(r, 1, float(sc.nodes))
+            ws.write_string(r, 2, sc.how)
+            ws.write_number(r, 6, _f(sc.total.value), f.money)
+        r += 2
+    be = e.break_even
+    if be:
+        ws.write_row(r, 0, ["break-even", "payg hourly", "", "", "", "", "subscription a month", "utilisation"], f.bold)
+        for term in ("monthly", "yearly"):
+            if f"{term}_price" not in be:
+                continue
+            r += 1
+            ws.write_string(r, 0, term)
+            ws.write_number(r, 1, float(be["payg_hourly"]), f.unit_price)
+            ws.write_number(r, 6, float(be[f"{term}_price"]), f.money)
+            ws.write_formula(
+                r, 7, f"=G{r + 1}/(B{r + 1}*730)", f.share, float(be[f"{term}_price"]) / (float(be["payg_hourly"]) * 730)
+            )
+    ws.set_column(0, 1, 34)
+    ws.set_column(2, 12, 14)
+    ws.freeze_panes(4, 0)
+
+
+def _decision_sheet(wb, f: _Formats, d) -> None:
+    """The answer first: a Decision sheet (the workbook opens on it) with the cheapest option, its margin over the
+    current one and its range, the confidence and why, what was not compared and what was bounded."""
+    ws = wb.add_worksheet("Decision")
+    ws.activate()
+    ws.set_first_sheet()
+    ws.write(0, 0, "Decision", f.title)
+    ws.write_string(1, 0, d.sentence(), f.bold)
+    rows = [
+        ("cheapest", d.cheapest or "n/a"),
+        ("current (the stack as declared)", d.current or "not among the options"),
+        (f"saving a month against the current ({d.currency})", d.margin),
+        ("saving, low end", d.margin_low),
+        ("saving, high end", d.margin_high),
+        ("confidence", d.confidence),
+        ("why", d.why),
+        ("next cheapest", d.runner_up or ""),
+        (f"next cheapest costs more by ({d.currency})", d.runner_up_margin),
+        ("confidence the cheapest is below the next", d.runner_up_confidence),
+        ("not compared", ", ".join(d.not_compared) or "nothing"),
+        ("bounded", "; ".join(d.bounded) or "nothing"),
+        ("rules", d.as_json()["rules"]),
+    ]
+    for i, (k, v) in enumerate(rows, start=3):
+        ws.write_string(i, 0, k, f.bold)
+        if isinstance(v, Decimal):
+            ws.write_number(i, 1, float(v), f.money)
+        elif v is None:
+            ws.write_string(i, 1, "")
+        else:
+            ws.write_string(i, 1, str(v), f.wrap)
+    ws.set_column(0, 0, 44)
+    ws.set_column(1, 1, 110)
 
 
 def _assumptions_sheet(wb, f: _Formats, assumptions: list[str], discounts: list[str], declared=()) -> None:
@@ -593,7 +754,9 @@ def _quality_row(name: str, e: Estimate) -> dict:
     return {
         "label": name,
         "total": view.total_text(e),
-        "range": f"{rng[0]} – {rng[1]}" if rng else "",
+        "range": (f"{rng[0]} – {rng[1]}" if rng[1] is not None else f"from {rng[0]} (no high end: unpriced lines)")
+        if rng
+        else "",
         "sourced": q.sourced,
         "estimated": q.estimated,
         "estimated_share": f"{q.estimated_share:.0%}",
@@ -630,9 +793,26 @@ def estimate_html(e: Estimate) -> str:
     )
 
 
+def versus_texts(options: list[Option]) -> dict[str, tuple[str, str]]:
+    """Per option label: (decision rank, "margin confidence" against the current option), as every report shows them."""
+    from gpufleet.cost.decision import decide
+
+    d = decide(options)
+    out = {}
+    for r in d.rows:
+        p = r.versus_current
+        vs = "current" if r.label == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
+        out[r.label] = (str(r.rank), vs)
+    return out
+
+
 def compare_html(stack: str, options: list[Option]) -> str:
     from markupsafe import Markup
 
+    from gpufleet.cost.decision import decide
+
+    decision = decide(options).as_json()
+    versus = versus_texts(options)
     priced = [(label(o), o.estimate) for o in options if o.estimate]
     currency = "/".join(sorted({e.currency for _, e in priced})) or "n/a"
     return (
@@ -641,6 +821,7 @@ def compare_html(stack: str, options: list[Option]) -> str:
         .render(
             stack=stack,
             currency=currency,
+            decision=decision,
             quality=[_quality_row(name, e) for name, e in priced],
             chart=Markup(chart_svg([bar(name, e) for name, e in priced], currency)),
             legend=_legend(),
@@ -648,6 +829,8 @@ def compare_html(stack: str, options: list[Option]) -> str:
             options=[
                 {
                     "label": label(o),
+                    "rank": versus.get(label(o), ("", ""))[0],
+                    "versus": versus.get(label(o), ("", ""))[1],
                     "instance_type": o.instance_type or "-",
                     "by_category": view.category_texts(o.estimate) if o.estimate else None,
                     "total": view.total_text(o.estimate) if o.estimate else "n/a",

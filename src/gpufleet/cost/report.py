@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpufleet.cost import exports, view
+from gpufleet.cost import exports, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, label, rank
 from gpufleet.cost.diff import Result as DiffResult
@@ -57,6 +57,9 @@ def line_json(l: Line) -> dict:
         "stale": l.stale,
         "note": l.note,
         "derivation": l.derivation,
+        "quantity_bound": _s(l.quantity_bound),
+        "bound_cost": _s(l.bound_cost) if l.monthly_cost is None else None,
+        "bound_how": l.bound_how or None,
     }
 
 
@@ -107,6 +110,7 @@ def estimate_json(e: Estimate) -> dict:
         "discounts": e.discounts,
         "free_resources": [{"resource_type": t, "resource_name": n, "reason": r} for t, n, r in e.free],
         "break_even": {k: (str(v) if isinstance(v, Decimal) else v) for k, v in be.items()} if be else None,
+        "overhead_scenarios": overhead.as_json(e),
         "money_format": "decimal strings",
     }
 
@@ -165,11 +169,33 @@ def estimate_table(e: Estimate, console: Console) -> None:
         for k, sc in e.scenarios.items():
             s.add_row(SCENARIO_NAMES.get(k, k), str(sc.nodes), sc.total.text(), sc.how)
         console.print(s)
+    lev = overhead.levers(e)
+    if lev:
+        o = Table(
+            title=f"overhead {e.overhead_share:.1%} now: what takes it to 30% / 50% (one lever at a time)", title_justify="left"
+        )
+        o.add_column("lever")
+        o.add_column("now", justify="right")
+        for share in overhead.SHARES:
+            o.add_column(f"+ for {share:.0%}", justify="right")
+        o.add_column("priced at", overflow="fold")
+        for v in lev:
+            o.add_row(
+                v.name,
+                "unknown" if v.now is None else _qty(v.now),
+                *(_qty(q) if (q := v.needed[x]) is not None else "n/a" for x in overhead.SHARES),
+                v.how,
+            )
+        console.print(o)
     if e.unpriced:
         console.print(
             Text(
                 f"{len(e.unpriced)} line(s) without a price (unknown usage or missing price): the total is a lower bound (≥): "
-                + "; ".join(f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}" for l in e.unpriced),
+                + "; ".join(
+                    f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}"
+                    + (f" (at most {l.bound_cost}: {l.bound_how})" if l.bound_cost is not None else "")
+                    for l in e.unpriced
+                ),
                 "yellow",
             )
         )
@@ -239,19 +265,33 @@ def _meta(options: list[Option]) -> tuple[str, str, list[str]]:
 
 def compare_table(stack: str, options: list[Option], console: Console) -> None:
     """Options as rows, fitting 100 columns with every total in full; what does not fit goes in the notes below."""
+    from gpufleet.cost.decision import decide
+
     currency, as_of, assumptions = _meta(options)
+    d = decide(options)
+    console.print(Text(d.sentence(), "bold"))
+    console.print(f"  why: {d.why}")
+    if d.not_compared:
+        console.print("  not compared (unknown on both sides alike, or no documented bound): " + ", ".join(d.not_compared))
+    for b in d.bounded:
+        console.print(f"  bounded: {b}")
+    ranks = {r.label: r for r in d.rows}
     t = Table(title=f"{stack}: monthly cost per option, {currency}")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("option", overflow="fold")
     _money_column(t, "GPU compute")
     _money_column(t, "overhead")
     _money_column(t, "monthly total (low–high)")
+    t.add_column("vs current", justify="right", overflow="fold")
     t.add_column("oldest", no_wrap=True)
     rows = _rows(options)
     for r in rows:
         if r["total"] is None:
-            t.add_row("", r["label"], "", "", "n/a (see below)", "")
+            t.add_row("", r["label"], "", "", "n/a (see below)", "", "")
             continue
+        row = ranks.get(r["label"])
+        p = row.versus_current if row else None
+        versus = "current" if r["label"] == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
         cats = r["categories"]
         others = [a for c, a in cats.items() if c != "gpu_compute"]
         overhead = Amount(
@@ -263,17 +303,19 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
             sum(a.priced for a in others),
         )
         t.add_row(
-            str(r["rank"]) if r["rank"] else "–",
+            str(row.rank) if row else "–",
             r["label"],
             cats["gpu_compute"].text(spread=False),
             overhead.text(spread=False),
             r["total"].text(),
+            versus,
             r["oldest_as_of"] or "",
         )
     console.print(t)
     console.print(
-        "# = rank by monthly total where the order is certain (– = not ranked, see below); ≥ = lower bound (lines without "
-        "a price); (low–high) = the sourced spread of estimated prices; oldest = the oldest price source date in the total"
+        "# = rank by the central estimate after common lines cancel; vs current = this option minus the current one a "
+        "month and how sure the order is (certain: ranges apart; likely: centrals outside each other's range; toss-up); "
+        "≥ = lower bound (lines without a price); (low–high) = the sourced spread; oldest = the oldest price source date"
     )
     said: set[tuple[str, str]] = set()
     for r in rows:  # what is the same for every billing of a cloud is said once
@@ -285,7 +327,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         if r["problem"]:
             console.print(Text(f"{r['label']}: {r['problem']}", "yellow"))
             continue
-        notes = [r["not_ranked"]] if r["not_ranked"] else []
+        notes = []
         if r["unpriced_lines"]:
             notes.append(f"{len(r['unpriced_lines'])} line(s) without a price: " + "; ".join(r["unpriced_lines"]))
         if notes:

@@ -31,6 +31,22 @@ class CostComponent:
     shared: bool = (
         False  # one bill for several stacks (KMS instance, model bucket, image snapshots): count once in `cost report --all`
     )
+    bound: Decimal | None = None  # the most monthly_quantity can be when it is unknown (a declared cap), see bound_how
+    bound_how: str = ""
+    shared_id: str = ""  # with `shared`: what the stacks share (a bucket's or secret's name); "" = one per cloud/region
+
+
+def bandwidth_cap_gb(mbps) -> Decimal:
+    """The most GB a month a link capped at `mbps` can carry: mbps x 730 h x 3600 s / 8 bits / 1000 (decimal GB)."""
+    return (Decimal(str(mbps)) * HOURS_PER_MONTH * 3600 / 8 / 1000).quantize(Decimal("0.01"))
+
+
+def traffic_bound(mbps) -> tuple[Decimal | None, str]:
+    """(bound, how) for outbound traffic through a link whose bandwidth the program caps (the vendor enforces it)."""
+    if not mbps:
+        return None, ""
+    gb, cap = bandwidth_cap_gb(mbps), format(Decimal(str(mbps)).normalize(), "f")
+    return gb, f"at most {gb} GB: the declared {cap} Mbps cap used all month"
 
 
 @dataclass
@@ -170,7 +186,32 @@ def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: i
     return [CostComponent(f"image snapshot {image} ({ctx.region})", Decimal(gb), key, "any", "disk", note, shared=True)]
 
 
-def model_bucket(ctx: PricingContext, service: str, key: str) -> CostComponent:
+def policy_resource(document, action: str) -> str:
+    """The first resource a RAM / CAM policy document grants `action` on ("" when none): what a shared line is."""
+    import json
+
+    doc = document
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError:
+            return ""
+    for st in (doc or {}).get("Statement") or (doc or {}).get("statement") or []:
+        acts = st.get("Action") or st.get("action") or []
+        acts = [acts] if isinstance(acts, str) else acts
+        if action in [str(a).removeprefix("name/") for a in acts]:
+            res = st.get("Resource") or st.get("resource") or []
+            res = [res] if isinstance(res, str) else res
+            return str(res[0]) if res else ""
+    return ""
+
+
+def bucket_name(arn: str) -> str:
+    """`acs:oss:*:*:BUCKET/*` or `qcs::cos:REGION:uid/APPID:BUCKET/*` -> BUCKET."""
+    return arn.rsplit(":", 1)[-1].split("/", 1)[0]
+
+
+def model_bucket(ctx: PricingContext, service: str, key: str, bucket: str = "") -> CostComponent:
     """The model weights' bucket storage (e.g. "OSS standard", "oss/standard"): one bill for the stacks reading it."""
     return CostComponent(
         f"model bucket storage ({service})",
@@ -180,6 +221,7 @@ def model_bucket(ctx: PricingContext, service: str, key: str) -> CostComponent:
         "other",
         "usage model_bucket_gb",
         shared=True,
+        shared_id=bucket,
     )
 
 

@@ -22,10 +22,13 @@ def total(e) -> Decimal:
     return e.monthly_total
 
 
-def total_range(e) -> tuple[Decimal, Decimal] | None:
-    """(low, high) of the total where prices are ranges, else None."""
+def total_range(e) -> tuple[Decimal, Decimal | None] | None:
+    """(low, high) of the total where prices are ranges, else None; high is None when a line is unpriced (the
+    total has no upper bound, as the JSON says)."""
     low, high = e.monthly_low, e.monthly_high
-    return (low, high) if low is not None and high is not None else None
+    if low is None or high is None:
+        return None
+    return (low, high if complete(e) else None)
 
 
 def unpriced(e) -> list:
@@ -60,7 +63,7 @@ def shared(line) -> bool:
 
 def shared_key(e, line) -> tuple:
     """Lines with the same key are the same shared cost in different stacks."""
-    return (e.cloud, e.region, line.price_key, line.billing, line.component)
+    return (e.cloud, e.region, line.price_key, line.billing, line.shared_id or line.component)
 
 
 def total_text(e) -> str:

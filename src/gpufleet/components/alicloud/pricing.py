@@ -18,6 +18,7 @@ from gpufleet.cost.resources import (
     Disk,
     PricingContext,
     asg_share,
+    bucket_name,
     clb_components,
     d,
     group_for,
@@ -25,7 +26,9 @@ from gpufleet.cost.resources import (
     model_bucket,
     node_components,
     policy_actions,
+    policy_resource,
     qty,
+    traffic_bound,
 )
 
 ALI_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
@@ -166,6 +169,7 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
                 )
             ]
         )
+        cap, how = traffic_bound(bw)
         out.append(
             CostComponent(
                 f"EIP outbound traffic (cap {bw} Mbps)",
@@ -174,6 +178,8 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
                 "any",
                 "bandwidth",
                 "usage nat_egress_gb",
+                bound=cap,
+                bound_how=how,
             )
         )
         return out
@@ -222,7 +228,8 @@ def ali_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             )
         )
     if "oss:GetObject" in acts:
-        out.append(model_bucket(ctx, "OSS standard", "oss/standard"))
+        bucket = bucket_name(policy_resource(res["inputs"].get("policyDocument"), "oss:GetObject"))
+        out.append(model_bucket(ctx, "OSS standard", "oss/standard", bucket))
     return out
 
 

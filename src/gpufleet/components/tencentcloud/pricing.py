@@ -17,6 +17,7 @@ from gpufleet.cost.resources import (
     Disk,
     PricingContext,
     asg_share,
+    bucket_name,
     clb_components,
     d,
     group_for,
@@ -24,7 +25,9 @@ from gpufleet.cost.resources import (
     model_bucket,
     node_components,
     policy_actions,
+    policy_resource,
     qty,
+    traffic_bound,
 )
 
 TC_GROUP = "tencentcloud:As/scalingGroup:ScalingGroup"
@@ -119,14 +122,54 @@ def _tc_bandwidth(bw: int, subscription: bool, label: str) -> list[CostComponent
     return out
 
 
+EIP_BOUND_NOTE = (
+    "bound to {to}: no IP resource fee while an EIP is bound (Tencent EIP billing, intlcloud-documents "
+    "弹性公网 IP 计费说明_intl_en.md: 'the EIP only charges public network fees' once bound; cost/data/quotes-tencentcloud.yaml)"
+)
+
+
+def bound_to(ctx: PricingContext, res: dict) -> str | None:
+    """The name of a declared resource whose inputs reference this one's outputs (a NAT gateway's assigned EIP)."""
+    mark = f"<{res['name']}."
+
+    def mentions(v) -> bool:
+        if isinstance(v, str):
+            return v.startswith(mark)
+        if isinstance(v, list):
+            return any(mentions(x) for x in v)
+        if isinstance(v, dict):
+            return any(mentions(x) for x in v.values())
+        return False
+
+    return next((r["name"] for r in ctx.resources if r is not res and mentions(r.get("inputs") or {})), None)
+
+
 def tc_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     charge = i.get("internetChargeType", "TRAFFIC_POSTPAID_BY_HOUR")
-    out = [CostComponent("EIP holding fee", HOURS_PER_MONTH, "eip/holding", "any", "bandwidth")]
+    to = bound_to(ctx, res)
+    out = [
+        CostComponent(
+            "EIP IP resource fee (idle)" if to is None else "EIP IP resource fee (none while bound)",
+            HOURS_PER_MONTH if to is None else Decimal(0),
+            "eip/holding",
+            "any",
+            "bandwidth",
+            "not bound to a declared resource: the idle fee every hour" if to is None else EIP_BOUND_NOTE.format(to=to),
+        )
+    ]
     if charge == "TRAFFIC_POSTPAID_BY_HOUR":
+        cap, how = traffic_bound(i.get("internetMaxBandwidthOut"))
         out.append(
             CostComponent(
-                "EIP outbound traffic", qty(ctx.usage.nat_egress_gb), "net/traffic", "any", "bandwidth", "usage nat_egress_gb"
+                "EIP outbound traffic",
+                qty(ctx.usage.nat_egress_gb),
+                "net/traffic",
+                "any",
+                "bandwidth",
+                "usage nat_egress_gb",
+                bound=cap,
+                bound_how=how,
             )
         )
     else:
@@ -141,17 +184,35 @@ def tc_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
 
 
 def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    return clb_components(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
+    """Only an LCU-supported CLB (one declared with `sla_type`) is billed by LCU: provider v1.82.42 clb_instance
+    `sla_type` "is required to create LCU-supported instances"; Tencent's LCU billing page (product/214/41563): "Only
+    LCU-supported CLB instances will incur LCU usage fees". Without it (a shared-performance instance) there is no
+    LCU line."""
+    out = clb_components(res["inputs"].get("networkType", "OPEN") == "OPEN", ctx)
+    if res["inputs"].get("slaType"):
+        return out
+    return [c for c in out if c.price_key != "clb/lcu"]
 
 
 def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
     """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
     per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
-    acts = policy_actions(res["inputs"].get("document"))
+    doc = res["inputs"].get("document")
+    acts = policy_actions(doc)
     out = []
     if "ssm:GetSecretValue" in acts:
+        secret = policy_resource(doc, "ssm:GetSecretValue").rsplit("/", 1)[-1]
         out += [
-            CostComponent("SSM secret (the API key)", Decimal(1), "ssm/secret", "any", "other", shared=True),
+            # one secret per name: stacks naming different secrets pay for each (not merged in `cost report --all`)
+            CostComponent(
+                f"SSM secret{' ' + secret if secret else ''} (the API key)",
+                Decimal(1),
+                "ssm/secret",
+                "any",
+                "other",
+                shared=True,
+                shared_id=secret,
+            ),
             CostComponent(
                 "SSM API calls (billed per 10,000, at least 10,000 a month)",
                 Decimal(1),
@@ -163,7 +224,7 @@ def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             ),
         ]
     if "cos:GetObject" in acts:
-        out.append(model_bucket(ctx, "COS standard", "cos/standard"))
+        out.append(model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject"))))
     return out
 
 
@@ -173,15 +234,42 @@ def tc_scaling_config_and_image(res: dict, ctx: PricingContext) -> list[CostComp
     return tc_scaling_config(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
 
 
+SCF_PACKAGE = {"invocations": Decimal(500_000), "gb_seconds": Decimal(100_000), "outbound_gb": Decimal(2)}
+SCF_PACKAGE_SOURCE = "tencentcloud.com/document/product/583/17299 (Billing Overview, updated 2023-02-01)"
+
+
 def tc_scf(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    """The SCF scaler: one invocation a minute from its timer; its GB-seconds depend on how long a run takes (usage
-    unknown: shown as a unit price). The catalog has no sourced SCF price yet (cost/data/sources-tencentcloud.yaml)."""
-    triggers = res["inputs"].get("triggers") or []
-    per_month = HOURS_PER_MONTH * 60 if any(t.get("type") == "timer" for t in triggers) else None
-    return [
-        CostComponent("SCF invocations (timer, once a minute)", qty(per_month), "scf/invocation", "any", "other"),
-        CostComponent("SCF resource usage (GB-seconds)", qty(None), "scf/gb_second", "any", "other", "usage unknown"),
+    """The SCF scaler, priced at SCF's basic package (a monthly fee, 0.06 USD a day, that covers 500,000 invocations,
+    100,000 GBs and 2 GB out a month: Billing Overview product/583/17299 and Billable Items product/583/44254). The
+    timer runs it once a minute (43,800 times a month); its GBs = runs x memory x seconds a run fit the package up to
+    the second count shown in the note (the handler's timeout is the most a run can take)."""
+    i = res["inputs"]
+    triggers = i.get("triggers") or []
+    runs = HOURS_PER_MONTH * 60 if any(t.get("type") == "timer" for t in triggers) else None
+    mem_gb = d(i.get("memSize"), "128") / 1024
+    timeout = d(i.get("timeout"), "3")
+    out = [
+        CostComponent(
+            "SCF basic package (500,000 invocations, 100,000 GBs, 2 GB out a month)",
+            Decimal(1),
+            "scf/basic_package",
+            "any",
+            "other",
+            f"billed monthly once the function is used ({SCF_PACKAGE_SOURCE})",
+        )
     ]
+    if runs is None:
+        out.append(CostComponent("SCF usage beyond the basic package", None, "scf/gb_second", "any", "other", "usage unknown"))
+        return out
+    fits = (SCF_PACKAGE["gb_seconds"] / (runs * mem_gb)).quantize(Decimal("0.1"))
+    worst = (runs * mem_gb * timeout).quantize(Decimal(1))
+    over = max(Decimal(0), worst - SCF_PACKAGE["gb_seconds"])
+    note = (
+        f"{runs} runs x {mem_gb} GB fit the package's 100,000 GBs up to {fits} s a run (the scaler reads a few nodes' "
+        f"metrics: about a second); at the {timeout} s timeout every run: {worst} GBs, {over} above the package"
+    )
+    out.append(CostComponent("SCF resource usage above the basic package", Decimal(0), "scf/gb_second", "any", "other", note))
+    return out
 
 
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
@@ -232,9 +320,11 @@ def declared_floor(resources: list[dict]) -> int:
 def catalog_rows(ctx: DeriveContext) -> None:
     """Disk, public network, EIP, NAT and CLB rows of the region from sources-tencentcloud.yaml and quotes-tencentcloud.yaml."""
     src = ctx.src
-    # The SCF scaler (autoscaler.py): no sourced SCF price yet; the rows say so (shown as a unit price)
-    for key, unit in (("scf/invocation", "invocation"), ("scf/gb_second", "GB-second")):
-        ctx.add(key, "any", None, unit, "missing", "", ctx.today, "no sourced SCF price in cost/data/sources-tencentcloud.yaml")
+    # The SCF scaler (autoscaler.py): the basic package from its USD/day quote; usage above it has no sourced price
+    ctx.add_quote(
+        "scf/basic_package", "any", "month", "scf/basic_package", "payg", "no SCF price found", scale=HOURS_PER_MONTH / 24
+    )
+    ctx.add("scf/gb_second", "any", None, "GB-second", "missing", "", ctx.today, "SCF resource usage unit price: NOT FOUND")
     yf = Decimal(src["rules"]["yearly_factor"])
     ys = ctx.source(src["rules"]["yearly_source"])
     for name, fact in src["disks"].items():
@@ -276,7 +366,9 @@ def catalog_rows(ctx: DeriveContext) -> None:
         ctx.add_fact(
             f"net/subscription_{tier}", "any", {"price": sub[tier], "source": sub["source"]}, "Mbps-month", listed=src["regions"]
         )
-    ctx.add_fact("eip/holding", "any", p["eip_holding_hour"], "hour")
+    ctx.add_quote(
+        "eip/holding", "any", "hour", "eip/idle", "payg", "no EIP idle fee found", "the idle (unbound) fee; none while bound"
+    )
     n = src["nat"]
     for size in ("small", "medium", "large"):
         ctx.add_fact(f"nat/{size}", "any", n[f"{size}_hour"], "hour", listed=src["regions"])

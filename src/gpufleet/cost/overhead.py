@@ -1,0 +1,81 @@
+"""What usage takes a stack's overhead (everything but GPU compute) to a given share of the bill.
+
+The seed's figure, "disk, bandwidth, load balancer and NAT make 30-50 % of a GPU bill", is not what the shipped stacks
+show (5-19 % at their usage). It depends on traffic and disk: this table says, for one lever at a time and the rest as
+priced, how much of it reaches each share, so a reader can look the figure up for their own traffic:
+
+    share = (O + p x) / (G + O + p x)   =>   x = (share x (G + O) - O) / ((1 - share) x p)
+
+G = the priced GPU compute, O = the priced overhead, p = the lever's price per unit (the sum of the unit prices of the
+lines resting on that usage key, e.g. Alibaba's NAT capacity unit and EIP traffic for NAT egress), x = the usage on
+top of what is priced now. A lever without a unit price in the catalog is left out (named).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpufleet.cost.decision import usage_key
+
+SHARES = (Decimal("0.30"), Decimal("0.50"))
+LEVERS = {
+    "lb_egress_gb": "load balancer egress (GB a month)",
+    "nat_egress_gb": "NAT egress through the EIP (GB a month)",
+    "nat_cu_hours": "NAT capacity units (CU-hours a month)",
+}
+_GIB = re.compile(r"data disk 1 .* (\d+) GiB$")
+
+
+@dataclass(frozen=True)
+class Lever:
+    name: str
+    unit_cost: Decimal  # money per unit of the lever
+    now: Decimal | None  # the usage priced now (None: unknown, priced as 0 here)
+    needed: dict[Decimal, Decimal | None]  # share -> usage on top of now (0: already there; None: no price)
+    how: str
+
+
+def _reach(share: Decimal, gpu: Decimal, over: Decimal, unit: Decimal) -> Decimal:
+    extra = (share * (gpu + over) - over) / ((1 - share) * unit)
+    return max(Decimal(0), extra).quantize(Decimal("0.01"))
+
+
+def levers(e) -> list[Lever]:
+    gpu = e.by_category["gpu_compute"]
+    over = e.monthly_total - gpu
+    out = []
+    for key, name in LEVERS.items():
+        lines = [l for l in e.lines if usage_key(l) == key]
+        prices = [l.unit_price for l in lines if l.unit_price is not None]
+        if not lines:
+            continue
+        unit = sum(prices, Decimal(0))
+        now = next((l.monthly_quantity for l in lines if l.monthly_quantity is not None), None)
+        how = " + ".join(f"{l.component} {l.unit_price}" for l in lines if l.unit_price is not None) + f" per {lines[0].unit}"
+        needed = {s: (_reach(s, gpu, over, unit) if unit > 0 else None) for s in SHARES}
+        out.append(Lever(name, unit, now, needed, how if unit > 0 else "no unit price in the catalog"))
+    disks = [l for l in e.lines if l.category == "disk" and _GIB.search(l.component) and l.monthly_cost]
+    if disks:
+        d = disks[0]
+        found, cost = _GIB.search(d.component), d.monthly_cost
+        assert found is not None and cost is not None  # the filter above
+        size = Decimal(found.group(1))
+        per_gib = cost / size  # one more GiB on every node's data disk, a month
+        how = f"{d.component}: {d.monthly_cost} a month for {size} GiB on the average nodes ({per_gib:.4f} per GiB)"
+        out.append(Lever("data disk size per node (GiB)", per_gib, size, {s: _reach(s, gpu, over, per_gib) for s in SHARES}, how))
+    return out
+
+
+def as_json(e) -> list[dict]:
+    return [
+        {
+            "lever": v.name,
+            "unit_cost": str(v.unit_cost.quantize(Decimal("0.000001"))),
+            "now": None if v.now is None else str(v.now),
+            "extra_for_share": {f"{s:.0%}": (None if x is None else str(x)) for s, x in v.needed.items()},
+            "how": v.how,
+        }
+        for v in levers(e)
+    ]

@@ -1,0 +1,317 @@
+"""`cost reconcile --stack S --bill FILE`: a cloud's billing-detail CSV against the stack's estimate.
+
+Bill formats (the columns read; each vendor documents English field names, and its console exports in Chinese):
+- Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
+  help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称),
+  Tag (实例标签, "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域),
+  PretaxAmount (应付金额), BillingCycle (账期). The Chinese names are that page's descriptions of the fields.
+- Tencent Cloud, Billing Center bill details (Fields in Bills, tencentcloud.com/document/product/555/37506, updated
+  2025-03-28; the Chinese consumption-bill field page cloud.tencent.com/document/product/555/118503): Instance ID
+  (实例ID / 资源ID), Instance Name (实例名称 / 资源别名), Product Name (产品名称), Subproduct Name (子产品名称),
+  Component Name (组件名称), Region (地域), Tag Keys (标签), and the amount after discount: Total Amount After
+  Discount (Excluding Tax) (折后税前总费用, the partner bill's name, product/1085/43050), Total Cost (总费用) or
+  Discounted Total Cost (优惠后总价), the first found.
+A file in UTF-8 (with or without BOM) or GB18030 (what a Chinese spreadsheet saves) is read.
+
+Matching, in order: the bill's instance name is a declared resource's name or the instance name it declares (the
+scaling configuration's node name for every node it launches); the instance ID is one the resource declares; a tag
+`gpufleet:fleet` equal to the stack's fleet (matched to the stack, no single resource). What matches nothing is
+listed as a bill line no stack declares. Per resource and category: the estimate (its lines' monthly cost, a lower
+bound when one is unpriced), the bill (the lines' amounts summed) and the variance (bill - estimate).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from gpufleet import naming
+from gpufleet.cost.estimate import Estimate, money
+from gpufleet.cost.resources import CATEGORIES
+from gpufleet.errors import Problem, UserError
+
+FORMATS: dict[str, dict[str, tuple[str, ...]]] = {
+    "alicloud": {
+        "id": ("InstanceID", "实例ID", "实例id"),
+        "name": ("NickName", "实例昵称"),
+        "tag": ("Tag", "实例标签", "实例Tag"),
+        "product": ("ProductName", "产品名称", "产品"),
+        "detail": ("ProductDetail", "产品明细"),
+        "region": ("Region", "地域"),
+        "amount": ("PretaxAmount", "应付金额"),
+        "cycle": ("BillingCycle", "账期"),
+    },
+    "tencentcloud": {
+        "id": ("Instance ID", "InstanceID", "实例ID", "资源ID"),
+        "name": ("Instance Name", "InstanceName", "实例名称", "资源别名"),
+        "tag": ("Tag Keys", "Tag", "标签"),
+        "product": ("Product Name", "ProductName", "产品名称"),
+        "detail": ("Component Name", "Subproduct Name", "组件名称", "子产品名称"),
+        "region": ("Region", "地域"),
+        "amount": (
+            "Total Amount After Discount (Excluding Tax)",
+            "Total Cost",
+            "Discounted Total Cost",
+            "折后税前总费用",
+            "总费用",
+            "优惠后总价",
+        ),
+        "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
+    },
+}
+PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages)
+    (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "cbs", "快照", "snapshot"), "disk"),
+    (("nat",), "nat"),
+    (("负载均衡", "load balancer", "slb", "clb"), "load_balancer"),
+    (("弹性公网", "eip", "公网", "bandwidth", "traffic", "流量"), "bandwidth"),
+    (("云服务器", "ecs", "cvm", "gpu"), "gpu_compute"),
+)
+
+
+@dataclass(frozen=True)
+class BillLine:
+    row: int
+    instance_id: str
+    name: str
+    tags: dict[str, str]
+    product: str
+    detail: str
+    region: str
+    amount: Decimal
+
+
+@dataclass
+class Match:
+    resource: str  # the declared resource's name, or "" for a stack-level (tag) match
+    category: str
+    estimate: Decimal = Decimal(0)
+    estimate_complete: bool = True
+    bill: Decimal = Decimal(0)
+    lines: list[int] = field(default_factory=list)
+    how: str = ""
+
+    @property
+    def variance(self) -> Decimal:
+        return money(self.bill - self.estimate)
+
+
+@dataclass
+class Result:
+    stack: str
+    cloud: str
+    currency: str
+    columns: dict[str, str]  # role -> the header read
+    resources: list[Match]
+    categories: dict[str, Match]
+    undeclared: list[BillLine]
+    not_billed: list[str]  # declared resources with a cost and no bill line
+
+
+def _decode(raw: bytes, shown: str) -> str:
+    for enc in ("utf-8-sig", "gb18030"):
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    raise UserError([Problem(shown, "", "not UTF-8 or GB18030 text: export the bill as CSV")])
+
+
+def _tags(text: str) -> dict[str, str]:
+    out = {}
+    for part in text.replace("；", ";").split(";"):
+        k, sep, v = part.strip().rpartition(":") if part.count(":") > 1 else part.strip().partition(":")
+        if sep:
+            out[k.strip()] = v.strip()
+    return out
+
+
+def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
+    """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
+    shown = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError([Problem(shown, "", f"cannot read the bill: {exc.strerror or exc}")]) from None
+    rows = list(csv.reader(io.StringIO(_decode(raw, shown))))
+    if not rows:
+        raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
+    header = [h.strip() for h in rows[0]]
+    best: tuple[str, dict[str, str]] | None = None
+    for name, roles in FORMATS.items():
+        if cloud is not None and name != cloud:
+            continue
+        found = {role: next((h for h in names if h in header), "") for role, names in roles.items()}
+        if found["amount"] and (found["id"] or found["name"]):
+            best = (name, found)
+            break
+    if best is None:
+        want = "; ".join(
+            f"{c}: an amount column ({' | '.join(r['amount'])}) and an instance column ({' | '.join(r['id'] + r['name'])})"
+            for c, r in FORMATS.items()
+            if cloud is None or c == cloud
+        )
+        raise UserError([Problem(shown, "header", f"not a billing-detail CSV this reads; expected {want}")])
+    name, cols = best
+    idx = {role: header.index(h) for role, h in cols.items() if h}
+    lines, problems = [], []
+    for n, r in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in r):
+            continue
+
+        def get(role: str, r: list[str] = r) -> str:
+            i = idx.get(role)
+            return r[i].strip() if i is not None and i < len(r) else ""
+
+        text = get("amount").replace(",", "").replace("¥", "").replace("￥", "")
+        try:
+            amount = Decimal(text or "0")
+            if not amount.is_finite():
+                raise InvalidOperation
+        except InvalidOperation:
+            problems.append(Problem(shown, f"row {n}.{cols['amount']}", f"not a number: {get('amount')!r}"))
+            continue
+        lines.append(BillLine(n, get("id"), get("name"), _tags(get("tag")), get("product"), get("detail"), get("region"), amount))
+    if problems:
+        raise UserError(problems)
+    return name, {k: v for k, v in cols.items() if v}, lines
+
+
+def _category(line: BillLine) -> str:
+    text = f"{line.product} {line.detail}".lower()
+    return next((cat for words, cat in PRODUCT_CATEGORY if any(w in text for w in words)), "other")
+
+
+def _declared_names(resources: list[dict]) -> dict[str, str]:
+    """Every name a bill can show for a declared resource -> the resource: its own name and the instance / node name
+    it declares (instanceName, the node name of a scaling configuration, clbName, name)."""
+    out: dict[str, str] = {}
+    for r in resources:
+        out.setdefault(r["name"], r["name"])
+        inputs = r.get("inputs") or {}
+        settings = inputs.get("instanceNameSettings") or {}
+        for v in (
+            *(inputs.get(k) for k in ("instanceName", "name", "clbName", "loadBalancerName", "natGatewayName", "addressName")),
+            settings.get("instanceName") if isinstance(settings, dict) else None,
+        ):
+            if isinstance(v, str) and v:
+                out.setdefault(v, r["name"])
+    return out
+
+
+def _by_name(names: dict[str, str], name: str) -> str | None:
+    """The declared resource a bill's instance name is: the same name, else the longest declared name it starts with
+    followed by a separator (an autoscaled node's name with the suffix the scaling group adds)."""
+    if not name:
+        return None
+    if name in names:
+        return names[name]
+    hits = [n for n in names if len(n) >= 8 and name.startswith(n) and name[len(n)] in "-._0123456789"]
+    return names[max(hits, key=len)] if hits else None
+
+
+def reconcile(
+    stack: str, e: Estimate, resources: list[dict], fleet_tag: str, lines: list[BillLine], cloud: str, columns
+) -> Result:
+    names = _declared_names(resources)
+    ids = {str(r.get("id")): r["name"] for r in resources if r.get("id")}
+    by_res: dict[str, Match] = {}
+    for l in e.lines:
+        m = by_res.setdefault(l.resource_name, Match(l.resource_name, l.category))
+        if l.monthly_cost is None:
+            m.estimate_complete = False
+        else:
+            m.estimate += l.monthly_cost
+        if l.category == "gpu_compute":
+            m.category = "gpu_compute"
+    stack_level: dict[str, Match] = {}
+    undeclared = []
+    bill_cats: dict[str, Decimal] = {c: Decimal(0) for c in CATEGORIES}
+    for b in lines:
+        res = _by_name(names, b.name) or ids.get(b.instance_id)
+        how = "instance name" if _by_name(names, b.name) else "instance id" if b.instance_id in ids else ""
+        if res is not None:
+            m = by_res.setdefault(res, Match(res, _category(b)))
+            cat = _category(b)
+            bill_cats[cat if cat != "other" else m.category] += b.amount
+        elif b.tags.get("gpufleet:fleet") == fleet_tag:
+            cat = _category(b)
+            m = stack_level.setdefault(cat, Match("", cat, how="tag gpufleet:fleet"))
+            how = "tag gpufleet:fleet"
+            bill_cats[cat] += b.amount
+        else:
+            undeclared.append(b)
+            continue
+        m.bill += b.amount
+        m.lines.append(b.row)
+        m.how = m.how or how
+    matched = [m for m in by_res.values() if m.lines or m.estimate]
+    # per category: the estimate's own categories (a resource's disks are disk, not its node's category) and each
+    # bill line's category from its product (else its resource's)
+    cats = {c: Match(c, c, estimate=a.value, estimate_complete=a.complete, bill=bill_cats[c]) for c, a in e.categories.items()}
+    not_billed = [m.resource for m in matched if not m.lines and m.estimate > 0]
+    return Result(stack, cloud, e.currency, dict(columns), [*matched, *stack_level.values()], cats, undeclared, not_billed)
+
+
+def run(stack: str, bill: Path | str) -> Result:
+    from gpufleet.plan import for_stack, stack_estimate
+
+    fleet, e = stack_estimate(stack)
+    cloud, columns, lines = read_bill(bill, fleet.spec.cloud)
+    resources = for_stack(stack).resources
+    return reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns)
+
+
+def as_json(r: Result) -> dict:
+    def m(x: Match) -> dict:
+        return {
+            "resource": x.resource or None,
+            "category": x.category,
+            "estimate": str(money(x.estimate)),
+            "estimate_complete": x.estimate_complete,
+            "bill": str(money(x.bill)),
+            "variance": str(x.variance),
+            "bill_rows": x.lines,
+            "matched_by": x.how or None,
+        }
+
+    return {
+        "stack": r.stack,
+        "cloud": r.cloud,
+        "currency": r.currency,
+        "columns": r.columns,
+        "resources": [m(x) for x in r.resources],
+        "categories": {c: m(x) for c, x in r.categories.items()},
+        "undeclared": [
+            {"row": b.row, "instance_id": b.instance_id, "name": b.name, "product": b.product, "amount": str(b.amount)}
+            for b in r.undeclared
+        ],
+        "not_billed": r.not_billed,
+        "money_format": "decimal strings",
+    }
+
+
+def text(r: Result) -> str:
+    cur = r.currency
+    out = [
+        f"{r.stack}: estimate vs bill ({r.cloud}, {cur}/month; columns read: "
+        + ", ".join(f"{k}={v}" for k, v in r.columns.items())
+        + ")"
+    ]
+    out.append(f"{'resource':38} {'category':14} {'estimate':>12} {'bill':>12} {'variance':>12}  matched by")
+    for x in r.resources:
+        est = ("" if x.estimate_complete else ">= ") + str(money(x.estimate))
+        name = x.resource or f"(tagged {x.category})"
+        out.append(f"{name:38} {x.category:14} {est:>12} {money(x.bill)!s:>12} {x.variance!s:>12}  {x.how or '-'}")
+    out.append("per category:")
+    for c, x in r.categories.items():
+        est = ("" if x.estimate_complete else ">= ") + str(money(x.estimate))
+        out.append(f"  {c:14} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance!s:>12}")
+    if r.undeclared:
+        out.append(f"{len(r.undeclared)} bill line(s) no stack declares:")
+        out += [f"  row {b.row}: {b.product} {b.instance_id} {b.name} {b.amount}" for b in r.undeclared]
+    if r.not_billed:
+        out.append("estimated but not on the bill: " + ", ".join(r.not_billed))
+    return "\n".join(out) + "\n"

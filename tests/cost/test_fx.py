@@ -1,0 +1,51 @@
+"""issue 29: --currency USD --fx RATE@DATE converts every figure at the user's dated rate and labels it."""
+
+import json
+from decimal import Decimal
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gpufleet.cli import cost as cost_cli
+from gpufleet.cost import fx
+from gpufleet.errors import UserError
+
+
+def run(*args):
+    app = typer.Typer()
+    cost_cli.register(app)
+    return CliRunner().invoke(app, ["cost", *args])
+
+
+def test_every_figure_converted_and_labelled():
+    cny = json.loads(run("estimate", "-s", "tencentcloud-ap-guangzhou-prod", "--json").output)
+    usd = json.loads(
+        run("estimate", "-s", "tencentcloud-ap-guangzhou-prod", "--json", "--currency", "USD", "--fx", "7.12@2026-12-01").output
+    )
+    assert usd["currency"] == "USD (converted from CNY at 7.12 CNY/USD, 2026-12-01)"
+    for a, b in zip(cny["lines"], usd["lines"]):
+        if a["monthly_cost"] is not None:
+            assert Decimal(b["monthly_cost"]) == (Decimal(a["monthly_cost"]) / Decimal("7.12")).quantize(Decimal("0.01"))
+        assert "converted at 7.12 CNY/USD (2026-12-01)" in b["note"]
+    assert Decimal(usd["monthly_total"]) == sum(Decimal(l["monthly_cost"]) for l in usd["lines"] if l["monthly_cost"])
+    # a CNY price derived from a USD list price says the converted figure is not that list price
+    clb = next(l for l in usd["lines"] if l["component"] == "CLB instance fee")
+    assert "this is not that list price" in clb["note"] and "0.686 USD/day" in clb["derivation"]
+    assert any("the rate is the user's (--fx)" in a for a in usd["assumptions"])
+
+
+@pytest.mark.parametrize(
+    "currency,rate,message",
+    [
+        ("USD", None, "no sourced, dated rate ships"),
+        ("USD", "7.12", "RATE@YYYY-MM-DD"),
+        ("USD", "0@2026-12-01", "above 0"),
+        ("EUR", "7@2026-12-01", "unknown currency"),
+        (None, "7.12@2026-12-01", "give --currency too"),
+    ],
+)
+def test_bad_rates_are_refused(currency, rate, message):
+    with pytest.raises(UserError) as exc:
+        fx.parse(currency, rate)
+    assert message in str(exc.value)

@@ -1,0 +1,89 @@
+"""issue 29: `cost reconcile` reads both clouds' billing-detail CSVs (English and Chinese headers, UTF-8 and GB18030),
+matches lines to declared resources and reports estimate, bill and variance."""
+
+import csv
+import io
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpufleet.cost import reconcile
+from gpufleet.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+ALI = ROOT / "examples" / "bill-alicloud-example.csv"
+TC = ROOT / "examples" / "bill-tencentcloud-example.csv"
+# the Chinese headers (the vendors' descriptions of the documented fields; see cost/reconcile.py)
+ALI_ZH = {
+    "BillingCycle": "账期",
+    "ProductName": "产品名称",
+    "ProductDetail": "产品明细",
+    "InstanceID": "实例ID",
+    "NickName": "实例昵称",
+    "Tag": "实例标签",
+    "Region": "地域",
+    "PretaxAmount": "应付金额",
+}
+TC_ZH = {
+    "Product Name": "产品名称",
+    "Subproduct Name": "子产品名称",
+    "Region": "地域",
+    "Instance ID": "实例ID",
+    "Instance Name": "实例名称",
+    "Component Name": "组件名称",
+    "Tag Keys": "标签",
+    "Total Cost": "总费用",
+}
+
+
+def _translated(src: Path, names: dict[str, str], tmp_path: Path, encoding: str) -> Path:
+    rows = list(csv.reader(io.StringIO(src.read_text(encoding="utf-8"))))
+    rows[0] = [names.get(h, h) for h in rows[0]]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerows(rows)
+    out = tmp_path / f"{src.stem}-zh.csv"
+    out.write_bytes(buf.getvalue().encode(encoding))
+    return out
+
+
+def _bill_total(path: Path, column: str) -> Decimal:
+    return sum((Decimal(r[column]) for r in csv.DictReader(path.open(encoding="utf-8"))), Decimal(0))
+
+
+def test_alibaba_bill_matched_by_name_and_tag_with_the_undeclared_line(tmp_path):
+    r = reconcile.run("alicloud-cn-hangzhou-prod", ALI)
+    assert r.cloud == "alicloud" and r.columns["amount"] == "PretaxAmount"
+    res = {m.resource: m for m in r.resources}
+    nodes = res["llm-prod-asg-config"]  # both ECS lines carry the scaling configuration's node name
+    assert nodes.bill == Decimal("9980.55") + Decimal("9050.10") and nodes.how == "instance name"
+    assert nodes.variance == nodes.bill - nodes.estimate
+    assert res["llm-prod-net-nat"].variance == Decimal("0.00")  # 335.80 billed, 730 h x (0.23 + 0.23) estimated
+    (undeclared,) = r.undeclared
+    assert undeclared.name == "billing-db" and undeclared.amount == Decimal("1200.00")
+    billed = sum((m.bill for m in r.categories.values()), Decimal(0)) + undeclared.amount
+    assert billed == _bill_total(ALI, "PretaxAmount")  # every bill line is counted once, somewhere
+    assert r.categories["bandwidth"].bill == Decimal("56.30")  # the EIP line has no name: matched by its fleet tag
+    zh = reconcile.run("alicloud-cn-hangzhou-prod", _translated(ALI, ALI_ZH, tmp_path, "gb18030"))
+    assert zh.columns["amount"] == "应付金额" and reconcile.as_json(zh)["categories"] == reconcile.as_json(r)["categories"]
+
+
+def test_tencent_bill_english_and_chinese(tmp_path):
+    r = reconcile.run("tencentcloud-ap-guangzhou-prod", TC)
+    assert r.cloud == "tencentcloud" and r.columns["amount"] == "Total Cost"
+    assert r.categories["gpu_compute"].bill == Decimal("18400.00") and r.categories["disk"].bill == Decimal("120.00")
+    assert [b.name for b in r.undeclared] == ["billing-db"]
+    zh = reconcile.run("tencentcloud-ap-guangzhou-prod", _translated(TC, TC_ZH, tmp_path, "utf-8-sig"))
+    assert zh.columns["id"] == "实例ID" and reconcile.as_json(zh)["resources"] == reconcile.as_json(r)["resources"]
+
+
+def test_not_a_bill_and_a_bad_amount_are_one_line_errors(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(f)
+    assert "header" in str(exc.value) and "PretaxAmount" in str(exc.value)
+    f.write_text("InstanceID,NickName,PretaxAmount\ni-1,n,twelve\n")
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(f)
+    assert "row 2.PretaxAmount: not a number" in str(exc.value)
