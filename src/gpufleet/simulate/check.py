@@ -52,11 +52,11 @@ def findings(b: Behaviour, cap: NodeCapacity, r: Result) -> list[Finding]:
     high = [i for i, t in enumerate(r.times) if STEP_AT_S <= t < STEP_AT_S + HIGH_S]
     peak = max(r.arrivals[i] for i in high)
     need = min(summary.needed_nodes(peak, cap.requests_per_s), top)
-    held = sum(g.desired + _outside(g) for g in b.groups)
-    if top <= held:
+    resting = sum(g.desired + _outside(g) for g in b.groups)
+    if top <= resting:
         out.append(Finding("reaction", True, f"the groups cannot grow (max {top}): no scale-out to wait for"))
-    elif need <= held and not outs:
-        out.append(Finding("reaction", True, f"the {held} nodes at rest serve the peak (needs {need}): no scale-out needed"))
+    elif need <= resting and not outs:
+        out.append(Finding("reaction", True, f"the {resting} nodes at rest serve the peak (needs {need}): no scale-out needed"))
     elif outs:
         took = outs[0].time_s - STEP_AT_S
         out.append(

@@ -49,13 +49,13 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
             return 1.0 + 4.0 * (held[-1] - lo) / (hi - lo)
 
         points: list[tuple[float, float]] = []
-        for (
-            at,
-            _,
-        ) in firings:  # the load rises in the 30 minutes after a schedule adds nodes, falls in the 30 before one removes them
-            before, after = level(at - 1e-6), level(at)
+        # the load rises in the 30 minutes after a schedule adds nodes, falls in the 30 before one removes them
+        for hour, _ in firings:
+            before, after = level(hour - 1e-6), level(hour)
             points += (
-                [(at, before), (min(24.0, at + 0.5), after)] if after >= before else [(max(0.0, at - 0.5), before), (at, after)]
+                [(hour, before), (min(24.0, hour + 0.5), after)]
+                if after >= before
+                else [(max(0.0, hour - 0.5), before), (hour, after)]
             )
         points = [(0.0, level(0.0)), *points, (24.0, level(24.0))]
         return sorted(points)
