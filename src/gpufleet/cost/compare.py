@@ -14,6 +14,7 @@ from pathlib import Path
 
 from gpufleet import inputs
 from gpufleet.cost import estimate
+from gpufleet.cost.decision import decide, label
 from gpufleet.cost.estimate import Estimate
 from gpufleet.cost.usage import Usage
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -178,10 +179,6 @@ def compare(
     return out
 
 
-def label(o: Option) -> str:
-    return f"{o.cloud} {o.region} {o.billing}"
-
-
 @dataclass(frozen=True)
 class Rank:
     rank: int | None  # 1 = cheapest; None = not ranked
@@ -256,8 +253,6 @@ def rank(options: list[Option]) -> list[Rank]:
 
 def as_json(stack: str, options: list[Option]) -> dict:
     currencies = sorted({o.estimate.currency for o in options if o.estimate})
-    from gpufleet.cost.decision import decide
-
     decision = decide(options)
     ranks = {r.label: r for r in decision.rows}
     rows = []

@@ -234,10 +234,13 @@ def _why(p: Pair, cheap: str, dear: str, cur: str) -> str:
     )
 
 
-def decide(options) -> Decision:
-    """The decision over `cost compare`'s options (objects with .estimate, .current and a label via compare.label)."""
-    from gpufleet.cost.compare import label
+def label(o) -> str:
+    """An option's name in every output: cloud, region and billing model."""
+    return f"{o.cloud} {o.region} {o.billing}"
 
+
+def decide(options) -> Decision:
+    """The decision over `cost compare`'s options (objects with .estimate, .current and a label via label below)."""
     priced = [o for o in options if o.estimate is not None]
     unranked = [label(o) for o in options if o.estimate is None]
     currencies = sorted({o.estimate.currency for o in priced})

@@ -15,7 +15,8 @@ from rich.text import Text
 
 from gpufleet.cost import exports, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
-from gpufleet.cost.compare import Option, label, rank
+from gpufleet.cost.compare import Option, rank
+from gpufleet.cost.decision import label
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
