@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 from tools import require
 
@@ -90,9 +91,12 @@ class Nginx:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
+                # a worker's answer, not only the master's listening socket: until the master has entered its
+                # signal loop, a SIGHUP sent by a test sets a flag nothing reads (the reload then waits for another signal)
                 socket.create_connection(("127.0.0.1", self.values.serving_port), timeout=0.2).close()
+                httpx.get(self.url("/health"), timeout=1)
                 return
-            except OSError:
+            except (OSError, httpx.HTTPError):
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"nginx exited: {self.proc.stdout.read().decode()}") from None
                 time.sleep(0.05)
