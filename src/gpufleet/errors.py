@@ -9,14 +9,18 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with one field of one file: `file: path: message`."""
+    """One thing wrong with one field of one file: `file: path: message`, or `file:line:column: message` for a
+    place in the file's text (a YAML syntax error); line and column count from 1, 0 = not known."""
 
     file: str
     path: str
     message: str
+    line: int = 0
+    column: int = 0
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.path}" if self.path else self.file
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        where = f"{where}: {self.path}" if self.path else where
         return f"{where}: {self.message}"
 
 
