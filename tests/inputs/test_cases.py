@@ -62,7 +62,7 @@ def refused(argv, capsys, *folders, names=None, code=2):
         (b"{[1]: 2}\n", "f.yaml:1:2: ", "cannot be a key"),
         (b"a: [\n", "f.yaml:2:1: ", "not valid YAML: did not find expected node content"),
         # issue 27: a control character is one line with the file's line and column, not an offset in a string
-        (b"config:\n  x: \"a\x01b\"\n", "f.yaml:2:8: ", "not valid YAML: control characters are not allowed (U+0001 here)"),
+        (b'config:\n  x: "a\x01b"\n', "f.yaml:2:8: ", "not valid YAML: control characters are not allowed (U+0001 here)"),
         (b"a: 1\nb: x\x07y\n", "f.yaml:2:5: ", "(U+0007 here)"),
         # an alias bomb: 10 aliases of 10 aliases, 9 deep (10**9 nodes), ends at the event stream
         (

@@ -627,7 +627,9 @@ class QueueThreshold(Strict):
 # api.json, read 2026-12-05), so gpufleet's own rule: a one-line name of at most 128 characters (gpufleet's cap,
 # not a vendor number; a notice id is 15 characters). Any letter (Chinese names too), no control character.
 CONTACT_GROUP_MAX = 128
-CONTACT_GROUP = re.compile(rf"^(?=.{{1,{CONTACT_GROUP_MAX}}}\Z)[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?\Z", re.S)
+CONTACT_GROUP = re.compile(
+    rf"^(?=.{{1,{CONTACT_GROUP_MAX}}}\Z)[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?\Z", re.S
+)
 
 
 class Alarms(Strict):
