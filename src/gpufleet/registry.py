@@ -80,6 +80,9 @@ class ListCap:
     most: int
     quota: str  # what the cloud allows, naming the quota and where it is documented
     fix: str = ""  # how to get under it, when more than "keep at most <most>"
+    # "fleet": the quota is per fleet (a group, a security group); "region": per account in a region, shared by every
+    # stack of the cloud in that region (gpufleet check and region new add them up, gpufleet/account.py)
+    scope: str = "fleet"
 
 
 # --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------

@@ -32,6 +32,7 @@ LIST_CAPS = {
         f"Alibaba Cloud ESS allows {MAX_SCHEDULED_TASKS} scheduled tasks per account in a region (quota "
         "MaxNumberOfScheduledTasks, Auto Scaling limits), one per schedule",
         "merge schedules, or raise the quota in Quota Center and keep within it",
+        scope="region",
     ),
     "tags": ListCap(
         MAX_TAGS - 2,
