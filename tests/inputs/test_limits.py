@@ -282,3 +282,16 @@ def test_region_new_skips_a_stack_with_an_unknown_key_and_names_it(project, caps
     assert r.code == 0, r.text
     assert "config.gpufleet:usgae" in r.out and "did you mean 'gpufleet:usage'" in r.out, r.out
     assert (project / "stacks" / "Pulumi.alicloud-cn-beijing-dev.yaml").is_file()
+
+
+def test_unknown_stack_file_attribute(project, capsys):
+    stack = STACKS[0]
+    path = stack_file(project, stack)
+    path.write_text(path.read_text().replace("config:", "confg:", 1))
+    one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml: confg",
+        "not an attribute of a Pulumi stack file (did you mean 'config'?)",
+    )

@@ -113,8 +113,21 @@ def read_config(path: Path, shown: str) -> dict:
 _CONFIGS: dict[tuple, dict] = {}
 
 
+# The attributes of a Pulumi stack settings file (pulumi.com/docs/iac/concepts/projects/stack-settings-file,
+# "Attributes", read 2026-12-05); another top-level key is a typo (a misspelt `config:` would hide every setting).
+STACK_ATTRIBUTES = ("secretsprovider", "encryptedkey", "encryptionsalt", "config", "environment")
+
+
 def _parse_config(path: Path, shown: str) -> dict:
     doc = inputs.load_yaml(path, shown, max_bytes=MAX_STACK_BYTES)
+    if isinstance(doc, dict) and (
+        unknown := [
+            Problem(shown, str(k), "not an attribute of a Pulumi stack file" + did_you_mean(str(k), STACK_ATTRIBUTES))
+            for k in doc
+            if k not in STACK_ATTRIBUTES
+        ]
+    ):
+        raise UserError(unknown)
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
