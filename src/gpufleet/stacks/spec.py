@@ -340,11 +340,9 @@ class Network(Strict):
     @classmethod
     def _ssh(cls, v: list[str]) -> list[str]:
         nets = cidr_list(v, ipv4=True)
-        v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
-        v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
-        for merged in (v4, v6):
-            if any(n.prefixlen == 0 for n in merged):
-                raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
+        merged = ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network))
+        if any(n.prefixlen == 0 for n in merged):
+            raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
         for cidr, net in zip(v, nets):
             if not net.is_private and net.prefixlen < SSH_WIDEST_PUBLIC_PREFIX:
                 raise ValueError(
@@ -625,7 +623,7 @@ class QueueThreshold(Strict):
 # alarms.contact_group reaches CloudMonitor's ContactGroupList / ContactGroups (Alibaba) or AlarmPolicy NoticeIds
 # (Tencent); neither API reference states a length or character set (alibabacloud_cms20190101 4.0.10, tccli monitor
 # api.json, read 2026-12-05), so gpufleet's own rule: a one-line name of at most 128 characters (gpufleet's cap,
-# not a vendor number; a notice id is 15 characters). Any letter (Chinese names too), no control character.
+# not a vendor number). Any letter (Chinese names too), no control character.
 CONTACT_GROUP_MAX = 128
 CONTACT_GROUP = re.compile(
     rf"^(?=.{{1,{CONTACT_GROUP_MAX}}}\Z)[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?\Z", re.S
