@@ -123,8 +123,9 @@ def decode(data: bytes, shown: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)  # in bytes: the text before it is not known to be UTF-8
         raise UserError(
-            [Problem(shown, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}; save the file as UTF-8")]
+            [Problem(shown, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x}; save the file as UTF-8", line, column)]
         ) from None
 
 

@@ -56,7 +56,7 @@ def refused(argv, capsys, *folders, names=None, code=2):
         (b"x: .inf\n", "f.yaml:1:4: ", "not a finite number"),
         (b"x: 1.0e+999999999\n", "f.yaml:1:4: ", "not a finite number"),
         (b"x: 1" + b"0" * 400 + b"\n", "f.yaml:1:4: ", "out of range"),
-        (b"\xff\xfe: 1\n", "f.yaml: ", "not UTF-8"),
+        (b"\xff\xfe: 1\n", "f.yaml:1:1: ", "not UTF-8"),
         (b"[" * 100 + b"]" * 100, "f.yaml:1:65: ", "nested deeper than 64"),
         (b"a: &a [1]\n" + b"".join(b"b%d: *a\n" % i for i in range(101)), "f.yaml:102:7: ", "more than 100 aliases"),
         (b"{[1]: 2}\n", "f.yaml:1:2: ", "cannot be a key"),
@@ -137,7 +137,7 @@ NOT_UTF8 = b"x: \xff\xfe\n"
 
 def test_stack_file_not_utf8(project, capsys):
     (project / STACK_FILE).write_bytes(NOT_UTF8)
-    refused(["preview", "--stack", STACK], capsys, project, names=f"{STACK_FILE}: not UTF-8")
+    refused(["preview", "--stack", STACK], capsys, project, names=f"{STACK_FILE}:1:4: not UTF-8")
 
 
 def test_stack_duplicate_key_refused_also_by_the_pulumi_program(project, capsys):
@@ -229,7 +229,7 @@ def test_usage_file(project, tmp_path, capsys, text, names):
 def test_usage_file_not_utf8(project, tmp_path, capsys):
     f = tmp_path / "usage.yaml"
     f.write_bytes(NOT_UTF8)
-    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names="usage.yaml: not UTF-8")
+    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names="usage.yaml:1:4: not UTF-8")
 
 
 @pytest.mark.parametrize(
