@@ -21,7 +21,16 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
         where = f"{where}: {self.path}" if self.path else where
-        return f"{where}: {self.message}"
+        return one_line(f"{where}: {self.message}")
+
+
+# C0 and C1 control characters and DEL, written as escapes: a problem is one line whatever the input held (a key or a
+# value with a newline, a terminal escape), so that nothing a user wrote can break or forge the error output.
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def one_line(text: str) -> str:
+    return text.translate(_CONTROLS)
 
 
 class UserError(Exception):

@@ -295,3 +295,25 @@ def test_unknown_stack_file_attribute(project, capsys):
         f"stacks/Pulumi.{stack}.yaml: confg",
         "not an attribute of a Pulumi stack file (did you mean 'config'?)",
     )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_keys_with_control_characters_are_shown_escaped_on_one_line(project, capsys, stack):
+    def change(config):
+        config["gpufleet:us\nage"] = "x"
+        config["gpufleet:fleet"]["network"]["team\x1b[31m"] = "v"
+
+    edit(project, stack, change)
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", "config.gpufleet:us\\nage"
+    )
+    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err, err
+    edit(project, stack, lambda config: config.pop("gpufleet:us\nage"))
+    err = one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml",
+        "fleet.network.team\\x1b[31m: unknown field",
+    )
+    assert "\x1b" not in err, err
