@@ -17,10 +17,11 @@ RESERVED_TAG_PREFIXES = ("aliyun", "acs:")
 # models/_describe_limitation_response_body.py) send the account's own value to Quota Center. One spec schedule is one
 # ESS scheduled task (scaling.py), and the quota is shared by every fleet of the account in the region.
 MAX_SCHEDULED_TASKS = 20
-# Security group rules: "Each security group can have a maximum of 100 security group rules", ingress and egress
-# together (ECS FAQ about security group limits, alibabacloud.com/help/faq-detail/87018.htm, updated 2019-04-14;
-# read 2026-12-05). One SSH CIDR is one ingress rule of the nodes' group (security.py), next to gpufleet's own.
-MAX_SECURITY_GROUP_RULES = 100
+# Security group rules: "The total number of outbound and inbound rules in each security group cannot exceed 200"
+# (AuthorizeSecurityGroup, alibabacloud.com/help/en/ecs/api-authorizesecuritygroup, updated 2024-11-14, read
+# 2026-12-05; the 2019 FAQ said 100, and the 2026-01 page states 1,000 across the groups of one network interface).
+# One SSH CIDR is one ingress rule of the nodes' group (security.py), next to gpufleet's own.
+MAX_SECURITY_GROUP_RULES = 200
 # CLB access control lists: "The maximum number of IP entries that each network ACL can contain: 300"
 # (AddAccessControlListEntry, alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/
 # api-slb-2014-05-15-addaccesscontrollistentry, updated 2025-04-23, read 2026-12-05). One client CIDR is one entry.
