@@ -25,12 +25,17 @@ class Problem:
 
 
 # C0 and C1 control characters and DEL, written as escapes: a problem is one line whatever the input held (a key or a
-# value with a newline, a terminal escape), so that nothing a user wrote can break or forge the error output.
+# value with a newline, a terminal escape), so that nothing a user wrote can break or forge the error output. A
+# problem longer than MAX_SHOWN (a 200 KB value quoted in its message) is cut, saying how much was left out.
 _CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+MAX_SHOWN = 2000
 
 
 def one_line(text: str) -> str:
-    return text.translate(_CONTROLS)
+    text = text.translate(_CONTROLS)
+    if len(text) > MAX_SHOWN:
+        text = f"{text[:MAX_SHOWN]}… ({len(text) - MAX_SHOWN} more characters)"
+    return text
 
 
 class UserError(Exception):

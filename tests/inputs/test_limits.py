@@ -6,6 +6,7 @@ cap the stack is accepted (the quota is not one too low)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -317,3 +318,27 @@ def test_keys_with_control_characters_are_shown_escaped_on_one_line(project, cap
         "fleet.network.team\\x1b[31m: unknown field",
     )
     assert "\x1b" not in err, err
+
+
+def test_extra_args_cap_follows_the_vllm_snapshots(project, capsys):
+    """serving.extra_args holds at most as many flags as the largest vLLM snapshot has engine arguments; 30,000
+    unknown flags took 80 s and printed 30,000 lines, now one line at once."""
+    from gpufleet.stacks import spec
+
+    folder = Path(spec.__file__).resolve().parents[1] / "sizing" / "data" / "vllm_args"
+    counts = {p.name: len(json.loads(p.read_text())["args"]) for p in folder.glob("*.json")}
+    assert max(counts.values()) == spec.EXTRA_ARGS_MAX, counts
+    stack = STACKS[1]
+    edit(project, stack, fleet_change(lambda f: f["serving"].update(extra_args={f"flag-x{i}": "1" for i in range(30_000)})))
+    start = time.perf_counter()
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.serving.extra_args", "30000 flags"
+    )
+    assert len(err.strip().splitlines()) == 1 and time.perf_counter() - start < 10, err
+
+
+def test_a_huge_value_is_cut_in_its_message(project, capsys):
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(lambda f: f["model"].update(name="x" * 200_000)))
+    err = one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.model.name")
+    assert len(err) < 3000 and "more characters)" in err, len(err)

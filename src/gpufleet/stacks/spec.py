@@ -118,6 +118,9 @@ FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
 # extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
 # character that a unit file, a shell or systemd's specifier expansion would read.
 FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
+# The most extra_args a stack can hold: the engine arguments of the largest vLLM snapshot (0.33.0: 321 in
+# src/gpufleet/sizing/data/vllm_args/0.33.0.json; tests/inputs/test_limits.py keeps this in step with the snapshots).
+EXTRA_ARGS_MAX = 321
 # Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
 RESERVED_FLAGS = {
     "model": "the weights path is set by gpufleet",
@@ -238,6 +241,11 @@ class Serving(Strict):
     @field_validator("extra_args")
     @classmethod
     def _extra(cls, v: dict) -> dict:
+        if len(v) > EXTRA_ARGS_MAX:  # before each flag is checked: 30,000 unknown flags took 80 s to report
+            raise ValueError(
+                f"{len(v)} flags; vLLM has at most {EXTRA_ARGS_MAX} engine arguments in all (the largest snapshot in "
+                "src/gpufleet/sizing/data/vllm_args/): keep only the flags you set"
+            )
         problems = []
         for name, value in v.items():
             key = name.replace("-", "_")
