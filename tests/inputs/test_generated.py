@@ -277,7 +277,7 @@ def edge_case(draw):
     stack = draw(st.sampled_from(sorted(EDGE_STACKS)))
     doc = copy.deepcopy(EDGE_STACKS[stack])
     fleet = doc["config"]["gpufleet:fleet"]
-    kind = draw(st.sampled_from(["ip", "contact", "unknown_key", "config_key", "list"]))
+    kind = draw(st.sampled_from(["ip", "contact", "unknown_key", "config_key", "list", "tag_length"]))
     if kind == "ip":
         field = draw(st.sampled_from(sorted(CIDR_FIELDS)))
         six = draw(st.booleans())
@@ -294,6 +294,15 @@ def edge_case(draw):
         )
         fleet.setdefault("alarms", {})["contact_group"] = value
         return stack, doc, None if _contact_ok(value) else ("fleet.alarms.contact_group", "1 to 128 characters")
+    if kind == "tag_length":
+        # the documented lengths (not read from rules.py): Alibaba keys 64 (SLB CreateLoadBalancer Tag.Key, the CLB is
+        # tagged too), values 128 (ECS TagResources); Tencent keys 127, values 255 (tag naming limits)
+        most = {"alicloud": (64, 128), "tencentcloud": (127, 255)}[fleet["cloud"]]
+        value_side = draw(st.booleans())
+        n = most[value_side] + draw(st.integers(-2, 2))
+        key, value = ("team", "v" * n) if value_side else ("k" * n, "v")
+        fleet["tags"] = {key: value}
+        return stack, doc, (f"fleet.tags.{key}", f"length {n} is outside" if n > most[value_side] else None)
     if kind == "unknown_key":
         where = draw(st.sampled_from([(), ("network",), ("gpu",), ("replicas",), ("serving",), ("model",)]))
         key = draw(identifier)
@@ -354,8 +363,8 @@ def test_generated_edge_classes(tmp_path_factory, case):
     if expect is not None:
         field, words = expect
         on_field = [m for p, m in said if p == field]
-        if words is None:  # accepted for this class: no IPv6 / cap complaint on the field
-            assert not any("IPv6" in m or "keep at most" in m for m in on_field), said
+        if words is None:  # accepted for this class: no IPv6, cap or length complaint on the field
+            assert not any(w in m for m in on_field for w in ("IPv6", "keep at most", "is outside")), said
         else:
             assert any(words in m for m in on_field), (expect, said)
     assert snapshot(root) == before
