@@ -297,8 +297,8 @@ SSH_WIDEST_PUBLIC_PREFIX = 16
 
 
 # IP family: the program declares IPv4 only. The VPC range is IPv4 on both clouds (Alibaba CreateVpc CidrBlock "the
-# primary IPv4 CIDR block", alibabacloud_vpc20160428 7.2.2; Tencent CreateVpc CidrBlock within 10.0.0.0/12,
-# 172.16.0.0/12 or 192.168.0.0/16, tccli 3.1.189.1 vpc api.json), and the CIDRs go into IPv4-only fields: Alibaba
+# primary IPv4 CIDR block", alibabacloud_vpc20160428 7.2.2; Tencent CreateVpc CidrBlock names IPv4 private blocks
+# only, tccli 3.1.189.1 vpc api.json), and the CIDRs go into IPv4-only fields: Alibaba
 # security group rules' SourceCidrIp ("The source IPv4 CIDR block"; IPv6 is the separate Ipv6SourceCidrIp,
 # alibabacloud_ecs20140526 7.11.8 AuthorizeSecurityGroup) and its CLB access control list (IPv4 by default), Tencent
 # security group policies' CidrBlock (IPv6 is the separate Ipv6CidrBlock, tccli vpc api.json SecurityGroupPolicy).
