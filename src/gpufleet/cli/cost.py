@@ -67,7 +67,7 @@ def estimate_cmd(
 ) -> None:
     """The stack's monthly cost, line by line, with what each price rests on.
 
-    A line without a price or quantity is shown and left out of the total, which then reads >= X.
+    A line without a price or quantity is shown and left out of the total, which then reads ≥ X.
     Exit 1: over --budget, or --budget with an incomplete total (unless --allow-unpriced). Exit 2: bad input.
 
     \b
@@ -494,7 +494,7 @@ def _report_table(buf, out, r) -> None:
     c.print(t)
     c.print(
         f"with shared = own cost + the group's share of the shared costs (allocated {r.allocate}); estimated: share of the "
-        "priced cost resting on an estimated price; >= : lines or stacks without a price"
+        "priced cost resting on an estimated price; ≥ : lines or stacks without a price"
     )
     for g in r.groups:
         c.print(f"  {g.name}: {', '.join(g.stacks)}")
