@@ -161,8 +161,8 @@ def test_html_puts_the_quality_share_first_and_marks_estimated_and_unpriced_segm
     assert f"{q.estimated_share:.0%} of the priced total rests on estimated prices" in html
     assert 'class="bar estimated"' in html and 'class="bar sourced"' in html
     assert 'class="unpriced"' in html and f"+{len(prod_estimate.unpriced)} ?" in html
-    assert f"&gt;= {prod_estimate.monthly_total}" in html  # the total is a lower bound
-    assert f"<td>&gt;= {prod_estimate.by_category['other']}</td>" in html  # and so is a category with an unpriced line
+    assert f"≥ {prod_estimate.monthly_total}" in html  # the total is a lower bound
+    assert f"<td>≥ {prod_estimate.by_category['other']}</td>" in html  # and so is a category with an unpriced line
     compare = exports.compare_html("alicloud-cn-hangzhou-prod", options)
     assert 'data-drawn="2"' in compare and compare.count('class="unpriced"') == 2 and "preview failed" in compare
     assert "<script" not in compare and "http://" not in compare.replace("http://www.w3.org/2000/svg", "")
