@@ -227,3 +227,53 @@ def test_cost_commit_formats_agree(stack, capsys):
         cells = rf"│\s+{n['node']} │\s+{re.escape(n['hours_per_month'])} │[^│]+│ {n['choice']}\s+│\s+{n['monthly_cost']} │"
         assert re.search(cells, table), n
     assert f": {j['monthly_cost']} " in table and f"upfront for a yearly term: {j['upfront_yearly']} " in table
+
+
+# --- cost tokens, cost reconcile -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_cost_tokens_formats_agree(stack, capsys):
+    args = ["cost", "tokens", "-s", stack, "--from-loadtest", ROOT / "examples" / "loadtest-example.json", "--peak-qps", "40"]
+    j = json.loads(run([*args, "--json"], capsys))
+    table = run(args, capsys)
+    for b in j["billing"]:
+        first = True
+        for p in b["points"]:
+            million = figures.rounded(Decimal(p["per_million_output_tokens"]), 2) if p["per_million_output_tokens"] else "-"
+            request = figures.rounded(Decimal(p["per_request"]), 6) if p["per_request"] else "-"
+            head = rf"│ {re.escape(b['billing'])}\*?\s+│\s+{re.escape(b['node_monthly'] or 'unpriced')} │" if first else r"│\s+│\s+│"
+            row = rf"{head} {re.escape(p['label'])}\s+│\s+{re.escape(p['output_tokens_per_s'])} │\s+{million} │\s+{request} │"
+            assert re.search(row, table), (b["billing"], p)
+            first = False
+
+
+BILLS = sorted((ROOT / "examples").glob("bill-*-example.csv"))
+
+
+@pytest.mark.parametrize("bill", BILLS, ids=[b.name for b in BILLS])
+def test_cost_reconcile_formats_agree(bill, capsys):
+    cloud = bill.name.split("-")[1]
+    stack = next(s for s in STACKS if s.startswith(cloud) and s.endswith("-prod"))
+    j = json.loads(run(["cost", "reconcile", "-s", stack, "--bill", bill, "--json"], capsys))
+    text = run(["cost", "reconcile", "-s", stack, "--bill", bill], capsys)
+    assert j["resources"]
+    for x in j["resources"]:
+        est = figures.at_least(x["estimate"], x["estimate_complete"])
+        assert re.search(rf"\s{re.escape(est)}\s+{re.escape(x['bill'])}\s+{re.escape(x['variance'])}\s", text), x
+    for c, x in j["categories"].items():
+        est = figures.at_least(x["estimate"], x["estimate_complete"])
+        assert re.search(rf"  {c}\s+estimate\s+{re.escape(est)}\s+bill\s+{re.escape(x['bill'])}", text), (c, x)
+    _no_ascii_bound(text)
+
+
+# --- plan scaling: the trace's cost -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s.endswith("-dev")])
+def test_plan_scaling_cost_formats_agree(stack, capsys):
+    args = ["plan", "scaling", "-s", stack, "--from-loadtest", ROOT / "examples" / "loadtest-example.json", "--profile", "step"]
+    cost = json.loads(run([*args, "--json"], capsys))["summary"]["cost"]
+    table = run(args, capsys)
+    assert f"cost of the trace: {figures.at_least(cost['total'], cost['complete'])} {cost['currency']}" in table
+    _no_ascii_bound(table)

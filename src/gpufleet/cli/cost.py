@@ -349,6 +349,8 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
     from rich.table import Table
     from rich.text import Text
 
+    from gpufleet.cost import figures
+
     c = console(file=buf, width=_width(out))
     title = f"{stack}: one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind}), {currency}"
     tab = Table(title=title)
@@ -369,8 +371,8 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
                 (str(n.monthly) if n.monthly is not None else "unpriced") if i == 0 else "",
                 p.label,
                 str(p.output_tokens_per_s),
-                f"{p.per_million:.2f}" if p.per_million is not None else "-",
-                f"{p.per_request:.6f}" if p.per_request is not None else "-",
+                figures.rounded(p.per_million, 2) if p.per_million is not None else "-",
+                figures.rounded(p.per_request, 6) if p.per_request is not None else "-",
                 end_section=i == len(pts) - 1,
             )
     c.print(tab)

@@ -11,7 +11,7 @@ tests/cost/test_formats_agree.py reads every format of every command back and co
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 SIGN = "≥"
 AT_LEAST = SIGN + " "
@@ -51,3 +51,8 @@ def change(value: Decimal | None, low: Decimal | None, high: Decimal | None) -> 
     if high is None and low is not None:
         return f"at least {signed(low)}"
     return "not known"
+
+
+def rounded(x: Decimal, places: int) -> str:
+    """A figure the JSON gives in full, shortened for a table: rounded half up, as money is (never half to even)."""
+    return str(x.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
