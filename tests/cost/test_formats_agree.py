@@ -111,7 +111,7 @@ def test_cost_estimate_formats_agree(stack, capsys, tmp_path):
     # HTML: the same texts (the total, each category's lower bound, the spread)
     assert figures.at_least(total, complete) in html
     assert figures.span(low, high) in html
-    for c, a in j["by_category"].items():
+    for a in j["by_category"].values():
         assert figures.at_least(a["amount"], a["complete"]) in html
 
     # XLSX: the Summary's cached category and total cells are the JSON's amounts, labelled as a lower bound alike
@@ -242,7 +242,9 @@ def test_cost_tokens_formats_agree(stack, capsys):
         for p in b["points"]:
             million = figures.rounded(Decimal(p["per_million_output_tokens"]), 2) if p["per_million_output_tokens"] else "-"
             request = figures.rounded(Decimal(p["per_request"]), 6) if p["per_request"] else "-"
-            head = rf"│ {re.escape(b['billing'])}\*?\s+│\s+{re.escape(b['node_monthly'] or 'unpriced')} │" if first else r"│\s+│\s+│"
+            head = (
+                rf"│ {re.escape(b['billing'])}\*?\s+│\s+{re.escape(b['node_monthly'] or 'unpriced')} │" if first else r"│\s+│\s+│"
+            )
             row = rf"{head} {re.escape(p['label'])}\s+│\s+{re.escape(p['output_tokens_per_s'])} │\s+{million} │\s+{request} │"
             assert re.search(row, table), (b["billing"], p)
             first = False

@@ -44,7 +44,9 @@ def check(e, limit: Decimal, allow_unpriced: bool = False) -> Verdict:
         f"; bounded {l.resource_name}: {l.component} at most {l.bound_cost} {currency} ({l.bound_how})" for l in bounded
     )
     if missing and total > limit:
-        return Verdict(False, f"over budget: even the lower bound {figures.at_least(total, False)} {currency} is above {limit}{how}")
+        return Verdict(
+            False, f"over budget: even the lower bound {figures.at_least(total, False)} {currency} is above {limit}{how}"
+        )
     if open_ and not allow_unpriced:
         names = "; ".join(f"{l.resource_name}: {l.component}" for l in open_[:5]) + ("; ..." if len(open_) > 5 else "")
         return Verdict(

@@ -337,7 +337,10 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
         ("currency", e.currency),
         ("catalog as of", e.catalog_as_of),
         ("oldest price", view.oldest_as_of(e) or "n/a"),
-        ("complete", "yes" if view.complete(e) else f"no: {len(view.unpriced(e))} line(s) without a price (total is {figures.SIGN})"),
+        (
+            "complete",
+            "yes" if view.complete(e) else f"no: {len(view.unpriced(e))} line(s) without a price (total is {figures.SIGN})",
+        ),
     ]
     for i, (k, v) in enumerate(meta, start=2):
         ws.write_string(i - 1, 0, k, f.bold)

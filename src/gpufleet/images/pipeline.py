@@ -78,6 +78,8 @@ PROGRAM = Path(__file__).parent / "program"
 def stack_names(folder: Path = PROGRAM) -> list[str]:
     """The images program's stacks in `folder` (Pulumi.<name>.yaml, not the project file Pulumi.yaml)."""
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+
+
 CONFIG_KEY = "gpufleet-images:pipeline"
 
 
