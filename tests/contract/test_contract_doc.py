@@ -37,3 +37,10 @@ def said(cloud: str) -> dict[str, int]:
 @pytest.mark.parametrize("cloud", list(registry.names()))
 def test_the_rule_counts_the_page_gives_are_the_codes(cloud):
     assert said(cloud) == counts(cloud), f"docs/provider-contract.md's {cloud} row is stale: write the code's counts"
+
+
+def test_the_sweep_size_the_page_gives_is_the_sweeps():
+    from . import sweep
+
+    said = int(re.search(r"all pairs\s+\((\d+) variants", DOC.read_text()).group(1))
+    assert said == len(sweep.all_pairs(sweep.dimensions()))
