@@ -279,3 +279,31 @@ def test_plan_scaling_cost_formats_agree(stack, capsys):
     table = run(args, capsys)
     assert f"cost of the trace: {figures.at_least(cost['total'], cost['complete'])} {cost['currency']}" in table
     _no_ascii_bound(table)
+
+
+# --- preview and check: the counts and notes the tree prints are the JSON's --------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_formats_agree(stack, capsys):
+    j = json.loads(run(["preview", "-s", stack, "--json"], capsys))
+    tree = run(["preview", "-s", stack], capsys)
+    custom = sum(1 for r in j["resources"] if r["custom"])
+    components = sum(1 for r in j["resources"] if not r["custom"])
+    assert f"\n{custom} resources ({components} components)\n" in tree
+    for r in j["resources"]:
+        assert f"{r['type']}  {r['name']}" in tree, r["name"]
+    flat = " ".join(tree.split())
+    for n in j["notes"]:
+        assert "note " + " ".join(n.split()) in flat, n
+
+
+@pytest.mark.parametrize("cloud", sorted({s.split("-")[0] for s in STACKS}))
+def test_check_formats_agree(cloud, capsys):
+    j = json.loads(run(["check", "--cloud", cloud, "--json"], capsys))
+    text = run(["check", "--cloud", cloud], capsys)
+    stacks = j["stacks"][cloud]
+    assert f"{cloud}: {len(stacks)} stacks previewed together ({', '.join(stacks)}): {j['names']} names, " in text
+    assert f"{j['account_or_region_scoped']} account- or region-wide" in text and (not j["clashes"]) == (
+        "no name used twice" in text
+    )
