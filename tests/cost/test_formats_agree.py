@@ -307,3 +307,13 @@ def test_check_formats_agree(cloud, capsys):
     assert f"{j['account_or_region_scoped']} account- or region-wide" in text and (not j["clashes"]) == (
         "no name used twice" in text
     )
+
+
+def test_cost_budget_formats_agree(capsys):
+    args = ["cost", "budget", "--budgets", ROOT / "examples" / "budgets-example.yaml", "--allow-unpriced"]
+    j = json.loads(run([*args, "--json"], capsys))
+    text = run(args, capsys)
+    assert text.splitlines() == [f"{t['name']}: {t['message']}" for t in j["teams"]]
+    for t in j["teams"]:
+        assert figures.at_least(t["monthly_with_shared"], t["complete"]) in t["message"]
+    _no_ascii_bound(text)

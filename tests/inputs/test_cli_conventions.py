@@ -399,6 +399,8 @@ def test_every_command_that_prints_a_result_takes_format_and_json():
     ]
     assert missing == []
     assert set(NO_RESULT) <= set(COMMANDS)  # the list names real commands
+    no_o = [p for p, c in COMMANDS.items() if p not in NO_RESULT and "-o" not in {o for prm in c.params for o in prm.opts}]
+    assert no_o == []  # and -o FILE writes that result
 
 
 def test_image_check_prints_json_that_says_what_the_table_says(capsys):

@@ -514,6 +514,7 @@ def budget_cmd(
     ),
     fmt: str = options.fmt(COMMIT_FORMATS),
     as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
 ) -> None:
     """Each team's monthly cost (its stacks plus its share of the shared costs, as `cost report --all`) against its
     budget. Exit 1: a team over its budget, or not checked (a line without a price, unless --allow-unpriced), or a
@@ -527,7 +528,7 @@ def budget_cmd(
     from gpufleet.cost import allstacks, teambudget
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, None)
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
@@ -541,10 +542,9 @@ def budget_cmd(
     r = allstacks.report(allstacks.price_all(), by, allocate_by)
     verdicts = teambudget.check(r, limits, allow_unpriced)
     if chosen == "json":
-        typer.echo(exports_json(teambudget.as_json(r, verdicts)), nl=False)
+        options.emit(exports_json(teambudget.as_json(r, verdicts)), out)
     else:
-        for v in verdicts:
-            typer.echo(f"{v.group}: {v.message}")
+        options.emit("".join(f"{v.group}: {v.message}\n" for v in verdicts), out)
     if not all(v.ok for v in verdicts):
         raise typer.Exit(1)
 
