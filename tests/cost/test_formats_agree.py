@@ -317,3 +317,25 @@ def test_cost_budget_formats_agree(capsys):
     for t in j["teams"]:
         assert figures.at_least(t["monthly_with_shared"], t["complete"]) in t["message"]
     _no_ascii_bound(text)
+
+
+# --- plan capacity, image lock show ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_capacity_formats_agree(stack, capsys):
+    args = ["plan", "capacity", "--peak-qps", "40", "--qps-per-node", "6", "-s", stack]
+    j = json.loads(run([*args, "--json"], capsys))
+    text = run(args, capsys)
+    head = f"{j['nodes']} nodes for {j['peak_qps']:g} QPS at {j['qps_per_node']:g} QPS per node ({j['qps_source']}), N+{j['redundancy']}"
+    assert head in text
+    assert f"replicas: min {j['min_replicas']}, max {j['max_replicas']}, desired at peak {j['desired']}" in text
+
+
+def test_image_lock_show_formats_agree(capsys):
+    j = json.loads(run(["image", "lock", "show", "--json"], capsys))
+    table = run(["image", "lock", "show"], capsys)
+    for e in j:
+        state = "placeholder" if e["placeholder"] else "built"
+        row = rf"│ {re.escape(e['recipe'])}\s+│ {e['cloud']}\s+│ {e['region']}\s+│ {re.escape(e['image_id'])}\s+│ {state}"
+        assert re.search(row, table), e
