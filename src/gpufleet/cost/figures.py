@@ -1,7 +1,7 @@
 """How a cost figure reads wherever it is printed as text (terminal tables, HTML, Markdown, messages), one function per
 kind of figure, so that no two formats can say it differently (issue 27 item 4). JSON, CSV and XLSX carry the same
 figures as data (decimal strings or cells, `complete`, `low`, `high` with null/blank where there is no high end);
-tests/cost/test_formats_agree.py reads every format of every command back and compares.
+tests/test_formats_agree.py reads every format of every command back and compares.
 
 - A total with a line that has no price is a lower bound: `≥ 123.45`. Never `>=`, never a bare number.
 - A spread: `123.45 (110.00–140.00)`; a lower bound has no high end, so only its low end: `≥ 123.45 (low 110.00)`.

@@ -1,4 +1,5 @@
-"""Every format a cost command prints says the same numbers (issue 27 item 4).
+"""Every format a command prints says the same numbers (issue 27 item 4): cost estimate, compare, report, diff, commit,
+tokens, reconcile, budget; preview, check, plan capacity, plan scaling's cost; image lock show.
 
 For every shipped stack each command is run in-process in every format it offers; the JSON is taken as the data
 (decimal strings, `complete`, a `high` of null when a line has no price) and every other format is read back and
@@ -21,7 +22,7 @@ import pytest
 from gpufleet.cost import figures
 from gpufleet.cost.resources import CATEGORIES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
