@@ -1,6 +1,7 @@
-"""docs/cost.md's worked examples are generated from the shipped catalog and stacks, and checked here (issue 27 item 4):
-a price change in cost/data/ that moves a figure fails this test until the page is regenerated with
-`.venv/bin/pytest tests/cost/test_docs_examples.py --update-goldens`.
+"""The docs' worked examples are the shipped catalog's (issue 27 item 4): docs/cost.md's commit example is generated here,
+docs/cost-reports.md's printed examples and its cost tokens example by hand are checked against the commands. A price
+change in cost/data/ that moves a figure fails here: regenerate the commit example with
+`.venv/bin/pytest tests/cost/test_docs_examples.py --update-goldens`, edit the other pages' figures as the failure says.
 
 The worked example's arithmetic is written out from the plan's inputs (prices, hours); each result is recomputed
 here from those inputs and must equal what `gpufleet cost commit` prints (its JSON), so the page is both what the
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gpufleet.cost import commitment
@@ -118,3 +121,73 @@ def test_the_worked_example_shows_what_cost_commit_prints(capsys, monkeypatch):
     assert f"| {_m(Decimal(j['monthly_cost']))} (" in block
     assert f"| {_m(Decimal(j['upfront_yearly']))} |" in block
     assert yaml.safe_load(re.search(r"`billing: (\{.*?\})`", block).group(1)) == j["billing"]
+
+
+# --- docs/cost-reports.md: each printed example is what the command prints now ---------------------------------------
+
+REPORTS = ROOT / "docs" / "cost-reports.md"
+
+
+def printed_examples() -> list[tuple[str, list[str]]]:
+    """(command, the lines the page shows it printing) for each ```text block that follows the command: a `$ gpufleet`
+    line inside the block, or the first `gpufleet` line of the ```bash block just before it. `...` lines are elisions."""
+    text = REPORTS.read_text()
+    out = []
+    for m in re.finditer(r"```text\n(.*?)```", text, re.S):
+        lines = m.group(1).splitlines()
+        own = [l[2:] for l in lines if l.startswith("$ gpufleet ")]
+        if own:
+            command = own[0]
+        else:
+            before = re.findall(r"```bash\n(.*?)```", text[: m.start()], re.S)
+            command = next(l.split("  #")[0].strip() for l in before[-1].splitlines() if l.startswith("gpufleet "))
+        shown = [l for l in lines if not l.startswith("$ ") and l.strip() not in ("...", "…") and "…" not in l]
+        out.append((command, shown))
+    return out
+
+
+@pytest.mark.parametrize(("command", "shown"), printed_examples(), ids=[c for c, _ in printed_examples()])
+def test_cost_reports_examples_are_what_the_commands_print(command, shown, capsys, monkeypatch):
+    from gpufleet.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.chdir(ROOT)
+    try:
+        main(shlex.split(command)[1:])
+    except SystemExit as exc:
+        assert exc.code in (0, None, 1)
+    out = capsys.readouterr().out
+    rows = {l.rstrip() for l in out.splitlines()}
+    prose = " ".join(out.split())  # a sentence may wrap elsewhere on the page than in the terminal
+
+    def printed(line: str) -> bool:
+        if line.lstrip().startswith(("┃", "│")):  # a table row: as printed, column widths and all
+            return line.rstrip() in rows
+        return all(" ".join(part.split()) in prose for part in line.split("..."))  # `...` elides part of a line
+
+    stale = [l for l in shown if not printed(l)]
+    assert stale == [], f"docs/cost-reports.md shows lines `{command}` no longer prints"
+
+
+def test_the_tokens_example_by_hand_is_what_cost_tokens_computes(capsys):
+    """docs/cost-reports.md works `cost tokens` out by hand; each bold result is the command's (JSON), so a catalog
+    change that moves them fails here."""
+    from gpufleet.cli import main
+
+    src = ROOT / "examples" / "loadtest-example.json"
+    try:
+        main(["cost", "tokens", "-s", STACK, "--from-loadtest", str(src), "--utilization", "0.5", "--peak-qps", "40", "--json"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    j = json.loads(capsys.readouterr().out)
+    payg = next(b for b in j["billing"] if b["billing"] == "payg")
+    half = next(p for p in payg["points"] if p["label"] == "50%")
+    text = " ".join(REPORTS.read_text().split("By hand, pay-as-you-go:", 1)[1].split("\n## ", 1)[0].split())
+    assert f"= **{payg['node_monthly']} CNY**" in text
+    million = Decimal(half["per_million_output_tokens"]).quantize(CENT, rounding=ROUND_HALF_UP)
+    assert f"**{million} CNY per million output tokens**" in text
+    assert f"**{half['per_request']} CNY per request**" in text
+    nodes, monthly = j["peak"]["nodes"], Decimal(j["peak"]["monthly"]["payg"])
+    assert f"= {nodes} nodes: {nodes} x {payg['node_monthly']} = {_m(monthly)} CNY a month" in text
+    for line in payg["lines"]:  # each part of the node-month, e.g. "(6956.90)"
+        assert f"({line.rsplit('= ', 1)[1]})" in text, line
