@@ -130,14 +130,21 @@ REPORTS = ROOT / "docs" / "cost-reports.md"
 
 def printed_examples() -> list[tuple[str, list[str]]]:
     """(command, the lines the page shows it printing) for each ```text block that follows the command: a `$ gpufleet`
-    line inside the block, or the first `gpufleet` line of the ```bash block just before it. `...` lines are elisions."""
-    text = REPORTS.read_text()
+    line inside the block, or the first `gpufleet` line of the ```bash block just before it (docs/cost-reports.md);
+    in docs/cost.md only blocks with their own `$ gpufleet` line. `...` lines are elisions."""
+    out = _printed(REPORTS.read_text(), own_only=False)
+    return out + _printed(DOC.read_text(), own_only=True)
+
+
+def _printed(text: str, own_only: bool) -> list[tuple[str, list[str]]]:
     out = []
     for m in re.finditer(r"```text\n(.*?)```", text, re.S):
         lines = m.group(1).splitlines()
         own = [l[2:] for l in lines if l.startswith("$ gpufleet ")]
         if own:
             command = own[0]
+        elif own_only:
+            continue
         else:
             before = re.findall(r"```bash\n(.*?)```", text[: m.start()], re.S)
             command = next(l.split("  #")[0].strip() for l in before[-1].splitlines() if l.startswith("gpufleet "))
