@@ -94,7 +94,7 @@ class NodeRole(pulumi.ComponentResource):
             physical(fleet, f"{name}-node"),
             trust_document(),
             json.dumps(policy_document(fleet)),
-            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret, metrics"),
+            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret"),
             tags,
             child,
         )
