@@ -91,9 +91,14 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     path = stack_path(stack, root)
     shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
     if not path.exists():
-        known = stack_names(root)
-        raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])
+        raise UserError([no_such_stack(shown, stack, stack_names(root))])
     return shown, read_config(path, shown)
+
+
+def no_such_stack(shown: str, stack: str, known: list[str], what: str = "stack file") -> Problem:
+    """The problem of a stack name with no file, naming the nearest stacks (the main program's and the images
+    program's stacks alike)."""
+    return Problem(shown, "", f"no such {what}" + did_you_mean(stack, known))
 
 
 def read_config(path: Path, shown: str) -> dict:
