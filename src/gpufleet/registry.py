@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,13 @@ def register(name: str, package: str) -> None:
     _CHECKED.clear()
 
 
+# The optional node module of a cloud package (`<package>.node_agent`, standard library only): the cloud's part of the
+# node agent (images/node_agent.py), shipped beside it by the image. A cloud whose profile names a node metrics or
+# lifecycle API must have one: publisher(agent, cfg, env, cloud) and lifecycle(agent, cfg, env, cloud, metadata).
+NODE_MODULE = "node_agent"
+NODE_MEMBERS = {"node_metrics_api": "publisher", "node_lifecycle_api": "lifecycle"}
+
+
 def unregister(name: str) -> None:
     _ENTRIES.pop(name, None)
     _CHECKED.clear()
@@ -205,6 +213,13 @@ def _missing(mod: ModuleType, concern: str) -> list[str]:
     return [m for m in _members(concern) if not hasattr(mod, m)]
 
 
+def node_module_file(cloud: str) -> Path | None:
+    """The source file of the cloud's node module (found, not imported: it runs on the node), or None."""
+    package = _ENTRIES[cloud]["profile"].rpartition(".")[0]
+    spec = importlib.util.find_spec(f"{package}.{NODE_MODULE}")
+    return Path(spec.origin) if spec is not None and spec.origin else None
+
+
 def profile(cloud: str) -> CloudProfile:
     return module(cloud, "profile").PROFILE
 
@@ -242,6 +257,8 @@ def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
                 out.append(f"{cloud}: {concern} module {path} does not import ({exc})")
                 continue
             out += [f"{cloud}: {path} has no {m}" for m in _missing(mod, concern)]
+            if concern == "profile" and isinstance(getattr(mod, "PROFILE", None), CloudProfile):
+                out += _node_problems(cloud, mod.PROFILE)
             if concern == "profile" and hasattr(mod, "CAPABILITIES"):
                 out += [
                     f"{cloud}: {path}.CAPABILITIES has no value for {cap.value} (None = supported, else the message)"
@@ -249,3 +266,15 @@ def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
                     if cap not in mod.CAPABILITIES
                 ]
     return out
+
+
+def _node_problems(cloud: str, prof: CloudProfile) -> list[str]:
+    """A node API in the profile without the node module's function that calls it."""
+    path = node_module_file(cloud)
+    mod = importlib.import_module(f"{_ENTRIES[cloud]['profile'].rpartition('.')[0]}.{NODE_MODULE}") if path else None
+    return [
+        f"{cloud}: profile.{api} is set but {'its ' + NODE_MODULE + ' module' if mod else 'the package has no ' + NODE_MODULE + '.py'} "
+        f"has no {fn}()"
+        for api, fn in NODE_MEMBERS.items()
+        if getattr(prof, api) and not callable(getattr(mod, fn, None))
+    ]
