@@ -69,6 +69,10 @@ class CloudProfile:
     # node_lifecycle_note saying why the node has none to end.
     node_lifecycle_api: str = ""
     node_lifecycle_note: str = ""
+    # How the node's prepare program (images/templates/node/gpufleet-prepare.sh.j2) fetches a model.source of
+    # object_scheme: bash run under `set -euo pipefail` with MODEL_SOURCE, GPUFLEET_ROLE and GPUFLEET_REGION in its
+    # environment, writing the archive to "${archive}"; "" when the cloud's object storage is not fetched from the node.
+    fetch_command: str = ""
 
 
 # --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------

@@ -17,6 +17,11 @@ PROFILE = CloudProfile(
     secret_cli='aliyun kms GetSecretValue --SecretName "${API_KEY_SECRET}" --region "${GPUFLEET_REGION}" '
     '--mode EcsRamRole --ram-role-name "${GPUFLEET_ROLE}" | json_field SecretData',
     object_scheme="oss",
+    fetch_command="""
+# The in-region internal endpoint: no public traffic fee for tens of GB, and no NAT in the path.
+ossutil cp "${MODEL_SOURCE}" "${archive}" --force --mode EcsRamRole --ecs-role-name "${GPUFLEET_ROLE}" \\
+  -e "oss-${GPUFLEET_REGION}-internal.aliyuncs.com"
+""",
     node_tools=("ossutil", "aliyun"),
     # virtio-blk names the second disk vdb (ECS docs "Initialize a data disk on Linux"); NVMe-based
     # families (e.g. ebmgn7) name it /dev/nvme1n1: estimate, not checked on a GPU family.

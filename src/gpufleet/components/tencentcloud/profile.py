@@ -19,6 +19,27 @@ PROFILE = CloudProfile(
     secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId SSM_Current '
     '--region "${GPUFLEET_REGION}" --use-cvm-role | json_field SecretString',
     object_scheme="cos",
+    fetch_command="""
+# coscli reads credentials only from a config file: CvmRole mode asks the metadata service for the role's
+# temporary keys. The bucket entry gives coscli its region (endpoint cos.<region>.myqcloud.com), which a
+# CVM in the same region reaches over the internal network (COS docs, "CVM内网访问COS").
+cos_config="$(mktemp --suffix=.yaml)"
+trap 'rm -f "${cos_config}"' EXIT
+bucket="${MODEL_SOURCE#cos://}"
+bucket="${bucket%%/*}"
+cat > "${cos_config}" <<COSCFG
+cos:
+  base:
+    mode: CvmRole
+    cvmrolename: ${GPUFLEET_ROLE}
+    protocol: https
+  buckets:
+    - name: ${bucket}
+      alias: ${bucket}
+      region: ${GPUFLEET_REGION}
+COSCFG
+coscli --config-path "${cos_config}" cp "${MODEL_SOURCE}" "${archive}"
+""",
     node_tools=("coscli", "tccli"),
     # CVM cloud disks appear as /dev/vdb (CBS docs "Initializing Cloud Disks"); estimate for every GPU family.
     data_disk="/dev/vdb",
