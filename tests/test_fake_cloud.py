@@ -318,3 +318,17 @@ def test_the_fake_cloud_is_added_by_its_package_and_one_registry_line_alone():
         if isinstance(n, ast.Call) and ast.unparse(n.func) == "registry.register"
     ]
     assert calls.count(["fakecloud", "fake_cloud"]) == 1 and ["fakenonode", "fake_cloud_nonode"] in calls and len(calls) == 2
+
+
+def test_a_recipe_copied_to_the_fake_cloud_installs_its_cli_from_its_profile(project, tmp_path):
+    import yaml
+
+    from gpufleet.images.recipes import RECIPES, load_recipe
+
+    raw = yaml.safe_load((RECIPES / "cuda13-vllm.yaml").read_text())
+    raw["regions"]["fakecloud"] = ["fk-east-1"]
+    (tmp_path / "copied.yaml").write_text(yaml.safe_dump(raw))
+    recipe = load_recipe(str(tmp_path / "copied.yaml"))
+    (fk,) = [d for d in recipe.downloads if d.name == "fkctl"]
+    assert fk.url == raw["tool_mirror"] + "fkctl" and fk.dest == "/usr/local/bin/fkctl" and fk.sha256 is None
+    assert "fkctl" in recipe.commands() and "fkctl" not in load_recipe("cuda13-vllm").commands()

@@ -45,6 +45,18 @@ class InstanceMetadata:
 
 
 @dataclass(frozen=True)
+class NodeTool:
+    """A cloud CLI the node's boot scripts call; every image recipe copied to the cloud installs it (images/recipes.py
+    adds it to the recipe): a release binary mirrored at the recipe's tool_mirror + command, or a PyPI package."""
+
+    command: str  # as the scripts call it, on PATH as /usr/local/bin/<command>
+    name: str = ""  # the download step's name for a binary (default: command)
+    sha256: str | None = None  # of the mirrored binary; `image build` refuses a missing one
+    package: str = ""  # from PyPI instead, locked with the serving packages (the recipe's python_lock)
+    version: str = ""
+
+
+@dataclass(frozen=True)
 class CloudProfile:
     """Per-cloud facts the cloud-neutral code reads (node user-data, region templates, cost compare, catalogs)."""
 
@@ -53,7 +65,9 @@ class CloudProfile:
     disk_categories: dict[str, dict]  # spec tier -> provider disk inputs
     secret_cli: str
     object_scheme: str  # model.source scheme of the cloud's object storage
-    node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
+    node_tools: tuple[
+        NodeTool, ...
+    ]  # the cloud CLIs the node's boot scripts call; every recipe copied to the cloud installs them
     data_disk: str  # the data disk's device on the node (gpufleet-prepare formats it once and mounts it)
     catalog: Path  # regions, zones, instance types (stacks.catalog reads it)
     price_data: Path  # folder of <cloud>-<region>.yaml price catalogs and sources-<cloud>.yaml

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTool
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -18,7 +18,7 @@ PROFILE = CloudProfile(
     fetch_command="""
 fkctl object get "${MODEL_SOURCE}" --output "${archive}" --role "${GPUFLEET_ROLE}" --region "${GPUFLEET_REGION}"
 """,
-    node_tools=("fkctl",),
+    node_tools=(NodeTool("fkctl"),),
     data_disk="/dev/vdb",
     catalog=DATA / "catalog.yaml",
     price_data=DATA,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTool
 
 PROFILE = CloudProfile(
     name="alicloud",
@@ -22,7 +22,9 @@ PROFILE = CloudProfile(
 ossutil cp "${MODEL_SOURCE}" "${archive}" --force --mode EcsRamRole --ecs-role-name "${GPUFLEET_ROLE}" \\
   -e "oss-${GPUFLEET_REGION}-internal.aliyuncs.com"
 """,
-    node_tools=("ossutil", "aliyun"),
+    # Release binaries (aliyun-cli as a .tgz holding one binary): mirror each into the recipes' tool_mirror and fill in
+    # its sha256; `image build` refuses the recipe until then.
+    node_tools=(NodeTool("ossutil"), NodeTool("aliyun", name="aliyun-cli")),
     # virtio-blk names the second disk vdb (ECS docs "Initialize a data disk on Linux"); NVMe-based
     # families (e.g. ebmgn7) name it /dev/nvme1n1: estimate, not checked on a GPU family.
     data_disk="/dev/vdb",

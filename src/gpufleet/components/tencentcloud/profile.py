@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTool
 
 PROFILE = CloudProfile(
     name="tencentcloud",
@@ -40,7 +40,9 @@ cos:
 COSCFG
 coscli --config-path "${cos_config}" cp "${MODEL_SOURCE}" "${archive}"
 """,
-    node_tools=("coscli", "tccli"),
+    # coscli: a release binary, mirrored into the recipes' tool_mirror (its sha256 filled in before `image build`);
+    # tccli: Tencent's CLI is a PyPI package (tencentcloud-cli), version read from PyPI on 2026-12-03.
+    node_tools=(NodeTool("coscli"), NodeTool("tccli", package="tccli", version="3.1.118.1")),
     # CVM cloud disks appear as /dev/vdb (CBS docs "Initializing Cloud Disks"); estimate for every GPU family.
     data_disk="/dev/vdb",
     # COS bucket names end in -<APPID> (https://cloud.tencent.com/document/product/436/13312); 1250000000 is
