@@ -332,3 +332,16 @@ def test_a_recipe_copied_to_the_fake_cloud_installs_its_cli_from_its_profile(pro
     (fk,) = [d for d in recipe.downloads if d.name == "fkctl"]
     assert fk.url == raw["tool_mirror"] + "fkctl" and fk.dest == "/usr/local/bin/fkctl" and fk.sha256 is None
     assert "fkctl" in recipe.commands() and "fkctl" not in load_recipe("cuda13-vllm").commands()
+
+
+def test_cost_compare_maps_regions_from_each_clouds_own_locations(project):
+    """No region map between clouds: the fake cloud lists where its region is, the other clouds theirs."""
+    from gpufleet.cost import compare
+
+    assert compare.region_for("fakecloud", "fk-east-1", "alicloud") == (
+        "cn-shanghai",
+        "alicloud has no Fakeville region; nearest: Fakeville-Shanghai about 1685 km, Fakeville-Hangzhou about 1840 km, "
+        "Fakeville-Beijing about 2060 km",
+    )
+    assert compare.region_for("tencentcloud", "ap-guangzhou", "fakecloud")[0] == "fk-east-1"
+    assert compare.region_for("alicloud", "cn-beijing", "tencentcloud") == ("ap-beijing", "same city")
