@@ -194,14 +194,19 @@ def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return [c for c in out if c.price_key != "clb/lcu"]
 
 
+def cam_action(action: str) -> str:
+    """A CAM policy's action as `service:Action`: CAM writes it with a `name/` prefix (role.py, autoscaler.py)."""
+    return action.removeprefix("name/")
+
+
 def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
     """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
     per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
     doc = res["inputs"].get("document")
-    acts = policy_actions(doc)
+    acts = policy_actions(doc, cam_action)
     out = []
     if "ssm:GetSecretValue" in acts:
-        secret = policy_resource(doc, "ssm:GetSecretValue").rsplit("/", 1)[-1]
+        secret = policy_resource(doc, "ssm:GetSecretValue", cam_action).rsplit("/", 1)[-1]
         out += [
             # one secret per name: stacks naming different secrets pay for each (not merged in `cost report --all`)
             CostComponent(
@@ -224,7 +229,9 @@ def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             ),
         ]
     if "cos:GetObject" in acts:
-        out.append(model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject"))))
+        out.append(
+            model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject", cam_action)))
+        )
     return out
 
 
