@@ -119,6 +119,17 @@ class PricingModule(Protocol):
     def catalog_rows(self, ctx: Any) -> None: ...  # the non-instance rows of a region's derived price catalog
 
 
+@dataclass(frozen=True)
+class UsageKey:
+    """A usage key only one cloud's pricing reads (its pricing module's optional USAGE; the keys every cloud reads are
+    cost/usage.py's): set in a usage file like the others, null (unknown) by default."""
+
+    name: str
+    what: str  # what the quantity is, per month
+    unknown: str = ""  # the assumption `cost estimate` states while it is null ("" : shown as a unit price)
+    lever: str = ""  # the overhead lever it is in `cost estimate` (cost/overhead.py), "" when none
+
+
 @runtime_checkable
 class PricesModule(Protocol):
     def fetch(
@@ -248,6 +259,11 @@ def capabilities(cloud: str) -> dict[Capability, str | None]:
 
 def program(cloud: str) -> ModuleType:
     return module(cloud, "program")
+
+
+def usage_keys(cloud: str) -> tuple[UsageKey, ...]:
+    """The cloud's own usage keys (default: none, its pricing reads only the keys of cost/usage.py)."""
+    return tuple(getattr(module(cloud, "pricing"), "USAGE", ()))
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from gpufleet.cost.resources import (
     qty,
     traffic_bound,
 )
+from gpufleet.registry import UsageKey
 
 ALI_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
 
@@ -191,7 +192,7 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
     if i.get("internetChargeType", "PayByLcu") != "PayByLcu":
         spec = i.get("specification", "Small")
         return [CostComponent(f"NAT gateway spec {spec}", HOURS_PER_MONTH, f"nat/spec_{spec}", "any", "nat")]
-    cu = ctx.usage.nat_cu_hours
+    cu = ctx.usage.get("nat_cu_hours")
     note = "usage nat_cu_hours"
     if cu is None:
         cu, note = HOURS_PER_MONTH, "documented minimum: 1 CU each hour (usage nat_cu_hours unknown)"
@@ -238,6 +239,16 @@ def ali_scaling_configuration_and_image(res: dict, ctx: PricingContext) -> list[
     size = int(res["inputs"].get("systemDiskSize") or 40)
     return ali_scaling_configuration(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
 
+
+# Alibaba's own usage key (the others are cost/usage.py's): the NAT gateway's capacity units.
+USAGE = (
+    UsageKey(
+        "nat_cu_hours",
+        "NAT capacity units used per month; null = the documented minimum, 1 CU each hour (730)",
+        unknown=f"unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced",
+        lever="NAT capacity units (CU-hours a month)",
+    ),
+)
 
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": ali_scaling_configuration_and_image,
