@@ -1,16 +1,6 @@
 """`cost reconcile --stack S --bill FILE`: a cloud's billing-detail CSV against the stack's estimate.
 
-Bill formats (the columns read; each vendor documents English field names, and its console exports in Chinese):
-- Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
-  help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称),
-  Tag (实例标签, "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域),
-  PretaxAmount (应付金额), BillingCycle (账期). The Chinese names are that page's descriptions of the fields.
-- Tencent Cloud, Billing Center bill details (Fields in Bills, tencentcloud.com/document/product/555/37506, updated
-  2025-03-28; the Chinese consumption-bill field page cloud.tencent.com/document/product/555/118503): Instance ID
-  (实例ID / 资源ID), Instance Name (实例名称 / 资源别名), Product Name (产品名称), Subproduct Name (子产品名称),
-  Component Name (组件名称), Region (地域), Tag Keys (标签), and the amount after discount: Total Amount After
-  Discount (Excluding Tax) (折后税前总费用, the partner bill's name, product/1085/43050), Total Cost (总费用) or
-  Discounted Total Cost (优惠后总价), the first found.
+Bill formats: the columns each cloud's pricing module reads (BILL_COLUMNS, with the vendor page they come from).
 A file in UTF-8 (with or without BOM) or GB18030 (what a Chinese spreadsheet saves) is read.
 
 Matching, in order: the bill's instance name is a declared resource's name or the instance name it declares (the
@@ -28,40 +18,23 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpufleet import naming
+from gpufleet import naming, registry
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import Problem, UserError
 
-FORMATS: dict[str, dict[str, tuple[str, ...]]] = {
-    "alicloud": {
-        "id": ("InstanceID", "实例ID", "实例id"),
-        "name": ("NickName", "实例昵称"),
-        "tag": ("Tag", "实例标签", "实例Tag"),
-        "product": ("ProductName", "产品名称", "产品"),
-        "detail": ("ProductDetail", "产品明细"),
-        "region": ("Region", "地域"),
-        "amount": ("PretaxAmount", "应付金额"),
-        "cycle": ("BillingCycle", "账期"),
-    },
-    "tencentcloud": {
-        "id": ("Instance ID", "InstanceID", "实例ID", "资源ID"),
-        "name": ("Instance Name", "InstanceName", "实例名称", "资源别名"),
-        "tag": ("Tag Keys", "Tag", "标签"),
-        "product": ("Product Name", "ProductName", "产品名称"),
-        "detail": ("Component Name", "Subproduct Name", "组件名称", "子产品名称"),
-        "region": ("Region", "地域"),
-        "amount": (
-            "Total Amount After Discount (Excluding Tax)",
-            "Total Cost",
-            "Discounted Total Cost",
-            "折后税前总费用",
-            "总费用",
-            "优惠后总价",
-        ),
-        "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
-    },
-}
+
+def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
+    """cloud -> the bill columns it reads per role (each cloud's pricing module: BILL_COLUMNS; a cloud without one has
+    no bill format here)."""
+    out = {}
+    for name in registry.names() if cloud is None else (cloud,):
+        cols = getattr(registry.module(name, "pricing"), "BILL_COLUMNS", None)
+        if cols:
+            out[name] = cols
+    return out
+
+
 PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages)
     (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "cbs", "快照", "snapshot"), "disk"),
     (("nat",), "nat"),
@@ -140,9 +113,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
     header = [h.strip() for h in rows[0]]
     best: tuple[str, dict[str, str]] | None = None
-    for name, roles in FORMATS.items():
-        if cloud is not None and name != cloud:
-            continue
+    for name, roles in formats(cloud).items():
         found = {role: next((h for h in names if h in header), "") for role, names in roles.items()}
         if found["amount"] and (found["id"] or found["name"]):
             best = (name, found)
@@ -150,8 +121,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
     if best is None:
         want = "; ".join(
             f"{c}: an amount column ({' | '.join(r['amount'])}) and an instance column ({' | '.join(r['id'] + r['name'])})"
-            for c, r in FORMATS.items()
-            if cloud is None or c == cloud
+            for c, r in formats(cloud).items()
         )
         raise UserError([Problem(shown, "header", f"not a billing-detail CSV this reads; expected {want}")])
     name, cols = best

@@ -348,7 +348,7 @@ def cancel(cfg: dict) -> int:
 
 
 def complete_wait(cfg: dict, env: dict, why: str) -> int:
-    """End this instance's lifecycle wait with CONTINUE (retrying while ESS has not listed it yet); exit status."""
+    """End this instance's lifecycle wait (retrying while the cloud has not listed it yet) with the cloud's lifecycle calls; exit status."""
     c = cloud(cfg, env)
     if not c.get("lifecycle_api"):
         log(
@@ -394,7 +394,7 @@ def vllm_healthy(cfg: dict, env: dict) -> bool:
 
 
 def ready(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
-    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ESS's longest wait), give up:
+    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ready_max_s, the longest wait), give up:
     the hook's own timeout then lets the node join or not, as the hook says."""
     bound = cfg["ready_max_s"] if timeout_s is None else timeout_s
     start = time.monotonic()

@@ -368,3 +368,20 @@ def services_rows(ctx: DeriveContext) -> None:
     )
     ctx.add_quote("oss/standard", "any", "GB-month", "oss/standard_lrs", "payg", "no OSS standard storage price found")
     ctx.add_quote("snapshot/standard", "any", "GiB-month", "snapshot/standard", "payg", "no snapshot storage price found")
+
+
+# `cost reconcile` (cost/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
+# Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
+# help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称), Tag (实例标签,
+# "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域), PretaxAmount (应付金额),
+# BillingCycle (账期). The Chinese names are that page's descriptions of the fields.
+BILL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("InstanceID", "实例ID", "实例id"),
+    "name": ("NickName", "实例昵称"),
+    "tag": ("Tag", "实例标签", "实例Tag"),
+    "product": ("ProductName", "产品名称", "产品"),
+    "detail": ("ProductDetail", "产品明细"),
+    "region": ("Region", "地域"),
+    "amount": ("PretaxAmount", "应付金额"),
+    "cycle": ("BillingCycle", "账期"),
+}
