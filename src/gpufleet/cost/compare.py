@@ -57,15 +57,16 @@ def gpu_for(cloud: str, kind: str) -> tuple[str | None, str]:
         return kind, ""
     kinds = stackcat.gpu_kinds()
     want = kinds.get(kind)
-    cands = [
-        k
-        for k in sold
-        if want is not None
-        and k in kinds
-        and kinds[k].architecture == want.architecture
-        and kinds[k].memory_gib >= want.memory_gib
-    ]
-    if not cands:
+    cands = (
+        []
+        if want is None
+        else [
+            k
+            for k in sold
+            if k in kinds and kinds[k].architecture == want.architecture and kinds[k].memory_gib >= want.memory_gib
+        ]
+    )
+    if want is None or not cands:
         return None, f"{cloud} sells no {kind} (nor an equivalent with at least its memory)"
     other = min(cands, key=lambda k: (kinds[k].memory_gib, k))
     return other, (
