@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -98,6 +99,23 @@ def test_cost_estimate(project, capsys):
     est = json.loads(capsys.readouterr().out)
     assert float(est["monthly_total"]) > 0
     assert not [line for line in est["lines"] if line["component"] == "resource type not priced"]
+
+
+def test_its_own_usage_key_is_read_from_a_usage_file_and_priced(project, capsys):
+    """fk_nat_processed_gb is declared by the fake cloud's pricing (USAGE) alone: a usage file may set it, its line is
+    priced from it, unknown it is a unit price, and it is an overhead lever of the fake cloud's estimate."""
+    (project / "fk-usage.yaml").write_text("fk_nat_processed_gb: 100\n")
+    assert _run(["cost", "estimate", "--stack", STACK, "--json", "--usage", str(project / "fk-usage.yaml")]) == 0
+    est = json.loads(capsys.readouterr().out)
+    (line,) = [x for x in est["lines"] if x["component"] == "NAT processed traffic"]
+    assert Decimal(line["monthly_quantity"]) == 100 and Decimal(line["monthly_cost"]) == Decimal("5.00"), line
+    assert "fk_nat_processed_gb: 100" in est["assumptions"]
+    assert _run(["cost", "estimate", "--stack", STACK, "--json"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    (line,) = [x for x in est["lines"] if x["component"] == "NAT processed traffic"]
+    assert line["monthly_cost"] is None and line["note"] == "usage fk_nat_processed_gb", line
+    assert "fake NAT processing (GB a month)" in [o["lever"] for o in est["overhead_scenarios"]]
+    assert "fk_nat_processed_gb" not in {k.name for c in ("alicloud", "tencentcloud") for k in registry.usage_keys(c)}
 
 
 def test_catalog_build_reproduces_the_shipped_prices(project):
@@ -303,7 +321,7 @@ def test_a_profile_api_without_its_node_module_is_named(project, tmp_path, monke
 
 def test_the_fake_cloud_is_added_by_its_package_and_one_registry_line_alone():
     """Nothing of gpufleet names the fake cloud, its scheme or its CLI; this module registers it once."""
-    words = ("fakecloud", "fake_cloud", "fks://", "fkctl", "fk-east-1")
+    words = ("fakecloud", "fake_cloud", "fks://", "fkctl", "fk-east-1", "fk_nat_processed_gb")
     hits = [
         (str(p.relative_to(REPO)), w)
         for p in sorted((REPO / "src").rglob("*"))
