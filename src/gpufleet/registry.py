@@ -5,6 +5,11 @@ paths only; a module is imported on first use (the vendor SDKs take 0.2-0.7 s to
 Protocol below. Nothing outside a cloud's package asks which cloud it is: it asks the registry for the cloud's
 module and calls it.
 
+Optional members have their default here, so a cloud writes only what differs (as SkyPilot's sky/clouds/cloud.py
+base does, without a base class): CloudProfile's fields with defaults; the package's node module (node_module_file:
+none = the node calls no cloud API of its own); its pricing's USAGE (usage_keys: none = only cost/usage.py's keys) and
+BILL_COLUMNS (cost/reconcile.py: none = no bill format).
+
 Adding a cloud = its package + one `register(name, package)` call (here for the shipped clouds; a package outside
 gpufleet may also be named in $GPUFLEET_CLOUDS as `name=package[,name=package]`). tests/test_clouds.py names what
 a registered cloud lacks. docs/adding-a-cloud.md lists what each module holds.
