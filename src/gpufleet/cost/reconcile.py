@@ -35,12 +35,13 @@ def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
     return out
 
 
-PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages)
-    (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "cbs", "快照", "snapshot"), "disk"),
+PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages;
+    # a cloud's own product names are its pricing module's BILL_PRODUCTS: category -> words, checked in this order)
+    (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "快照", "snapshot"), "disk"),
     (("nat",), "nat"),
-    (("负载均衡", "load balancer", "slb", "clb"), "load_balancer"),
+    (("负载均衡", "load balancer"), "load_balancer"),
     (("弹性公网", "eip", "公网", "bandwidth", "traffic", "流量"), "bandwidth"),
-    (("云服务器", "ecs", "cvm", "gpu"), "gpu_compute"),
+    (("云服务器", "gpu"), "gpu_compute"),
 )
 
 
@@ -149,9 +150,9 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
     return name, {k: v for k, v in cols.items() if v}, lines
 
 
-def _category(line: BillLine) -> str:
+def _category(line: BillLine, own: dict[str, tuple[str, ...]]) -> str:
     text = f"{line.product} {line.detail}".lower()
-    return next((cat for words, cat in PRODUCT_CATEGORY if any(w in text for w in words)), "other")
+    return next((cat for words, cat in PRODUCT_CATEGORY if any(w in text for w in words + own.get(cat, ()))), "other")
 
 
 def _declared_names(resources: list[dict]) -> dict[str, str]:
@@ -186,6 +187,7 @@ def reconcile(
     stack: str, e: Estimate, resources: list[dict], fleet_tag: str, lines: list[BillLine], cloud: str, columns
 ) -> Result:
     names = _declared_names(resources)
+    own = getattr(registry.module(cloud, "pricing"), "BILL_PRODUCTS", {})
     ids = {str(r.get("id")): r["name"] for r in resources if r.get("id")}
     by_res: dict[str, Match] = {}
     for l in e.lines:
@@ -203,11 +205,11 @@ def reconcile(
         res = _by_name(names, b.name) or ids.get(b.instance_id)
         how = "instance name" if _by_name(names, b.name) else "instance id" if b.instance_id in ids else ""
         if res is not None:
-            m = by_res.setdefault(res, Match(res, _category(b)))
-            cat = _category(b)
+            m = by_res.setdefault(res, Match(res, _category(b, own)))
+            cat = _category(b, own)
             bill_cats[cat if cat != "other" else m.category] += b.amount
         elif b.tags.get("gpufleet:fleet") == fleet_tag:
-            cat = _category(b)
+            cat = _category(b, own)
             m = stack_level.setdefault(cat, Match("", cat, how="tag gpufleet:fleet"))
             how = "tag gpufleet:fleet"
             bill_cats[cat] += b.amount

@@ -385,3 +385,5 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     "amount": ("PretaxAmount", "应付金额"),
     "cycle": ("BillingCycle", "账期"),
 }
+# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"load_balancer": ("slb", "clb"), "gpu_compute": ("ecs",)}

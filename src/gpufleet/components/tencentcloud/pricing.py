@@ -418,3 +418,5 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
 }
+# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"disk": ("cbs",), "load_balancer": ("clb",), "gpu_compute": ("cvm",)}
