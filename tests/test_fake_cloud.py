@@ -313,7 +313,7 @@ def test_a_profile_api_without_its_node_module_is_named(project, tmp_path, monke
     registry.register("fakenonode", "fake_cloud_nonode")
     try:
         assert registry.problems(("fakenonode",)) == [
-            "fakenonode: profile.node_metrics_api is set but the package has no node_agent.py has no publisher()"
+            "fakenonode: profile.node_metrics_api is set but the package has no node_agent.py (with publisher())"
         ]
     finally:
         registry.unregister("fakenonode")

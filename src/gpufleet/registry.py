@@ -312,8 +312,8 @@ def _node_problems(cloud: str, prof: CloudProfile) -> list[str]:
     path = node_module_file(cloud)
     mod = importlib.import_module(f"{_ENTRIES[cloud]['profile'].rpartition('.')[0]}.{NODE_MODULE}") if path else None
     return [
-        f"{cloud}: profile.{api} is set but {'its ' + NODE_MODULE + ' module' if mod else 'the package has no ' + NODE_MODULE + '.py'} "
-        f"has no {fn}()"
+        f"{cloud}: profile.{api} is set but "
+        + (f"its {NODE_MODULE} module has no {fn}()" if mod else f"the package has no {NODE_MODULE}.py (with {fn}())")
         for api, fn in NODE_MEMBERS.items()
         if getattr(prof, api) and not callable(getattr(mod, fn, None))
     ]
