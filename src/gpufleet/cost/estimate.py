@@ -18,7 +18,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from gpufleet import clock
+from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
@@ -434,11 +434,12 @@ def price_inventory(
 
     lines, free = priced(avg)
     assumptions = [f"{HOURS_PER_MONTH} hours a month", f"GPU nodes: {how}"]
-    for k, v in usage.known().items():
+    unknown = {k.name: k.unknown for k in registry.usage_keys(spec.cloud) if k.unknown}
+    for k, v in usage.known(spec.cloud).items():
         if k == "replicas_average":
             continue
-        if v is None and k == "nat_cu_hours":
-            assumptions.append(f"{k}: unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced")
+        if v is None and k in unknown:
+            assumptions.append(f"{k}: {unknown[k]}")
         elif v is None and k == "image_snapshot_gb":
             assumptions.append(f"{k}: unknown; the node's system disk size is priced (an upper bound)")
         else:

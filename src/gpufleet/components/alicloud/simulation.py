@@ -34,15 +34,16 @@ def _signal(metric_name: str) -> str:
 
 def node_completes_launch_hook() -> tuple[bool, str]:
     """Does the node itself end a SCALE_OUT wait (CompleteLifecycleAction once vLLM serves)? Read from the node
-    agent the image runs (images/node_agent.py), since the hook names no notification target that would."""
+    agent the image runs (Alibaba's part of it, components/alicloud/node_agent.py, shipped beside images/node_agent.py),
+    since the hook names no notification target that would."""
     try:
-        from gpufleet.images import node_agent
+        from gpufleet.components.alicloud import node_agent
 
         text = inspect.getsource(node_agent)
     except (ImportError, OSError):
         return False, "the node agent could not be read"
     if "CompleteLifecycleAction" in text:
-        return True, "the node agent calls CompleteLifecycleAction once vLLM serves (images/node_agent.py)"
+        return True, "the node agent calls CompleteLifecycleAction once vLLM serves (components/alicloud/node_agent.py)"
     return False, "nothing calls CompleteLifecycleAction: no notification target, and the node agent does not"
 
 
