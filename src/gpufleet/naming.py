@@ -46,6 +46,13 @@ def legacy_base(spec) -> str:
     return f"{spec.name}-{spec.environment}"
 
 
+def group_prefix(spec) -> str:
+    """The logical prefix of a serving group's resources: <name>-<label>-<environment> with fleet.label, else the
+    fleet's prefix <name>-<environment> (issue 31)."""
+    label = getattr(spec, "label", None)
+    return f"{spec.name}-{label}-{spec.environment}" if label else f"{spec.name}-{spec.environment}"
+
+
 def group_base(spec) -> str:
     """The base of a serving group's physical names: the stack's base, or with fleet.label (issue 31) the base with the
     label after the fleet name, <name>-<label>-<region>-<environment> (name_base: <name_base>-<label>), at most

@@ -51,8 +51,9 @@ class Fleet:
     def group_prefix(self) -> str:
         """The logical prefix of the serving group's resources: <name>-<label>-<environment> with fleet.label, else
         the prefix (names without a label are the names before issue 31)."""
-        label = self.spec.label
-        return f"{self.spec.name}-{label}-{self.spec.environment}" if label else self.prefix
+        from gpufleet.naming import group_prefix
+
+        return group_prefix(self.spec)
 
     def serving_groups(self) -> list[tuple[Fleet, int]]:
         """(the group's fleet, its per-node backend weight) of each serving group: the fleet's own, then a rollout's
