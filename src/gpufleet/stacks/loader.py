@@ -217,9 +217,11 @@ def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     except ValidationError as exc:
         problems += [Problem(fleet.file, _candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
         return None
-    found = [
-        Problem(fleet.file, _candidate_field(p), m)
-        for p, m in cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done)
+    after = " (the fleet after `rollout finish`)"
+    found = [Problem(fleet.file, _candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
+    found += [
+        Problem(fleet.file, _candidate_field(p), m + after)
+        for p, m in ([] if found else cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done))
     ]
     problems += found
     if found:
