@@ -329,14 +329,33 @@ def test_a_bad_rollout_section_is_one_line_per_problem(edit, expected):
 
 def test_a_candidate_that_could_not_become_the_fleet_is_refused():
     raw = example_raw()
-    raw["rollout"]["candidate"]["replicas"] = {"min": 1, "max": 4, "desired": 1}  # prod: min >= 2 once it is the fleet
+    raw["rollout"]["candidate"]["serving"] = {**raw["serving"], "tensor_parallel_size": 2}  # on 1 GPU
     with pytest.raises(UserError) as info:
         validation.validate(raw, stack="x", file="f")
-    after = " (the fleet after `rollout finish`)"
     assert [str(p) for p in info.value.problems] == [
-        "f: fleet.rollout.candidate.replicas.min: prod needs at least 2 (is 1)" + after,
-        "f: fleet.autoscaling.schedules.0.max: 8 is above replicas.max (4)" + after,
+        "f: fleet.rollout.candidate.serving.tensor_parallel_size: 2 exceeds gpu.count (1) (the fleet after `rollout finish`)"
     ]
+
+
+def test_candidate_replicas_are_the_rollouts_size_and_a_rolled_back_candidate_has_no_node(tmp_path):
+    text = (
+        EXAMPLES[0]
+        .read_text()
+        .replace("        label: v2  ", "        replicas: {min: 0, max: 1, desired: 0}  # rolled back\n        label: v2  ")
+    )
+    text = rollout_step_spec(text, 0)
+    stack = write_stack(tmp_path, EXAMPLES[0], "rolled-back", text)
+    assert validation.load_fleet(stack, ROOT).candidate is not None
+    inv = preview_stack(stack, ROOT)
+    cand = groups_of(inv, "alicloud")["llm-v2-prod-asg-group"]["inputs"]
+    assert (cand["minSize"], cand["maxSize"], cand["desiredCapacity"]) == (0, 1, 0)
+    assert declared_weights(inv, "alicloud")["llm-v2-prod-asg-group"] == 0
+    # promoted, the candidate runs at the fleet's replicas; finished, the fleet keeps them
+    promoted = yaml.safe_load(rollout_step_spec(text, "promoted", NOW))["config"]["gpufleet:fleet"]
+    spec = validation.validate(promoted, stack="x", file="f").spec
+    assert rollout.candidate_replicas(spec) == spec.replicas
+    finished = yaml.safe_load(rollout_step_spec(text, "finished"))["config"]["gpufleet:fleet"]
+    assert finished["replicas"] == {"min": 2, "max": 8, "desired": 2}
 
 
 def test_blue_green_runs_both_groups_at_full_size():
