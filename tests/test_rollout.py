@@ -393,3 +393,26 @@ def test_gpufleet_preview_takes_the_example_by_path(example):
     )
     assert out.returncode == 0, out.stderr
     assert "llm-v2-prod-asg-group" in out.stdout and "llm-prod-asg-group" in out.stdout
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_the_security_invariants_hold_for_both_groups(example, tmp_path):
+    """tests/test_policy.py's node invariants over a rollout stack: both groups' nodes, their user-data and tags."""
+    from views import VIEWS
+
+    stack = write_stack(tmp_path, example, 25)
+    fleet = validation.load_fleet(stack, ROOT)
+    inv = preview_stack(stack, ROOT)
+    v = VIEWS[fleet.spec.cloud](inv)
+    assert v["node_public_bandwidth"] and all(bw == 0 for bw in v["node_public_bandwidth"])
+    assert not any(v["node_public_ip"])
+    assert len(v["user_data"]) >= 2  # one per group's launch / scaling configuration
+    for text in v["user_data"]:
+        assert '["serve", ' in text and "VLLM_API_KEY" not in text and "--api-key" not in text
+        assert len(text.encode()) < 16 * 1024
+    assert any("qwen3-8b.tar" in text for text in v["user_data"])  # the candidate's nodes fetch the candidate's model
+    assert any("qwen2.5-7b-instruct.tar" in text for text in v["user_data"])
+    for r in inv.resources:
+        if "tags" in r["inputs"]:
+            assert r["inputs"]["tags"].get("gpufleet:fleet"), r["name"]
+    assert set(inv.outputs) == {"endpoint", "vpc_id", "scaling_group_id", "security_group_ids", "candidate_scaling_group_id"}
