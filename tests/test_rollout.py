@@ -238,6 +238,17 @@ def test_without_a_rollout_the_finished_stack_keeps_one_group(example, tmp_path)
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_the_names_of_both_groups_are_unique_in_their_scopes(example, tmp_path):
     stacks = [write_stack(tmp_path, example, step) for step in (5, "promoted")]
+    # blue/green: both groups at full size with the fleet's schedules each
+    blue_green = (
+        example.read_text()
+        .replace("strategy: canary   ", "strategy: blue_green")
+        .replace("steps: [0, 5, 25, 50, 100]", "steps: [0, 100]")
+        .replace("candidate_weight: 5 ", "candidate_weight: 0 ")
+    )
+    stacks.append(write_stack(tmp_path, example, "blue-green", blue_green))
+    fleet = validation.load_fleet(stacks[-1], ROOT)
+    assert fleet.spec.rollout is not None and fleet.spec.rollout.strategy == "blue_green"
+    assert [len(g.spec.autoscaling.schedules) for g, _ in fleet.serving_groups()] == [2, 2]
     for stack in stacks:
         report = account.check(root=ROOT, only=[stack])
         assert report.problems == [] and account.clash_problems(report) == []
