@@ -327,6 +327,14 @@ def example_raw() -> dict:
             "fleet.rollout.candidate.model.source: must be an",
         ),
         (lambda f: f["rollout"].update(strategy="rainbow"), "fleet.rollout.strategy: Input should be 'canary' or"),
+        (
+            lambda f: f["rollout"]["gates"]["answers"].update(prompts="prompts/missing.jsonl"),
+            "fleet.rollout.gates.answers.prompts: no such file 'prompts/missing.jsonl' in the project folder",
+        ),
+        (
+            lambda f: f["rollout"]["gates"]["answers"].update(prompts="../x.jsonl"),
+            "fleet.rollout.gates.answers.prompts: '../x.jsonl': give a path inside the project folder",
+        ),
     ],
 )
 def test_a_bad_rollout_section_is_one_line_per_problem(edit, expected):
@@ -427,3 +435,10 @@ def test_the_security_invariants_hold_for_both_groups(example, tmp_path):
         if "tags" in r["inputs"]:
             assert r["inputs"]["tags"].get("gpufleet:fleet"), r["name"]
     assert set(inv.outputs) == {"endpoint", "vpc_id", "scaling_group_id", "security_group_ids", "candidate_scaling_group_id"}
+
+
+def test_a_prompt_file_in_the_project_is_accepted():
+    raw = example_raw()
+    raw["rollout"]["gates"]["answers"]["prompts"] = "examples/budgets-example.yaml"  # exists: only existence is checked here
+    fleet = validation.validate(raw, stack="x", file="f")
+    assert fleet.spec.rollout is not None and fleet.spec.rollout.gates.answers.prompts == "examples/budgets-example.yaml"
