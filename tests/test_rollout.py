@@ -112,6 +112,31 @@ def test_a_step_needs_a_rollout_section_a_valid_step_and_a_zoned_promotion_time(
         rollout_step_spec(text, "promoted", datetime(2026, 12, 5, 14, 0))
 
 
+@pytest.mark.parametrize(
+    "replicas, high",
+    [
+        (None, 8),
+        ("        replicas: {min: 1, max: 4, desired: 2}\n", 4),
+        ("        replicas:\n          min: 1\n          max: 3\n", 3),
+    ],
+    ids=["default", "one-line", "nested"],
+)
+def test_rolled_back_sets_weight_0_and_the_candidate_group_to_0_nodes(replicas, high, tmp_path):
+    text = EXAMPLES[0].read_text().replace("      retire_after: null    # set by `gpufleet rollout promote`\n", "")
+    if replicas:
+        text = text.replace("        label: v2  ", replicas + "        label: v2  ")
+    out = rollout_step_spec(text, "rolled_back")
+    fleet = yaml.safe_load(out)["config"]["gpufleet:fleet"]
+    assert fleet["rollout"]["candidate"]["replicas"] == {"min": 0, "max": high, "desired": 0}
+    assert (fleet["rollout"]["candidate_weight"], fleet["rollout"]["phase"]) == (0, "rolling")
+    assert "retire_after" not in fleet["rollout"]  # absent stays absent
+    stack = write_stack(tmp_path, EXAMPLES[0], f"rolled-back-{high}", out)
+    inv = preview_stack(stack, ROOT)
+    cand = groups_of(inv, "alicloud")["llm-v2-prod-asg-group"]["inputs"]
+    assert (cand["minSize"], cand["desiredCapacity"]) == (0, 0)
+    assert declared_weights(inv, "alicloud")["llm-v2-prod-asg-group"] == 0
+
+
 def test_a_flow_style_rollout_section_is_refused_rather_than_rewritten_wrongly():
     text = EXAMPLES[0].read_text().replace("      candidate_weight: 5   #", "      candidate_weight: {a: 5}   #")
     with pytest.raises(StepError):
