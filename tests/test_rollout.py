@@ -402,6 +402,15 @@ def test_candidate_replicas_are_the_rollouts_size_and_a_rolled_back_candidate_ha
     assert finished["replicas"] == {"min": 2, "max": 8, "desired": 2}
 
 
+def test_weight_0_is_always_a_step_rolled_back():
+    raw = example_raw()
+    raw["rollout"].update(steps=[10, 100], candidate_weight=0)
+    assert validation.validate(raw, stack="x", file="f").spec.rollout is not None
+    raw["rollout"].update(candidate_weight=5)
+    with pytest.raises(UserError, match="5 is not one of the steps"):
+        validation.validate(raw, stack="x", file="f")
+
+
 def test_blue_green_runs_both_groups_at_full_size():
     raw = example_raw()
     raw["rollout"].update(strategy="blue_green", steps=None, candidate_weight=0)
