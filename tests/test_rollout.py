@@ -446,6 +446,18 @@ def test_gpufleet_preview_takes_the_example_by_path(example):
     )
     assert out.returncode == 0, out.stderr
     assert "llm-v2-prod-asg-group" in out.stdout and "llm-prod-asg-group" in out.stdout
+    shown = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", str(example), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**__import__("os").environ, "GPUFLEET_NOW": "2026-12-01T00:00:00+00:00"},
+    )
+    notes = __import__("json").loads(shown.stdout)["notes"]
+    assert (
+        "rollout (canary rolling, 5 % planned): llm-prod 2 node(s) x weight 95, llm-v2-prod 1 node(s) x weight 10: "
+        "5.0 % of requests to llm-v2-prod at these sizes" in " ".join(notes)
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -99,6 +99,26 @@ def weights(spec: FleetSpec) -> tuple[int, int]:
     return node_weights(candidate_percent(spec), current_replicas(spec).desired_or_min, candidate_replicas(spec).desired_or_min)
 
 
+def notes(spec: FleetSpec) -> list[str]:
+    """What `gpufleet preview` says about a rollout: each group's nodes and per-node weight, the share they give."""
+    r = spec.rollout
+    if r is None:
+        return []
+    from gpufleet.naming import group_prefix
+
+    current, candidate = current_replicas(spec), candidate_replicas(spec)
+    wc, wn = weights(spec)
+    n_c, n_n = current.desired_or_min, candidate.desired_or_min
+    got = float(share((n_c, wc), (n_n, wn))) * 100
+    old, new = group_prefix(spec), group_prefix(spec.model_copy(update={"label": r.candidate.label}))
+    phase = f"{r.strategy} {r.phase}" + (f" until {r.retire_after.isoformat()}" if r.retire_after else "")
+    return [
+        f"rollout ({phase}, {candidate_percent(spec)} % planned): {old} {n_c} node(s) x weight {wc}, {new} {n_n} node(s) x "
+        f"weight {wn}: {got:.1f} % of requests to {new} at these sizes; autoscaling changes the node counts, not the "
+        "weights (docs/spec.md#rollout)"
+    ]
+
+
 def finished(spec: FleetSpec) -> FleetSpec:
     """The spec after `rollout finish`: the fleet takes the candidate's label, model, image, serving and GPU (its
     replicas stay the fleet's: candidate_replicas) and the rollout section goes. Its main group is the candidate
