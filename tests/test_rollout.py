@@ -318,6 +318,29 @@ def test_the_simulation_splits_the_requests_by_the_declared_weights(example, tmp
             assert 0.05 < sum(cand["arrivals"]) / total < 0.25  # the old group scales out under the step; the canary does not
 
 
+def test_the_candidates_nodes_load_their_own_model_in_the_simulation(tmp_path):
+    from gpufleet.simulate import timings
+
+    stack = write_stack(tmp_path, EXAMPLES[0], "promoted")  # the candidate takes every request: it scales out
+    p = plan.for_stack(stack)
+    b = run.behaviour(p.fleet, p.resources)
+    assert p.fleet.candidate is not None
+    ready = {g.name: g.ready_s for g in b.groups}
+    own = timings.node(p.fleet.candidate)
+    fleet_ready = sum(b.timing(n) for n in run.READY)
+    want = fleet_ready - b.timing("weights_fetch_s") - b.timing("cuda_graphs_s")
+    want += own["weights_fetch_s"].seconds + own["cuda_graphs_s"].seconds
+    assert ready == {"llm-prod-asg-group": None, "llm-v2-prod-asg-group": pytest.approx(want)}
+    assert own["weights_fetch_s"].seconds != b.timing("weights_fetch_s")  # Qwen3-8B is not Qwen2.5-7B's size
+    cap = capacity.given(13.8)
+    tr = trace.profile("step", run.step_low(b, cap), datetime(2026, 12, 7, tzinfo=UTC), 10.0, run.day_shape(b))
+    r = run.simulate(b, cap, tr)
+    launched = [n for n in r.nodes if n.group == "llm-v2-prod-asg-group" and n.created > 0]
+    assert launched
+    for n in launched:
+        assert n.ready - n.in_service == pytest.approx(want)
+
+
 def test_the_simulation_without_weights_runs_one_queue_as_before():
     p = plan.for_stack("alicloud-cn-hangzhou-prod")
     b = run.behaviour(p.fleet, p.resources)
