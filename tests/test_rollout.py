@@ -514,3 +514,13 @@ def test_a_prompt_file_in_the_project_is_accepted():
     raw["rollout"]["gates"]["answers"]["prompts"] = "examples/budgets-example.yaml"  # exists: only existence is checked here
     fleet = validation.validate(raw, stack="x", file="f")
     assert fleet.spec.rollout is not None and fleet.spec.rollout.gates.answers.prompts == "examples/budgets-example.yaml"
+
+
+def test_cost_compare_moves_the_candidate_to_the_other_cloud_too():
+    from gpufleet.cost import compare, usage
+
+    stack = loader.use_stack_file(EXAMPLES[0])
+    (opt,) = compare.compare(stack, ["tencentcloud"], ["payg"], usage.load(stack))
+    assert opt.estimate is not None, opt.problem
+    names = {ln.resource_name for ln in opt.estimate.lines if ln.category == "gpu_compute"}
+    assert names == {"llm-prod-asg-config", "llm-v2-prod-asg-config"}
