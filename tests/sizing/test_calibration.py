@@ -47,7 +47,8 @@ def test_verdict(row):
     assert c.verdict_right, f"{c.id}: vLLM {'started' if row['started'] else 'refused'}; plan fit says the opposite"
 
 
-def test_print_error_table(capsys):
+def test_print_error_table(summary):
+    """The error table of plan fit against every log, shown in the run's summary (tests/conftest.py `summary`)."""
     checks = [calibration.check(r) for r in ROWS]
     lines = [f"{'log':24} {'split':9} {'unit':6} {'logged':>10} {'plan fit':>10} {'error':>8}  verdict"]
     for c in checks:
@@ -67,8 +68,8 @@ def test_print_error_table(capsys):
         lines.append(f"{split}: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs")
     errs = [abs(c.error) for c in checks if c.verdict_asserted]
     lines.append(f"all asserted: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs")
-    with capsys.disabled():
-        print("\n" + "\n".join(lines))
+    for line in ["plan fit against published vLLM startup logs (tests/sizing/test_calibration.py):", *lines]:
+        summary(line)
     assert all(c.within for c in checks if c.verdict_asserted)
 
 
