@@ -74,6 +74,7 @@ COMMANDS = {
     "cost": "cost",
     "catalog": "cost",
     "region": "region",
+    "rollout": "rollout",
     "completion": "completion",
 }
 

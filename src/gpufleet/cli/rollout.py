@@ -1,0 +1,412 @@
+"""`gpufleet rollout start|status|step|promote|abort|finish`: a safe model rollout (docs/rollout.md). The logic lives
+in gpufleet.rollout; this module reads the options and prints the report."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from gpufleet.cli import options
+from gpufleet.errors import Problem, UserError, console
+
+FORMATS = ("table", "json")
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(
+        rich_markup_mode=None,
+        no_args_is_help=True,
+        help="Roll a new model, image or vLLM version out to a fleet: canary or blue/green steps gated on the live "
+        "endpoints (errors, latency, TTFT, vLLM queue and KV cache, answers), automatic rollback (docs/rollout.md).\n\n"
+        "Exit codes: 0 done; 1 a gate failed and the candidate was rolled back; 2 bad input or refused.\n\n"
+        "\b\nExamples:\n"
+        "  gpufleet rollout start --stack alicloud-cn-hangzhou-prod\n"
+        "  gpufleet rollout step --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\\n"
+        "      --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY\n"
+        "  gpufleet rollout status --stack alicloud-cn-hangzhou-prod --format json",
+    )
+    sub.command("start")(start_cmd)
+    sub.command("status")(status_cmd)
+    sub.command("step")(step_cmd)
+    sub.command("promote")(promote_cmd)
+    sub.command("abort")(abort_cmd)
+    sub.command("finish")(finish_cmd)
+    app.add_typer(sub, name="rollout")
+
+
+# ---- shared options ------------------------------------------------------------------------------------------------
+
+
+def _url(flag: str, help: str, required: bool = True):
+    return typer.Option(... if required else None, flag, metavar="URL", help=help)
+
+
+CURRENT_URL = "the current group's own endpoint: a node of it (http://NODE:serving.port) or its own listener"
+CANDIDATE_URL = "the candidate group's own endpoint: a node of it or its own listener (not the shared load balancer)"
+METRICS_URL = "its vLLM Prometheus metrics (default: the node gateway's http://HOST:serving.gateway.metrics_port/metrics/vllm)"
+
+
+def _context(stack: str, say=None):
+    """The rollout context of a stack: its file, project, rollout section; the fleet for the gates."""
+    from gpufleet.rollout.runner import Context
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.project import project_root
+    from gpufleet.validation import load_fleet
+
+    fleet = load_fleet(stack, sizing=False)
+    err = console(stderr=True)
+    ctx = Context(
+        stack=stack,
+        stack_file=loader.stack_path(stack),
+        project=project_root(),
+        rollout=getattr(fleet.spec, "rollout", None),
+        environ=dict(os.environ),
+        say=say or (lambda text: err.print(text, soft_wrap=True)),
+    )
+    return ctx, fleet
+
+
+def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
+    from gpufleet.sizing import loadtest
+
+    if env_name and key_file:
+        raise UserError([Problem("--api-key-file", "", "give --api-key-env or --api-key-file, not both")])
+    if key_file is None:
+        return loadtest.api_key(env_name, os.environ)
+    try:
+        value = key_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UserError([Problem("--api-key-file", str(key_file), f"cannot read: {exc.strerror}")]) from None
+    if not value or any(ord(ch) < 33 or ord(ch) == 127 for ch in value):
+        raise UserError([Problem("--api-key-file", str(key_file), "must hold one key: no spaces, no control characters, not empty")])
+    return value
+
+
+def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
+    from urllib.parse import urlsplit
+
+    if given:
+        parts = urlsplit(given)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UserError([Problem(flag, "", f"{given!r} is not an http:// or https:// URL")])
+        return given
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}:{port}/metrics/vllm"
+
+
+def _thresholds(fleet, rollout):
+    from gpufleet.rollout.gates import Thresholds
+
+    g = rollout.gates
+    queue = g.max_queue_per_node if g.max_queue_per_node is not None else fleet.spec.autoscaling.queue.scale_out_above
+    return Thresholds(
+        max_error_rate=g.max_error_rate,
+        max_latency_p95_ratio=g.max_latency_p95_ratio,
+        max_ttft_p95_ratio=g.max_ttft_p95_ratio,
+        max_queue_per_node=float(queue),
+        max_kv_cache_percent=float(g.max_kv_cache_percent),
+        min_exact_match=g.answers.min_exact_match,
+        min_similarity=g.answers.min_similarity,
+    )
+
+
+def _measure(ctx, fleet, *, current_url, candidate_url, current_metrics_url, candidate_metrics_url, api_key_env, api_key_file,
+             prompts, concurrency, requests, max_tokens, timeout_s):
+    """The gates' measuring function of a step, every option checked first (all problems at once)."""
+    from gpufleet.rollout import answers, measure
+    from gpufleet.rollout.runner import _require_rollout
+    from gpufleet.sizing import loadtest
+
+    rollout = _require_rollout(ctx)
+    problems: list[Problem] = []
+
+    def check(fn, *args):
+        try:
+            return fn(*args)
+        except UserError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    check(loadtest.chat_endpoint, current_url)
+    check(loadtest.chat_endpoint, candidate_url)
+    key = check(_api_key, api_key_env, api_key_file)
+    port = fleet.spec.serving.gateway.metrics_port
+    cur_m = check(_metrics_url, current_url, current_metrics_url, port, "--current-metrics-url")
+    cand_m = check(_metrics_url, candidate_url, candidate_metrics_url, port, "--candidate-metrics-url")
+    user_prompts = prompts or _spec_prompts(ctx, rollout)
+    ps = check(answers.load, user_prompts)
+    for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):
+        if value < 1:
+            problems.append(Problem(flag, "", f"must be 1 or more (got {value})"))
+    if requests < concurrency:
+        problems.append(Problem("--requests", "", f"{requests} requests cannot keep {concurrency} in flight: give --requests {concurrency} or more"))
+    if not timeout_s > 0:
+        problems.append(Problem("--timeout-s", "", f"must be a positive number of seconds (got {timeout_s:g})"))
+    if problems:
+        raise UserError(problems)
+    candidate = getattr(rollout, "candidate", None)
+    cand_model = getattr(getattr(candidate, "model", None), "name", None) or fleet.spec.model.name
+    cur = measure.Endpoint("current", current_url, fleet.spec.model.name, cur_m)
+    cand = measure.Endpoint("candidate", candidate_url, cand_model, cand_m)
+    load = measure.LoadSettings(
+        concurrency=concurrency,
+        requests=requests,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
+        max_duration_s=max(timeout_s, 60.0),
+        health_path=fleet.spec.load_balancer.health_check.path,
+        api_key=key,
+    )
+    t = _thresholds(fleet, rollout)
+
+    def run():
+        ctx.say(f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url}, then {len(ps.prompts)} prompts")
+        return measure.gates(cur, cand, load, ps, t)
+
+    return run
+
+
+def _spec_prompts(ctx, rollout) -> Path | None:
+    """rollout.gates.answers.prompts: a path relative to the project folder."""
+    given = getattr(getattr(getattr(rollout, "gates", None), "answers", None), "prompts", None)
+    if not given:
+        return None
+    path = Path(given)
+    return path if path.is_absolute() else ctx.project / path
+
+
+# ---- output --------------------------------------------------------------------------------------------------------
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _draw(report: dict):
+    def draw(c) -> None:
+        from rich import box
+        from rich.table import Table
+
+        steps = " → ".join(f"{s}" for s in report.get("steps") or [])
+        c.print(
+            f"rollout of {report['stack']} ({report.get('strategy')}; steps {steps} %): {report.get('status')}, "
+            f"candidate at {_fmt(report.get('weight'))} %",
+            soft_wrap=True,
+        )
+        if report.get("gates"):
+            t = Table(title=f"gates before {report.get('to')}: {report.get('result')}", box=box.SIMPLE_HEAD, title_justify="left")
+            for col, j in (("gate", "left"), ("measured", "right"), ("threshold", "right"), ("result", "left"), ("detail", "left")):
+                t.add_column(col, justify=j)  # type: ignore[arg-type]
+            for g in report["gates"]:
+                t.add_row(g["name"], _fmt(g["measured"]), f"{g['op']} {g['threshold']:g}", "pass" if g["passed"] else "FAIL", g["detail"])
+            c.print(t)
+        changed = ((report.get("figures") or {}).get("answers") or {}).get("changed") or []
+        if changed:
+            t = Table(title="answers that changed (lowest similarity first)", box=box.SIMPLE_HEAD, title_justify="left")
+            for col in ("prompt", "similarity", "current", "candidate"):
+                t.add_column(col)
+            for ch in changed:
+                t.add_row(ch["id"], f"{ch['similarity']:.2f}", ch["current"] or "(no answer)", ch["candidate"] or "(no answer)")
+            c.print(t)
+        if report.get("reason"):
+            c.print(f"reason: {report['reason']}", soft_wrap=True)
+        if report.get("retire_after"):
+            c.print(f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack']}` after that")
+        waiting = report.get("awaiting_deploy")
+        if waiting:
+            c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
+            for cmd in waiting["commands"]:
+                c.print(f"  {cmd}", soft_wrap=True)
+            c.print(f"then `gpufleet rollout {_continue_with(report)} --stack {report['stack']} ...` to go on", soft_wrap=True)
+
+    return draw
+
+
+def _continue_with(report: dict) -> str:
+    return "abort" if report.get("status") in ("rolled_back", "aborted") or report.get("command") == "abort" else (
+        "finish" if report.get("command") == "finish" else "step"
+    )
+
+
+def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    if chosen == "json":
+        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        options.show(_draw(report), out)
+    if report.get("result") == "failed":
+        raise typer.Exit(1)
+
+
+# ---- commands ------------------------------------------------------------------------------------------------------
+
+
+def start_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Start the rollout of the stack's `rollout:` section: the candidate group is deployed with weight 0 (step 0).
+
+    Refused while another rollout of the stack is in progress.
+
+    \b
+    Examples:
+      gpufleet rollout start --stack alicloud-cn-hangzhou-prod
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(runner.start(ctx), fmt, as_json, out)
+
+
+def status_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Where the rollout stands: status, weight, the last gates measured, a deploy awaited.
+
+    \b
+    Examples:
+      gpufleet rollout status --stack alicloud-cn-hangzhou-prod --format json
+    """
+    from gpufleet.rollout import runner
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.project import project_root
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    loader.read_stack_config(stack)  # a missing stack is named like everywhere else
+    err = console(stderr=True)
+    ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=lambda t: err.print(t))
+    report = runner.status(ctx)
+    if chosen == "json":
+        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        options.show(_draw(report), out)
+
+
+def step_cmd(
+    stack: str = options.stack(),
+    current_url: str = _url("--current-url", CURRENT_URL),
+    candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
+    current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
+    candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"),
+    api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
+    prompts: Path | None = typer.Option(None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set (default: rollout.gates.answers.prompts)"),
+    concurrency: int = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load"),
+    requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load"),
+    max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
+    timeout_s: float = typer.Option(60.0, "--timeout-s", metavar="S", help="per request"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Measure the gates and move the candidate to the next weight; a failed gate rolls back (exit 1).
+
+    A deploy awaited from the previous command (no Pulumi CLI) is taken as done first.
+
+    \b
+    Examples:
+      gpufleet rollout step --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\
+          --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, fleet = _context(stack)
+    m = _measure(
+        ctx, fleet, current_url=current_url, candidate_url=candidate_url, current_metrics_url=current_metrics_url,
+        candidate_metrics_url=candidate_metrics_url, api_key_env=api_key_env, api_key_file=api_key_file, prompts=prompts,
+        concurrency=concurrency, requests=requests, max_tokens=max_tokens, timeout_s=timeout_s,
+    )
+    _print(runner.step(ctx, m), fmt, as_json, out)
+
+
+def promote_cmd(
+    stack: str = options.stack(),
+    current_url: str = _url("--current-url", CURRENT_URL),
+    candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
+    current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
+    candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"),
+    api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
+    prompts: Path | None = typer.Option(None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set"),
+    concurrency: int = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint"),
+    requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint"),
+    max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
+    timeout_s: float = typer.Option(60.0, "--timeout-s", metavar="S", help="per request"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """At the last step: measure the gates once more, then make the candidate the serving group (phase promoted).
+
+    The old group stays at its minimum until retire_after = now + rollout.keep_previous_hours.
+
+    \b
+    Examples:
+      gpufleet rollout promote --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\
+          --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, fleet = _context(stack)
+    m = _measure(
+        ctx, fleet, current_url=current_url, candidate_url=candidate_url, current_metrics_url=current_metrics_url,
+        candidate_metrics_url=candidate_metrics_url, api_key_env=api_key_env, api_key_file=api_key_file, prompts=prompts,
+        concurrency=concurrency, requests=requests, max_tokens=max_tokens, timeout_s=timeout_s,
+    )
+    _print(runner.promote(ctx, m), fmt, as_json, out)
+
+
+def abort_cmd(
+    stack: str = options.stack(),
+    reason: str | None = typer.Option(None, "--reason", metavar="TEXT", help="why, recorded in the state file"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Roll back: the candidate's weight to 0, then the candidate group to 0 nodes.
+
+    \b
+    Examples:
+      gpufleet rollout abort --stack alicloud-cn-hangzhou-prod --reason "latency regression seen in the dashboard"
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(runner.abort(ctx, reason), fmt, as_json, out)
+
+
+def finish_cmd(
+    stack: str = options.stack(),
+    force: bool = typer.Option(False, "--force", help="finish before retire_after (the old group goes at once)"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """After the keep window: the fleet takes the candidate's settings and label; the old group is removed.
+
+    \b
+    Examples:
+      gpufleet rollout finish --stack alicloud-cn-hangzhou-prod
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(runner.finish(ctx, force), fmt, as_json, out)

@@ -1,0 +1,46 @@
+"""Deploying a step: `pulumi up` of the changed stack file.
+
+With the Pulumi CLI on PATH the step runs it through Pulumi's Automation API (pulumi.automation: select the stack in
+the project folder, `up`), and the rollout goes on. Without it (this machine, and any operator without the CLI) the
+rollout prints the exact commands, records that the deploy is awaited, and the next `gpufleet rollout step` (or
+abort / promote / finish) continues from there once they have been run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError
+
+
+def pulumi_cli(environ: Mapping[str, str]) -> str | None:
+    """The Pulumi CLI's path when it is on PATH (the Automation API drives that binary), else None."""
+    return shutil.which("pulumi", path=environ.get("PATH", ""))
+
+
+def commands(stack: str, project: Path, stack_file: Path) -> list[str]:
+    """The commands that deploy the stack file as it now is (run from anywhere)."""
+    cmd = ["pulumi", "up", "--cwd", str(project), "--stack", stack, "--yes"]
+    if stack_file.resolve().parent != (project / "stacks").resolve():
+        cmd += ["--config-file", str(stack_file)]  # a stack file outside the project's stacks/ folder
+    return [shlex.join(cmd)]
+
+
+def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[str], None]) -> None:
+    """`pulumi up` through the Automation API; a failed update is a UserError (the rollout stays where it was)."""
+    from pulumi import automation as auto
+
+    try:
+        s = auto.select_stack(stack_name=stack, work_dir=str(project))
+        opts = {"on_output": say}
+        if stack_file.resolve().parent != (project / "stacks").resolve():
+            opts["config_file"] = str(stack_file)  # pragma: no cover - only with a real CLI
+        result = s.up(**opts)
+    except auto.errors.CommandError as exc:
+        last = str(exc).strip().splitlines()[-1:] or ["(no output)"]
+        raise UserError([Problem(str(stack_file), "", f"pulumi up failed: {last[0]}; the rollout stays at the last deployed step")]) from None
+    if result.summary.result != "succeeded":
+        raise UserError([Problem(str(stack_file), "", f"pulumi up ended {result.summary.result}")])
