@@ -81,7 +81,9 @@ def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
     except OSError as exc:
         raise UserError([Problem("--api-key-file", str(key_file), f"cannot read: {exc.strerror}")]) from None
     if not value or any(ord(ch) < 33 or ord(ch) == 127 for ch in value):
-        raise UserError([Problem("--api-key-file", str(key_file), "must hold one key: no spaces, no control characters, not empty")])
+        raise UserError(
+            [Problem("--api-key-file", str(key_file), "must hold one key: no spaces, no control characters, not empty")]
+        )
     return value
 
 
@@ -113,8 +115,22 @@ def _thresholds(fleet, rollout):
     )
 
 
-def _measure(ctx, fleet, *, current_url, candidate_url, current_metrics_url, candidate_metrics_url, api_key_env, api_key_file,
-             prompts, concurrency, requests, max_tokens, timeout_s):
+def _measure(
+    ctx,
+    fleet,
+    *,
+    current_url,
+    candidate_url,
+    current_metrics_url,
+    candidate_metrics_url,
+    api_key_env,
+    api_key_file,
+    prompts,
+    concurrency,
+    requests,
+    max_tokens,
+    timeout_s,
+):
     """The gates' measuring function of a step, every option checked first (all problems at once)."""
     from gpufleet.rollout import answers, measure
     from gpufleet.rollout.runner import _require_rollout
@@ -142,7 +158,13 @@ def _measure(ctx, fleet, *, current_url, candidate_url, current_metrics_url, can
         if value < 1:
             problems.append(Problem(flag, "", f"must be 1 or more (got {value})"))
     if requests < concurrency:
-        problems.append(Problem("--requests", "", f"{requests} requests cannot keep {concurrency} in flight: give --requests {concurrency} or more"))
+        problems.append(
+            Problem(
+                "--requests",
+                "",
+                f"{requests} requests cannot keep {concurrency} in flight: give --requests {concurrency} or more",
+            )
+        )
     if not timeout_s > 0:
         problems.append(Problem("--timeout-s", "", f"must be a positive number of seconds (got {timeout_s:g})"))
     if problems:
@@ -163,7 +185,9 @@ def _measure(ctx, fleet, *, current_url, candidate_url, current_metrics_url, can
     t = _thresholds(fleet, rollout)
 
     def run():
-        ctx.say(f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url}, then {len(ps.prompts)} prompts")
+        ctx.say(
+            f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url}, then {len(ps.prompts)} prompts"
+        )
         return measure.gates(cur, cand, load, ps, t)
 
     return run
@@ -202,10 +226,22 @@ def _draw(report: dict):
         )
         if report.get("gates"):
             t = Table(title=f"gates before {report.get('to')}: {report.get('result')}", box=box.SIMPLE_HEAD, title_justify="left")
-            for col, j in (("gate", "left"), ("measured", "right"), ("threshold", "right"), ("result", "left"), ("detail", "left")):
+            for col, j in (
+                ("gate", "left"),
+                ("measured", "right"),
+                ("threshold", "right"),
+                ("result", "left"),
+                ("detail", "left"),
+            ):
                 t.add_column(col, justify=j)  # type: ignore[arg-type]
             for g in report["gates"]:
-                t.add_row(g["name"], _fmt(g["measured"]), f"{g['op']} {g['threshold']:g}", "pass" if g["passed"] else "FAIL", g["detail"])
+                t.add_row(
+                    g["name"],
+                    _fmt(g["measured"]),
+                    f"{g['op']} {g['threshold']:g}",
+                    "pass" if g["passed"] else "FAIL",
+                    g["detail"],
+                )
             c.print(t)
         changed = ((report.get("figures") or {}).get("answers") or {}).get("changed") or []
         if changed:
@@ -218,7 +254,9 @@ def _draw(report: dict):
         if report.get("reason"):
             c.print(f"reason: {report['reason']}", soft_wrap=True)
         if report.get("retire_after"):
-            c.print(f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack']}` after that")
+            c.print(
+                f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack']}` after that"
+            )
         waiting = report.get("awaiting_deploy")
         if waiting:
             c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
@@ -230,8 +268,10 @@ def _draw(report: dict):
 
 
 def _continue_with(report: dict) -> str:
-    return "abort" if report.get("status") in ("rolled_back", "aborted") or report.get("command") == "abort" else (
-        "finish" if report.get("command") == "finish" else "step"
+    return (
+        "abort"
+        if report.get("status") in ("rolled_back", "aborted") or report.get("command") == "abort"
+        else ("finish" if report.get("command") == "finish" else "step")
     )
 
 
@@ -302,10 +342,19 @@ def step_cmd(
     candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
     current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
     candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
-    api_key_env: str | None = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
+    ),
     api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
-    prompts: Path | None = typer.Option(None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set (default: rollout.gates.answers.prompts)"),
-    concurrency: int = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load"),
+    prompts: Path | None = typer.Option(
+        None,
+        "--prompts",
+        metavar="FILE",
+        help="your answer-regression prompts, added to the default set (default: rollout.gates.answers.prompts)",
+    ),
+    concurrency: int = typer.Option(
+        4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load"
+    ),
     requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load"),
     max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
     timeout_s: float = typer.Option(60.0, "--timeout-s", metavar="S", help="per request"),
@@ -327,9 +376,19 @@ def step_cmd(
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, fleet = _context(stack)
     m = _measure(
-        ctx, fleet, current_url=current_url, candidate_url=candidate_url, current_metrics_url=current_metrics_url,
-        candidate_metrics_url=candidate_metrics_url, api_key_env=api_key_env, api_key_file=api_key_file, prompts=prompts,
-        concurrency=concurrency, requests=requests, max_tokens=max_tokens, timeout_s=timeout_s,
+        ctx,
+        fleet,
+        current_url=current_url,
+        candidate_url=candidate_url,
+        current_metrics_url=current_metrics_url,
+        candidate_metrics_url=candidate_metrics_url,
+        api_key_env=api_key_env,
+        api_key_file=api_key_file,
+        prompts=prompts,
+        concurrency=concurrency,
+        requests=requests,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
     )
     _print(runner.step(ctx, m), fmt, as_json, out)
 
@@ -340,9 +399,13 @@ def promote_cmd(
     candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
     current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
     candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
-    api_key_env: str | None = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
+    ),
     api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
-    prompts: Path | None = typer.Option(None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set"),
+    prompts: Path | None = typer.Option(
+        None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set"
+    ),
     concurrency: int = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint"),
     requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint"),
     max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
@@ -365,9 +428,19 @@ def promote_cmd(
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, fleet = _context(stack)
     m = _measure(
-        ctx, fleet, current_url=current_url, candidate_url=candidate_url, current_metrics_url=current_metrics_url,
-        candidate_metrics_url=candidate_metrics_url, api_key_env=api_key_env, api_key_file=api_key_file, prompts=prompts,
-        concurrency=concurrency, requests=requests, max_tokens=max_tokens, timeout_s=timeout_s,
+        ctx,
+        fleet,
+        current_url=current_url,
+        candidate_url=candidate_url,
+        current_metrics_url=current_metrics_url,
+        candidate_metrics_url=candidate_metrics_url,
+        api_key_env=api_key_env,
+        api_key_file=api_key_file,
+        prompts=prompts,
+        concurrency=concurrency,
+        requests=requests,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
     )
     _print(runner.promote(ctx, m), fmt, as_json, out)
 

@@ -45,7 +45,9 @@ def _entries(raw: object, shown: str) -> list[tuple[str, str]]:
         elif isinstance(item, dict) and isinstance(item.get("prompt"), str) and item["prompt"].strip():
             out.append((str(item.get("id") or f"{Path(shown).stem}-{i + 1}"), item["prompt"]))
         else:
-            problems.append(Problem(shown, f"prompts[{i}]", "is not a prompt: give a non-empty string or {id: NAME, prompt: TEXT}"))
+            problems.append(
+                Problem(shown, f"prompts[{i}]", "is not a prompt: give a non-empty string or {id: NAME, prompt: TEXT}")
+            )
     if problems:
         raise UserError(problems)
     return out
@@ -67,7 +69,9 @@ def load(user_file: Path | None = None) -> PromptSet:
     seen: set[str] = set()
     dupes = [pid for pid, _ in prompts if pid in seen or seen.add(pid)]  # type: ignore[func-returns-value]
     if dupes:
-        raise UserError([Problem(str(user_file), "prompts", f"id {dupes[0]!r} is used twice: ids name the prompts in the report")])
+        raise UserError(
+            [Problem(str(user_file), "prompts", f"id {dupes[0]!r} is used twice: ids name the prompts in the report")]
+        )
     return PromptSet(tuple(prompts), int(default["max_tokens"]), int(default["seed"]))
 
 
@@ -94,7 +98,9 @@ async def _ask(client: httpx.AsyncClient, endpoint: str, model: str, prompt: str
         raise RuntimeError("the answer is not a chat completion") from None
 
 
-async def collect(endpoint: str, model: str, ps: PromptSet, headers: dict, timeout_s: float, concurrency: int = 4) -> dict[str, str | None]:
+async def collect(
+    endpoint: str, model: str, ps: PromptSet, headers: dict, timeout_s: float, concurrency: int = 4
+) -> dict[str, str | None]:
     """Each prompt's answer from one endpoint (None for a request that failed)."""
     sem = asyncio.Semaphore(concurrency)
     out: dict[str, str | None] = {}

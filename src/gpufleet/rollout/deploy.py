@@ -35,12 +35,13 @@ def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[st
 
     try:
         s = auto.select_stack(stack_name=stack, work_dir=str(project))
-        opts = {"on_output": say}
-        if stack_file.resolve().parent != (project / "stacks").resolve():
-            opts["config_file"] = str(stack_file)  # pragma: no cover - only with a real CLI
-        result = s.up(**opts)
+        outside = stack_file.resolve().parent != (project / "stacks").resolve()
+        # show_secrets=False: the SDK's default (True) would print the stack's secrets in the update's output
+        result = s.up(on_output=say, show_secrets=False, config_file=str(stack_file) if outside else None)
     except auto.errors.CommandError as exc:
         last = str(exc).strip().splitlines()[-1:] or ["(no output)"]
-        raise UserError([Problem(str(stack_file), "", f"pulumi up failed: {last[0]}; the rollout stays at the last deployed step")]) from None
+        raise UserError(
+            [Problem(str(stack_file), "", f"pulumi up failed: {last[0]}; the rollout stays at the last deployed step")]
+        ) from None
     if result.summary.result != "succeeded":
         raise UserError([Problem(str(stack_file), "", f"pulumi up ended {result.summary.result}")])

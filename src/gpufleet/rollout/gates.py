@@ -84,14 +84,23 @@ def traffic_gates(m: dict, t: Thresholds) -> list[Gate]:
         ("ttft_p95_ratio", "ttft_p95_ms", t.max_ttft_p95_ratio),
     ):
         gates.append(
-            _gate(name, ratio(cand.get(key), cur.get(key)), "<=", limit, f"candidate {_ms(cand.get(key))} / current {_ms(cur.get(key))}")
+            _gate(
+                name,
+                ratio(cand.get(key), cur.get(key)),
+                "<=",
+                limit,
+                f"candidate {_ms(cand.get(key))} / current {_ms(cur.get(key))}",
+            )
         )
     for name, key, limit, unit in (
         ("queue_per_node", "queue_max", t.max_queue_per_node, ""),
         ("kv_cache_percent", "kv_cache_percent_max", t.max_kv_cache_percent, " %"),
     ):
         value = cand.get(key)
-        detail = cand.get("metrics_error") or f"candidate {_num(value)}{unit}, current {_num(cur.get(key))}{unit} (highest while loaded)"
+        detail = (
+            cand.get("metrics_error")
+            or f"candidate {_num(value)}{unit}, current {_num(cur.get(key))}{unit} (highest while loaded)"
+        )
         gates.append(_gate(name, value, "<=", limit, detail))
     return gates
 
@@ -102,7 +111,13 @@ def answer_gates(a: dict, t: Thresholds) -> list[Gate]:
     changed = a["changed"]
     worst = min((c["similarity"] for c in changed), default=1.0 if n else None)
     return [
-        _gate("answers_exact_match", a["exact_match_rate"] if n else None, ">=", t.min_exact_match, f"{n - len(changed)} of {n} prompts answered the same"),
+        _gate(
+            "answers_exact_match",
+            a["exact_match_rate"] if n else None,
+            ">=",
+            t.min_exact_match,
+            f"{n - len(changed)} of {n} prompts answered the same",
+        ),
         _gate(
             "answers_similarity",
             worst,

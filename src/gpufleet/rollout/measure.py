@@ -174,7 +174,9 @@ async def _answers(current: Endpoint, candidate: Endpoint, ps: answers.PromptSet
     return answers.compare(ps, got[0], got[1])
 
 
-def gates(current: Endpoint, candidate: Endpoint, s: LoadSettings, ps: answers.PromptSet, t: Thresholds) -> tuple[list[Gate], dict]:
+def gates(
+    current: Endpoint, candidate: Endpoint, s: LoadSettings, ps: answers.PromptSet, t: Thresholds
+) -> tuple[list[Gate], dict]:
     """Every gate of one step: the traffic gates under load, then the answer gates (after the load, so the answers'
     requests do not change the latency measured). Returns the gates and the figures behind them."""
     import asyncio as aio

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,7 +30,7 @@ class Context:
     stack: str
     stack_file: Path
     project: Path
-    rollout: object | None  # the spec's rollout section (FleetSpec.rollout), None when the stack has none
+    rollout: Any  # the spec's rollout section (FleetSpec.rollout), None when the stack has none
     environ: Mapping[str, str]
     say: Callable[[str], None] = print
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
@@ -66,7 +67,9 @@ class Run:
         self.lock.__enter__()
         if self.lock.took_over:
             t = self.lock.took_over
-            self.note(f"the previous `rollout {t.get('command')}` (pid {t.get('pid')}, since {t.get('since')}) ended without finishing; resuming")
+            self.note(
+                f"the previous `rollout {t.get('command')}` (pid {t.get('pid')}, since {t.get('since')}) ended without finishing; resuming"
+            )
         self.state = load(self.state_path)
         return self
 
@@ -100,7 +103,9 @@ class Run:
         st = self.state
         assert st is not None and st.in_progress is not None
         if st.awaiting_deploy:
-            self.note(f"taking the deploy of `{Change.from_json(st.awaiting_deploy['change']).describe()}` as done (its commands were run)")
+            self.note(
+                f"taking the deploy of `{Change.from_json(st.awaiting_deploy['change']).describe()}` as done (its commands were run)"
+            )
             st.awaiting_deploy = None
             st.in_progress["changes"] = st.in_progress["changes"][1:]
             self.save()
@@ -176,19 +181,31 @@ def _value(x: float | None) -> str:
     return "not measured" if x is None else f"{x:g}"
 
 
-def _require_rollout(ctx: Context) -> object:
+def _require_rollout(ctx: Context) -> Any:
     r = ctx.rollout
     if r is None:
-        raise UserError([Problem(ctx.shown, "gpufleet:fleet.rollout", "missing: a rollout needs the candidate in a `rollout:` section (docs/rollout.md)")])
+        raise UserError(
+            [
+                Problem(
+                    ctx.shown,
+                    "gpufleet:fleet.rollout",
+                    "missing: a rollout needs the candidate in a `rollout:` section (docs/rollout.md)",
+                )
+            ]
+        )
     return r
 
 
 def _require_state(run: Run, statuses: tuple[str, ...]) -> State:
     st = run.state
     if st is None:
-        raise UserError([Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack}` first")])
+        raise UserError(
+            [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack}` first")]
+        )
     if st.status not in statuses:
-        raise UserError([Problem(str(run.state_path), "status", f"is {st.status}: `rollout {run.command}` needs {' or '.join(statuses)}")])
+        raise UserError(
+            [Problem(str(run.state_path), "status", f"is {st.status}: `rollout {run.command}` needs {' or '.join(statuses)}")]
+        )
     return st
 
 
@@ -196,8 +213,14 @@ def _finish_report(run: Run) -> dict:
     st = run.state
     if st is not None:
         run.report.update(
-            status=st.status, step=st.step, weight=st.weight, steps=st.steps, strategy=st.strategy,
-            retire_after=st.retire_after, reason=st.reason, awaiting_deploy=st.awaiting_deploy,
+            status=st.status,
+            step=st.step,
+            weight=st.weight,
+            steps=st.steps,
+            strategy=st.strategy,
+            retire_after=st.retire_after,
+            reason=st.reason,
+            awaiting_deploy=st.awaiting_deploy,
         )
     return run.report
 
@@ -224,7 +247,9 @@ def start(ctx: Context) -> dict:
             )
         r = _require_rollout(ctx)
         if getattr(r, "phase", "rolling") != "rolling":
-            raise UserError([Problem(ctx.shown, "gpufleet:fleet.rollout.phase", f"is {r.phase}: a rollout starts from phase rolling")])
+            raise UserError(
+                [Problem(ctx.shown, "gpufleet:fleet.rollout.phase", f"is {r.phase}: a rollout starts from phase rolling")]
+            )
         steps = list(plan.steps_of(r.strategy, getattr(r, "steps", None)))
         run.state = State(stack=ctx.stack, strategy=r.strategy, steps=steps, started_at=now_iso(ctx.now()))
         run.begin([Change("weight", steps[0])], {"step": 0})
@@ -235,7 +260,7 @@ def step(ctx: Context, measure: Measure) -> dict:
     """Confirm an awaited deploy, measure the gates, move the candidate to the next weight (or roll back)."""
     with Run(ctx, "step") as run:
         st = _require_state(run, ("rolling",))
-        if not run.resume() or run.state.status != "rolling":
+        if not run.resume() or st.status != "rolling":
             return _finish_report(run)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
@@ -249,11 +274,17 @@ def step(ctx: Context, measure: Measure) -> dict:
 def promote(ctx: Context, measure: Measure) -> dict:
     with Run(ctx, "promote") as run:
         st = _require_state(run, ("rolling",))
-        if not run.resume() or run.state.status != "rolling":
+        if not run.resume() or st.status != "rolling":
             return _finish_report(run)
         if st.step != len(st.steps) - 1:
             raise UserError(
-                [Problem(str(run.state_path), "step", f"the candidate is at {st.weight} %, not the last step ({st.steps[-1]} %): `rollout step` until it is")]
+                [
+                    Problem(
+                        str(run.state_path),
+                        "step",
+                        f"the candidate is at {st.weight} %, not the last step ({st.steps[-1]} %): `rollout step` until it is",
+                    )
+                ]
             )
         if run.gate(measure, "promoted"):
             hours = getattr(_require_rollout(ctx), "keep_previous_hours", 24)
@@ -306,11 +337,24 @@ def status(ctx: Context) -> dict:
     if st is None:
         raise UserError([Problem(ctx.shown, "", f"no rollout recorded ({state_path.name} does not exist)")])
     last = st.history[-1] if st.history else None
-    rep = {"stack": ctx.stack, "command": "status", "notes": [], "applied": [], "in_progress": st.in_progress, "history": st.history}
+    rep: dict[str, Any] = {
+        "stack": ctx.stack,
+        "command": "status",
+        "notes": [],
+        "applied": [],
+        "in_progress": st.in_progress,
+        "history": st.history,
+    }
     if last:
         rep.update(gates=last["gates"], figures=last["figures"], to=last["to"], result=last["result"], measured_at=last["at"])
     rep.update(
-        status=st.status, step=st.step, weight=st.weight, steps=st.steps, strategy=st.strategy,
-        retire_after=st.retire_after, reason=st.reason, awaiting_deploy=st.awaiting_deploy,
+        status=st.status,
+        step=st.step,
+        weight=st.weight,
+        steps=st.steps,
+        strategy=st.strategy,
+        retire_after=st.retire_after,
+        reason=st.reason,
+        awaiting_deploy=st.awaiting_deploy,
     )
     return rep
