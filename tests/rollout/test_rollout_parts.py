@@ -104,9 +104,11 @@ def test_answer_gates_from_a_comparison():
     assert drift["exact_match_rate"] == 0.25
     assert [c["id"] for c in drift["changed"]] == ["b", "d", "a"]  # lowest similarity first (ties by id)
     assert drift["changed"][2]["similarity"] == 0.8  # 2 x 4 matching tokens / 10 tokens
+    assert drift["mean_similarity"] == 0.45  # (0.8 + 0 + 1 + 0) / 4: an unanswered prompt counts 0
     got = _by_name(gates.answer_gates(drift, T))
     assert not got["answers_exact_match"].passed and got["answers_exact_match"].measured == 0.25
-    assert not got["answers_similarity"].passed and got["answers_similarity"].measured == 0.0
+    assert not got["answers_similarity"].passed and got["answers_similarity"].measured == 0.45
+    assert got["answers_similarity"].detail == "mean over 4 prompts; lowest 0 (b)"
 
 
 def test_similarity_is_the_token_sequence_ratio():
@@ -124,6 +126,15 @@ def test_the_default_prompts_ship_and_a_users_file_adds_to_them(tmp_path):
     mine = answers.load(f)
     assert mine.prompts[: len(default.prompts)] == default.prompts
     assert mine.prompts[-2:] == (("mine-1", "What is 2+2?"), ("refund", "Summarise our refund policy."))
+
+
+def test_a_jsonl_prompts_file(tmp_path):
+    f = tmp_path / "mine.jsonl"
+    f.write_text('"plain"\n\n{"id": "q2", "prompt": "second"}\n')
+    assert answers.load(f).prompts[-2:] == (("mine-1", "plain"), ("q2", "second"))
+    f.write_text('{"id": \n')
+    with pytest.raises(UserError, match=r"mine\.jsonl: line 1: not JSON"):
+        answers.load(f)
 
 
 def test_a_bad_prompts_file_names_the_entry(tmp_path):

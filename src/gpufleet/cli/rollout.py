@@ -219,9 +219,12 @@ def _draw(report: dict):
         from rich.table import Table
 
         steps = " → ".join(f"{s}" for s in report.get("steps") or [])
+        waiting = report.get("awaiting_deploy")
+        where = f"candidate at {_fmt(report.get('weight'))} %" if report.get("weight") is not None else "candidate not deployed"
+        if waiting:
+            where += f"; the stack file has `{_describe(waiting['change'])}`, not yet deployed"
         c.print(
-            f"rollout of {report['stack']} ({report.get('strategy')}; steps {steps} %): {report.get('status')}, "
-            f"candidate at {_fmt(report.get('weight'))} %",
+            f"rollout of {report['stack']} ({report.get('strategy')}; steps {steps} %): {report.get('status')}, {where}",
             soft_wrap=True,
         )
         if report.get("gates"):
@@ -257,7 +260,6 @@ def _draw(report: dict):
             c.print(
                 f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack']}` after that"
             )
-        waiting = report.get("awaiting_deploy")
         if waiting:
             c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
             for cmd in waiting["commands"]:
@@ -265,6 +267,12 @@ def _draw(report: dict):
             c.print(f"then `gpufleet rollout {_continue_with(report)} --stack {report['stack']} ...` to go on", soft_wrap=True)
 
     return draw
+
+
+def _describe(change: dict) -> str:
+    from gpufleet.rollout.plan import Change
+
+    return Change.from_json(change).describe()
 
 
 def _continue_with(report: dict) -> str:

@@ -1,12 +1,13 @@
 """The answer-regression gate: the same prompts, greedy decoding, both groups; do the answers stay the same?
 
-Prompts: the package's default set (data/prompts.yaml) plus the user's file (a YAML list of strings or of
-`{id, prompt}`; or a mapping with `prompts:`). Each is sent once to each endpoint as a non-streaming chat completion
+Prompts: the package's default set (data/prompts.yaml) plus the user's file: YAML (a list of strings or of
+`{id, prompt}`, or a mapping with `prompts:`) or JSON Lines (`.jsonl`: one string or `{"id", "prompt"}` per line). Each is sent once to each endpoint as a non-streaming chat completion
 with temperature 0, top_p 1, the set's max_tokens and seed, so a version that has not changed answers the same.
 
 - exact match: the two answers are equal once leading and trailing whitespace is removed;
 - similarity: difflib.SequenceMatcher ratio over the answers' whitespace-separated tokens (2 x matching tokens /
-  all tokens, order-aware; 1.0 the same, 0.0 nothing in common).
+  all tokens, order-aware; 1.0 the same, 0.0 nothing in common; a prompt either side failed to answer: 0). The gate
+  compares the mean over all prompts with `answers.min_similarity` (the spec's "least mean similarity").
 
 The report lists every prompt whose answer changed, lowest similarity first, with both answers (shortened).
 """
@@ -53,6 +54,26 @@ def _entries(raw: object, shown: str) -> list[tuple[str, str]]:
     return out
 
 
+def _yaml(text: str, shown: str) -> object:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UserError([Problem(shown, "", f"not YAML: {' '.join(str(exc).split())}")]) from None
+
+
+def _jsonl(text: str, shown: str) -> list:
+    import json
+
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError as exc:
+                raise UserError([Problem(shown, f"line {n}", f"not JSON: {exc}")]) from None
+    return out
+
+
 def load(user_file: Path | None = None) -> PromptSet:
     """The default prompts plus the user's file (UserError `file: prompts[i]: message` for a bad one)."""
     default = yaml.safe_load(DEFAULT.read_text(encoding="utf-8"))
@@ -60,11 +81,10 @@ def load(user_file: Path | None = None) -> PromptSet:
     if user_file is not None:
         shown = str(user_file)
         try:
-            raw = yaml.safe_load(Path(user_file).read_text(encoding="utf-8"))
+            text = Path(user_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise UserError([Problem(shown, "", f"cannot read: {exc.strerror}")]) from None
-        except yaml.YAMLError as exc:
-            raise UserError([Problem(shown, "", f"not YAML: {' '.join(str(exc).split())}")]) from None
+        raw = _jsonl(text, shown) if shown.endswith(".jsonl") else _yaml(text, shown)
         prompts += _entries(raw, shown)
     seen: set[str] = set()
     dupes = [pid for pid, _ in prompts if pid in seen or seen.add(pid)]  # type: ignore[func-returns-value]
@@ -136,11 +156,14 @@ def compare(ps: PromptSet, current: dict[str, str | None], candidate: dict[str, 
     """Exact-match rate and the changed prompts (lowest similarity first). A prompt either side failed to answer
     counts as changed with similarity 0."""
     changed = []
+    sims = []
     for pid, prompt in ps.prompts:
         a, b = current.get(pid), candidate.get(pid)
         if a is not None and b is not None and a.strip() == b.strip():
+            sims.append(1.0)
             continue
         sim = 0.0 if a is None or b is None else similarity(a, b)
+        sims.append(sim)
         changed.append(
             {"id": pid, "prompt": _short(prompt), "similarity": round(sim, 4), "current": _short(a), "candidate": _short(b)}
         )
@@ -149,6 +172,7 @@ def compare(ps: PromptSet, current: dict[str, str | None], candidate: dict[str, 
     return {
         "prompts": n,
         "exact_match_rate": round((n - len(changed)) / n, 4) if n else 0.0,
+        "mean_similarity": round(sum(sims) / n, 4) if n else 0.0,
         "similarity_method": "difflib.SequenceMatcher ratio over whitespace tokens",
         "changed": changed,
     }

@@ -44,13 +44,51 @@ class Context:
 Measure = Callable[[], tuple[list[Gate], dict]]
 
 
-def spec_change(text: str, change: Change) -> str:
+def spec_change(text: str, change: Change, now: datetime) -> str:
     """The stack file's text after `change` (gpufleet.stacks.rollout owns how a rollout section changes)."""
     from gpufleet.stacks.rollout import rollout_step_spec
 
     if change.kind == "weight":
-        return rollout_step_spec(text, weight=change.weight)
-    return rollout_step_spec(text, phase={"promote": "promoted", "finish": "finished", "rollback": "rolled_back"}[change.kind])
+        assert change.weight is not None
+        return rollout_step_spec(text, change.weight)
+    if change.kind == "rollback":
+        return candidate_to_zero(text)
+    return rollout_step_spec(text, {"promote": "promoted", "finish": "finished"}[change.kind], now=now)
+
+
+def candidate_to_zero(text: str) -> str:
+    """The stack text with `rollout.candidate.replicas` at 0 nodes (min 0, desired 0, max kept), the second half of a
+    rollback. rollout_step_spec has no such step yet (issue 31 contract: "abort = candidate_weight 0, then candidate
+    replicas 0"); this edits the one line the way it edits its keys and checks the result parses to exactly that.
+    Its home is gpufleet.stacks.rollout (a `rolled_back` step there would replace this)."""
+    import copy
+
+    import yaml
+
+    from gpufleet.stacks import rollout as steps
+
+    doc = yaml.safe_load(text)
+    fleet = doc["config"]["gpufleet:fleet"]
+    cand = fleet["rollout"]["candidate"]
+    old = cand.get("replicas") or {}
+    high = int(old.get("max") or fleet.get("replicas", {}).get("max") or 1)
+    want = copy.deepcopy(doc)
+    want["config"]["gpufleet:fleet"]["rollout"]["candidate"]["replicas"] = {"min": 0, "max": high, "desired": 0}
+
+    def candidate_block(lines: list[str]) -> tuple[int, int]:
+        fleet_at = steps._find_block(lines, ["config", "gpufleet:fleet"])
+        return steps._find_block(lines, ["candidate"], start=steps._find_block(lines, ["rollout"], start=fleet_at))
+
+    lines = text.splitlines(keepends=True)
+    try:
+        at, end = steps._find_block(lines, ["replicas"], start=candidate_block(lines))
+        lines = lines[:at] + lines[end:]  # the old replicas, one line or a nested block
+    except steps.StepError:
+        pass  # none yet: the default size
+    out = "".join(steps._set_key(lines, candidate_block(lines), "replicas", f"{{min: 0, max: {high}, desired: 0}}"))
+    if yaml.safe_load(out) != want:
+        raise steps.StepError("rollout.candidate.replicas could not be rewritten line by line")
+    return out
 
 
 class Run:
@@ -135,7 +173,7 @@ class Run:
     def _write(self, change: Change) -> None:
         path = self.ctx.stack_file
         text = path.read_text(encoding="utf-8")
-        new = spec_change(text, change)
+        new = spec_change(text, change, self.ctx.now())
         if new != text:
             write_atomic(path, new, flag=self.ctx.shown)
 
@@ -232,15 +270,16 @@ def start(ctx: Context) -> dict:
     with Run(ctx, "start") as run:
         st = run.state
         if st is not None and st.status in ACTIVE:
-            if st.in_progress and st.in_progress["command"] == "start":
-                run.resume()  # a start that crashed or awaits its deploy: this is the same start
+            if st.in_progress and st.in_progress["command"] == "start" and not st.awaiting_deploy:
+                run.resume()  # a start that crashed before its deploy: this is the same start, finish it
                 return _finish_report(run)
             raise UserError(
                 [
                     Problem(
                         str(run.state_path),
                         "",
-                        f"a rollout of {ctx.stack} is in progress ({st.status}, candidate at {st.weight} %, since {st.started_at}): "
+                        f"a rollout of {ctx.stack} is in progress since {st.started_at} ({st.status}, "
+                        f"{'candidate not yet deployed' if st.weight is None else f'candidate at {st.weight} %'}): "
                         f"`gpufleet rollout status|step|abort --stack {ctx.stack}`",
                     )
                 ]
@@ -249,6 +288,18 @@ def start(ctx: Context) -> dict:
         if getattr(r, "phase", "rolling") != "rolling":
             raise UserError(
                 [Problem(ctx.shown, "gpufleet:fleet.rollout.phase", f"is {r.phase}: a rollout starts from phase rolling")]
+            )
+        size = r.candidate.replicas
+        if size is not None and size.max and not size.desired_or_min and size.min == 0:
+            raise UserError(
+                [
+                    Problem(
+                        ctx.shown,
+                        "gpufleet:fleet.rollout.candidate.replicas",
+                        "is 0 nodes (as a rollback leaves it): give the candidate its size again, or remove the key for "
+                        "the default, before starting",
+                    )
+                ]
             )
         steps = list(plan.steps_of(r.strategy, getattr(r, "steps", None)))
         run.state = State(stack=ctx.stack, strategy=r.strategy, steps=steps, started_at=now_iso(ctx.now()))
