@@ -42,6 +42,7 @@ class Behaviour:
     hang_s: float = 0.0  # sleep this long before answering
     echo_auth_on_401: bool = True  # a careless server that echoes the Authorization header
     mode: str = "sse"  # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
+    aliases: tuple[str, ...] = ()  # other model names it answers to (a group behind a shared load balancer)
     answer: Callable[[str], str] = default_answer  # the text of a non-streaming answer
     healthy: bool = True
     max_num_seqs: int = 0  # served at once (0: no limit); the others wait, as vLLM's queue
@@ -138,7 +139,7 @@ def _handler(b: Behaviour):
             if b.api_key and auth != f"Bearer {b.api_key}":
                 shown = auth if b.echo_auth_on_401 else ""
                 return self._send(401, {"error": {"message": f"invalid key {shown}"}})
-            if body.get("model") != b.model:
+            if body.get("model") != b.model and body.get("model") not in b.aliases:
                 return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
             if b.hang_s:
                 time.sleep(b.hang_s)

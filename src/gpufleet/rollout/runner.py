@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
@@ -173,9 +173,15 @@ class Run:
     def _write(self, change: Change) -> None:
         path = self.ctx.stack_file
         text = path.read_text(encoding="utf-8")
-        new = spec_change(text, change, self.ctx.now())
+        new = spec_change(text, change, self.ctx.now().replace(microsecond=0))
         if new != text:
             write_atomic(path, new, flag=self.ctx.shown)
+        if change.kind == "promote":  # the window's end is what the stack file says (written once, kept on a resume)
+            import yaml
+
+            retire = yaml.safe_load(new)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
+            assert self.state is not None and self.state.in_progress is not None
+            self.state.in_progress["then"]["retire_after"] = retire.isoformat() if isinstance(retire, datetime) else str(retire)
 
     def resume(self) -> bool:
         """Finish a transition a crash or an awaited deploy left; True when none is left open."""
@@ -234,12 +240,19 @@ def _require_rollout(ctx: Context) -> Any:
     return r
 
 
-def _require_state(run: Run, statuses: tuple[str, ...]) -> State:
+def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
+    """The state, once a transition left open (an awaited deploy, a crash) is finished; None while a deploy is still
+    awaited. UserError when there is no rollout, or it is not in one of `statuses`."""
     st = run.state
     if st is None:
         raise UserError(
             [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack}` first")]
         )
+    was_open = st.in_progress is not None
+    if not run.resume():
+        return None
+    if st.status not in statuses and was_open:
+        return None  # the open transition ended the rollout (a rollback, a finish): that is this command's report
     if st.status not in statuses:
         raise UserError(
             [Problem(str(run.state_path), "status", f"is {st.status}: `rollout {run.command}` needs {' or '.join(statuses)}")]
@@ -311,7 +324,7 @@ def step(ctx: Context, measure: Measure) -> dict:
     """Confirm an awaited deploy, measure the gates, move the candidate to the next weight (or roll back)."""
     with Run(ctx, "step") as run:
         st = _require_state(run, ("rolling",))
-        if not run.resume() or st.status != "rolling":
+        if st is None or st.status != "rolling":
             return _finish_report(run)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
@@ -325,7 +338,7 @@ def step(ctx: Context, measure: Measure) -> dict:
 def promote(ctx: Context, measure: Measure) -> dict:
     with Run(ctx, "promote") as run:
         st = _require_state(run, ("rolling",))
-        if not run.resume() or st.status != "rolling":
+        if st is None or st.status != "rolling":
             return _finish_report(run)
         if st.step != len(st.steps) - 1:
             raise UserError(
@@ -338,20 +351,20 @@ def promote(ctx: Context, measure: Measure) -> dict:
                 ]
             )
         if run.gate(measure, "promoted"):
-            hours = getattr(_require_rollout(ctx), "keep_previous_hours", 24)
-            retire = (ctx.now() + timedelta(hours=hours)).isoformat(timespec="seconds")
-            run.begin([Change("promote")], {"status": "promoted", "retire_after": retire})
+            run.begin([Change("promote")], {"status": "promoted"})  # retire_after: from the stack file written
         return _finish_report(run)
 
 
 def abort(ctx: Context, reason: str | None = None) -> dict:
     with Run(ctx, "abort") as run:
-        st = _require_state(run, ("rolling", "promoted", "rolled_back", "aborted"))
+        st = run.state
+        if st is None:
+            raise UserError([Problem(ctx.shown, "", "no rollout in progress: nothing to abort")])
         if st.in_progress and st.in_progress["then"].get("status") in ("rolled_back", "aborted"):
             run.resume()  # the rollback itself is what is open: finish it
             return _finish_report(run)
-        if st.status in ("rolled_back", "aborted"):
-            run.note(f"nothing to abort: the rollout is already {st.status}")
+        if st.status not in ACTIVE:
+            run.note(f"nothing to abort: the rollout is {st.status}")
             return _finish_report(run)
         if st.in_progress:
             run.note(f"dropping the unfinished `rollout {st.in_progress['command']}`")
@@ -364,7 +377,7 @@ def abort(ctx: Context, reason: str | None = None) -> dict:
 def finish(ctx: Context, force: bool = False) -> dict:
     with Run(ctx, "finish") as run:
         st = _require_state(run, ("promoted", "finished"))
-        if not run.resume() or st.status == "finished":
+        if st is None or st.status == "finished":
             return _finish_report(run)
         now = ctx.now()
         if st.retire_after and now < datetime.fromisoformat(st.retire_after) and not force:
