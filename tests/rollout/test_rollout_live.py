@@ -300,3 +300,57 @@ def test_a_candidate_with_a_long_queue_and_full_kv_cache_fails_those_gates(fleet
     g = by_name(rep)
     assert not g["queue_per_node"]["passed"] and g["queue_per_node"]["measured"] > 4 and g["queue_per_node"]["threshold"] == 4
     assert not g["kv_cache_percent"]["passed"] and g["kv_cache_percent"]["measured"] == 97.0
+
+
+KEY = "sk-rollout-3b5d5c3712955042212316173ccf37be"
+
+
+def test_the_key_is_read_from_the_environment_or_a_file_and_never_shown(fleet, capsys, monkeypatch, tmp_path):
+    path, lb, cur, cand = fleet(
+        env="staging",
+        current=group(CURRENT_MODEL, api_key=KEY),
+        candidate=group(CANDIDATE_MODEL, api_key=KEY),  # echoes a wrong Authorization header back, like a careless server
+        max_latency_p95_ratio=1.6,
+        max_ttft_p95_ratio=1.6,
+    )
+    stack = ["--stack", str(path)]
+    assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
+    state_file = path.parent / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    before = (state_file.read_text(), path.read_text())
+
+    wrong = "sk-wrong-00000000000000000000000000000000"
+    monkeypatch.setenv("ROLLOUT_KEY", wrong)
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand, "--api-key-env", "ROLLOUT_KEY"))
+    assert code == 2 and rep is None
+    errors = [line for line in err.splitlines() if line.startswith("error ")]
+    assert errors == [
+        "error --api-key-env / --api-key-file: the current group refused the key (HTTP 401): give the fleet's key; "
+        "nothing was changed"
+    ]
+    assert wrong not in err
+    assert path.read_text() == before[1]  # a wrong key rolls nothing back
+    st = json.loads(state_file.read_text())
+    assert (st["step"], st["history"], st["awaiting_deploy"]) == (0, [], None)  # only the start's deploy taken as done
+
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand, "--api-key-file", str(key_file)))
+    assert code == 0 and rep["result"] == "passed", (rep, err)
+    monkeypatch.setenv("ROLLOUT_KEY", KEY)
+    code, rep, err = run_cli(capsys, "rollout", "status", *stack)
+    for text in (json.dumps(rep), err, state_file.read_text(), path.read_text()):
+        assert KEY not in text
+
+
+def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, capsys):
+    path, lb, cur, cand = fleet(env="staging")
+    stack = ["--stack", str(path)]
+    assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
+    before = path.read_text()
+    args = gate_args(cur, cand)
+    args[args.index("--candidate-url") + 1] = "http://127.0.0.1:9"
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
+    assert code == 2 and "--candidate-url: cannot reach http://127.0.0.1:9" in err and "Traceback" not in err
+    assert path.read_text() == before
+    code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
+    assert rep["history"] == [] and rep["status"] == "rolling"

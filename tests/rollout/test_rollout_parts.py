@@ -206,6 +206,7 @@ def test_a_second_holder_of_the_lock_is_refused_naming_the_first(tmp_path):
                 pass
         msg = str(exc.value)
         assert "another operator is running `rollout step`" in msg and f"pid {os.getpid()}" in msg
+    assert not path.exists()  # removed at a clean end
     with state.Lock(path, "abort") as again:  # released at the end of the first
         assert again.took_over is None
 

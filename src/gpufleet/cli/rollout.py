@@ -13,6 +13,7 @@ from gpufleet.cli import options
 from gpufleet.errors import Problem, UserError, console
 
 FORMATS = ("table", "json")
+EXAMPLE = "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"  # a stack with a rollout section (ships in examples/)
 
 
 def register(app: typer.Typer) -> None:
@@ -23,10 +24,10 @@ def register(app: typer.Typer) -> None:
         "endpoints (errors, latency, TTFT, vLLM queue and KV cache, answers), automatic rollback (docs/rollout.md).\n\n"
         "Exit codes: 0 done; 1 a gate failed and the candidate was rolled back; 2 bad input or refused.\n\n"
         "\b\nExamples:\n"
-        "  gpufleet rollout start --stack alicloud-cn-hangzhou-prod\n"
-        "  gpufleet rollout step --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\\n"
-        "      --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY\n"
-        "  gpufleet rollout status --stack alicloud-cn-hangzhou-prod --format json",
+        f"  gpufleet rollout start --stack {EXAMPLE}\n"
+        f"  gpufleet rollout step --stack {EXAMPLE} --current-url http://10.20.1.11:8000 "
+        "--candidate-url http://10.20.2.7:8000 --api-key-env VLLM_API_KEY\n"
+        f"  gpufleet rollout status --stack {EXAMPLE} --format json",
     )
     sub.command("start")(start_cmd)
     sub.command("status")(status_cmd)
@@ -136,7 +137,6 @@ def _measure(
     from gpufleet.rollout.runner import _require_rollout
     from gpufleet.sizing import loadtest
 
-    rollout = _require_rollout(ctx)
     problems: list[Problem] = []
 
     def check(fn, *args):
@@ -146,13 +146,15 @@ def _measure(
             problems.extend(exc.problems)
             return None
 
+    rollout = check(_require_rollout, ctx)
+
     check(loadtest.chat_endpoint, current_url)
     check(loadtest.chat_endpoint, candidate_url)
     key = check(_api_key, api_key_env, api_key_file)
     port = fleet.spec.serving.gateway.metrics_port
     cur_m = check(_metrics_url, current_url, current_metrics_url, port, "--current-metrics-url")
     cand_m = check(_metrics_url, candidate_url, candidate_metrics_url, port, "--candidate-metrics-url")
-    user_prompts = prompts or _spec_prompts(ctx, rollout)
+    user_prompts = prompts or (_spec_prompts(ctx, rollout) if rollout is not None else None)
     ps = check(answers.load, user_prompts)
     for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):
         if value < 1:
@@ -182,6 +184,7 @@ def _measure(
         health_path=fleet.spec.load_balancer.health_check.path,
         api_key=key,
     )
+    assert rollout is not None  # else a problem above
     t = _thresholds(fleet, rollout)
 
     def run():
@@ -308,7 +311,7 @@ def start_cmd(
 
     \b
     Examples:
-      gpufleet rollout start --stack alicloud-cn-hangzhou-prod
+      gpufleet rollout start --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml
     """
     from gpufleet.rollout import runner
 
@@ -327,7 +330,7 @@ def status_cmd(
 
     \b
     Examples:
-      gpufleet rollout status --stack alicloud-cn-hangzhou-prod --format json
+      gpufleet rollout status --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --format json
     """
     from gpufleet.rollout import runner
     from gpufleet.stacks import loader
@@ -376,8 +379,7 @@ def step_cmd(
 
     \b
     Examples:
-      gpufleet rollout step --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\
-          --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY
+      gpufleet rollout step --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 --api-key-env VLLM_API_KEY
     """
     from gpufleet.rollout import runner
 
@@ -428,8 +430,7 @@ def promote_cmd(
 
     \b
     Examples:
-      gpufleet rollout promote --stack alicloud-cn-hangzhou-prod --current-url http://10.20.1.11:8000 \\
-          --candidate-url http://10.20.1.27:8000 --api-key-env VLLM_API_KEY
+      gpufleet rollout promote --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 --api-key-file ~/.gpufleet/prod-key
     """
     from gpufleet.rollout import runner
 
@@ -464,7 +465,7 @@ def abort_cmd(
 
     \b
     Examples:
-      gpufleet rollout abort --stack alicloud-cn-hangzhou-prod --reason "latency regression seen in the dashboard"
+      gpufleet rollout abort --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --reason "p99 up in the dashboard"
     """
     from gpufleet.rollout import runner
 
@@ -484,7 +485,7 @@ def finish_cmd(
 
     \b
     Examples:
-      gpufleet rollout finish --stack alicloud-cn-hangzhou-prod
+      gpufleet rollout finish --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml
     """
     from gpufleet.rollout import runner
 

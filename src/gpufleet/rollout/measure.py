@@ -19,6 +19,7 @@ import httpx
 import yaml
 
 from gpufleet.components import scaling_signals
+from gpufleet.errors import Problem, UserError
 from gpufleet.images import node_agent
 from gpufleet.rollout import answers
 from gpufleet.rollout.gates import Gate, Thresholds, answer_gates, traffic_gates
@@ -107,6 +108,31 @@ async def health(url: str, path: str, timeout_s: float) -> tuple[int | None, str
         return None, f"GET {target}: {type(exc).__name__}"
 
 
+def refuse_unusable(ep: Endpoint, samples: tuple[loadstats.Sample, ...]) -> None:
+    """A UserError (exit 2, nothing rolled back) when every request to an endpoint failed in a way that says the
+    options are wrong, not the version: the key refused, no such model or path, nothing listening. A candidate that
+    answers with errors, or a health check that answers 503, is measured (and fails its gates)."""
+    if not samples or any(x.ok or not x.fatal for x in samples):
+        return
+    statuses = {x.status for x in samples}
+    flag = f"--{ep.name}-url"
+    if statuses & {401, 403}:
+        flag, why = (
+            "--api-key-env / --api-key-file",
+            f"the {ep.name} group refused the key (HTTP {min(statuses & {401, 403})}): give the fleet's key",
+        )
+    elif 404 in statuses:
+        why = f"{ep.url} has no model {ep.model!r} (HTTP 404): is it the {ep.name} group's base URL, serving the spec's model?"
+    elif statuses == {0}:
+        why = (
+            f"cannot reach {ep.url}: is it the {ep.name} group's own endpoint? (a candidate group that is down: "
+            "`gpufleet rollout abort`)"
+        )
+    else:
+        why = f"every request to {ep.url} was rejected as sent (HTTP {', '.join(map(str, sorted(statuses)))})"
+    raise UserError([Problem(flag, "", f"{why}; nothing was changed")])
+
+
 def _settings(ep: Endpoint, s: LoadSettings) -> loadtest.Settings:
     return loadtest.Settings(
         url=ep.url.rstrip("/"),
@@ -145,8 +171,9 @@ async def measure(current: Endpoint, candidate: Endpoint, s: LoadSettings) -> di
     """Health of the candidate, then the same load on both endpoints at once with their metrics read meanwhile."""
     status, error = await health(candidate.url, s.health_path, s.timeout_s)
     specs = signal_specs()
-    headers = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
-    pollers = [_Poller(ep.metrics_url, specs, s.poll_s, headers) for ep in (current, candidate)]
+    # no key to the metrics: the node gateway's metrics port answers the VPC without one, and a key is sent only
+    # where it is needed
+    pollers = [_Poller(ep.metrics_url, specs, s.poll_s, {}) for ep in (current, candidate)]
     stop = asyncio.Event()
     polling = [asyncio.create_task(p.run(stop)) for p in pollers]
     try:
@@ -156,6 +183,8 @@ async def measure(current: Endpoint, candidate: Endpoint, s: LoadSettings) -> di
     finally:
         stop.set()
         await asyncio.gather(*polling)
+    for ep, r in zip((current, candidate), runs, strict=True):
+        refuse_unusable(ep, r.samples)
     levels = [loadstats.level_stats(r) for r in runs]
     cand = _side(candidate, levels[1], pollers[1])
     cand.update(health_url=candidate.url.rstrip("/") + s.health_path, health_status=status, health_error=error)

@@ -53,7 +53,9 @@ def spec_change(text: str, change: Change, now: datetime) -> str:
         return rollout_step_spec(text, change.weight)
     if change.kind == "rollback":
         return candidate_to_zero(text)
-    return rollout_step_spec(text, {"promote": "promoted", "finish": "finished"}[change.kind], now=now)
+    if change.kind == "promote":
+        return rollout_step_spec(text, "promoted", now=now)
+    return rollout_step_spec(text, "finished", now=now)
 
 
 def candidate_to_zero(text: str) -> str:

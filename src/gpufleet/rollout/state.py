@@ -5,8 +5,9 @@
   gpufleet.files.write_atomic), so a crash leaves the old state or the new one, never half of one. A transition is
   recorded before it starts (`in_progress`), so the next command after a crash resumes it.
 - `.rollout-<stack>.lock`: held with fcntl.flock for the length of one command and holding its owner (user, host,
-  pid, command, since). A second operator is refused, naming the owner. The kernel drops the lock of a process that
-  crashed, so the next command goes on (and says that the previous one ended without finishing).
+  pid, command, since), removed at its end. A second operator is refused, naming the owner. The kernel drops the
+  lock of a process that crashed, so the next command goes on (and says that the previous one ended without
+  finishing).
 """
 
 from __future__ import annotations
@@ -114,9 +115,10 @@ class Lock:
     """`with Lock(path, command) as lock:` one operator at a time.
 
     fcntl.flock(LOCK_EX | LOCK_NB) on the lock file: the kernel releases it when the holder's process ends, however it
-    ends, so a crashed command never blocks the next one, and two operators can never both hold it. The file keeps
-    the holder's owner record (read to name them when refusing); `lock.took_over` is the record of a holder that
-    ended without clearing it (a crash)."""
+    ends, so a crashed command never blocks the next one, and two operators can never both hold it. The file holds
+    the holder's owner record (read to name them when refusing) and is removed at a clean end; a file left with a
+    record is a holder that crashed (`lock.took_over`). The lock counts only on the file the path names when it is
+    taken (an operator that locked a file removed meanwhile tries again), so removing it cannot let two in."""
 
     def __init__(self, path: Path, command: str):
         self.path, self.command = path, command
@@ -130,32 +132,45 @@ class Lock:
         except (OSError, ValueError):
             return {}
 
+    def _refuse(self) -> UserError:
+        holder = self._holder()
+        who = f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')}"
+        return UserError(
+            [
+                Problem(
+                    str(self.path),
+                    "",
+                    f"another operator is running `rollout {holder.get('command', '?')}` on this stack ({who}, since "
+                    f"{holder.get('since', '?')}): wait for it to end",
+                )
+            ]
+        )
+
     def __enter__(self) -> Lock:
         import fcntl
 
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
-        except OSError as exc:
-            raise UserError([Problem(str(self.path), "", f"cannot open the lock: {exc.strerror}")]) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            holder = self._holder()
-            who = f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')}"
-            raise UserError(
-                [
-                    Problem(
-                        str(self.path),
-                        "",
-                        f"another operator is running `rollout {holder.get('command', '?')}` on this stack ({who}, since "
-                        f"{holder.get('since', '?')}): wait for it to end",
-                    )
-                ]
-            ) from None
+        for _ in range(50):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+            except OSError as exc:
+                raise UserError([Problem(str(self.path), "", f"cannot open the lock: {exc.strerror}")]) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise self._refuse() from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the holder we waited on removed the file: lock the one the path names now
+        else:
+            raise self._refuse()
         previous = self._holder()
         if previous.get("pid"):
-            self.took_over = previous  # its command ended without clearing the record: it crashed
+            self.took_over = previous  # a record left behind: its command ended without its clean-up (a crash)
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(owner(self.command)) + "\n").encode(), 0)
         os.fsync(fd)
@@ -164,6 +179,9 @@ class Lock:
 
     def __exit__(self, *exc) -> None:
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)  # a clean end: no owner left behind (the file stays; unlinking would race)
+            try:
+                os.unlink(self.path)  # removed while still held: the next operator locks a new file
+            except FileNotFoundError:
+                pass
             os.close(self._fd)  # closing releases the flock
             self._fd = None
