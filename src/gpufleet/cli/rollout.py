@@ -261,13 +261,15 @@ def _draw(report: dict):
             c.print(f"reason: {report['reason']}", soft_wrap=True)
         if report.get("retire_after"):
             c.print(
-                f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack']}` after that"
+                f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack_arg']}` after that"
             )
         if waiting:
             c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
             for cmd in waiting["commands"]:
                 c.print(f"  {cmd}", soft_wrap=True)
-            c.print(f"then `gpufleet rollout {_continue_with(report)} --stack {report['stack']} ...` to go on", soft_wrap=True)
+            c.print(
+                f"then `gpufleet rollout {_continue_with(report)} --stack {report['stack_arg']} ...` to go on", soft_wrap=True
+            )
 
     return draw
 
@@ -279,11 +281,12 @@ def _describe(change: dict) -> str:
 
 
 def _continue_with(report: dict) -> str:
-    return (
-        "abort"
-        if report.get("status") in ("rolled_back", "aborted") or report.get("command") == "abort"
-        else ("finish" if report.get("command") == "finish" else "step")
-    )
+    """The command that goes on once the printed deploy has run: a rollback is continued by abort, a finish by
+    finish, anything else by step."""
+    change = (report.get("awaiting_deploy") or {}).get("change") or {}
+    if report.get("result") == "failed" or report.get("command") == "abort" or change.get("kind") == "rollback":
+        return "abort"
+    return "finish" if change.get("kind") == "finish" else "step"
 
 
 def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:

@@ -39,6 +39,12 @@ class Context:
     def shown(self) -> str:
         return str(self.stack_file)
 
+    @property
+    def stack_arg(self) -> str:
+        """What --stack takes for this stack: its name in the project's stacks/, else the file's path."""
+        inside = self.stack_file.resolve().parent == (self.project / "stacks").resolve()
+        return self.stack if inside else str(self.stack_file)
+
 
 # the measured gates of one step: (gates, figures for the report)
 Measure = Callable[[], tuple[list[Gate], dict]]
@@ -101,7 +107,7 @@ class Run:
         self.state_path, self.lock_path = paths(ctx.stack_file, ctx.stack)
         self.lock = Lock(self.lock_path, command)
         self.state: State | None = None
-        self.report: dict = {"stack": ctx.stack, "command": command, "applied": [], "notes": []}
+        self.report: dict = {"stack": ctx.stack, "stack_arg": ctx.stack_arg, "command": command, "applied": [], "notes": []}
 
     def __enter__(self) -> Run:
         self.lock.__enter__()
@@ -248,7 +254,7 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
     st = run.state
     if st is None:
         raise UserError(
-            [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack}` first")]
+            [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack_arg}` first")]
         )
     was_open = st.in_progress is not None
     if not run.resume():
@@ -295,7 +301,7 @@ def start(ctx: Context) -> dict:
                         "",
                         f"a rollout of {ctx.stack} is in progress since {st.started_at} ({st.status}, "
                         f"{'candidate not yet deployed' if st.weight is None else f'candidate at {st.weight} %'}): "
-                        f"`gpufleet rollout status|step|abort --stack {ctx.stack}`",
+                        f"`gpufleet rollout status|step|abort --stack {ctx.stack_arg}`",
                     )
                 ]
             )
@@ -330,7 +336,9 @@ def step(ctx: Context, measure: Measure) -> dict:
             return _finish_report(run)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
-            run.note(f"the candidate is at the last step ({st.weight} %): `gpufleet rollout promote --stack {ctx.stack}` next")
+            run.note(
+                f"the candidate is at the last step ({st.weight} %): `gpufleet rollout promote --stack {ctx.stack_arg}` next"
+            )
             return _finish_report(run)
         if run.gate(measure, f"{nxt} %"):
             run.begin([Change("weight", nxt)], {"step": st.step + 1})
@@ -405,6 +413,7 @@ def status(ctx: Context) -> dict:
     last = st.history[-1] if st.history else None
     rep: dict[str, Any] = {
         "stack": ctx.stack,
+        "stack_arg": ctx.stack_arg,
         "command": "status",
         "notes": [],
         "applied": [],
