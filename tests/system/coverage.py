@@ -363,6 +363,34 @@ def shipped() -> tuple[tuple[str, str, dict], ...]:
     for stack in loader.stack_names(root):
         inv = preview.preview_stack(stack, root)
         out.append((stack, validation.load_fleet(stack, root, sizing=False).spec.cloud, inv.to_json()))
+    return tuple(out) + rollouts()
+
+
+@cache
+def rollouts() -> tuple[tuple[str, str, dict], ...]:
+    """(stack/step, cloud, inventory json) of the shipped rollout examples at their first step (weight 0: the candidate
+    takes nothing), as shipped, and promoted (the current group at weight 0), and finished (the label kept)."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from gpufleet import preview, validation
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.rollout import rollout_step_spec
+
+    root = Path(__file__).resolve().parents[2]
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted((root / "examples").glob("Pulumi.*-rollout.yaml")):
+            text = path.read_text()
+            now = datetime(2026, 12, 1, tzinfo=UTC)
+            for step in (None, 0, "promoted", "finished"):
+                body = text if step is None else rollout_step_spec(text, step, now)
+                stack = f"{path.name[len('Pulumi.') : -len('.yaml')]}-{step if step is not None else 'as-shipped'}"
+                file = Path(tmp) / f"Pulumi.{stack}.yaml"
+                file.write_text(body)
+                name = loader.use_stack_file(file)
+                inv = preview.preview_stack(name, root)
+                out.append((name, validation.load_fleet(name, root, sizing=False).spec.cloud, inv.to_json()))
     return tuple(out)
 
 

@@ -288,7 +288,28 @@ def _discount(discounts: list[Discount], key: str, billing: str) -> Discount | N
     return next((d for d in discounts if fnmatch.fnmatch(key, d.match) and d.billing in ("*", billing)), None)
 
 
-def fleet_average(spec, usage: Usage) -> tuple[Decimal, str]:
+def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
+    """A rollout's serving groups and the average nodes each runs (stacks/rollout.py sizes them): the fleet's group as
+    the usage or its schedules say, at its minimum once promoted; the candidate's from its own size and schedules.
+    Empty without a rollout."""
+    if getattr(spec, "rollout", None) is None:
+        return ()
+    from gpufleet.naming import group_prefix
+    from gpufleet.stacks import rollout
+
+    current, candidate = rollout.current_spec(spec), rollout.candidate_spec(spec)
+    held = spec.rollout.phase == "promoted"
+    first = current.replicas.desired_or_min if held else fleet_average(current, usage, groups=False)[0]
+    second = fleet_average(candidate, Usage(), groups=False)[0]
+    return ((group_prefix(current), first), (group_prefix(candidate), second))
+
+
+def fleet_average(spec, usage: Usage, groups: bool = True) -> tuple[Decimal, str]:
+    """Average running GPU nodes of the fleet: with a rollout, of both serving groups (group_averages)."""
+    parts = group_averages(spec, usage) if groups else ()
+    if parts:
+        total = sum((n for _, n in parts), Decimal(0))
+        return total, " + ".join(f"{n} ({prefix})" for prefix, n in parts) + " average nodes of the rollout's two groups"
     if usage.replicas_average is not None:
         return usage.replicas_average, f"{usage.replicas_average} average running nodes (usage replicas_average)"
     schedules = [(s.cron, s.desired if s.desired is not None else s.min) for s in spec.autoscaling.schedules]
@@ -428,9 +449,12 @@ def price_inventory(
     discounts = discounts or []
     today = today or clock.now().date()
     avg, how = fleet_average(spec, usage)
+    parts = group_averages(spec, usage)
 
     def priced(nodes: Decimal, spot_as_payg: bool = False) -> tuple[list[Line], list[tuple[str, str, str]]]:
-        ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list)
+        # a scenario's node count (floor, peak) shared by the rollout's groups in the average's proportions
+        groups = tuple((p, n * nodes / avg) for p, n in parts) if avg else ()
+        ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list, groups=groups)
         return _price_lines(cat, spec.cloud, resources_list, ctx, discounts, today, spot_as_payg)
 
     lines, free = priced(avg)

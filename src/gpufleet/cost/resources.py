@@ -57,6 +57,9 @@ class PricingContext:
     replicas_average: Decimal  # average running GPU nodes of the whole fleet
     resources: list[dict]
     notes: list[str] = field(default_factory=list)
+    # A rollout's serving groups: (logical prefix of the group's resources, its average nodes), the fleet's group first;
+    # empty: one serving group runs replicas_average (cost/estimate.py group_averages)
+    groups: tuple[tuple[str, Decimal], ...] = ()
 
     def of_type(self, token: str) -> list[dict]:
         return [r for r in self.resources if r["type"] == token]
@@ -113,6 +116,13 @@ def asg_share(ctx: PricingContext, group_token: str, group: dict | None, baselin
     instances, split across groups by desired capacity."""
     groups = ctx.of_type(group_token)
     total = max(Decimal(0), ctx.replicas_average - baseline)
+    if group is not None and ctx.groups:
+        # a rollout: each serving group runs its own average (the subscription baseline belongs to the fleet's group)
+        for i, (prefix, average) in enumerate(ctx.groups):
+            if group["name"].startswith(prefix + "-"):
+                groups = [g for g in groups if g["name"].startswith(prefix + "-")]
+                total = max(Decimal(0), average - (baseline if i == 0 else 0))
+                break
     if not groups or group is None:
         return total, ""
     weights = [d(g["inputs"].get("desiredCapacity"), "0") for g in groups]

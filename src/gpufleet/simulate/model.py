@@ -41,6 +41,9 @@ class Group:
     attached_protected: bool = False  # attached nodes are protected from scale-in
     spot_remedy: bool = False  # a replacement is launched when a spot node gets its reclaim notice
     health_check_grace_s: float = 0.0
+    # the per-node backend weight its nodes carry at the load balancer (a rollout's groups, 0 = no requests); None:
+    # not declared (every serving node takes an equal share)
+    weight: int | None = None
 
 
 @dataclass(frozen=True)

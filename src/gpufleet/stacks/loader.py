@@ -51,17 +51,18 @@ class Fleet:
     def group_prefix(self) -> str:
         """The logical prefix of the serving group's resources: <name>-<label>-<environment> with fleet.label, else
         the prefix (names without a label are the names before issue 31)."""
-        label = self.spec.label
-        return f"{self.spec.name}-{label}-{self.spec.environment}" if label else self.prefix
+        from gpufleet.naming import group_prefix
 
-    def serving_groups(self) -> list[tuple[Fleet, int | None]]:
+        return group_prefix(self.spec)
+
+    def serving_groups(self) -> list[tuple[Fleet, int]]:
         """(the group's fleet, its per-node backend weight) of each serving group: the fleet's own, then a rollout's
-        candidate. Without a rollout: the fleet itself and weight None (the program sends what it sent before)."""
-        if self.spec.rollout is None or self.candidate is None:
-            return [(self, None)]
-        from dataclasses import replace
-
+        candidate (stacks/rollout.py derives the weights). Without a rollout: the fleet itself, rollout.DEFAULT_WEIGHT."""
         from gpufleet.stacks import rollout
+
+        if self.spec.rollout is None or self.candidate is None:
+            return [(self, rollout.DEFAULT_WEIGHT)]
+        from dataclasses import replace
 
         current, candidate = rollout.weights(self.spec)
         return [(replace(self, spec=rollout.current_spec(self.spec), candidate=None), current), (self.candidate, candidate)]

@@ -264,6 +264,8 @@ FREE: dict[str, str] = {
     "alicloud:ess/alarm:Alarm": "ESS is free",
     "alicloud:ess/attachment:Attachment": "ESS is free; attached instances are priced as instances",
     "alicloud:ess/lifecycleHook:LifecycleHook": "ESS is free",
+    "alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups": "ESS is free; the group's nodes are priced as instances",
+    "alicloud:slb/serverGroup:ServerGroup": "a CLB VServer group has no bill of its own (the CLB's LCUs are priced)",
     "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": "RAM role on an instance: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {

@@ -66,6 +66,14 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
             attached.setdefault(_ref(r["inputs"]["scalingGroupId"]), []).append(
                 paid if inst.get("instanceChargeType") == "PrePaid" else "payg"
             )
+    # a rollout's groups join the listener's VServer group with a per-node weight (scaling.vserver_args)
+    weights = {
+        _ref(r["inputs"]["scalingGroupId"]): int(attr["weight"])
+        for r in of("alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups")
+        for vg in r["inputs"].get("vserverGroups") or []
+        for attr in vg.get("vserverAttributes") or []
+        if attr.get("weight") is not None
+    }
     groups = []
     hooks_in = [r for r in of("alicloud:ess/lifecycleHook:LifecycleHook")]
     for r in of("alicloud:ess/scalingGroup:ScalingGroup"):
@@ -85,6 +93,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 attached=tuple(attached.get(name, ())),
                 attached_protected=False,
                 spot_remedy=bool(i.get("spotInstanceRemedy", False)),
+                weight=weights.get(name),
             )
         )
     scaling_rules = {r["name"]: r["inputs"] for r in of("alicloud:ess/scalingRule:ScalingRule")}
