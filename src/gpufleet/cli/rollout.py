@@ -267,9 +267,9 @@ def _draw(report: dict):
             c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
             for cmd in waiting["commands"]:
                 c.print(f"  {cmd}", soft_wrap=True)
-            c.print(
-                f"then `gpufleet rollout {_continue_with(report)} --stack {report['stack_arg']} ...` to go on", soft_wrap=True
-            )
+            nxt = _continue_with(report)
+            more = " --current-url URL --candidate-url URL ..." if nxt == "step" else ""
+            c.print(f"then `gpufleet rollout {nxt} --stack {report['stack_arg']}{more}` to go on", soft_wrap=True)
 
     return draw
 
