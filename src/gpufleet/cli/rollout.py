@@ -47,7 +47,7 @@ def _url(flag: str, help: str, required: bool = True):
 
 CURRENT_URL = "the current group's own endpoint: a node of it (http://NODE:serving.port) or its own listener"
 CANDIDATE_URL = "the candidate group's own endpoint: a node of it or its own listener (not the shared load balancer)"
-METRICS_URL = "its vLLM Prometheus metrics (default: the node gateway's http://HOST:serving.gateway.metrics_port/metrics/vllm)"
+METRICS_URL = "vLLM Prometheus metrics (default: the node gateway's http://HOST:serving.gateway.metrics_port/metrics/vllm)"
 
 
 def _context(stack: str, say=None):
@@ -350,28 +350,45 @@ def status_cmd(
         options.show(_draw(report), out)
 
 
+# the options of the two commands that measure the gates (step, promote): one definition each
+O_CURRENT_URL = _url("--current-url", CURRENT_URL)
+O_CANDIDATE_URL = _url("--candidate-url", CANDIDATE_URL)
+O_CURRENT_METRICS = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False)
+O_CANDIDATE_METRICS = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False)
+O_KEY_ENV = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key")
+O_KEY_FILE = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key (never printed)")
+O_PROMPTS = typer.Option(
+    None,
+    "--prompts",
+    metavar="FILE",
+    help="your answer-regression prompts (YAML or .jsonl), added to the shipped set (default: rollout.gates.answers.prompts)",
+)
+O_CONCURRENCY = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load")
+O_REQUESTS = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load")
+O_MAX_TOKENS = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request")
+O_TIMEOUT = typer.Option(60.0, "--timeout-s", metavar="S", help="per request, connect to last token")
+
+
+def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gate_options) -> None:
+    """step / promote: check the options, measure the gates, run the command, print the report."""
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, fleet = _context(stack)
+    _print(command(ctx, _measure(ctx, fleet, **gate_options)), fmt, as_json, out)
+
+
 def step_cmd(
     stack: str = options.stack(),
-    current_url: str = _url("--current-url", CURRENT_URL),
-    candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
-    current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
-    candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
-    ),
-    api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
-    prompts: Path | None = typer.Option(
-        None,
-        "--prompts",
-        metavar="FILE",
-        help="your answer-regression prompts, added to the default set (default: rollout.gates.answers.prompts)",
-    ),
-    concurrency: int = typer.Option(
-        4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load"
-    ),
-    requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load"),
-    max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
-    timeout_s: float = typer.Option(60.0, "--timeout-s", metavar="S", help="per request"),
+    current_url: str = O_CURRENT_URL,
+    candidate_url: str = O_CANDIDATE_URL,
+    current_metrics_url: str | None = O_CURRENT_METRICS,
+    candidate_metrics_url: str | None = O_CANDIDATE_METRICS,
+    api_key_env: str | None = O_KEY_ENV,
+    api_key_file: Path | None = O_KEY_FILE,
+    prompts: Path | None = O_PROMPTS,
+    concurrency: int = O_CONCURRENCY,
+    requests: int = O_REQUESTS,
+    max_tokens: int = O_MAX_TOKENS,
+    timeout_s: float = O_TIMEOUT,
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -386,43 +403,23 @@ def step_cmd(
     """
     from gpufleet.rollout import runner
 
-    options.chosen_format(fmt, as_json, FORMATS, out)
-    ctx, fleet = _context(stack)
-    m = _measure(
-        ctx,
-        fleet,
-        current_url=current_url,
-        candidate_url=candidate_url,
-        current_metrics_url=current_metrics_url,
-        candidate_metrics_url=candidate_metrics_url,
-        api_key_env=api_key_env,
-        api_key_file=api_key_file,
-        prompts=prompts,
-        concurrency=concurrency,
-        requests=requests,
-        max_tokens=max_tokens,
-        timeout_s=timeout_s,
-    )
-    _print(runner.step(ctx, m), fmt, as_json, out)
+    gate_options = {k: v for k, v in locals().items() if k not in ("stack", "fmt", "as_json", "out", "runner")}
+    _gated(runner.step, stack, fmt, as_json, out, **gate_options)
 
 
 def promote_cmd(
     stack: str = options.stack(),
-    current_url: str = _url("--current-url", CURRENT_URL),
-    candidate_url: str = _url("--candidate-url", CANDIDATE_URL),
-    current_metrics_url: str | None = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False),
-    candidate_metrics_url: str | None = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
-    ),
-    api_key_file: Path | None = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key"),
-    prompts: Path | None = typer.Option(
-        None, "--prompts", metavar="FILE", help="your answer-regression prompts, added to the default set"
-    ),
-    concurrency: int = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint"),
-    requests: int = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint"),
-    max_tokens: int = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request"),
-    timeout_s: float = typer.Option(60.0, "--timeout-s", metavar="S", help="per request"),
+    current_url: str = O_CURRENT_URL,
+    candidate_url: str = O_CANDIDATE_URL,
+    current_metrics_url: str | None = O_CURRENT_METRICS,
+    candidate_metrics_url: str | None = O_CANDIDATE_METRICS,
+    api_key_env: str | None = O_KEY_ENV,
+    api_key_file: Path | None = O_KEY_FILE,
+    prompts: Path | None = O_PROMPTS,
+    concurrency: int = O_CONCURRENCY,
+    requests: int = O_REQUESTS,
+    max_tokens: int = O_MAX_TOKENS,
+    timeout_s: float = O_TIMEOUT,
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -437,24 +434,8 @@ def promote_cmd(
     """
     from gpufleet.rollout import runner
 
-    options.chosen_format(fmt, as_json, FORMATS, out)
-    ctx, fleet = _context(stack)
-    m = _measure(
-        ctx,
-        fleet,
-        current_url=current_url,
-        candidate_url=candidate_url,
-        current_metrics_url=current_metrics_url,
-        candidate_metrics_url=candidate_metrics_url,
-        api_key_env=api_key_env,
-        api_key_file=api_key_file,
-        prompts=prompts,
-        concurrency=concurrency,
-        requests=requests,
-        max_tokens=max_tokens,
-        timeout_s=timeout_s,
-    )
-    _print(runner.promote(ctx, m), fmt, as_json, out)
+    gate_options = {k: v for k, v in locals().items() if k not in ("stack", "fmt", "as_json", "out", "runner")}
+    _gated(runner.promote, stack, fmt, as_json, out, **gate_options)
 
 
 def abort_cmd(
