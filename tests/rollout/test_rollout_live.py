@@ -22,6 +22,9 @@ from fake_openai import default_answer
 
 from gpufleet.cli import main
 from gpufleet.sizing import loadtest
+from gpufleet.stacks import loader
+from gpufleet.stacks import rollout as steps
+from gpufleet.validation import load_fleet
 
 
 def run_cli(capsys, *args: str) -> tuple[int, dict | None, str]:
@@ -354,3 +357,25 @@ def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, caps
     assert path.read_text() == before
     code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
     assert rep["history"] == [] and rep["status"] == "rolling"
+
+
+def test_blue_green_goes_from_0_to_100_with_both_groups_at_full_size(fleet, capsys):
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path.write_text(
+        path.read_text()
+        .replace("strategy: canary", "strategy: blue_green")
+        .replace("steps: [0, 5, 25, 50, 100]", "steps: null")
+        .replace("candidate_weight: 5 ", "candidate_weight: 0 ")
+    )
+    stack = ["--stack", str(path)]
+    code, rep, _ = run_cli(capsys, "rollout", "start", *stack)
+    assert code == 0 and rep["steps"] == [0, 100] and rep["strategy"] == "blue_green"
+    lb.deploy()
+    code, rep, _ = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand))
+    assert code == 0 and rep["to"] == "100 %" and fleet_of(path)["rollout"]["candidate_weight"] == 100
+    lb.deploy()
+    spec = load_fleet(loader.use_stack_file(path), sizing=False).spec
+    assert steps.candidate_replicas(spec) == spec.replicas == steps.current_replicas(spec)  # both at full size
+    assert share_through_lb(lb, cur, cand) == 1.0
+    code, rep, _ = run_cli(capsys, "rollout", "promote", *stack, *gate_args(cur, cand))
+    assert code == 0 and rep["result"] == "passed" and rep["awaiting_deploy"]["change"]["kind"] == "promote"
