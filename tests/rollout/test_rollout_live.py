@@ -250,26 +250,70 @@ def test_a_second_operator_is_refused_and_a_crash_resumes_cleanly(fleet, capsys)
 
 
 FAKE_PULUMI = """#!/bin/sh
-# a stand-in for the Pulumi CLI: records each call, answers `version`, and hangs in `up` (the test kills it there)
+# A stand-in for the Pulumi CLI (none can be installed here): records each call and answers what the Automation API
+# asks (version, stack history, stack output); `up` hangs, succeeds or fails as $FAKE_PULUMI_UP says.
 echo "$*" >> "{log}"
 case "$*" in
   version) echo v3.205.0 ;;
-  *" up "*) sleep 60 ;;
+  *"stack history"*) echo '[{{"kind": "update", "startTime": "2026-12-05T12:00:00.000Z", "message": "", "environment": {{}},
+    "config": {{}}, "result": "succeeded", "endTime": "2026-12-05T12:00:05.000Z", "resourceChanges": {{"update": 1}}}}]' ;;
+  *"stack output"*) echo '{{}}' ;;
+  *" up "*)
+    case "$FAKE_PULUMI_UP" in
+      hang) sleep 60 ;;
+      fail) echo "error: update failed: ESS says QuotaExceeded" >&2; exit 255 ;;
+      *) echo "Updating (alicloud-cn-hangzhou-staging-rollout)"; echo "Resources: 1 updated" ;;
+    esac ;;
 esac
 """
 
 
-def test_with_the_pulumi_cli_the_step_deploys_through_the_automation_api_and_a_crash_there_resumes(fleet, capsys, tmp_path):
+def fake_pulumi(tmp_path, up: str) -> tuple[dict, Path]:
+    """An environment with the stand-in `pulumi` first on PATH, and the file its calls are recorded in."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "pulumi-calls.log"
+    (bin_dir / "pulumi").write_text(FAKE_PULUMI.format(log=log))
+    (bin_dir / "pulumi").chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_PULUMI_UP": up}, log
+
+
+def test_with_the_pulumi_cli_each_change_is_deployed_through_the_automation_api(fleet, capsys, tmp_path, monkeypatch):
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    stack = ["--stack", str(path)]
+    env, log = fake_pulumi(tmp_path, "ok")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    code, rep, err = run_cli(capsys, "rollout", "start", *stack)
+    assert code == 0 and rep["awaiting_deploy"] is None and rep["step"] == 0 and rep["weight"] == 0, (rep, err)
+    assert "Resources: 1 updated" in err  # the update's own output, on standard error
+    lb.deploy()
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand))
+    assert code == 0 and rep["awaiting_deploy"] is None and rep["weight"] == 5  # gated, deployed, done: no wait
+    ups = [c for c in log.read_text().splitlines() if " up " in c]
+    assert len(ups) == 2 and all(f"up --yes --skip-preview --config-file {path}" in c for c in ups)
+    assert all("--stack alicloud-cn-hangzhou-staging-rollout" in c and "--show-secrets" not in c for c in ups)
+    monkeypatch.setenv("FAKE_PULUMI_UP", "fail")
+    lb.deploy()
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand))
+    assert code == 1 and "QuotaExceeded" in err and "Traceback" not in err
+    st = json.loads((path.parent / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
+    assert st["step"] == 1 and st["in_progress"]["changes"] == [{"kind": "weight", "weight": 25}]
+    monkeypatch.setenv("FAKE_PULUMI_UP", "ok")  # the next command makes the recorded change again and deploys it
+    code, rep, err = run_cli(capsys, "rollout", "status", *stack)
+    assert rep["in_progress"] and rep["weight"] == 5
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand))
+    assert code == 0 and "resuming `rollout step`" in err
+    assert rep["weight"] == 25 and "gates" not in rep  # the failed step made, and no further one
+
+
+def test_a_crash_inside_the_automation_apis_pulumi_up_resumes(fleet, capsys, tmp_path):
     path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
     lb.deploy()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "pulumi-calls.log"
-    (bin_dir / "pulumi").write_text(FAKE_PULUMI.format(log=log))
-    (bin_dir / "pulumi").chmod(0o755)
-    env = os.environ.copy() | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    extra, log = fake_pulumi(tmp_path, "hang")
+    env = os.environ.copy() | extra
     proc = _spawn_step(path, cur, cand, env)
     try:
         _wait_for(lambda: log.exists() and " up " in log.read_text(), "pulumi up")

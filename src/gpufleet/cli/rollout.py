@@ -289,6 +289,20 @@ def _continue_with(report: dict) -> str:
     return "finish" if change.get("kind") == "finish" else "step"
 
 
+def _run(command, *args):
+    """A runner command; a `pulumi up` that failed is exit 1 with its last line (the next command makes it again)."""
+    from gpufleet.rollout.deploy import DeployFailed
+
+    try:
+        return command(*args)
+    except DeployFailed as exc:
+        console(stderr=True).print(
+            f"error {exc}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
+
+
 def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     if chosen == "json":
@@ -320,7 +334,7 @@ def start_cmd(
 
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, _ = _context(stack)
-    _print(runner.start(ctx), fmt, as_json, out)
+    _print(_run(runner.start, ctx), fmt, as_json, out)
 
 
 def status_cmd(
@@ -373,7 +387,7 @@ def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gat
     """step / promote: check the options, measure the gates, run the command, print the report."""
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, fleet = _context(stack)
-    _print(command(ctx, _measure(ctx, fleet, **gate_options)), fmt, as_json, out)
+    _print(_run(command, ctx, _measure(ctx, fleet, **gate_options)), fmt, as_json, out)
 
 
 def step_cmd(
@@ -455,7 +469,7 @@ def abort_cmd(
 
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, _ = _context(stack)
-    _print(runner.abort(ctx, reason), fmt, as_json, out)
+    _print(_run(runner.abort, ctx, reason), fmt, as_json, out)
 
 
 def finish_cmd(
@@ -475,4 +489,4 @@ def finish_cmd(
 
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, _ = _context(stack)
-    _print(runner.finish(ctx, force), fmt, as_json, out)
+    _print(_run(runner.finish, ctx, force), fmt, as_json, out)

@@ -13,8 +13,6 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from gpufleet.errors import Problem, UserError
-
 
 def pulumi_cli(environ: Mapping[str, str]) -> str | None:
     """The Pulumi CLI's path when it is on PATH (the Automation API drives that binary), else None."""
@@ -29,8 +27,13 @@ def commands(stack: str, project: Path, stack_file: Path) -> list[str]:
     return [shlex.join(cmd)]
 
 
+class DeployFailed(Exception):
+    """`pulumi up` ran and failed: the stack file holds the change, the state records it as in progress, and the next
+    rollout command makes it again (exit 1: a step that ran and failed, not bad input)."""
+
+
 def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[str], None]) -> None:
-    """`pulumi up` through the Automation API; a failed update is a UserError (the rollout stays where it was)."""
+    """`pulumi up` through the Automation API; a failed update raises DeployFailed."""
     from pulumi import automation as auto
 
     try:
@@ -38,10 +41,8 @@ def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[st
         outside = stack_file.resolve().parent != (project / "stacks").resolve()
         # show_secrets=False: the SDK's default (True) would print the stack's secrets in the update's output
         result = s.up(on_output=say, show_secrets=False, config_file=str(stack_file) if outside else None)
-    except auto.errors.CommandError as exc:
-        last = str(exc).strip().splitlines()[-1:] or ["(no output)"]
-        raise UserError(
-            [Problem(str(stack_file), "", f"pulumi up failed: {last[0]}; the rollout stays at the last deployed step")]
-        ) from None
+    except (auto.errors.CommandError, OSError, ValueError) as exc:  # a failed update, or a CLI that answered oddly
+        last = [ln for ln in str(exc).strip().splitlines() if ln.strip()][-1:] or [type(exc).__name__]
+        raise DeployFailed(f"pulumi up -s {stack} failed: {last[0]}") from None
     if result.summary.result != "succeeded":
-        raise UserError([Problem(str(stack_file), "", f"pulumi up ended {result.summary.result}")])
+        raise DeployFailed(f"pulumi up -s {stack} ended {result.summary.result}")
