@@ -22,7 +22,7 @@ from gpufleet.files import write_atomic
 from gpufleet.rollout import deploy, plan
 from gpufleet.rollout.gates import Gate, failed
 from gpufleet.rollout.plan import Change
-from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, paths, save
+from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, operator, paths, save
 
 
 @dataclass
@@ -301,7 +301,7 @@ def start(ctx: Context) -> dict:
                     Problem(
                         str(run.state_path),
                         "",
-                        f"a rollout of {ctx.stack} is in progress since {st.started_at} ({st.status}, "
+                        f"a rollout of {ctx.stack} is in progress since {st.started_at} by {st.started_by or '?'} ({st.status}, "
                         f"{'candidate not yet deployed' if st.weight is None else f'candidate at {st.weight} %'}): "
                         f"`gpufleet rollout status|step|abort --stack {ctx.stack_arg}`",
                     )
@@ -325,7 +325,7 @@ def start(ctx: Context) -> dict:
                 ]
             )
         steps = list(plan.steps_of(r.strategy, getattr(r, "steps", None)))
-        run.state = State(stack=ctx.stack, strategy=r.strategy, steps=steps, started_at=now_iso(ctx.now()))
+        run.state = State(stack=ctx.stack, strategy=r.strategy, steps=steps, started_at=now_iso(ctx.now()), started_by=operator())
         run.begin([Change("weight", steps[0])], {"step": 0})
         return _finish_report(run)
 

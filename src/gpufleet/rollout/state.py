@@ -1,6 +1,6 @@
 """The rollout's state file and the operator lock, both beside the stack file.
 
-- `.rollout-<stack>.json`: the plan (strategy, steps), where it stands (status, step, the change being applied),
+- `.rollout-<stack>.json`: the plan (strategy, steps), who started it, where it stands (status, step, the change being applied),
   the deploys awaiting confirmation and every step's gate results. Written atomically (temp file + fsync + rename,
   gpufleet.files.write_atomic), so a crash leaves the old state or the new one, never half of one. A transition is
   recorded before it starts (`in_progress`), so the next command after a crash resumes it.
@@ -48,6 +48,7 @@ class State:
     retire_after: str | None = None
     reason: str | None = None
     started_at: str = field(default_factory=now_iso)
+    started_by: str = ""  # user@host of the `rollout start`
     history: list[dict] = field(default_factory=list)
 
     @property
@@ -68,6 +69,7 @@ class State:
             "retire_after": self.retire_after,
             "reason": self.reason,
             "started_at": self.started_at,
+            "started_by": self.started_by,
             "history": self.history,
         }
 
@@ -97,6 +99,7 @@ def load(path: Path) -> State | None:
             retire_after=raw.get("retire_after"),
             reason=raw.get("reason"),
             started_at=str(raw["started_at"]),
+            started_by=str(raw.get("started_by") or ""),
             history=list(raw.get("history") or []),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -105,6 +108,10 @@ def load(path: Path) -> State | None:
 
 def save(path: Path, state: State) -> None:
     write_atomic(path, json.dumps(state.as_json(), indent=2, ensure_ascii=False) + "\n", flag=str(path))
+
+
+def operator() -> str:
+    return f"{getpass.getuser()}@{socket.gethostname()}"
 
 
 def owner(command: str) -> dict:
