@@ -299,7 +299,7 @@ def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
 
     current, candidate = rollout.current_spec(spec), rollout.candidate_spec(spec)
     held = spec.rollout.phase == "promoted"
-    first = current.replicas.desired_or_min if held else fleet_average(current, usage, groups=False)[0]
+    first = Decimal(current.replicas.desired_or_min) if held else fleet_average(current, usage, groups=False)[0]
     second = fleet_average(candidate, Usage(), groups=False)[0]
     return ((group_prefix(current), first), (group_prefix(candidate), second))
 

@@ -217,9 +217,11 @@ def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     except ValidationError as exc:
         problems += [Problem(fleet.file, _candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
         return None
-    found = [
-        Problem(fleet.file, _candidate_field(p), m)
-        for p, m in cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done)
+    after = " (the fleet after `rollout finish`)"
+    found = [Problem(fleet.file, _candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
+    found += [
+        Problem(fleet.file, _candidate_field(p), m + after)
+        for p, m in ([] if found else cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done))
     ]
     problems += found
     if found:
@@ -395,6 +397,21 @@ def rollout_problems(spec: FleetSpec) -> list[tuple[str, str]]:
     if r.phase == "rolling" and r.candidate_weight not in r.plan:
         steps = ", ".join(map(str, r.plan))
         out.append(("fleet.rollout.candidate_weight", f"{r.candidate_weight} is not one of the steps ({steps})"))
+    prompts = r.gates.answers.prompts
+    if prompts is not None:
+        where = "fleet.rollout.gates.answers.prompts"
+        if not prompts.endswith((".jsonl", ".yaml", ".yml")):
+            out.append((where, f"{prompts!r} is not a prompt file: a .jsonl or .yaml file, relative to the project folder"))
+        else:
+            try:
+                root = project_root()
+            except UserError:
+                root = None
+            path = Path(prompts)
+            if path.is_absolute() or ".." in path.parts:
+                out.append((where, f"{prompts!r}: give a path inside the project folder (relative, without ..)"))
+            elif root is not None and not (root / path).is_file():
+                out.append((where, f"no such file {prompts!r} in the project folder {root}"))
     c = r.candidate.replicas
     if c is not None and c.max > spec.replicas.max and r.strategy == "canary":
         out.append(("fleet.rollout.candidate.replicas.max", f"{c.max} is above replicas.max ({spec.replicas.max}) for a canary"))

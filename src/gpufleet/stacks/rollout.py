@@ -31,16 +31,22 @@ WEIGHT_MAX = 100  # the highest backend weight both vendors take (module docstri
 DEFAULT_WEIGHT = 10  # the weight of every node without a rollout (Tencent's target_attributes since before issue 31)
 
 Step = int | Literal["promoted", "finished"]
+# what `rollout finish` moves from rollout.candidate into the fleet (candidate.replicas is the rollout's size only)
+FINISH_KEYS = ("label", "model", "image", "serving", "gpu")
 
 
 def candidate_replicas(spec: FleetSpec) -> Replicas:
-    """The candidate group's size: its own replicas, or canary min 1 / max fleet max / desired 1, blue_green the fleet's.
-    From phase promoted on it serves everything: its own replicas, else the fleet's."""
+    """The candidate group's size. While rolling: its own replicas, else canary min 1 / max fleet max / desired 1,
+    blue_green the fleet's (a rolled-back candidate: {min: 0, max: 1, desired: 0}). From phase promoted on it serves
+    everything at the fleet's replicas, which `rollout finish` keeps: candidate.replicas are the rollout's size only
+    (a canary's size would be refused as the fleet's in prod, and the fleet would shrink to it)."""
     r = spec.rollout
     assert r is not None
+    if r.phase == "promoted":
+        return spec.replicas
     if r.candidate.replicas is not None:
         return r.candidate.replicas
-    if r.phase == "promoted" or r.strategy == "blue_green":
+    if r.strategy == "blue_green":
         return spec.replicas
     return Replicas(min=1, max=spec.replicas.max, desired=1)
 
@@ -94,15 +100,16 @@ def weights(spec: FleetSpec) -> tuple[int, int]:
 
 
 def finished(spec: FleetSpec) -> FleetSpec:
-    """The spec after `rollout finish`: the fleet takes the candidate's label, model, image, serving, GPU and replicas
-    (its own, else the fleet's) and the rollout section goes. Its main group is the candidate group, same names."""
+    """The spec after `rollout finish`: the fleet takes the candidate's label, model, image, serving and GPU (its
+    replicas stay the fleet's: candidate_replicas) and the rollout section goes. Its main group is the candidate
+    group, under the same names."""
     r = spec.rollout
     assert r is not None
     c = r.candidate
     data = spec.model_dump(mode="json", exclude_unset=True, exclude={"rollout"})
     data["label"] = c.label
     data["model"] = c.model.model_dump(mode="json", exclude_unset=True)
-    for key in ("image", "serving", "gpu", "replicas"):
+    for key in FINISH_KEYS[2:]:
         value = getattr(c, key)
         if value is not None:
             data[key] = value.model_dump(mode="json", exclude_unset=True)
@@ -152,8 +159,8 @@ class StepError(ValueError):
 def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = None) -> str:
     """The stack file text at `step`, comments and layout kept: an int sets `rollout.candidate_weight` (phase rolling);
     "promoted" sets phase promoted, candidate_weight 100 and retire_after = now + keep_previous_hours (now: required);
-    "finished" replaces fleet.model / image / serving / gpu / replicas by the candidate's, sets fleet.label and removes
-    the rollout section. Only the lines of the changed keys are rewritten; the result is checked to parse to exactly
+    "finished" replaces fleet.model / image / serving / gpu by the candidate's, sets fleet.label and removes the rollout
+    section (fleet.replicas stay). Only the lines of the changed keys are rewritten; the result is checked to parse to exactly
     the intended data (StepError otherwise)."""
     doc = yaml.safe_load(stack_yaml_text)
     fleet = (doc or {}).get("config", {}).get("gpufleet:fleet")
@@ -194,7 +201,7 @@ def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
     if step == "finished":
         c = r["candidate"]
         fleet["label"] = c["label"]
-        for key in ("model", "image", "serving", "gpu", "replicas"):
+        for key in FINISH_KEYS[1:]:
             if key in c:
                 fleet[key] = c[key]
         del fleet["rollout"]
@@ -283,7 +290,7 @@ def _finish(lines: list[str], fleet: tuple[int, int], rollout: tuple[int, int], 
     fleet_child = _indent(lines[rollout[0]])
     cand_child = next(_indent(lines[i]) for i in range(candidate[0] + 1, candidate[1]) if not _blank(lines[i]))
     taken: dict[str, list[str]] = {}
-    for key in ("label", "model", "image", "serving", "gpu", "replicas"):
+    for key in FINISH_KEYS:
         if key not in section["candidate"]:
             continue
         try:

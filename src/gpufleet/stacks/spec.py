@@ -658,8 +658,9 @@ class Candidate(Strict):
     gpu: Gpu | None = Field(None, description="default: fleet.gpu")
     replicas: Replicas | None = Field(
         None,
-        description="default canary: min 1, max fleet.replicas.max, desired 1; blue_green: the fleet's replicas. From "
-        "phase promoted on (and after `rollout finish`) the candidate is the fleet: these, or the fleet's replicas",
+        description="the candidate's size while rolling; default canary: min 1, max fleet.replicas.max, desired 1; "
+        "blue_green: the fleet's replicas; {min: 0, max: 1, desired: 0} scales a rolled-back candidate to nothing. "
+        "Promoted (and after `rollout finish`) the candidate runs at the fleet's replicas",
     )
 
     @field_validator("label")

@@ -310,7 +310,9 @@ class Scaling(pulumi.ComponentResource):
                 scaling_group_id=self.group.id,
                 vserver_groups=[vserver_args(fleet, clb_id, server_group_id, weight)],
                 force=True,  # nodes already in the group join (and leave on detach) the VServer group
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[listener]),
+                # not after the listener: on a fleet's first rollout the nodes join the VServer group while the listener
+                # moves to it, before the group leaves the default server group (it waits for the listener)
+                opts=child,
             )
         # the node learns its scaling group and the metrics group from its environment (components/userdata.py)
         encoded = userdata.base64_output(userdata.render_output(fleet, role_name, metrics_group_id, self.group.id))
