@@ -137,7 +137,7 @@ def test_a_slow_candidate_is_rolled_back_naming_the_gate(fleet, capsys):
     assert {"ttft_p95_ratio", "latency_p95_ratio"} <= failing and "error_rate" not in failing
     assert "ttft_p95_ratio" in rep["reason"] and "rolling back" in err
     g = by_name(rep)["ttft_p95_ratio"]
-    assert g["measured"] > 4 and g["threshold"] == 1.25
+    assert g["measured"] > 2 and g["threshold"] == 1.25  # 400 ms vs 50 ms to the first token, less under load
     # the candidate had no traffic (0 %): the rollback is its group to 0 nodes
     assert rep["awaiting_deploy"]["change"] == {"kind": "rollback", "weight": None}
     assert fleet_of(path)["rollout"]["candidate"]["replicas"] == {"min": 0, "max": 8, "desired": 0}

@@ -111,12 +111,16 @@ class Run:
 
     def __enter__(self) -> Run:
         self.lock.__enter__()
+        try:
+            self.state = load(self.state_path)
+        except BaseException:
+            self.lock.__exit__(None, None, None)  # a damaged state file: refuse, and leave no lock behind
+            raise
         if self.lock.took_over:
             t = self.lock.took_over
             self.note(
                 f"the previous `rollout {t.get('command')}` (pid {t.get('pid')}, since {t.get('since')}) ended without finishing; resuming"
             )
-        self.state = load(self.state_path)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -179,14 +183,25 @@ class Run:
         return True
 
     def _write(self, change: Change) -> None:
+        import yaml
+
         path = self.ctx.stack_file
         text = path.read_text(encoding="utf-8")
-        new = spec_change(text, change, self.ctx.now().replace(microsecond=0))
+        section = (yaml.safe_load(text)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
+        if (change.kind == "promote" and section.get("phase") == "promoted") or (change.kind == "finish" and not section):
+            new = text  # made before a crash (promoting again would move retire_after; a finished file has no section)
+        else:
+            from gpufleet.stacks.rollout import StepError
+
+            try:
+                new = spec_change(text, change, self.ctx.now().replace(microsecond=0))
+            except StepError as exc:
+                raise UserError(
+                    [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}")]
+                ) from None
         if new != text:
             write_atomic(path, new, flag=self.ctx.shown)
-        if change.kind == "promote":  # the window's end is what the stack file says (written once, kept on a resume)
-            import yaml
-
+        if change.kind == "promote":  # the window's end is what the stack file says
             retire = yaml.safe_load(new)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
             assert self.state is not None and self.state.in_progress is not None
             self.state.in_progress["then"]["retire_after"] = retire.isoformat() if isinstance(retire, datetime) else str(retire)
@@ -382,7 +397,9 @@ def abort(ctx: Context, reason: str | None = None) -> dict:
             run.note(f"dropping the unfinished `rollout {st.in_progress['command']}`")
             st.in_progress, st.awaiting_deploy = None, None
         st.reason = f"aborted by the operator{': ' + reason if reason else ''}"
-        run.begin(plan.rollback_changes(None if st.status == "promoted" else st.weight), {"status": "aborted", "step": -1})
+        r = ctx.rollout  # the stack file as it is now: the weight it holds (promoted: 100)
+        now = None if r is None else (100 if r.phase == "promoted" else r.candidate_weight)
+        run.begin(plan.rollback_changes(now), {"status": "aborted", "step": -1})
         return _finish_report(run)
 
 
