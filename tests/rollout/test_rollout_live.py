@@ -69,7 +69,7 @@ def by_name(report) -> dict:
 
 
 def test_a_good_canary_walks_every_step_to_promotion_and_finish(fleet, capsys):
-    path, lb, cur, cand = fleet(max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path, lb, cur, cand = fleet(max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     stack = ["--stack", str(path)]
     code, rep, _ = run_cli(capsys, "rollout", "start", *stack)
     assert code == 0 and rep["status"] == "rolling"
@@ -148,7 +148,7 @@ def test_a_slow_candidate_is_rolled_back_naming_the_gate(fleet, capsys):
 
 
 def test_an_erroring_candidate_is_rolled_back_weight_first_then_nodes(fleet, capsys):
-    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
     lb.deploy()
@@ -279,7 +279,7 @@ def fake_pulumi(tmp_path, up: str) -> tuple[dict, Path]:
 
 
 def test_with_the_pulumi_cli_each_change_is_deployed_through_the_automation_api(fleet, capsys, tmp_path, monkeypatch):
-    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     stack = ["--stack", str(path)]
     env, log = fake_pulumi(tmp_path, "ok")
     for k, v in env.items():
@@ -308,7 +308,7 @@ def test_with_the_pulumi_cli_each_change_is_deployed_through_the_automation_api(
 
 
 def test_a_crash_inside_the_automation_apis_pulumi_up_resumes(fleet, capsys, tmp_path):
-    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
     lb.deploy()
@@ -357,8 +357,8 @@ def test_the_key_is_read_from_the_environment_or_a_file_and_never_shown(fleet, c
         env="staging",
         current=group(CURRENT_MODEL, api_key=KEY),
         candidate=group(CANDIDATE_MODEL, api_key=KEY),  # echoes a wrong Authorization header back, like a careless server
-        max_latency_p95_ratio=1.6,
-        max_ttft_p95_ratio=1.6,
+        max_latency_p95_ratio=2,
+        max_ttft_p95_ratio=2,
     )
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
@@ -404,7 +404,7 @@ def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, caps
 
 
 def test_blue_green_goes_from_0_to_100_with_both_groups_at_full_size(fleet, capsys):
-    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=1.6, max_ttft_p95_ratio=1.6)
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     path.write_text(
         path.read_text()
         .replace("strategy: canary", "strategy: blue_green")
