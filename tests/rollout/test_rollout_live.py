@@ -399,6 +399,10 @@ def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, caps
     code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
     assert code == 2 and "--candidate-url: cannot reach http://127.0.0.1:9" in err and "Traceback" not in err
     assert path.read_text() == before
+    args[args.index("--candidate-metrics-url") + 1] = "http://user:secret@127.0.0.1:9/metrics"
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
+    assert code == 2 and "--candidate-metrics-url: has credentials in it" in err and "secret" not in err
+    assert "--candidate-url: cannot reach" not in err  # options are checked before anything is measured
     code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
     assert rep["history"] == [] and rep["status"] == "rolling"
 

@@ -95,6 +95,8 @@ def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
         parts = urlsplit(given)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UserError([Problem(flag, "", f"{given!r} is not an http:// or https:// URL")])
+        if parts.username or parts.password:
+            raise UserError([Problem(flag, "", "has credentials in it, which would be written to the state file and report")])
         return given
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.hostname}:{port}/metrics/vllm"
@@ -259,7 +261,7 @@ def _draw(report: dict):
             c.print(t)
         if report.get("reason"):
             c.print(f"reason: {report['reason']}", soft_wrap=True)
-        if report.get("retire_after"):
+        if report.get("retire_after") and report.get("status") == "promoted":
             c.print(
                 f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack_arg']}` after that"
             )
