@@ -112,6 +112,31 @@ def test_a_step_needs_a_rollout_section_a_valid_step_and_a_zoned_promotion_time(
         rollout_step_spec(text, "promoted", datetime(2026, 12, 5, 14, 0))
 
 
+@pytest.mark.parametrize(
+    "replicas, high",
+    [
+        (None, 8),
+        ("        replicas: {min: 1, max: 4, desired: 2}\n", 4),
+        ("        replicas:\n          min: 1\n          max: 3\n", 3),
+    ],
+    ids=["default", "one-line", "nested"],
+)
+def test_rolled_back_sets_weight_0_and_the_candidate_group_to_0_nodes(replicas, high, tmp_path):
+    text = EXAMPLES[0].read_text().replace("      retire_after: null    # set by `gpufleet rollout promote`\n", "")
+    if replicas:
+        text = text.replace("        label: v2  ", replicas + "        label: v2  ")
+    out = rollout_step_spec(text, "rolled_back")
+    fleet = yaml.safe_load(out)["config"]["gpufleet:fleet"]
+    assert fleet["rollout"]["candidate"]["replicas"] == {"min": 0, "max": high, "desired": 0}
+    assert (fleet["rollout"]["candidate_weight"], fleet["rollout"]["phase"]) == (0, "rolling")
+    assert "retire_after" not in fleet["rollout"]  # absent stays absent
+    stack = write_stack(tmp_path, EXAMPLES[0], f"rolled-back-{high}", out)
+    inv = preview_stack(stack, ROOT)
+    cand = groups_of(inv, "alicloud")["llm-v2-prod-asg-group"]["inputs"]
+    assert (cand["minSize"], cand["desiredCapacity"]) == (0, 0)
+    assert declared_weights(inv, "alicloud")["llm-v2-prod-asg-group"] == 0
+
+
 def test_a_flow_style_rollout_section_is_refused_rather_than_rewritten_wrongly():
     text = EXAMPLES[0].read_text().replace("      candidate_weight: 5   #", "      candidate_weight: {a: 5}   #")
     with pytest.raises(StepError):
@@ -293,6 +318,29 @@ def test_the_simulation_splits_the_requests_by_the_declared_weights(example, tmp
             assert 0.05 < sum(cand["arrivals"]) / total < 0.25  # the old group scales out under the step; the canary does not
 
 
+def test_the_candidates_nodes_load_their_own_model_in_the_simulation(tmp_path):
+    from gpufleet.simulate import timings
+
+    stack = write_stack(tmp_path, EXAMPLES[0], "promoted")  # the candidate takes every request: it scales out
+    p = plan.for_stack(stack)
+    b = run.behaviour(p.fleet, p.resources)
+    assert p.fleet.candidate is not None
+    ready = {g.name: g.ready_s for g in b.groups}
+    own = timings.node(p.fleet.candidate)
+    fleet_ready = sum(b.timing(n) for n in run.READY)
+    want = fleet_ready - b.timing("weights_fetch_s") - b.timing("cuda_graphs_s")
+    want += own["weights_fetch_s"].seconds + own["cuda_graphs_s"].seconds
+    assert ready == {"llm-prod-asg-group": None, "llm-v2-prod-asg-group": pytest.approx(want)}
+    assert own["weights_fetch_s"].seconds != b.timing("weights_fetch_s")  # Qwen3-8B is not Qwen2.5-7B's size
+    cap = capacity.given(13.8)
+    tr = trace.profile("step", run.step_low(b, cap), datetime(2026, 12, 7, tzinfo=UTC), 10.0, run.day_shape(b))
+    r = run.simulate(b, cap, tr)
+    launched = [n for n in r.nodes if n.group == "llm-v2-prod-asg-group" and n.created > 0]
+    assert launched
+    for n in launched:
+        assert n.ready - n.in_service == pytest.approx(want)
+
+
 def test_the_simulation_without_weights_runs_one_queue_as_before():
     p = plan.for_stack("alicloud-cn-hangzhou-prod")
     b = run.behaviour(p.fleet, p.resources)
@@ -377,6 +425,15 @@ def test_candidate_replicas_are_the_rollouts_size_and_a_rolled_back_candidate_ha
     assert finished["replicas"] == {"min": 2, "max": 8, "desired": 2}
 
 
+def test_weight_0_is_always_a_step_rolled_back():
+    raw = example_raw()
+    raw["rollout"].update(steps=[10, 100], candidate_weight=0)
+    assert validation.validate(raw, stack="x", file="f").spec.rollout is not None
+    raw["rollout"].update(candidate_weight=5)
+    with pytest.raises(UserError, match="5 is not one of the steps"):
+        validation.validate(raw, stack="x", file="f")
+
+
 def test_blue_green_runs_both_groups_at_full_size():
     raw = example_raw()
     raw["rollout"].update(strategy="blue_green", steps=None, candidate_weight=0)
@@ -412,6 +469,18 @@ def test_gpufleet_preview_takes_the_example_by_path(example):
     )
     assert out.returncode == 0, out.stderr
     assert "llm-v2-prod-asg-group" in out.stdout and "llm-prod-asg-group" in out.stdout
+    shown = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "preview", "--stack", str(example), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**__import__("os").environ, "GPUFLEET_NOW": "2026-12-01T00:00:00+00:00"},
+    )
+    notes = __import__("json").loads(shown.stdout)["notes"]
+    assert (
+        "rollout (canary rolling, 5 % planned): llm-prod 2 node(s) x weight 95, llm-v2-prod 1 node(s) x weight 10: "
+        "5.0 % of requests to llm-v2-prod at these sizes" in " ".join(notes)
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -368,8 +368,9 @@ def shipped() -> tuple[tuple[str, str, dict], ...]:
 
 @cache
 def rollouts() -> tuple[tuple[str, str, dict], ...]:
-    """(stack/step, cloud, inventory json) of the shipped rollout examples at their first step (weight 0: the candidate
-    takes nothing), as shipped, and promoted (the current group at weight 0), and finished (the label kept)."""
+    """(stack/step, cloud, inventory json) of the shipped rollout examples as shipped, at weight 0 (the candidate takes
+    nothing), promoted (the current group at weight 0), finished (the label kept) and rolled back (the candidate at 0
+    nodes); and with spot and monthly billing, as shipped and promoted."""
     import tempfile
     from datetime import UTC, datetime
 
@@ -383,9 +384,18 @@ def rollouts() -> tuple[tuple[str, str, dict], ...]:
         for path in sorted((root / "examples").glob("Pulumi.*-rollout.yaml")):
             text = path.read_text()
             now = datetime(2026, 12, 1, tzinfo=UTC)
-            for step in (None, 0, "promoted", "finished"):
-                body = text if step is None else rollout_step_spec(text, step, now)
-                stack = f"{path.name[len('Pulumi.') : -len('.yaml')]}-{step if step is not None else 'as-shipped'}"
+            variants: list[tuple[str, object, str]] = [
+                (str(step), step, text) for step in ("as-shipped", 0, "promoted", "finished", "rolled_back")
+            ]
+            for billing, line in (
+                ("spot", "billing: {model: spot, on_demand_base: 2}"),
+                ("monthly", "billing: {model: monthly, period_months: 1}"),
+            ):  # a spot canary's own on-demand base; a subscription fleet's pay-as-you-go canary, then its subscription
+                other = text.replace("billing: {model: payg}", line)
+                variants += [(f"{billing}-{step}", step, other) for step in ("as-shipped", "promoted")]
+            for label, step, body in variants:
+                body = body if step == "as-shipped" else rollout_step_spec(body, step, now)
+                stack = f"{path.name[len('Pulumi.') : -len('.yaml')]}-{label}"
                 file = Path(tmp) / f"Pulumi.{stack}.yaml"
                 file.write_text(body)
                 name = loader.use_stack_file(file)

@@ -162,7 +162,8 @@ class Simulation:
         b = self.b
         yield self.env.timeout(b.timing("instance_create_s"))
         n.in_service = self.env.now
-        n.ready = n.in_service + self.ready_s
+        ready_s = self.groups[n.group].spec.ready_s
+        n.ready = n.in_service + (self.ready_s if ready_s is None else ready_s)
         hook = self._launch_hooks.get(n.group)
         released = n.in_service
         if hook is not None:

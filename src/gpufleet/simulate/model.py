@@ -44,6 +44,9 @@ class Group:
     # the per-node backend weight its nodes carry at the load balancer (a rollout's groups, 0 = no requests); None:
     # not declared (every serving node takes an equal share)
     weight: int | None = None
+    # seconds from in service to vLLM serving when the group's nodes load another model than the fleet's (a rollout's
+    # candidate: its weights' fetch and CUDA graphs); None: the fleet's node timings
+    ready_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -394,7 +394,7 @@ def rollout_problems(spec: FleetSpec) -> list[tuple[str, str]]:
                 f"{r.candidate.label!r} is the fleet's own label: the two serving groups need different names",
             )
         )
-    if r.phase == "rolling" and r.candidate_weight not in r.plan:
+    if r.phase == "rolling" and r.candidate_weight not in (0, *r.plan):  # 0: not started or rolled back
         steps = ", ".join(map(str, r.plan))
         out.append(("fleet.rollout.candidate_weight", f"{r.candidate_weight} is not one of the steps ({steps})"))
     prompts = r.gates.answers.prompts

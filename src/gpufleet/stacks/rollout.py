@@ -30,7 +30,7 @@ from gpufleet.stacks.spec import FleetSpec, Replicas
 WEIGHT_MAX = 100  # the highest backend weight both vendors take (module docstring)
 DEFAULT_WEIGHT = 10  # the weight of every node without a rollout (Tencent's target_attributes since before issue 31)
 
-Step = int | Literal["promoted", "finished"]
+Step = int | Literal["promoted", "finished", "rolled_back"]
 # what `rollout finish` moves from rollout.candidate into the fleet (candidate.replicas is the rollout's size only)
 FINISH_KEYS = ("label", "model", "image", "serving", "gpu")
 
@@ -99,6 +99,26 @@ def weights(spec: FleetSpec) -> tuple[int, int]:
     return node_weights(candidate_percent(spec), current_replicas(spec).desired_or_min, candidate_replicas(spec).desired_or_min)
 
 
+def notes(spec: FleetSpec) -> list[str]:
+    """What `gpufleet preview` says about a rollout: each group's nodes and per-node weight, the share they give."""
+    r = spec.rollout
+    if r is None:
+        return []
+    from gpufleet.naming import group_prefix
+
+    current, candidate = current_replicas(spec), candidate_replicas(spec)
+    wc, wn = weights(spec)
+    n_c, n_n = current.desired_or_min, candidate.desired_or_min
+    got = float(share((n_c, wc), (n_n, wn))) * 100
+    old, new = group_prefix(spec), group_prefix(spec.model_copy(update={"label": r.candidate.label}))
+    phase = f"{r.strategy} {r.phase}" + (f" until {r.retire_after.isoformat()}" if r.retire_after else "")
+    return [
+        f"rollout ({phase}, {candidate_percent(spec)} % planned): {old} {n_c} node(s) x weight {wc}, {new} {n_n} node(s) x "
+        f"weight {wn}: {got:.1f} % of requests to {new} at these sizes; autoscaling changes the node counts, not the "
+        "weights (docs/spec.md#rollout)"
+    ]
+
+
 def finished(spec: FleetSpec) -> FleetSpec:
     """The spec after `rollout finish`: the fleet takes the candidate's label, model, image, serving and GPU (its
     replicas stay the fleet's: candidate_replicas) and the rollout section goes. Its main group is the candidate
@@ -160,7 +180,8 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
     """The stack file text at `step`, comments and layout kept: an int sets `rollout.candidate_weight` (phase rolling);
     "promoted" sets phase promoted, candidate_weight 100 and retire_after = now + keep_previous_hours (now: required);
     "finished" replaces fleet.model / image / serving / gpu by the candidate's, sets fleet.label and removes the rollout
-    section (fleet.replicas stay). Only the lines of the changed keys are rewritten; the result is checked to parse to exactly
+    section (fleet.replicas stay); "rolled_back" sets candidate_weight 0 (phase rolling) and the candidate group to 0
+    nodes (candidate.replicas {min: 0, max: its max or the fleet's, desired: 0}). Only the lines of the changed keys are rewritten; the result is checked to parse to exactly
     the intended data (StepError otherwise)."""
     doc = yaml.safe_load(stack_yaml_text)
     fleet = (doc or {}).get("config", {}).get("gpufleet:fleet")
@@ -172,6 +193,11 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
     want = _expected(doc, step, now)
     if step == "finished":
         out = _finish(lines, fleet_at, rollout_at, fleet["rollout"])
+    elif step == "rolled_back":
+        out = lines
+        for key, value in {"phase": "rolling", "candidate_weight": "0", "retire_after": "null"}.items():
+            out = _set_key(out, _find_block(out, ["rollout"], start=_find_block(out, ["config", "gpufleet:fleet"])), key, value)
+        out = _zero_candidate(out, _rolled_back_max(fleet))
     else:
         if step == "promoted":
             keep = int(fleet["rollout"].get("keep_previous_hours", 24))
@@ -181,7 +207,7 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
             values = {"phase": "promoted", "candidate_weight": "100", "retire_after": f"'{retire}'"}
         else:
             if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= 100:
-                raise StepError(f"{step!r} is not a step: a percentage 0-100, 'promoted' or 'finished'")
+                raise StepError(f"{step!r} is not a step: a percentage 0-100, 'promoted', 'finished' or 'rolled_back'")
             values = {"phase": "rolling", "candidate_weight": str(step), "retire_after": "null"}
         out = lines
         for key, value in values.items():
@@ -198,7 +224,12 @@ def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
     doc = copy.deepcopy(doc)
     fleet = doc["config"]["gpufleet:fleet"]
     r = fleet["rollout"]
-    if step == "finished":
+    if step not in ("finished", "promoted") and "retire_after" in r:
+        r["retire_after"] = None  # an absent key stays absent (null)
+    if step == "rolled_back":
+        r.update(phase="rolling", candidate_weight=0)
+        r["candidate"]["replicas"] = {"min": 0, "max": _rolled_back_max(fleet), "desired": 0}
+    elif step == "finished":
         c = r["candidate"]
         fleet["label"] = c["label"]
         for key in FINISH_KEYS[1:]:
@@ -210,8 +241,30 @@ def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
         r.update(phase="promoted", candidate_weight=100)
         r["retire_after"] = (now + timedelta(hours=int(r.get("keep_previous_hours", 24)))).isoformat()
     else:
-        r.update(phase="rolling", candidate_weight=step, retire_after=None)
+        r.update(phase="rolling", candidate_weight=step)
     return doc
+
+
+def _rolled_back_max(fleet: dict) -> int:
+    """A rolled-back candidate keeps its max (or the fleet's): the group stays, at 0 nodes (min 0, desired 0)."""
+    old = fleet["rollout"]["candidate"].get("replicas") or {}
+    return int(old.get("max") or (fleet.get("replicas") or {}).get("max") or 1)
+
+
+def _zero_candidate(lines: list[str], high: int) -> list[str]:
+    """The lines with rollout.candidate.replicas at {min: 0, max: high, desired: 0} (one line, replacing a one-line or
+    nested block)."""
+
+    def candidate() -> tuple[int, int]:
+        fleet_at = _find_block(lines, ["config", "gpufleet:fleet"])
+        return _find_block(lines, ["candidate"], start=_find_block(lines, ["rollout"], start=fleet_at))
+
+    try:
+        at, end = _find_block(lines, ["replicas"], start=candidate())
+        lines = lines[:at] + lines[end:]
+    except StepError:
+        pass  # none yet: the default size
+    return _set_key(lines, candidate(), "replicas", f"{{min: 0, max: {high}, desired: 0}}")
 
 
 def _indent(line: str) -> int:

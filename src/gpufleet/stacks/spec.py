@@ -695,7 +695,9 @@ class Rollout(Strict):
         description="rolling: the candidate takes candidate_weight percent of the requests; promoted: the candidate "
         "serves 100 % and the current group is held at its minimum with weight 0 until retire_after",
     )
-    candidate_weight: int = Field(0, ge=0, le=100, description="percent of requests the load balancer sends to the candidate")
+    candidate_weight: int = Field(
+        0, ge=0, le=100, description="percent of requests the load balancer sends to the candidate: 0 or one of the steps"
+    )
     steps: list[int] | None = Field(None, description="default canary [0, 5, 25, 50, 100], blue_green [0, 100]")
     keep_previous_hours: int = Field(24, ge=0, le=24 * 90, description="after promote the old group stays this long")
     retire_after: datetime | None = Field(None, description="ISO 8601 time with zone, set by `rollout promote`")
