@@ -126,8 +126,7 @@ def test_a_good_canary_walks_every_step_to_promotion_and_finish(fleet, capsys):
 
 
 def test_a_slow_candidate_is_rolled_back_naming_the_gate(fleet, capsys):
-    # staging: prod refuses a candidate of 0 nodes (the rollback's end state) in its spec checks today
-    path, lb, cur, cand = fleet(env="staging", candidate=group(CANDIDATE_MODEL, first_token_s=0.4))
+    path, lb, cur, cand = fleet(candidate=group(CANDIDATE_MODEL, first_token_s=0.4))  # prod, as shipped
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
     lb.deploy()

@@ -29,7 +29,7 @@ class Change:
         return {
             "promote": "promote: the candidate serves 100 %, the old group at its minimum until retire_after",
             "finish": "finish: the fleet takes the candidate's settings, the old group is removed",
-            "rollback": "rollback: the candidate group to 0 nodes",
+            "rollback": "rollback: weight 0 and the candidate group to 0 nodes",
         }[self.kind]
 
     def as_json(self) -> dict:

@@ -58,45 +58,10 @@ def spec_change(text: str, change: Change, now: datetime) -> str:
         assert change.weight is not None
         return rollout_step_spec(text, change.weight)
     if change.kind == "rollback":
-        return candidate_to_zero(text)
+        return rollout_step_spec(text, "rolled_back")
     if change.kind == "promote":
         return rollout_step_spec(text, "promoted", now=now)
     return rollout_step_spec(text, "finished", now=now)
-
-
-def candidate_to_zero(text: str) -> str:
-    """The stack text with `rollout.candidate.replicas` at 0 nodes (min 0, desired 0, max kept), the second half of a
-    rollback. rollout_step_spec has no such step yet (issue 31 contract: "abort = candidate_weight 0, then candidate
-    replicas 0"); this edits the one line the way it edits its keys and checks the result parses to exactly that.
-    Its home is gpufleet.stacks.rollout (a `rolled_back` step there would replace this)."""
-    import copy
-
-    import yaml
-
-    from gpufleet.stacks import rollout as steps
-
-    doc = yaml.safe_load(text)
-    fleet = doc["config"]["gpufleet:fleet"]
-    cand = fleet["rollout"]["candidate"]
-    old = cand.get("replicas") or {}
-    high = int(old.get("max") or fleet.get("replicas", {}).get("max") or 1)
-    want = copy.deepcopy(doc)
-    want["config"]["gpufleet:fleet"]["rollout"]["candidate"]["replicas"] = {"min": 0, "max": high, "desired": 0}
-
-    def candidate_block(lines: list[str]) -> tuple[int, int]:
-        fleet_at = steps._find_block(lines, ["config", "gpufleet:fleet"])
-        return steps._find_block(lines, ["candidate"], start=steps._find_block(lines, ["rollout"], start=fleet_at))
-
-    lines = text.splitlines(keepends=True)
-    try:
-        at, end = steps._find_block(lines, ["replicas"], start=candidate_block(lines))
-        lines = lines[:at] + lines[end:]  # the old replicas, one line or a nested block
-    except steps.StepError:
-        pass  # none yet: the default size
-    out = "".join(steps._set_key(lines, candidate_block(lines), "replicas", f"{{min: 0, max: {high}, desired: 0}}"))
-    if yaml.safe_load(out) != want:
-        raise steps.StepError("rollout.candidate.replicas could not be rewritten line by line")
-    return out
 
 
 class Run:
