@@ -91,6 +91,7 @@ def test_a_good_canary_walks_every_step_to_promotion_and_finish(fleet, capsys):
         assert by_name(rep)["answers_exact_match"]["measured"] == 1.0  # the same answers: the gate passes them
         assert rep["figures"]["traffic"]["candidate"]["kv_cache_percent_max"] > 0  # read from vLLM's own metric
         assert fleet_of(path)["rollout"]["candidate_weight"] == weight
+        assert f"{weight} % planned" in rep["declared"][0]  # what the written stack file declares, as preview says
         lb.deploy()
         expected = weight / 100 if weight in (0, 100) else None
         measured = share_through_lb(lb, cur, cand)

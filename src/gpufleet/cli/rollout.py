@@ -259,6 +259,8 @@ def _draw(report: dict):
             for ch in changed:
                 t.add_row(ch["id"], f"{ch['similarity']:.2f}", ch["current"] or "(no answer)", ch["candidate"] or "(no answer)")
             c.print(t)
+        for line in report.get("declared") or []:
+            c.print(f"declared: {line}", soft_wrap=True)
         if report.get("reason"):
             c.print(f"reason: {report['reason']}", soft_wrap=True)
         if report.get("retire_after") and report.get("status") == "promoted":
@@ -291,18 +293,31 @@ def _continue_with(report: dict) -> str:
     return "finish" if change.get("kind") == "finish" else "step"
 
 
-def _run(command, *args):
-    """A runner command; a `pulumi up` that failed is exit 1 with its last line (the next command makes it again)."""
+def _run(command, ctx, *args):
+    """A runner command, its report with what the stack file now declares (each group's nodes, per-node weight and
+    the share they give, as `gpufleet preview` says it); a `pulumi up` that failed is exit 1 with its last line."""
     from gpufleet.rollout.deploy import DeployFailed
 
     try:
-        return command(*args)
+        report = command(ctx, *args)
     except DeployFailed as exc:
         console(stderr=True).print(
             f"error {exc}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
             soft_wrap=True,
         )
         raise typer.Exit(1) from None
+    report["declared"] = _declared(ctx.stack)
+    return report
+
+
+def _declared(stack: str) -> list[str]:
+    from gpufleet.stacks import rollout as steps
+    from gpufleet.validation import load_fleet
+
+    try:
+        return steps.notes(load_fleet(stack, sizing=False).spec)
+    except UserError as exc:  # the file as written does not validate (it should: each step is checked when made)
+        return [f"the stack file does not validate now: {exc.problems[0]}"]
 
 
 def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
