@@ -175,6 +175,10 @@ def test_an_erroring_candidate_is_rolled_back_weight_first_then_nodes(fleet, cap
     assert code == 0 and rep["status"] == "rolled_back" and rep["awaiting_deploy"] is None
     code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
     assert rep["status"] == "rolled_back" and "error_rate" in rep["reason"]
+    assert [(h["weight"], h["to"], h["result"]) for h in rep["history"]] == [(0, "5 %", "passed"), (5, "25 %", "failed")]
+    main(["rollout", "status", "--stack", str(path)])
+    table = capsys.readouterr().out
+    assert "measurements" in table and "error_rate" in table and "reason: gate failed at 5 %: error_rate" in table
 
 
 def test_the_answer_gate_flags_a_candidate_that_answers_differently(fleet, capsys, tmp_path):

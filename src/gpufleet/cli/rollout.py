@@ -259,6 +259,14 @@ def _draw(report: dict):
             for ch in changed:
                 t.add_row(ch["id"], f"{ch['similarity']:.2f}", ch["current"] or "(no answer)", ch["candidate"] or "(no answer)")
             c.print(t)
+        if report.get("history"):
+            t = Table(title="measurements", box=box.SIMPLE_HEAD, title_justify="left")
+            for col in ("at", "command", "from", "to", "result", "failed gates"):
+                t.add_column(col)
+            for h in report["history"]:
+                bad = ", ".join(g["name"] for g in h["gates"] if not g["passed"]) or "-"
+                t.add_row(h["at"], h["command"], f"{_fmt(h['weight'])} %", h["to"], h["result"], bad)
+            c.print(t)
         for line in report.get("declared") or []:
             c.print(f"declared: {line}", soft_wrap=True)
         if report.get("reason"):
