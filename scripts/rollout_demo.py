@@ -1,10 +1,9 @@
 """A rollout against two local stand-in groups, to see `gpufleet rollout` work without a cloud (the README's output).
 
 A TEST SETUP: the two "groups" are tests/sizing/fake_openai.py servers on 127.0.0.1 (OpenAI-compatible, vLLM's
-/metrics and /health, deterministic answers), not vLLM. The stack is a copy of
-the shipped examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml, copied
-(environment staging) in a temporary folder, shown as /tmp/rollout-demo; nothing in the project changes. The Pulumi
-CLI is not used: the printed `pulumi up` is what you would run.
+/metrics and /health, deterministic answers), not vLLM. The stack is the shipped
+examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml copied into a temporary folder (shown as /tmp/rollout-demo);
+nothing in the project changes. The Pulumi CLI is not used: the printed `pulumi up` is what you would run.
 
     .venv/bin/python scripts/rollout_demo.py            # a good canary: start, then one step (0 -> 5 %)
     .venv/bin/python scripts/rollout_demo.py --drift    # a candidate that words some answers differently: rolled back
@@ -44,9 +43,8 @@ def main() -> int:
         FakeServer(Behaviour(model=CANDIDATE, **common, **cand_kw)) as cand,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        stack = Path(tmp) / "Pulumi.alicloud-cn-hangzhou-staging-rollout.yaml"
-        text = (ROOT / "examples" / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml").read_text()
-        stack.write_text(text.replace("environment: prod", "environment: staging"))
+        stack = Path(tmp) / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+        stack.write_text((ROOT / "examples" / stack.name).read_text())
         env = {**os.environ, "COLUMNS": "150", "NO_COLOR": "1"}
         gates = [
             "--current-url", cur.url, "--candidate-url", cand.url,
