@@ -287,6 +287,9 @@ def test_cost_prices_the_candidate_group_on_top_of_the_fleet(example, tmp_path):
     nodes = {ln.resource_name: ln.monthly_quantity for ln in est.lines if ln.category == "gpu_compute" and ln.unit == "hour"}
     assert nodes["llm-v2-prod-asg-config"] == 730  # the canary's one node all month
     assert float(nodes["llm-prod-asg-config"]) == pytest.approx(2.7738 * 730, rel=1e-4)  # the fleet's schedules' average
+    # floor and peak: each group at its own min / max (8 + 8: the canary may scale to the fleet's max)
+    assert (est.scenarios["floor"].nodes, est.scenarios["peak"].nodes) == (3, 16)
+    assert est.scenarios["floor"].total.value < est.scenarios["average"].total.value < est.scenarios["peak"].total.value
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
@@ -511,3 +514,13 @@ def test_a_prompt_file_in_the_project_is_accepted():
     raw["rollout"]["gates"]["answers"]["prompts"] = "examples/budgets-example.yaml"  # exists: only existence is checked here
     fleet = validation.validate(raw, stack="x", file="f")
     assert fleet.spec.rollout is not None and fleet.spec.rollout.gates.answers.prompts == "examples/budgets-example.yaml"
+
+
+def test_cost_compare_moves_the_candidate_to_the_other_cloud_too():
+    from gpufleet.cost import compare, usage
+
+    stack = loader.use_stack_file(EXAMPLES[0])
+    (opt,) = compare.compare(stack, ["tencentcloud"], ["payg"], usage.load(stack))
+    assert opt.estimate is not None, opt.problem
+    names = {ln.resource_name for ln in opt.estimate.lines if ln.category == "gpu_compute"}
+    assert names == {"llm-prod-asg-config", "llm-v2-prod-asg-config"}

@@ -107,14 +107,28 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         new["zones"] = selling[: len(spec.zones)]
         notes.append(f"zones {', '.join(spec.zones)} -> {', '.join(new['zones'])}")
     new["cloud"], new["region"] = cloud, region
-    source = spec.model.source
     own, other = profile(spec.cloud).object_scheme, profile(cloud).object_scheme
-    if cloud != spec.cloud and source.startswith(f"{own}://"):
+
+    def moved(source: str) -> str:
+        """The same archive in the other cloud's object storage."""
+        if cloud == spec.cloud or not source.startswith(f"{own}://"):
+            return source
         bucket, _, key = source[len(own) + 3 :].partition("/")
         bucket = bucket.removesuffix(profile(spec.cloud).example_bucket_suffix) + profile(cloud).example_bucket_suffix
-        new["model"] = {**raw["model"], "source": f"{other}://{bucket}/{key}"}
+        return f"{other}://{bucket}/{key}"
+
+    source = spec.model.source
+    if moved(source) != source:
+        new["model"] = {**raw["model"], "source": moved(source)}
         notes.append(f"model source {source} -> {new['model']['source']} (the same archive in {cloud}'s object storage)")
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
+    if spec.rollout is not None and isinstance(raw.get("rollout"), dict):  # a rollout's candidate moves along
+        cand = dict(raw["rollout"].get("candidate") or {})
+        cand["model"] = {**cand.get("model", {}), "source": moved(spec.rollout.candidate.model.source)}
+        if spec.rollout.candidate.gpu is not None:
+            kind, _ = _gpu_for(cloud, spec.rollout.candidate.gpu.kind)
+            cand["gpu"] = {"kind": kind or spec.rollout.candidate.gpu.kind, "count": spec.rollout.candidate.gpu.count}
+        new["rollout"] = {**raw["rollout"], "candidate": cand}
     if billing != spec.billing.model:
         notes.append(
             f"billing {spec.billing.model} -> {billing}"

@@ -304,6 +304,20 @@ def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
     return ((group_prefix(current), first), (group_prefix(candidate), second))
 
 
+def group_bounds(spec) -> tuple[tuple[str, int, int], ...]:
+    """A rollout's serving groups: (logical prefix, floor, peak) each, from the sizes stacks/rollout.py gives them (the
+    peak: the group's max, or a schedule's higher max). Empty without a rollout."""
+    if getattr(spec, "rollout", None) is None:
+        return ()
+    from gpufleet.naming import group_prefix
+    from gpufleet.stacks import rollout
+
+    out = []
+    for g in (rollout.current_spec(spec), rollout.candidate_spec(spec)):
+        out.append((group_prefix(g), g.replicas.min, max([g.replicas.max, *(s.max for s in g.autoscaling.schedules)])))
+    return tuple(out)
+
+
 def fleet_average(spec, usage: Usage, groups: bool = True) -> tuple[Decimal, str]:
     """Average running GPU nodes of the fleet: with a rollout, of both serving groups (group_averages)."""
     parts = group_averages(spec, usage) if groups else ()
@@ -427,7 +441,13 @@ def on_demand_base(spec) -> tuple[int, int]:
 
 
 def peak_nodes(spec) -> tuple[int, str]:
-    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher."""
+    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher; with a rollout, both
+    serving groups' (group_bounds)."""
+    bounds = group_bounds(spec)
+    if bounds:
+        tops = [(prefix, top) for prefix, _, top in bounds]
+        total = sum(t for _, t in tops)
+        return total, f"{total} nodes all month (" + " + ".join(f"{t} {p}" for p, t in tops) + ": each group's max)"
     top = max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
     how = f"replicas.max {spec.replicas.max}" if top == spec.replicas.max else f"a schedule's max {top}"
     return top, f"{top} nodes all month ({how})"
@@ -451,9 +471,14 @@ def price_inventory(
     avg, how = fleet_average(spec, usage)
     parts = group_averages(spec, usage)
 
-    def priced(nodes: Decimal, spot_as_payg: bool = False) -> tuple[list[Line], list[tuple[str, str, str]]]:
-        # a scenario's node count (floor, peak) shared by the rollout's groups in the average's proportions
+    bounds = group_bounds(spec)
+
+    def priced(nodes: Decimal, spot_as_payg: bool = False, split: str = "") -> tuple[list[Line], list[tuple[str, str, str]]]:
+        # a rollout: each group at its own part of the scenario: its floor or peak (split), else the average's share
         groups = tuple((p, n * nodes / avg) for p, n in parts) if avg else ()
+        if bounds and split:
+            which = {"floor": 1, "peak": 2}[split]
+            groups = tuple((b[0], Decimal(b[which])) for b in bounds)
         ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list, groups=groups)
         return _price_lines(cat, spec.cloud, resources_list, ctx, discounts, today, spot_as_payg)
 
@@ -519,9 +544,14 @@ def _scenarios(
         if n == spec.replicas.min
         else f"{n} nodes all month, as declared (replicas.min {spec.replicas.min})"
     )
-    out["floor"] = Scenario("floor", floor, why, amount(priced(floor)[0]))
+    bounds = group_bounds(spec)
+    if bounds:  # a rollout: each group at its own floor (what the groups declare)
+        n = sum(b[1] for b in bounds)
+        floor = Decimal(n)
+        why = f"{n} nodes all month (" + " + ".join(f"{b[1]} {b[0]}" for b in bounds) + ": each group's min)"
+    out["floor"] = Scenario("floor", floor, why, amount(priced(floor, split="floor" if bounds else "")[0]))
     top, top_how = peak_nodes(spec)
-    out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top))[0]))
+    out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top), split="peak" if bounds else "")[0]))
     if spot:
         base, above = on_demand_base(spec)
         mix = (
