@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -244,3 +245,38 @@ def test_printed_commands_deploy_the_stack_from_its_project(tmp_path):
     assert deploy.commands("a-b-prod", project, outside) == [
         f"pulumi up --cwd {project} --stack a-b-prod --yes --config-file '{outside}'"
     ]
+
+
+# ---- the command's options -------------------------------------------------------------------------------
+
+
+def test_the_metrics_url_defaults_to_the_node_gateways_metrics_port():
+    from gpufleet.cli.rollout import _metrics_url
+
+    assert _metrics_url("http://10.20.1.11:8000", None, 9180, "--m") == "http://10.20.1.11:9180/metrics/vllm"
+    assert _metrics_url("https://a.example:8443/v1", None, 9180, "--m") == "https://a.example:9180/metrics/vllm"
+    assert _metrics_url("http://x:1", "http://prom:9090/federate", 9180, "--m") == "http://prom:9090/federate"
+
+
+def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, tmp_path):
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    key = "sk-pasted-by-mistake-0123456789abcdef"
+    argv = ["rollout", "step", "--stack", str(stack), "--current-url", "ftp://a", "--candidate-url", "http://b:1"]
+    argv += ["--api-key-env", key, "--requests", "2", "--concurrency", "4", "--prompts", str(tmp_path / "none.yaml")]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and key not in err and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "error --url",
+        "error --api-key-env",
+        f"error {tmp_path / 'none.yaml'}",
+        "error --requests",
+    ], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stack.name]  # no state, no lock
