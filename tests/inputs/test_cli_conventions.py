@@ -108,7 +108,11 @@ FAILURES = [  # (argv, code, what the output names)
     # a stack without a rollout section, or no rollout started (tests/rollout/ runs them against live servers)
     (["rollout", "start", "--stack", DEV], 2, "gpufleet:fleet.rollout: missing"),
     (["rollout", "status", "--stack", DEV], 2, "no rollout recorded"),
-    (["rollout", "step", "--stack", DEV, "--current-url", "ftp://x", "--candidate-url", "http://127.0.0.1:9"], 2, "--url"),
+    (
+        ["rollout", "step", "--stack", DEV, "--current-url", "ftp://x", "--candidate-url", "http://127.0.0.1:9"],
+        2,
+        "--current-url",
+    ),
     (["rollout", "promote", "--stack", DEV, "--current-url", "http://a:1", "--candidate-url", "http://b:1"], 2, "rollout"),
     (["rollout", "abort", "--stack", DEV], 2, "no rollout in progress"),
     (["rollout", "finish", "--stack", DEV], 2, "no rollout in progress"),

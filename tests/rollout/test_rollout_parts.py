@@ -274,7 +274,7 @@ def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, t
     assert exc.value.code == 2 and key not in err and "Traceback" not in err
     lines = [line for line in err.splitlines() if line.startswith("error ")]
     assert [line.split(":")[0] for line in lines] == [
-        "error --url",
+        "error --current-url",
         "error --api-key-env",
         f"error {tmp_path / 'none.yaml'}",
         "error --requests",

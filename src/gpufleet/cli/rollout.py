@@ -150,8 +150,11 @@ def _measure(
 
     rollout = check(_require_rollout, ctx)
 
-    check(loadtest.chat_endpoint, current_url)
-    check(loadtest.chat_endpoint, candidate_url)
+    for flag, url in (("--current-url", current_url), ("--candidate-url", candidate_url)):
+        try:
+            loadtest.chat_endpoint(url)
+        except UserError as exc:  # the load test's own check, named by this command's option
+            problems.extend(Problem(flag, p.path, p.message.replace("--api-key-env VAR", "--api-key-env")) for p in exc.problems)
     key = check(_api_key, api_key_env, api_key_file)
     port = fleet.spec.serving.gateway.metrics_port
     cur_m = check(_metrics_url, current_url, current_metrics_url, port, "--current-metrics-url")
