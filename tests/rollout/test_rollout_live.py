@@ -403,6 +403,11 @@ def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, caps
     code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
     assert code == 2 and "--candidate-url: cannot reach http://127.0.0.1:9" in err and "Traceback" not in err
     assert path.read_text() == before
+    args[args.index("--candidate-url") + 1] = cand.url
+    args[args.index("--candidate-metrics-url") + 1] = f"{cand.url}/no-metrics-here"
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
+    assert code == 2 and f"--candidate-metrics-url: GET {cand.url}/no-metrics-here: HTTP 404" in err
+    assert path.read_text() == before
     args[args.index("--candidate-metrics-url") + 1] = "http://user:secret@127.0.0.1:9/metrics"
     code, rep, err = run_cli(capsys, "rollout", "step", *stack, *args)
     assert code == 2 and "--candidate-metrics-url: has credentials in it" in err and "secret" not in err

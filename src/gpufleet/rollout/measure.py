@@ -185,6 +185,17 @@ async def measure(current: Endpoint, candidate: Endpoint, s: LoadSettings) -> di
         await asyncio.gather(*polling)
     for ep, r in zip((current, candidate), runs, strict=True):
         refuse_unusable(ep, r.samples)
+    for ep, poller in zip((current, candidate), pollers, strict=True):
+        if poller.reads == 0:  # not one answer in Prometheus text: the URL is wrong, not the version
+            raise UserError(
+                [
+                    Problem(
+                        f"--{ep.name}-metrics-url",
+                        "",
+                        f"{poller.error or ep.metrics_url}: give the {ep.name} group's vLLM metrics URL; nothing was changed",
+                    )
+                ]
+            )
     levels = [loadstats.level_stats(r) for r in runs]
     cand = _side(candidate, levels[1], pollers[1])
     cand.update(health_url=candidate.url.rstrip("/") + s.health_path, health_status=status, health_error=error)
