@@ -256,6 +256,15 @@ def test_the_metrics_url_defaults_to_the_node_gateways_metrics_port():
     assert _metrics_url("http://10.20.1.11:8000", None, 9180, "--m") == "http://10.20.1.11:9180/metrics/vllm"
     assert _metrics_url("https://a.example:8443/v1", None, 9180, "--m") == "https://a.example:9180/metrics/vllm"
     assert _metrics_url("http://x:1", "http://prom:9090/federate", 9180, "--m") == "http://prom:9090/federate"
+    assert _metrics_url("http://[fd00::5]:8000", None, 9180, "--m") == "http://[fd00::5]:9180/metrics/vllm"
+
+
+def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling():
+    from gpufleet.stacks.spec import Gates
+
+    t = gates.thresholds(Gates(), 4)
+    assert (t.max_error_rate, t.max_latency_p95_ratio, t.max_queue_per_node, t.min_exact_match) == (0.01, 1.25, 4.0, 0.9)
+    assert gates.thresholds(Gates(max_queue_per_node=2), 4).max_queue_per_node == 2.0
 
 
 def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, tmp_path):

@@ -99,23 +99,8 @@ def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
             raise UserError([Problem(flag, "", "has credentials in it, which would be written to the state file and report")])
         return given
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname}:{port}/metrics/vllm"
-
-
-def _thresholds(fleet, rollout):
-    from gpufleet.rollout.gates import Thresholds
-
-    g = rollout.gates
-    queue = g.max_queue_per_node if g.max_queue_per_node is not None else fleet.spec.autoscaling.queue.scale_out_above
-    return Thresholds(
-        max_error_rate=g.max_error_rate,
-        max_latency_p95_ratio=g.max_latency_p95_ratio,
-        max_ttft_p95_ratio=g.max_ttft_p95_ratio,
-        max_queue_per_node=float(queue),
-        max_kv_cache_percent=float(g.max_kv_cache_percent),
-        min_exact_match=g.answers.min_exact_match,
-        min_similarity=g.answers.min_similarity,
-    )
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname  # an IPv6 address
+    return f"{parts.scheme}://{host}:{port}/metrics/vllm"
 
 
 def _measure(
@@ -135,8 +120,8 @@ def _measure(
     timeout_s,
 ):
     """The gates' measuring function of a step, every option checked first (all problems at once)."""
-    from gpufleet.rollout import answers, measure
-    from gpufleet.rollout.runner import _require_rollout
+    from gpufleet.rollout import answers, gates, measure
+    from gpufleet.rollout.runner import require_rollout
     from gpufleet.sizing import loadtest
 
     problems: list[Problem] = []
@@ -148,7 +133,7 @@ def _measure(
             problems.extend(exc.problems)
             return None
 
-    rollout = check(_require_rollout, ctx)
+    rollout = check(require_rollout, ctx)
 
     for flag, url in (("--current-url", current_url), ("--candidate-url", candidate_url)):
         try:
@@ -190,7 +175,7 @@ def _measure(
         api_key=key,
     )
     assert rollout is not None  # else a problem above
-    t = _thresholds(fleet, rollout)
+    t = gates.thresholds(rollout.gates, fleet.spec.autoscaling.queue.scale_out_above)
 
     def run():
         ctx.say(

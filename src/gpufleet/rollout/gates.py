@@ -28,6 +28,21 @@ class Thresholds:
     min_similarity: float
 
 
+def thresholds(g, queue_default: float) -> Thresholds:
+    """The thresholds of the spec's `rollout.gates` (stacks.spec.Gates); the queue's default is the fleet's
+    `autoscaling.queue.scale_out_above` (a candidate that would make the fleet scale out is not yet good)."""
+    queue = g.max_queue_per_node if g.max_queue_per_node is not None else queue_default
+    return Thresholds(
+        max_error_rate=g.max_error_rate,
+        max_latency_p95_ratio=g.max_latency_p95_ratio,
+        max_ttft_p95_ratio=g.max_ttft_p95_ratio,
+        max_queue_per_node=float(queue),
+        max_kv_cache_percent=float(g.max_kv_cache_percent),
+        min_exact_match=g.answers.min_exact_match,
+        min_similarity=g.answers.min_similarity,
+    )
+
+
 @dataclass(frozen=True)
 class Gate:
     name: str

@@ -213,7 +213,7 @@ def _value(x: float | None) -> str:
     return "not measured" if x is None else f"{x:g}"
 
 
-def _require_rollout(ctx: Context) -> Any:
+def require_rollout(ctx: Context) -> Any:
     r = ctx.rollout
     if r is None:
         raise UserError(
@@ -287,7 +287,7 @@ def start(ctx: Context) -> dict:
                     )
                 ]
             )
-        r = _require_rollout(ctx)
+        r = require_rollout(ctx)
         if getattr(r, "phase", "rolling") != "rolling":
             raise UserError(
                 [Problem(ctx.shown, "gpufleet:fleet.rollout.phase", f"is {r.phase}: a rollout starts from phase rolling")]
