@@ -157,21 +157,32 @@ def test_node_weights_are_in_the_vendors_range_and_give_the_nearest_share(percen
     if percent in (0, 100):
         assert got == want and 0 in (wc, wn)
         return
-    assert wc >= 1 and wn >= 1  # both groups keep traffic until a step says 0 or 100
-    # no other pair of weights 1-100 is nearer
-    best = min(abs(share((current, a), (candidate, b)) - want) for a in range(1, 101) for b in range(1, 101))
-    assert abs(got - want) == best
-    lowest, highest = share((current, 100), (candidate, 1)), share((current, 1), (candidate, 100))
-    if lowest <= want <= highest:  # within what weights 1-100 can express for these counts: within a point
-        assert abs(got - want) < Fraction(1, 100)
-    else:  # beyond it (e.g. 99 % to 1 node next to 8): the nearest end of the range
-        assert got in (lowest, highest)
+    # while rolling the serving group keeps its weight: a step changes the candidate's attachment only
+    assert wc == rollout.DEFAULT_WEIGHT and wn >= 1
+    best = min(abs(share((current, wc), (candidate, b)) - want) for b in range(1, 101))
+    assert abs(got - want) == best  # no other candidate weight 1-100 is nearer
+    lowest, highest = share((current, wc), (candidate, 1)), share((current, wc), (candidate, 100))
+    if not lowest <= want <= highest:  # beyond the range (1 % beside 2 nodes at 10: 1 / 21): its end
+        assert wn == (1 if want < lowest else 100)
+
+
+@pytest.mark.parametrize("nodes", [(2, 1), (3, 1), (4, 2), (8, 1), (8, 2)])
+def test_the_default_canary_steps_land_within_a_point_and_a_half(nodes):
+    for percent in (5, 25, 50):
+        wc, wn = node_weights(percent, *nodes)
+        assert abs(share((nodes[0], wc), (nodes[1], wn)) - Fraction(percent, 100)) < Fraction(3, 200), (percent, wn)
+
+
+def test_a_step_never_moves_the_serving_groups_weight_until_the_candidate_takes_everything():
+    for n in ((2, 1), (5, 1), (8, 2)):
+        assert {node_weights(p, *n)[0] for p in (0, 5, 25, 50)} == {rollout.DEFAULT_WEIGHT}
+        assert node_weights(100, *n) == (0, rollout.DEFAULT_WEIGHT)
 
 
 def test_autoscaling_changes_the_share_not_the_weights():
     wc, wn = node_weights(5, 2, 1)
-    assert (wc, wn) == (95, 10)
-    assert share((2, wc), (2, wn)) > 2 * share((2, wc), (1, wn)) * Fraction(9, 10)  # the canary doubled: ~2x its share
+    assert (wc, wn) == (10, 1)  # 1 / (2 x 10 + 1) = 4.8 %
+    assert share((2, wc), (2, wn)) > share((2, wc), (1, wn)) * Fraction(19, 10)  # the canary doubled: ~2x its share
 
 
 # --- the program at every step -------------------------------------------------------------------------------
@@ -199,6 +210,7 @@ def test_every_step_declares_two_weighted_groups_with_the_planned_share(example,
         percent = 100 if step == "promoted" else step
         got = share((int(cur["desiredCapacity"]), wc), (int(cand["desiredCapacity"]), wn))
         assert abs(got - Fraction(percent, 100)) < Fraction(1, 100), (step, wc, wn)
+        assert wc == (0 if percent == 100 else rollout.DEFAULT_WEIGHT)  # the serving group's attachment stays
         if percent == 0:
             assert wn == 0
         if percent == 100:
@@ -481,8 +493,8 @@ def test_gpufleet_preview_takes_the_example_by_path(example):
     )
     notes = __import__("json").loads(shown.stdout)["notes"]
     assert (
-        "rollout (canary rolling, 5 % planned): llm-prod 2 node(s) x weight 95, llm-v2-prod 1 node(s) x weight 10: "
-        "5.0 % of requests to llm-v2-prod at these sizes" in " ".join(notes)
+        "rollout (canary rolling, 5 % planned): llm-prod 2 node(s) x weight 10, llm-v2-prod 1 node(s) x weight 1: "
+        "4.8 % of requests to llm-v2-prod at these sizes" in " ".join(notes)
     )
 
 

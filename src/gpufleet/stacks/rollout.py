@@ -4,15 +4,20 @@ Pure functions: which spec each group serves, how many nodes each holds and the 
 the load balancer, and `rollout_step_spec`, the stack file text of the next step (what `gpufleet rollout` writes).
 
 Per-node weights. Both clouds weigh each backend node, not each group: a group of n nodes with weight w receives
-n * w / (sum over groups of n * w) of the requests (weighted round robin / weighted least connections at the CLB,
-which ESS and AS register the nodes in with the weight of their group). For a candidate share p % the program picks
-the pair of integer weights (w_current, w_candidate), each in the range the vendors document (Alibaba ESS
-CreateScalingConfiguration LoadBalancerWeight 1-100, CreateScalingGroup LoadBalancerConfigs.Weight 0-100; Tencent AS
-ForwardLoadBalancers.TargetAttributes.Weight 0-100), whose share computed from the groups' *desired* sizes is
-nearest p; ties go to the larger weights (finer later steps). 0 % and 100 % give the other group weight 0 (no
-traffic: the nodes stay registered and health-checked). Autoscaling changes the node counts, not the weights: when
-the candidate group scales out from 1 to 2 nodes at 5 %, its share roughly doubles. The share the load balancer
-really applies is `share(...)` of the live counts; `gpufleet rollout` reads it before each step.
+n * w / (sum over groups of n * w) of the requests (weighted round robin at the CLB, which ESS and AS register the
+nodes in with the weight of their group; Alibaba AttachVServerGroups VServerGroupAttributes.Weight 0-100, Tencent AS
+ForwardLoadBalancers.TargetAttributes.Weight 0-100). While rolling, the serving group keeps the weight it serves with
+(DEFAULT_WEIGHT) and only the candidate's weight moves: on Alibaba a changed weight detaches the group's nodes from
+the VServer group and attaches them again (terraform-provider-alicloud resource_alicloud_ess_scalinggroup_vserver_
+groups.go: the weight is part of the attachment's key; the docs' NOTE "Modifing weight attribute means detach vserver
+group first and then, attach with new weight parameter"), so a step never takes the group serving the traffic out
+of the load balancer. The candidate's weight is the integer 1-100 whose share at the groups' *desired* sizes is
+nearest p (ties: the smaller weight). 0 % and 100 % give the other group weight 0 (no requests; its nodes stay
+registered and health-checked); 100 % is the one step that moves the current group's weight, while the candidate
+serves. The shares weights 1-100 reach beside the current group's 10 lie between n_cand / (10 n_cur + n_cand) and
+100 n_cand / (10 n_cur + 100 n_cand) (4.8 % to 83 % for 1 canary node beside 2).
+Autoscaling changes the node counts, not the weights: when the candidate group scales out from 1 to 2 nodes at 5 %,
+its share roughly doubles. `share(...)` of the live counts is what the load balancer applies.
 """
 
 from __future__ import annotations
@@ -75,7 +80,8 @@ def share(current: tuple[int, int], candidate: tuple[int, int]) -> Fraction:
 @cache
 def node_weights(percent: int, current_nodes: int, candidate_nodes: int) -> tuple[int, int]:
     """(current, candidate) per-node backend weights that send `percent` % of requests to the candidate group, for the
-    groups' node counts (module docstring: nearest share, ties to the larger weights; 0 = no traffic)."""
+    groups' node counts (module docstring: the current group keeps DEFAULT_WEIGHT, the candidate's weight 1-100 is the
+    nearest share, ties to the smaller; 0 = no requests)."""
     if not 0 <= percent <= 100:
         raise ValueError(f"percent {percent} is outside 0-100")
     if percent == 0 or candidate_nodes == 0:
@@ -83,15 +89,11 @@ def node_weights(percent: int, current_nodes: int, candidate_nodes: int) -> tupl
     if percent == 100 or current_nodes == 0:
         return 0, DEFAULT_WEIGHT
     want = Fraction(percent, 100)
-    best: tuple[Fraction, int, int, int] | None = None
-    for wc in range(1, WEIGHT_MAX + 1):
-        for wn in range(1, WEIGHT_MAX + 1):
-            err = abs(share((current_nodes, wc), (candidate_nodes, wn)) - want)
-            key = (err, -(wc + wn), wc, wn)
-            if best is None or key < best:
-                best = key
-    assert best is not None
-    return best[2], best[3]
+    best = min(
+        range(1, WEIGHT_MAX + 1),
+        key=lambda wn: (abs(share((current_nodes, DEFAULT_WEIGHT), (candidate_nodes, wn)) - want), wn),
+    )
+    return DEFAULT_WEIGHT, best
 
 
 def weights(spec: FleetSpec) -> tuple[int, int]:
