@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CANDIDATE_MODEL, CURRENT_MODEL, group
 from fake_openai import default_answer
+from rollout_helpers import CANDIDATE_MODEL, CURRENT_MODEL, group
 
 from gpufleet.cli import main
 from gpufleet.sizing import loadtest

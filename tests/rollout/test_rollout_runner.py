@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import stack_copy
+from rollout_helpers import stack_copy
 
 from gpufleet.errors import UserError
 from gpufleet.rollout import runner
