@@ -1,5 +1,5 @@
 """`gpufleet rollout` for real: two local OpenAI-compatible groups (tests/sizing/fake_openai.py: vLLM's /metrics,
-/health, greedy answers) behind a real nginx whose weighted upstream follows the stack file step by step (conftest:
+/health, greedy answers) behind a real nginx whose weighted upstream follows the stack file step by step (rollout_helpers.py:
 `lb.deploy()` plays the `pulumi up` the command prints). The gates measure each group on its own endpoint; the
 load-test client also goes through nginx to check the share each step gives the candidate."""
 
