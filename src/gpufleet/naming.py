@@ -21,6 +21,7 @@ RAM/CAM role and policy names cannot be renamed in place (the provider replaces 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 BASE_MAX = 32
 DIGEST = 6  # hex digits of sha256 ending a cut base
@@ -66,13 +67,37 @@ def group_base(spec) -> str:
     return fit(f"{spec.name}-{label}-{spec.region}-{spec.environment}", BASE_MAX)
 
 
+@dataclass(frozen=True)
+class Names:
+    """The physical names of one serving group's resources (`physical` without the Fleet): what a component's Args
+    carry so the component need not see the spec. Called with a logical name, gives the cloud-side name."""
+
+    prefix: str  # the fleet's logical prefix <name>-<environment>
+    group_prefix: str  # the serving group's logical prefix (the prefix without fleet.label)
+    base: str  # base(spec)
+    group_base: str  # group_base(spec)
+
+    def __call__(self, logical: str) -> str:
+        group = self.group_prefix
+        if group != self.prefix and (logical == group or logical.startswith(group + "-")):
+            return self.group_base + logical[len(group) :]
+        prefix = self.prefix
+        if logical != prefix and not logical.startswith(prefix + "-"):
+            raise ValueError(f"{logical!r} does not start with the fleet prefix {prefix!r}")
+        return self.base + logical[len(prefix) :]
+
+
+def names(fleet) -> Names:
+    """The Names of a fleet (or of one of its serving groups: a rollout's candidate)."""
+    return Names(
+        prefix=fleet.prefix,
+        group_prefix=getattr(fleet, "group_prefix", fleet.prefix),
+        base=base(fleet.spec),
+        group_base=group_base(fleet.spec),
+    )
+
+
 def physical(fleet, logical: str) -> str:
     """The cloud-side name of a resource whose logical name is `logical` (which starts with the fleet's prefix, or
     with its serving group's prefix <name>-<label>-<environment> when the fleet has a label)."""
-    group = getattr(fleet, "group_prefix", fleet.prefix)
-    if group != fleet.prefix and (logical == group or logical.startswith(group + "-")):
-        return group_base(fleet.spec) + logical[len(group) :]
-    prefix = fleet.prefix
-    if logical != prefix and not logical.startswith(prefix + "-"):
-        raise ValueError(f"{logical!r} does not start with the fleet prefix {prefix!r}")
-    return base(fleet.spec) + logical[len(prefix) :]
+    return names(fleet)(logical)

@@ -9,18 +9,28 @@ cms.MonitorGroup would watch a group nothing fills: the dynamic tag group makes 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.naming import base, physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
+from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 # CloudMonitor metric names in namespace acs_ecs_dashboard (instance-level GPU metrics, reported by the agent).
 METRICS = {"gpu_utilization": "instance_gpu_gpu_usedutilization", "gpu_memory": "instance_gpu_memory_usedutilization"}
 
 
-def alert_templates(fleet: Fleet) -> list[dict]:
-    alarms = fleet.spec.alarms
+@dataclass(frozen=True)
+class AlarmsArgs:
+    """What the alarms use (built by program.alarms_args)."""
+
+    names: Names
+    alarms: AlarmsSpec  # thresholds and the contact group
+    fleet_tag: str  # the value of the gpufleet:fleet tag every node carries (naming.base)
+
+
+def alert_templates(alarms: AlarmsSpec) -> list[dict]:
     out = []
     for key, metric in METRICS.items():
         t = getattr(alarms, key)
@@ -44,15 +54,16 @@ def alert_templates(fleet: Fleet) -> list[dict]:
 
 
 class Alarms(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: AlarmsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:Alarms", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        contact = fleet.spec.alarms.contact_group
+        physical = args.names
+        contact = args.alarms.contact_group
         template = alicloud.cms.MetricRuleTemplate(
             f"{name}-gpu",
-            metric_rule_template_name=physical(fleet, f"{name}-gpu"),
+            metric_rule_template_name=physical(f"{name}-gpu"),
             description="GPU utilisation and memory above the spec's thresholds",
-            alert_templates=alert_templates(fleet),
+            alert_templates=alert_templates(args.alarms),
             opts=child,
         )
         alicloud.cms.DynamicTagGroup(
@@ -60,7 +71,7 @@ class Alarms(pulumi.ComponentResource):
             tag_key="gpufleet:fleet",
             contact_group_lists=[contact],
             match_express_filter_relation="and",
-            match_expresses=[{"tag_value": base(fleet.spec), "tag_value_match_function": "equals"}],
+            match_expresses=[{"tag_value": args.fleet_tag, "tag_value_match_function": "equals"}],
             template_id_lists=[template.id],
             opts=child,
         )
@@ -68,7 +79,7 @@ class Alarms(pulumi.ComponentResource):
         # GPUFLEET_METRICS_GROUP); the ESS event-triggered tasks read the custom metrics there (scaling.py).
         self.metrics_group = alicloud.cms.MonitorGroup(
             f"{name}-metrics",
-            monitor_group_name=physical(fleet, f"{fleet.prefix}-scaling-metrics"),
+            monitor_group_name=physical(f"{physical.prefix}-scaling-metrics"),
             contact_groups=[contact],
             opts=child,
         )

@@ -4,22 +4,31 @@ lifecycle wait on its scaling group; nothing else (docs/clouds.md lists what the
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.naming import physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
 
 
-def policy_document(fleet: Fleet, group_id=None) -> dict:
+@dataclass(frozen=True)
+class NodeRoleArgs:
+    """What the node role uses (built by program.role_args): of a rollout, both groups' models and secrets."""
+
+    names: Names
+    region: str
+    model_sources: tuple[str, ...]  # each serving group's model source
+    api_key_secrets: tuple[str, ...]  # each serving group's API-key secret name (those that have one)
+    lifecycle_wait: bool  # the groups' new nodes wait for `gpufleet-agent ready` (a health-check grace period)
+
+
+def policy_document(args: NodeRoleArgs, group_id=None) -> dict:
     """The node role's policy. group_id: the serving group's id, or a list of them (a rollout's two groups: the node
     role is the fleet's, the candidate's nodes read its model and secret and end their own group's waits)."""
     statements: list[dict[str, str | list[str] | list[pulumi.Output[str]]]] = []  # resources may be Outputs
-    specs = [fleet.spec] + ([fleet.candidate.spec] if fleet.candidate is not None else [])
     buckets = []
-    for spec in specs:
-        source = spec.model.source
+    for source in args.model_sources:
         if source.startswith("oss://"):
             bucket = source[len("oss://") :].split("/", 1)[0]
             if f"acs:oss:*:*:{bucket}/*" not in buckets:
@@ -27,22 +36,22 @@ def policy_document(fleet: Fleet, group_id=None) -> dict:
     if buckets:
         statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": buckets})
     secrets = []
-    for spec in specs:
-        if spec.serving.api_key_secret:
-            arn = f"acs:kms:{fleet.spec.region}:*:secret/{spec.serving.api_key_secret}"
+    for secret in args.api_key_secrets:
+        if secret:
+            arn = f"acs:kms:{args.region}:*:secret/{secret}"
             if arn not in secrets:
                 secrets.append(arn)
     if secrets:
         statements.append({"Effect": "Allow", "Action": ["kms:GetSecretValue"], "Resource": secrets})
     statements.append({"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
     ids = [] if group_id is None else group_id if isinstance(group_id, list) else [group_id]
-    if ids and fleet.spec.load_balancer.health_check.grace_period_s:
+    if ids and args.lifecycle_wait:
         # the node ends its loading wait (ESS lifecycle hook, scaling.py) once vLLM serves: `gpufleet-agent ready`
         # (images/node_agent.py) finds its pending action in its group's activities and completes it, on this group
         # only (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference).
         # DescribeLifecycleActions names only an activity id, no group: Resource * (read-only; the token it returns
         # completes nothing without CompleteLifecycleAction, which is scoped to the group).
-        groups = [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", g) for g in ids]
+        groups = [pulumi.Output.concat("acs:ess:", args.region, ":*:scalinggroup/", g) for g in ids]
         statements.append(
             {
                 "Effect": "Allow",
@@ -62,10 +71,10 @@ def trust_document() -> dict:
 
 
 class NodeRole(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = physical(fleet, f"{fleet.prefix}-node")
+        self.role_name = args.names(f"{args.names.prefix}-node")
         self._role = alicloud.ram.Role(
             f"{name}-node",
             role_name=self.role_name,
@@ -73,7 +82,7 @@ class NodeRole(pulumi.ComponentResource):
             description="gpufleet GPU node",
             opts=child,
         )
-        self._name, self._fleet = name, fleet
+        self._name, self._args = name, args
         self.register_outputs({})
 
     def attach_policy(self, group_id) -> None:
@@ -81,8 +90,8 @@ class NodeRole(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=physical(self._fleet, f"{self._name}-node"),
-            policy_document=pulumi.Output.json_dumps(policy_document(self._fleet, group_id)),
+            policy_name=self._args.names(f"{self._name}-node"),
+            policy_document=pulumi.Output.json_dumps(policy_document(self._args, group_id)),
             opts=child,
         )
         alicloud.ram.RolePolicyAttachment(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pulumi
@@ -11,15 +13,47 @@ import pulumi_alicloud as alicloud
 from gpufleet import clock, cron, naming
 from gpufleet.components import scaling_signals, userdata
 from gpufleet.components.alicloud import rules
-from gpufleet.naming import physical
+from gpufleet.naming import Names
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
+from gpufleet.stacks.spec import Autoscaling, BillingSpec, Disks, Replicas
 
 
-def disk_args(fleet: Fleet) -> dict:
+@dataclass(frozen=True)
+class ScalingArgs:
+    """What one serving group's scaling uses (built by program.scaling_args): its spec's sections, the values the
+    program resolved for it, and the outputs of the components declared before it."""
+
+    names: Names
+    region: str
+    prod: bool  # deletion protection
+    replicas: Replicas
+    autoscaling: Autoscaling
+    billing: BillingSpec
+    disks: Disks
+    grace_period_s: int  # the load balancer health check's: 0 = new nodes join without a loading wait
+    serving_port: int
+    image_id: str
+    instance_types: tuple[str, ...]  # instance_types(fleet): the spec's type first
+    schedules: tuple[dict, ...]  # schedule_args(fleet), one per autoscaling.schedules entry
+    schedule_ignored: tuple[str, ...]  # schedule_ignored(fleet)
+    switch_ids: Sequence[pulumi.Input[str]]  # one vSwitch per zone
+    security_group_id: pulumi.Input[str]
+    clb_id: pulumi.Input[str]
+    listener: pulumi.Resource  # the group waits for the CLB listener
+    role_name: str  # the node role's
+    metrics_group_id: pulumi.Input[str]  # the CloudMonitor group the nodes publish their scaling metrics into
+    user_data: Callable[[pulumi.Input[str]], pulumi.Output[str]]  # the node's user-data, given its scaling group's id
+    tags: dict[str, str]
+    # (VServer group id, per-node weight) when the group joins the listener through the load balancer's VServer group
+    # (loadbalancer.weighted: a rollout's groups); None: the CLB's default server group, no weight
+    backend: tuple[pulumi.Input[str], int] | None = None
+
+
+def disk_args(disks: Disks) -> dict:
     cats = profile("alicloud").disk_categories
-    system, data = fleet.spec.disks.system, fleet.spec.disks.data
-    encrypted = fleet.spec.disks.encrypted  # with the account's default KMS key (no kms_key_id)
+    system, data = disks.system, disks.data
+    encrypted = disks.encrypted  # with the account's default KMS key (no kms_key_id)
     return {
         "system_disk_category": cats[system.tier]["category"],
         "system_disk_performance_level": cats[system.tier]["performance_level"],
@@ -37,7 +71,7 @@ def disk_args(fleet: Fleet) -> dict:
     }
 
 
-def instance_hardening_args(fleet: Fleet) -> dict:
+def instance_hardening_args() -> dict:
     """Subscription ECS instances: metadata only in token (IMDSv2-like) mode (http_tokens required). The ESS scaling
     configuration of pulumi-alicloud 4.0.0 has http_endpoint but no http_tokens, so pay-as-you-go nodes keep the
     default mode (a named gap, rules.GAPS)."""
@@ -79,54 +113,52 @@ def _priced_types(region: str) -> set[str]:
     return out
 
 
-def spot_args(fleet: Fleet) -> dict:
-    billing = fleet.spec.billing
+def spot_args(args: ScalingArgs) -> dict:
+    billing = args.billing
     if billing.model != "spot":
         return {"spot_strategy": "NoSpot"}
     if billing.spot_price_limit is None:
         return {"spot_strategy": "SpotAsPriceGo"}
     return {
         "spot_strategy": "SpotWithPriceLimit",
-        "spot_price_limits": [
-            {"instance_type": itype, "price_limit": billing.spot_price_limit} for itype in instance_types(fleet)
-        ],
+        "spot_price_limits": [{"instance_type": itype, "price_limit": billing.spot_price_limit} for itype in args.instance_types],
     }
 
 
-def type_args(fleet: Fleet) -> dict:
+def type_args(args: ScalingArgs) -> dict:
     """One instance type, or several (instance_types) for spot pools; the provider takes one or the other."""
-    types = instance_types(fleet)
+    types = list(args.instance_types)
     return {"instance_type": types[0]} if len(types) == 1 else {"instance_types": types}
 
 
-def mix_args(fleet: Fleet) -> dict:
+def mix_args(args: ScalingArgs) -> dict:
     """Spot with an on-demand base (website/docs/r/ess_scaling_group.html.markdown: on_demand_base_capacity,
     on_demand_percentage_above_base_capacity, spot_instance_pools and spot_instance_remedy are valid only with
     multi_az_policy COST_OPTIMIZED, which is ForceNew). ESS keeps the base pay-as-you-go and replaces a reclaimed
     spot node before it goes (spot_instance_remedy)."""
-    billing = fleet.spec.billing
+    billing = args.billing
     if billing.model != "spot":
         return {}
     return {
         "on_demand_base_capacity": billing.base,
         "on_demand_percentage_above_base_capacity": billing.above_base_percent,
-        "spot_instance_pools": len(instance_types(fleet)),
+        "spot_instance_pools": len(args.instance_types),
         "spot_instance_remedy": True,
     }
 
 
-def group_args(fleet: Fleet) -> dict:
-    r = fleet.spec.replicas
+def group_args(args: ScalingArgs) -> dict:
+    r = args.replicas
     return {
         "min_size": r.min,
         "max_size": r.max,
         "desired_capacity": r.desired_or_min,
-        "default_cooldown": fleet.spec.autoscaling.cooldown_s,
-        "multi_az_policy": "COST_OPTIMIZED" if fleet.spec.billing.model == "spot" else "BALANCE",
+        "default_cooldown": args.autoscaling.cooldown_s,
+        "multi_az_policy": "COST_OPTIMIZED" if args.billing.model == "spot" else "BALANCE",
         "health_check_types": ["ECS", "LOAD_BALANCER"],
         "removal_policies": ["OldestScalingConfiguration", "OldestInstance"],
-        "group_deletion_protection": fleet.spec.environment == "prod",
-        **mix_args(fleet),
+        "group_deletion_protection": args.prod,
+        **mix_args(args),
     }
 
 
@@ -161,19 +193,18 @@ def schedule_ignored(fleet: Fleet) -> list[str]:
     return ["launch_time"] if stored else ["launch_time", "recurrence_end_time"]
 
 
-def lifecycle_hook_args(fleet: Fleet) -> dict | None:
+def lifecycle_hook_args(grace: int) -> dict | None:
     """A new node waits in Pending:Wait (not yet added to the CLB, so not health-checked) until it reports ready
     with CompleteLifecycleAction or the spec's grace period ends, then joins (CONTINUE). ESS has no health-check
     grace period on the group (website/docs/r/ess_scaling_group.html.markdown); this is its equivalent
     (website/docs/r/ess_lifecycle_hook.html.markdown, heartbeat_timeout 30-21600 s). The node role may end the wait
     on this group only (role.policy_document)."""
-    grace = fleet.spec.load_balancer.health_check.grace_period_s
     if not grace:
         return None
     return {"lifecycle_transition": "SCALE_OUT", "heartbeat_timeout": grace, "default_result": "CONTINUE"}
 
 
-def alarm_args(fleet: Fleet) -> list[dict]:
+def alarm_args(a: Autoscaling) -> list[dict]:
     """ESS event-triggered tasks, scale out then scale in (website/docs/r/ess_alarm.html.markdown).
 
     metric queue / kv_cache: custom metrics the nodes publish into the fleet's CloudMonitor group under the dimension
@@ -181,7 +212,6 @@ def alarm_args(fleet: Fleet) -> list[dict]:
     reports, so thresholds are per node. Scale out when the chosen signal is above its threshold; scale in only when
     the queue and the KV cache are both low (two expressions joined by &&). metric cpu_utilization: ESS's system
     metric CpuUtilization, as before. The group ids are filled in by the component."""
-    a = fleet.spec.autoscaling
     if a.metric == "cpu_utilization":
         return [
             {
@@ -234,14 +264,13 @@ def alarm_args(fleet: Fleet) -> list[dict]:
     return [scale_out, scale_in]
 
 
-def drain_hook_args(fleet: Fleet) -> dict:
+def drain_hook_args(timeout: int) -> dict:
     """A node leaving the group (scale-in, or replaced after a spot reclaim notice) waits in Removing:Wait while OOS's
     public template ACS-ESS-LifeCycleRunCommand runs the image's drain command through Cloud Assistant and then
     completes the lifecycle action; the hook's timeout is the spec's drain time (ess_lifecycle_hook: heartbeat_timeout
     30-21600 s, notification_arn of an OOS template; template parameters: help.aliyun.com/zh/oos/user-guide/
     acs-ess-lifecycleruncommand, read 2026-12-03). The OOS role and template ARN need the account id; the component
     fills them in."""
-    timeout = fleet.spec.autoscaling.drain_timeout_s
     return {
         "lifecycle_transition": "SCALE_IN",
         "heartbeat_timeout": timeout,
@@ -259,12 +288,12 @@ def drain_hook_args(fleet: Fleet) -> dict:
     }
 
 
-def vserver_args(fleet: Fleet, clb_id, server_group_id, weight: int) -> dict:
+def vserver_args(port: int, clb_id, server_group_id, weight: int) -> dict:
     """The group's nodes in the listener's VServer group on the serving port with the group's per-node weight
     (stacks/rollout.py: 0 = no requests; AttachVServerGroups VServerGroupAttributes.Weight 0-100, rules.py)."""
     return {
         "loadbalancer_id": clb_id,
-        "vserver_attributes": [{"vserver_group_id": server_group_id, "port": fleet.spec.serving.port, "weight": weight}],
+        "vserver_attributes": [{"vserver_group_id": server_group_id, "port": port, "weight": weight}],
     }
 
 
@@ -275,74 +304,59 @@ def group_number(value: str):
 
 
 class Scaling(pulumi.ComponentResource):
-    def __init__(
-        self,
-        name: str,
-        fleet: Fleet,
-        switches,
-        security_group_id,
-        clb_id,
-        listener,
-        role_name: str,
-        metrics_group_id,
-        tags: dict,
-        opts: pulumi.ResourceOptions | None = None,
-        backend: tuple | None = None,
-    ):
-        """backend: (VServer group id, per-node weight) when the group joins the listener through the load balancer's
-        VServer group (loadbalancer.weighted: a rollout's groups); None: the CLB's default server group, no weight."""
+    def __init__(self, name: str, args: ScalingArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        spec = fleet.spec
+        physical, tags, backend = args.names, args.tags, args.backend
         self.group = alicloud.ess.ScalingGroup(
             f"{name}-group",
-            scaling_group_name=physical(fleet, f"{name}-group"),
-            vswitch_ids=[s.id for s in switches],
-            loadbalancer_ids=None if backend else [clb_id],
+            scaling_group_name=physical(f"{name}-group"),
+            vswitch_ids=list(args.switch_ids),
+            loadbalancer_ids=None if backend else [args.clb_id],
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[listener]),
-            **group_args(fleet),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[args.listener]),
+            **group_args(args),
         )
         if backend:
             server_group_id, weight = backend
             alicloud.ess.ScalingGroupVServerGroups(
                 f"{name}-backend",
                 scaling_group_id=self.group.id,
-                vserver_groups=[vserver_args(fleet, clb_id, server_group_id, weight)],
+                vserver_groups=[vserver_args(args.serving_port, args.clb_id, server_group_id, weight)],
                 force=True,  # nodes already in the group join (and leave on detach) the VServer group
                 # not after the listener: on a fleet's first rollout the nodes join the VServer group while the listener
                 # moves to it, before the group leaves the default server group (it waits for the listener)
                 opts=child,
             )
         # the node learns its scaling group and the metrics group from its environment (components/userdata.py)
-        encoded = userdata.base64_output(userdata.render_output(fleet, role_name, metrics_group_id, self.group.id))
+        encoded = userdata.base64_output(args.user_data(self.group.id))
         self.configuration = alicloud.ess.ScalingConfiguration(
             f"{name}-config",
             scaling_group_id=self.group.id,
-            scaling_configuration_name=physical(fleet, f"{name}-config"),
-            image_id=fleet.image_id,
-            security_group_id=security_group_id,
+            scaling_configuration_name=physical(f"{name}-config"),
+            image_id=args.image_id,
+            security_group_id=args.security_group_id,
             internet_max_bandwidth_out=0,
-            role_name=role_name,
+            role_name=args.role_name,
             user_data=encoded,
             active=True,
             enable=True,
             force_delete=True,
-            instance_name=physical(fleet, f"{name}-node"),
+            instance_name=physical(f"{name}-node"),
             tags=tags,
             opts=child,
-            **type_args(fleet),
-            **disk_args(fleet),
-            **spot_args(fleet),
+            **type_args(args),
+            **disk_args(args.disks),
+            **spot_args(args),
         )
-        a = spec.autoscaling
+        a = args.autoscaling
         sig = scaling_signals.load()
-        for args in alarm_args(fleet):
-            direction = args.pop("direction")
+        for alarm in alarm_args(a):
+            direction = alarm.pop("direction")
             rule = alicloud.ess.ScalingRule(
                 f"{name}-scale-{direction}",
                 scaling_group_id=self.group.id,
-                scaling_rule_name=physical(fleet, f"{name}-scale-{direction}"),
+                scaling_rule_name=physical(f"{name}-scale-{direction}"),
                 scaling_rule_type="SimpleScalingRule",
                 adjustment_type="QuantityChangeInCapacity",
                 adjustment_value=1 if direction == "out" else -1,
@@ -350,94 +364,96 @@ class Scaling(pulumi.ComponentResource):
                 opts=child,
             )
             custom = {}
-            if args["metric_type"] == "custom":
+            if alarm["metric_type"] == "custom":
                 custom = {
-                    "cloud_monitor_group_id": pulumi.Output.from_input(metrics_group_id).apply(group_number),
+                    "cloud_monitor_group_id": pulumi.Output.from_input(args.metrics_group_id).apply(group_number),
                     "dimensions": {sig.dimension: self.group.id},
                 }
             alicloud.ess.Alarm(
                 f"{name}-scale-{direction}",
-                name=physical(fleet, f"{name}-scale-{direction}"),
+                name=physical(f"{name}-scale-{direction}"),
                 scaling_group_id=self.group.id,
                 alarm_actions=[rule.ari],
                 opts=child,
-                **args,
+                **alarm,
                 **custom,
             )
-        ignored = schedule_ignored(fleet)
-        for s, args in zip(spec.autoscaling.schedules, schedule_args(fleet), strict=True):
+        ignored = list(args.schedule_ignored)
+        for s, task in zip(a.schedules, args.schedules, strict=True):
             alicloud.ess.ScheduledTask(
                 f"{name}-schedule-{s.name}",
                 scaling_group_id=self.group.id,
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
-                **args,
+                **task,
             )
-        hook = lifecycle_hook_args(fleet)
+        hook = lifecycle_hook_args(args.grace_period_s)
         if hook:
             alicloud.ess.LifecycleHook(
-                f"{name}-loading", name=physical(fleet, f"{name}-loading"), scaling_group_id=self.group.id, opts=child, **hook
+                f"{name}-loading", name=physical(f"{name}-loading"), scaling_group_id=self.group.id, opts=child, **hook
             )
-        self._drain_hook(name, fleet)
+        self._drain_hook(name, args)
 
-        if spec.billing.model in ("monthly", "yearly"):
-            self._subscription_baseline(name, fleet, switches, security_group_id, role_name, encoded, tags)
+        if args.billing.model in ("monthly", "yearly"):
+            self._subscription_baseline(name, args, encoded)
         self.register_outputs({"scaling_group_id": self.group.id})
 
-    def _drain_hook(self, name: str, fleet: Fleet) -> None:
+    def _drain_hook(self, name: str, args: ScalingArgs) -> None:
         """The SCALE_IN hook that runs the drain command (drain_hook_args), and the RAM role OOS assumes for it: Cloud
         Assistant on this account's instances and CompleteLifecycleAction on this group only (the policy the template
         documents, scoped to the group)."""
         child = pulumi.ResourceOptions(parent=self)
-        args = drain_hook_args(fleet)
+        physical = args.names
+        hook = drain_hook_args(args.autoscaling.drain_timeout_s)
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        region = fleet.spec.region
+        region = args.region
         role = alicloud.ram.Role(
             f"{name}-drain",
-            role_name=physical(fleet, f"{name}-drain"),
+            role_name=physical(f"{name}-drain"),
             assume_role_policy_document=json.dumps(oos_trust_document()),
             description="gpufleet: OOS runs the drain command on nodes leaving the scaling group",
             opts=child,
         )
         policy = alicloud.ram.Policy(
             f"{name}-drain",
-            policy_name=physical(fleet, f"{name}-drain"),
+            policy_name=physical(f"{name}-drain"),
             policy_document=pulumi.Output.json_dumps(oos_policy_document(region, self.group.id)),
             opts=child,
         )
         alicloud.ram.RolePolicyAttachment(
             f"{name}-drain", role_name=role.role_name, policy_name=policy.policy_name, policy_type="Custom", opts=child
         )
-        metadata = pulumi.Output.all(role.role_name, args["metadata"]).apply(
+        metadata = pulumi.Output.all(role.role_name, hook["metadata"]).apply(
             lambda v: json.dumps({**v[1], "OOSAssumeRole": v[0]}, sort_keys=True)
         )
         alicloud.ess.LifecycleHook(
             f"{name}-drain",
-            name=physical(fleet, f"{name}-drain"),
+            name=physical(f"{name}-drain"),
             scaling_group_id=self.group.id,
-            lifecycle_transition=args["lifecycle_transition"],
-            heartbeat_timeout=args["heartbeat_timeout"],
-            default_result=args["default_result"],
+            lifecycle_transition=hook["lifecycle_transition"],
+            heartbeat_timeout=hook["heartbeat_timeout"],
+            default_result=hook["default_result"],
             notification_arn=account.apply(lambda a: f"acs:oos:{region}:{a}:template/{rules.DRAIN_TEMPLATE}"),
             notification_metadata=metadata,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
         )
 
-    def _subscription_baseline(self, name, fleet: Fleet, switches, security_group_id, role_name, encoded, tags):
+    def _subscription_baseline(self, name: str, args: ScalingArgs, encoded) -> None:
         """ESS creates no subscription instances: the min replicas are PrePaid ECS attached to the group."""
         child = pulumi.ResourceOptions(parent=self)
-        disks = disk_args(fleet)
-        months = fleet.spec.billing.term_months
+        physical = args.names
+        disks = disk_args(args.disks)
+        months = args.billing.term_months
         nodes = []
-        for i in range(fleet.spec.replicas.min):
-            switch = switches[i % len(switches)]
+        for i in range(args.replicas.min):
+            switch_id = args.switch_ids[i % len(args.switch_ids)]
             nodes.append(
                 alicloud.ecs.Instance(
                     f"{name}-base-{i}",
-                    instance_name=physical(fleet, f"{name}-base-{i}"),
-                    instance_type=fleet.instance_type.type,
-                    image_id=fleet.image_id,
-                    vswitch_id=switch.id,
-                    security_groups=[security_group_id],
+                    instance_name=physical(f"{name}-base-{i}"),
+                    instance_type=args.instance_types[0],
+                    image_id=args.image_id,
+                    vswitch_id=switch_id,
+                    security_groups=[args.security_group_id],
                     internet_max_bandwidth_out=0,
                     user_data=encoded,
                     instance_charge_type="PrePaid",
@@ -450,14 +466,14 @@ class Scaling(pulumi.ComponentResource):
                     system_disk_size=disks["system_disk_size"],
                     system_disk_encrypted=disks["system_disk_encrypted"],
                     data_disks=[{k: v for k, v in d.items()} for d in disks["data_disks"]],
-                    tags=tags,
+                    tags=args.tags,
                     # deletion_protection is for pay-as-you-go instances only (rules.GAPS): protect in prod instead
-                    opts=pulumi.ResourceOptions(parent=self, protect=fleet.spec.environment == "prod"),
-                    **instance_hardening_args(fleet),
+                    opts=pulumi.ResourceOptions(parent=self, protect=args.prod),
+                    **instance_hardening_args(),
                 )
             )
         for i, node in enumerate(nodes):  # role_name on ecs.Instance is deprecated since provider 1.275.0
-            alicloud.ecs.RamRoleAttachment(f"{name}-base-{i}-role", instance_id=node.id, ram_role_name=role_name, opts=child)
+            alicloud.ecs.RamRoleAttachment(f"{name}-base-{i}-role", instance_id=node.id, ram_role_name=args.role_name, opts=child)
         alicloud.ess.Attachment(
             f"{name}-base",
             scaling_group_id=self.group.id,

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.naming import physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
 
 
-def node_ingress_rules(fleet: Fleet) -> list[dict]:
+@dataclass(frozen=True)
+class SecurityArgs:
+    """What the node security group uses (built by program.security_args)."""
+
+    names: Names
+    vpc_id: pulumi.Input[str]
+    vpc_cidr: str
+    serving_port: int
+    metrics_port: int  # the gateway's
+    ssh_cidrs: tuple[str, ...]
+    tags: dict[str, str]
+
+
+def node_ingress_rules(args: SecurityArgs) -> list[dict]:
     """Ingress rules of the node security group (pure: tested without Pulumi)."""
-    port = fleet.spec.serving.port
+    port = args.serving_port
     rules = [
         {
             "key": "serving",
             "ip_protocol": "tcp",
             "port_range": f"{port}/{port}",
-            "cidr_ip": fleet.spec.network.vpc_cidr,
+            "cidr_ip": args.vpc_cidr,
             "description": "vLLM from the load balancer and the VPC",
         },
     ]
@@ -31,17 +45,17 @@ def node_ingress_rules(fleet: Fleet) -> list[dict]:
             "description": "vLLM from the CLB service range (health checks, forwarding)",
         }
     )
-    metrics = fleet.spec.serving.gateway.metrics_port
+    metrics = args.metrics_port
     rules.append(
         {
             "key": "metrics",
             "ip_protocol": "tcp",
             "port_range": f"{metrics}/{metrics}",
-            "cidr_ip": fleet.spec.network.vpc_cidr,
+            "cidr_ip": args.vpc_cidr,
             "description": "gateway metrics port (vLLM, node, GPU) from the VPC only",
         }
     )
-    for i, cidr in enumerate(fleet.spec.network.ssh_cidrs):
+    for i, cidr in enumerate(args.ssh_cidrs):
         rules.append(
             {"key": f"ssh-{i}", "ip_protocol": "tcp", "port_range": "22/22", "cidr_ip": cidr, "description": "SSH from operators"}
         )
@@ -49,20 +63,21 @@ def node_ingress_rules(fleet: Fleet) -> list[dict]:
 
 
 class Security(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, vpc_id, tags: dict, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: SecurityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:alicloud:Security", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        physical, tags = args.names, args.tags
         self.group = alicloud.ecs.SecurityGroup(
             f"{name}-nodes",
-            security_group_name=physical(fleet, f"{name}-nodes"),
-            vpc_id=vpc_id,
+            security_group_name=physical(f"{name}-nodes"),
+            vpc_id=args.vpc_id,
             inner_access_policy="Drop",
             tags=tags,
             opts=child,
             description="gpufleet GPU nodes: no ingress from 0.0.0.0/0",
         )
-        for rule in node_ingress_rules(fleet):
-            args = {k: v for k, v in rule.items() if k != "key"}
+        for rule in node_ingress_rules(args):
+            rule_args = {k: v for k, v in rule.items() if k != "key"}
             alicloud.ecs.SecurityGroupRule(
                 f"{name}-in-{rule['key']}",
                 type="ingress",
@@ -71,7 +86,7 @@ class Security(pulumi.ComponentResource):
                 priority=1,
                 security_group_id=self.group.id,
                 opts=child,
-                **args,
+                **rule_args,
             )
         alicloud.ecs.SecurityGroupRule(
             f"{name}-out-all",
