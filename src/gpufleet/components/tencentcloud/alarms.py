@@ -8,11 +8,13 @@ Gpuretiredpagepending (0 / 1 per GPU). Policies of namespace cvm_device bind eve
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import base, physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
+from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 METRICS = {"gpu_utilization": "Gpuutil", "gpu_memory": "Gpumemusage"}
 HARDWARE = {
@@ -36,8 +38,16 @@ def _rule(metric: str, description: str, value: str, minutes: int, unit: str) ->
     }
 
 
-def policy_args(fleet: Fleet) -> list[dict]:
-    alarms = fleet.spec.alarms
+@dataclass(frozen=True)
+class AlarmsArgs:
+    """What the alarm policies use (built by program.alarms_args)."""
+
+    names: Names
+    alarms: AlarmsSpec  # thresholds and the contact group
+    fleet_tag: str  # the value of the gpufleet:fleet tag every node carries (naming.base)
+
+
+def policy_args(alarms: AlarmsSpec) -> list[dict]:
     usage = [
         _rule(metric, key, f"{getattr(alarms, key).threshold_percent:g}", getattr(alarms, key).minutes, "%")
         for key, metric in METRICS.items()
@@ -50,24 +60,24 @@ def policy_args(fleet: Fleet) -> list[dict]:
 
 
 class Alarms(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: AlarmsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:Alarms", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        contact = fleet.spec.alarms.contact_group
+        contact = args.alarms.contact_group
         notice_ids = [contact] if contact.startswith("notice-") else None  # otherwise a preview note (checks.notes)
-        for args in policy_args(fleet):
-            key = args["key"]
+        for policy in policy_args(args.alarms):
+            key = policy["key"]
             tencentcloud.monitor.AlarmPolicy(
                 f"{name}-{key}",
-                policy_name=physical(fleet, f"{name}-{key}"),
+                policy_name=args.names(f"{name}-{key}"),
                 monitor_type="MT_QCE",
                 namespace="cvm_device",
                 enable=1,
                 project_id=0,
-                conditions={"is_union_rule": 0, "rules": args["rules"]},
-                remark=args["remark"],
+                conditions={"is_union_rule": 0, "rules": policy["rules"]},
+                remark=policy["remark"],
                 notice_ids=notice_ids,
-                policy_tags=[{"key": "gpufleet:fleet", "value": base(fleet.spec)}],
+                policy_tags=[{"key": "gpufleet:fleet", "value": args.fleet_tag}],
                 opts=child,
             )
         self.register_outputs({})

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
@@ -28,8 +30,9 @@ import tencentcloud_iac_pulumi as tencentcloud
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.role import attached_role
 from gpufleet.components.tencentcloud.scaler import package
-from gpufleet.naming import physical
+from gpufleet.naming import Names
 from gpufleet.stacks.loader import Fleet
+from gpufleet.stacks.spec import Autoscaling
 
 SCALER = Path(__file__).parent / "scaler"
 HANDLER = "index.main_handler"
@@ -60,24 +63,41 @@ def write_zip() -> str:
     return path
 
 
-def environment(fleet: Fleet, group_ids: list, out_policy, in_policy) -> dict:
+@dataclass(frozen=True)
+class AutoscalerArgs:
+    """What the SCF scaler uses (built by program.autoscaler_args): the group's scaling signal, where the function
+    runs, and the scaling groups and policies it executes (scaling.py)."""
+
+    names: Names
+    region: str
+    autoscaling: Autoscaling  # the metric and its thresholds
+    metrics_port: int  # the gateway's, where the function reads /metrics/vllm
+    vpc_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]  # the first zone's
+    group_ids: Sequence[pulumi.Output[str]]  # the serving group's AS groups (with spot: the spot group and its base)
+    out_policy_id: pulumi.Input[str]
+    in_policy_id: pulumi.Input[str]
+    tags: dict[str, str]
+
+
+def environment(args: AutoscalerArgs) -> dict:
     """The function's environment (the handler reads exactly these); ids may be pulumi Outputs."""
-    a = fleet.spec.autoscaling
+    a = args.autoscaling
     metric = a.metric
     return {
-        "GPUFLEET_REGION": fleet.spec.region,
-        "GPUFLEET_SCALING_GROUP": group_ids,  # joined with "," by the component
-        "GPUFLEET_SCALE_OUT_POLICY": out_policy,
-        "GPUFLEET_SCALE_IN_POLICY": in_policy,
+        "GPUFLEET_REGION": args.region,
+        "GPUFLEET_SCALING_GROUP": list(args.group_ids),  # joined with "," by the component
+        "GPUFLEET_SCALE_OUT_POLICY": args.out_policy_id,
+        "GPUFLEET_SCALE_IN_POLICY": args.in_policy_id,
         "GPUFLEET_METRIC": metric,
         "GPUFLEET_SCALE_OUT_ABOVE": f"{getattr(a, metric).scale_out_above:g}",
         "GPUFLEET_SCALE_IN_BELOW": f"{getattr(a, metric).scale_in_below:g}",
-        "GPUFLEET_METRICS_PORT": str(fleet.spec.serving.gateway.metrics_port),
+        "GPUFLEET_METRICS_PORT": str(args.metrics_port),
         "GPUFLEET_METRICS_PATH": METRICS_PATH,
     }
 
 
-def function_args(fleet: Fleet) -> dict:
+def function_args() -> dict:
     """Everything of the function that is not an id: runtime, handler, size, the one-minute timer, no public net."""
     return {
         "runtime": rules.SCF_RUNTIME,
@@ -106,10 +126,10 @@ SCALER_CALLS = {
 }
 
 
-def policy_document(fleet: Fleet, group_ids: list, uin: str = "*") -> dict:
+def policy_document(region: str, group_ids: list, uin: str = "*") -> dict:
     """The function's CAM role: exactly the calls the scaler makes (SCALER_CALLS), on exactly this fleet's groups in
     this account (`uin`: the owner's, read with tencentcloud.user.get_info at deploy time)."""
-    groups = [group_resource(fleet.spec.region, uin, g) for g in group_ids]
+    groups = [group_resource(region, uin, g) for g in group_ids]
     return {
         "version": "2.0",
         "statement": [
@@ -135,20 +155,19 @@ def reaction_s(fleet: Fleet) -> int:
 class Autoscaler(pulumi.ComponentResource):
     """The SCF scaler: its CAM role, the function in the fleet's first subnet and its one-minute timer."""
 
-    def __init__(
-        self, name: str, fleet: Fleet, vpc_id, subnet_id, scaling, tags: dict, opts: pulumi.ResourceOptions | None = None
-    ):
+    def __init__(self, name: str, args: AutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:Autoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        group_ids = [g.id for g in scaling.groups]
+        physical, tags, region = args.names, args.tags, args.region
+        group_ids = list(args.group_ids)
         uin = tencentcloud.user.get_info_output(opts=pulumi.InvokeOutputOptions(parent=self)).owner_uin
-        role_name = physical(fleet, name)
+        role_name = physical(name)
         attached = attached_role(
             f"{name}-role",
             role_name,
-            physical(fleet, f"{name}-role"),
+            physical(f"{name}-role"),
             trust_document(),
-            pulumi.Output.all(uin, *group_ids).apply(lambda v: json.dumps(policy_document(fleet, list(v[1:]), v[0]))),
+            pulumi.Output.all(uin, *group_ids).apply(lambda v: json.dumps(policy_document(region, list(v[1:]), v[0]))),
             (
                 "gpufleet SCF scaler: executes this fleet's AS policies",
                 "gpufleet SCF scaler: execute the fleet's scaling policies, read its nodes",
@@ -156,19 +175,19 @@ class Autoscaler(pulumi.ComponentResource):
             tags,
             child,
         )
-        env = environment(fleet, group_ids, scaling.policies["out"].id, scaling.policies["in"].id)
+        env = environment(args)
         env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
         self.function = tencentcloud.scf.Function(
             f"{name}-fn",
-            name=physical(fleet, name),
+            name=physical(name),
             description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
             zip_file=write_zip(),
             role=role_name,
-            vpc_id=vpc_id,
-            subnet_id=subnet_id,
+            vpc_id=args.vpc_id,
+            subnet_id=args.subnet_id,
             environment=env,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[attached]),
-            **function_args(fleet),
+            **function_args(),
         )
         self.register_outputs({"function": self.function.name})

@@ -13,26 +13,42 @@ attaches to the listener and the rule (forward_balancer_ids rule_id). See docs/t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
+from gpufleet.stacks.spec import LoadBalancer as LoadBalancerSpec
 
 
-def https_listener_args(fleet: Fleet) -> dict:
+@dataclass(frozen=True)
+class LoadBalancerArgs:
+    """What the load balancer uses (built by program.load_balancer_args)."""
+
+    names: Names
+    lb: LoadBalancerSpec  # listener, health check, TLS
+    serving_port: int
+    vpc_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]  # an internal CLB's subnet
+    security_group_id: pulumi.Input[str]  # the CLB's own group (security.py)
+    prod: bool  # deletion protection
+    tags: dict[str, str]
+
+
+def https_listener_args(lb: LoadBalancerSpec) -> dict:
     """The HTTPS listener: certificate only (scheduler, target type and health check live on the rule)."""
-    tls = fleet.spec.load_balancer.tls
+    tls = lb.tls
     assert tls is not None  # called only for a spec with tls
-    args = {"protocol": "HTTPS", "port": fleet.spec.load_balancer.listener_port, "certificate_ssl_mode": "UNIDIRECTIONAL"}
+    args = {"protocol": "HTTPS", "port": lb.listener_port, "certificate_ssl_mode": "UNIDIRECTIONAL"}
     if tls.certificate_id:
         args["certificate_id"] = tls.certificate_id
     return args
 
 
-def rule_args(fleet: Fleet) -> dict:
+def rule_args(lb: LoadBalancerSpec) -> dict:
     """The HTTPS listener's one rule: every path of the tls domain, with the HTTP health check on the spec's path."""
-    lb, hc = fleet.spec.load_balancer, fleet.spec.load_balancer.health_check
+    hc = lb.health_check
     assert lb.tls is not None  # called only for a spec with tls
     return {
         "domain": lb.tls.domain,
@@ -53,16 +69,15 @@ def rule_args(fleet: Fleet) -> dict:
     }
 
 
-def endpoint(fleet: Fleet, vip):
-    lb = fleet.spec.load_balancer
+def endpoint(lb: LoadBalancerSpec, vip):
     if lb.tls is None:
         return pulumi.Output.concat("http://", vip, ":", str(lb.listener_port))
     port = "" if lb.listener_port == 443 else f":{lb.listener_port}"
     return pulumi.Output.from_input(f"https://{lb.tls.domain}{port}")
 
 
-def listener_args(fleet: Fleet) -> dict:
-    lb, hc = fleet.spec.load_balancer, fleet.spec.load_balancer.health_check
+def listener_args(lb: LoadBalancerSpec, serving_port: int) -> dict:
+    hc = lb.health_check
     return {
         "protocol": "TCP",
         "port": lb.listener_port,
@@ -74,7 +89,7 @@ def listener_args(fleet: Fleet) -> dict:
         "health_check_http_method": "GET",
         "health_check_http_version": "HTTP/1.1",
         "health_check_http_code": 2,  # http_2xx
-        "health_check_port": fleet.spec.serving.port,
+        "health_check_port": serving_port,
         "health_check_interval_time": hc.interval_s,
         "health_check_time_out": hc.timeout_s,
         "health_check_health_num": hc.healthy_threshold,
@@ -85,37 +100,28 @@ def listener_args(fleet: Fleet) -> dict:
 
 
 class LoadBalancer(pulumi.ComponentResource):
-    def __init__(
-        self,
-        name: str,
-        fleet: Fleet,
-        vpc_id,
-        subnet_id,
-        security_group_id,
-        tags: dict,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
+    def __init__(self, name: str, args: LoadBalancerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:LoadBalancer", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        lb = fleet.spec.load_balancer
+        physical, tags, lb = args.names, args.tags, args.lb
         self.clb = tencentcloud.clb.Instance(
             f"{name}-clb",
-            clb_name=physical(fleet, f"{name}-clb"),
+            clb_name=physical(f"{name}-clb"),
             network_type="OPEN" if lb.public else "INTERNAL",
-            vpc_id=vpc_id,
-            subnet_id=None if lb.public else subnet_id,
-            security_groups=[security_group_id],
+            vpc_id=args.vpc_id,
+            subnet_id=None if lb.public else args.subnet_id,
+            security_groups=[args.security_group_id],
             load_balancer_pass_to_target=True,
             internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if lb.public else None,
-            delete_protect=fleet.spec.environment == "prod",
+            delete_protect=args.prod,
             tags=tags,
             opts=child,
         )
         self.rule = None
         if lb.tls is None:
-            args = listener_args(fleet)
+            listener = listener_args(lb, args.serving_port)
         else:
-            args = https_listener_args(fleet)
+            listener = https_listener_args(lb)
             if lb.tls.certificate_id is None:
                 cert_key, private_key_key = lb.tls.certificate_config, lb.tls.private_key_config
                 assert cert_key is not None and private_key_key is not None  # Tls._one_source: no id means both PEM keys
@@ -123,7 +129,7 @@ class LoadBalancer(pulumi.ComponentResource):
                 key_ns, key = private_key_key.split(":", 1)
                 self.certificate = tencentcloud.ssl.Certificate(
                     f"{name}-cert",
-                    name=physical(fleet, f"{name}-cert"),
+                    name=physical(f"{name}-cert"),
                     type="SVR",
                     # ssl/resource_tc_ssl_certificate.go refuses a leading or trailing newline, which PEM files end with
                     cert=pulumi.Config(namespace).require_secret(cert).apply(str.strip),
@@ -131,13 +137,13 @@ class LoadBalancer(pulumi.ComponentResource):
                     tags=tags,
                     opts=child,
                 )
-                args["certificate_id"] = self.certificate.id
+                listener["certificate_id"] = self.certificate.id
         self.listener = tencentcloud.clb.Listener(
-            f"{name}-listener", clb_id=self.clb.id, listener_name=physical(fleet, f"{name}-listener"), opts=child, **args
+            f"{name}-listener", clb_id=self.clb.id, listener_name=physical(f"{name}-listener"), opts=child, **listener
         )
         if lb.tls is not None:
             self.rule = tencentcloud.clb.ListenerRule(
-                f"{name}-rule", clb_id=self.clb.id, listener_id=self.listener.listener_id, opts=child, **rule_args(fleet)
+                f"{name}-rule", clb_id=self.clb.id, listener_id=self.listener.listener_id, opts=child, **rule_args(lb)
             )
-        self.endpoint = endpoint(fleet, self.clb.clb_vips[0])
+        self.endpoint = endpoint(lb, self.clb.clb_vips[0])
         self.register_outputs({"endpoint": self.endpoint})

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
 
 # Traditional NAT gateway: the bandwidth caps it sells (provider docs of nat.Gateway `bandwidth`).
 NAT_BANDWIDTHS_MBPS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -18,29 +19,42 @@ def nat_bandwidth(mbps: int) -> int:
     return next(b for b in NAT_BANDWIDTHS_MBPS if b >= mbps)
 
 
-def eip_args(fleet: Fleet) -> dict:
-    egress = fleet.spec.egress
+@dataclass(frozen=True)
+class NetworkArgs:
+    """What the network uses (built by program.network_args)."""
+
+    names: Names
+    vpc_cidr: str
+    zones: tuple[str, ...]
+    subnets: tuple[str, ...]  # one CIDR per zone
+    bandwidth_mbps: int  # the NAT EIP's
+    charge: str  # the NAT EIP's: "traffic" or "bandwidth"
+    prod: bool  # Pulumi protects prod's NAT gateway and EIP
+    tags: dict[str, str]
+
+
+def eip_args(args: NetworkArgs) -> dict:
     return {
-        "internet_charge_type": "TRAFFIC_POSTPAID_BY_HOUR" if egress.charge == "traffic" else "BANDWIDTH_POSTPAID_BY_HOUR",
-        "internet_max_bandwidth_out": egress.bandwidth_mbps,
+        "internet_charge_type": "TRAFFIC_POSTPAID_BY_HOUR" if args.charge == "traffic" else "BANDWIDTH_POSTPAID_BY_HOUR",
+        "internet_max_bandwidth_out": args.bandwidth_mbps,
     }
 
 
 class Network(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        spec = fleet.spec
+        physical, tags = args.names, args.tags
         self.vpc = tencentcloud.vpc.Instance(
-            f"{name}-vpc", name=physical(fleet, f"{name}-vpc"), cidr_block=spec.network.vpc_cidr, tags=tags, opts=child
+            f"{name}-vpc", name=physical(f"{name}-vpc"), cidr_block=args.vpc_cidr, tags=tags, opts=child
         )
         self.route_table = tencentcloud.route.Table(
-            f"{name}-rt", name=physical(fleet, f"{name}-rt"), vpc_id=self.vpc.id, tags=tags, opts=child
+            f"{name}-rt", name=physical(f"{name}-rt"), vpc_id=self.vpc.id, tags=tags, opts=child
         )
         self.subnets = [
             tencentcloud.subnet.Instance(
                 f"{name}-{zone}",
-                name=physical(fleet, f"{name}-{zone}"),
+                name=physical(f"{name}-{zone}"),
                 vpc_id=self.vpc.id,
                 availability_zone=zone,
                 cidr_block=cidr,
@@ -48,19 +62,19 @@ class Network(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
-            for zone, cidr in zip(spec.zones, fleet.subnets)
+            for zone, cidr in zip(args.zones, args.subnets)
         ]
         # NAT gateways and EIPs have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
-        kept = pulumi.ResourceOptions(parent=self, protect=spec.environment == "prod")
+        kept = pulumi.ResourceOptions(parent=self, protect=args.prod)
         self.eip = tencentcloud.eip.Instance(
-            f"{name}-nat-eip", name=physical(fleet, f"{name}-nat-eip"), tags=tags, opts=kept, **eip_args(fleet)
+            f"{name}-nat-eip", name=physical(f"{name}-nat-eip"), tags=tags, opts=kept, **eip_args(args)
         )
         self.nat = tencentcloud.nat.Gateway(
             f"{name}-nat",
-            name=physical(fleet, f"{name}-nat"),
+            name=physical(f"{name}-nat"),
             vpc_id=self.vpc.id,
             assigned_eip_sets=[self.eip.public_ip],
-            bandwidth=nat_bandwidth(spec.egress.bandwidth_mbps),
+            bandwidth=nat_bandwidth(args.bandwidth_mbps),
             max_concurrent=NAT_MAX_CONCURRENT,
             nat_product_version=1,
             tags=tags,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import physical
-from gpufleet.stacks.loader import Fleet
+from gpufleet.naming import Names
 
 
 def _cos_resource(source: str, region: str) -> str:
@@ -23,22 +23,35 @@ def _cos_resource(source: str, region: str) -> str:
     return f"qcs::cos:{region}:uid/{appid}:{bucket}/*"
 
 
-def policy_document(fleet: Fleet) -> dict:
+@dataclass(frozen=True)
+class NodeRoleArgs:
+    """What the node role uses (built by program.role_args): of a rollout, both groups' models and secrets."""
+
+    names: Names
+    region: str
+    model_sources: tuple[str, ...]  # each serving group's model source
+    api_key_secrets: tuple[str, ...]  # each serving group's API-key secret name (those that have one)
+    tags: dict[str, str]
+
+
+def policy_document(args: NodeRoleArgs) -> dict:
     """The node role's policy: read the model's archive and the API-key secret, of the fleet and of a rollout's
     candidate group (both groups' nodes take this role)."""
-    region = fleet.spec.region
-    specs = [fleet.spec] + ([fleet.candidate.spec] if fleet.candidate is not None else [])
-    objects, buckets, secrets = [], [], []
-    for spec in specs:
-        if spec.model.source.startswith("cos://"):
-            obj = _cos_resource(spec.model.source, region)
+    region = args.region
+    objects: list[str] = []
+    buckets: list[str] = []
+    secrets: list[str] = []
+    for source in args.model_sources:
+        if source.startswith("cos://"):
+            obj = _cos_resource(source, region)
             objects += [] if obj in objects else [obj]
             # `coscli cp` asks HeadBucket before it copies (tencentyun/coscli cmd/cp.go); its CAM resource is the
             # bucket itself (qcs::cos:<region>:uid/<appid>:<bucket>/), not an object under it.
             bucket = obj.removesuffix("*")
             buckets += [] if bucket in buckets else [bucket]
-        if spec.serving.api_key_secret:
-            secret = f"qcs::ssm:{region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"
+    for name in args.api_key_secrets:
+        if name:
+            secret = f"qcs::ssm:{region}:uin/*:secret/creatorUin/*/{name}"
             secrets += [] if secret in secrets else [secret]
     statements = []
     if objects:
@@ -79,18 +92,18 @@ def attached_role(
 
 
 class NodeRole(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role_name = physical(fleet, f"{fleet.prefix}-node")
+        self.role_name = args.names(f"{args.names.prefix}-node")
         attached_role(
             f"{name}-node",
             self.role_name,
-            physical(fleet, f"{name}-node"),
+            args.names(f"{name}-node"),
             trust_document(),
-            json.dumps(policy_document(fleet)),
+            json.dumps(policy_document(args)),
             ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret"),
-            tags,
+            args.tags,
             child,
         )
         self.register_outputs({})

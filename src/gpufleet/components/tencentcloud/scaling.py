@@ -2,20 +2,54 @@
 
 from __future__ import annotations
 
-import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
 from gpufleet import clock, cron
-from gpufleet.components import userdata
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.checks import cron_to_utc8
-from gpufleet.naming import physical
+from gpufleet.naming import Names
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
 from gpufleet.stacks.rollout import DEFAULT_WEIGHT
+from gpufleet.stacks.spec import Autoscaling, BillingSpec, Disks, Replicas
+
+
+@dataclass(frozen=True)
+class ScalingArgs:
+    """What one serving group's scaling uses (built by program.scaling_args): its spec's sections, the values the
+    program resolved for it, and the outputs of the components declared before it."""
+
+    names: Names
+    prod: bool  # Pulumi protects prod's groups; prod's baseline nodes refuse termination by API
+    replicas: Replicas
+    autoscaling: Autoscaling
+    billing: BillingSpec
+    disks: Disks
+    grace_period_s: int  # the load balancer health check's
+    serving_port: int
+    zones: tuple[str, ...]
+    instance_type: str
+    image_id: str
+    charge: dict  # charge_args(fleet): the launch configuration's billing
+    schedules: tuple[dict, ...]  # schedule_args(fleet)
+    schedule_ignored: tuple[str, ...]  # schedule_ignored(fleet)
+    user_data: str  # the node's user-data, Base64 (AS creates the configuration before the group: no group id in it)
+    vpc_id: pulumi.Input[str]
+    subnet_ids: Sequence[pulumi.Input[str]]  # one subnet per zone
+    security_group_id: pulumi.Input[str]
+    clb_id: pulumi.Input[str]
+    listener_id: pulumi.Input[str]
+    rule_id: pulumi.Input[str] | None  # the HTTPS listener's rule (load_balancer.tls), else None
+    role_name: str  # the node role's
+    tags: dict[str, str]
+    # the per-node backend weight of the group's nodes at the listener (stacks/rollout.py; AS
+    # ForwardLoadBalancers.TargetAttributes.Weight 0-100, rules.py; 0 = no requests)
+    weight: int = DEFAULT_WEIGHT
 
 
 def _utc8(when: datetime) -> str:
@@ -23,18 +57,14 @@ def _utc8(when: datetime) -> str:
     return when.astimezone(cron.zone(rules.CRON_ZONE_HOURS)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
 
 
-def disk_args(fleet: Fleet) -> dict:
+def disk_args(disks: Disks) -> dict:
     cats = profile("tencentcloud").disk_categories
-    system, data = fleet.spec.disks.system, fleet.spec.disks.data
+    system, data = disks.system, disks.data
     return {
         "system_disk_type": cats[system.tier]["category"],
         "system_disk_size": system.size_gib,
         "data_disks": [{"disk_type": cats[data.tier]["category"], "disk_size": data.size_gib, "delete_with_instance": True}],
     }
-
-
-def prod(fleet: Fleet) -> bool:
-    return fleet.spec.environment == "prod"
 
 
 def charge_args(fleet: Fleet) -> dict:
@@ -66,29 +96,29 @@ def spot_max_price(fleet: Fleet) -> str | None:
     return None if row is None or row.price is None else f"{row.price:.4f}"
 
 
-def baseline_args(fleet: Fleet) -> dict:
+def baseline_args(billing: BillingSpec) -> dict:
     """A subscribed (PREPAID) baseline node: the spec's term, renewed automatically."""
     return {
         "instance_charge_type": "PREPAID",
-        "instance_charge_type_prepaid_period": fleet.spec.billing.term_months,
+        "instance_charge_type_prepaid_period": billing.term_months,
         "instance_charge_type_prepaid_renew_flag": "NOTIFY_AND_AUTO_RENEW",
     }
 
 
-def group_args(fleet: Fleet) -> dict:
+def group_args(args: ScalingArgs) -> dict:
     """The group the schedules and the scaling policies act on: all nodes, or with spot over an on-demand base, the
     spot nodes above the base (the base is its own fixed-size group, base_group_args)."""
-    r = fleet.spec.replicas
-    base, floor = base_size(fleet), subscription_floor(fleet)
+    r = args.replicas
+    base, floor = base_size(args.billing), subscription_floor(args)
     return {
         "min_size": max(r.min - base - floor, 0),
         "max_size": r.max - base,
         "desired_capacity": max(r.desired_or_min - base - floor, 0),
-        **_group_common(fleet),
+        **_group_common(args),
     }
 
 
-def subscription_floor(fleet: Fleet) -> int:
+def subscription_floor(args: ScalingArgs) -> int:
     """With billing monthly / yearly: the replicas.min PREPAID CVMs attached to the group and protected from scale-in
     (_subscription_baseline). The group launches none of its own for them: its min_size and desired_capacity leave the
     floor out, so the floor is exactly replicas.min nodes (before, the group launched replicas.min pay-as-you-go nodes
@@ -96,29 +126,29 @@ def subscription_floor(fleet: Fleet) -> int:
     max_size; AS removes the nodes it created before attached ones and never a protected one (SetInstancesProtection:
     "实例设置保护之后，当发生不健康替换、报警策略、期望值变更等自动缩容时，将不对此实例缩容操作", tccli 3.1.189.1
     autoscaling v20180419)."""
-    return fleet.spec.replicas.min if fleet.spec.billing.model in ("monthly", "yearly") else 0
+    return args.replicas.min if args.billing.model in ("monthly", "yearly") else 0
 
 
-def base_size(fleet: Fleet) -> int:
+def base_size(billing: BillingSpec) -> int:
     """Pay-as-you-go nodes of a spot fleet's on-demand base (billing.on_demand_base); 0 without spot."""
-    return fleet.spec.billing.base if fleet.spec.billing.model == "spot" else 0
+    return billing.base if billing.model == "spot" else 0
 
 
-def base_group_args(fleet: Fleet) -> dict:
+def base_group_args(args: ScalingArgs) -> dict:
     """The on-demand base of a spot fleet: a second AS group of exactly billing.on_demand_base pay-as-you-go nodes behind
     the same listener. The AS group of provider v1.82.42 has no mixed on-demand / spot allocation (no
     on_demand_base_capacity or instances-distribution argument in as/resource_tc_as_scaling_group.go), so the mix is two
     groups; nothing scales this one, the scaling policies and schedules act on the spot group."""
-    base = base_size(fleet)
-    return {"min_size": base, "max_size": base, "desired_capacity": base, **_group_common(fleet)}
+    base = base_size(args.billing)
+    return {"min_size": base, "max_size": base, "desired_capacity": base, **_group_common(args)}
 
 
-def _group_common(fleet: Fleet) -> dict:
+def _group_common(args: ScalingArgs) -> dict:
     return {
-        "default_cooldown": fleet.spec.autoscaling.cooldown_s,
+        "default_cooldown": args.autoscaling.cooldown_s,
         "multi_zone_subnet_policy": "EQUALITY",
         "health_check_type": "CLB",
-        "lb_health_check_grace_period": fleet.spec.load_balancer.health_check.grace_period_s,
+        "lb_health_check_grace_period": args.grace_period_s,
         "replace_load_balancer_unhealthy": True,
         "replace_monitor_unhealthy": True,
         "replace_mode": "RECREATE",
@@ -131,7 +161,7 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
     """AS scheduled actions: start_time is the cron's first firing after the run (the API refuses a start before the
     current time: StartTimeBeforeCurrentTime), end_time the end of the spec's window."""
     now = now or clock.now()
-    base = base_size(fleet)
+    base = base_size(fleet.spec.billing)
     out = []
     for s in fleet.spec.autoscaling.schedules:
         w = cron.window(s.cron, fleet.spec.autoscaling, now)
@@ -156,11 +186,10 @@ def schedule_ignored(fleet: Fleet) -> list[str]:
     return ["start_time"] if stored else ["start_time", "end_time"]
 
 
-def policy_args(fleet: Fleet) -> list[dict]:
+def policy_args(a: Autoscaling) -> list[dict]:
     """AS scaling policies, out then in. metric cpu_utilization: AS's own CPU alarm decides. metric queue / kv_cache:
     the SCF scaler (autoscaler.py) executes them; their alarm can never hold (rules.NEVER_OUT / NEVER_IN), because a
     SIMPLE policy must carry one and AS reads no custom metric."""
-    a = fleet.spec.autoscaling
     cpu = a.metric == "cpu_utilization"
     out = []
     for direction, adjustment, threshold, operator, minutes, never in (
@@ -184,172 +213,148 @@ def policy_args(fleet: Fleet) -> list[dict]:
     return out
 
 
-def drain_command_args(fleet: Fleet) -> dict:
+def drain_command_args(timeout: int) -> dict:
     """The TAT command the INSTANCE_TERMINATING hook runs (as_lifecycle_hook lifecycle_command, provider v1.82.42):
     the image's drain, with the spec's drain time as the command's timeout. TAT needs its agent on the node (Tencent
     public images ship it; the golden image must keep it)."""
-    timeout = fleet.spec.autoscaling.drain_timeout_s
     return {"content": rules.DRAIN_COMMAND, "command_type": "SHELL", "timeout": timeout, "username": "root"}
 
 
-def drain_hook_args(fleet: Fleet) -> dict:
+def drain_hook_args(timeout: int) -> dict:
     return {
         "lifecycle_transition": "INSTANCE_TERMINATING",
         "default_result": "CONTINUE",
-        "heartbeat_timeout": fleet.spec.autoscaling.drain_timeout_s,
+        "heartbeat_timeout": timeout,
     }
 
 
 class Scaling(pulumi.ComponentResource):
-    def __init__(
-        self,
-        name: str,
-        fleet: Fleet,
-        vpc_id,
-        subnets,
-        security_group_id,
-        clb_id,
-        listener,
-        rule,
-        role_name: str,
-        tags: dict,
-        opts: pulumi.ResourceOptions | None = None,
-        weight: int = DEFAULT_WEIGHT,
-    ):
-        """weight: the per-node backend weight of the group's nodes at the listener (stacks/rollout.py; AS
-        ForwardLoadBalancers.TargetAttributes.Weight 0-100, rules.py; 0 = no requests)."""
+    def __init__(self, name: str, args: ScalingArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # AS creates the launch configuration before the group (as_scaling_group: configuration_id is required), so
-        # the node cannot learn its group id from user-data here; nothing on a Tencent node needs it (docs/scaling.md)
-        user_data = userdata.render(fleet, role_name)
-        encoded = base64.b64encode(user_data.encode()).decode()
-        self._vpc_id, self._subnets, self._sg, self._role, self._encoded, self._tags = (
-            vpc_id,
-            subnets,
-            security_group_id,
-            role_name,
-            encoded,
-            tags,
-        )
+        physical, tags = args.names, args.tags
+        self._args = args
         balancer = [
             {
-                "load_balancer_id": clb_id,
-                "listener_id": listener.listener_id,
-                **({"rule_id": rule.rule_id} if rule is not None else {}),
-                "target_attributes": [{"port": fleet.spec.serving.port, "weight": weight}],
+                "load_balancer_id": args.clb_id,
+                "listener_id": args.listener_id,
+                **({"rule_id": args.rule_id} if args.rule_id is not None else {}),
+                "target_attributes": [{"port": args.serving_port, "weight": args.weight}],
             }
         ]
-        self.configuration = self._config(f"{name}-config", fleet, charge_args(fleet))
+        self.configuration = self._config(f"{name}-config", args.charge)
         self.group = tencentcloud.as_.ScalingGroup(
             f"{name}-group",
-            scaling_group_name=physical(fleet, f"{name}-group"),
+            scaling_group_name=physical(f"{name}-group"),
             configuration_id=self.configuration.id,
-            vpc_id=vpc_id,
-            subnet_ids=[s.id for s in subnets],
+            vpc_id=args.vpc_id,
+            subnet_ids=list(args.subnet_ids),
             forward_balancer_ids=balancer,
             tags=tags,
             # AS groups have no deletion-protection argument in provider v1.82.42 (rules.GAPS): Pulumi protects prod's
-            opts=pulumi.ResourceOptions(parent=self, protect=prod(fleet)),
-            **group_args(fleet),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.prod),
+            **group_args(args),
         )
         named = [(f"{name}-group", self.group)]
-        if base_size(fleet):
-            base_config = self._config(f"{name}-base-config", fleet, {"instance_charge_type": "POSTPAID_BY_HOUR"})
+        if base_size(args.billing):
+            base_config = self._config(f"{name}-base-config", {"instance_charge_type": "POSTPAID_BY_HOUR"})
             self.base_group = tencentcloud.as_.ScalingGroup(
                 f"{name}-base-group",
-                scaling_group_name=physical(fleet, f"{name}-base-group"),
+                scaling_group_name=physical(f"{name}-base-group"),
                 configuration_id=base_config.id,
-                vpc_id=vpc_id,
-                subnet_ids=[s.id for s in subnets],
+                vpc_id=args.vpc_id,
+                subnet_ids=list(args.subnet_ids),
                 forward_balancer_ids=balancer,
                 tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, protect=prod(fleet)),
-                **base_group_args(fleet),
+                opts=pulumi.ResourceOptions(parent=self, protect=args.prod),
+                **base_group_args(args),
             )
             named.append((f"{name}-base-group", self.base_group))
         self.groups = [g for _, g in named]
         self.policies = {}
-        for args in policy_args(fleet):
-            direction = args.pop("direction")
+        for policy in policy_args(args.autoscaling):
+            direction = policy.pop("direction")
             self.policies[direction] = tencentcloud.as_.ScalingPolicy(
                 f"{name}-scale-{direction}",
-                policy_name=physical(fleet, f"{name}-scale-{direction}"),
+                policy_name=physical(f"{name}-scale-{direction}"),
                 scaling_group_id=self.group.id,
                 opts=child,
-                **args,
+                **policy,
             )
-        ignored = schedule_ignored(fleet)
-        for args in schedule_args(fleet):
+        ignored = list(args.schedule_ignored)
+        for schedule in args.schedules:
             tencentcloud.as_.Schedule(
-                f"{name}-schedule-{args['schedule_action_name']}",
+                f"{name}-schedule-{schedule['schedule_action_name']}",
                 scaling_group_id=self.group.id,
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored),
-                **args,
+                **schedule,
             )
+        timeout = args.autoscaling.drain_timeout_s
         command = tencentcloud.tat.Command(
             f"{name}-drain",
-            command_name=physical(fleet, f"{name}-drain"),
+            command_name=physical(f"{name}-drain"),
             description="gpufleet: drain the node before AS removes it",
             opts=child,
-            **drain_command_args(fleet),
+            **drain_command_args(timeout),
         )
         for group_name, group in named:
             tencentcloud.as_.LifecycleHook(
                 f"{group_name}-drain",
                 scaling_group_id=group.id,
-                lifecycle_hook_name=physical(fleet, f"{group_name}-drain"),
+                lifecycle_hook_name=physical(f"{group_name}-drain"),
                 lifecycle_command={"command_id": command.id},
                 opts=child,
-                **drain_hook_args(fleet),
+                **drain_hook_args(timeout),
             )
-        if fleet.spec.billing.model in ("monthly", "yearly"):
-            self._subscription_baseline(name, fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags)
+        if args.billing.model in ("monthly", "yearly"):
+            self._subscription_baseline(name, args)
         self.register_outputs({"scaling_group_id": self.group.id})
 
-    def _config(self, name: str, fleet: Fleet, charge: dict):
+    def _config(self, name: str, charge: dict):
+        args = self._args
         return tencentcloud.as_.ScalingConfig(
             name,
-            configuration_name=physical(fleet, name),
-            instance_types=[fleet.instance_type.type],
-            image_id=fleet.image_id,
-            security_group_ids=[self._sg],
-            cam_role_name=self._role,
-            user_data=self._encoded,
+            configuration_name=args.names(name),
+            instance_types=[args.instance_type],
+            image_id=args.image_id,
+            security_group_ids=[args.security_group_id],
+            cam_role_name=args.role_name,
+            user_data=args.user_data,
             internet_max_bandwidth_out=0,
             public_ip_assigned=False,
             enhanced_monitor_service=True,
             enhanced_security_service=True,
             keep_image_login=True,  # the golden image has no password: nodes get none (no random root password)
-            instance_name_settings={"instance_name": physical(fleet, f"{name.removesuffix('-config')}-node")},
-            instance_tags=self._tags,
-            tags=self._tags,
+            instance_name_settings={"instance_name": args.names(f"{name.removesuffix('-config')}-node")},
+            instance_tags=args.tags,
+            tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self),
-            **disk_args(fleet),
+            **disk_args(args.disks),
             **charge,
         )
 
-    def _subscription_baseline(self, name, fleet: Fleet, vpc_id, subnets, security_group_id, role_name, encoded, tags):
+    def _subscription_baseline(self, name: str, args: ScalingArgs) -> None:
         """The min replicas as PREPAID CVMs attached to the group and protected from scale-in; nodes above min are
         pay-as-you-go. (AS could start PREPAID nodes itself, but a node bought for a term and scaled in after a
         few hours is paid for the whole term.)"""
         child = pulumi.ResourceOptions(parent=self)
-        disks = disk_args(fleet)
+        disks = disk_args(args.disks)
+        subnets = args.subnet_ids
         nodes = []
-        for i in range(fleet.spec.replicas.min):
-            zone, subnet = fleet.spec.zones[i % len(subnets)], subnets[i % len(subnets)]
+        for i in range(args.replicas.min):
+            zone, subnet_id = args.zones[i % len(subnets)], subnets[i % len(subnets)]
             nodes.append(
                 tencentcloud.instance.Instance(
                     f"{name}-base-{i}",
-                    instance_name=physical(fleet, f"{name}-base-{i}"),
+                    instance_name=args.names(f"{name}-base-{i}"),
                     availability_zone=zone,
-                    instance_type=fleet.instance_type.type,
-                    image_id=fleet.image_id,
-                    vpc_id=vpc_id,
-                    subnet_id=subnet.id,
-                    orderly_security_groups=[security_group_id],
-                    cam_role_name=role_name,
-                    user_data=encoded,
+                    instance_type=args.instance_type,
+                    image_id=args.image_id,
+                    vpc_id=args.vpc_id,
+                    subnet_id=subnet_id,
+                    orderly_security_groups=[args.security_group_id],
+                    cam_role_name=args.role_name,
+                    user_data=args.user_data,
                     allocate_public_ip=False,
                     internet_max_bandwidth_out=0,
                     system_disk_type=disks["system_disk_type"],
@@ -359,15 +364,15 @@ class Scaling(pulumi.ComponentResource):
                             "data_disk_type": d["disk_type"],
                             "data_disk_size": d["disk_size"],
                             "delete_with_instance": True,
-                            "encrypt": fleet.spec.disks.encrypted,
+                            "encrypt": args.disks.encrypted,
                         }
                         for d in disks["data_disks"]
                     ],
                     keep_image_login=True,
-                    disable_api_termination=prod(fleet),
-                    tags=tags,
+                    disable_api_termination=args.prod,
+                    tags=args.tags,
                     opts=child,
-                    **baseline_args(fleet),
+                    **baseline_args(args.billing),
                 )
             )
         ids = [n.id for n in nodes]

@@ -19,10 +19,12 @@ bypass were ever turned off; with it off, clients would need their CIDRs on the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import physical
+from gpufleet.naming import Names
 from gpufleet.stacks.loader import Fleet
 
 CLB_HEALTH_CHECK_RANGE = "100.64.0.0/10"  # health_source_ip_type = 1 on the listener
@@ -94,23 +96,34 @@ EGRESS_ALL = [
 ]
 
 
+@dataclass(frozen=True)
+class SecurityArgs:
+    """What the two security groups use (built by program.security_args): their ingress rules, in order."""
+
+    names: Names
+    node_ingresses: tuple[dict, ...]  # node_ingress_rules(fleet)
+    clb_ingresses: tuple[dict, ...]  # clb_ingress_rules(fleet)
+    tags: dict[str, str]
+
+
 class Security(pulumi.ComponentResource):
-    def __init__(self, name: str, fleet: Fleet, tags: dict, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: SecurityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:tencentcloud:Security", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        physical, tags = args.names, args.tags
         self.group = tencentcloud.security.Group(
             f"{name}-nodes",
-            name=physical(fleet, f"{name}-nodes"),
+            name=physical(f"{name}-nodes"),
             description="gpufleet GPU nodes: no ingress from 0.0.0.0/0",
             tags=tags,
             opts=child,
         )
         tencentcloud.security.GroupRuleSet(
-            f"{name}-nodes", security_group_id=self.group.id, ingresses=node_ingress_rules(fleet), egresses=EGRESS_ALL, opts=child
+            f"{name}-nodes", security_group_id=self.group.id, ingresses=list(args.node_ingresses), egresses=EGRESS_ALL, opts=child
         )
         self.clb_group = tencentcloud.security.Group(
             f"{name}-clb",
-            name=physical(fleet, f"{name}-clb"),
+            name=physical(f"{name}-clb"),
             description="gpufleet CLB: the listener port from the allowed clients",
             tags=tags,
             opts=child,
@@ -118,7 +131,7 @@ class Security(pulumi.ComponentResource):
         tencentcloud.security.GroupRuleSet(
             f"{name}-clb",
             security_group_id=self.clb_group.id,
-            ingresses=clb_ingress_rules(fleet),
+            ingresses=list(args.clb_ingresses),
             egresses=EGRESS_ALL,
             opts=child,
         )
