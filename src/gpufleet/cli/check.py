@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 
 FORMATS = ("table", "json")
 
@@ -35,26 +34,28 @@ def check(
     from gpufleet import account
     from gpufleet.errors import UserError
 
-    as_json = options.chosen_format(fmt, as_json, FORMATS, output) == "json"
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     report = account.check(cloud=cloud)
     problems = report.problems + account.clash_problems(report)
     if problems:
         raise UserError(problems)
     counts = {c: len(s) for c, s in report.stacks.items()}
     scoped = [n for n in report.names if n.rule.scope in ("account", "region")]
-    if as_json:
-        body = {
-            "stacks": report.stacks,
-            "names": len(report.names),
-            "account_or_region_scoped": len(scoped),
-            "clashes": [],
-        }
-        options.emit(json.dumps(body, indent=2, sort_keys=True), output)
-        return
+    body = {
+        "stacks": report.stacks,
+        "names": len(report.names),
+        "account_or_region_scoped": len(scoped),
+        "clashes": [],
+    }
     lines = [
         f"{cloud_}: {n} stacks previewed together ({', '.join(report.stacks[cloud_])}): "
         f"{sum(1 for x in report.names if x.cloud == cloud_)} names, "
         f"{sum(1 for x in scoped if x.cloud == cloud_)} account- or region-wide; no name used twice in its scope"
         for cloud_, n in counts.items()
     ]
-    options.emit("\n".join(lines) + "\n", output, say_written=False)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: body, sort_keys=True),
+        table=renderers.Text(lambda: "\n".join(lines) + "\n", say_written=False),
+    )

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 import typer
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console
 from gpufleet.files import output_problems
 
@@ -31,7 +29,6 @@ catalog_app = typer.Typer(
     help="The price catalog in cost/data/.\n\n\b\nExamples:\n  gpufleet catalog build --cloud alicloud --date 2026-12-03",
 )
 FORMATS = ("table", "csv", "json", "xlsx", "html")
-Content = str | bytes | Callable[[io.StringIO], None]  # what options.emit prints or writes
 
 
 def _registered_clouds() -> tuple[str, ...]:
@@ -87,14 +84,15 @@ def estimate_cmd(
 
     fleet, est = stack_estimate(stack, usage_file, discounts_file)
     est = fx.convert(est, fx.parse(currency, fx_rate, est.currency))
-    render: dict[str, Callable[[], Content]] = {
-        "table": lambda: _table_text(lambda c: report.estimate_table(est, c), out),
-        "json": lambda: exports.as_json_text(report.estimate_json(est)),
-        "csv": lambda: exports.estimate_csv(est),
-        "xlsx": lambda: _xlsx(lambda buf: exports.estimate_xlsx(est, buf)),
-        "html": lambda: exports.estimate_html(est),
-    }
-    options.emit(render[chosen](), out)
+    renderers.render(
+        chosen,
+        out,
+        table=renderers.Text(lambda: _table_text(lambda c: report.estimate_table(est, c), out)),
+        json=renderers.Json(lambda: report.estimate_json(est), ensure_ascii=False),
+        csv=renderers.Text(lambda: exports.estimate_csv(est)),
+        xlsx=renderers.Text(lambda: _xlsx(lambda buf: exports.estimate_xlsx(est, buf))),
+        html=renderers.Text(lambda: exports.estimate_html(est)),
+    )
     if limit is not None:
         verdict = budgets.check(est, limit, allow_unpriced)
         console(stderr=True).print(verdict.message, soft_wrap=True)
@@ -171,14 +169,15 @@ def compare_cmd(
     )
     for o in found:
         o.estimate = fx.convert(o.estimate, rate) if o.estimate is not None else None
-    render: dict[str, Callable[[], Content]] = {
-        "table": lambda: _table_text(lambda c: report.compare_table(stack, found, c), out),
-        "json": lambda: exports.as_json_text(compare.as_json(stack, found)),
-        "csv": lambda: exports.compare_csv(stack, found),
-        "xlsx": lambda: _xlsx(lambda buf: exports.compare_xlsx(stack, found, buf)),
-        "html": lambda: exports.compare_html(stack, found),
-    }
-    options.emit(render[chosen](), out)
+    renderers.render(
+        chosen,
+        out,
+        table=renderers.Text(lambda: _table_text(lambda c: report.compare_table(stack, found, c), out)),
+        json=renderers.Json(lambda: compare.as_json(stack, found), ensure_ascii=False),
+        csv=renderers.Text(lambda: exports.compare_csv(stack, found)),
+        xlsx=renderers.Text(lambda: _xlsx(lambda buf: exports.compare_xlsx(stack, found, buf))),
+        html=renderers.Text(lambda: exports.compare_html(stack, found)),
+    )
 
 
 DIFF_FORMATS = ("table", "json", "markdown")
@@ -222,14 +221,13 @@ def diff_cmd(
     a = diff.load_baseline(baseline) if baseline is not None else stack_estimate(stacks[0], usage_file)[1]
     b = stack_estimate(stacks[-1], usage_file)[1]
     result = diff.run(a, b)
-    if chosen == "json":
-        options.emit(json.dumps(report.diff_json(result), indent=2, ensure_ascii=False) + "\n", output)
-    elif chosen == "markdown":
-        options.emit(report.diff_markdown(result), output)
-    elif output is not None:
-        options.emit(lambda buf: report.diff_table(result, console(file=buf, width=100)), output)
-    else:
-        report.diff_table(result, console())
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: report.diff_json(result), ensure_ascii=False),
+        markdown=renderers.Text(lambda: report.diff_markdown(result)),
+        table=renderers.Draw(lambda c: report.diff_table(result, c), file_width=100),
+    )
 
 
 COMMIT_FORMATS = ("table", "json")
@@ -255,12 +253,12 @@ def commit_cmd(
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output)
     plan = commitment.plan_stack(stack)
-    if chosen == "json":
-        options.emit(json.dumps(commitment.as_json(plan), indent=2, ensure_ascii=False) + "\n", output)
-    elif output is not None:
-        options.emit(lambda buf: report.commit_table(plan, console(file=buf, width=100)), output)
-    else:
-        report.commit_table(plan, console())
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: commitment.as_json(plan), ensure_ascii=False),
+        table=renderers.Draw(lambda c: report.commit_table(plan, c), file_width=100),
+    )
 
 
 TOKEN_FORMATS = ("table", "json")
@@ -325,10 +323,12 @@ def tokens_cmd(
     pk = tokens.peak(peak_qps, t, nodes, redundancy) if peak_qps is not None else None
     warns = tokens.warnings(result, shown, fleet)
     currency = pricecat.load(fleet.spec.cloud, fleet.spec.region).currency
-    if chosen == "json":
-        options.emit(exports_json(tokens.as_json(stack, currency, shown, t, rows, pk, warns)), out)
-        return
-    options.emit(lambda buf: _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns), out)
+    renderers.render(
+        chosen,
+        out,
+        json=renderers.Json(lambda: tokens.as_json(stack, currency, shown, t, rows, pk, warns), ensure_ascii=False),
+        table=renderers.Text(lambda: lambda buf: _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns)),
+    )
 
 
 def _width(out: Path | None) -> int:
@@ -337,12 +337,6 @@ def _width(out: Path | None) -> int:
     if out is None and (sys.stdout.isatty() or os.environ.get("COLUMNS")):
         return console().width
     return 100
-
-
-def exports_json(data: dict) -> str:
-    from gpufleet.cost import exports
-
-    return exports.as_json_text(data)
 
 
 def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -> None:
@@ -458,12 +452,13 @@ def report_cmd(
     if problems:
         raise UserError(problems)
     r = allstacks.report(allstacks.price_all(), by, allocate_by)
-    render: dict[str, Callable[[], Content]] = {
-        "json": lambda: exports_json(allstacks.as_json(r)),
-        "csv": lambda: allstacks.as_csv(r),
-        "table": lambda: lambda buf: _report_table(buf, out, r),
-    }
-    options.emit(render[chosen](), out)
+    renderers.render(
+        chosen,
+        out,
+        json=renderers.Json(lambda: allstacks.as_json(r), ensure_ascii=False),
+        csv=renderers.Text(lambda: allstacks.as_csv(r)),
+        table=renderers.Text(lambda: lambda buf: _report_table(buf, out, r)),
+    )
     if r.total.unpriced_stacks:
         raise typer.Exit(1)
 
@@ -541,10 +536,12 @@ def budget_cmd(
     limits = teambudget.load(budgets_file)
     r = allstacks.report(allstacks.price_all(), by, allocate_by)
     verdicts = teambudget.check(r, limits, allow_unpriced)
-    if chosen == "json":
-        options.emit(exports_json(teambudget.as_json(r, verdicts)), out)
-    else:
-        options.emit("".join(f"{v.group}: {v.message}\n" for v in verdicts), out)
+    renderers.render(
+        chosen,
+        out,
+        json=renderers.Json(lambda: teambudget.as_json(r, verdicts), ensure_ascii=False),
+        table=renderers.Text(lambda: "".join(f"{v.group}: {v.message}\n" for v in verdicts)),
+    )
     if not all(v.ok for v in verdicts):
         raise typer.Exit(1)
 
@@ -570,7 +567,12 @@ def reconcile_cmd(
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
     r = reconcile.run(stack, bill)
-    options.emit(exports_json(reconcile.as_json(r)) if chosen == "json" else reconcile.text(r), out)
+    renderers.render(
+        chosen,
+        out,
+        json=renderers.Json(lambda: reconcile.as_json(r), ensure_ascii=False),
+        table=renderers.Text(lambda: reconcile.text(r)),
+    )
 
 
 @catalog_app.command("build")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.text import Text
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
 
 FORMATS = ("table", "json")
@@ -116,10 +115,12 @@ def check(
         for r in recipes
     ]
     problems = [Problem(p["file"], p["field"], p["message"]) for x in results for p in x["problems"]]
-    if chosen == "json":
-        options.emit(json.dumps({"recipes": results, "ok": not problems}, indent=2), output)
-    else:
-        options.show(lambda out: _print_check(out, results), output)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: {"recipes": results, "ok": not problems}),
+        table=renderers.Draw(lambda out: _print_check(out, results)),
+    )
     if problems:  # the check failed (exit 1), as `plan fit` that does not fit
         print_problems(problems, _err())
         raise typer.Exit(1)
@@ -338,11 +339,13 @@ def pipeline_cmd(
     stack_file = _images_stack(stack)
     recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
     inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
-    if chosen == "json":
-        doc = {"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}
-        options.emit(json.dumps(doc, indent=2), output)
-        return
-    options.show(lambda out: _print_pipeline(out, stack_file, recipe, spec, cfg, inv), output)
+    doc = {"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: doc),
+        table=renderers.Draw(lambda out: _print_pipeline(out, stack_file, recipe, spec, cfg, inv)),
+    )
 
 
 def _print_pipeline(out, stack_file: Path, recipe, spec, cfg, inv) -> None:
@@ -376,10 +379,12 @@ def lock_show(
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     rows = lock.rows()
-    if chosen == "json":
-        options.emit(json.dumps([r.__dict__ for r in rows], indent=2), output)
-        return
-    options.show(lambda out: out.print(_lock_table(rows)), output)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: [r.__dict__ for r in rows]),
+        table=renderers.Draw(lambda out: out.print(_lock_table(rows))),
+    )
 
 
 def _lock_table(rows):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 from gpufleet.errors import UserError, console
 
 if TYPE_CHECKING:
@@ -179,13 +179,8 @@ def loadtest_cmd(
     text = json.dumps(result, indent=2) + "\n"
     if save_json:
         write_atomic(save_json, text, flag="--save-json")
-    if chosen == "json":
-        options.emit(text, out)
-        _exit_if_a_level_failed(result, None)
-        return
 
-    def table(buf) -> None:
-        c = console(file=buf, width=200) if out is not None else console()
+    def draw(c) -> None:
         c.print(_table(result))
         c.print(loadstats.knee_note(result))
         for lv in result["levels"]:
@@ -194,10 +189,8 @@ def loadtest_cmd(
         if save_json:
             c.print(f"wrote {save_json}: gpufleet plan capacity --peak-qps X --from-loadtest {save_json}")
 
-    if out is None:
-        table(None)
-    else:
-        options.emit(table, out)
+    # on standard output as wide as the terminal; in -o FILE 200 columns (figures are never cut)
+    renderers.render(chosen, out, json=renderers.Json(lambda: result), table=renderers.Draw(draw, file_width=200))
     _exit_if_a_level_failed(result, None)
 
 

@@ -5,7 +5,9 @@
   still called `<name>`, so its usage profile (`usage:` key, else `cost/usage/<name>.yaml`) and the image lock
   (`images/lock.json`) are the current project's.
 - `--format F`: how the result is printed (`table` for people; `json` for programs; some commands add csv, xlsx,
-  html, markdown). `--json` is an alias of `--format json` wherever it exists.
+  html, markdown). `--json` is an alias of `--format json` wherever it exists. `chosen_format` checks it; the
+  command then prints through the one table of renderers, `renderers.render(chosen, out, json=..., table=...)`
+  (gpufleet/cli/renderers.py), never by testing the format name itself (tests/test_renderers.py).
 - `-o FILE` / `--output FILE`: write the `--format` output to FILE instead of standard output (atomically; `-` is
   standard output). Binary formats (xlsx) need it. Other files a command writes have their own option names.
 - Exit codes: 0 done; 1 a check failed (over budget, does not fit, capacity short, a recipe that does not hold

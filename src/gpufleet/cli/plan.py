@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
 import typer
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 FORMATS = ("table", "json")
@@ -179,10 +178,12 @@ def fit_cmd(
     if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
         raise UserError(problems)
     r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
-    if chosen == "json":
-        options.emit(json.dumps(r.to_json(), indent=2), output)
-    else:
-        options.show(lambda c: _print_fit(r, arch.name, c), output)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: r.to_json()),
+        table=renderers.Draw(lambda c: _print_fit(r, arch.name, c)),
+    )
     if not r.fits:
         raise typer.Exit(1)
 
@@ -267,21 +268,18 @@ def capacity_cmd(
         from gpufleet.validation import load_fleet
 
         warnings = [f"{stack}: {f}: {m}" for f, m in capacity.replicas_problems(load_fleet(stack).spec.replicas, p)]
-    if chosen == "json":
-        options.emit(json.dumps({**p.to_json(), "warnings": warnings}, indent=2), output)
-    else:
 
-        def draw(c) -> None:
-            from rich.text import Text
+    def draw(c) -> None:
+        from rich.text import Text
 
-            c.print(
-                f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}"
-            )
-            c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
-            for w in warnings:
-                c.print(Text.assemble(("short", "red"), f" {w}"))
+        c.print(f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}")
+        c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
+        for w in warnings:
+            c.print(Text.assemble(("short", "red"), f" {w}"))
 
-        options.show(draw, output)
+    renderers.render(
+        chosen, output, json=renderers.Json(lambda: {**p.to_json(), "warnings": warnings}), table=renderers.Draw(draw)
+    )
     if warnings:  # a check failed: the stack cannot scale to the plan
         raise typer.Exit(1)
 
@@ -368,11 +366,12 @@ def scaling_cmd(
         cap = capacity.given(qps_per_node, "given (--qps-per-node)")
     stack_name = options.resolve_stack(stack) or stack
     doc = run.for_stack(stack_name, cap, trace_file, profile, slo, tuple(at), reclaim_per_hour, when)
-    if chosen == "json":
-        options.emit(json.dumps(doc, indent=1), output)
-    elif chosen == "html":
-        options.emit(report.chart_html(doc), output)
-    else:
-        options.show(lambda c: report.table(doc, c), output)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: doc, indent=1),
+        html=renderers.Text(lambda: report.chart_html(doc)),
+        table=renderers.Draw(lambda c: report.table(doc, c)),
+    )
     if slo_ttft_ms is not None and doc["summary"]["seconds_over_slo"]:  # the objective the user asked to check
         raise typer.Exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -10,7 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gpufleet import errors
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 
 FORMATS = ("table", "json")
 
@@ -40,7 +39,7 @@ def preview(
     from gpufleet.stacks.loader import read_stack_config
     from gpufleet.validation import load_fleet
 
-    as_json = options.chosen_format(fmt, as_json, FORMATS, output) == "json"
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
     shown, config = read_stack_config(stack)
     refused = hardening.config_problems(fleet.spec, config, shown)
@@ -64,10 +63,12 @@ def preview(
         + contract.schedule_notes(fleet.spec, clock.now())
         + rollout.notes(fleet.spec)
     )
-    if as_json:
-        options.emit(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False), output)
-        return
-    options.show(lambda console: _print_tree(console, stack, fleet, inventory, all_notes), output)
+    renderers.render(
+        chosen,
+        output,
+        json=renderers.Json(lambda: {**inventory.to_json(), "notes": all_notes}, sort_keys=True, allow_nan=False),
+        table=renderers.Draw(lambda console: _print_tree(console, stack, fleet, inventory, all_notes)),
+    )
 
 
 def _print_tree(console, stack: str, fleet, inventory, all_notes: list[str]) -> None:

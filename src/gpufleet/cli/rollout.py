@@ -3,13 +3,12 @@ in gpufleet.rollout; this module reads the options and prints the report."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import typer
 
-from gpufleet.cli import options
+from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console
 
 FORMATS = ("table", "json")
@@ -318,10 +317,7 @@ def _declared(stack: str) -> list[str]:
 
 def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
-    if chosen == "json":
-        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
-    else:
-        options.show(_draw(report), out)
+    renderers.render(chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report)))
     if report.get("result") == "failed":
         raise typer.Exit(1)
 
@@ -371,10 +367,7 @@ def status_cmd(
     err = console(stderr=True)
     ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=lambda t: err.print(t))
     report = runner.status(ctx)
-    if chosen == "json":
-        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
-    else:
-        options.show(_draw(report), out)
+    renderers.render(chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report)))
 
 
 # the options of the two commands that measure the gates (step, promote): one definition each

@@ -1,0 +1,87 @@
+"""One table of output renderers: how every command's `--format` result reaches standard output or `-o FILE`.
+
+A command validates `--format` with `options.chosen_format`, then hands `render(chosen, out, **views)` one view per
+format it offers (lazy: only the chosen one is computed). RENDERERS says, per kind of view, how it is printed:
+
+- `Json(doc)`: the document as JSON text, with the command's own dump options (indent, key order, ASCII, NaN), so the
+  bytes each command printed before stay the same;
+- `Draw(draw)`: a rich drawing, on standard output with colour, or into `-o FILE` as plain text (`options.show`);
+- `Text(content)`: text, bytes (xlsx) or a function writing text to a buffer, printed or written as it is
+  (`options.emit`): csv, markdown, html, xlsx, and tables a command renders to text itself.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpufleet.cli import options
+
+Content = str | bytes | Callable[[io.StringIO], None]  # what options.emit prints or writes
+
+
+@dataclass(frozen=True)
+class Json:
+    """A JSON document (computed when the format is chosen) and how the command writes it."""
+
+    doc: Callable[[], Any]
+    indent: int = 2
+    sort_keys: bool = False
+    ensure_ascii: bool = True
+    allow_nan: bool = True
+
+    def text(self) -> str:
+        dumped = json.dumps(
+            self.doc(), indent=self.indent, sort_keys=self.sort_keys, ensure_ascii=self.ensure_ascii, allow_nan=self.allow_nan
+        )
+        return dumped + "\n"
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A rich drawing on a console: standard output with colour when it is a terminal, or -o FILE as plain text."""
+
+    draw: Callable[[Any], None]
+    file_width: int | None = None  # the columns of the text in -o FILE (None: the console's default)
+
+
+@dataclass(frozen=True)
+class Text:
+    """Text, bytes or a function writing text to a buffer, printed or written as it is."""
+
+    content: Callable[[], Content]
+    say_written: bool = True  # "wrote FILE" on standard error after -o FILE
+
+
+View = Json | Draw | Text
+
+
+def _json(view: Json, out: Path | None) -> None:
+    options.emit(view.text(), out)
+
+
+def _draw(view: Draw, out: Path | None) -> None:
+    if out is None or view.file_width is None:
+        options.show(view.draw, out)
+        return
+    from gpufleet.errors import console
+
+    width = view.file_width
+    options.emit(lambda buf: view.draw(console(file=buf, width=width)), out)
+
+
+def _text(view: Text, out: Path | None) -> None:
+    options.emit(view.content(), out, say_written=view.say_written)
+
+
+RENDERERS: dict[type, Callable[[Any, Path | None], None]] = {Json: _json, Draw: _draw, Text: _text}
+
+
+def render(chosen: str, out: Path | None, **views: View) -> None:
+    """Print the view of the chosen format (a name options.chosen_format returned) with its renderer."""
+    view = views[chosen]
+    RENDERERS[type(view)](view, out)
