@@ -342,22 +342,20 @@ def _config_name(path: Path) -> str:
 
 @cache
 def _sources() -> dict:
+    """SOURCES.yaml `configs:` (file name -> model, card_parameters_b, ...), written with the copies."""
     path = CONFIGS / "SOURCES.yaml"
     if not path.exists():
         return {}
     from gpufleet import inputs
 
     doc = inputs.load_mapping(path, "sizing/data/configs/SOURCES.yaml")
-    return doc.get("models", doc) if isinstance(doc, dict) else {}
+    rows = doc.get("configs") or {}
+    return rows if isinstance(rows, dict) else {}
 
 
-def _card_of(row) -> float | None:
-    if not isinstance(row, dict):
-        return None
-    for key in ("card_parameters_b", "parameters_b", "card_params_b"):
-        if isinstance(row.get(key), (int, float)):
-            return float(row[key])
-    return None
+def _card_of(row: dict) -> float | None:
+    v = row.get("card_parameters_b")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 @cache
@@ -368,12 +366,12 @@ def catalog() -> dict[str, ModelArch]:
     out: dict[str, ModelArch] = {}
     if CONFIGS.is_dir():
         for path in sorted(CONFIGS.glob("*.json")):
-            name = _config_name(path)
-            row = _sources().get(name) or {}
+            row = _sources().get(path.name) or {}
+            name = str(row.get("model") or _config_name(path))
             shown = f"sizing/data/configs/{path.name}"
             raw = read_json_object(path, "a model's config.json")
-            src = row.get("url") or row.get("source") if isinstance(row, dict) else None
-            out[name] = from_config_dict(raw, shown, name=name, source=src or shown, card_b=_card_of(row))
+            src = str(row.get("hf_url") or shown)
+            out[name] = from_config_dict(raw, shown, name=name, source=src, card_b=_card_of(row))
     with inputs.shaped("sizing/data/models.yaml"):
         rows = inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
         for name, row in rows.items():

@@ -35,6 +35,10 @@ BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV t
 # Forward-pass activation peak per batched token, in 16-bit hidden vectors. Re-fitted (least squares through the
 # origin) on the fit split of calibration.yaml: the two RTX 3090 logs of vllm#10517 (Llama-3.1-8B, hidden 4096:
 # 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
+# The logs say the peak follows the hidden size and not the MLP width one GPU computes: PR #10511 logs 1.26 GiB for
+# Llama-3-8B at TP 1 and at TP 2 alike, and Qwen2.5-32B at TP 2 (vllm#12663, #15815: 1.54 GiB at 12288 tokens,
+# 1.26 at 10000) takes 1.21x Llama's per token, its hidden ratio (1.25x), though its MLP width per GPU is Llama's.
+# A width model (hidden + 3 x MLP width / TP) was tried and put the TP 2 rows 0.2-0.3 GiB low.
 ACTIVATION_FACTOR = 13.5
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
 # logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
@@ -62,7 +66,10 @@ def _data() -> dict:
 
 
 def parse_version(v: str) -> tuple[int, ...]:
-    """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x': the numeric release prefix only."""
+    """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x' or 'V0, 0.7.x (2025-03)': the numeric release
+    prefix of the first version in the text."""
+    found = re.search(r"\d+\.\d+[\w.+-]*", v)
+    v = found.group() if found else v
     out = []
     for part in v.split("."):
         m = re.match(r"\d+", part)
@@ -111,9 +118,16 @@ class Engine:
         return _data()["kv_cache_dtypes"][self.name]["dtypes"]
 
 
-def engine(version: str, cc: tuple[int, int]) -> Engine:
+def known_version(version: str) -> bool:
+    """A version given exactly (major.minor.patch at the start), not a range or a guess like '0.8.x' or 'V1 (2026-08)'."""
+    return bool(re.fullmatch(r"\d+\.\d+\.\d+([.+-]?[\w.+-]*)?", version.strip()))
+
+
+def engine(version: str, cc: tuple[int, int], named: str | None = None) -> Engine:
+    """The engine a version runs on this GPU; `named` ("v0" / "v1") where a log names it (VLLM_USE_V1 could pick
+    either from 0.8 to 0.10)."""
     v = parse_version(version)
-    v0 = v < (0, 8) or (v < (0, 11) and cc < (8, 0))
+    v0 = v < (0, 8) or (v < (0, 11) and cc < (8, 0)) if named is None else named.lower() == "v0"
     graphs_from = parse_version(_data()["engines"]["v1"]["cuda_graphs_in_budget_from"])
     return Engine(version=version, name="v0" if v0 else "v1", cuda_graphs_in_budget=not v0 and v >= graphs_from)
 
@@ -231,12 +245,18 @@ def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: E
     )
 
 
-def forward_activation(tokens: int, hidden_size: int) -> Term:
-    gib = tokens * hidden_size * 2 * ACTIVATION_FACTOR / GIB
+def activation_width(model, tp: int = 1) -> int:
+    """Elements per batched token the forward peak scales with: the hidden size (see ACTIVATION_FACTOR)."""
+    return int(model.hidden_size)
+
+
+def forward_activation(tokens: int, model, tp: int = 1) -> Term:
+    width = activation_width(model, tp)
+    gib = tokens * width * 2 * ACTIVATION_FACTOR / GIB
     return Term(
         "activation_forward",
         gib,
-        f"{tokens} batched tokens x hidden {hidden_size} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
+        f"{tokens} batched tokens x hidden {width} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
         True,
     )
 
