@@ -9,9 +9,22 @@ from typing import Any
 from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
 
-# `vllm serve` flags in serving.extra_args that change the memory budget. The flags the spec sets itself
-# (kv_cache_dtype, max_model_len, ...) cannot be given there (stacks/spec.py RESERVED_FLAGS).
-MEMORY_EXTRA_ARGS = ("enforce_eager", "cpu_offload_gb")
+# `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
+# spec sets itself (kv_cache_dtype, max_model_len, tensor_parallel_size, ...) cannot be given there (stacks/spec.py
+# RESERVED_FLAGS); extra_args are checked against the pinned vLLM's flags like the rest (flags.argv_problems).
+MEMORY_EXTRA_ARGS: dict[str, type] = {
+    "enforce_eager": bool,
+    "cpu_offload_gb": float,
+    "pipeline_parallel_size": int,
+    "data_parallel_size": int,
+    "enable_expert_parallel": bool,
+    "enable_lora": bool,
+    "max_loras": int,
+    "max_lora_rank": int,
+}
+# vLLM's defaults when --enable-lora is given without them (vllm/config/lora.py: max_loras 1, max_lora_rank 16)
+LORA_DEFAULTS = {"max_loras": 1, "max_lora_rank": 16}
+SERVING_FIELD = {"pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": "data_parallel", "enable_expert_parallel": "expert_parallel"}
 
 
 def serving_of(spec) -> fit.Serving:
@@ -32,9 +45,19 @@ def serving_of(spec) -> fit.Serving:
         gpu_memory_utilization=s.gpu_memory_utilization,
         vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
-    types = {"enforce_eager": bool, "cpu_offload_gb": float}
-    changes: dict[str, Any] = {k: types[k](v) for k, v in given.items()}  # a bool or a float, per field
+    changes: dict[str, Any] = {SERVING_FIELD.get(k, k): _typed(k, v) for k, v in given.items() if k not in ("enable_lora", "max_loras")}
+    if _typed("enable_lora", extra.get("enable_lora", False)):
+        changes["max_loras"] = _typed("max_loras", extra.get("max_loras", LORA_DEFAULTS["max_loras"]))
+        changes.setdefault("max_lora_rank", LORA_DEFAULTS["max_lora_rank"])
     return replace(base, **changes)
+
+
+def _typed(flag: str, value: Any) -> Any:
+    """An extra_args value as the Serving field's type; a bare flag (True, "") is on for a boolean."""
+    kind = MEMORY_EXTRA_ARGS[flag]
+    if kind is bool:
+        return value in (True, "", None) or str(value).lower() in ("true", "1", "yes")
+    return kind(value)
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:
