@@ -111,7 +111,7 @@ def serving(row: dict) -> fit.Serving:
         cpu_offload_gb=float(f.get("cpu_offload_gb", 0.0)),
         vllm_version=v if profiler.parse_version(v) else None,
         reserved_gib=row.get("other_memory_gib", 0.0),
-        max_loras=f.get("max_loras", 0),
+        max_loras=f.get("max_loras", 1 if f.get("enable_lora") else 0),  # vLLM's default 1 slot with --enable-lora
         max_lora_rank=f.get("max_lora_rank", 16),
         engine=str(row["engine"]).lower() if row.get("engine") in ("V0", "V1") else None,
     )
@@ -302,6 +302,16 @@ KNOWN_MISSES = {
         "requests after the KV cache was allocated (outside the budget); the model counts the sampler inside the "
         "profile only",
     },
+}
+
+
+# Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
+KNOWN_CLASS_MISSES = {
+    "moe": "two KV logs: DeepSeek-V3 at TP 16 (activation not modelled at large TP, -73 %) and gpt-oss-20b (+3.6 %); the "
+    "median of two is their mean",
+    "quantized": "optimistic: bitsandbytes and GPTQ profile runs log 0.4-1.0 GiB more activation than the model counts "
+    "(dequantisation memory: unsloth-t4-llama31-8b-bnb-lora-v0 +6.4 %, i11230-72b-gptq), gpt-oss +3.6 %",
+    "small_gpu": "one KV log (bitsandbytes with LoRA on a T4, +6.4 %: the bitsandbytes activation above)",
 }
 
 
