@@ -86,9 +86,7 @@ def snapshot() -> dict:
             continue
         params = inspect.signature(cls.__init__).parameters
         defaults = {
-            f: _plain(params[f].default)
-            for f in FIELDS
-            if f in params and params[f].default is not inspect.Parameter.empty
+            f: _plain(params[f].default) for f in FIELDS if f in params and params[f].default is not inspect.Parameter.empty
         }
         sub = getattr(cls, "sub_configs", None) or {}
         text = sub.get("text_config")

@@ -50,9 +50,7 @@ def test_kv_within_tolerance(row):
     assert c.within, f"{c.id}: logged {c.logged} {c.unit}, predicted {c.predicted} ({c.error:+.1%})"
 
 
-@pytest.mark.parametrize(
-    "row", [pytest.param(r, marks=_known("weights", r["id"]), id=r["id"]) for r in WEIGHT_ROWS]
-)
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_known("weights", r["id"]), id=r["id"]) for r in WEIGHT_ROWS])
 def test_weights_within_two_percent(row):
     w = calibration.weight_check(row)
     assert abs(w.error) <= calibration.WEIGHT_TOLERANCE, f"{w.id}: logged {w.logged_gib} GiB, predicted {w.predicted_gib}"

@@ -161,6 +161,7 @@ def test_verdict_is_tight_near_the_line_and_for_an_architecture_not_modelled():
     odd = models.from_config_dict({"model_type": "some_new_arch", "num_hidden_layers": 32, "hidden_size": 4096,
         "num_attention_heads": 32, "vocab_size": 32000}, "x")  # fmt: skip
     wide = fit.measure(odd, KINDS["A10"], fit.Serving(max_model_len=4096))
+
     def spread(x):
         return (x.kv_tokens_range[1] - x.kv_tokens_range[0]) / x.kv_tokens
 
@@ -173,8 +174,12 @@ def test_v0_and_v1_refuse_a_short_cache_in_their_own_words():
     l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
     v1 = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=131072))
     v0 = fit.measure(l8, KINDS["V100-32G"], fit.Serving(max_model_len=131072))
-    assert v1.engine == "V1" and any("To serve at least one request with the model's max seq len (131072)" in p for p in v1.problems)
-    assert v0.engine == "V0" and any("The model's max seq len (131072) is larger than the maximum number" in p for p in v0.problems)
+    assert v1.engine == "V1" and any(
+        "To serve at least one request with the model's max seq len (131072)" in p for p in v1.problems
+    )
+    assert v0.engine == "V0" and any(
+        "The model's max seq len (131072) is larger than the maximum number" in p for p in v0.problems
+    )
 
 
 def _tiny_gguf(path: Path) -> None:
@@ -194,7 +199,11 @@ def _tiny_gguf(path: Path) -> None:
     for i in range(2):
         for name, (rows, cols) in [("attn_q", (64, 64)), ("attn_k", (32, 64)), ("attn_v", (32, 64)), ("attn_output", (64, 64)),
                                    ("ffn_gate", (128, 64)), ("ffn_up", (128, 64)), ("ffn_down", (64, 128))]:  # fmt: skip
-            w.add_tensor(f"blk.{i}.{name}.weight", np.zeros((rows, cols // 32 * 34), dtype=np.uint8), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            w.add_tensor(
+                f"blk.{i}.{name}.weight",
+                np.zeros((rows, cols // 32 * 34), dtype=np.uint8),
+                raw_dtype=gguf.GGMLQuantizationType.Q8_0,
+            )
         w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(64, dtype=np.float32))
     w.add_tensor("output_norm.weight", np.ones(64, dtype=np.float32))
     w.write_header_to_file()
@@ -232,7 +241,11 @@ def test_plan_fit_reads_a_gguf_file_and_a_bad_one_is_one_line_exit_2(tmp_path):
 
 def test_a_bad_config_field_is_one_line_with_the_file_and_field(tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"model_type": "llama", "num_hidden_layers": "many", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}))
+    cfg.write_text(
+        json.dumps(
+            {"model_type": "llama", "num_hidden_layers": "many", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}
+        )
+    )
     with pytest.raises(UserError) as e:
         models.resolve(str(cfg))
     assert "num_hidden_layers" in str(e.value) and str(cfg) in str(e.value)
@@ -244,5 +257,10 @@ def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_trans
     for f in ("tie_word_embeddings", "n_routed_experts", "kv_lora_rank", "first_k_dense_replace", "moe_intermediate_size"):
         assert f in snap["fields"] and f'"{f}"' in script
     pytest.importorskip("transformers")
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "config_defaults_snapshot.py"), "--check"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "config_defaults_snapshot.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr

@@ -50,7 +50,9 @@ def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> l
 @plan_app.command("fit")
 def fit_cmd(
     model: str | None = typer.Option(
-        None, "--model", help="catalog name (sizing/data/models.yaml, sizing/data/configs/), path of a config.json or a .gguf file"
+        None,
+        "--model",
+        help="catalog name (sizing/data/models.yaml, sizing/data/configs/), path of a config.json or a .gguf file",
     ),
     gpu: str | None = typer.Option(
         None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
@@ -64,7 +66,9 @@ def fit_cmd(
     compute_capability: str | None = typer.Option(None, "--compute-capability", help="M.m, e.g. 8.6 (with --gpu-memory-gib)"),
     gpus: int = typer.Option(1, "--gpus", min=1, max=64, help="tensor-parallel size (--tensor-parallel-size)"),
     pipeline_parallel: int = typer.Option(1, "--pipeline-parallel-size", min=1, max=64, help="pipeline stages (layers split)"),
-    data_parallel: int = typer.Option(1, "--data-parallel-size", min=1, max=64, help="model replicas (KV tokens are per replica)"),
+    data_parallel: int = typer.Option(
+        1, "--data-parallel-size", min=1, max=64, help="model replicas (KV tokens are per replica)"
+    ),
     expert_parallel: bool = typer.Option(
         False, "--enable-expert-parallel", help="MoE: split the experts over TP x DP ranks instead of splitting each expert"
     ),

@@ -83,9 +83,7 @@ def classes(row: dict) -> list[str]:
         tags.add("tp")
     if row.get("quantization"):
         tags.add("quantized")
-    if row.get("engine") == "V0" or (
-        row.get("engine") is None and profiler.parse_version(str(row.get("vllm"))) < (0, 8)
-    ):
+    if row.get("engine") == "V0" or (row.get("engine") is None and profiler.parse_version(str(row.get("vllm"))) < (0, 8)):
         tags.add("v0")
     if "moe" not in tags:
         tags.add("dense")
@@ -231,9 +229,7 @@ def verdict_rows() -> list[dict]:
     """Every log with a catalogued architecture and a stated outcome (not those the table says not to test: their
     flags or version are not known, or something outside vLLM caused the failure)."""
     return [
-        r
-        for r in table()["logs"]
-        if arch_of(r) is not None and ("outcome" in r or "started" in r) and not r.get("not_tested")
+        r for r in table()["logs"] if arch_of(r) is not None and ("outcome" in r or "started" in r) and not r.get("not_tested")
     ]
 
 

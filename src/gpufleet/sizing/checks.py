@@ -24,7 +24,11 @@ MEMORY_EXTRA_ARGS: dict[str, type] = {
 }
 # vLLM's defaults when --enable-lora is given without them (vllm/config/lora.py: max_loras 1, max_lora_rank 16)
 LORA_DEFAULTS = {"max_loras": 1, "max_lora_rank": 16}
-SERVING_FIELD = {"pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": "data_parallel", "enable_expert_parallel": "expert_parallel"}
+SERVING_FIELD = {
+    "pipeline_parallel_size": "pipeline_parallel",
+    "data_parallel_size": "data_parallel",
+    "enable_expert_parallel": "expert_parallel",
+}
 
 
 def serving_of(spec) -> fit.Serving:
@@ -45,7 +49,9 @@ def serving_of(spec) -> fit.Serving:
         gpu_memory_utilization=s.gpu_memory_utilization,
         vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
-    changes: dict[str, Any] = {SERVING_FIELD.get(k, k): _typed(k, v) for k, v in given.items() if k not in ("enable_lora", "max_loras")}
+    changes: dict[str, Any] = {
+        SERVING_FIELD.get(k, k): _typed(k, v) for k, v in given.items() if k not in ("enable_lora", "max_loras")
+    }
     if _typed("enable_lora", extra.get("enable_lora", False)):
         changes["max_loras"] = _typed("max_loras", extra.get("max_loras", LORA_DEFAULTS["max_loras"]))
         changes.setdefault("max_lora_rank", LORA_DEFAULTS["max_lora_rank"])

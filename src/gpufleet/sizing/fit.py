@@ -200,7 +200,9 @@ def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> floa
     return rank_weight_bytes(model, dtype, quantization, Serving())[0]
 
 
-def kv_bytes_per_token(model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None, layers: int | None = None) -> int:
+def kv_bytes_per_token(
+    model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None, layers: int | None = None
+) -> int:
     """KV bytes per token on one GPU holding `layers` layers (all by default): KV heads are split over the
     tensor-parallel group (replicated below one each); MLA caches one latent per layer on every rank."""
     table = (eng.kv_dtypes if eng else {}) or {}

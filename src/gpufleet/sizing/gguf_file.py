@@ -95,4 +95,6 @@ def read(path: Path) -> ModelArch:
     model = from_config_dict(cfg, f"{shown} (GGUF metadata)", name=str(_value(reader, "general.name") or path.stem), source=shown)
     from dataclasses import replace
 
-    return replace(model, weight_bytes_given=float(total), notes=(*model.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors"))
+    return replace(
+        model, weight_bytes_given=float(total), notes=(*model.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors")
+    )
