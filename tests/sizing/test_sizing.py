@@ -350,3 +350,24 @@ def test_memory_relevant_extra_args_of_a_stack_are_read():
     assert s.enforce_eager and s.kv_cache_dtype == "fp8_e5m2" and s.vllm_version == "0.33.0"
     r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
     assert {t.name: t.gib for t in r.terms}["cuda_graphs"] == 0 and r.serving["kv_cache_dtype"] == "fp8_e5m2"
+
+
+def test_parallel_lora_and_offload_extra_args_of_a_stack_are_read():
+    from gpufleet.sizing import checks
+
+    raw = _prod(
+        **{
+            "serving.extra_args": {
+                "pipeline_parallel_size": 1,
+                "data_parallel_size": 2,
+                "enable_lora": True,
+                "max_lora_rank": 32,
+                "cpu_offload_gb": 2,
+            }
+        }
+    )
+    fleet = validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    s = checks.serving_of(fleet.spec)
+    assert (s.pipeline_parallel, s.data_parallel, s.max_loras, s.max_lora_rank, s.cpu_offload_gb) == (1, 2, 1, 32, 2.0)
+    r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
+    assert {t.name: t.gib for t in r.terms}["lora"] > 0 and r.serving["max_loras"] == 1
