@@ -42,6 +42,13 @@ def test_activation_factor_is_the_fit_on_the_fit_split():
     assert round(calibration.fit_activation_factor(), 1) == profiler.ACTIVATION_FACTOR
 
 
+def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_engine():
+    fitted = calibration.fit_non_torch_multi_gpu()
+    assert set(fitted) == set(profiler.NON_TORCH_MULTI_GPU_GIB)
+    for engine, gib in fitted.items():
+        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[engine]) < 0.005, (engine, gib)
+
+
 @pytest.mark.parametrize("row", [pytest.param(r, marks=_known("kv", r["id"]), id=r["id"]) for r in ROWS])
 def test_kv_within_tolerance(row):
     c = calibration.check(row)
@@ -102,8 +109,9 @@ def test_error_by_class(request):
     lines += calibration.class_table_markdown().splitlines()
     request.config.sizing_calibration_report = lines  # printed by tests/sizing/conftest.py after the run
     doc = (ROOT / "docs" / "sizing.md").read_text()
-    assert calibration.class_table_markdown() in doc, (
-        "docs/sizing.md: the per-class table is stale; paste:\n" + calibration.class_table_markdown()
+    shown = doc.split("<!-- calibration-table:start -->\n", 1)[1].split("\n<!-- calibration-table:end -->", 1)[0]
+    assert shown == calibration.class_table_markdown(), (
+        "docs/sizing.md: the per-class table is stale; run `python scripts/sizing_calibration_table.py`"
     )
     medians = calibration.median_by_class(checks)
     off = {c: f"{m:+.1%} over {n}" for c, (m, n) in medians.items() if abs(m) > calibration.MEDIAN_BOUND}

@@ -45,8 +45,9 @@ def test_hand_worked_qwen7b_bf16_on_a10():
 
 
 def test_hand_worked_llama70b_fp16_on_two_a100_80g():
-    # Per GPU at TP 2: weights 70.6e9 x 2 B / 2 = 65.75 GiB; requested 79.25 x 0.92 = 72.91; KV about 5.8 GiB;
-    # KV per token per GPU = 2 x 80 layers x 4 KV heads x 128 x 2 B = 163840 B -> about 38k tokens < 65536: refused;
+    # Per GPU at TP 2: weights 70.6e9 x 2 B / 2 = 65.75 GiB; requested 79.25 x 0.92 = 72.91; V1 non-torch at TP > 1
+    # 2.07 GiB (profiler.NON_TORCH_MULTI_GPU_GIB); KV about 4.2 GiB;
+    # KV per token per GPU = 2 x 80 layers x 4 KV heads x 128 x 2 B = 163840 B -> about 27k tokens < 65536: refused;
     # at TP 4 the weights halve and it fits
     r = fit.fit(
         models.lookup("meta-llama/Llama-3.1-70B-Instruct"),
@@ -55,8 +56,9 @@ def test_hand_worked_llama70b_fp16_on_two_a100_80g():
         KINDS,
     )
     assert r.kv_bytes_per_token == 163840 and r.weights_gib == pytest.approx(70.6e9 * 2 / 2 / GIB, rel=2e-3)
-    assert not r.fits and 30000 < r.kv_tokens < 65536
-    assert any("tensor-parallel over 4" in a for a in r.advice) and any("fp8 KV cache" in a for a in r.advice)
+    assert not r.fits and 25000 < r.kv_tokens < 30000
+    assert any("tensor-parallel over 4" in a for a in r.advice)
+    assert not any("fp8 KV cache" in a for a in r.advice)  # fp8 doubles 27k to about 55k tokens: still short
 
 
 def test_enforce_eager_and_old_engines_keep_cuda_graphs_out_of_the_budget():

@@ -260,6 +260,25 @@ def median_by_class(checks: list[Check]) -> dict[str, tuple[float, int]]:
     return out
 
 
+def fit_non_torch_multi_gpu() -> dict[str, float]:
+    """Median per engine of the non-torch memory per GPU logged with more than one GPU (TP x PP > 1); logs whose GPU
+    held other processes' memory are left out."""
+    found: dict[str, list[float]] = {}
+    for row in table()["logs"]:
+        lg, f = row.get("logged") or {}, row.get("flags") or {}
+        if "non_torch_gib" not in lg or "other_memory_gib" in row:
+            continue
+        if f.get("tensor_parallel_size", 1) * f.get("pipeline_parallel_size", 1) < 2:
+            continue
+        s = serving(row)
+        v = profiler.parse_version(s.vllm_version or "")
+        if s.engine is None and (not v or (0, 8) <= v < (0, 11)):
+            continue  # 0.8-0.10 ran either engine (VLLM_USE_V1): only a log that names its engine counts
+        eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
+        found.setdefault(eng.name, []).append(float(lg["non_torch_gib"]))
+    return {name: statistics.median(values) for name, values in found.items()}
+
+
 def fit_activation_factor() -> float:
     """Least squares through the origin of the fit split's activation peaks (logged, or peak torch - weights)
     against batched tokens x hidden x 2 B."""

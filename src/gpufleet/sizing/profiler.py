@@ -7,7 +7,7 @@ The constants below are the estimates that no source file fixes; each says which
 Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
-  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_TP_GIB (n > 1)                              (estimate)
+  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_MULTI_GPU_GIB of the engine (TP x PP > 1)       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
@@ -47,7 +47,15 @@ ACTIVATION_FACTOR = 13.5
 # its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
 # 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
 NON_TORCH_GIB = 0.35
-NON_TORCH_TP_GIB = 0.38
+# At tensor / pipeline parallel > 1 the per-GPU figure depends on the engine: V1 allocates NCCL and custom all-reduce
+# buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
+# non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
+# by tests/sizing/test_calibration.py): V0 pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, pr10511 3.58
+# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07 and llmd Llama-4-Scout
+# TP 4 2.17 (0.19.0, H100) -> 2.07. (A 0.8-0.10 log that does not name its engine is left out: those ran either.)
+# The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30 reports; V1 spreads 0.34-2.17 over three
+# logs (newer builds take more), so it is tight.
+NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
 # Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882); counted as fp32 logits plus fp32 probabilities.
 SAMPLER_BYTES = 8
@@ -201,9 +209,15 @@ class Term:
         return {"name": self.name, "gib": round(self.gib, 3), "source": self.source, "estimate": self.estimate}
 
 
-def non_torch_gib(gpus: int) -> Term:
+def non_torch_gib(gpus: int, engine_name: str = "v1") -> Term:
+    """Per GPU; `gpus` is the GPUs of one replica (TP x PP)."""
     if gpus > 1:
-        return Term("non_torch", NON_TORCH_TP_GIB, "median of the per-GPU figures logged at tensor parallel > 1", True)
+        return Term(
+            "non_torch",
+            NON_TORCH_MULTI_GPU_GIB[engine_name],
+            f"median of the per-GPU figures {engine_name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            True,
+        )
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
 
 
