@@ -264,3 +264,21 @@ def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_trans
         timeout=300,
     )
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_the_split_at_one_gpu_holds_exactly_the_counted_parameters(name):
+    m = CATALOG[name]
+    r = parallel.rank_params(m, 1, 1, 1, False)[0]
+    assert (r.quantizable + r.kept) == pytest.approx(m.parameters, rel=1e-5)  # q/k norms and MLA latent norms aside
+
+
+def test_a_refusal_log_without_memory_is_checked_on_the_structural_refusals():
+    from gpufleet.sizing import calibration
+
+    row = {"id": "synthetic-heads", "model": "Qwen/Qwen2.5-7B-Instruct", "vllm": "0.6.3", "engine": "V0",
+           "compute_capability": "8.0", "flags": {"tensor_parallel_size": 3}, "outcome": "refused"}  # fmt: skip
+    verdict, problems = calibration.verdict_of(row)
+    assert verdict == "does not fit" and "Total number of attention heads (28) must be divisible" in problems[0]
+    ok = {**row, "flags": {"tensor_parallel_size": 4}}
+    assert calibration.verdict_of(ok) == ("tight", [])  # nothing structural: memory unknown, so not "fits"
