@@ -63,6 +63,14 @@ def test_weights_within_two_percent(row):
     assert abs(w.error) <= calibration.WEIGHT_TOLERANCE, f"{w.id}: logged {w.logged_gib} GiB, predicted {w.predicted_gib}"
 
 
+@pytest.mark.parametrize("row", calibration.kv_bytes_rows(), ids=[r["id"] for r in calibration.kv_bytes_rows()])
+def test_kv_bytes_per_token_follow_the_structure(row):
+    """Where a log gives both a KV size and its tokens (or a V1 refusal's GiB needed for max_model_len), the bytes
+    per token per GPU are the structure's: KV heads split over TP, MLA's latent, MoE's attention."""
+    k = calibration.kv_bytes_check(row)
+    assert abs(k.error) <= calibration.KV_BYTES_TOLERANCE, f"{k.id}: {k.logged} B/token logged ({k.how}), {k.predicted} modelled"
+
+
 # vLLM's reasons, as the logs quote them, and the wording `plan fit` gives for each (the phrase both contain)
 REASONS = (
     "must be divisible by tensor parallel size",
@@ -105,6 +113,11 @@ def test_error_by_class(request):
     lines.append("")
     lines.append(f"{'weights':44} {'logged GiB':>10} {'plan fit':>10} {'error':>8}")
     lines += [f"{w.id:44} {w.logged_gib:>10} {w.predicted_gib:>10} {w.error:>+8.1%}" for w in weights]
+    lines.append("")
+    lines.append(f"{'KV bytes per token per GPU':44} {'logged':>10} {'plan fit':>10} {'error':>8}")
+    for r in calibration.kv_bytes_rows():
+        k = calibration.kv_bytes_check(r)
+        lines.append(f"{k.id:44} {k.logged:>10} {k.predicted:>10} {k.error:>+8.2%}")
     lines.append("")
     lines += calibration.class_table_markdown().splitlines()
     request.config.sizing_calibration_report = lines  # printed by tests/sizing/conftest.py after the run

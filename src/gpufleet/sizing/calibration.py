@@ -48,7 +48,10 @@ def arch_of(row: dict) -> models.ModelArch | None:
     if row.get("arch") and row["arch"] in cat:
         return cat[row["arch"]]
     name = str(row.get("model") or "").split(" ")[0]
-    return cat.get(name)
+    for suffix in ("", "-FP8", "-AWQ", "-GPTQ-Int4", "-GPTQ-Int8"):  # a quantized checkpoint of a catalogued model
+        if name.endswith(suffix) and name[: len(name) - len(suffix)] in cat:
+            return cat[name[: len(name) - len(suffix)]]
+    return None
 
 
 def _version_ok(row: dict) -> bool:
@@ -359,3 +362,51 @@ def class_table_markdown() -> str:
     ]
     lines += [f"| {c} | {n} | {med} | {worst} | {wn} | {ww} |" for c, n, med, worst, wn, ww in class_table(checks, weights)]
     return "\n".join(lines)
+
+
+KV_BYTES_TOLERANCE = 0.02  # the logged GiB are rounded to 0.01; only caches of 1 GiB and more are compared
+
+
+@dataclass(frozen=True)
+class KvBytesCheck:
+    id: str
+    logged: float  # bytes per token per GPU, from the log's figures
+    predicted: int
+    error: float
+    how: str
+
+
+def _kv_bytes_logged(row: dict) -> tuple[float, str] | None:
+    lg, f = row.get("logged") or {}, row.get("flags") or {}
+    if "kv_needed_gib" in lg and f.get("max_model_len"):
+        return lg["kv_needed_gib"] * GIB / f["max_model_len"], "kv_needed_gib / max_model_len (V1 refusal)"
+    tokens = lg.get("kv_tokens", lg.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
+    if lg.get("kv_cache_gib", 0) >= 1 and tokens:
+        return lg["kv_cache_gib"] * GIB / tokens, "kv_cache_gib / KV tokens"
+    return None
+
+
+def kv_bytes_rows() -> list[dict]:
+    """Logs from which the KV bytes per token per GPU follow (a V1 refusal's GiB needed for max_model_len, or a KV
+    cache of 1 GiB or more with its token count), one pipeline stage, catalogued architecture without sliding windows."""
+    out = []
+    for r in table()["logs"]:
+        arch = arch_of(r)
+        f = r.get("flags") or {}
+        if arch is None or arch.sliding_layers or f.get("pipeline_parallel_size", 1) > 1 or r.get("compare_on"):
+            continue
+        if _kv_bytes_logged(r) is not None:
+            out.append(r)
+    return out
+
+
+def kv_bytes_check(row: dict) -> KvBytesCheck:
+    arch = arch_of(row)
+    assert arch is not None
+    logged, how = _kv_bytes_logged(row)  # type: ignore[misc]  # kv_bytes_rows() keeps rows where it is not None
+    s = serving(row)
+    gpu = gpu_of(row)
+    dtype, _ = fit.effective_dtype(arch, gpu, s.dtype)
+    eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
+    got = fit.kv_bytes_per_token(arch, dtype, s.kv_cache_dtype, s.gpus, eng)
+    return KvBytesCheck(row["id"], round(logged, 1), got, (got - logged) / logged, how)
