@@ -373,3 +373,11 @@ def test_parallel_lora_and_offload_extra_args_of_a_stack_are_read():
     assert (s.pipeline_parallel, s.data_parallel, s.max_loras, s.max_lora_rank, s.cpu_offload_gb) == (1, 2, 1, 32, 2.0)
     r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
     assert {t.name: t.gib for t in r.terms}["lora"] > 0 and r.serving["max_loras"] == 1
+
+
+@pytest.mark.parametrize("value", ["two", -1, 1.5, True])
+def test_a_bad_memory_extra_arg_is_a_stack_problem_not_a_traceback(value):
+    raw = _prod(**{"serving.extra_args": {"max_loras": value, "enable_lora": True}})
+    with pytest.raises(UserError) as exc:
+        validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    assert "serving.extra_args.max_loras" in str(exc.value) and "whole number" in str(exc.value)

@@ -153,6 +153,8 @@ def fit_cmd(
 
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
+        if bad := checks.extra_args_problems(fleet.spec):
+            raise UserError([Problem(stack, path, message) for path, message in bad])
         gpu_kind: fit.Gpu | GpuKind = fleet.gpu
         serving = replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
         cloud = fleet.spec.cloud

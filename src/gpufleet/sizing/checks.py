@@ -66,6 +66,25 @@ def _typed(flag: str, value: Any) -> Any:
     return kind(value)
 
 
+def extra_args_problems(spec) -> list[tuple[str, str]]:
+    """(field path, message) for each memory-relevant extra_args value that is not the number vLLM takes."""
+    out = []
+    for k, v in spec.serving.extra_args.items():
+        flag = k.replace("-", "_")
+        kind = MEMORY_EXTRA_ARGS.get(flag)
+        if kind in (int, float):
+            ok = not isinstance(v, bool)
+            try:
+                number = kind(v) if ok else 0
+                ok = ok and number >= 0 and (kind is float or str(v).strip().lstrip("+").isdigit() or isinstance(v, int))
+                ok = ok and number == number and number != float("inf")
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                out.append((f"fleet.serving.extra_args.{k}", f"{v!r} is not a {'whole ' if kind is int else ''}number >= 0"))
+    return out
+
+
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:
     """(GPU, GPUs per node) of every instance type the cloud's catalog lists."""
     from gpufleet.stacks.catalog import instance_types
@@ -88,6 +107,8 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
                 )
             ]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
+    if problems := extra_args_problems(spec):
+        return problems
     r = fit.fit(model, fleet.gpu, serving_of(spec), gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
