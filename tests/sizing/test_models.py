@@ -215,7 +215,8 @@ def _tiny_gguf(path: Path) -> None:
 def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
     path = tmp_path / "tiny.gguf"
     _tiny_gguf(path)
-    m = gguf_file.read(path)
+    m = models.resolve(str(path))
+    assert gguf_file.read(path)[2] == "tiny-llama"
     assert (m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim, m.vocab_size) == (2, 64, 4, 2, 16, 100)
     assert m.tied_embeddings  # no output.weight tensor
     # f16 embedding 100 x 64 x 2 B; per layer Q8_0 (34 bytes per 32 weights) of 4096 + 2 x 2048 + 4096 + 3 x 8192, f32 norm

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError
-from gpufleet.sizing.models import ModelArch, from_config_dict
 
 # GGUF architecture -> (transformers model_type, its key names: {arch}.<key>)
 ARCH_TYPES = {
@@ -36,7 +35,9 @@ def _value(reader, key: str):
     return value.decode() if isinstance(value, bytes) else value
 
 
-def read(path: Path) -> ModelArch:
+def read(path: Path) -> tuple[dict, float, str]:
+    """(config.json-style fields from the metadata, bytes of all tensors, the model's name). models.resolve builds the
+    ModelArch from them (this module stays below models in the import graph)."""
     shown = str(path)
     if not path.is_file():
         raise UserError([Problem(shown, "", "no such GGUF file")])
@@ -92,9 +93,4 @@ def read(path: Path) -> ModelArch:
             "v_head_dim": key("attention.value_length"),
         }
     cfg = {k: v for k, v in cfg.items() if v is not None}
-    model = from_config_dict(cfg, f"{shown} (GGUF metadata)", name=str(_value(reader, "general.name") or path.stem), source=shown)
-    from dataclasses import replace
-
-    return replace(
-        model, weight_bytes_given=float(total), notes=(*model.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors")
-    )
+    return cfg, float(total), str(_value(reader, "general.name") or path.stem)

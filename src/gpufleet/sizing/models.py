@@ -392,9 +392,13 @@ def resolve(model: str) -> ModelArch:
     """A catalog name, the path of a config.json (or of a folder holding one), or a GGUF file."""
     path = Path(model)
     if path.suffix.lower() == ".gguf":
+        from dataclasses import replace
+
         from gpufleet.sizing import gguf_file
 
-        return gguf_file.read(path)
+        cfg, total, name = gguf_file.read(path)
+        m = from_config_dict(cfg, f"{path} (GGUF metadata)", name=name, source=str(path))
+        return replace(m, weight_bytes_given=total, notes=(*m.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors"))
     if path.suffix == ".json" or path.is_dir():
         return from_config(path / "config.json" if path.is_dir() else path)
     found = lookup(model)
