@@ -59,12 +59,19 @@ def _version_ok(row: dict) -> bool:
     return (len(v) >= 2 and v >= (0, 6)) or row.get("engine") in ("V0", "V1") and not v
 
 
+def _not_tested(row: dict) -> bool:
+    """The table's reason not to test a log, unless the reason was only that the catalog had no row for its model
+    and the catalog has one now."""
+    why = str(row.get("not_tested") or "")
+    return bool(why) and not (why.startswith("no models.yaml row") and arch_of(row) is not None)
+
+
 def testable(row: dict) -> bool:
     """A KV comparison: total memory, a version from 0.6 on (or a named engine), a catalogued architecture, a KV
     figure, and no reason given not to test it."""
     lg = row.get("logged") or {}
     return (
-        not row.get("not_tested")
+        not _not_tested(row)
         and row.get("total_gpu_memory_gib") is not None
         and arch_of(row) is not None
         and _version_ok(row)
@@ -282,6 +289,23 @@ def fit_non_torch_multi_gpu() -> dict[str, float]:
     return {name: statistics.median(values) for name, values in found.items()}
 
 
+def fit_sampler_bytes() -> float:
+    """Median bytes per (sequence x vocabulary entry) of the V1 logs whose logged activation peak is the sampler's
+    (the sampler at the V0 rate above the forward pass estimate)."""
+    found = []
+    for row in table()["logs"]:
+        lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
+        if arch is None or "activation_peak_gib" not in lg or row.get("engine") != "V1":
+            continue
+        seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
+        if not seqs or not tokens:
+            continue
+        forward = profiler.forward_activation(tokens, arch).gib
+        if profiler.sampler_warmup(seqs, arch.vocab_size, "v0").gib > forward:
+            found.append(lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size))
+    return statistics.median(found)
+
+
 def fit_activation_factor() -> float:
     """Least squares through the origin of the fit split's activation peaks (logged, or peak torch - weights)
     against batched tokens x hidden x 2 B."""
@@ -325,10 +349,6 @@ KNOWN_MISSES = {
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
 KNOWN_CLASS_MISSES = {
-    "moe": "two KV logs: DeepSeek-V3 at TP 16 (activation not modelled at large TP, -73 %) and gpt-oss-20b (+3.6 %); the "
-    "median of two is their mean",
-    "quantized": "optimistic: bitsandbytes and GPTQ profile runs log 0.4-1.0 GiB more activation than the model counts "
-    "(dequantisation memory: unsloth-t4-llama31-8b-bnb-lora-v0 +6.4 %, i11230-72b-gptq), gpt-oss +3.6 %",
     "small_gpu": "one KV log (bitsandbytes with LoRA on a T4, +6.4 %: the bitsandbytes activation above)",
 }
 

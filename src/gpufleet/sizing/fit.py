@@ -314,7 +314,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
     non_torch = profiler.non_torch_gib(world, eng.name)
     forward = profiler.forward_activation(s.max_num_batched_tokens, model, n)
-    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
+    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(
         "activation_peak",
         max(forward.gib, sampler.gib),

@@ -10,7 +10,7 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_MULTI_GPU_GIB of the engine (TP x PP > 1)       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
-      sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
+      sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES of the engine (V1 fitted)              (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
   other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by
@@ -57,8 +57,13 @@ NON_TORCH_GIB = 0.35
 # logs (newer builds take more), so it is tight.
 NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
 # Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
-# (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882); counted as fp32 logits plus fp32 probabilities.
-SAMPLER_BYTES = 8
+# (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882): fp32 logits, probabilities and the top-k / top-p sort
+# (values and int64 indices). Bytes per (sequence x vocabulary entry), per engine. V1: fitted (the median) on the
+# V1 logs whose activation peak is the sampler's (the sampler estimate above the forward pass), which are therefore
+# its fit rows (calibration.fit_sampler_bytes, re-derived by tests/sizing/test_calibration.py): llmd Llama-3.1-8B
+# 15.5, llmd Qwen1.5-MoE 17.0, llmd gpt-oss-20b 15.0 (0.19.0, 1024 sequences) -> 15.5. V0: 8 (fp32 logits and
+# probabilities, an estimate; no V0 log is sampler-bound: their peaks are the forward pass).
+SAMPLER_BYTES = {"v0": 8.0, "v1": 15.5}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
@@ -275,12 +280,13 @@ def forward_activation(tokens: int, model, tp: int = 1) -> Term:
     )
 
 
-def sampler_warmup(max_num_seqs: int, vocab_size: int) -> Term:
-    gib = max_num_seqs * vocab_size * SAMPLER_BYTES / GIB
+def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") -> Term:
+    per = SAMPLER_BYTES[engine_name]
+    gib = max_num_seqs * vocab_size * per / GIB
     return Term(
         "sampler_warmup",
         gib,
-        f"{max_num_seqs} seqs x vocab {vocab_size} x {SAMPLER_BYTES} B (0.33.0 gpu_model_runner.py:5866-5882)",
+        f"{max_num_seqs} seqs x vocab {vocab_size} x {per} B ({engine_name.upper()}; 0.33.0 gpu_model_runner.py:5866-5882)",
         True,
     )
 
