@@ -361,7 +361,7 @@ def test_parallel_lora_and_offload_extra_args_of_a_stack_are_read():
         **{
             "serving.extra_args": {
                 "pipeline_parallel_size": 1,
-                "data_parallel_size": 2,
+                "data_parallel_size": 1,
                 "enable_lora": True,
                 "max_lora_rank": 32,
                 "cpu_offload_gb": 2,
@@ -370,7 +370,7 @@ def test_parallel_lora_and_offload_extra_args_of_a_stack_are_read():
     )
     fleet = validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     s = checks.serving_of(fleet.spec)
-    assert (s.pipeline_parallel, s.data_parallel, s.max_loras, s.max_lora_rank, s.cpu_offload_gb) == (1, 2, 1, 32, 2.0)
+    assert (s.pipeline_parallel, s.data_parallel, s.max_loras, s.max_lora_rank, s.cpu_offload_gb) == (1, 1, 1, 32, 2.0)
     r = fit.measure(models.lookup(fleet.spec.model.catalog or fleet.spec.model.name), fleet.gpu, s)
     assert {t.name: t.gib for t in r.terms}["lora"] > 0 and r.serving["max_loras"] == 1
 
@@ -381,3 +381,10 @@ def test_a_bad_memory_extra_arg_is_a_stack_problem_not_a_traceback(value):
     with pytest.raises(UserError) as exc:
         validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
     assert "serving.extra_args.max_loras" in str(exc.value) and "whole number" in str(exc.value)
+
+
+def test_a_parallel_layout_larger_than_the_node_is_a_stack_problem():
+    raw = _prod(**{"serving.extra_args": {"data_parallel_size": 16}})
+    with pytest.raises(UserError) as exc:
+        validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="Pulumi.x.yaml")
+    assert "data_parallel_size 16" in str(exc.value) and "more than gpu.count" in str(exc.value)

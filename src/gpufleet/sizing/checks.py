@@ -109,7 +109,17 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
     if problems := extra_args_problems(spec):
         return problems
-    r = fit.fit(model, fleet.gpu, serving_of(spec), gpu_kinds(), sold_sizes(spec.cloud))
+    serving = serving_of(spec)
+    world = serving.gpus * serving.pipeline_parallel * serving.data_parallel
+    if world > spec.gpu.count:
+        return [
+            (
+                "fleet.serving.extra_args",
+                f"tensor_parallel_size {serving.gpus} x pipeline_parallel_size {serving.pipeline_parallel} x "
+                f"data_parallel_size {serving.data_parallel} = {world} GPUs, more than gpu.count ({spec.gpu.count}) on a node",
+            )
+        ]
+    r = fit.fit(model, fleet.gpu, serving, gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
     return [
