@@ -300,9 +300,7 @@ def from_config_dict(
         sliding_layers=sliding_layers,
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
-        mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0)
-        if "num_nextn_predict_layers" in raw or "num_nextn_predict_layers" in raw.get("text_config", {})
-        else 0,
+        mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0),
         card_parameters_b=card_b,
         parameters_estimated=model_type not in MODELLED,
         notes=tuple(notes),
