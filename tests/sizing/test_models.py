@@ -283,3 +283,25 @@ def test_a_refusal_log_without_memory_is_checked_on_the_structural_refusals():
     assert verdict == "does not fit" and "Total number of attention heads (28) must be divisible" in problems[0]
     ok = {**row, "flags": {"tensor_parallel_size": 4}}
     assert calibration.verdict_of(ok) == ("tight", [])  # nothing structural: memory unknown, so not "fits"
+
+
+def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
+    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--json", "--gpu", "A10", "--max-model-len", "8192"]
+    args = ["--model", "Qwen/Qwen3-30B-A3B", "--gpus", "2", "--data-parallel-size", "2", "--enable-expert-parallel",
+            "--max-loras", "2", "--max-lora-rank", "8", "--cpu-offload-gb", "1"]  # fmt: skip
+    r = subprocess.run([*gf, *args], capture_output=True, text=True, timeout=120)
+    out = json.loads(r.stdout)
+    assert (out["gpus"], out["data_parallel"], out["expert_parallel"]) == (2, 2, True)
+    assert out["serving"]["max_loras"] == 2 and out["serving"]["cpu_offload_gb"] == 1.0
+    terms = {t["name"]: t["gib"] for t in out["terms"]}
+    assert terms["lora"] > 0 and out["verdict"] in ("fits", "tight", "does not fit")
+    q30 = CATALOG["Qwen/Qwen3-30B-A3B"]
+    ep = parallel.rank_params(q30, 2, 1, 2, True)[0]  # 128 experts over TP 2 x DP 2 = 32 per GPU
+    assert terms["weights"] == pytest.approx((ep.quantizable + ep.kept) * 2 / GIB - 1, abs=0.002)
+    pp = subprocess.run(
+        [*gf, "--model", "Qwen/Qwen2.5-7B-Instruct", "--pipeline-parallel-size", "40"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pp.returncode == 1 and "more than the model's 28 layers" in pp.stdout
