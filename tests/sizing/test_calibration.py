@@ -107,11 +107,11 @@ def test_error_by_class(request):
     the terminal summary and is the one docs/sizing.md shows."""
     checks = [calibration.check(r) for r in ROWS]
     weights = [calibration.weight_check(r) for r in WEIGHT_ROWS]
-    lines = [f"{'log':44} {'split':9} {'unit':6} {'logged':>10} {'plan fit':>10} {'error':>8}  verdict  classes"]
+    lines = [f"{'log':44} {'split':13} {'unit':6} {'logged':>10} {'plan fit':>10} {'error':>8}  verdict  classes"]
     for c in checks:
         miss = " (known miss)" if c.id in calibration.KNOWN_MISSES["kv"] else ""
         lines.append(
-            f"{c.id:44} {c.split:9} {c.unit:6} {c.logged:>10} {c.predicted:>10} {c.error:>+8.1%}  "
+            f"{c.id:44} {c.split:13} {c.unit:6} {c.logged:>10} {c.predicted:>10} {c.error:>+8.1%}  "
             f"{c.verdict:8} {','.join(c.classes)}{miss}"
         )
     lines.append("")

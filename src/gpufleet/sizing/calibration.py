@@ -161,7 +161,15 @@ class Check:
 
 
 def _split(row: dict) -> str:
-    return "fit" if row["id"] in table()["split"]["fit"] else "held out"
+    """ "fit" (the table's fit split: the activation factor), "fit:<term>" for a log whose logged figure is one of the
+    values a constant is the median of (non-torch memory with more GPUs, the V1 sampler rate), else "held out"."""
+    if row["id"] in table()["split"]["fit"]:
+        return "fit"
+    if row["id"] in _sampler_rows():
+        return "fit:sampler"
+    if row["id"] in _non_torch_rows():
+        return "fit:non-torch"
+    return "held out"
 
 
 def verdict_right(row: dict, r: fit.Fit) -> bool:
@@ -274,6 +282,18 @@ def fit_non_torch_multi_gpu() -> dict[str, float]:
     """Median per engine of the non-torch memory per GPU logged with more than one GPU (TP x PP > 1); logs whose GPU
     held other processes' memory are left out."""
     found: dict[str, list[float]] = {}
+    for engine, _, value in _non_torch_values():
+        found.setdefault(engine, []).append(value)
+    return {name: statistics.median(values) for name, values in found.items()}
+
+
+def _non_torch_rows() -> set[str]:
+    return {row_id for _, row_id, _ in _non_torch_values()}
+
+
+def _non_torch_values() -> list[tuple[str, str, float]]:
+    """(engine, log id, non-torch GiB per GPU) of the multi-GPU logs that print it."""
+    out: list[tuple[str, str, float]] = []
     for row in table()["logs"]:
         lg, f = row.get("logged") or {}, row.get("flags") or {}
         if "non_torch_gib" not in lg or "other_memory_gib" in row:
@@ -285,14 +305,23 @@ def fit_non_torch_multi_gpu() -> dict[str, float]:
         if s.engine is None and (not v or (0, 8) <= v < (0, 11)):
             continue  # 0.8-0.10 ran either engine (VLLM_USE_V1): only a log that names its engine counts
         eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
-        found.setdefault(eng.name, []).append(float(lg["non_torch_gib"]))
-    return {name: statistics.median(values) for name, values in found.items()}
+        out.append((eng.name, row["id"], float(lg["non_torch_gib"])))
+    return out
 
 
 def fit_sampler_bytes() -> float:
     """Median bytes per (sequence x vocabulary entry) of the V1 logs whose logged activation peak is the sampler's
     (the sampler at the V0 rate above the forward pass estimate)."""
-    found = []
+    return statistics.median(value for _, value in _sampler_values())
+
+
+def _sampler_rows() -> set[str]:
+    return {row_id for row_id, _ in _sampler_values()}
+
+
+def _sampler_values() -> list[tuple[str, float]]:
+    """(log id, bytes per sequence x vocabulary entry) of the sampler-bound V1 logs."""
+    found: list[tuple[str, float]] = []
     for row in table()["logs"]:
         lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
         if arch is None or "activation_peak_gib" not in lg or row.get("engine") != "V1":
@@ -302,8 +331,8 @@ def fit_sampler_bytes() -> float:
             continue
         forward = profiler.forward_activation(tokens, arch).gib
         if profiler.sampler_warmup(seqs, arch.vocab_size, "v0").gib > forward:
-            found.append(lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size))
-    return statistics.median(found)
+            found.append((row["id"], lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
+    return found
 
 
 def fit_activation_factor() -> float:
