@@ -89,7 +89,7 @@ def classes(row: dict) -> list[str]:
     arch = arch_of(row)
     if arch is not None and arch.is_moe:
         tags.add("moe")
-    if (row.get("flags") or {}).get("tensor_parallel_size", 1) >= 2:
+    if ((row.get("flags") or {}).get("tensor_parallel_size") or 1) >= 2:
         tags.add("tp")
     if row.get("quantization"):
         tags.add("quantized")
@@ -104,23 +104,23 @@ def serving(row: dict) -> fit.Serving:
     f = row.get("flags") or {}
     v = str(row.get("vllm") or "")
     return fit.Serving(
-        gpus=f.get("tensor_parallel_size", 1),
-        pipeline_parallel=f.get("pipeline_parallel_size", 1),
-        data_parallel=f.get("data_parallel_size", 1),
+        gpus=f.get("tensor_parallel_size") or 1,
+        pipeline_parallel=f.get("pipeline_parallel_size") or 1,
+        data_parallel=f.get("data_parallel_size") or 1,
         expert_parallel=bool(f.get("enable_expert_parallel", False)),
         dtype=row.get("dtype") or "auto",
         quantization=row.get("quantization") or f.get("quantization"),
-        kv_cache_dtype=f.get("kv_cache_dtype", "auto"),
+        kv_cache_dtype=f.get("kv_cache_dtype") or "auto",
         max_model_len=f.get("max_model_len"),
         max_num_seqs=f.get("max_num_seqs"),
         max_num_batched_tokens=f.get("max_num_batched_tokens"),
         gpu_memory_utilization=f.get("gpu_memory_utilization"),
         enforce_eager=bool(f.get("enforce_eager", False)),
-        cpu_offload_gb=float(f.get("cpu_offload_gb", 0.0)),
+        cpu_offload_gb=float(f.get("cpu_offload_gb") or 0.0),
         vllm_version=v if profiler.parse_version(v) else None,
-        reserved_gib=row.get("other_memory_gib", 0.0),
-        max_loras=f.get("max_loras", 1 if f.get("enable_lora") else 0),  # vLLM's default 1 slot with --enable-lora
-        max_lora_rank=f.get("max_lora_rank", 16),
+        reserved_gib=row.get("other_memory_gib") or 0.0,
+        max_loras=f.get("max_loras") or (1 if f.get("enable_lora") else 0),  # vLLM's default 1 slot with --enable-lora
+        max_lora_rank=f.get("max_lora_rank") or 16,
         engine=str(row["engine"]).lower() if row.get("engine") in ("V0", "V1") else None,
     )
 
@@ -298,7 +298,7 @@ def _non_torch_values() -> list[tuple[str, str, float]]:
         lg, f = row.get("logged") or {}, row.get("flags") or {}
         if "non_torch_gib" not in lg or "other_memory_gib" in row:
             continue
-        if f.get("tensor_parallel_size", 1) * f.get("pipeline_parallel_size", 1) < 2:
+        if (f.get("tensor_parallel_size") or 1) * (f.get("pipeline_parallel_size") or 1) < 2:
             continue
         s = serving(row)
         v = profiler.parse_version(s.vllm_version or "")
@@ -346,7 +346,7 @@ def fit_activation_factor() -> float:
         peak = lg.get("activation_peak_gib", lg.get("peak_torch_gib", 0) - lg.get("weights_gib", 0))
         arch = arch_of(row)
         assert arch is not None
-        tp = row["flags"].get("tensor_parallel_size", 1)
+        tp = row["flags"].get("tensor_parallel_size") or 1
         x = row["flags"]["max_num_batched_tokens"] * profiler.activation_width(arch, tp) * 2 / GIB
         num += peak * x
         den += x * x
