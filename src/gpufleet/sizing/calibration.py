@@ -47,6 +47,9 @@ def arch_of(row: dict) -> models.ModelArch | None:
             return cat[name]
     if row.get("arch") and row["arch"] in cat:
         return cat[row["arch"]]
+    missing = str(row.get("config_missing") or "").replace("--", "/", 1)
+    if missing in cat:  # no config.json copy was found; the catalog has a row for the model
+        return cat[missing]
     name = str(row.get("model") or "").split(" ")[0]
     for suffix in ("", "-FP8", "-AWQ", "-GPTQ-Int4", "-GPTQ-Int8"):  # a quantized checkpoint of a catalogued model
         if name.endswith(suffix) and name[: len(name) - len(suffix)] in cat:
@@ -378,7 +381,8 @@ KNOWN_MISSES = {
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
 KNOWN_CLASS_MISSES = {
-    "small_gpu": "one KV log (bitsandbytes with LoRA on a T4, +6.4 %: the bitsandbytes activation above)",
+    "small_gpu": "two KV logs, both Tesla T4 on V0 (vLLM 0.7.2 / 0.8.2 started by Unsloth), both optimistic (+6.4 %, "
+    "+7.1 %): they log 0.74 / 0.90 GiB of activation against the model's 0.30 / 0.18",
 }
 
 
