@@ -42,8 +42,9 @@ def test_activation_factor_is_the_fit_on_the_fit_split():
     assert round(calibration.fit_activation_factor(), 1) == profiler.ACTIVATION_FACTOR
 
 
-def test_v1_sampler_bytes_are_the_median_of_the_sampler_bound_v1_logs():
-    assert round(calibration.fit_sampler_bytes(), 1) == profiler.SAMPLER_BYTES["v1"]
+@pytest.mark.parametrize("engine", ["v0", "v1"])
+def test_sampler_bytes_are_the_median_of_the_sampler_bound_logs(engine):
+    assert round(calibration.fit_sampler_bytes(engine), 1) == profiler.SAMPLER_BYTES[engine]
 
 
 def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_engine():

@@ -185,7 +185,10 @@ def check(row: dict) -> Check:
     r = predict(row)
     logged = row["logged"]
     per_token_gib = r.kv_bytes_per_token / GIB
-    if row.get("compare_on") != "kv_cache_gib" and ("kv_tokens" in logged or "gpu_blocks" in logged):
+    # A log the table compares on GiB because its token count is the minimum over the workers (vllm#13061) is compared
+    # on tokens here: the model sizes the worker that sets that minimum (V0's driver, which alone samples).
+    compare_gib = row.get("compare_on") == "kv_cache_gib" and not (r.engine == "V0" and r.gpus > 1 and "kv_tokens" in logged)
+    if not compare_gib and ("kv_tokens" in logged or "gpu_blocks" in logged):
         want: float = logged.get("kv_tokens", logged.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
         got: float = r.kv_tokens
         slack = max(TOLERANCE * want, TOLERANCE_GIB / per_token_gib)
@@ -312,29 +315,31 @@ def _non_torch_values() -> list[tuple[str, str, float]]:
     return out
 
 
-def fit_sampler_bytes() -> float:
-    """Median bytes per (sequence x vocabulary entry) of the V1 logs whose logged activation peak is the sampler's
-    (the sampler at the V0 rate above the forward pass estimate)."""
-    return statistics.median(value for _, value in _sampler_values())
+SAMPLER_BOUND = 1.25  # a logged activation peak this much above the forward-pass estimate is the sampler's
+
+
+def fit_sampler_bytes(engine: str) -> float:
+    """Median bytes per (sequence x vocabulary entry) of the engine's logs whose logged activation peak is the
+    sampler's (more than SAMPLER_BOUND x the forward-pass estimate)."""
+    return statistics.median(value for _, eng, value in _sampler_values() if eng == engine)
 
 
 def _sampler_rows() -> set[str]:
-    return {row_id for row_id, _ in _sampler_values()}
+    return {row_id for row_id, _, _ in _sampler_values()}
 
 
-def _sampler_values() -> list[tuple[str, float]]:
-    """(log id, bytes per sequence x vocabulary entry) of the sampler-bound V1 logs."""
-    found: list[tuple[str, float]] = []
+def _sampler_values() -> list[tuple[str, str, float]]:
+    """(log id, engine, bytes per sequence x vocabulary entry) of the sampler-bound logs that name their engine."""
+    found: list[tuple[str, str, float]] = []
     for row in table()["logs"]:
         lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
-        if arch is None or "activation_peak_gib" not in lg or row.get("engine") != "V1":
+        if arch is None or "activation_peak_gib" not in lg or row.get("engine") not in ("V0", "V1"):
             continue
         seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
         if not seqs or not tokens:
             continue
-        forward = profiler.forward_activation(tokens, arch).gib
-        if profiler.sampler_warmup(seqs, arch.vocab_size, "v0").gib > forward:
-            found.append((row["id"], lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
+        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch).gib:
+            found.append((row["id"], row["engine"].lower(), lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
     return found
 
 
@@ -365,6 +370,9 @@ KNOWN_MISSES = {
         "0.3 % the KV cache comes out 0.57 GiB high",
         "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "DeepSeek-V3 AWQ at TP 16 logs 0.37 GiB of activation, a quarter of the "
         "model's 1.48 (13.5 hidden vectors x 8192 tokens); MLA / MoE activations at large TP are not modelled",
+        "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic: the T4 logs 0.05 GiB of non-torch memory against the model's "
+        "single-GPU 0.35 (the logged single-GPU figures run 0.03-0.35 by card, a 3090 logs 0.35), which with the "
+        "KV cache of 2.6 GiB is 12 %",
     },
     "weights": {
         "llmd-h100-gptoss20b-tp1-sampler-oom": "gpt-oss (mxfp4 experts) loads 13.64 GiB against 12.80 from 4.25 bits per "
@@ -381,8 +389,8 @@ KNOWN_MISSES = {
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
 KNOWN_CLASS_MISSES = {
-    "small_gpu": "two KV logs, both Tesla T4 on V0 (vLLM 0.7.2 / 0.8.2 started by Unsloth), both optimistic (+6.4 %, "
-    "+7.1 %): they log 0.74 / 0.90 GiB of activation against the model's 0.30 / 0.18",
+    "small_gpu": "two KV logs, both Tesla T4 on V0 with small KV caches (2.6 / 6.2 GiB), both pessimistic: the T4 logs "
+    "0.05 GiB of non-torch memory against the model's single-GPU 0.35",
 }
 
 

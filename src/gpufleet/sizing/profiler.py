@@ -56,14 +56,17 @@ NON_TORCH_GIB = 0.35
 # The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30 reports; V1 spreads 0.34-2.17 over three
 # logs (newer builds take more), so it is tight.
 NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
-# Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
-# (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882): fp32 logits, probabilities and the top-k / top-p sort
-# (values and int64 indices). Bytes per (sequence x vocabulary entry), per engine. V1: fitted (the median) on the
-# V1 logs whose activation peak is the sampler's (the sampler estimate above the forward pass), which are therefore
-# its fit rows (calibration.fit_sampler_bytes, re-derived by tests/sizing/test_calibration.py): llmd Llama-3.1-8B
-# 15.5, llmd Qwen1.5-MoE 17.0, llmd gpt-oss-20b 15.0 (0.19.0, 1024 sequences) -> 15.5. V0: 8 (fp32 logits and
-# probabilities, an estimate; no V0 log is sampler-bound: their peaks are the forward pass).
-SAMPLER_BYTES = {"v0": 8.0, "v1": 15.5}
+# Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
+# (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
+# top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
+# (sequence x vocabulary entry), per engine, fitted (the median) on the logs whose logged activation peak is more
+# than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
+# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0 (0.19.0, 1024
+# sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
+# which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
+# less its non-driver worker's 0.19 GiB peak.
+SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
