@@ -3,11 +3,20 @@
     .venv/bin/python scripts/bench.py [--runs 5] [--only preview,cost]
 
 Each case is a whole `gpufleet` process, timed `--runs` times, each run paired with (interleaved with) a run
-of its floor: the interpreter importing what the command cannot avoid (the cloud programs and the provider
-modules they use, for preview and cost; typer and pydantic for the CLI and pure computation). The ratio is
-the median of the case over the median of its floor from the same pairs. A ratio near 1 means the command
-adds little on top of its imports; the absolute seconds depend on the machine, the ratio much less.
-Targets (issue 19): preview <= 1.2, --help <= 1.6, plan fit <= 2.5.
+of its floor. The ratio is the median of the case over the median of its floor from the same pairs; the absolute
+seconds depend on the machine (and its load), the ratio much less.
+
+Floors (issue 25): what the command cannot avoid, and nothing of gpufleet.
+- `typer+pydantic`: the interpreter importing typer and pydantic (the CLI and pure computation).
+- `<stack> registered`: scripts/bench_floor.py registering, under the SDK's mock engine, exactly the resources that
+  stack's preview recorded (same type tokens, names, parents, inputs) through the same provider classes, and exiting as
+  the CLI exits. It imports nothing of gpufleet; the recording is made once before timing.
+- `8 programs registered`: the same for the eight options `cost compare` previews (2 clouds x 4 billing models), one
+  mock run each in one process.
+Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6.
+Per resource (warm, in one process after every import): a prod stack's whole preview (validation, the program,
+recording, the provider contract) over its resource count, against the floor's registration of the same recorded
+resources over the same count; target <= 1.3.
 
 Group `simulate` (issue 28) runs in this process: a 7-day trace at 10-second resolution (60,480 rows, CSV) through a
 fleet of up to 50 nodes (Alibaba prod's declared scaling with the group at 10-50 nodes), read and simulated; its
@@ -17,6 +26,7 @@ floor is reading the trace alone. Target: <= 2 s. Then 1, 2, 4 and 7 days, to sh
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -27,47 +37,29 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 GF = [str(Path(PY).parent / "gpufleet")]  # the console script of the interpreter's environment
 
-FLOORS = {
-    "python": [PY, "-c", "pass"],
-    "typer+pydantic": [PY, "-c", "import typer, pydantic"],
-    # the cloud programs' modules, i.e. the provider submodules they declare resources of
-    "programs": [PY, "-c", "import gpufleet.components.alicloud.program, gpufleet.components.tencentcloud.program"],
-    # one cloud's program and the provider submodules its prod stack declares resources of, loaded (asking a lazy
-    # provider module for an attribute loads it; the modules are those the type tokens of `preview --json` name)
-    "alicloud classes": [
-        PY,
-        "-c",
-        "import gpufleet.components.alicloud.program, pulumi_alicloud as p\n"
-        "for m in ('cms', 'ecs', 'ess', 'ram', 'slb', 'vpc'): hasattr(getattr(p, m), '_')",
-    ],
-    "tencentcloud classes": [
-        PY,
-        "-c",
-        "import gpufleet.components.tencentcloud.program, tencentcloud_iac_pulumi as p\n"
-        "for m in ('as_', 'cam', 'clb', 'eip', 'monitor', 'nat', 'route', 'security', 'subnet', 'vpc'): hasattr(getattr(p, m), '_')",
-    ],
-}
+FLOOR = [PY, str(ROOT / "scripts" / "bench_floor.py")]
+PROD = {"alicloud": "alicloud-cn-hangzhou-prod", "tencentcloud": "tencentcloud-ap-guangzhou-prod"}
 
-CASES = [  # (group, name, command, floor)
+CASES = [  # (group, name, command, floor): a floor is a name of floors() below
     ("cli", "gpufleet --help", [*GF, "--help"], "typer+pydantic"),
-    ("preview", "preview alicloud prod", [*GF, "preview", "--stack", "alicloud-cn-hangzhou-prod", "--json"], "alicloud classes"),
+    ("preview", "preview alicloud prod", [*GF, "preview", "--stack", PROD["alicloud"], "--json"], "alicloud registered"),
     (
         "preview",
         "preview tencentcloud prod",
-        [*GF, "preview", "--stack", "tencentcloud-ap-guangzhou-prod", "--json"],
-        "tencentcloud classes",
+        [*GF, "preview", "--stack", PROD["tencentcloud"], "--json"],
+        "tencentcloud registered",
     ),
     (
         "cost",
         "cost estimate alicloud prod",
-        [*GF, "cost", "estimate", "--stack", "alicloud-cn-hangzhou-prod", "--json"],
-        "alicloud classes",
+        [*GF, "cost", "estimate", "--stack", PROD["alicloud"], "--json"],
+        "alicloud registered",
     ),
     (
         "cost",
         "cost compare 2 clouds x 4 billing",
-        [*GF, "cost", "compare", "--stack", "alicloud-cn-hangzhou-prod", "--format", "json"],
-        "programs",
+        [*GF, "cost", "compare", "--stack", PROD["alicloud"], "--format", "json"],
+        "8 programs registered",
     ),
     (
         "plan",
@@ -76,6 +68,39 @@ CASES = [  # (group, name, command, floor)
         "typer+pydantic",
     ),
 ]
+
+
+def _recorded(tmp: Path, name: str, stack: str, resources: list[dict]) -> str:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps({"stack": stack, "resources": resources}))
+    return str(path)
+
+
+def floors(tmp: Path, groups: set[str]) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The floor commands, and the resource count of each registered floor (recorded here, before any timing)."""
+    out = {"typer+pydantic": [PY, "-c", "import typer, pydantic"]}
+    counts: dict[str, int] = {}
+    if groups and not groups & {"preview", "cost"}:
+        return out, counts
+    from gpufleet import plan
+    from gpufleet.cost import compare
+    from gpufleet.stacks import catalog
+
+    for cloud, stack in PROD.items():
+        resources = plan.for_stack(stack).resources
+        out[f"{cloud} registered"] = [*FLOOR, _recorded(tmp, cloud, stack, resources)]
+        counts[f"{cloud} registered"] = len(resources)
+    base = plan.for_stack(PROD["alicloud"])
+    files = []
+    for cloud in catalog.clouds():
+        for billing in ("payg", "monthly", "yearly", "spot"):
+            new, _, _, _ = compare.redeclare(base.raw, base.fleet, cloud, billing)
+            if new is not None:
+                option = plan.for_spec(new, PROD["alicloud"], file=f"({cloud} {billing})")
+                files.append(_recorded(tmp, f"{cloud}-{billing}", PROD["alicloud"], option.resources))
+    out["8 programs registered"] = [*FLOOR, *files]
+    counts["8 programs registered"] = len(files)
+    return out, counts
 
 
 def seconds(cmd: list[str]) -> float | None:
@@ -147,25 +172,56 @@ def simulate_bench(runs: int) -> None:
 
 
 def main() -> None:
+    import tempfile
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated groups: cli, preview, cost, plan, simulate")
     args = ap.parse_args()
     groups = set(filter(None, args.only.split(",")))
-    print(f"{'case':<36} {'median s':>9} {'floor':>20} {'floor s':>8} {'ratio':>6}   (paired, median of {args.runs})")
-    for group, name, cmd, floor in CASES:
-        if groups and group not in groups:
-            continue
-        t, f = paired_medians(cmd, FLOORS[floor], args.runs)
-        if f is None:
-            print(f"{name:<36} floor {floor!r} failed: {' '.join(FLOORS[floor][1:])} exited non-zero")
-            continue
-        if t is None:
-            print(f"{name:<36} {'failed':>9}   ({' '.join(cmd[1:])} exited non-zero)")
-            continue
-        print(f"{name:<36} {t:>9.2f} {floor:>20} {f:>8.2f} {t / f:>6.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        floor_cmds, counts = floors(Path(tmp), groups)
+        print(f"{'case':<36} {'median s':>9} {'floor':>22} {'floor s':>8} {'ratio':>6}   (paired, median of {args.runs})")
+        for group, name, cmd, floor in CASES:
+            if groups and group not in groups:
+                continue
+            t, f = paired_medians(cmd, floor_cmds[floor], args.runs)
+            if f is None:
+                print(f"{name:<36} floor {floor!r} failed: {' '.join(floor_cmds[floor][1:])} exited non-zero")
+                continue
+            if t is None:
+                print(f"{name:<36} {'failed':>9}   ({' '.join(cmd[1:])} exited non-zero)")
+                continue
+            print(f"{name:<36} {t:>9.2f} {floor:>22} {f:>8.2f} {t / f:>6.2f}", flush=True)
+    if not groups or "preview" in groups:
+        per_resource_bench(max(args.runs, 5))
     if not groups or "simulate" in groups:
         simulate_bench(args.runs)
+
+
+def per_resource_bench(runs: int) -> None:
+    """Per resource, warm, in this process: gpufleet's preview of a stack (validation, the program, recording, the
+    contract) against scripts/bench_floor.py registering the same recorded resources, both after all imports."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_floor
+
+    from gpufleet import preview
+
+    for cloud, stack in PROD.items():
+        inv = preview.preview_stack(stack)  # warm: every import done, for both sides
+        n = len(inv.resources)
+        bench_floor.run(inv.resources, stack)
+        ours, sdk = [], []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            preview.preview_stack(stack)
+            ours.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            bench_floor.run(inv.resources, stack)
+            sdk.append(time.perf_counter() - t0)
+        o, f = statistics.median(ours) / n * 1000, statistics.median(sdk) / n * 1000
+        label = f"per resource {cloud} prod ({n}), warm"
+        print(f"{label:<36} {o:>7.2f}ms {'the SDK alone':>22} {f:>6.2f}ms {o / f:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":

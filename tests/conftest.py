@@ -7,9 +7,33 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true", help="rewrite tests/goldens/*.json from the current program")
+
+
+SUMMARY = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    config.stash[SUMMARY] = []
+
+
+@pytest.fixture
+def summary(request):
+    """`summary(line)`: a line shown in the `gpufleet` section at the end of the run, never in the middle of the
+    progress line (a test printing there breaks `pytest -q`'s dots)."""
+    return request.config.stash[SUMMARY].append
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    lines = config.stash.get(SUMMARY, [])
+    if lines:
+        terminalreporter.section("gpufleet")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def _processes_under(folder: str) -> list[tuple[int, str]]:

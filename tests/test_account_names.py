@@ -144,3 +144,37 @@ def test_legacy_base_keeps_the_live_names_of_a_deployed_stack(project):
     assert ("alicloud:ram/role:Role", "llm-prod-node") in values  # the names main declared
     assert ("alicloud:ram/policy:Policy", "llm-prod-role-node") in values
     assert ("alicloud:ess/scalingGroup:ScalingGroup", "llm-prod-asg-group") in values
+
+
+def _schedules(n: int, prefix: str) -> dict:
+    return {"schedules": [{"name": f"{prefix}{i:02d}", "cron": "0 1 * * *", "min": 1, "max": 1} for i in range(n)]}
+
+
+def test_an_account_wide_quota_is_added_up_over_the_region(project, capsys):
+    """ESS scheduled tasks are a quota of the account in a region (components/alicloud/checks.py): three stacks of
+    cn-hangzhou that each fit it together exceed it; `gpufleet check` refuses, naming each stack's share and the quota."""
+    from gpufleet import registry
+
+    cap = registry.list_caps("alicloud")["autoscaling.schedules"]
+    assert cap.scope == "region"
+    prod = len(
+        yaml.safe_load((project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text())["config"]["gpufleet:fleet"][
+            "autoscaling"
+        ]["schedules"]
+    )
+    _edit(project, "alicloud-cn-hangzhou-dev", autoscaling=_schedules(cap.most - prod - 1, "dev"))
+    _edit(project, "alicloud-cn-hangzhou-staging", autoscaling=_schedules(1, "stg"))
+    assert account.check(project, "alicloud").problems == []  # exactly the quota
+    _edit(project, "alicloud-cn-hangzhou-staging", autoscaling=_schedules(2, "stg"))
+    problems = account.check(project, "alicloud").problems
+    assert {p.file for p in problems} == {f"stacks/Pulumi.alicloud-cn-hangzhou-{e}.yaml" for e in ("dev", "staging", "prod")}
+    assert all(
+        p.path == "fleet.autoscaling.schedules" and f"{cap.most + 1} in the alicloud stacks of cn-hangzhou" in p.message
+        for p in problems
+    )
+    assert all(cap.quota in p.message and f"at most {cap.most}" in p.message for p in problems)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--cloud", "alicloud"])
+    assert exc.value.code == 2 and "keep the region's total at most" in capsys.readouterr().err
+    # Tencent's cap is per scaling group: the same numbers there are not added up
+    assert registry.list_caps("tencentcloud")["autoscaling.schedules"].scope == "fleet"

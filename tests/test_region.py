@@ -174,3 +174,18 @@ def test_a_gpu_without_bf16_gets_float16_and_says_why(project):
     p = regions.plan("tencentcloud", "ap-guangzhou", "staging", gpu="V100-32G", name="tc-v100", fleet="v100", root=project)
     assert "dtype: float16" in p.text
     assert any(r.startswith("dtype float16: staging defaults to bfloat16") for r in p.reasons)
+
+
+def test_a_placeholder_image_is_not_called_locked(project):
+    """issue 27: images/lock.json ships placeholder ids; `region new` says so instead of "locked", and says locked (with
+    the id) only for an image that was recorded."""
+    p = regions.plan("alicloud", "cn-beijing", "dev", root=project)
+    said = next(r for r in p.reasons if r.startswith("image recipe"))
+    assert "placeholder" in said and "locked for" not in said and "gpufleet image build" in said, said
+    lock = project / "images" / "lock.json"
+    doc = json.loads(lock.read_text())
+    where = doc["images"][said.split()[2].rstrip(":")]["regions"]  # "image recipe NAME: ..."
+    where["alicloud"]["cn-beijing"] = {"image_id": "m-2ze0built0image0id", "manifest_sha256": "0" * 64, "placeholder": False}
+    lock.write_text(json.dumps(doc))
+    said = next(r for r in regions.plan("alicloud", "cn-beijing", "dev", root=project).reasons if r.startswith("image recipe"))
+    assert "locked for alicloud cn-beijing" in said and "m-2ze0built0image0id" in said and "placeholder" not in said, said

@@ -131,7 +131,11 @@ def test_cli_invalid_yaml(tmp_path):
         text=True,
         env={"GPUFLEET_PROJECT": str(project), "PATH": "/usr/bin:/bin", "COLUMNS": "300"},
     )
-    assert run.returncode == 2 and "not valid YAML: line" in run.stderr and "Traceback" not in run.stderr
+    assert (
+        run.returncode == 2
+        and "stacks/Pulumi.alicloud-cn-hangzhou-bad.yaml:3:1: not valid YAML:" in run.stderr
+        and "Traceback" not in run.stderr
+    )
 
 
 def test_unknown_stack_suggests_a_name():

@@ -56,7 +56,43 @@ def check(
         report.names += names
         report.problems += [Problem(file, "fleet.name", m) for m in namescope.stack_problems(names, unknown)]
     report.clashes = namescope.clashes(report.names)
+    report.problems += quota_problems(previewed)
     return report
+
+
+def quota_problems(previewed: list[tuple[str, str, Any, list[dict]]]) -> list[Problem]:
+    """Lists whose cloud quota is per account in a region (registry.ListCap scope "region", e.g. Alibaba ESS scheduled
+    tasks): their total over the stacks of one cloud and region against the quota, on each stack that adds to it."""
+    from gpufleet import registry
+
+    totals: dict[tuple[str, str, str], list[tuple[str, str, int]]] = {}
+    for stack, file, fleet, _ in previewed:
+        spec = fleet.spec
+        for path, cap in registry.list_caps(spec.cloud).items():
+            if cap.scope != "region":
+                continue
+            value: Any = spec
+            for part in path.split("."):
+                value = getattr(value, part)
+            totals.setdefault((spec.cloud, spec.region, path), []).append((stack, file, len(value)))
+    out = []
+    for (cloud, region, path), items in totals.items():
+        cap = registry.list_caps(cloud)[path]
+        total = sum(n for _, _, n in items)
+        if total <= cap.most:
+            continue
+        each = ", ".join(f"{stack} {n}" for stack, _, n in items if n)
+        out += [
+            Problem(
+                file,
+                f"fleet.{path}",
+                f"{n} here, {total} in the {cloud} stacks of {region} together ({each}); {cap.quota}: keep the region's "
+                f"total at most {cap.most}" + (f" ({cap.fix})" if cap.fix else ""),
+            )
+            for _, file, n in items
+            if n
+        ]
+    return out
 
 
 def clash_problems(report: Report, stack: str | None = None) -> list[Problem]:

@@ -9,15 +9,33 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with one field of one file: `file: path: message`."""
+    """One thing wrong with one field of one file: `file: path: message`, or `file:line:column: message` for a
+    place in the file's text (a YAML syntax error); line and column count from 1, 0 = not known."""
 
     file: str
     path: str
     message: str
+    line: int = 0
+    column: int = 0
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.path}" if self.path else self.file
-        return f"{where}: {self.message}"
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        where = f"{where}: {self.path}" if self.path else where
+        return one_line(f"{where}: {self.message}")
+
+
+# C0 and C1 control characters and DEL, written as escapes: a problem is one line whatever the input held (a key or a
+# value with a newline, a terminal escape), so that nothing a user wrote can break or forge the error output. A
+# problem longer than MAX_SHOWN (a 200 KB value quoted in its message) is cut, saying how much was left out.
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+MAX_SHOWN = 2000
+
+
+def one_line(text: str) -> str:
+    text = text.translate(_CONTROLS)
+    if len(text) > MAX_SHOWN:
+        text = f"{text[:MAX_SHOWN]}… ({len(text) - MAX_SHOWN} more characters)"
+    return text
 
 
 class UserError(Exception):

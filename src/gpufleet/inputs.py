@@ -2,11 +2,13 @@
 
 bytes -> UTF-8 text -> parsed document, with caps so that no input can crash or hang a command:
 
-- at most MAX_BYTES (10 MiB) per file, nesting at most MAX_DEPTH (64) mappings/lists deep,
-  at most MAX_ALIASES YAML aliases (no alias bombs), integers within +-2**63;
+- at most MAX_BYTES (10 MiB) per file (a caller may pass a smaller cap: stack files, MAX_STACK_BYTES), nesting at
+  most MAX_DEPTH (64) mappings/lists deep, at most MAX_ALIASES YAML aliases whose expansion adds at most
+  MAX_ALIAS_NODES nodes (an alias bomb ends at the event stream, before anything is built), integers within +-2**63;
 - duplicate keys are refused (the Pulumi CLI refuses them in stack files too), in YAML and JSON;
 - non-finite numbers are refused (.nan, .inf, 1e999999999, NaN, Infinity): none is a price, size or count;
-- every failure is a UserError `file: line L, column C: message` (never a traceback).
+- every failure is a UserError of one line, `file:line:column: message` where the text has a place
+  (never a traceback, never an offset into an internal string).
 
 Shape helpers (`mapping`, `sequence`, `text`, `number`) report a wrong type as a problem on the field.
 YAML is parsed with libyaml's CSafeLoader when PyYAML was built with it (about 10x faster), else SafeLoader.
@@ -29,6 +31,9 @@ from gpufleet.errors import Problem, UserError
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_ALIASES = 100
+# Nodes that aliases add when expanded (each `*name` counts the nodes of what it names). A stack file that shares a
+# block with an anchor adds tens; the issue-27 bomb (10 aliases of 10 aliases, 9 deep) adds 10**9.
+MAX_ALIAS_NODES = 10_000
 MAX_INT = 2**63
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -79,12 +84,17 @@ StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_y
 StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
 
 
-def _where(mark) -> str:
-    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+def _at(shown: str, mark, message: str) -> Problem:
+    """A problem at a place in the text (a yaml Mark: 0-based line and column), shown as `file:line:column: message`."""
+    message = " ".join(message.split())  # one line: a message never carries the parser's own line breaks
+    if mark is None:
+        return Problem(shown, "", message)
+    return Problem(shown, "", message, line=mark.line + 1, column=mark.column + 1)
 
 
-def read_text(path: Path | str, shown: str | None = None, missing: str = "") -> str:
-    """The file as UTF-8 text (a BOM is dropped); a missing, oversized, non-UTF-8 or unreadable file is a UserError."""
+def read_text(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> str:
+    """The file as UTF-8 text (a BOM is dropped); a missing, oversized (> max_bytes), non-UTF-8 or unreadable file is a
+    UserError. The size is checked before anything is parsed."""
     path = Path(path)
     shown = shown or str(path)
     try:
@@ -92,16 +102,20 @@ def read_text(path: Path | str, shown: str | None = None, missing: str = "") -> 
             st = os.fstat(fh.fileno())
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError
-            data = fh.read(MAX_BYTES + 1)
+            data = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise UserError([Problem(shown, "", "no such file" + (f": {missing}" if missing else ""))]) from None
     except IsADirectoryError:
         raise UserError([Problem(shown, "", "is a folder, not a file")]) from None
     except OSError as exc:
         raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
-    if len(data) > MAX_BYTES:
-        raise UserError([Problem(shown, "", f"larger than {MAX_BYTES // (1024 * 1024)} MiB: not an input file of gpufleet")])
+    if len(data) > max_bytes:
+        raise UserError([Problem(shown, "", f"larger than {_size(max_bytes)}: not an input file of gpufleet")])
     return decode(data, shown)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n // 1024} KiB"
 
 
 def decode(data: bytes, shown: str) -> str:
@@ -109,35 +123,78 @@ def decode(data: bytes, shown: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)  # in bytes: the text before it is not known to be UTF-8
         raise UserError(
-            [Problem(shown, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}; save the file as UTF-8")]
+            [Problem(shown, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x}; save the file as UTF-8", line, column)]
         ) from None
 
 
 def _yaml_events_ok(text: str, shown: str) -> None:
-    """Depth and alias caps on the event stream, before anything is built (no recursion, no alias bomb)."""
-    depth = aliases = 0
+    """Depth, alias and alias-expansion caps on the event stream, before anything is built (no recursion, no alias
+    bomb): each collection's node count is known at its end event, so an alias adds the count of what it names."""
+    depth = aliases = added = 0
+    sizes: list[int] = []  # node counts of the open collections, innermost last
+    anchors: dict[str, int] = {}  # anchor -> nodes of what it names
+    opened: list[str | None] = []  # the anchor of each open collection
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise UserError([Problem(shown, "", _where(event.start_mark) + f"nested deeper than {MAX_DEPTH} levels")])
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    raise UserError([_at(shown, event.start_mark, f"nested deeper than {MAX_DEPTH} levels")])
+                sizes.append(1)
+                opened.append(event.anchor)
+                continue
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
+                size, anchor = sizes.pop(), opened.pop()
+                if anchor is not None:
+                    anchors[anchor] = size
             elif isinstance(event, yaml.AliasEvent):
                 aliases += 1
                 if aliases > MAX_ALIASES:
-                    raise UserError([Problem(shown, "", _where(event.start_mark) + f"more than {MAX_ALIASES} aliases (*name)")])
+                    raise UserError([_at(shown, event.start_mark, f"more than {MAX_ALIASES} aliases (*name)")])
+                size = anchors.get(event.anchor, 1)  # an undefined alias is the parser's error, reported below
+                added += size
+                if added > MAX_ALIAS_NODES:
+                    raise UserError(
+                        [
+                            _at(
+                                shown,
+                                event.start_mark,
+                                f"aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias bomb?); write the "
+                                "values out or use fewer *aliases",
+                            )
+                        ]
+                    )
+            elif isinstance(event, yaml.ScalarEvent):
+                size = 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = 1
+            else:
+                continue
+            if sizes:
+                sizes[-1] += size
     except yaml.YAMLError as exc:
-        raise UserError([Problem(shown, "", _yaml_message(exc))]) from None
+        raise UserError([_yaml_problem(exc, text, shown)]) from None
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _yaml_problem(exc: yaml.YAMLError, text: str, shown: str) -> Problem:
+    """One line `file:line:column: not valid YAML: problem (context)`, also for a reader error (a control character),
+    whose place PyYAML gives as an offset into the decoded text."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        before = text[: exc.position]
+        mark = yaml.Mark(shown, exc.position, before.count("\n"), exc.position - (before.rfind("\n") + 1), None, None)
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        return _at(
+            shown,
+            mark,
+            f"not valid YAML: {exc.reason} ({char} here); delete it, or write it as an escape in a double-quoted string",
+        )
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
-    return "not valid YAML: " + _where(mark) + (f"{problem} ({context})" if context else problem)
+    return _at(shown, mark, "not valid YAML: " + (f"{problem} ({context})" if context else problem))
 
 
 def parse_yaml(text: str, shown: str) -> Any:
@@ -146,9 +203,9 @@ def parse_yaml(text: str, shown: str) -> Any:
     try:
         return yaml.load(text, Loader=StrictLoader)  # noqa: S506 -- StrictLoader is a SafeLoader
     except _Refused as exc:
-        raise UserError([Problem(shown, "", _where(exc.problem_mark) + str(exc.problem))]) from None
+        raise UserError([_at(shown, exc.problem_mark, str(exc.problem))]) from None
     except yaml.YAMLError as exc:
-        raise UserError([Problem(shown, "", _yaml_message(exc))]) from None
+        raise UserError([_yaml_problem(exc, text, shown)]) from None
     except RecursionError:  # cannot happen after the depth cap; kept so that no input is a traceback
         raise UserError([Problem(shown, "", f"nested deeper than {MAX_DEPTH} levels")]) from None
 
@@ -190,7 +247,7 @@ def parse_json(text: str, shown: str) -> Any:
     except _JsonRefused as exc:
         raise UserError([Problem(shown, "", str(exc))]) from None
     except json.JSONDecodeError as exc:
-        raise UserError([Problem(shown, "", f"not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}")]) from None
+        raise UserError([Problem(shown, "", f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno)]) from None
     except RecursionError:
         raise UserError([Problem(shown, "", f"nested deeper than {MAX_DEPTH} levels")]) from None
     if depth(doc) > MAX_DEPTH:
@@ -213,9 +270,9 @@ def depth(doc: Any) -> int:
     return deepest
 
 
-def load_yaml(path: Path | str, shown: str | None = None, missing: str = "") -> Any:
+def load_yaml(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> Any:
     shown = shown or str(path)
-    return parse_yaml(read_text(path, shown, missing), shown)
+    return parse_yaml(read_text(path, shown, missing, max_bytes), shown)
 
 
 def load_json(path: Path | str, shown: str | None = None, missing: str = "") -> Any:

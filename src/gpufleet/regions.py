@@ -206,12 +206,21 @@ def recipe_for(gpu: str) -> str:
     raise UserError([Problem(ARG, "--gpu", f"no image recipe in images/recipes/ supports {gpu}")])
 
 
-def check_image(recipe: str, cloud: str, region: str) -> None:
+def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:
+    """What images/lock.json holds for the recipe in the region, as the reason `region new` prints; a UserError when it
+    holds nothing there. A placeholder entry is said to be one: no image was built, `pulumi up` would refuse it."""
     from gpufleet.stacks.lock import image_for
 
     ref = image_for(recipe, cloud, region)
     if isinstance(ref, str):
         raise UserError([Problem("images/lock.json", f"{recipe}.{cloud}.{region}", ref)])
+    if ref.placeholder:
+        return (
+            f"image recipe {recipe}: supports {gpu}; images/lock.json holds only a placeholder for {cloud} "
+            f"{region} ({ref.image_id}): build and lock an image (gpufleet image build, gpufleet image lock record) before "
+            "`pulumi up`"
+        )
+    return f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json ({ref.image_id})"
 
 
 def render(template: str, **values) -> str:
@@ -264,7 +273,7 @@ def plan(
     taken = {s: n for s, n in existing.items() if s != stack}
     vpc = allocate_cidr(taken, cidr)
     recipe = recipe_for(gpu)
-    check_image(recipe, cloud, region)
+    image_reason = check_image(recipe, gpu, cloud, region)
     kind = catalog.gpu_kinds()[gpu]
     dtype_reason: tuple[str, ...] = ()
     if d["serving"]["dtype"] == "bfloat16" and kind.cc < (8, 0):  # bf16 needs compute capability 8.0 (vLLM)
@@ -276,7 +285,7 @@ def plan(
     reasons = (
         f"zones {', '.join(chosen)}: {env} wants {d['zones']}; zones of {region} selling {gpu}: {', '.join(selling)}",
         f"instance type {itype.type}: the catalog's default size for 1x {gpu} ({itype.vcpu} vCPU, {itype.memory_gib} GiB)",
-        f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json",
+        image_reason,
         f"VPC {vpc}: first free /16 of 10.0.0.0/8 next to {cloud} stacks "
         + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
         if not cidr

@@ -70,6 +70,21 @@ class CloudProfile:
     node_lifecycle_note: str = ""
 
 
+@dataclass(frozen=True)
+class ListCap:
+    """The most items a list (or mapping) of the spec may hold on a cloud, and the cloud's quota or rule that sets it.
+
+    A cloud's checks module holds them as LIST_CAPS (spec path -> ListCap); the loader checks them on the raw stack
+    file before the model, so a list of 10,000 items fails at once, naming the quota."""
+
+    most: int
+    quota: str  # what the cloud allows, naming the quota and where it is documented
+    fix: str = ""  # how to get under it, when more than "keep at most <most>"
+    # "fleet": the quota is per fleet (a group, a security group); "region": per account in a region, shared by every
+    # stack of the cloud in that region (gpufleet check and region new add them up, gpufleet/account.py)
+    scope: str = "fleet"
+
+
 # --- the contract, one Protocol per concern (modules are checked with isinstance) --------------------------
 
 
@@ -86,6 +101,8 @@ class ProgramModule(Protocol):
 
 @runtime_checkable
 class ChecksModule(Protocol):
+    LIST_CAPS: dict[str, ListCap]  # spec path (autoscaling.schedules, tags, ...) -> the cloud's cap on its length
+
     def spec_problems(self, spec: Any) -> list[tuple[str, str]]: ...
 
     def notes(self, spec: Any) -> list[str]: ...
@@ -215,6 +232,11 @@ def capabilities(cloud: str) -> dict[Capability, str | None]:
 
 def program(cloud: str) -> ModuleType:
     return module(cloud, "program")
+
+
+def list_caps(cloud: str) -> dict[str, ListCap]:
+    """The cloud's caps on the spec's lists (see ListCap)."""
+    return module(cloud, "checks").LIST_CAPS
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:

@@ -50,11 +50,11 @@ def test_missing_a100_price_fails_the_budget_unless_allowed(a100_stack):
     assert "budget not checked: the total is incomplete" in r.output and "--allow-unpriced" in r.output
     assert A100_TYPE in r.output or "autoscaled node" in r.output
     r = run("--stack", a100_stack, "--budget", "5000", "--allow-unpriced")
-    assert r.exit_code == 0 and "within budget: the lower bound >=" in r.output, r.output
+    assert r.exit_code == 0 and "within budget: the lower bound ≥" in r.output, r.output
     r = run("--stack", a100_stack, "--budget", "500", "--allow-unpriced")
-    assert r.exit_code == 1 and "over budget: even the lower bound >=" in r.output
+    assert r.exit_code == 1 and "over budget: even the lower bound ≥" in r.output
     r = run("--stack", a100_stack, "--budget", "500")  # issue 29: a lower bound above the budget fails without the flag
-    assert r.exit_code == 1 and "over budget: even the lower bound >=" in r.output
+    assert r.exit_code == 1 and "over budget: even the lower bound ≥" in r.output
 
 
 def test_shipped_prod_gate_passes_or_fails_on_the_bounded_total(tmp_path):

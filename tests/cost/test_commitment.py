@@ -1,4 +1,5 @@
-"""The commitment planner against a worked example done by hand (docs/cost.md), and what the spec can express."""
+"""The commitment planner against a worked example done by hand from a fixed public quote, and what the spec can
+express. (docs/cost.md's worked example is generated from the shipped catalog: tests/cost/test_docs_examples.py.)"""
 
 import json
 from decimal import Decimal
@@ -24,7 +25,8 @@ def _prod():
 
 
 def test_worked_example_by_hand():
-    """docs/cost.md, "Commitment planner: a worked example", every number computed by hand there."""
+    """The planner's arithmetic on the gn7i DescribePrice quote of 2026-09-24, every number computed by hand (a fixed
+    quote, so a catalog refresh does not move it; the docs' example follows the catalog instead)."""
     fleet, raw = _prod()
     p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, QUOTE)
     # schedules: 4 nodes Mon-Fri 01:00-14:00 UTC (5 x 13 h = 65 h a week), 2 nodes otherwise (103 h)

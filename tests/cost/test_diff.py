@@ -126,3 +126,24 @@ def test_baseline_problems_are_user_errors(tmp_path):
     assert isinstance(r.exception, UserError) and "give --stack twice" in str(r.exception)
     r = runner.invoke(_app(), ["cost", "diff", "--stack", PROD, "--stack", PROD, "--format", "html"])
     assert isinstance(r.exception, UserError) and "unknown format 'html'" in str(r.exception)
+
+
+def test_dev_to_prod_names_the_unpriced_lines_and_the_bounded_part():
+    """issue 27: dev -> prod said "unknown (−∞ to +14966.78)". It now says the bound in words, which lines have no
+    price (resource and what it bills) and the change over the lines priced on both sides."""
+    from gpufleet.plan import stack_estimate
+
+    a = stack_estimate("alicloud-cn-hangzhou-dev")[1]
+    b = stack_estimate("alicloud-cn-hangzhou-prod")[1]
+    r = diff.run(a, b)
+    assert r.total.low is None and r.total.high is not None  # A (dev) has lines of unknown usage that prod prices
+    sentence = report._total_sentence(r)
+    assert f": at most {r.total.high:+};" in sentence and "∞" not in sentence and "unknown (" not in sentence
+    assert r.unpriced
+    for c in r.unpriced:
+        line = c.a if c.a is not None and c.a.monthly_cost is None else c.b
+        assert f"{line.resource_name} {line.component} ({c.unpriced}): at most" in sentence, c.key
+    both = [c for c in r.changes if not c.unpriced]
+    assert r.priced.value == sum((c.span.value for c in both), Decimal(0))
+    assert f"the lines priced on both sides change by {r.priced.text()}" in sentence
+    assert report.diff_json(r)["priced_delta"]["value"] == str(r.priced.value)

@@ -55,7 +55,7 @@ def test_estimate_xlsx_totals_are_formulas_that_recompute_to_the_json_totals(pro
     # a category with an unpriced line is a lower bound in the sheet too (prod: load_balancer's LCU, other's bucket)
     assert [c for c, v in j["by_category"].items() if not v["complete"]] == ["load_balancer", "other"]
     for c, v in j["by_category"].items():
-        assert ws[f"C{labels[c]}"].value == ("yes" if v["complete"] else "no (>=, lower bound)"), c
+        assert ws[f"C{labels[c]}"].value == ("yes" if v["complete"] else "no (≥, lower bound)"), c
         formula, cached, computed = cells[("Summary", f"D{labels[c]}")]
         assert formula.startswith("=COUNTIFS(") and computed == cached == v["unpriced_lines"], c
     for name, value in expect.items():
@@ -161,8 +161,8 @@ def test_html_puts_the_quality_share_first_and_marks_estimated_and_unpriced_segm
     assert f"{q.estimated_share:.0%} of the priced total rests on estimated prices" in html
     assert 'class="bar estimated"' in html and 'class="bar sourced"' in html
     assert 'class="unpriced"' in html and f"+{len(prod_estimate.unpriced)} ?" in html
-    assert f"&gt;= {prod_estimate.monthly_total}" in html  # the total is a lower bound
-    assert f"<td>&gt;= {prod_estimate.by_category['other']}</td>" in html  # and so is a category with an unpriced line
+    assert f"≥ {prod_estimate.monthly_total}" in html  # the total is a lower bound
+    assert f"<td>≥ {prod_estimate.by_category['other']}</td>" in html  # and so is a category with an unpriced line
     compare = exports.compare_html("alicloud-cn-hangzhou-prod", options)
     assert 'data-drawn="2"' in compare and compare.count('class="unpriced"') == 2 and "preview failed" in compare
     assert "<script" not in compare and "http://" not in compare.replace("http://www.w3.org/2000/svg", "")
@@ -273,7 +273,7 @@ def test_compare_xlsx_has_an_auditable_sheet_per_option(options, tmp_path):
         ws = book[exports.option_sheet_name(i, o)]
         assert ws["A1"].value == exports.label(o)
         labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
-        total_row = labels["monthly total (>=, lower bound)"]
+        total_row = labels["monthly total (≥, lower bound)"]
         formula, cached, computed = cells[(ws.title, f"G{total_row}")]
         assert formula.startswith("=SUM(") and round(Decimal(str(computed)), 2) == o.estimate.monthly_total
         assert round(Decimal(str(cells[(ws.title, f"J{total_row}")][2])), 2) == o.estimate.total.low

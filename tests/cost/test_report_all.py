@@ -139,7 +139,7 @@ def test_a_stack_that_cannot_be_priced_is_named_and_the_total_is_a_lower_bound(p
     r = allstacks.report(
         [allstacks.StackCost("ok", {"team": "x"}, prod), allstacks.StackCost("broken", {}, None, "stacks/x: bad")], "team"
     )
-    assert not r.total.complete and r.total.total_text().startswith(">= ") and r.total.unpriced_stacks == 1
+    assert not r.total.complete and r.total.total_text().startswith("≥ ") and r.total.unpriced_stacks == 1
     assert any("broken: not priced (stacks/x: bad)" in n for n in r.notes)
     assert allstacks.as_json(r)["total"]["complete"] is False
 

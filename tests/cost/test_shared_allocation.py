@@ -56,7 +56,7 @@ def test_cost_budget_by_team_exits_1_when_a_team_is_over(tmp_path):
     f = tmp_path / "budgets.yaml"
     f.write_text("budgets:\n  ml-platform: 1000\n")
     r = budget("--by", "team", "--budgets", str(f))
-    assert r.exit_code == 1 and "ml-platform: over budget: >= " in r.output, r.output
+    assert r.exit_code == 1 and "ml-platform: over budget: ≥ " in r.output, r.output
     f.write_text("budgets:\n  ml-platform: 1000000\n")
     r = budget("--by", "team", "--budgets", str(f))
     assert r.exit_code == 1 and "not checked" in r.output  # unpriced lines (the model buckets) and no --allow-unpriced

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# The fake cloud publishes no quota: no list of the spec is capped on it (registry.ListCap).
+LIST_CAPS: dict = {}
+
 
 def spec_problems(spec) -> list[tuple[str, str]]:
     if not spec.model.source.startswith(("fks://", "https://")):

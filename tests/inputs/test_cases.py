@@ -49,26 +49,43 @@ def refused(argv, capsys, *folders, names=None, code=2):
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text, where, message",
     [
-        (b"a: 1\na: 2\n", "duplicate key 'a'"),
-        (b"x: .nan\n", "not a finite number"),
-        (b"x: .inf\n", "not a finite number"),
-        (b"x: 1.0e+999999999\n", "not a finite number"),
-        (b"x: 1" + b"0" * 400 + b"\n", "out of range"),
-        (b"\xff\xfe: 1\n", "not UTF-8"),
-        (b"[" * 100 + b"]" * 100, "nested deeper than 64"),
-        (b"a: &a [1]\n" + b"".join(b"b%d: *a\n" % i for i in range(101)), "more than 100 aliases"),
-        (b"{[1]: 2}\n", "cannot be a key"),
-        (b"a: [\n", "not valid YAML: line"),
+        (b"a: 1\na: 2\n", "f.yaml:2:1: ", "duplicate key 'a'"),
+        (b"x: .nan\n", "f.yaml:1:4: ", "not a finite number"),
+        (b"x: .inf\n", "f.yaml:1:4: ", "not a finite number"),
+        (b"x: 1.0e+999999999\n", "f.yaml:1:4: ", "not a finite number"),
+        (b"x: 1" + b"0" * 400 + b"\n", "f.yaml:1:4: ", "out of range"),
+        (b"\xff\xfe: 1\n", "f.yaml:1:1: ", "not UTF-8"),
+        (b"[" * 100 + b"]" * 100, "f.yaml:1:65: ", "nested deeper than 64"),
+        (b"a: &a [1]\n" + b"".join(b"b%d: *a\n" % i for i in range(101)), "f.yaml:102:7: ", "more than 100 aliases"),
+        (b"{[1]: 2}\n", "f.yaml:1:2: ", "cannot be a key"),
+        (b"a: [\n", "f.yaml:2:1: ", "not valid YAML: did not find expected node content"),
+        # issue 27: a control character is one line with the file's line and column, not an offset in a string
+        (b'config:\n  x: "a\x01b"\n', "f.yaml:2:8: ", "not valid YAML: control characters are not allowed (U+0001 here)"),
+        (b"a: 1\nb: x\x07y\n", "f.yaml:2:5: ", "(U+0007 here)"),
+        # an alias bomb: 10 aliases of 10 aliases, 9 deep (10**9 nodes), ends at the event stream
+        (
+            b"a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+            + b"".join(b"%c: &%c [%s]\n" % (98 + i, 98 + i, b",".join([b"*%c" % (97 + i)] * 10)) for i in range(9)),
+            "f.yaml:4:",
+            "aliases expand to more than 10000 nodes",
+        ),
     ],
 )
-def test_yaml_reader_refuses(tmp_path, text, message):
+def test_yaml_reader_refuses(tmp_path, text, where, message):
     p = tmp_path / "f.yaml"
     p.write_bytes(text)
     with pytest.raises(UserError) as exc:
         inputs.load_yaml(p, "f.yaml")
-    assert str(exc.value).startswith("f.yaml: ") and message in str(exc.value), str(exc.value)
+    shown = str(exc.value)
+    assert shown.startswith(where) and message in shown and "\n" not in shown, shown
+
+
+def test_yaml_reader_accepts_anchors_within_the_budget(tmp_path):
+    p = tmp_path / "f.yaml"
+    p.write_text("base: &b {x: 1, y: [1, 2]}\nc: *b\nd: *b\n")
+    assert inputs.load_yaml(p) == {"base": {"x": 1, "y": [1, 2]}, "c": {"x": 1, "y": [1, 2]}, "d": {"x": 1, "y": [1, 2]}}
 
 
 @pytest.mark.parametrize(
@@ -81,7 +98,7 @@ def test_yaml_reader_refuses(tmp_path, text, message):
         ('{"a": 1' + "0" * 400 + "}", "out of range"),
         ("[" * 100 + "]" * 100, "nested deeper than 64"),
         ("[" * 100000 + "]" * 100000, "nested deeper than 64"),
-        ('{"a": ', "not valid JSON: line 1"),
+        ('{"a": ', "f.json:1:7: not valid JSON: Expecting value"),
     ],
 )
 def test_json_reader_refuses(tmp_path, text, message):
@@ -120,7 +137,7 @@ NOT_UTF8 = b"x: \xff\xfe\n"
 
 def test_stack_file_not_utf8(project, capsys):
     (project / STACK_FILE).write_bytes(NOT_UTF8)
-    refused(["preview", "--stack", STACK], capsys, project, names=f"{STACK_FILE}: not UTF-8")
+    refused(["preview", "--stack", STACK], capsys, project, names=f"{STACK_FILE}:1:4: not UTF-8")
 
 
 def test_stack_duplicate_key_refused_also_by_the_pulumi_program(project, capsys):
@@ -212,7 +229,7 @@ def test_usage_file(project, tmp_path, capsys, text, names):
 def test_usage_file_not_utf8(project, tmp_path, capsys):
     f = tmp_path / "usage.yaml"
     f.write_bytes(NOT_UTF8)
-    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names="usage.yaml: not UTF-8")
+    refused(["cost", "estimate", "--stack", STACK, "--usage", f], capsys, project, tmp_path, names="usage.yaml:1:4: not UTF-8")
 
 
 @pytest.mark.parametrize(

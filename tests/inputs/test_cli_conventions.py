@@ -75,6 +75,9 @@ FAILURES = [  # (argv, code, what the output names)
     (["image", "build", "--recipe", "cuda13-vllm"], 2, "--host"),
     (["image", "render", "--recipe", "cuda13-vllm"], 2, "--out-dir"),
     (["image", "pipeline", "--stack", "no-such-images-stack"], 2, "Pulumi.no-such-images-stack.yaml"),
+    # a near-miss of an images stack gets the did-you-mean `preview --stack` gives (issue 27)
+    (["image", "pipeline", "--stack", "example-cuda13-vllm-alicloudd"], 2, "did you mean 'example-cuda13-vllm-alicloud'"),
+    (["image", "check", "--format", "csv"], 2, "unknown format"),
     (["image", "lock", "show", "--format", "csv"], 2, "unknown format"),
     (["image", "lock", "record", "-r", "cuda13-vllm", "-m", "/nonexistent/manifest.json"], 2, "manifest"),
     (["region", "new", "--cloud", "alicloud", "--region", "cn-hangzhou", "--env", "dev", "--dry-run"], 2, "already exists"),
@@ -350,3 +353,66 @@ def test_a_pipe_gets_no_escapes_and_wide_tables():
         [GF, "image", "lock", "show"], cwd=ROOT, env={**env, "COLUMNS": "90"}, capture_output=True, text=True, timeout=60
     )
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 90  # COLUMNS is obeyed
+
+
+# --- help with -h, bare groups, --format wherever a result is printed (issue 27 item 6) ---------------------------
+
+
+@pytest.mark.parametrize("path", [*GROUPS, *COMMANDS])
+def test_h_is_help_everywhere(path, capsys):
+    words = path.split()
+    short, long = run_cli([*words, "-h"], capsys), run_cli([*words, "--help"], capsys)
+    assert short.code == long.code == 0, short.text
+    assert short.out == long.out and re.match(rf"Usage: \S+ {re.escape(path + ' ' if path else '')}\[OPTIONS\]", short.out)
+
+
+@pytest.mark.parametrize("path", list(GROUPS))
+def test_a_group_without_a_command_prints_its_help_and_exits_0(path, capsys):
+    """Bare `gpufleet` (path "") and every bare group: the help on standard output, exit 0, as with --help."""
+    bare, helped = run_cli(path.split(), capsys), run_cli([*path.split(), "--help"], capsys)
+    assert bare.code == 0, bare.text
+    assert bare.out == helped.out and bare.err == ""
+
+
+def test_bare_gpufleet_exits_0_as_a_program():
+    done = subprocess.run([GF], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("Usage: gpufleet ") and "Commands:" in done.stdout
+
+
+# Commands that print no result, only what they did (they write files or act): no --format. Every other has one.
+NO_RESULT = {
+    "completion": "prints a shell script, which is its only form",
+    "image build": "runs a build over SSH; its result is the manifest written with --manifest-out",
+    "image render": "writes scripts into --out-dir",
+    "image lock record": "writes images/lock.json (see `image lock show --format json`)",
+    "catalog build": "writes cost/data/ catalogs",
+    "catalog refresh": "writes vendor API rows into a catalog",
+    "region new": "writes a stack file (its text with --dry-run)",
+}
+
+
+def test_every_command_that_prints_a_result_takes_format_and_json():
+    missing = [
+        p
+        for p, c in COMMANDS.items()
+        if p not in NO_RESULT and not {"--format", "--json"} <= {o for prm in c.params for o in getattr(prm, "opts", [])}
+    ]
+    assert missing == []
+    assert set(NO_RESULT) <= set(COMMANDS)  # the list names real commands
+    no_o = [p for p, c in COMMANDS.items() if p not in NO_RESULT and "-o" not in {o for prm in c.params for o in prm.opts}]
+    assert no_o == []  # and -o FILE writes that result
+
+
+def test_image_check_prints_json_that_says_what_the_table_says(capsys):
+    table = run_cli(["image", "check"], capsys)
+    as_json = run_cli(["image", "check", "--json"], capsys)
+    assert table.code == as_json.code == 0
+    doc = json.loads(as_json.out)
+    assert doc["ok"] and doc["recipes"]
+    for r in doc["recipes"]:
+        assert f"ok  {r['recipe']}: " in table.out
+        for b in r["before_a_real_build"]:
+            assert f"before a real build: {b['field']}: {b['message']}" in table.out
+    failed = run_cli(["image", "check", "-r", "cuda13-vllm", "--gpu", "V100-16G", "--json"], capsys)
+    doc = json.loads(failed.out)
+    assert failed.code == 1 and not doc["ok"] and doc["recipes"][0]["problems"][0]["field"] == "recipe.gpus"

@@ -7,6 +7,7 @@ The total count is printed at the end of the session (tests/inputs/conftest.py).
 from __future__ import annotations
 
 import copy
+import ipaddress
 import os
 import shutil
 
@@ -14,8 +15,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gpufleet import inputs
+from gpufleet import inputs, registry
 from gpufleet.errors import UserError
+from gpufleet.stacks import loader
 
 from .inputs_helpers import GENERATED, ROOT, run_cli, snapshot
 
@@ -235,3 +237,135 @@ def test_generated_catalogs_and_locks(tmp_path_factory, doc, lock_doc):
     except UserError as exc:
         assert all(p.file == str(lp) for p in exc.problems), exc
     shutil.rmtree(folder)
+
+
+# --- issue 27: the classes the clouds refuse, for both clouds ---------------------------------------------------
+
+EDGE_STACKS = {
+    stack: yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    for stack in ("alicloud-cn-hangzhou-dev", "tencentcloud-ap-guangzhou-dev")
+}
+CIDR_FIELDS = {
+    "network.vpc_cidr": lambda f, v: f["network"].update(vpc_cidr=v),
+    "network.ssh_cidrs": lambda f, v: f["network"].update(ssh_cidrs=[v]),
+    "load_balancer.allowed_cidrs": lambda f, v: f.setdefault("load_balancer", {}).update(allowed_cidrs=[v]),
+}
+LIST_SETTERS = {
+    "autoscaling.schedules": lambda f, n: f.setdefault("autoscaling", {}).update(
+        schedules=[{"name": f"s{i:05d}", "cron": "0 1 * * *", "min": 1, "max": 1} for i in range(n)]
+    ),
+    "tags": lambda f, n: f.update(tags={f"k{i}": "v" for i in range(n)}),
+    "network.ssh_cidrs": lambda f, n: f["network"].update(ssh_cidrs=[f"10.{i // 256}.{i % 256}.0/24" for i in range(n)]),
+    "load_balancer.allowed_cidrs": lambda f, n: f.setdefault("load_balancer", {}).update(
+        allowed_cidrs=[f"10.{i // 256}.{i % 256}.0/24" for i in range(n)]
+    ),
+}
+ipv4_net = st.builds(lambda a, p: str(ipaddress.ip_network(f"{a}/{p}", strict=False)), st.ip_addresses(v=4), st.integers(8, 24))
+ipv6_net = st.builds(lambda a, p: str(ipaddress.ip_network(f"{a}/{p}", strict=False)), st.ip_addresses(v=6), st.integers(8, 64))
+identifier = st.from_regex(r"[a-z][a-z_]{1,12}", fullmatch=True)
+
+
+def _contact_ok(v: str) -> bool:
+    """The documented rule (docs/spec.md), written independently of the pattern in spec.py."""
+    control = any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in v)
+    return 1 <= len(v) <= 128 and not control and v == v.strip()
+
+
+@st.composite
+def edge_case(draw):
+    """(stack, the edited stack document, what must be said: (field, words) or None when the class is accepted)."""
+    stack = draw(st.sampled_from(sorted(EDGE_STACKS)))
+    doc = copy.deepcopy(EDGE_STACKS[stack])
+    fleet = doc["config"]["gpufleet:fleet"]
+    kind = draw(st.sampled_from(["ip", "contact", "unknown_key", "config_key", "list", "tag_length"]))
+    if kind == "ip":
+        field = draw(st.sampled_from(sorted(CIDR_FIELDS)))
+        six = draw(st.booleans())
+        value = draw(ipv6_net if six else ipv4_net)
+        CIDR_FIELDS[field](fleet, value)
+        return stack, doc, (f"fleet.{field}", f"{value} is IPv6") if six else (f"fleet.{field}", None)
+    if kind == "contact":
+        value = draw(
+            st.one_of(
+                st.text(max_size=140),
+                st.text(min_size=120, max_size=140, alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x2FFF)),
+                st.sampled_from(["", "a\nb", "\t", " x", "x ", "x" * 129, "x" * 128, "值班组"]),
+            )
+        )
+        fleet.setdefault("alarms", {})["contact_group"] = value
+        return stack, doc, None if _contact_ok(value) else ("fleet.alarms.contact_group", "1 to 128 characters")
+    if kind == "tag_length":
+        # the documented lengths (not read from rules.py): Alibaba keys 64 (SLB CreateLoadBalancer Tag.Key, the CLB is
+        # tagged too), values 128 (ECS TagResources); Tencent keys 127, values 255 (tag naming limits)
+        most = {"alicloud": (64, 128), "tencentcloud": (127, 255)}[fleet["cloud"]]
+        value_side = draw(st.booleans())
+        n = most[value_side] + draw(st.integers(-2, 2))
+        key, value = ("team", "v" * n) if value_side else ("k" * n, "v")
+        fleet["tags"] = {key: value}
+        return stack, doc, (f"fleet.tags.{key}", f"length {n} is outside" if n > most[value_side] else None)
+    if kind == "unknown_key":
+        where = draw(st.sampled_from([(), ("network",), ("gpu",), ("replicas",), ("serving",), ("model",)]))
+        key = draw(identifier)
+        parent = fleet
+        for part in where:
+            parent = parent[part]
+        if key in parent or key in _fields(where):
+            return stack, doc, None  # a real field: not this class
+        parent[key] = 1
+        return stack, doc, (".".join(("fleet", *where, key)), "unknown field")
+    if kind == "config_key":
+        key = "gpufleet:" + draw(identifier)
+        if key in loader.CONFIG_KEYS:
+            return stack, doc, None
+        doc["config"][key] = "x"
+        return stack, doc, (f"config.{key}", "unknown gpufleet config key")
+    path = draw(st.sampled_from(sorted(LIST_SETTERS)))
+    cap = registry.list_caps(fleet["cloud"])[path]
+    n = cap.most + draw(st.sampled_from([-1, 0, 1, 2, 50]))
+    LIST_SETTERS[path](fleet, n)
+    return stack, doc, (f"fleet.{path}", f"keep at most {cap.most}") if n > cap.most else (f"fleet.{path}", None)
+
+
+def _fields(where: tuple) -> set[str]:
+    from gpufleet.stacks.spec import FleetSpec
+
+    model = FleetSpec
+    for part in where:
+        model = model.model_fields[part].annotation
+    return set(model.model_fields)
+
+
+@settings(max_examples=150, **COMMON)
+@given(case=edge_case())
+@example(case=("alicloud-cn-hangzhou-dev", None, None))  # the shipped stack, untouched
+def test_generated_edge_classes(tmp_path_factory, case):
+    """IP families, lengths and characters, unknown keys and lists at and over the clouds' caps, on both clouds: the
+    class's problem is named on its field (or, where accepting is right, that field has no such problem); a refusal is
+    a UserError on the file and writes nothing."""
+    GENERATED["cases"] += 1
+    stack, doc, expect = case
+    doc = doc or EDGE_STACKS[stack]
+    root = tmp_path_factory.mktemp("e")
+    (root / "stacks").mkdir()
+    (root / "Pulumi.yaml").write_text("name: gpufleet\n")
+    shown = f"stacks/Pulumi.{stack}.yaml"
+    (root / shown).write_text(yaml.safe_dump(doc, sort_keys=False, width=1 << 30))
+    from gpufleet import validation
+
+    before = snapshot(root)
+    try:
+        validation.load_fleet(stack, root, sizing=False)
+        said = []
+    except UserError as exc:
+        assert exc.problems and all(p.file == shown for p in exc.problems), exc
+        assert all("\n" not in str(p) for p in exc.problems), exc
+        said = [(p.path, p.message) for p in exc.problems]
+    if expect is not None:
+        field, words = expect
+        on_field = [m for p, m in said if p == field]
+        if words is None:  # accepted for this class: no IPv6, cap or length complaint on the field
+            assert not any(w in m for m in on_field for w in ("IPv6", "keep at most", "is outside")), said
+        else:
+            assert any(words in m for m in on_field), (expect, said)
+    assert snapshot(root) == before
+    shutil.rmtree(root)

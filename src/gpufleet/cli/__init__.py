@@ -14,6 +14,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits -h (docs/cli.md)
     help="GPU inference fleets for vLLM on Alibaba Cloud and Tencent Cloud.\n\n"
     "Exit codes: 0 done, 1 a check failed (does not fit, over budget, ...), 2 bad input. NO_COLOR turns colour off. "
     "Conventions: docs/cli.md.\n\n"
@@ -121,6 +122,9 @@ def _main(argv: list[str] | None) -> None:
         console(stderr=True).print("aborted")
         sys.exit(130)
     except Exception as exc:  # usage errors (click's ClickException) come here in non-standalone mode
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group given no command: its help, as `--help` (stdout, 0)
+            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            sys.exit(0)
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             sys.exit(exc.exit_code)

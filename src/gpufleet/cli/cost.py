@@ -67,7 +67,7 @@ def estimate_cmd(
 ) -> None:
     """The stack's monthly cost, line by line, with what each price rests on.
 
-    A line without a price or quantity is shown and left out of the total, which then reads >= X.
+    A line without a price or quantity is shown and left out of the total, which then reads ≥ X.
     Exit 1: over --budget, or --budget with an incomplete total (unless --allow-unpriced). Exit 2: bad input.
 
     \b
@@ -349,6 +349,8 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
     from rich.table import Table
     from rich.text import Text
 
+    from gpufleet.cost import figures
+
     c = console(file=buf, width=_width(out))
     title = f"{stack}: one {fleet.instance_type.type} node ({fleet.spec.gpu.count}x {fleet.spec.gpu.kind}), {currency}"
     tab = Table(title=title)
@@ -369,8 +371,8 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
                 (str(n.monthly) if n.monthly is not None else "unpriced") if i == 0 else "",
                 p.label,
                 str(p.output_tokens_per_s),
-                f"{p.per_million:.2f}" if p.per_million is not None else "-",
-                f"{p.per_request:.6f}" if p.per_request is not None else "-",
+                figures.rounded(p.per_million, 2) if p.per_million is not None else "-",
+                figures.rounded(p.per_request, 6) if p.per_request is not None else "-",
                 end_section=i == len(pts) - 1,
             )
     c.print(tab)
@@ -494,7 +496,7 @@ def _report_table(buf, out, r) -> None:
     c.print(t)
     c.print(
         f"with shared = own cost + the group's share of the shared costs (allocated {r.allocate}); estimated: share of the "
-        "priced cost resting on an estimated price; >= : lines or stacks without a price"
+        "priced cost resting on an estimated price; ≥ : lines or stacks without a price"
     )
     for g in r.groups:
         c.print(f"  {g.name}: {', '.join(g.stacks)}")
@@ -512,6 +514,7 @@ def budget_cmd(
     ),
     fmt: str = options.fmt(COMMIT_FORMATS),
     as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
 ) -> None:
     """Each team's monthly cost (its stacks plus its share of the shared costs, as `cost report --all`) against its
     budget. Exit 1: a team over its budget, or not checked (a line without a price, unless --allow-unpriced), or a
@@ -525,7 +528,7 @@ def budget_cmd(
     from gpufleet.cost import allstacks, teambudget
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, None)
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
@@ -539,10 +542,9 @@ def budget_cmd(
     r = allstacks.report(allstacks.price_all(), by, allocate_by)
     verdicts = teambudget.check(r, limits, allow_unpriced)
     if chosen == "json":
-        typer.echo(exports_json(teambudget.as_json(r, verdicts)), nl=False)
+        options.emit(exports_json(teambudget.as_json(r, verdicts)), out)
     else:
-        for v in verdicts:
-            typer.echo(f"{v.group}: {v.message}")
+        options.emit("".join(f"{v.group}: {v.message}\n" for v in verdicts), out)
     if not all(v.ok for v in verdicts):
         raise typer.Exit(1)
 

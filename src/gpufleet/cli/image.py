@@ -81,6 +81,9 @@ def check(
     gpu: str | None = typer.Option(
         None, "--gpu", autocompletion=options.complete_gpu, help="also check the recipe against this GPU kind (e.g. V100-16G)"
     ),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    output: Path | None = options.output(),
 ) -> None:
     """Check that a recipe's driver, CUDA, torch, vLLM and Python fit together and fit the GPUs it claims. Exit 1 when
     a recipe does not hold together; 2 for an unknown recipe or GPU.
@@ -89,36 +92,56 @@ def check(
     Examples:
       gpufleet image check
       gpufleet image check --recipe cuda13-vllm --gpu A10
+      gpufleet image check --json
     """
     from gpufleet.images.recipes import recipe_names
     from gpufleet.images.steps import build_blockers, unverified
     from gpufleet.stacks import catalog
 
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
         raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
     recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
-    out = _out()
-    problems: list[Problem] = []
-    for r in recipes:
-        found = _check_problems(r, gpu)
-        problems += found
-        if found:
-            continue
-        p = r.pins
+    results = [
+        {
+            "recipe": r.name,
+            "ok": not (found := _check_problems(r, gpu)),
+            "pins": r.pins,
+            "serves": list(r.gpus),
+            "checked_against": gpu,
+            "problems": [{"file": p.file, "field": p.path, "message": p.message} for p in found],
+            "before_a_real_build": [{"field": path, "message": msg} for path, msg in build_blockers(r)],
+            "unverified": list(unverified(r)),
+        }
+        for r in recipes
+    ]
+    problems = [Problem(p["file"], p["field"], p["message"]) for x in results for p in x["problems"]]
+    if chosen == "json":
+        options.emit(json.dumps({"recipes": results, "ok": not problems}, indent=2), output)
+    else:
+        options.show(lambda out: _print_check(out, results), output)
+    if problems:  # the check failed (exit 1), as `plan fit` that does not fit
+        print_problems(problems, _err())
+        raise typer.Exit(1)
+
+
+def _print_check(out, results: list[dict]) -> None:
+    for x in results:
+        if not x["ok"]:
+            continue  # its problems are printed on standard error
+        p = x["pins"]
         line = ", ".join(f"{k} {p[k]}" for k in ("driver", "cuda", "python", "torch", "vllm") if k in p) or ", ".join(
             f"{k} {v}" for k, v in p.items()
         )
         out.print(
-            f"ok  {r.name}: {line}; serves {', '.join(r.gpus) or 'no GPU (self-test)'}"
-            + (f"; checked against {gpu}" if gpu else "")
+            f"ok  {x['recipe']}: {line}; serves {', '.join(x['serves']) or 'no GPU (self-test)'}"
+            + (f"; checked against {x['checked_against']}" if x["checked_against"] else ""),
+            soft_wrap=True,
         )
-        for path, msg in build_blockers(r):
-            out.print(f"    before a real build: {path}: {msg}")
-        for note in unverified(r):
-            out.print(f"    unverified: {note}")
-    if problems:  # the check failed (exit 1), as `plan fit` that does not fit
-        print_problems(problems, _err())
-        raise typer.Exit(1)
+        for b in x["before_a_real_build"]:
+            out.print(f"    before a real build: {b['field']}: {b['message']}", soft_wrap=True)
+        for note in x["unverified"]:
+            out.print(f"    unverified: {note}", soft_wrap=True)
 
 
 def _print_event(e) -> None:
@@ -281,10 +304,9 @@ def _images_stack(value: str) -> Path:
 
 
 def _images_stacks(incomplete: str) -> list[str]:
-    from gpufleet.images.pipeline import PROGRAM
+    from gpufleet.images.pipeline import stack_names
 
-    names = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROGRAM.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
-    return [n for n in names if n.startswith(incomplete)]
+    return [n for n in stack_names() if n.startswith(incomplete)]
 
 
 @image_app.command("pipeline")

@@ -11,6 +11,9 @@
 - Exit codes: 0 done; 1 a check failed (over budget, does not fit, capacity short, a recipe that does not hold
   together, a build step or a load test that failed); 2 bad input (a usage error, a bad file or value).
 - Colour: none when NO_COLOR is set or the output is not a terminal (gpufleet/errors.py console()).
+- Help: `-h` is `--help` everywhere; `gpufleet` or a group without a command prints its help and exits 0 (cli/__init__.py).
+- Figures: a lower bound reads `≥ X`, a spread `X (low–high)`, a change with an unpriced side `at most +X`, in every
+  text format (gpufleet/cost/figures.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import io
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from gpufleet.cost import view
+from gpufleet.cost import figures, view
 from gpufleet.cost.estimate import Estimate, Line, money
 
 GROUP_TAGS = ("team", "cost-center")
@@ -61,10 +61,10 @@ class Group:
         return Decimal(0) if self.monthly == 0 else (self.estimated / self.monthly).quantize(Decimal("0.0001"))
 
     def with_shared_text(self) -> str:
-        return ("" if self.complete else ">= ") + str(self.with_shared)
+        return figures.at_least(self.with_shared, self.complete)
 
     def total_text(self) -> str:
-        return ("" if self.complete else ">= ") + str(money(self.monthly))
+        return figures.at_least(money(self.monthly), self.complete)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from gpufleet.cost import view
+from gpufleet.cost import figures, view
 from gpufleet.errors import Problem, UserError
 
 
@@ -44,17 +44,19 @@ def check(e, limit: Decimal, allow_unpriced: bool = False) -> Verdict:
         f"; bounded {l.resource_name}: {l.component} at most {l.bound_cost} {currency} ({l.bound_how})" for l in bounded
     )
     if missing and total > limit:
-        return Verdict(False, f"over budget: even the lower bound >= {total} {currency} is above {limit}{how}")
+        return Verdict(
+            False, f"over budget: even the lower bound {figures.at_least(total, False)} {currency} is above {limit}{how}"
+        )
     if open_ and not allow_unpriced:
         names = "; ".join(f"{l.resource_name}: {l.component}" for l in open_[:5]) + ("; ..." if len(open_) > 5 else "")
         return Verdict(
             False,
-            f"budget not checked: the total is incomplete (>= {total} {currency}; {len(open_)} line(s) without a price or "
+            f"budget not checked: the total is incomplete ({figures.at_least(total, False)} {currency}; {len(open_)} line(s) without a price or "
             f"quantity and no documented bound: {names}){how}; price them (cost/data, usage file) or pass --allow-unpriced "
             "to compare the lower bound",
         )
     if open_:
-        what = f"the lower bound >= {total} {currency} ({len(open_)} line(s) without a price or a bound are not in it)"
+        what = f"the lower bound {figures.at_least(total, False)} {currency} ({len(open_)} line(s) without a price or a bound are not in it)"
         ok = (at_most if bounded else total) <= limit
         if bounded:
             what += f", {at_most} with the bounded lines at their bounds"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from gpufleet.cost import figures
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario, money
 from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import Problem, UserError
@@ -43,13 +44,7 @@ class Delta:
         return "unknown"
 
     def text(self) -> str:
-        if self.value is not None and self.low == self.value == self.high:
-            return f"{self.value:+}"
-        if self.value is not None:
-            return f"{self.value:+} ({self.low:+}–{self.high:+})"
-        lo = "−∞" if self.low is None else f"{self.low:+}"
-        hi = "+∞" if self.high is None else f"{self.high:+}"
-        return f"unknown ({lo} to {hi})"
+        return figures.change(self.value, self.low, self.high)
 
     def as_json(self) -> dict:
         s = lambda x: None if x is None else str(x)  # noqa: E731
@@ -182,6 +177,11 @@ class Result:
     @property
     def by_category(self) -> dict[str, Delta]:
         return {cat: _sum(c.span for c in self.changes if c.category == cat) for cat in CATEGORIES}
+
+    @property
+    def priced(self) -> Delta:
+        """The bounded part: B minus A over the lines priced on both sides (an added or removed priced line counts)."""
+        return _sum(c.span for c in self.changes if not c.unpriced)
 
     @property
     def unpriced(self) -> list[Change]:

@@ -113,13 +113,12 @@ class Amount:
 
     def text(self, spread: bool = True) -> str:
         """`123.45`, `123.45 (110.00–140.00)` for an estimated price, `≥ 123.45` with unpriced lines, `unpriced`."""
+        from gpufleet.cost import figures
+
         if self.lines and not self.priced:
-            return "unpriced"
-        out = ("" if self.complete else "≥ ") + str(self.value)
-        if self.exact or not spread:
-            return out
+            return figures.UNPRICED
         # with unpriced lines there is no high end (as in the JSON): only the low end of the spread is shown
-        return f"{out} ({self.low}–{self.high})" if self.complete else f"{out} (low {self.low})"
+        return figures.amount(self.value, self.low, self.high if self.complete else None, self.complete, spread)
 
     def as_json(self) -> dict:
         return {

@@ -2,7 +2,7 @@
 
 Every format shows, for each line and each total, what it rests on: `sourced` (official or vendor API price),
 `estimated` (estimate or third-party price) or `unpriced` (no price or no quantity: not in the total, and the total
-reads `>= X`); a price older than a year is marked stale. XLSX totals are formulas over the line cells with the
+reads `≥ X`); a price older than a year is marked stale. XLSX totals are formulas over the line cells with the
 computed value cached (a viewer that does not recalculate shows the same numbers); money has two decimals.
 The terminal tables and JSON are cost/report.py's; what is read from an Estimate goes through cost/view.py.
 """
@@ -18,7 +18,7 @@ from html import escape
 from pathlib import Path
 from typing import BinaryIO
 
-from gpufleet.cost import view
+from gpufleet.cost import figures, view
 from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.cost.resources import CATEGORIES
@@ -28,6 +28,7 @@ MONEY = "#,##0.00"
 QUANTITY = "#,##0.####"
 UNIT_PRICE = "#,##0.00####"
 SHARE = "0.0%"
+NO_HIGH_END = "none: lines without a price"  # a high end the JSON gives as null
 
 
 def _s(x) -> str:
@@ -336,7 +337,10 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
         ("currency", e.currency),
         ("catalog as of", e.catalog_as_of),
         ("oldest price", view.oldest_as_of(e) or "n/a"),
-        ("complete", "yes" if view.complete(e) else f"no: {len(view.unpriced(e))} line(s) without a price (total is >=)"),
+        (
+            "complete",
+            "yes" if view.complete(e) else f"no: {len(view.unpriced(e))} line(s) without a price (total is {figures.SIGN})",
+        ),
     ]
     for i, (k, v) in enumerate(meta, start=2):
         ws.write_string(i - 1, 0, k, f.bold)
@@ -348,11 +352,11 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
     for i, c in enumerate(CATEGORIES):
         ws.write_string(row + 1 + i, 0, c)
         ws.write_formula(row + 1 + i, 1, f'=SUMIF({rg["category"]},"{c}",{rg["cost"]})', f.money, _f(e.by_category[c]))
-        ws.write_string(row + 1 + i, 2, "no (>=, lower bound)" if unpriced[c] else "yes")
+        ws.write_string(row + 1 + i, 2, f"no ({figures.SIGN}, lower bound)" if unpriced[c] else "yes")
         ws.write_formula(row + 1 + i, 3, f'=COUNTIFS({rg["category"]},"{c}",{rg["status"]},"unpriced")', None, unpriced[c])
     cat_last = cat_first + len(CATEGORIES) - 1
     total_row = row + 1 + len(CATEGORIES)
-    ws.write_string(total_row, 0, "monthly total" if view.complete(e) else "monthly total (>=, lower bound)", f.bold)
+    ws.write_string(total_row, 0, "monthly total" if view.complete(e) else f"monthly total ({figures.SIGN}, lower bound)", f.bold)
     ws.write_formula(total_row, 1, f"=SUM(B{cat_first}:B{cat_last})", f.money_bold, _f(e.monthly_total))
     q = view.quality(e)
     shares = [
@@ -429,9 +433,9 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
                 r, 2 + i, f'=SUMIFS({rg["cost"]},{rg["option"]},{a},{rg["category"]},"{c}")', f.money, _f(e.by_category[c])
             )
             if unpriced[c]:
-                ws.write_comment(r, 2 + i, f"lower bound (>=): {unpriced[c]} line(s) without a price are not in it")
+                ws.write_comment(r, 2 + i, f"lower bound ({figures.SIGN}): {unpriced[c]} line(s) without a price are not in it")
         ws.write_formula(r, tot_c, f"=SUM({_col(2)}{r + 1}:{_col(1 + n)}{r + 1})", f.money_bold, _f(e.monthly_total))
-        ws.write_string(r, tot_c + 1, "yes" if view.complete(e) else "no (total is >=)")
+        ws.write_string(r, tot_c + 1, "yes" if view.complete(e) else f"no (total is {figures.SIGN})")
         t = f"{_col(tot_c)}{r + 1}"
         ws.write_formula(
             r,
@@ -553,17 +557,20 @@ def _option_sheet(wb, f: _Formats, name: str, title: str, e: Estimate) -> None:
         r += 1
         ws.write_string(r, 0, c)
         for col, letter, cached in ((6, "G", cats[c].value), (9, "J", cats[c].low), (10, "K", cats[c].high)):
+            if col == 10 and not cats[c].complete:
+                ws.write_string(r, col, NO_HIGH_END)
+                continue
             ws.write_formula(r, col, f'=SUMIF($C${first}:$C${last},"{c}",{letter}${first}:{letter}${last})', f.money, _f(cached))
         ws.write_formula(r, 11, f'=COUNTIFS($C${first}:$C${last},"{c}",$L${first}:$L${last},"unpriced")', None, unpriced[c])
     sub_last = r + 1
     r += 1
     total = e.total
-    ws.write_string(r, 0, "monthly total" if total.complete else "monthly total (>=, lower bound)", f.bold)
+    ws.write_string(r, 0, "monthly total" if total.complete else f"monthly total ({figures.SIGN}, lower bound)", f.bold)
     for col, letter, cached in ((6, "G", total.value), (9, "J", total.low), (10, "K", total.high)):
+        if col == 10 and not total.complete:
+            ws.write_string(r, col, NO_HIGH_END)  # as the JSON's null: the unpriced lines have no upper bound
+            continue
         ws.write_formula(r, col, f"=SUM({letter}{sub_first}:{letter}{sub_last})", f.money_bold, _f(cached))
-    if not total.complete:
-        ws.write_string(r, 11, "no upper bound: lines without a price")
-        ws.write_comment(r, 10, "the high end of the priced lines only: with an unpriced line the total has no upper bound")
     r += 2
     if e.scenarios:
         ws.write_row(r, 0, ["scenario", "nodes", "how", "", "", "", "monthly"], f.bold)
@@ -754,9 +761,7 @@ def _quality_row(name: str, e: Estimate) -> dict:
     return {
         "label": name,
         "total": view.total_text(e),
-        "range": (f"{rng[0]} – {rng[1]}" if rng[1] is not None else f"from {rng[0]} (no high end: unpriced lines)")
-        if rng
-        else "",
+        "range": figures.span(*rng) if rng else "",
         "sourced": q.sourced,
         "estimated": q.estimated,
         "estimated_share": f"{q.estimated_share:.0%}",

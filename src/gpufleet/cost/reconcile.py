@@ -29,6 +29,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpufleet import naming
+from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import Problem, UserError
@@ -302,12 +303,12 @@ def text(r: Result) -> str:
     ]
     out.append(f"{'resource':38} {'category':14} {'estimate':>12} {'bill':>12} {'variance':>12}  matched by")
     for x in r.resources:
-        est = ("" if x.estimate_complete else ">= ") + str(money(x.estimate))
+        est = figures.at_least(money(x.estimate), x.estimate_complete)
         name = x.resource or f"(tagged {x.category})"
         out.append(f"{name:38} {x.category:14} {est:>12} {money(x.bill)!s:>12} {x.variance!s:>12}  {x.how or '-'}")
     out.append("per category:")
     for c, x in r.categories.items():
-        est = ("" if x.estimate_complete else ">= ") + str(money(x.estimate))
+        est = figures.at_least(money(x.estimate), x.estimate_complete)
         out.append(f"  {c:14} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance!s:>12}")
     if r.undeclared:
         out.append(f"{len(r.undeclared)} bill line(s) no stack declares:")

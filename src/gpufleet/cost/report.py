@@ -366,8 +366,18 @@ def _total_sentence(r: DiffResult) -> str:
         return head + f"increase {d.text()}"
     if d.kind == "none":
         return head + "no change"
-    why = "; ".join(f"{c.key} ({c.unpriced})" for c in r.unpriced)
-    return head + f"{d.text()}: no saving or increase can be claimed" + (f" — unpriced: {why}" if why else "")
+    why = "; ".join(f"{_unpriced_side(c)} ({c.unpriced}): {c.span.text()}" for c in r.unpriced)
+    return (
+        head
+        + f"{d.text()}; no saving or increase can be claimed: the lines priced on both sides change by {r.priced.text()}"
+        + (f" — not priced: {why}" if why else "")
+    )
+
+
+def _unpriced_side(c) -> str:
+    """A changed line without a price on a side, as a reader knows it: resource and what it bills."""
+    l = c.b if c.b is not None and c.b.monthly_cost is None else c.a
+    return f"{l.resource_name} {l.component}"
 
 
 def diff_json(r: DiffResult) -> dict:
@@ -383,6 +393,7 @@ def diff_json(r: DiffResult) -> dict:
         "a_total": r.a.total.as_json(),
         "b_total": r.b.total.as_json(),
         "delta": r.total.as_json(),
+        "priced_delta": r.priced.as_json(),  # over the lines priced on both sides: the bounded part of an unknown delta
         "by_category": {
             c: {"a": cats_a[c].as_json(), "b": cats_b[c].as_json(), "delta": d.as_json(), "percent": percent(d, cats_a[c])}
             for c, d in r.by_category.items()
@@ -428,7 +439,7 @@ def diff_table(r: DiffResult, console: Console) -> None:
         )
     console.print(Text(_total_sentence(r), "bold"))
     for c in r.unpriced:
-        console.print(Text(f"  unpriced delta: {c.key}: {c.unpriced}; {c.span.text()}", "yellow"))
+        console.print(Text(f"  unpriced delta: {_unpriced_side(c)} ({c.key}): {c.unpriced}; {c.span.text()}", "yellow"))
     console.print(f"  {sum(1 for c in r.changes if c.status == 'same')} lines unchanged")
 
 
@@ -455,7 +466,7 @@ def diff_markdown(r: DiffResult) -> str:
         out.append("")
     if r.unpriced:
         out += ["**Unpriced deltas** (not counted as savings or increases):", ""]
-        out += [f"- `{c.key}`: {c.unpriced}; {c.span.text()}" for c in r.unpriced]
+        out += [f"- {_unpriced_side(c)} (`{c.key}`): {c.unpriced}; {c.span.text()}" for c in r.unpriced]
         out.append("")
     changed = [c for c in r.changes if c.status != "same"]
     out += [f"<details><summary>{len(changed)} changed line(s)</summary>", "", "| line | before | after | change |"]

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpufleet import inputs
+from gpufleet.cost import figures
 from gpufleet.errors import Problem, UserError
 
 
@@ -53,7 +54,7 @@ def check(r, limits: dict[str, Decimal], allow_unpriced: bool = False) -> list[T
     out = []
     for g in r.groups:
         cost, limit = g.with_shared, limits.get(g.name)
-        what = f"{'' if g.complete else '>= '}{cost} {cur} ({g.monthly} own + {g.allocated} shared, allocated {r.allocate})"
+        what = f"{figures.at_least(cost, g.complete)} {cur} ({g.monthly} own + {g.allocated} shared, allocated {r.allocate})"
         if limit is None:
             out.append(TeamVerdict(g.name, False, cost, None, g.complete, f"no budget in the file for {g.name}: {what}"))
         elif cost > limit:

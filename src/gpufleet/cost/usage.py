@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.stacks.loader import USAGE_KEY
 
 HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
@@ -39,7 +40,7 @@ class Usage:
 NOT_KEYS = ("files", "notes")
 USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
 KEYS = [f.name for f in fields(Usage) if f.name not in NOT_KEYS]
-CONFIG_KEY = "gpufleet:usage"  # in a stack file's `config:`: the stack's usage file, relative to the project
+CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, relative to the project (stacks/loader.py)
 
 
 def _read(path: Path, shown: str) -> dict:

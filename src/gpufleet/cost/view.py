@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpufleet.cost import figures
+
 ESTIMATED_QUALITIES = ("estimate", "third-party", "missing")
 STATUSES = ("sourced", "estimated", "unpriced")
 
@@ -67,13 +69,13 @@ def shared_key(e, line) -> tuple:
 
 
 def total_text(e) -> str:
-    """The total as a reader must see it: `>= X` when a line is not priced."""
-    return ("" if complete(e) else ">= ") + str(total(e))
+    """The total as a reader must see it: `≥ X` when a line is not priced."""
+    return figures.at_least(total(e), complete(e))
 
 
 def category_texts(e) -> dict[str, str]:
-    """Each category's priced part as a reader must see it: `>= X` when one of its lines is not priced."""
-    return {c: ("" if a.complete else ">= ") + str(a.value) for c, a in e.categories.items()}
+    """Each category's priced part as a reader must see it: `≥ X` when one of its lines is not priced."""
+    return {c: figures.at_least(a.value, a.complete) for c, a in e.categories.items()}
 
 
 def category_unpriced(e) -> dict[str, int]:

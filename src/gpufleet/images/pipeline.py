@@ -73,6 +73,13 @@ def declare(
 
 # --- the images stack: one stack file per recipe and source region ------------------------------------
 PROGRAM = Path(__file__).parent / "program"
+
+
+def stack_names(folder: Path = PROGRAM) -> list[str]:
+    """The images program's stacks in `folder` (Pulumi.<name>.yaml, not the project file Pulumi.yaml)."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+
+
 CONFIG_KEY = "gpufleet-images:pipeline"
 
 
@@ -160,11 +167,12 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
 def load_pipeline(stack_file: Path):
     """(recipe, BuilderSpec, config) of an images stack file, or a UserError naming every problem."""
     from gpufleet.images.recipes import load_recipe, recipe_names
-    from gpufleet.stacks.loader import read_config
+    from gpufleet.stacks.loader import no_such_stack, read_config
 
     shown = str(stack_file)
     if not stack_file.exists():
-        raise UserError([Problem(shown, "", "no such images stack file")])
+        name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        raise UserError([no_such_stack(shown, name, stack_names(stack_file.parent), "images stack file")])
     raw = read_config(stack_file, shown).get(CONFIG_KEY)
     if not isinstance(raw, dict):
         raise UserError(

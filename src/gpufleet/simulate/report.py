@@ -7,6 +7,7 @@ import html
 import math
 from datetime import timedelta
 
+from gpufleet.cost import figures
 from gpufleet.simulate.engine import Result
 
 
@@ -135,7 +136,7 @@ def table(doc: dict, c, rows: int = 30) -> None:
     cost = s.get("cost")
     if cost:
         c.print(
-            f"cost of the trace: {'' if cost['complete'] else '>= '}{cost['total']} {cost['currency']}"
+            f"cost of the trace: {figures.at_least(cost['total'], cost['complete'])} {cost['currency']}"
             + (f", {cost['per_million_output_tokens']} per million output tokens" if cost["per_million_output_tokens"] else "")
             + f" (prices as of {cost['prices_as_of']})"
         )

@@ -23,6 +23,16 @@ from gpufleet.stacks.project import project_root
 from gpufleet.stacks.spec import FleetSpec
 
 CONFIG_KEY = "gpufleet:fleet"
+USAGE_KEY = "gpufleet:usage"  # the stack's usage profile, read by gpufleet.cost.usage
+# The `gpufleet:` keys of a stack file's `config:` that gpufleet reads; any other `gpufleet:` key is refused with a
+# did-you-mean (a misspelt key would otherwise be skipped silently), except the Pulumi secret config keys the fleet
+# names for its TLS PEM pair (load_balancer.tls.certificate_config / private_key_config). Other namespaces
+# (alicloud:, tencentcloud:, pulumi:, gpufleet-images:) belong to their readers.
+CONFIG_KEYS = {CONFIG_KEY: "the fleet spec", USAGE_KEY: "the usage profile `gpufleet cost` reads"}
+NAMESPACE = "gpufleet:"
+# A stack file is configuration, not data: the shipped ones are 1-2 KiB, and a PEM pair held as Pulumi secrets adds a
+# few KiB. Larger files are refused before parsing. gpufleet's own cap (Pulumi documents none).
+MAX_STACK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -81,9 +91,14 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     path = stack_path(stack, root)
     shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
     if not path.exists():
-        known = stack_names(root)
-        raise UserError([Problem(shown, "", "no such stack file" + did_you_mean(stack, known))])
+        raise UserError([no_such_stack(shown, stack, stack_names(root))])
     return shown, read_config(path, shown)
+
+
+def no_such_stack(shown: str, stack: str, known: list[str], what: str = "stack file") -> Problem:
+    """The problem of a stack name with no file, naming the nearest stacks (the main program's and the images
+    program's stacks alike)."""
+    return Problem(shown, "", f"no such {what}" + did_you_mean(stack, known))
 
 
 def read_config(path: Path, shown: str) -> dict:
@@ -103,12 +118,54 @@ def read_config(path: Path, shown: str) -> dict:
 _CONFIGS: dict[tuple, dict] = {}
 
 
+# The attributes of a Pulumi stack settings file (pulumi.com/docs/iac/concepts/projects/stack-settings-file,
+# "Attributes", read 2026-12-05); another top-level key is a typo (a misspelt `config:` would hide every setting).
+STACK_ATTRIBUTES = ("secretsprovider", "encryptedkey", "encryptionsalt", "config", "environment")
+
+
 def _parse_config(path: Path, shown: str) -> dict:
-    doc = inputs.load_yaml(path, shown)
+    doc = inputs.load_yaml(path, shown, max_bytes=MAX_STACK_BYTES)
+    if isinstance(doc, dict) and (
+        unknown := [
+            Problem(shown, str(k), "not an attribute of a Pulumi stack file" + did_you_mean(str(k), STACK_ATTRIBUTES))
+            for k in doc
+            if k not in STACK_ATTRIBUTES
+        ]
+    ):
+        raise UserError(unknown)
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
+    if problems := config_key_problems(config, shown):
+        raise UserError(problems)
     return config
+
+
+def config_key_problems(config: dict, shown: str) -> list[Problem]:
+    """An unknown `gpufleet:` key of a stack file's `config:`, with the key it is closest to (see CONFIG_KEYS)."""
+    known = set(CONFIG_KEYS) | _tls_config_keys(config.get(CONFIG_KEY))
+    out = []
+    for key in config:
+        if isinstance(key, str) and key.startswith(NAMESPACE) and key not in known:
+            out.append(
+                Problem(
+                    shown,
+                    f"config.{key}",
+                    "unknown gpufleet config key; remove it or check its spelling"
+                    + did_you_mean(key, CONFIG_KEYS)
+                    + f" ({'; '.join(f'{k}: {what}' for k, what in CONFIG_KEYS.items())})",
+                )
+            )
+    return out
+
+
+def _tls_config_keys(fleet: Any) -> set[str]:
+    """The Pulumi config keys the raw fleet names for its TLS PEM pair (they hold secrets the program reads)."""
+    lb = fleet.get("load_balancer") if isinstance(fleet, dict) else None
+    tls = lb.get("tls") if isinstance(lb, dict) else None
+    if not isinstance(tls, dict):
+        return set()
+    return {v for k in ("certificate_config", "private_key_config") if isinstance(v := tls.get(k), str)}
 
 
 Check = Callable[["Fleet"], list[tuple[str, str]]]  # a check of a resolved fleet: (field, message) per problem
@@ -145,6 +202,8 @@ _FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, checks, l
 
 def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ...] = ()) -> Fleet:
     """The spec as a Fleet, or UserError with every problem (checks: run on the resolved fleet, see load_fleet)."""
+    if over := cap_problems(raw):  # before anything walks the lists: 10,000 schedules fail at once
+        raise UserError([Problem(file, p, m) for p, m in over])
     problems: list[Problem] = [Problem(file, p, m) for p, m in catalog_problems(raw)]
     spec = None
     try:
@@ -195,6 +254,29 @@ def _suggest(loc: tuple) -> str:
     return close if "did you mean" in close else ""
 
 
+def cap_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Lists (and mappings) of the raw spec longer than the cloud's quota allows (registry.list_caps), naming the quota.
+
+    With a cloud that is not registered (reported by catalog_problems) a list is held to the widest cap of any cloud,
+    so that no input walks a list of millions; zones are held to the region's zones by catalog_problems."""
+    cloud = raw.get("cloud")
+    clouds = [cloud] if isinstance(cloud, str) and cloud in registry.names() else list(registry.names())
+    caps: dict[str, registry.ListCap] = {}
+    for name in clouds:
+        for path, cap in registry.list_caps(name).items():
+            if path not in caps or cap.most > caps[path].most:
+                caps[path] = cap
+    out = []
+    for path, cap in caps.items():
+        value: Any = raw
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, (list, dict)) and len(value) > cap.most:
+            fix = f"keep at most {cap.most}" + (f" ({cap.fix})" if cap.fix else "")
+            out.append((f"fleet.{path}", f"{len(value)} given; {cap.quota}: {fix}"))
+    return out
+
+
 def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Cloud, region, zones and GPU kind against the catalog, on the raw data (runs even if the model fails)."""
     out: list[tuple[str, str]] = []
@@ -221,6 +303,15 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     zones = raw.get("zones")
     if not isinstance(zones, list):
         zones = []
+    if len(zones) > len(regions[region]):
+        out.append(
+            (
+                "fleet.zones",
+                f"{len(zones)} given; {region} has {len(regions[region])} zones in the catalog "
+                f"({', '.join(regions[region])}): name each at most once",
+            )
+        )
+        return out
     for i, zone in enumerate(zones):
         if not isinstance(zone, str):
             continue

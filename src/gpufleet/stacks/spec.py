@@ -118,6 +118,9 @@ FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
 # extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
 # character that a unit file, a shell or systemd's specifier expansion would read.
 FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
+# The most extra_args a stack can hold: the engine arguments of the largest vLLM snapshot (0.33.0: 321 in
+# src/gpufleet/sizing/data/vllm_args/0.33.0.json; tests/inputs/test_limits.py keeps this in step with the snapshots).
+EXTRA_ARGS_MAX = 321
 # Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
 RESERVED_FLAGS = {
     "model": "the weights path is set by gpufleet",
@@ -238,6 +241,11 @@ class Serving(Strict):
     @field_validator("extra_args")
     @classmethod
     def _extra(cls, v: dict) -> dict:
+        if len(v) > EXTRA_ARGS_MAX:  # before each flag is checked: 30,000 unknown flags took 80 s to report
+            raise ValueError(
+                f"{len(v)} flags; vLLM has at most {EXTRA_ARGS_MAX} engine arguments in all (the largest snapshot in "
+                "src/gpufleet/sizing/data/vllm_args/): keep only the flags you set"
+            )
         problems = []
         for name, value in v.items():
             key = name.replace("-", "_")
@@ -288,14 +296,24 @@ class Disks(Strict):
 SSH_WIDEST_PUBLIC_PREFIX = 16
 
 
-def cidr_list(v: list[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo)."""
+# IP family: the program declares IPv4 only. The VPC range is IPv4 on both clouds (Alibaba CreateVpc CidrBlock "the
+# primary IPv4 CIDR block", alibabacloud_vpc20160428 7.2.2; Tencent CreateVpc CidrBlock names IPv4 private blocks
+# only, tccli 3.1.189.1 vpc api.json), and the CIDRs go into IPv4-only fields: Alibaba
+# security group rules' SourceCidrIp ("The source IPv4 CIDR block"; IPv6 is the separate Ipv6SourceCidrIp,
+# alibabacloud_ecs20140526 7.11.8 AuthorizeSecurityGroup) and its CLB access control list (IPv4 by default), Tencent
+# security group policies' CidrBlock (IPv6 is the separate Ipv6CidrBlock, tccli vpc api.json SecurityGroupPolicy).
+IPV4_ONLY = "gpufleet declares IPv4 VPCs and IPv4 security group / access list rules on both clouds"
+
+
+def cidr_list(v: list[str], ipv4: bool = False) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo), or with
+    ipv4, the first that is IPv6."""
     out = []
     for cidr in v:
         if not isinstance(cidr, str) or "/" not in cidr:
             raise ValueError(f"{cidr!r} is not a CIDR (address/prefix, e.g. 198.51.100.0/24)")
         try:
-            out.append(ipaddress.ip_network(cidr, strict=True))
+            net = ipaddress.ip_network(cidr, strict=True)
         except ValueError as exc:
             hint = ""
             try:
@@ -303,6 +321,9 @@ def cidr_list(v: list[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Networ
             except ValueError:
                 pass
             raise ValueError(f"{cidr!r} is not a network address: {exc}{hint}") from None
+        if ipv4 and net.version != 4:
+            raise ValueError(f"{cidr} is IPv6; {IPV4_ONLY}: give the IPv4 range (e.g. 198.51.100.0/24)")
+        out.append(net)
     return out
 
 
@@ -315,6 +336,8 @@ class Network(Strict):
     @classmethod
     def _vpc(cls, v: str) -> str:
         net = ipaddress.ip_network(v, strict=True)
+        if net.version != 4:
+            raise ValueError(f"{v} is IPv6; {IPV4_ONLY}: use a private IPv4 range (e.g. 10.20.0.0/16)")
         if not net.is_private:
             raise ValueError(f"{v} is not a private range (use 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)")
         if not 8 <= net.prefixlen <= 24:
@@ -324,12 +347,10 @@ class Network(Strict):
     @field_validator("ssh_cidrs")
     @classmethod
     def _ssh(cls, v: list[str]) -> list[str]:
-        nets = cidr_list(v)
-        v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
-        v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
-        for merged in (v4, v6):
-            if any(n.prefixlen == 0 for n in merged):
-                raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
+        nets = cidr_list(v, ipv4=True)
+        merged = ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network))
+        if any(n.prefixlen == 0 for n in merged):
+            raise ValueError(f"{', '.join(v)} opens SSH to the whole internet; name the operator network instead")
         for cidr, net in zip(v, nets):
             if not net.is_private and net.prefixlen < SSH_WIDEST_PUBLIC_PREFIX:
                 raise ValueError(
@@ -453,7 +474,7 @@ class LoadBalancer(Strict):
     def _clients(cls, v: list[str]) -> list[str]:
         if not v:
             raise ValueError("is empty: no client could reach the listener; name the client networks (or 0.0.0.0/0)")
-        cidr_list(v)
+        cidr_list(v, ipv4=True)
         return v
 
 
@@ -607,11 +628,34 @@ class QueueThreshold(Strict):
     minutes: int = Field(ge=1, le=60)
 
 
+# alarms.contact_group reaches CloudMonitor's ContactGroupList / ContactGroups (Alibaba) or AlarmPolicy NoticeIds
+# (Tencent); neither API reference states a length or character set (alibabacloud_cms20190101 4.0.10, tccli monitor
+# api.json, read 2026-12-05), so gpufleet's own rule: a one-line name of at most 128 characters (gpufleet's cap,
+# not a vendor number). Any letter (Chinese names too), no control character.
+CONTACT_GROUP_MAX = 128
+CONTACT_GROUP = re.compile(
+    rf"^(?=.{{1,{CONTACT_GROUP_MAX}}}\Z)[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?\Z", re.S
+)
+
+
 class Alarms(Strict):
     gpu_utilization: Threshold = Threshold(threshold_percent=95, minutes=5)
     gpu_memory: Threshold = Threshold(threshold_percent=98, minutes=1)
     vllm_queue: QueueThreshold = QueueThreshold(waiting_above=100, minutes=2)
-    contact_group: str = "gpufleet-oncall"
+    contact_group: str = Field(
+        "gpufleet-oncall",
+        description="Alibaba: the CloudMonitor alert contact group's name; Tencent: a notification template id (notice-...)",
+    )
+
+    @field_validator("contact_group")
+    @classmethod
+    def _contact(cls, v: str) -> str:
+        if not CONTACT_GROUP.match(v):
+            raise ValueError(
+                f"{v[:40]!r}{'…' if len(v) > 40 else ''} ({len(v)} characters) is not a contact group name: 1 to "
+                f"{CONTACT_GROUP_MAX} characters, no leading or trailing space, no newline, tab or other control character"
+            )
+        return v
 
 
 class Logs(Strict):

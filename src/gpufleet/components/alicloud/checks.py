@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpufleet.components.alicloud import names
+from gpufleet.registry import ListCap
 
 # Tags: at most 20 on a scaling group (Auto Scaling TagResources, "You can attach up to 20 tags to a scaling
 # group", alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-tagresources, read
@@ -10,18 +11,53 @@ from gpufleet.components.alicloud import names
 # rules, e.g. helpcdn.aliyun.com/document_detail/137457.html "使用限制", read 2026-12-03).
 MAX_TAGS = 20
 RESERVED_TAG_PREFIXES = ("aliyun", "acs:")
+# Scheduled tasks: "A maximum of 20 scheduled tasks can be created under an account" (Auto Scaling limits,
+# alibabacloud.com/help/doc-detail/25863.htm, read 2026-12-05); the current limits page and DescribeLimitation's
+# MaxNumberOfScheduledTasks ("in a region by using an Alibaba Cloud account", alibabacloud_ess20220222 1.13.3
+# models/_describe_limitation_response_body.py) send the account's own value to Quota Center. One spec schedule is one
+# ESS scheduled task (scaling.py), and the quota is shared by every fleet of the account in the region.
+MAX_SCHEDULED_TASKS = 20
+# Security group rules: "The total number of outbound and inbound rules in each security group cannot exceed 200"
+# (AuthorizeSecurityGroup, alibabacloud.com/help/en/ecs/api-authorizesecuritygroup, updated 2024-11-14, read
+# 2026-12-05; the 2019 FAQ said 100, and the 2026-01 page states 1,000 across the groups of one network interface).
+# One SSH CIDR is one ingress rule of the nodes' group (security.py), next to gpufleet's own.
+MAX_SECURITY_GROUP_RULES = 200
+# CLB access control lists: "The maximum number of IP entries that each network ACL can contain: 300"
+# (AddAccessControlListEntry, alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/
+# api-slb-2014-05-15-addaccesscontrollistentry, updated 2025-04-23, read 2026-12-05). One client CIDR is one entry.
+MAX_ACL_ENTRIES = 300
+
+LIST_CAPS = {
+    "autoscaling.schedules": ListCap(
+        MAX_SCHEDULED_TASKS,
+        f"Alibaba Cloud ESS allows {MAX_SCHEDULED_TASKS} scheduled tasks per account in a region (quota "
+        "MaxNumberOfScheduledTasks, Auto Scaling limits), one per schedule",
+        "merge schedules, or raise the quota in Quota Center and keep within it",
+        scope="region",
+    ),
+    "tags": ListCap(
+        MAX_TAGS - 2,
+        f"Alibaba Cloud allows {MAX_TAGS} tags on a scaling group (ESS TagResources) and gpufleet adds its own 2 "
+        "(gpufleet:fleet, gpufleet:env)",
+    ),
+    "network.ssh_cidrs": ListCap(
+        MAX_SECURITY_GROUP_RULES,
+        f"an Alibaba Cloud ECS security group holds at most {MAX_SECURITY_GROUP_RULES} rules, in and out together, "
+        "and each CIDR is one rule",
+        "name the operator networks by wider private ranges",
+    ),
+    "load_balancer.allowed_cidrs": ListCap(
+        MAX_ACL_ENTRIES,
+        f"an Alibaba Cloud CLB access control list holds at most {MAX_ACL_ENTRIES} entries (AddAccessControlListEntry), "
+        "and each CIDR is one entry",
+        "name the client networks by wider ranges",
+    ),
+}
 
 
 def tag_problems(spec) -> list[tuple[str, str]]:
-    tags = spec.stack_tags
+    """Reserved tag keys (the number of tags is capped by LIST_CAPS["tags"], before the model)."""
     out = []
-    if len(tags) > MAX_TAGS:
-        out.append(
-            (
-                "fleet.tags",
-                f"{len(tags)} tags with gpufleet's own 2; Alibaba Cloud allows at most {MAX_TAGS} on a scaling group",
-            )
-        )
     for key in spec.tags:
         if key.lower().startswith(RESERVED_TAG_PREFIXES) or "http://" in key or "https://" in key:
             out.append(

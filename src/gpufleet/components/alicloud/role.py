@@ -1,4 +1,5 @@
-"""The node's RAM role: read the model bucket and the one API-key secret, nothing else."""
+"""The node's RAM role: read the model bucket and the one API-key secret, publish its vLLM metrics, end its own
+lifecycle wait on its scaling group; nothing else (docs/clouds.md lists what the shipped stacks grant)."""
 
 from __future__ import annotations
 

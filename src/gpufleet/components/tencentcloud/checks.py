@@ -16,21 +16,53 @@
 from __future__ import annotations
 
 from gpufleet.components.tencentcloud import names
+from gpufleet.registry import ListCap
 
-# Tags: at most 50 per resource; keys starting qcloud, tencent or project are reserved (Tencent Cloud tag
-# limits, "每个云资源允许的最大标签数是50" / "qcloud、tencent、project 开头为系统预留标签键",
-# cloud.tencent.com/document/product/597/33355, updated 2021-12-28, read 2026-12-03).
-MAX_TAGS = 50
+# Tags: at most 30 on a scaling group ("每个伸缩组最多支持30个标签", tccli 3.1.189.1
+# tccli/services/autoscaling/v20180419/api.json, CreateAutoScalingGroup Tags; read 2026-12-05), under the 50 per
+# resource of the tag service ("每个云资源允许的最大标签数是50", cloud.tencent.com/document/product/597/33355,
+# updated 2021-12-28, read 2026-12-03); keys starting qcloud, tencent or project are reserved (same page).
+MAX_TAGS = 30
 RESERVED_TAG_PREFIXES = ("qcloud", "tencent", "project")
+# Scheduled actions per AS group: NOT FOUND in the AS API reference (tccli api.json) nor in the pages searched
+# (2026-12-05). ESTIMATE: gpufleet applies Alibaba ESS's documented 20 (alicloud/checks.py MAX_SCHEDULED_TASKS).
+MAX_SCHEDULED_ACTIONS = 20
+# Security group rules: SecurityGroupPolicyLimit 100 ("安全组下的最大规则数") in the documented answer of
+# DescribeSecurityGroupLimits (cloud.tencent.com/document/api/215/41428, read 2026-12-05; the account's own value is
+# what that API returns). One SSH CIDR is one rule of the nodes' group, one client CIDR one rule of the CLB's group
+# (security.py), each next to gpufleet's own rules.
+MAX_SECURITY_GROUP_RULES = 100
+
+LIST_CAPS = {
+    "autoscaling.schedules": ListCap(
+        MAX_SCHEDULED_ACTIONS,
+        f"Tencent Cloud AS publishes no scheduled-action quota; gpufleet keeps to {MAX_SCHEDULED_ACTIONS} per group "
+        "(an estimate: Alibaba ESS's documented quota), one per schedule",
+        "merge schedules",
+    ),
+    "tags": ListCap(
+        MAX_TAGS - 2,
+        f"Tencent Cloud AS allows {MAX_TAGS} tags on a scaling group (CreateAutoScalingGroup Tags) and gpufleet adds "
+        "its own 2 (gpufleet:fleet, gpufleet:env)",
+    ),
+    "network.ssh_cidrs": ListCap(
+        MAX_SECURITY_GROUP_RULES,
+        f"a Tencent Cloud security group holds at most {MAX_SECURITY_GROUP_RULES} rules (SecurityGroupPolicyLimit) "
+        "and each CIDR is one rule",
+        "name the operator networks by wider private ranges",
+    ),
+    "load_balancer.allowed_cidrs": ListCap(
+        MAX_SECURITY_GROUP_RULES,
+        f"a Tencent Cloud security group holds at most {MAX_SECURITY_GROUP_RULES} rules (SecurityGroupPolicyLimit); "
+        "each client CIDR is one rule of the CLB's group",
+        "name the client networks by wider ranges",
+    ),
+}
 
 
 def tag_problems(spec) -> list[tuple[str, str]]:
-    tags = spec.stack_tags
+    """Reserved tag keys (the number of tags is capped by LIST_CAPS["tags"], before the model)."""
     out = []
-    if len(tags) > MAX_TAGS:
-        out.append(
-            ("fleet.tags", f"{len(tags)} tags with gpufleet's own 2; Tencent Cloud allows at most {MAX_TAGS} per resource")
-        )
     for key in spec.tags:
         if key.lower().startswith(RESERVED_TAG_PREFIXES):
             out.append((f"fleet.tags.{key}", "Tencent Cloud reserves keys starting qcloud, tencent or project"))

@@ -1,4 +1,5 @@
-"""The node's CAM role: read the model bucket and the one API-key secret, report metrics, nothing else.
+"""The node's CAM role: read the model bucket and the one API-key secret, nothing else (no metrics: the SCF scaler
+reads each node's /metrics/vllm, components/tencentcloud/autoscaler.py).
 
 Resource names follow CAM's six-part form qcs::<service>:<region>:<account>:<resource>; a COS bucket is
 named <bucket>-<appid>, and its resource is qcs::cos:<region>:uid/<appid>:<bucket>-<appid>/<key>.
@@ -93,7 +94,7 @@ class NodeRole(pulumi.ComponentResource):
             physical(fleet, f"{name}-node"),
             trust_document(),
             json.dumps(policy_document(fleet)),
-            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret, metrics"),
+            ("gpufleet GPU node", "gpufleet GPU node: model bucket, API-key secret"),
             tags,
             child,
         )

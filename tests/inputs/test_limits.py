@@ -1,0 +1,344 @@
+"""Issue 27, bad input: what the clouds accept (IP family, lengths and characters, the clouds' quotas on lists),
+unknown `gpufleet:` config keys, alias bombs, oversized stack files and YAML errors, each through the CLI on both clouds.
+
+Each case is exit 2 with one line naming the file, the field and the fix, no traceback and nothing written; at a
+cap the stack is accepted (the quota is not one too low)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpufleet import registry
+from gpufleet.stacks import loader
+
+from .inputs_helpers import run_cli, snapshot
+
+STACKS = ["alicloud-cn-hangzhou-dev", "tencentcloud-ap-guangzhou-dev"]
+
+
+def stack_file(project: Path, stack: str) -> Path:
+    return project / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def edit(project: Path, stack: str, change) -> None:
+    """Apply change(config) to the stack file's `config:` (the fleet is config['gpufleet:fleet'])."""
+    path = stack_file(project, stack)
+    doc = yaml.safe_load(path.read_text())
+    change(doc["config"])
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=1 << 30))
+
+
+def fleet_change(change):
+    return lambda config: change(config["gpufleet:fleet"])
+
+
+def one_line_refusal(project: Path, argv: list[str], capsys, shown: str, *words: str) -> str:
+    """Exit 2, every `error` line names the file, the words are in the output, nothing on disk changed."""
+    before = snapshot(project)
+    r = run_cli(argv, capsys)
+    assert r.code == 2, r.text
+    assert "Traceback" not in r.text
+    errors = [line for line in r.err.splitlines() if line.startswith("error ")]
+    assert errors and all(line.startswith(f"error {shown}") for line in errors), r.err
+    for word in words:
+        assert word in r.err, r.err
+    assert snapshot(project) == before
+    return r.err
+
+
+def commands(stack: str) -> list[list[str]]:
+    return [["preview", "--stack", stack], ["cost", "estimate", "--stack", stack]]
+
+
+# --- IP family ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize(
+    "field, change, value",
+    [
+        ("fleet.network.vpc_cidr", lambda f: f["network"].update(vpc_cidr="fd00::/16"), "fd00::/16 is IPv6"),
+        ("fleet.network.ssh_cidrs", lambda f: f["network"].update(ssh_cidrs=["2001:db8::/48"]), "2001:db8::/48 is IPv6"),
+        (
+            "fleet.load_balancer.allowed_cidrs",
+            lambda f: f.setdefault("load_balancer", {}).update(allowed_cidrs=["2001:db8:1::/48"]),
+            "2001:db8:1::/48 is IPv6",
+        ),
+    ],
+)
+def test_ipv6_is_refused_where_the_clouds_take_ipv4(project, capsys, stack, field, change, value):
+    edit(project, stack, fleet_change(change))
+    for argv in commands(stack):
+        err = one_line_refusal(project, argv, capsys, f"stacks/Pulumi.{stack}.yaml: {field}", value, "IPv4")
+        assert len(err.strip().splitlines()) == 1, err
+
+
+# --- lengths and characters ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("value", ["", "on\ncall", "on\tcall", " oncall", "x" * 1_000_000, "a\x00b"])
+def test_contact_group_refused(project, capsys, stack, value):
+    edit(project, stack, fleet_change(lambda f: f.setdefault("alarms", {}).update(contact_group=value)))
+    one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml: fleet.alarms.contact_group",
+        "1 to 128 characters",
+    )
+
+
+@pytest.mark.parametrize("value", ["值班组", "x" * 128, "notice-abcd1234", "ops on-call (GPU)"])
+def test_contact_group_accepted(project, capsys, value):
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(lambda f: f.setdefault("alarms", {}).update(contact_group=value)))
+    r = run_cli(["preview", "--stack", stack, "--format", "json"], capsys)
+    assert r.code == 0, r.text
+
+
+# --- lists at and over the clouds' caps ---------------------------------------------------------------------
+
+
+def _schedules(n: int) -> list[dict]:
+    return [{"name": f"s{i:05d}", "cron": "0 1 * * *", "min": 1, "max": 1} for i in range(n)]
+
+
+def _cidrs(n: int) -> list[str]:
+    return [f"10.{i // 256}.{i % 256}.0/24" for i in range(n)]
+
+
+def _tags(n: int) -> dict[str, str]:
+    return {f"k{i}": "v" for i in range(n)}
+
+
+SETTERS = {
+    "autoscaling.schedules": lambda f, n: f.setdefault("autoscaling", {}).update(schedules=_schedules(n)),
+    "tags": lambda f, n: f.update(tags=_tags(n)),
+    "network.ssh_cidrs": lambda f, n: f["network"].update(ssh_cidrs=_cidrs(n)),
+    "load_balancer.allowed_cidrs": lambda f, n: f.setdefault("load_balancer", {}).update(allowed_cidrs=_cidrs(n)),
+}
+CASES = [(stack, path) for stack in STACKS for path in registry.list_caps(stack.split("-")[0])]
+
+
+def test_every_capped_list_is_generated():
+    assert {path for _, path in CASES} == set(SETTERS)
+
+
+@pytest.mark.parametrize("stack, path", CASES)
+def test_list_over_the_cap_names_the_quota(project, capsys, stack, path):
+    cap = registry.list_caps(stack.split("-")[0])[path]
+    edit(project, stack, fleet_change(lambda f: SETTERS[path](f, cap.most + 1)))
+    err = one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml: fleet.{path}",
+        f"{cap.most + 1} given",
+        cap.quota,
+        f"keep at most {cap.most}",
+    )
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("stack, path", CASES)
+def test_list_at_the_cap_is_not_refused_for_its_length(project, stack, path):
+    cap = registry.list_caps(stack.split("-")[0])[path]
+    raw = yaml.safe_load(stack_file(project, stack).read_text())["config"]["gpufleet:fleet"]
+    SETTERS[path](raw, cap.most)
+    assert loader.cap_problems(raw) == []
+
+
+def test_ten_thousand_schedules_fail_fast(project, capsys):
+    """Issue 27: 10,000 schedules took 34 s and 1 GB before; the quota check runs on the raw list, before the model."""
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(lambda f: SETTERS["autoscaling.schedules"](f, 10_000)))
+    start = time.perf_counter()
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.autoscaling.schedules", "10000 given"
+    )
+    assert time.perf_counter() - start < 10, err  # parsing the 0.7 MB file is most of it
+
+
+def test_zones_over_the_region_are_refused_at_once(project, capsys):
+    stack = STACKS[1]
+    edit(project, stack, fleet_change(lambda f: f.update(zones=["ap-guangzhou-3"] * 5000)))
+    one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", "5000 given; ap-guangzhou has"
+    )
+
+
+def test_unknown_cloud_is_held_to_the_widest_cap():
+    widest = max(registry.list_caps(c)["autoscaling.schedules"].most for c in ("alicloud", "tencentcloud"))
+    raw = {"cloud": "alicloud-typo", "autoscaling": {"schedules": [{}] * (widest + 1)}}
+    assert [p for p, _ in loader.cap_problems(raw)] == ["fleet.autoscaling.schedules"]
+    raw["autoscaling"]["schedules"] = [{}] * widest
+    assert loader.cap_problems(raw) == []
+
+
+# --- unknown keys ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize(
+    "key, suggestion",
+    [("gpufleet:usgae", "did you mean 'gpufleet:usage'?"), ("gpufleet:flet", "did you mean 'gpufleet:fleet'?")],
+)
+def test_unknown_gpufleet_config_key(project, capsys, stack, key, suggestion):
+    edit(project, stack, lambda config: config.update({key: "cost/usage/x.yaml"}))
+    for argv in commands(stack):
+        one_line_refusal(
+            project, argv, capsys, f"stacks/Pulumi.{stack}.yaml: config.{key}", "unknown gpufleet config key", suggestion
+        )
+
+
+def test_other_namespaces_and_the_tls_secret_keys_are_accepted(project, capsys):
+    stack = STACKS[0]
+
+    def change(config):
+        config["alicloud:profile"] = "default"  # the provider's own key
+        config["gpufleet:tlsCert"] = {"secure": "v1:AAAA"}  # named by the fleet below: a secret the program reads
+        config["gpufleet:tlsKey"] = {"secure": "v1:BBBB"}
+        config["gpufleet:fleet"]["load_balancer"] = {
+            "tls": {
+                "domain": "llm.example.com",
+                "certificate_config": "gpufleet:tlsCert",
+                "private_key_config": "gpufleet:tlsKey",
+            }
+        }
+
+    edit(project, stack, change)
+    assert loader.config_key_problems(yaml.safe_load(stack_file(project, stack).read_text())["config"], "f") == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize(
+    "where, change, suggestion",
+    [
+        ("fleet.netwrk", lambda f: f.update(netwrk=f.pop("network")), "did you mean 'network'?"),
+        ("fleet.network.ssh_cidr", lambda f: f["network"].update(ssh_cidr=f["network"].pop("ssh_cidrs")), "'ssh_cidrs'"),
+        (
+            "fleet.autoscaling.schedules.0.crn",
+            lambda f: f.update(autoscaling={"schedules": [{"name": "ab", "crn": "x"}]}),
+            "'cron'",
+        ),
+        ("fleet.alarms.contact_grup", lambda f: f.update(alarms={"contact_grup": "x"}), "'contact_group'"),
+    ],
+)
+def test_unknown_keys_at_every_level(project, capsys, stack, where, change, suggestion):
+    edit(project, stack, fleet_change(change))
+    one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", where, suggestion)
+
+
+# --- the file itself ------------------------------------------------------------------------------------------------
+
+
+def test_alias_bomb_under_an_unknown_key_ends_quickly(project, capsys):
+    stack = STACKS[0]
+    path = stack_file(project, stack)
+    bomb = "  gpufleet:x: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"  gpufleet:{chr(98 + i)}: &{chr(98 + i)} [{','.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(9)
+    )
+    path.write_text(path.read_text() + bomb)
+    start = time.perf_counter()
+    one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml:", "aliases expand to more than"
+    )
+    assert time.perf_counter() - start < 5
+
+
+def test_oversized_stack_file_refused_before_parsing(project, capsys):
+    stack = STACKS[1]
+    path = stack_file(project, stack)
+    path.write_text(path.read_text() + "# " + "x" * loader.MAX_STACK_BYTES + "\n")
+    one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", "larger than 1 MiB")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_control_character_is_one_line_with_line_and_column(project, capsys, stack):
+    path = stack_file(project, stack)
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("name: llm"))
+    lines[at] = lines[at].replace("name: llm", 'name: "l\x01lm"')
+    path.write_text("".join(lines))
+    column = lines[at].index("\x01") + 1
+    err = one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml:{at + 1}:{column}: not valid YAML: control characters are not allowed (U+0001 here)",
+    )
+    assert len(err.strip().splitlines()) == 1 and "position" not in err, err
+
+
+def test_region_new_skips_a_stack_with_an_unknown_key_and_names_it(project, capsys):
+    """`region new` reads every stack's VPC: a broken one is skipped and named (docs/inputs.md), the new file is written."""
+    edit(project, STACKS[0], lambda config: config.update({"gpufleet:usgae": "x"}))
+    r = run_cli(["region", "new", "--cloud", "alicloud", "--region", "cn-beijing", "--env", "dev"], capsys)
+    assert r.code == 0, r.text
+    assert "config.gpufleet:usgae" in r.out and "did you mean 'gpufleet:usage'" in r.out, r.out
+    assert (project / "stacks" / "Pulumi.alicloud-cn-beijing-dev.yaml").is_file()
+
+
+def test_unknown_stack_file_attribute(project, capsys):
+    stack = STACKS[0]
+    path = stack_file(project, stack)
+    path.write_text(path.read_text().replace("config:", "confg:", 1))
+    one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml: confg",
+        "not an attribute of a Pulumi stack file (did you mean 'config'?)",
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_keys_with_control_characters_are_shown_escaped_on_one_line(project, capsys, stack):
+    def change(config):
+        config["gpufleet:us\nage"] = "x"
+        config["gpufleet:fleet"]["network"]["team\x1b[31m"] = "v"
+
+    edit(project, stack, change)
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", "config.gpufleet:us\\nage"
+    )
+    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err, err
+    edit(project, stack, lambda config: config.pop("gpufleet:us\nage"))
+    err = one_line_refusal(
+        project,
+        ["preview", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml",
+        "fleet.network.team\\x1b[31m: unknown field",
+    )
+    assert "\x1b" not in err, err
+
+
+def test_extra_args_cap_follows_the_vllm_snapshots(project, capsys):
+    """serving.extra_args holds at most as many flags as the largest vLLM snapshot has engine arguments; 30,000
+    unknown flags took 80 s and printed 30,000 lines, now one line at once."""
+    from gpufleet.stacks import spec
+
+    folder = Path(spec.__file__).resolve().parents[1] / "sizing" / "data" / "vllm_args"
+    counts = {p.name: len(json.loads(p.read_text())["args"]) for p in folder.glob("*.json")}
+    assert max(counts.values()) == spec.EXTRA_ARGS_MAX, counts
+    stack = STACKS[1]
+    edit(project, stack, fleet_change(lambda f: f["serving"].update(extra_args={f"flag-x{i}": "1" for i in range(30_000)})))
+    start = time.perf_counter()
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.serving.extra_args", "30000 flags"
+    )
+    assert len(err.strip().splitlines()) == 1 and time.perf_counter() - start < 10, err
+
+
+def test_a_huge_value_is_cut_in_its_message(project, capsys):
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(lambda f: f["model"].update(name="x" * 200_000)))
+    err = one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.model.name")
+    assert len(err) < 3000 and "more characters)" in err, len(err)

@@ -1,0 +1,53 @@
+"""The input limits of issue 27 against the vendors' own API reference text (pinned test dependencies, speclib).
+
+What the spec refuses or caps rests on these texts: a new SDK or tccli that changes one fails here, naming the text.
+- Tencent AS tags per scaling group (tencentcloud/checks.py MAX_TAGS).
+- The IPv4-only fields the CIDRs go into: the VPC range and the security group / access list sources on both clouds,
+  each with a separate IPv6 field the program does not send (spec.IPV4_ONLY).
+- alarms.contact_group: neither reference states a length or character set, so 128 is gpufleet's own rule
+  (spec.CONTACT_GROUP_MAX); a reference that starts stating one fails here, to be taken instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.components.tencentcloud import checks as tencent_checks
+from gpufleet.stacks import spec
+
+from . import speclib
+
+
+def test_tencent_as_tags_per_group():
+    doc = speclib.member("tccli", "autoscaling/v20180419/CreateAutoScalingGroup:Tags").document
+    stated = re.search(r"每个伸缩组最多支持(\d+)个标签", doc)
+    assert stated, doc
+    assert int(stated.group(1)) == tencent_checks.MAX_TAGS
+    assert tencent_checks.LIST_CAPS["tags"].most == tencent_checks.MAX_TAGS - 2  # gpufleet:fleet, gpufleet:env
+
+
+def test_the_cidr_fields_are_ipv4_with_ipv6_apart():
+    # Alibaba: the security group source the program sends (cidr_ip -> SourceCidrIp) is IPv4; IPv6 is another field
+    source = speclib.member("alibaba-sdk", "alibabacloud_ecs20140526/AuthorizeSecurityGroup:Permissions.SourceCidrIp")
+    assert "IPv4" in source.document, source.document
+    speclib.member("alibaba-sdk", "alibabacloud_ecs20140526/AuthorizeSecurityGroup:Permissions.Ipv6SourceCidrIp")
+    vpc = speclib.member("alibaba-sdk", "alibabacloud_vpc20160428/CreateVpc:CidrBlock").document
+    assert "primary IPv4 CIDR block" in vpc, vpc
+    # Tencent: security group policies carry CidrBlock and a separate Ipv6CidrBlock; the VPC range is IPv4 space
+    api = speclib.tccli_api("vpc/v20170312")
+    policy = {m["name"] for m in api["objects"]["SecurityGroupPolicy"]["members"]}
+    assert {"CidrBlock", "Ipv6CidrBlock"} <= policy
+    tencent_vpc = speclib.member("tccli", "vpc/v20170312/CreateVpc:CidrBlock").document
+    assert all(block in tencent_vpc for block in ("10.0.0.0", "172.16.0.0", "192.168.0.0")), tencent_vpc
+    assert "IPv4" in spec.IPV4_ONLY
+
+
+def test_contact_group_has_no_vendor_limit_so_gpufleets_own_rule_applies():
+    texts = [
+        speclib.member("alibaba-sdk", "alibabacloud_cms20190101/CreateDynamicTagGroup:ContactGroupList").document,
+        speclib.member("alibaba-sdk", "alibabacloud_cms20190101/CreateMonitorGroup:ContactGroups").document,
+        speclib.member("tccli", "monitor/v20180724/CreateAlarmPolicy:NoticeIds").document,
+    ]
+    for text in texts:
+        assert not [lim for lim in speclib.extract(text) if lim.kind in ("length", "format")], text
+    assert spec.CONTACT_GROUP_MAX == 128
