@@ -122,10 +122,6 @@ class ModelArch:
         shared = self.mlp_parameters(self.shared_intermediate) + (self.hidden_size if self.shared_gate else 0)
         return self.experts * self.mlp_parameters(self.expert_intermediate) + shared + self.hidden_size * self.experts
 
-    def expert_parameters(self) -> int:
-        """The routed experts of all MoE layers (what expert parallel splits)."""
-        return len(self.moe_layer_ids) * self.experts * self.mlp_parameters(self.expert_intermediate)
-
     def layer_parameters(self, i: int) -> int:
         mlp = self.moe_parameters() if i in self.moe_layer_ids else self.mlp_parameters(self.intermediate_size)
         return self.attention_parameters() + mlp + self.norms_per_layer * self.hidden_size
