@@ -122,10 +122,6 @@ class ModelArch:
         shared = self.mlp_parameters(self.shared_intermediate) + (self.hidden_size if self.shared_gate else 0)
         return self.experts * self.mlp_parameters(self.expert_intermediate) + shared + self.hidden_size * self.experts
 
-    def layer_parameters(self, i: int) -> int:
-        mlp = self.moe_parameters() if i in self.moe_layer_ids else self.mlp_parameters(self.intermediate_size)
-        return self.attention_parameters() + mlp + self.norms_per_layer * self.hidden_size
-
     @property
     def embedding_parameters(self) -> int:
         """Input embedding plus lm_head (once when tied), in parameters: kept in 16 bits by the 4/8-bit formats."""
@@ -266,6 +262,11 @@ def from_config_dict(
         notes.append(
             f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens; their KV cache is counted "
             "per token like full attention (an upper bound of what vLLM's hybrid KV cache manager needs)"
+        )
+    if cfg.get("num_nextn_predict_layers"):
+        notes.append(
+            f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) in the checkpoint are not counted: vLLM "
+            "loads them only for speculative decoding"
         )
     if model_type not in MODELLED:
         notes.append(f"architecture {model_type or '(no model_type)'!r} is not one whose structure this tool models")
