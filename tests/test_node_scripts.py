@@ -137,5 +137,5 @@ def test_ossutil_outside_the_bucket_is_refused(tmp_path):
 def test_every_recipe_installs_the_tools_of_every_cloud_it_is_copied_to(recipe):
     r = load_recipe(recipe)
     for cloud in r.regions:
-        missing = set(profile(cloud).node_tools) - r.commands()
+        missing = {t.command for t in profile(cloud).node_tools} - r.commands()
         assert not missing, f"{recipe} is copied to {cloud} but does not install {sorted(missing)}"

@@ -68,7 +68,10 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     used = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)\}", script))
     # the node agent reads the names its config lists, from the files the config names (images/node_agent.py)
     agent_cfg = json.loads(files[f"{lay.gateway_lib}/{node.AGENT_CONFIG}"].content)
-    agent_src = files[f"{lay.gateway_lib}/{node.AGENT_FILE}"].content
+    # the agent and the clouds' node modules it loads (shipped beside it, images/node.py AGENT_CLOUDS)
+    agent_src = files[f"{lay.gateway_lib}/{node.AGENT_FILE}"].content + "".join(
+        f.content for p, f in files.items() if p.startswith(f"{lay.gateway_lib}/{node.AGENT_CLOUDS}/")
+    )
     agent_reads = set(re.findall(r"env\[[\"']([A-Z][A-Z0-9_]*)[\"']\]|env\.get\([\"']([A-Z][A-Z0-9_]*)[\"']\)", agent_src))
     agent_reads = {a or b for a, b in agent_reads}
     assert agent_reads == set(agent_cfg["env_keys"]), agent_reads ^ set(agent_cfg["env_keys"])

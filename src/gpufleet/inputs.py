@@ -349,7 +349,7 @@ def check_number(
 @contextmanager
 def shaped(shown: str, fix: str = ""):
     """Turn a lookup into data of the wrong shape (a missing key, a list for a mapping, text for a number) into
-    a UserError on `shown` -- for the shipped data files (catalog facts, equivalents, models) that a truncated
+    a UserError on `shown` -- for the shipped data files (catalog facts, models) that a truncated
     checkout or a hand edit can break. `fix` says how to repair it."""
     fix = fix or f"restore it (git checkout -- {shown})"
     try:

@@ -46,8 +46,32 @@ def legacy_base(spec) -> str:
     return f"{spec.name}-{spec.environment}"
 
 
+def group_prefix(spec) -> str:
+    """The logical prefix of a serving group's resources: <name>-<label>-<environment> with fleet.label, else the
+    fleet's prefix <name>-<environment> (issue 31)."""
+    label = getattr(spec, "label", None)
+    return f"{spec.name}-{label}-{spec.environment}" if label else f"{spec.name}-{spec.environment}"
+
+
+def group_base(spec) -> str:
+    """The base of a serving group's physical names: the stack's base, or with fleet.label (issue 31) the base with the
+    label after the fleet name, <name>-<label>-<region>-<environment> (name_base: <name_base>-<label>), at most
+    BASE_MAX long like the base. A rollout's candidate group takes its label, so that after `rollout finish` the same
+    group is the fleet's under the same names."""
+    label = getattr(spec, "label", None)
+    if not label:
+        return base(spec)
+    if getattr(spec, "name_base", None):
+        return fit(f"{spec.name_base}-{label}", BASE_MAX)
+    return fit(f"{spec.name}-{label}-{spec.region}-{spec.environment}", BASE_MAX)
+
+
 def physical(fleet, logical: str) -> str:
-    """The cloud-side name of a resource whose logical name is `logical` (which starts with the fleet's prefix)."""
+    """The cloud-side name of a resource whose logical name is `logical` (which starts with the fleet's prefix, or
+    with its serving group's prefix <name>-<label>-<environment> when the fleet has a label)."""
+    group = getattr(fleet, "group_prefix", fleet.prefix)
+    if group != fleet.prefix and (logical == group or logical.startswith(group + "-")):
+        return group_base(fleet.spec) + logical[len(group) :]
     prefix = fleet.prefix
     if logical != prefix and not logical.startswith(prefix + "-"):
         raise ValueError(f"{logical!r} does not start with the fleet prefix {prefix!r}")

@@ -5,6 +5,11 @@ paths only; a module is imported on first use (the vendor SDKs take 0.2-0.7 s to
 Protocol below. Nothing outside a cloud's package asks which cloud it is: it asks the registry for the cloud's
 module and calls it.
 
+Optional members have their default here, so a cloud writes only what differs (as SkyPilot's sky/clouds/cloud.py
+base does, without a base class): CloudProfile's fields with defaults; the package's node module (node_module_file:
+none = the node calls no cloud API of its own); its pricing's USAGE (usage_keys: none = only cost/usage.py's keys) and
+BILL_COLUMNS (cost/reconcile.py: none = no bill format).
+
 Adding a cloud = its package + one `register(name, package)` call (here for the shipped clouds; a package outside
 gpufleet may also be named in $GPUFLEET_CLOUDS as `name=package[,name=package]`). tests/test_clouds.py names what
 a registered cloud lacks. docs/adding-a-cloud.md lists what each module holds.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +50,18 @@ class InstanceMetadata:
 
 
 @dataclass(frozen=True)
+class NodeTool:
+    """A cloud CLI the node's boot scripts call; every image recipe copied to the cloud installs it (images/recipes.py
+    adds it to the recipe): a release binary mirrored at the recipe's tool_mirror + command, or a PyPI package."""
+
+    command: str  # as the scripts call it, on PATH as /usr/local/bin/<command>
+    name: str = ""  # the download step's name for a binary (default: command)
+    sha256: str | None = None  # of the mirrored binary; `image build` refuses a missing one
+    package: str = ""  # from PyPI instead, locked with the serving packages (the recipe's python_lock)
+    version: str = ""
+
+
+@dataclass(frozen=True)
 class CloudProfile:
     """Per-cloud facts the cloud-neutral code reads (node user-data, region templates, cost compare, catalogs)."""
 
@@ -52,7 +70,9 @@ class CloudProfile:
     disk_categories: dict[str, dict]  # spec tier -> provider disk inputs
     secret_cli: str
     object_scheme: str  # model.source scheme of the cloud's object storage
-    node_tools: tuple[str, ...]  # the cloud CLIs the node's boot scripts call; every image recipe installs them
+    node_tools: tuple[
+        NodeTool, ...
+    ]  # the cloud CLIs the node's boot scripts call; every recipe copied to the cloud installs them
     data_disk: str  # the data disk's device on the node (gpufleet-prepare formats it once and mounts it)
     catalog: Path  # regions, zones, instance types (stacks.catalog reads it)
     price_data: Path  # folder of <cloud>-<region>.yaml price catalogs and sources-<cloud>.yaml
@@ -68,6 +88,10 @@ class CloudProfile:
     # node_lifecycle_note saying why the node has none to end.
     node_lifecycle_api: str = ""
     node_lifecycle_note: str = ""
+    # How the node's prepare program (images/templates/node/gpufleet-prepare.sh.j2) fetches a model.source of
+    # object_scheme: bash run under `set -euo pipefail` with MODEL_SOURCE, GPUFLEET_ROLE and GPUFLEET_REGION in its
+    # environment, writing the archive to "${archive}"; "" when the cloud's object storage is not fetched from the node.
+    fetch_command: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,7 +125,7 @@ class ProgramModule(Protocol):
 
 @runtime_checkable
 class ChecksModule(Protocol):
-    LIST_CAPS: dict[str, ListCap]  # spec path (autoscaling.schedules, tags, ...) -> the cloud's cap on its length
+    # optional: LIST_CAPS, spec path (autoscaling.schedules, tags, ...) -> the cloud's cap on its length (list_caps())
 
     def spec_problems(self, spec: Any) -> list[tuple[str, str]]: ...
 
@@ -115,6 +139,17 @@ class PricingModule(Protocol):
     FREE_PREFIXES: dict[str, str]
 
     def catalog_rows(self, ctx: Any) -> None: ...  # the non-instance rows of a region's derived price catalog
+
+
+@dataclass(frozen=True)
+class UsageKey:
+    """A usage key only one cloud's pricing reads (its pricing module's optional USAGE; the keys every cloud reads are
+    cost/usage.py's): set in a usage file like the others, null (unknown) by default."""
+
+    name: str
+    what: str  # what the quantity is, per month
+    unknown: str = ""  # the assumption `cost estimate` states while it is null ("" : shown as a unit price)
+    lever: str = ""  # the overhead lever it is in `cost estimate` (cost/overhead.py), "" when none
 
 
 @runtime_checkable
@@ -181,6 +216,13 @@ def register(name: str, package: str) -> None:
     _CHECKED.clear()
 
 
+# The optional node module of a cloud package (`<package>.node_agent`, standard library only): the cloud's part of the
+# node agent (images/node_agent.py), shipped beside it by the image. A cloud whose profile names a node metrics or
+# lifecycle API must have one: publisher(agent, cfg, env, cloud) and lifecycle(agent, cfg, env, cloud, metadata).
+NODE_MODULE = "node_agent"
+NODE_MEMBERS = {"node_metrics_api": "publisher", "node_lifecycle_api": "lifecycle"}
+
+
 def unregister(name: str) -> None:
     _ENTRIES.pop(name, None)
     _CHECKED.clear()
@@ -222,6 +264,13 @@ def _missing(mod: ModuleType, concern: str) -> list[str]:
     return [m for m in _members(concern) if not hasattr(mod, m)]
 
 
+def node_module_file(cloud: str) -> Path | None:
+    """The source file of the cloud's node module (found, not imported: it runs on the node), or None."""
+    package = _ENTRIES[cloud]["profile"].rpartition(".")[0]
+    spec = importlib.util.find_spec(f"{package}.{NODE_MODULE}")
+    return Path(spec.origin) if spec is not None and spec.origin else None
+
+
 def profile(cloud: str) -> CloudProfile:
     return module(cloud, "profile").PROFILE
 
@@ -235,8 +284,13 @@ def program(cloud: str) -> ModuleType:
 
 
 def list_caps(cloud: str) -> dict[str, ListCap]:
-    """The cloud's caps on the spec's lists (see ListCap)."""
-    return module(cloud, "checks").LIST_CAPS
+    """The cloud's caps on the spec's lists (see ListCap; default: none)."""
+    return dict(getattr(module(cloud, "checks"), "LIST_CAPS", {}))
+
+
+def usage_keys(cloud: str) -> tuple[UsageKey, ...]:
+    """The cloud's own usage keys (default: none, its pricing reads only the keys of cost/usage.py)."""
+    return tuple(getattr(module(cloud, "pricing"), "USAGE", ()))
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
@@ -264,6 +318,8 @@ def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
                 out.append(f"{cloud}: {concern} module {path} does not import ({exc})")
                 continue
             out += [f"{cloud}: {path} has no {m}" for m in _missing(mod, concern)]
+            if concern == "profile" and isinstance(getattr(mod, "PROFILE", None), CloudProfile):
+                out += _node_problems(cloud, mod.PROFILE)
             if concern == "profile" and hasattr(mod, "CAPABILITIES"):
                 out += [
                     f"{cloud}: {path}.CAPABILITIES has no value for {cap.value} (None = supported, else the message)"
@@ -271,3 +327,15 @@ def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
                     if cap not in mod.CAPABILITIES
                 ]
     return out
+
+
+def _node_problems(cloud: str, prof: CloudProfile) -> list[str]:
+    """A node API in the profile without the node module's function that calls it."""
+    path = node_module_file(cloud)
+    mod = importlib.import_module(f"{_ENTRIES[cloud]['profile'].rpartition('.')[0]}.{NODE_MODULE}") if path else None
+    return [
+        f"{cloud}: profile.{api} is set but "
+        + (f"its {NODE_MODULE} module has no {fn}()" if mod else f"the package has no {NODE_MODULE}.py (with {fn}())")
+        for api, fn in NODE_MEMBERS.items()
+        if getattr(prof, api) and not callable(getattr(mod, fn, None))
+    ]

@@ -11,7 +11,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from gpufleet.images import node_agent
+from gpufleet.components.alicloud import node_agent as alicloud_node
 
 # Exposition as the pinned vLLMs write it (names from components/data/metric_names.yaml): 0.33.0 labels each gauge
 # with engine and model_name; 0.10.0 on V100 runs the V0 engine, whose KV gauge is vllm:gpu_cache_usage_perc.
@@ -192,7 +192,7 @@ class FakeCms(Server):
         if not ctype.startswith("application/x-www-form-urlencoded"):
             return f"InvalidContentType: {ctype}"
         signature = p.pop("Signature", "")
-        want = node_agent.rpc_signature(p, self.keys["AccessKeySecret"], "POST")
+        want = alicloud_node.rpc_signature(p, self.keys["AccessKeySecret"], "POST")
         if signature != want:
             return "SignatureDoesNotMatch: the signature does not match"
         if p.get("AccessKeyId") != self.keys["AccessKeyId"] or p.get("SecurityToken") != self.keys["SecurityToken"]:

@@ -3,7 +3,7 @@
 ECS API reference's "Request signatures": AccessKey testid / testsecret, DescribeRegions, nonce
 3ee8c1b8-83d3-44af-a94f-4e0ad82fd6cf, 2016-02-23T12:46:24Z, signature CT9X0VtwR86fNWSnsc6v8YGOjuE=; read 2026-12-03)."""
 
-from gpufleet.images import node_agent
+from gpufleet.components.alicloud import node_agent as alicloud_node
 
 DOC_PARAMS = {
     "TimeStamp": "2016-02-23T12:46:24Z",
@@ -19,7 +19,7 @@ DOC_SIGNATURE = "CT9X0VtwR86fNWSnsc6v8YGOjuE="
 
 
 def test_reproduces_the_documented_signature():
-    assert node_agent.rpc_signature(DOC_PARAMS, "testsecret", "GET") == DOC_SIGNATURE
+    assert alicloud_node.rpc_signature(DOC_PARAMS, "testsecret", "GET") == DOC_SIGNATURE
 
 
 def test_string_to_sign_is_the_documented_one():
@@ -30,15 +30,15 @@ def test_string_to_sign_is_the_documented_one():
         "%26SignatureNonce%3D3ee8c1b8-83d3-44af-a94f-4e0ad82fd6cf%26SignatureVersion%3D1.0"
         "%26TimeStamp%3D2016-02-23T12%253A46%253A24Z%26Version%3D2014-05-26"
     )
-    assert node_agent.rpc_string_to_sign(DOC_PARAMS, "GET") == want
+    assert alicloud_node.rpc_string_to_sign(DOC_PARAMS, "GET") == want
 
 
 def test_any_change_changes_the_signature():
-    assert node_agent.rpc_signature(DOC_PARAMS, "testsecret", "POST") != DOC_SIGNATURE
-    assert node_agent.rpc_signature({**DOC_PARAMS, "Format": "JSON"}, "testsecret", "GET") != DOC_SIGNATURE
-    assert node_agent.rpc_signature(DOC_PARAMS, "testsecreT", "GET") != DOC_SIGNATURE
+    assert alicloud_node.rpc_signature(DOC_PARAMS, "testsecret", "POST") != DOC_SIGNATURE
+    assert alicloud_node.rpc_signature({**DOC_PARAMS, "Format": "JSON"}, "testsecret", "GET") != DOC_SIGNATURE
+    assert alicloud_node.rpc_signature(DOC_PARAMS, "testsecreT", "GET") != DOC_SIGNATURE
 
 
 def test_percent_encoding_follows_the_documented_rules():
     # unreserved A-Z a-z 0-9 - _ . ~ kept; space is %20 (not +), * is %2A, UTF-8 bytes as %XY upper-case
-    assert node_agent.percent_encode('a-_.~ *+/:{}"é') == "a-_.~%20%2A%2B%2F%3A%7B%7D%22%C3%A9"
+    assert alicloud_node.percent_encode('a-_.~ *+/:{}"é') == "a-_.~%20%2A%2B%2F%3A%7B%7D%22%C3%A9"

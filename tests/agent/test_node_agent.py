@@ -16,7 +16,7 @@ import pytest
 import yaml
 from agent_fakes import VLLM_0_10, VLLM_0_33, FakeCms, FakeMetadata, FakeVllm
 
-from gpufleet import validation
+from gpufleet import registry, validation
 from gpufleet.components import userdata
 from gpufleet.images import gateway, node, node_agent
 from gpufleet.images.recipes import load_recipe
@@ -55,7 +55,9 @@ def setup(tmp: Path, cloud: str, vllm: FakeVllm, md: FakeMetadata | None = None,
     cfg["env_files"] = [str(tmp / "fleet.env"), str(tmp / "gateway.env")]
     cfg["drain_flag"] = str(tmp / "draining")
     cfg.update(backoff_s=0.2, spot_poll_s=0.2, drain_poll_s=0.1)
-    for c in cfg["clouds"].values():
+    for name, c in cfg["clouds"].items():
+        if c["module"]:  # the image installs it beside the agent; here it is read where it lives
+            c["module"] = str(registry.node_module_file(name))
         if md is not None:
             base = c["metadata"]["url"].split("/latest/")[0]
             c["metadata"] = {k: v.replace(base, md.url) for k, v in c["metadata"].items()}
@@ -290,6 +292,7 @@ def test_no_metric_name_is_written_outside_the_data_file():
         ROOT / "src" / "gpufleet" / "images" / "node_agent.py",
         ROOT / "src" / "gpufleet" / "images" / "node.py",
         ROOT / "src" / "gpufleet" / "images" / "gateway.py",
+        *(p for c in registry.names() if (p := registry.node_module_file(c))),
     ]
     code += sorted((ROOT / "src" / "gpufleet" / "images" / "templates").rglob("*.j2")) + sorted(
         (ROOT / "src" / "gpufleet" / "components/tencentcloud/scaler").glob("*.py")

@@ -303,9 +303,10 @@ def test_alicloud_loading_grace_is_a_lifecycle_hook_the_node_role_may_complete()
         },
         {"Effect": "Allow", "Action": ["ess:DescribeLifecycleActions"], "Resource": ["*"]},
     ]
-    # exactly the ESS operations the node agent calls (images/node_agent.py: ess(endpoint, creds, "<Action>", ...))
-    from gpufleet.images import node_agent
+    # exactly the ESS operations the node agent calls (Alibaba's node module, components/alicloud/node_agent.py:
+    # Lifecycle.call("<Action>", ...))
+    from gpufleet.components.alicloud import node_agent
 
     source = Path(node_agent.__file__).read_text()
-    called = set(re.findall(r'ess\(\s*endpoint,\s*creds,\s*"(\w+)"', source))
+    called = set(re.findall(r'self\.call\(\s*"(\w+)"', source))
     assert {a.removeprefix("ess:") for s in ess for a in s["Action"]} == called

@@ -28,7 +28,7 @@ def test_the_lever_reaches_the_share_when_priced_again(priced, key):
     run, u = priced
     e = run(u)
     assert e.overhead_share < Decimal("0.30")  # the shipped prod: 18.8 %
-    lever = next(v for v in overhead.levers(e) if v.name == overhead.LEVERS[key])
+    lever = next(v for v in overhead.levers(e) if v.name == overhead.lever_names(e.cloud)[key])
     for share in overhead.SHARES:
         now = getattr(u, key) if getattr(u, key) is not None else (Decimal(730) if key == "nat_cu_hours" else Decimal(0))
         again = run(dataclasses.replace(u, **{key: now + lever.needed[share]}))

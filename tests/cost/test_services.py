@@ -8,6 +8,7 @@ import pytest
 from gpufleet import plan
 from gpufleet.components.alicloud import pricing as ali
 from gpufleet.components.tencentcloud import pricing as tc
+from gpufleet.components.tencentcloud.pricing import cam_action
 from gpufleet.cost import estimate, usage
 from gpufleet.cost.catalog import load
 from gpufleet.cost.resources import PricingContext, policy_actions
@@ -89,7 +90,7 @@ def test_shared_costs_follow_the_policy_and_are_flagged_shared(fn, field, doc, n
 
 def test_policy_actions_reads_both_clouds_and_bad_text():
     assert policy_actions('{"Statement": [{"Action": "a:B"}]}') == {"a:B"}
-    assert policy_actions({"statement": [{"action": ["name/ssm:X"]}]}) == {"ssm:X"}
+    assert policy_actions({"statement": [{"action": ["name/ssm:X"]}]}, cam_action) == {"ssm:X"}  # Tencent's spelling
     assert policy_actions("not json") == set()
 
 

@@ -1,6 +1,7 @@
 """Cost over the real program: every shipped stack's preview inventory, the prod estimate, compare."""
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +9,8 @@ from gpufleet import plan, validation
 from gpufleet.cost import catalog, compare, resources, usage
 from gpufleet.plan import stack_estimate
 from gpufleet.stacks import loader
+
+ROOT = Path(__file__).resolve().parents[2]
 
 STACKS = loader.stack_names()
 PROD = "alicloud-cn-hangzhou-prod"
@@ -75,6 +78,8 @@ def test_every_priced_or_free_type_is_declared():
             new = compare.redeclare(base.raw, base.fleet, base.fleet.spec.cloud, billing)[0]
             declared |= {r["type"] for r in plan.for_spec(new, stack, f"{stack} ({billing})").resources}
     declared |= _pem_variant_types()
+    for path in sorted((ROOT / "examples").glob("Pulumi.*-rollout.yaml")):  # a rollout's VServer group (Alibaba)
+        declared |= {r["type"] for r in plan.for_stack(loader.use_stack_file(path)).resources}
     for cloud in {validation.load_fleet(s).spec.cloud for s in STACKS}:
         pricing = registry.module(cloud, "pricing")
         assert sorted(set(pricing.PRICED) - declared) == [], cloud

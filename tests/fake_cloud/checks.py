@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-# The fake cloud publishes no quota: no list of the spec is capped on it (registry.ListCap).
-LIST_CAPS: dict = {}
+# The fake cloud publishes no quota: no LIST_CAPS, so no list of the spec is capped on it (registry.list_caps).
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.derive import DeriveContext
-from gpufleet.cost.resources import CostComponent, PricingContext, asg_share, clb_components, node_components
+from gpufleet.cost.resources import CostComponent, PricingContext, asg_share, clb_components, node_components, qty
+from gpufleet.registry import UsageKey
 
 GROUP = "fakecloud:compute/group:Group"
 
@@ -18,8 +19,16 @@ def group(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return node_components("autoscaled node", i["instanceType"], "payg", nodes, disks, None, how)
 
 
+# The fake NAT bills the traffic it processes: a usage key only this cloud's pricing reads.
+USAGE = (UsageKey("fk_nat_processed_gb", "GB the fake NAT gateway processes a month", lever="fake NAT processing (GB a month)"),)
+
+
 def nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
-    return [CostComponent("NAT gateway", HOURS_PER_MONTH, "nat/instance", "any", "nat")]
+    processed = ctx.usage.get("fk_nat_processed_gb")
+    return [
+        CostComponent("NAT gateway", HOURS_PER_MONTH, "nat/instance", "any", "nat"),
+        CostComponent("NAT processed traffic", qty(processed), "nat/processed", "any", "nat", "usage fk_nat_processed_gb"),
+    ]
 
 
 def balancer(res: dict, ctx: PricingContext) -> list[CostComponent]:

@@ -449,7 +449,6 @@ def test_bad_catalog(tmp_path, text, names):
 @pytest.mark.parametrize(
     "module, attr, shown",
     [
-        ("gpufleet.cost.compare", "EQUIV", "cost/data/equivalents.yaml"),
         ("gpufleet.sizing.models", "CATALOG", "sizing/data/models.yaml"),
     ],
 )

@@ -108,6 +108,17 @@ FAILURES = [  # (argv, code, what the output names)
     # (tests/sizing/test_loadtest.py)
     (["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1"], 2, "--url"),
     (["completion", "tcsh"], 2, "unknown shell"),
+    # a stack without a rollout section, or no rollout started (tests/rollout/ runs them against live servers)
+    (["rollout", "start", "--stack", DEV], 2, "gpufleet:fleet.rollout: missing"),
+    (["rollout", "status", "--stack", DEV], 2, "no rollout recorded"),
+    (
+        ["rollout", "step", "--stack", DEV, "--current-url", "ftp://x", "--candidate-url", "http://127.0.0.1:9"],
+        2,
+        "--current-url",
+    ),
+    (["rollout", "promote", "--stack", DEV, "--current-url", "http://a:1", "--candidate-url", "http://b:1"], 2, "rollout"),
+    (["rollout", "abort", "--stack", DEV], 2, "no rollout in progress"),
+    (["rollout", "finish", "--stack", DEV], 2, "no rollout in progress"),
 ]
 
 
@@ -187,6 +198,13 @@ NOT_RUN = {
     ),
     "gpufleet catalog refresh --cloud alicloud --region cn-hangzhou": "needs Alibaba Cloud credentials and the network",
     "gpufleet catalog refresh --cloud tencentcloud --region ap-guangzhou": "needs Tencent Cloud credentials and the network",
+    "gpufleet rollout step --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 "
+    "--api-key-env VLLM_API_KEY": "needs both groups serving",
+    "gpufleet rollout promote --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 "
+    "--api-key-file ~/.gpufleet/prod-key": "needs both groups serving",
+    "gpufleet rollout status --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --format json": "needs a rollout started (the start example)",
+    'gpufleet rollout abort --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --reason "p99 up in the dashboard"': "needs a rollout started",
+    "gpufleet rollout finish --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml": "needs a promoted rollout",
 }
 OWN_EXAMPLES = list(
     dict.fromkeys((_leaf(line), line) for p, c in [*COMMANDS.items(), *GROUPS.items()] if _own(p) for line in examples(c))

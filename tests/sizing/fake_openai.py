@@ -4,6 +4,13 @@ Its latency is a known function of load: the first token comes after `first_toke
 token takes `token_s` times the number of requests in flight when the request arrived. So a level of
 concurrency c takes about first_token_s + tokens x token_s x c per request, and a test can place the
 knee. It can also refuse keys, fail every n-th request with a 500, leave out the usage chunk, or hang.
+
+Like vLLM it also answers non-streaming requests (`"stream": false`: one chat completion whose text is
+`answer(prompt)`, the same every time, as greedy decoding gives), `GET /health` (200, or 503 when not `healthy`)
+and `GET /metrics` in Prometheus text with vLLM's own names: `vllm:num_requests_running`,
+`vllm:num_requests_waiting` and the KV-cache use (`vllm:kv_cache_usage_perc`, or with `metric_names="0.10.0-v0"`
+`vllm:gpu_cache_usage_perc`). With `max_num_seqs` set, at most that many requests are served at once and the
+others really wait (counted as waiting); KV-cache use is running x `kv_per_seq` (a fraction, at most 1).
 """
 
 from __future__ import annotations
@@ -12,8 +19,15 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def default_answer(prompt: str) -> str:
+    """A deterministic answer of a prompt (the same text every time, as with temperature 0)."""
+    words = prompt.split()
+    return f"The answer to '{' '.join(words[:6])}' is {len(words)} words long and ends with {words[-1] if words else '-'}."
 
 
 @dataclass
@@ -28,11 +42,38 @@ class Behaviour:
     hang_s: float = 0.0  # sleep this long before answering
     echo_auth_on_401: bool = True  # a careless server that echoes the Authorization header
     mode: str = "sse"  # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
+    aliases: tuple[str, ...] = ()  # other model names it answers to (a group behind a shared load balancer)
+    answer: Callable[[str], str] = default_answer  # the text of a non-streaming answer
+    healthy: bool = True
+    max_num_seqs: int = 0  # served at once (0: no limit); the others wait, as vLLM's queue
+    kv_per_seq: float = 0.1  # KV-cache fraction each running request takes
+    metric_names: str = "0.33.0"  # "0.33.0": vllm:kv_cache_usage_perc; "0.10.0-v0": vllm:gpu_cache_usage_perc
     bodies: list = field(default_factory=list)
     in_flight: int = 0
+    waiting: int = 0
     max_in_flight: int = 0
     count: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    slots: threading.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_num_seqs:
+            self.slots = threading.Semaphore(self.max_num_seqs)
+
+    def metrics_text(self) -> str:
+        with self.lock:
+            running = self.in_flight - self.waiting
+            waiting = self.waiting
+        kv_name = "vllm:gpu_cache_usage_perc" if self.metric_names == "0.10.0-v0" else "vllm:kv_cache_usage_perc"
+        labels = f'{{engine="0",model_name="{self.model}"}}'
+        lines = []
+        for name, value in (
+            ("vllm:num_requests_running", running),
+            ("vllm:num_requests_waiting", waiting),
+            (kv_name, min(1.0, running * self.kv_per_seq)),
+        ):
+            lines += [f"# HELP {name} fake", f"# TYPE {name} gauge", f"{name}{labels} {float(value)}"]
+        return "\n".join(lines) + "\n"
 
 
 def _handler(b: Behaviour):
@@ -53,6 +94,19 @@ def _handler(b: Behaviour):
             self.wfile.write(f"data: {text}\n\n".encode())
             self.wfile.flush()
 
+        def do_GET(self):
+            if self.path == "/health":
+                return self._send(200 if b.healthy else 503, {})
+            if self.path == "/metrics":
+                data = b.metrics_text().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return None
+            return self._send(404, {"error": {"message": f"no route {self.path}"}})
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with b.lock:
@@ -63,7 +117,17 @@ def _handler(b: Behaviour):
                 b.max_in_flight = max(b.max_in_flight, b.in_flight)
                 load = b.in_flight
             try:
-                self._answer(body, n, load)
+                if b.slots is not None:
+                    with b.lock:
+                        b.waiting += 1
+                    b.slots.acquire()
+                    with b.lock:
+                        b.waiting -= 1
+                try:
+                    self._answer(body, n, load)
+                finally:
+                    if b.slots is not None:
+                        b.slots.release()
             finally:
                 with b.lock:
                     b.in_flight -= 1
@@ -75,12 +139,24 @@ def _handler(b: Behaviour):
             if b.api_key and auth != f"Bearer {b.api_key}":
                 shown = auth if b.echo_auth_on_401 else ""
                 return self._send(401, {"error": {"message": f"invalid key {shown}"}})
-            if body.get("model") != b.model:
+            if body.get("model") != b.model and body.get("model") not in b.aliases:
                 return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
             if b.hang_s:
                 time.sleep(b.hang_s)
             if b.fail_every and n % b.fail_every == 0:
                 return self._send(500, {"error": {"message": "engine overloaded"}})
+            if b.mode == "sse" and body.get("stream") is not True:
+                prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
+                text = b.answer(prompt)
+                return self._send(
+                    200,
+                    {
+                        "object": "chat.completion",
+                        "model": b.model,
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
+                    },
+                )
             if b.mode == "json":
                 return self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]})
             self.send_response(200)

@@ -363,6 +363,44 @@ def shipped() -> tuple[tuple[str, str, dict], ...]:
     for stack in loader.stack_names(root):
         inv = preview.preview_stack(stack, root)
         out.append((stack, validation.load_fleet(stack, root, sizing=False).spec.cloud, inv.to_json()))
+    return tuple(out) + rollouts()
+
+
+@cache
+def rollouts() -> tuple[tuple[str, str, dict], ...]:
+    """(stack/step, cloud, inventory json) of the shipped rollout examples as shipped, at weight 0 (the candidate takes
+    nothing), promoted (the current group at weight 0), finished (the label kept) and rolled back (the candidate at 0
+    nodes); and with spot and monthly billing, as shipped and promoted."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from gpufleet import preview, validation
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.rollout import rollout_step_spec
+
+    root = Path(__file__).resolve().parents[2]
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted((root / "examples").glob("Pulumi.*-rollout.yaml")):
+            text = path.read_text()
+            now = datetime(2026, 12, 1, tzinfo=UTC)
+            variants: list[tuple[str, object, str]] = [
+                (str(step), step, text) for step in ("as-shipped", 0, "promoted", "finished", "rolled_back")
+            ]
+            for billing, line in (
+                ("spot", "billing: {model: spot, on_demand_base: 2}"),
+                ("monthly", "billing: {model: monthly, period_months: 1}"),
+            ):  # a spot canary's own on-demand base; a subscription fleet's pay-as-you-go canary, then its subscription
+                other = text.replace("billing: {model: payg}", line)
+                variants += [(f"{billing}-{step}", step, other) for step in ("as-shipped", "promoted")]
+            for label, step, body in variants:
+                body = body if step == "as-shipped" else rollout_step_spec(body, step, now)
+                stack = f"{path.name[len('Pulumi.') : -len('.yaml')]}-{label}"
+                file = Path(tmp) / f"Pulumi.{stack}.yaml"
+                file.write_text(body)
+                name = loader.use_stack_file(file)
+                inv = preview.preview_stack(name, root)
+                out.append((name, validation.load_fleet(name, root, sizing=False).spec.cloud, inv.to_json()))
     return tuple(out)
 
 

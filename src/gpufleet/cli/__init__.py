@@ -75,6 +75,7 @@ COMMANDS = {
     "cost": "cost",
     "catalog": "cost",
     "region": "region",
+    "rollout": "rollout",
     "completion": "completion",
 }
 

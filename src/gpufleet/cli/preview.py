@@ -36,6 +36,7 @@ def preview(
     from gpufleet import clock, contract, plan
     from gpufleet.components import hardening
     from gpufleet.registry import notes
+    from gpufleet.stacks import rollout
     from gpufleet.stacks.loader import read_stack_config
     from gpufleet.validation import load_fleet
 
@@ -61,6 +62,7 @@ def preview(
         + hardening.notes(fleet.spec)
         + hardening.pem_notes(fleet.spec, config, clock.now())
         + contract.schedule_notes(fleet.spec, clock.now())
+        + rollout.notes(fleet.spec)
     )
     if as_json:
         options.emit(json.dumps({**inventory.to_json(), "notes": all_notes}, indent=2, sort_keys=True, allow_nan=False), output)

@@ -7,12 +7,10 @@ same loader (gpufleet.plan.for_spec), declared once by the same program and pric
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
-from pathlib import Path
 
-from gpufleet import inputs
 from gpufleet.cost import estimate
 from gpufleet.cost.decision import decide, label
 from gpufleet.cost.estimate import Estimate
@@ -23,16 +21,58 @@ from gpufleet.stacks import catalog as stackcat
 from gpufleet.stacks import loader
 
 BILLINGS = ("payg", "monthly", "yearly", "spot")
-EQUIV = Path(__file__).parent / "data" / "equivalents.yaml"
+EARTH_RADIUS_KM = 6371.0
 
 
-@lru_cache(maxsize=1)
-def _equiv() -> dict:
-    shown = "cost/data/equivalents.yaml"
-    doc = inputs.load_mapping(EQUIV, shown, f"restore it (git checkout -- {shown})")
-    for key in ("gpus", "regions"):
-        inputs.mapping(doc.get(key), shown, key, f"a mapping (restore it: git checkout -- {shown})")
-    return doc
+def distance_km(a: stackcat.Location, b: stackcat.Location) -> float:
+    """Great-circle distance (haversine) between two region locations."""
+    la1, lo1, la2, lo2 = map(math.radians, (a.lat, a.lon, b.lat, b.lon))
+    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(h))
+
+
+def region_for(cloud: str, region: str, other: str) -> tuple[str | None, str]:
+    """The region of `other` for a fleet in `cloud`'s `region`, derived from each cloud's own region locations (its
+    catalog): one in the same city, else the nearest. (None, why) when a location is missing."""
+    here = stackcat.locations(cloud).get(region)
+    theirs = stackcat.locations(other)
+    if here is None or not theirs:
+        return None, f"no {other} region mapped for {region} (a region location is missing from the clouds' catalogs)"
+    same = sorted(r for r, loc in theirs.items() if loc.city == here.city)
+    if same:
+        return same[0], "same city"
+    km = {r: distance_km(here, loc) for r, loc in theirs.items()}
+    best = min(sorted(km), key=km.__getitem__)
+    others = ", ".join(
+        f"{here.city}-{theirs[r].city} about {5 * round(km[r] / 5):.0f} km" for r in sorted(km, key=km.__getitem__)
+    )
+    return best, f"{other} has no {here.city} region; nearest: {others}"
+
+
+def gpu_for(cloud: str, kind: str) -> tuple[str | None, str]:
+    """The GPU kind `cloud` sells for `kind`: itself, else the kind of the same architecture with the least memory
+    that is at least as much (stacks/data/gpus.yaml); (None, why) when it sells neither."""
+    sold = {t.gpu for t in stackcat.instance_types(cloud)}
+    if kind in sold:
+        return kind, ""
+    kinds = stackcat.gpu_kinds()
+    want = kinds.get(kind)
+    cands = (
+        []
+        if want is None
+        else [
+            k
+            for k in sold
+            if k in kinds and kinds[k].architecture == want.architecture and kinds[k].memory_gib >= want.memory_gib
+        ]
+    )
+    if want is None or not cands:
+        return None, f"{cloud} sells no {kind} (nor an equivalent with at least its memory)"
+    other = min(cands, key=lambda k: (kinds[k].memory_gib, k))
+    return other, (
+        f"GPU {kind} -> {other}: {cloud} sells no {kind}; {other} is {want.architecture} too, "
+        f"with {kinds[other].memory_gib} GB against {want.memory_gib}"
+    )
 
 
 @dataclass
@@ -45,15 +85,6 @@ class Option:
     estimate: Estimate | None = None
     problem: str = ""
     current: bool = False  # the stack as declared: its own cloud, region and billing model
-
-
-def _gpu_for(cloud: str, kind: str) -> tuple[str | None, str]:
-    if any(t.gpu == kind for t in stackcat.instance_types(cloud)):
-        return kind, ""
-    for other, why in (_equiv()["gpus"].get(kind) or {}).items():
-        if any(t.gpu == other for t in stackcat.instance_types(cloud)):
-            return other, f"GPU {kind} -> {other}: {why}"
-    return None, f"{cloud} sells no {kind} (nor an equivalent with at least its memory)"
 
 
 def _instance_for(cloud: str, gpu: str, count: int, like: stackcat.InstanceType) -> stackcat.InstanceType | None:
@@ -75,13 +106,12 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
     notes: list[str] = []
     region = spec.region
     if cloud != spec.cloud:
-        hit = _equiv()["regions"].get(spec.cloud, {}).get(spec.region) or {}
-        mapped = hit.get(cloud)
+        mapped, why = region_for(spec.cloud, spec.region, cloud)
         if mapped is None:
-            return None, [f"no {cloud} region mapped for {spec.region}"], "", None
+            return None, [why], "", None
         region = mapped
-        notes.append(f"region {spec.region} -> {region}: {hit['why']}")
-    gpu, why = _gpu_for(cloud, spec.gpu.kind)
+        notes.append(f"region {spec.region} -> {region}: {why}")
+    gpu, why = gpu_for(cloud, spec.gpu.kind)
     if gpu is None:
         return None, notes + [why], region, None
     if why:
@@ -107,14 +137,28 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         new["zones"] = selling[: len(spec.zones)]
         notes.append(f"zones {', '.join(spec.zones)} -> {', '.join(new['zones'])}")
     new["cloud"], new["region"] = cloud, region
-    source = spec.model.source
     own, other = profile(spec.cloud).object_scheme, profile(cloud).object_scheme
-    if cloud != spec.cloud and source.startswith(f"{own}://"):
+
+    def moved(source: str) -> str:
+        """The same archive in the other cloud's object storage."""
+        if cloud == spec.cloud or not source.startswith(f"{own}://"):
+            return source
         bucket, _, key = source[len(own) + 3 :].partition("/")
         bucket = bucket.removesuffix(profile(spec.cloud).example_bucket_suffix) + profile(cloud).example_bucket_suffix
-        new["model"] = {**raw["model"], "source": f"{other}://{bucket}/{key}"}
+        return f"{other}://{bucket}/{key}"
+
+    source = spec.model.source
+    if moved(source) != source:
+        new["model"] = {**raw["model"], "source": moved(source)}
         notes.append(f"model source {source} -> {new['model']['source']} (the same archive in {cloud}'s object storage)")
     new["gpu"] = {**raw.get("gpu", {}), "kind": gpu, "instance_type": itype.type}
+    if spec.rollout is not None and isinstance(raw.get("rollout"), dict):  # a rollout's candidate moves along
+        cand = dict(raw["rollout"].get("candidate") or {})
+        cand["model"] = {**cand.get("model", {}), "source": moved(spec.rollout.candidate.model.source)}
+        if spec.rollout.candidate.gpu is not None:
+            kind, _ = _gpu_for(cloud, spec.rollout.candidate.gpu.kind)
+            cand["gpu"] = {"kind": kind or spec.rollout.candidate.gpu.kind, "count": spec.rollout.candidate.gpu.count}
+        new["rollout"] = {**raw["rollout"], "candidate": cand}
     if billing != spec.billing.model:
         notes.append(
             f"billing {spec.billing.model} -> {billing}"

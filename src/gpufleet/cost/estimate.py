@@ -18,7 +18,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from gpufleet import clock
+from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
@@ -287,7 +287,42 @@ def _discount(discounts: list[Discount], key: str, billing: str) -> Discount | N
     return next((d for d in discounts if fnmatch.fnmatch(key, d.match) and d.billing in ("*", billing)), None)
 
 
-def fleet_average(spec, usage: Usage) -> tuple[Decimal, str]:
+def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
+    """A rollout's serving groups and the average nodes each runs (stacks/rollout.py sizes them): the fleet's group as
+    the usage or its schedules say, at its minimum once promoted; the candidate's from its own size and schedules.
+    Empty without a rollout."""
+    if getattr(spec, "rollout", None) is None:
+        return ()
+    from gpufleet.naming import group_prefix
+    from gpufleet.stacks import rollout
+
+    current, candidate = rollout.current_spec(spec), rollout.candidate_spec(spec)
+    held = spec.rollout.phase == "promoted"
+    first = Decimal(current.replicas.desired_or_min) if held else fleet_average(current, usage, groups=False)[0]
+    second = fleet_average(candidate, Usage(), groups=False)[0]
+    return ((group_prefix(current), first), (group_prefix(candidate), second))
+
+
+def group_bounds(spec) -> tuple[tuple[str, int, int], ...]:
+    """A rollout's serving groups: (logical prefix, floor, peak) each, from the sizes stacks/rollout.py gives them (the
+    peak: the group's max, or a schedule's higher max). Empty without a rollout."""
+    if getattr(spec, "rollout", None) is None:
+        return ()
+    from gpufleet.naming import group_prefix
+    from gpufleet.stacks import rollout
+
+    out = []
+    for g in (rollout.current_spec(spec), rollout.candidate_spec(spec)):
+        out.append((group_prefix(g), g.replicas.min, max([g.replicas.max, *(s.max for s in g.autoscaling.schedules)])))
+    return tuple(out)
+
+
+def fleet_average(spec, usage: Usage, groups: bool = True) -> tuple[Decimal, str]:
+    """Average running GPU nodes of the fleet: with a rollout, of both serving groups (group_averages)."""
+    parts = group_averages(spec, usage) if groups else ()
+    if parts:
+        total = sum((n for _, n in parts), Decimal(0))
+        return total, " + ".join(f"{n} ({prefix})" for prefix, n in parts) + " average nodes of the rollout's two groups"
     if usage.replicas_average is not None:
         return usage.replicas_average, f"{usage.replicas_average} average running nodes (usage replicas_average)"
     schedules = [(s.cron, s.desired if s.desired is not None else s.min) for s in spec.autoscaling.schedules]
@@ -405,7 +440,13 @@ def on_demand_base(spec) -> tuple[int, int]:
 
 
 def peak_nodes(spec) -> tuple[int, str]:
-    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher."""
+    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher; with a rollout, both
+    serving groups' (group_bounds)."""
+    bounds = group_bounds(spec)
+    if bounds:
+        tops = [(prefix, top) for prefix, _, top in bounds]
+        total = sum(t for _, t in tops)
+        return total, f"{total} nodes all month (" + " + ".join(f"{t} {p}" for p, t in tops) + ": each group's max)"
     top = max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
     how = f"replicas.max {spec.replicas.max}" if top == spec.replicas.max else f"a schedule's max {top}"
     return top, f"{top} nodes all month ({how})"
@@ -427,18 +468,27 @@ def price_inventory(
     discounts = discounts or []
     today = today or clock.now().date()
     avg, how = fleet_average(spec, usage)
+    parts = group_averages(spec, usage)
 
-    def priced(nodes: Decimal, spot_as_payg: bool = False) -> tuple[list[Line], list[tuple[str, str, str]]]:
-        ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list)
+    bounds = group_bounds(spec)
+
+    def priced(nodes: Decimal, spot_as_payg: bool = False, split: str = "") -> tuple[list[Line], list[tuple[str, str, str]]]:
+        # a rollout: each group at its own part of the scenario: its floor or peak (split), else the average's share
+        groups = tuple((p, n * nodes / avg) for p, n in parts) if avg else ()
+        if bounds and split:
+            which = {"floor": 1, "peak": 2}[split]
+            groups = tuple((b[0], Decimal(b[which])) for b in bounds)
+        ctx = PricingContext(spec.cloud, spec.region, usage, nodes, resources_list, groups=groups)
         return _price_lines(cat, spec.cloud, resources_list, ctx, discounts, today, spot_as_payg)
 
     lines, free = priced(avg)
     assumptions = [f"{HOURS_PER_MONTH} hours a month", f"GPU nodes: {how}"]
-    for k, v in usage.known().items():
+    unknown = {k.name: k.unknown for k in registry.usage_keys(spec.cloud) if k.unknown}
+    for k, v in usage.known(spec.cloud).items():
         if k == "replicas_average":
             continue
-        if v is None and k == "nat_cu_hours":
-            assumptions.append(f"{k}: unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced")
+        if v is None and k in unknown:
+            assumptions.append(f"{k}: {unknown[k]}")
         elif v is None and k == "image_snapshot_gb":
             assumptions.append(f"{k}: unknown; the node's system disk size is priced (an upper bound)")
         else:
@@ -494,9 +544,14 @@ def _scenarios(
         if n == spec.replicas.min
         else f"{n} nodes all month, as declared (replicas.min {spec.replicas.min})"
     )
-    out["floor"] = Scenario("floor", floor, why, amount(priced(floor)[0]))
+    bounds = group_bounds(spec)
+    if bounds:  # a rollout: each group at its own floor (what the groups declare)
+        n = sum(b[1] for b in bounds)
+        floor = Decimal(n)
+        why = f"{n} nodes all month (" + " + ".join(f"{b[1]} {b[0]}" for b in bounds) + ": each group's min)"
+    out["floor"] = Scenario("floor", floor, why, amount(priced(floor, split="floor" if bounds else "")[0]))
     top, top_how = peak_nodes(spec)
-    out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top))[0]))
+    out["peak"] = Scenario("peak", Decimal(top), top_how, amount(priced(Decimal(top), split="peak" if bounds else "")[0]))
     if spot:
         base, above = on_demand_base(spec)
         mix = (

@@ -17,14 +17,14 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpufleet import registry
 from gpufleet.cost.decision import usage_key
 
 SHARES = (Decimal("0.30"), Decimal("0.50"))
 LEVERS = {
     "lb_egress_gb": "load balancer egress (GB a month)",
     "nat_egress_gb": "NAT egress through the EIP (GB a month)",
-    "nat_cu_hours": "NAT capacity units (CU-hours a month)",
-}
+}  # and each cloud's own usage keys with a lever (registry.usage_keys)
 _GIB = re.compile(r"data disk 1 .* (\d+) GiB$")
 
 
@@ -42,11 +42,16 @@ def _reach(share: Decimal, gpu: Decimal, over: Decimal, unit: Decimal) -> Decima
     return max(Decimal(0), extra).quantize(Decimal("0.01"))
 
 
+def lever_names(cloud: str) -> dict[str, str]:
+    """Usage key -> lever: the keys of every cloud (LEVERS), then the cloud's own keys that have one."""
+    return LEVERS | {k.name: k.lever for k in registry.usage_keys(cloud) if k.lever}
+
+
 def levers(e) -> list[Lever]:
     gpu = e.by_category["gpu_compute"]
     over = e.monthly_total - gpu
     out = []
-    for key, name in LEVERS.items():
+    for key, name in lever_names(e.cloud).items():
         lines = [l for l in e.lines if usage_key(l) == key]
         prices = [l.unit_price for l in lines if l.unit_price is not None]
         if not lines:

@@ -1,16 +1,6 @@
 """`cost reconcile --stack S --bill FILE`: a cloud's billing-detail CSV against the stack's estimate.
 
-Bill formats (the columns read; each vendor documents English field names, and its console exports in Chinese):
-- Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
-  help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称),
-  Tag (实例标签, "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域),
-  PretaxAmount (应付金额), BillingCycle (账期). The Chinese names are that page's descriptions of the fields.
-- Tencent Cloud, Billing Center bill details (Fields in Bills, tencentcloud.com/document/product/555/37506, updated
-  2025-03-28; the Chinese consumption-bill field page cloud.tencent.com/document/product/555/118503): Instance ID
-  (实例ID / 资源ID), Instance Name (实例名称 / 资源别名), Product Name (产品名称), Subproduct Name (子产品名称),
-  Component Name (组件名称), Region (地域), Tag Keys (标签), and the amount after discount: Total Amount After
-  Discount (Excluding Tax) (折后税前总费用, the partner bill's name, product/1085/43050), Total Cost (总费用) or
-  Discounted Total Cost (优惠后总价), the first found.
+Bill formats: the columns each cloud's pricing module reads (BILL_COLUMNS, with the vendor page they come from).
 A file in UTF-8 (with or without BOM) or GB18030 (what a Chinese spreadsheet saves) is read.
 
 Matching, in order: the bill's instance name is a declared resource's name or the instance name it declares (the
@@ -28,47 +18,31 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpufleet import naming
+from gpufleet import naming, registry
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import Problem, UserError
 
-FORMATS: dict[str, dict[str, tuple[str, ...]]] = {
-    "alicloud": {
-        "id": ("InstanceID", "实例ID", "实例id"),
-        "name": ("NickName", "实例昵称"),
-        "tag": ("Tag", "实例标签", "实例Tag"),
-        "product": ("ProductName", "产品名称", "产品"),
-        "detail": ("ProductDetail", "产品明细"),
-        "region": ("Region", "地域"),
-        "amount": ("PretaxAmount", "应付金额"),
-        "cycle": ("BillingCycle", "账期"),
-    },
-    "tencentcloud": {
-        "id": ("Instance ID", "InstanceID", "实例ID", "资源ID"),
-        "name": ("Instance Name", "InstanceName", "实例名称", "资源别名"),
-        "tag": ("Tag Keys", "Tag", "标签"),
-        "product": ("Product Name", "ProductName", "产品名称"),
-        "detail": ("Component Name", "Subproduct Name", "组件名称", "子产品名称"),
-        "region": ("Region", "地域"),
-        "amount": (
-            "Total Amount After Discount (Excluding Tax)",
-            "Total Cost",
-            "Discounted Total Cost",
-            "折后税前总费用",
-            "总费用",
-            "优惠后总价",
-        ),
-        "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
-    },
-}
-PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages)
-    (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "cbs", "快照", "snapshot"), "disk"),
+
+def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
+    """cloud -> the bill columns it reads per role (each cloud's pricing module: BILL_COLUMNS; a cloud without one has
+    no bill format here)."""
+    out = {}
+    for name in registry.names() if cloud is None else (cloud,):
+        cols = getattr(registry.module(name, "pricing"), "BILL_COLUMNS", None)
+        if cols:
+            out[name] = cols
+    return out
+
+
+PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages;
+    # a cloud's own product names are its pricing module's BILL_PRODUCTS: category -> words, checked in this order)
+    (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "快照", "snapshot"), "disk"),
     (("nat",), "nat"),
-    (("负载均衡", "load balancer", "slb", "clb"), "load_balancer"),
+    (("负载均衡", "load balancer"), "load_balancer"),
     (("弹性公网", "eip", "公网", "bandwidth", "traffic", "流量"), "bandwidth"),
-    (("云服务器", "ecs", "cvm", "gpu"), "gpu_compute"),
+    (("云服务器", "gpu"), "gpu_compute"),
 )
 
 
@@ -141,9 +115,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
     header = [h.strip() for h in rows[0]]
     best: tuple[str, dict[str, str]] | None = None
-    for name, roles in FORMATS.items():
-        if cloud is not None and name != cloud:
-            continue
+    for name, roles in formats(cloud).items():
         found = {role: next((h for h in names if h in header), "") for role, names in roles.items()}
         if found["amount"] and (found["id"] or found["name"]):
             best = (name, found)
@@ -151,8 +123,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
     if best is None:
         want = "; ".join(
             f"{c}: an amount column ({' | '.join(r['amount'])}) and an instance column ({' | '.join(r['id'] + r['name'])})"
-            for c, r in FORMATS.items()
-            if cloud is None or c == cloud
+            for c, r in formats(cloud).items()
         )
         raise UserError([Problem(shown, "header", f"not a billing-detail CSV this reads; expected {want}")])
     name, cols = best
@@ -180,9 +151,9 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
     return name, {k: v for k, v in cols.items() if v}, lines
 
 
-def _category(line: BillLine) -> str:
+def _category(line: BillLine, own: dict[str, tuple[str, ...]]) -> str:
     text = f"{line.product} {line.detail}".lower()
-    return next((cat for words, cat in PRODUCT_CATEGORY if any(w in text for w in words)), "other")
+    return next((cat for words, cat in PRODUCT_CATEGORY if any(w in text for w in words + own.get(cat, ()))), "other")
 
 
 def _declared_names(resources: list[dict]) -> dict[str, str]:
@@ -217,6 +188,7 @@ def reconcile(
     stack: str, e: Estimate, resources: list[dict], fleet_tag: str, lines: list[BillLine], cloud: str, columns
 ) -> Result:
     names = _declared_names(resources)
+    own = getattr(registry.module(cloud, "pricing"), "BILL_PRODUCTS", {})
     ids = {str(r.get("id")): r["name"] for r in resources if r.get("id")}
     by_res: dict[str, Match] = {}
     for l in e.lines:
@@ -234,11 +206,11 @@ def reconcile(
         res = _by_name(names, b.name) or ids.get(b.instance_id)
         how = "instance name" if _by_name(names, b.name) else "instance id" if b.instance_id in ids else ""
         if res is not None:
-            m = by_res.setdefault(res, Match(res, _category(b)))
-            cat = _category(b)
+            m = by_res.setdefault(res, Match(res, _category(b, own)))
+            cat = _category(b, own)
             bill_cats[cat if cat != "other" else m.category] += b.amount
         elif b.tags.get("gpufleet:fleet") == fleet_tag:
-            cat = _category(b)
+            cat = _category(b, own)
             m = stack_level.setdefault(cat, Match("", cat, how="tag gpufleet:fleet"))
             how = "tag gpufleet:fleet"
             bill_cats[cat] += b.amount

@@ -57,6 +57,9 @@ class PricingContext:
     replicas_average: Decimal  # average running GPU nodes of the whole fleet
     resources: list[dict]
     notes: list[str] = field(default_factory=list)
+    # A rollout's serving groups: (logical prefix of the group's resources, its average nodes), the fleet's group first;
+    # empty: one serving group runs replicas_average (cost/estimate.py group_averages)
+    groups: tuple[tuple[str, Decimal], ...] = ()
 
     def of_type(self, token: str) -> list[dict]:
         return [r for r in self.resources if r["type"] == token]
@@ -113,6 +116,13 @@ def asg_share(ctx: PricingContext, group_token: str, group: dict | None, baselin
     instances, split across groups by desired capacity."""
     groups = ctx.of_type(group_token)
     total = max(Decimal(0), ctx.replicas_average - baseline)
+    if group is not None and ctx.groups:
+        # a rollout: each serving group runs its own average (the subscription baseline belongs to the fleet's group)
+        for i, (prefix, average) in enumerate(ctx.groups):
+            if group["name"].startswith(prefix + "-"):
+                groups = [g for g in groups if g["name"].startswith(prefix + "-")]
+                total = max(Decimal(0), average - (baseline if i == 0 else 0))
+                break
     if not groups or group is None:
         return total, ""
     weights = [d(g["inputs"].get("desiredCapacity"), "0") for g in groups]
@@ -155,8 +165,13 @@ def clb_components(public: bool, ctx: PricingContext) -> list[CostComponent]:
     return out
 
 
-def policy_actions(document) -> set[str]:
-    """The actions a RAM / CAM policy document grants (JSON text or a mapping; Tencent's `name/` prefix dropped)."""
+def _same(action: str) -> str:
+    return action
+
+
+def policy_actions(document, spelled: Callable[[str], str] = _same) -> set[str]:
+    """The actions a policy document grants (JSON text or a mapping), each as `spelled` writes it: the cloud's pricing
+    module passes how its policy language spells an action in the `service:Action` form (e.g. without a prefix)."""
     import json
 
     doc = document
@@ -171,7 +186,7 @@ def policy_actions(document) -> set[str]:
     for st in doc.get("Statement") or doc.get("statement") or []:
         acts = st.get("Action") or st.get("action") or []
         for a in [acts] if isinstance(acts, str) else acts:
-            out.add(str(a).removeprefix("name/"))
+            out.add(spelled(str(a)))
     return out
 
 
@@ -186,8 +201,9 @@ def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: i
     return [CostComponent(f"image snapshot {image} ({ctx.region})", Decimal(gb), key, "any", "disk", note, shared=True)]
 
 
-def policy_resource(document, action: str) -> str:
-    """The first resource a RAM / CAM policy document grants `action` on ("" when none): what a shared line is."""
+def policy_resource(document, action: str, spelled: Callable[[str], str] = _same) -> str:
+    """The first resource a policy document grants `action` on ("" when none): what a shared line is (`spelled`: as in
+    policy_actions)."""
     import json
 
     doc = document
@@ -199,7 +215,7 @@ def policy_resource(document, action: str) -> str:
     for st in (doc or {}).get("Statement") or (doc or {}).get("statement") or []:
         acts = st.get("Action") or st.get("action") or []
         acts = [acts] if isinstance(acts, str) else acts
-        if action in [str(a).removeprefix("name/") for a in acts]:
+        if action in [spelled(str(a)) for a in acts]:
             res = st.get("Resource") or st.get("resource") or []
             res = [res] if isinstance(res, str) else res
             return str(res[0]) if res else ""
@@ -207,7 +223,7 @@ def policy_resource(document, action: str) -> str:
 
 
 def bucket_name(arn: str) -> str:
-    """`acs:oss:*:*:BUCKET/*` or `qcs::cos:REGION:uid/APPID:BUCKET/*` -> BUCKET."""
+    """A bucket resource whose last `:` field is BUCKET/<objects> (e.g. `acs:oss:*:*:BUCKET/*`) -> BUCKET."""
     return arn.rsplit(":", 1)[-1].split("/", 1)[0]
 
 

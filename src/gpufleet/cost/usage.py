@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from gpufleet import registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks.loader import USAGE_KEY
 
@@ -19,27 +20,65 @@ HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Usage:
     replicas_average: Decimal | None = None
     lb_egress_gb: Decimal | None = None
     nat_egress_gb: Decimal | None = None
-    nat_cu_hours: Decimal | None = None
     lb_lcu_hours: Decimal | None = None
     model_bucket_gb: Decimal | None = None  # what the model bucket stores (shared by the stacks reading it)
     image_snapshot_gb: Decimal | None = (
         None  # the golden image's snapshot per region (null: the system disk size, an upper bound)
     )
+    # the usage keys of one cloud's pricing (registry.usage_keys) given in a usage file: (key, value)
+    cloud_keys: tuple[tuple[str, Decimal | None], ...] = field(default=())
     files: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
 
-    def known(self) -> dict[str, Decimal | None]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_KEYS}
+    def __init__(self, *, cloud_keys: tuple = (), files: tuple[str, ...] = (), notes: tuple[str, ...] = (), **keys):
+        """Every usage key by name: the fields above, and a cloud's own keys (registry.usage_keys) kept in cloud_keys."""
+        own = dict(cloud_keys)
+        for k in [k for k in keys if k not in KEYS]:
+            if k not in cloud_key_names():
+                raise TypeError(f"Usage: unknown usage key {k!r}")
+            own[k] = keys.pop(k)
+        for k in KEYS:
+            object.__setattr__(self, k, keys.get(k))
+        object.__setattr__(self, "cloud_keys", tuple(own.items()))
+        object.__setattr__(self, "files", tuple(files))
+        object.__setattr__(self, "notes", tuple(notes))
+
+    def get(self, key: str) -> Decimal | None:
+        """A usage key's value: one of the fields above or a cloud's own key (None: unknown)."""
+        if key in KEYS:
+            return getattr(self, key)
+        return dict(self.cloud_keys).get(key)
+
+    def __getattr__(self, name: str) -> Decimal | None:
+        if not name.startswith("_") and name in cloud_key_names():  # a cloud's own key as an attribute (None: unknown)
+            return dict(self.__dict__.get("cloud_keys", ())).get(name)
+        raise AttributeError(name)
+
+    def known(self, cloud: str | None = None) -> dict[str, Decimal | None]:
+        """The keys and their values: every cloud's keys, then `cloud`'s own (all clouds' when None)."""
+        own = [k.name for k in registry.usage_keys(cloud)] if cloud else list(cloud_key_names())
+        return {k: getattr(self, k) for k in KEYS} | {k: self.get(k) for k in own}
 
 
-NOT_KEYS = ("files", "notes")
+NOT_KEYS = ("files", "notes", "cloud_keys")
 USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
 KEYS = [f.name for f in fields(Usage) if f.name not in NOT_KEYS]
+
+
+def cloud_key_names() -> dict[str, str]:
+    """Every registered cloud's own usage keys -> the cloud (registry.usage_keys)."""
+    return {k.name: cloud for cloud in registry.names() for k in registry.usage_keys(cloud)}
+
+
+def all_keys() -> list[str]:
+    return KEYS + [k for k in cloud_key_names() if k not in KEYS]
+
+
 CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, relative to the project (stacks/loader.py)
 
 
@@ -49,9 +88,10 @@ def _read(path: Path, shown: str) -> dict:
     doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
     problems: list[Problem] = []
     out: dict[str, Decimal | None] = {}
+    keys = all_keys()
     for k, v in doc.items():
-        if k not in KEYS:
-            problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), KEYS)))
+        if k not in keys:
+            problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), keys)))
             continue
         if v is None:
             out[k] = None

@@ -49,6 +49,7 @@ SCALING_METRICS = Path(__file__).resolve().parents[1] / "components" / "data" / 
 AGENT_SETTINGS = Path(__file__).with_name("node_agent.yaml")
 AGENT_FILE = "node_agent.py"
 AGENT_CONFIG = "agent.json"
+AGENT_CLOUDS = "clouds"  # beside the agent: <cloud>.py, each cloud's node module (registry.node_module_file)
 # The signals a drain waits on (keys of scaling_metrics.yaml): requests waiting and running.
 DRAIN_SIGNALS = ("queue", "running")
 
@@ -66,6 +67,7 @@ def agent_config(recipe: Recipe) -> dict:
     for name in registry.names():
         prof = registry.profile(name)
         clouds[name] = {
+            "module": f"{lay.gateway_lib}/{AGENT_CLOUDS}/{name}.py" if registry.node_module_file(name) else None,
             "metadata": asdict(prof.instance_metadata) if prof.instance_metadata else None,
             "metrics_api": prof.node_metrics_api,
             "metrics_note": prof.node_metrics_note,
@@ -130,6 +132,11 @@ def files(recipe: Recipe) -> list[NodeFile]:
         NodeFile(f"{units}/dcgm-exporter.service", "0644", render("dcgm-exporter.service")),
         # The node agent (docs/scaling-node.md): scaling signals, drain, spot notice.
         NodeFile(f"{lay.gateway_lib}/{AGENT_FILE}", "0644", Path(node_agent.__file__).read_text()),
+        *(
+            NodeFile(f"{lay.gateway_lib}/{AGENT_CLOUDS}/{name}.py", "0644", path.read_text())
+            for name in registry.names()
+            if (path := registry.node_module_file(name))
+        ),
         NodeFile(f"{lay.gateway_lib}/{AGENT_CONFIG}", "0644", json.dumps(agent_config(recipe), indent=1) + "\n"),
         NodeFile(f"{units}/{lay.metrics_unit}", "0644", render("gpufleet-metrics.service")),
         NodeFile(f"{units}/{lay.spot_unit}", "0644", render("gpufleet-spot-watch.service")),

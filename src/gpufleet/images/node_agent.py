@@ -4,17 +4,21 @@
 Standard library only; the image installs this file and its config (images/node.py: agent.json, rendered from
 components/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profiles) and three entry points:
 
-- `metrics`: every period, read vLLM's /metrics on 127.0.0.1 and publish the queue, running and KV-cache signals as
-  CloudMonitor custom metrics (CMS PutCustomMetric, signed with the instance RAM role's STS keys from the metadata
-  service) with the dimension {<dimension>: $GPUFLEET_SCALING_GROUP} into group $GPUFLEET_METRICS_GROUP. A cloud
-  without a custom-metric API (its profile says why) or a node without a group: says so once and exits 0.
+- `metrics`: every period, read vLLM's /metrics on 127.0.0.1 and publish the queue, running and KV-cache signals with
+  the node's cloud's publisher (e.g. Alibaba: CloudMonitor custom metrics signed with the instance RAM role's STS keys,
+  dimension {<dimension>: $GPUFLEET_SCALING_GROUP}, group $GPUFLEET_METRICS_GROUP). A cloud without a custom-metric
+  API (its profile says why) or a node without a group: says so once and exits 0.
 - `drain`: make the gateway's health check fail (the load balancer stops sending), wait until the load balancer has
   noticed and vLLM's running + waiting requests are 0, or a bound; exit 0. Idempotent; `--cancel` undoes it.
 - `spot-watch`: poll the instance metadata for the spot reclaim notice; on a notice, drain.
 - `ready`: wait until vLLM answers /health, then end the scaling group's SCALE_OUT lifecycle wait for this instance
-  (Alibaba ESS CompleteLifecycleAction, signed like the CloudMonitor calls), so the node joins as soon as it serves
+  with the cloud's lifecycle API (e.g. Alibaba ESS CompleteLifecycleAction), so the node joins as soon as it serves
   instead of at the hook's timeout. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
   a lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
+
+What is one cloud's (its signer, its API's calls and answers) is not here: each cloud's package has a node module
+(components/<cloud>/node_agent.py, standard library only) that the image installs beside this file as
+clouds/<cloud>.py; agent.json names it per cloud and the agent loads the one of $GPUFLEET_CLOUD (cloud_module()).
 
 Nothing here can stop vLLM: each runs in its own low-priority unit with no dependency on vllm.service, every call
 has a timeout, errors are logged (never a key, token or signature) and retried on the next period.
@@ -23,26 +27,16 @@ has a timeout, errors are logged (never a key, token or signature) and retried o
 from __future__ import annotations
 
 import argparse
-import base64
-import datetime
-import hashlib
-import hmac
+import importlib.util
 import json
 import math
 import os
 import sys
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
-import uuid
 
 CONFIG = "/usr/local/lib/gpufleet/agent.json"
-# CloudMonitor PutCustomMetric (API version 2019-01-01; RAM action cms:PutCustomMetric, the node role's only CMS
-# permission): https://help.aliyun.com/en/cms/cloudmonitor-1-0/developer-reference/api-cms-2019-01-01-putcustommetric
-CMS_VERSION = "2019-01-01"
-CMS_ACTION = "PutCustomMetric"
-RAW = "0"  # MetricList.N.Type: 0 raw values, CloudMonitor aggregates them per period (same page)
 
 
 class AgentError(Exception):
@@ -185,111 +179,6 @@ class Metadata:
         return http(self.md["url"] + path, timeout=self.timeout, headers=self._headers())
 
 
-# --- Alibaba Cloud RPC signature and CloudMonitor -------------------------------------------------------------------
-
-
-def percent_encode(value: str) -> str:
-    """RFC 3986 encoding as Alibaba's RPC signature wants it: A-Z a-z 0-9 - _ . ~ kept, space %20, * %2A."""
-    return urllib.parse.quote(value, safe="-_.~")
-
-
-def rpc_string_to_sign(params: dict[str, str], method: str) -> str:
-    query = "&".join(f"{percent_encode(k)}={percent_encode(v)}" for k, v in sorted(params.items()))
-    return f"{method}&{percent_encode('/')}&{percent_encode(query)}"
-
-
-def rpc_signature(params: dict[str, str], secret: str, method: str) -> str:
-    """Alibaba Cloud RPC signature V1 (HMAC-SHA1, key = secret + "&"): "Signature mechanism",
-    https://help.aliyun.com/en/document_detail/130769.html (worked example in tests/agent/test_signatures.py)."""
-    digest = hmac.new((secret + "&").encode(), rpc_string_to_sign(params, method).encode(), hashlib.sha1).digest()
-    return base64.b64encode(digest).decode()
-
-
-class RoleCredentials:
-    """The instance RAM role's STS keys from the metadata service, renewed before they expire."""
-
-    def __init__(self, metadata: Metadata, role: str):
-        self.metadata, self.role = metadata, role
-        self._keys: dict | None = None
-        self._until = 0.0
-
-    def get(self) -> dict:
-        if self._keys is None or time.time() > self._until:
-            status, body = self.metadata.get(self.metadata.md["role_credentials"] + self.role)
-            if status != 200:
-                raise AgentError(f"role {self.role}: the metadata service answered HTTP {status} for its credentials")
-            try:
-                keys = json.loads(body)
-                assert keys.get("Code", "Success") == "Success"
-                self._keys = {k: keys[k] for k in ("AccessKeyId", "AccessKeySecret", "SecurityToken")}
-                expires = datetime.datetime.strptime(keys["Expiration"], "%Y-%m-%dT%H:%M:%SZ")
-                self._until = expires.replace(tzinfo=datetime.UTC).timestamp() - 300
-            except (ValueError, KeyError, AssertionError, TypeError):
-                raise AgentError(f"role {self.role}: the metadata service's credentials are not usable") from None
-        return self._keys
-
-    def forget(self) -> None:
-        self._keys = None
-
-
-def rpc_call(
-    endpoint: str, keys: dict, version: str, action: str, args: dict[str, str], timeout: float, now: float | None = None
-) -> tuple[int, dict]:
-    """One signed Alibaba Cloud RPC call (POST, form body) with the role's STS keys: (HTTP status, the JSON answer)."""
-    now = time.time() if now is None else now
-    params = {
-        "Action": action,
-        "Version": version,
-        "Format": "JSON",
-        "AccessKeyId": keys["AccessKeyId"],
-        "SecurityToken": keys["SecurityToken"],
-        "SignatureMethod": "HMAC-SHA1",
-        "SignatureVersion": "1.0",
-        "SignatureNonce": str(uuid.uuid4()),
-        "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
-        **args,
-    }
-    params["Signature"] = rpc_signature(params, keys["AccessKeySecret"], "POST")
-    body = urllib.parse.urlencode(params, quote_via=urllib.parse.quote).encode()
-    status, text = http(
-        endpoint, method="POST", data=body, timeout=timeout, headers={"Content-Type": "application/x-www-form-urlencoded"}
-    )
-    try:
-        answer = json.loads(text)
-    except ValueError:
-        answer = {}
-    return status, answer if isinstance(answer, dict) else {}
-
-
-def put_custom_metric(endpoint: str, keys: dict, metrics: list[dict], timeout: float, now: float | None = None) -> str:
-    """One signed PutCustomMetric call (POST, form body); returns the RequestId or raises AgentError."""
-    args = {}
-    for n, metric in enumerate(metrics, start=1):
-        for field, value in metric.items():
-            args[f"MetricList.{n}.{field}"] = value
-    status, answer = rpc_call(endpoint, keys, CMS_VERSION, CMS_ACTION, args, timeout, now)
-    if status != 200 or str(answer.get("Code")) != "200":
-        code = answer.get("Code", f"HTTP {status}")
-        raise AgentError(f"{CMS_ACTION}: {code}: {str(answer.get('Message', ''))[:200]}")
-    return str(answer.get("RequestId", ""))
-
-
-def metric_list(cfg: dict, env: dict, values: dict[str, float], now: float) -> list[dict]:
-    dims = json.dumps({cfg["dimension"]: env["GPUFLEET_SCALING_GROUP"]}, separators=(",", ":"))
-    return [
-        {
-            "MetricName": cfg["metrics"][key]["name"],
-            "GroupId": env["GPUFLEET_METRICS_GROUP"],
-            "Dimensions": dims,
-            "Type": RAW,
-            "Period": str(cfg["period_s"]),
-            "Time": str(int(now * 1000)),
-            "Values": json.dumps({"value": round(value, 4)}, separators=(",", ":")),
-        }
-        for key, value in values.items()
-    ]
-
-
 # --- configuration --------------------------------------------------------------------------------------------------
 
 
@@ -330,10 +219,35 @@ def cloud(cfg: dict, env: dict) -> dict:
     return cfg["clouds"][name]
 
 
+def cloud_module(cfg: dict, env: dict, what: str):
+    """The node module of $GPUFLEET_CLOUD (the file agent.json names, installed beside the agent by the image), which
+    holds the cloud's `what` (publisher or lifecycle); exit 2 when the image lacks it."""
+    name, path = env["GPUFLEET_CLOUD"], cloud(cfg, env).get("module")
+    if not path:
+        raise die(
+            f"{name}: agent.json names no node module, but the cloud's profile gives it a {what} API (build the image again)"
+        )
+    try:
+        spec = importlib.util.spec_from_file_location(f"gpufleet_agent_{name}", path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except (OSError, ImportError, AssertionError, SyntaxError) as exc:
+        raise die(f"{path}: {exc} (the image installs it: images/node.py)") from None
+    if not callable(getattr(mod, what, None)):
+        raise die(f"{path}: has no {what}() (components/{name}/node_agent.py)")
+    return getattr(mod, what)
+
+
+def agent_api():
+    """What a cloud's node module may use of the agent: this module (http, AgentError, Metadata, log)."""
+    return sys.modules[__name__]
+
+
 # --- metrics --------------------------------------------------------------------------------------------------------
 
 
-def publish_once(cfg: dict, env: dict, creds: RoleCredentials, endpoint: str, deadline: float) -> bool:
+def publish_once(cfg: dict, env: dict, publisher, deadline: float) -> bool:
     """Read vLLM and publish one point per signal, retrying with backoff until `deadline` (monotonic)."""
     try:
         values = read_vllm(cfg, env)
@@ -343,9 +257,9 @@ def publish_once(cfg: dict, env: dict, creds: RoleCredentials, endpoint: str, de
     now, wait = time.time(), cfg["backoff_s"]
     for attempt in range(1, cfg["publish_attempts"] + 1):
         try:
-            request_id = put_custom_metric(endpoint, creds.get(), metric_list(cfg, env, values, now), cfg["http_timeout_s"])
+            request_id = publisher.publish(values, now)
         except AgentError as exc:
-            creds.forget()  # expired or revoked keys are fetched again on the next try
+            publisher.reset()
             last = attempt == cfg["publish_attempts"] or time.monotonic() + wait + cfg["http_timeout_s"] > deadline
             log(f"publish attempt {attempt} failed: {exc}" + ("; giving up this period" if last else f"; again in {wait}s"))
             if last:
@@ -354,7 +268,7 @@ def publish_once(cfg: dict, env: dict, creds: RoleCredentials, endpoint: str, de
             wait *= 2
             continue
         shown = ", ".join(f"{cfg['metrics'][k]['name']}={v:g}" for k, v in values.items())
-        log(f"published {shown} (group {env['GPUFLEET_METRICS_GROUP']}, request {request_id})")
+        log(f"published {shown} ({publisher.where}, request {request_id})")
         return True
     return False
 
@@ -367,13 +281,11 @@ def run_metrics(cfg: dict, env: dict, once: bool = False) -> int:
     if not env.get("GPUFLEET_METRICS_GROUP") or not env.get("GPUFLEET_SCALING_GROUP"):
         log("not publishing: GPUFLEET_METRICS_GROUP or GPUFLEET_SCALING_GROUP is empty (the fleet scales on another signal)")
         return 0
-    endpoint = c["metrics_api"].format(region=env["GPUFLEET_REGION"])
-    metadata = Metadata(c["metadata"], cfg["http_timeout_s"], cfg["metadata_token_ttl_s"])
-    creds = RoleCredentials(metadata, env["GPUFLEET_ROLE"])
-    log(f"publishing every {cfg['period_s']}s to {endpoint} as role {env['GPUFLEET_ROLE']}")
+    publisher = cloud_module(cfg, env, "publisher")(agent_api(), cfg, env, c)
+    log(f"publishing every {cfg['period_s']}s to {publisher.target}")
     while True:
         start = time.monotonic()
-        ok = publish_once(cfg, env, creds, endpoint, start + cfg["period_s"])
+        ok = publish_once(cfg, env, publisher, start + cfg["period_s"])
         if once:
             return 0 if ok else 1
         time.sleep(max(0.0, cfg["period_s"] - (time.monotonic() - start)))
@@ -432,63 +344,11 @@ def cancel(cfg: dict) -> int:
     return 0
 
 
-# --- lifecycle waits (Alibaba ESS) -----------------------------------------------------------------------------------
-# ESS API version 2022-02-22, the operations and fields of alibabacloud_ess20220222 1.13.3 (models/_<operation>_request
-# .py and _response_body.py): DescribeScalingActivities (ScalingGroupId, StatusCode InProgress -> ScalingActivities[]
-# .ScalingActivityId), DescribeLifecycleActions (ScalingActivityId, LifecycleActionStatus Pending -> LifecycleActions[]
-# with InstanceIds, LifecycleHookId, LifecycleActionToken), CompleteLifecycleAction (LifecycleHookId,
-# LifecycleActionToken, LifecycleActionResult CONTINUE). The node role may call them on its own group only
-# (components/alicloud/role.py).
-ESS_VERSION = "2022-02-22"
-
-
-def _rows(answer: dict, key: str, inner: str) -> list[dict]:
-    """A list field of an answer: `key: [...]` (2022-02-22) or `key: {inner: [...]}` (the RPC XML-style wrapping)."""
-    value = answer.get(key)
-    if isinstance(value, dict):
-        value = value.get(inner)
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def ess(endpoint: str, creds: RoleCredentials, action: str, args: dict[str, str], timeout: float) -> dict:
-    status, answer = rpc_call(endpoint, creds.get(), ESS_VERSION, action, args, timeout)
-    if status != 200 or "Code" in answer:
-        creds.forget()
-        raise AgentError(f"{action}: {answer.get('Code', f'HTTP {status}')}: {str(answer.get('Message', ''))[:200]}")
-    return answer
-
-
-def pending_action(endpoint: str, creds: RoleCredentials, region: str, group: str, instance: str, timeout: float):
-    """(hook id, token) of the lifecycle wait this instance is in, in an activity of its group in progress; or None."""
-    activities = ess(
-        endpoint,
-        creds,
-        "DescribeScalingActivities",
-        {"RegionId": region, "ScalingGroupId": group, "StatusCode": "InProgress"},
-        timeout,
-    )
-    for activity in _rows(activities, "ScalingActivities", "ScalingActivity"):
-        actions = ess(
-            endpoint,
-            creds,
-            "DescribeLifecycleActions",
-            {
-                "RegionId": region,
-                "ScalingActivityId": str(activity.get("ScalingActivityId", "")),
-                "LifecycleActionStatus": "Pending",
-            },
-            timeout,
-        )
-        for a in _rows(actions, "LifecycleActions", "LifecycleAction"):
-            ids = a.get("InstanceIds")
-            ids = ids.get("InstanceId", []) if isinstance(ids, dict) else ids or []
-            if instance in ids and a.get("LifecycleHookId") and a.get("LifecycleActionToken"):
-                return str(a["LifecycleHookId"]), str(a["LifecycleActionToken"])
-    return None
+# --- lifecycle waits ----------------------------------------------------------------------------------------------
 
 
 def complete_wait(cfg: dict, env: dict, why: str) -> int:
-    """End this instance's lifecycle wait with CONTINUE (retrying while ESS has not listed it yet); exit status."""
+    """End this instance's lifecycle wait (retrying while the cloud has not listed it yet) with the cloud's lifecycle calls; exit status."""
     c = cloud(cfg, env)
     if not c.get("lifecycle_api"):
         log(
@@ -499,36 +359,23 @@ def complete_wait(cfg: dict, env: dict, why: str) -> int:
     if not group:
         log("no lifecycle wait to end: GPUFLEET_SCALING_GROUP is empty")
         return 0
-    endpoint = c["lifecycle_api"].format(region=env["GPUFLEET_REGION"])
     metadata = Metadata(c["metadata"], cfg["http_timeout_s"], cfg["metadata_token_ttl_s"])
     status, instance = metadata.get(c["metadata"]["instance_id"])
     if status != 200 or not instance.strip():
         log(f"lifecycle: the metadata service answered HTTP {status} for the instance id; the wait ends at its timeout")
         return 1
     instance = instance.strip()
-    creds = RoleCredentials(metadata, env["GPUFLEET_ROLE"])
+    calls = cloud_module(cfg, env, "lifecycle")(agent_api(), cfg, env, c, metadata)
     for attempt in range(1, cfg["lifecycle_attempts"] + 1):
         try:
-            found = pending_action(endpoint, creds, env["GPUFLEET_REGION"], group, instance, cfg["http_timeout_s"])
+            found = calls.pending(instance, group)
             if found is None:
                 if attempt == cfg["lifecycle_attempts"]:
                     log(f"lifecycle: {instance} is in no pending wait of group {group} (attached, or the wait already ended)")
                     return 0
             else:
-                hook, token = found
-                answer = ess(
-                    endpoint,
-                    creds,
-                    "CompleteLifecycleAction",
-                    {
-                        "RegionId": env["GPUFLEET_REGION"],
-                        "LifecycleHookId": hook,
-                        "LifecycleActionToken": token,
-                        "LifecycleActionResult": "CONTINUE",
-                    },
-                    cfg["http_timeout_s"],
-                )
-                log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} (request {answer.get('RequestId', '')})")
+                hook, request_id = found[0], calls.complete(found)
+                log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} (request {request_id})")
                 return 0
         except AgentError as exc:
             log(f"lifecycle attempt {attempt} failed: {exc}")
@@ -547,7 +394,7 @@ def vllm_healthy(cfg: dict, env: dict) -> bool:
 
 
 def ready(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
-    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ESS's longest wait), give up:
+    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ready_max_s, the longest wait), give up:
     the hook's own timeout then lets the node join or not, as the hook says."""
     bound = cfg["ready_max_s"] if timeout_s is None else timeout_s
     start = time.monotonic()

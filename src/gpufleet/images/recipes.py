@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpufleet import registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import gateway
 
@@ -121,6 +122,7 @@ class Recipe(Strict):
     dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
     python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")
     python_tools: list[PythonTool] = Field(default_factory=list, description="CLIs from PyPI the node's boot scripts call")
+    tool_mirror: str = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
     apt_repos: list[AptRepo] = Field(default_factory=list)
     apt_packages: list[AptPackage] = Field(default_factory=list)
     downloads: list[Download] = Field(default_factory=list)
@@ -133,6 +135,36 @@ class Recipe(Strict):
     regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
     sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
     file: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cloud_tools(cls, data):
+        """The CLIs of the clouds the image is copied to come from their profiles (registry: node_tools), appended to
+        downloads and python_tools unless the recipe pins one of the same command itself."""
+        if not isinstance(data, dict) or not isinstance(data.get("regions"), dict):
+            return data
+        downloads, tools = list(data.get("downloads") or []), list(data.get("python_tools") or [])
+        have = {str(d.get("dest", "")).rsplit("/", 1)[-1] for d in downloads if isinstance(d, dict)}
+        have |= {t.get("command") for t in tools if isinstance(t, dict)}
+        for cloud in data["regions"]:
+            if cloud not in registry.names():
+                continue  # not a registered cloud: the regions check names it
+            for t in registry.profile(cloud).node_tools:
+                if t.command in have:
+                    continue
+                have.add(t.command)
+                if t.package:
+                    tools.append({"package": t.package, "version": t.version, "command": t.command})
+                elif not data.get("tool_mirror"):
+                    raise ValueError(
+                        f"tool_mirror: {cloud}'s {t.command} is a release binary: name the mirror it is fetched from"
+                    )
+                else:
+                    url = f"{data['tool_mirror']}{t.command}"
+                    downloads.append(
+                        {"name": t.name or t.command, "url": url, "sha256": t.sha256, "dest": f"/usr/local/bin/{t.command}"}
+                    )
+        return {**data, "downloads": downloads, "python_tools": tools}
 
     @field_validator("pins")
     @classmethod

@@ -3,6 +3,7 @@ the recipe's own template folder first, then the shipped templates."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -15,6 +16,24 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 def _shell_quote(value) -> str:
     return shlex.quote(str(value))
+
+
+HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+
+
+def _shell_indent(text: str, width: int) -> str:
+    """A shell snippet (e.g. a cloud profile's fetch_command) indented by `width` spaces to sit inside a block of the
+    template; a here-document's body and end word stay as written (indenting them would change the document)."""
+    out, end = [], None
+    for line in text.strip("\n").splitlines():
+        if end is not None:
+            out.append(line)
+            end = None if line == end else end
+            continue
+        out.append(" " * width + line if line else line)
+        m = HEREDOC.search(line)
+        end = m.group(1) if m else None
+    return "\n".join(out)
 
 
 def environment(recipe: Recipe) -> jinja2.Environment:
@@ -32,4 +51,5 @@ def environment(recipe: Recipe) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["q"] = _shell_quote
+    env.filters["shell_indent"] = _shell_indent
     return env

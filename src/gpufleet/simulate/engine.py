@@ -92,6 +92,9 @@ class Result:
     decisions: list[tuple[float, str, dict, str, bool]] = field(default_factory=list)
     # an alarm's evaluations: (time, alarm, {node id: report time} of the reports it averaged, averages, held, executed)
     evaluations: list[tuple[float, str, dict, list, bool, bool]] = field(default_factory=list)
+    # groups with different backend weights (a rollout): each group's own series per step, keyed by group then by
+    # arrivals | serving | queue_per_node | ttft_s | queue | kv_cache | cpu (the signals its alarms and scaler read)
+    groups: dict[str, dict[str, list]] = field(default_factory=dict)
 
 
 class Simulation:
@@ -116,6 +119,15 @@ class Simulation:
         self._serving_now = 0
         self._launch_hooks = {h.group: h for h in behaviour.hooks if h.transition == "out"}
         self._leave_hooks = {h.group: h for h in behaviour.hooks if h.transition == "in"}
+        # weighted: the load balancer splits the requests by the groups' per-node weights (load_split), each group
+        # queues and reports on its own share; else one queue over all serving nodes (as before weights existed)
+        self.weighted = len({g.weight for g in behaviour.groups}) > 1
+        self._queues: dict[str, float] = dict.fromkeys(self.groups, 0.0)
+        self._held = 0.0  # requests no backend takes (every serving node at weight 0): they wait at the fleet
+        if self.weighted:
+            self.r.groups = {
+                g: {k: [] for k in ("arrivals", "serving", "queue_per_node", "ttft_s", *SIGNALS)} for g in self.groups
+            }
 
     # --- nodes --------------------------------------------------------------------------------------------------
 
@@ -150,7 +162,8 @@ class Simulation:
         b = self.b
         yield self.env.timeout(b.timing("instance_create_s"))
         n.in_service = self.env.now
-        n.ready = n.in_service + self.ready_s
+        ready_s = self.groups[n.group].spec.ready_s
+        n.ready = n.in_service + (self.ready_s if ready_s is None else ready_s)
         hook = self._launch_hooks.get(n.group)
         released = n.in_service
         if hook is not None:
@@ -298,11 +311,88 @@ class Simulation:
                 add(last_seen[name])
             yield timeout(dt)
 
-    def _signal_at(self, signal: str, t: float) -> float:
-        k = min(max(int(t / self.dt), 0), len(self.r.signals[signal]) - 1)
-        if k < 0 or not self.r.signals[signal]:
+    def _load_weighted(self):
+        """The load when the groups carry different backend weights: each step the requests are split over the groups
+        by load_split (weighted round robin over the serving nodes), each group serves its own queue as the single
+        queue does; the fleet's series are the sums (queue, served) and the worst group (wait, TTFT, signals)."""
+        cap, dt, tr, r = self.cap, self.dt, self.trace, self.r
+        mu = cap.requests_per_s
+        weights = {name: g.spec.weight or 0 for name, g in self.groups.items()}
+        for rate in tr.rates:
+            now = self.env.now
+            self.live = [n for n in self.live if n.gone > now]
+            counts = dict.fromkeys(r.counts, 0)
+            serving: dict[str, int] = dict.fromkeys(self.groups, 0)
+            for n in self.live:
+                state = n.state(now)
+                counts[state] += 1
+                if state == "serving":
+                    serving[n.group] += 1
+                r.billing_node_s[n.billing] = r.billing_node_s.get(n.billing, 0.0) + dt
+            self._serving_now = sum(serving.values())
+            shares = load_split(serving, weights)
+            arriving = rate * dt + self._held
+            self._held = 0.0 if shares else arriving
+            total_q, started_all, waits, ttfts, sig = 0.0, 0.0, [], [], dict.fromkeys(SIGNALS, 0.0)
+            for name in self.groups:
+                series = r.groups[name]
+                share = shares.get(name, 0.0)
+                sv = serving[name]
+                c = sv * mu
+                q = self._queues[name] + (arriving * share if shares else 0.0)
+                started = min(q, c * dt)
+                q -= started
+                self._queues[name] = q
+                rho = min(1.0, (started / dt) / c) if c > 0 else 0.0
+                qpn = q / sv if sv else q
+                wait = q / c if c > 0 else (math.inf if q > 0 else 0.0)
+                group_rate = rate * share
+                base = (cap.ttft_s(min(group_rate / sv, mu)) or 0.0) if sv else 0.0
+                kv = 100.0 if q > 0 and sv else 100.0 * rho
+                series["arrivals"].append(group_rate)
+                series["serving"].append(sv)
+                series["queue_per_node"].append(qpn)
+                series["ttft_s"].append(None if math.isinf(wait) else wait + base)
+                series["queue"].append(qpn if sv else 0.0)
+                series["kv_cache"].append(kv)
+                series["cpu"].append(kv)
+                total_q += q
+                started_all += started
+                if share > 0 or q > 0:
+                    waits.append(wait)
+                    ttfts.append(wait + base)
+                for k in SIGNALS:
+                    sig[k] = max(sig[k], series[k][-1])
+            total_q += self._held
+            worst = max(waits, default=math.inf if self._held else 0.0)
+            r.times.append(now)
+            r.arrivals.append(rate)
+            r.served.append(started_all)
+            for k, v in counts.items():
+                r.counts[k].append(v)
+            r.queue.append(total_q)
+            r.queue_per_node.append(total_q / self._serving_now if self._serving_now else total_q)
+            finite = not math.isinf(worst)
+            r.p95_wait_s.append(worst if finite else None)
+            r.ttft_s.append(max(ttfts) if finite and ttfts else (0.0 if finite else None))
+            for k in SIGNALS:
+                r.signals[k].append(sig[k])
+            for name, values in r.seen.items():
+                values.append(self._last_seen[name])
+            yield self.env.timeout(dt)
+
+    def _series(self, signal: str, group: str | None = None) -> list[float]:
+        """The per-step values of a signal the nodes of `group` report: their group's share when weighted."""
+        if self.weighted and group is not None:
+            return self.r.groups[group][signal]
+        return self.r.signals[signal]
+
+    def _signal_at(self, signal: str, t: float, group: str | None = None) -> float:
+        values = self._series(signal, group)
+        k = min(max(int(t / self.dt), 0), len(values) - 1)
+        if k < 0 or not values:
             return 0.0
-        return self.r.signals[signal][k]
+        return values[k]
 
     def report(self, n: Node, signal: str, t: float) -> float | None:
         """What node n reported for `signal` at time t: its share when serving, 0 when up but taking no traffic
@@ -310,7 +400,7 @@ class Simulation:
         if t < n.ready or t >= n.gone:
             return None
         if n.serving <= t < n.leaving:
-            return self._signal_at(signal, t)
+            return self._signal_at(signal, t, n.group)
         return 0.0
 
     # --- what scales -------------------------------------------------------------------------------------------
@@ -321,7 +411,7 @@ class Simulation:
         publish = self.b.timing("metric_publish_s")
         lag = self.b.timing("report_lag_s")
         dt = self.dt
-        lists = [self.r.signals[signal] for signal, _, _ in a.conditions]
+        lists = [self._series(signal, a.group) for signal, _, _ in a.conditions]
         record = self.record_evaluations
         streak = 0
         while True:
@@ -429,7 +519,7 @@ class Simulation:
                 self._start_node(g, at_start=True)
             # the group counts the attached nodes: its desired capacity is what it launched plus them
             g.desired = len(self.members(g.spec.name))
-        self.env.process(self._load())
+        self.env.process(self._load_weighted() if self.weighted else self._load())
         for a in self.b.alarms:
             self.env.process(self._alarm(a))
         for p in self.b.pollers:
@@ -441,6 +531,16 @@ class Simulation:
         self.env.run(until=self.trace.duration_s)
         self.r.nodes = self.nodes
         return self.r
+
+
+def load_split(serving: dict[str, int], weights: dict[str, int]) -> dict[str, float]:
+    """Each group's share of the requests when the load balancer weighs every serving node by its group's per-node
+    weight (weighted round robin): nodes x weight over the sum. Empty when no serving node has weight (the requests
+    find no backend)."""
+    total = sum(serving[g] * weights.get(g, 0) for g in serving)
+    if total <= 0:
+        return {}
+    return {g: serving[g] * weights.get(g, 0) / total for g in serving}
 
 
 def _holds(value: float, op: str, threshold: float) -> bool:

@@ -41,6 +41,12 @@ class Group:
     attached_protected: bool = False  # attached nodes are protected from scale-in
     spot_remedy: bool = False  # a replacement is launched when a spot node gets its reclaim notice
     health_check_grace_s: float = 0.0
+    # the per-node backend weight its nodes carry at the load balancer (a rollout's groups, 0 = no requests); None:
+    # not declared (every serving node takes an equal share)
+    weight: int | None = None
+    # seconds from in service to vLLM serving when the group's nodes load another model than the fleet's (a rollout's
+    # candidate: its weights' fetch and CUDA graphs); None: the fleet's node timings
+    ready_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,29 @@ def document(stack: str, r: Result, summ: dict, cost: dict | None, notes: list[s
         "summary": {**summ, "cost": cost},
         "notes": notes,
         "timeline": timeline(r),
+        **({"split": split(r)} if r.groups else {}),
     }
+
+
+def split(r) -> dict:
+    """Groups with different backend weights (a rollout): each group's weight, share of the trace's requests, node
+    counts and worst TTFT as the load balancer split the requests (engine.load_split)."""
+    dt = r.trace.step_s
+    total = sum(r.arrivals) * dt
+    out = {}
+    for g in r.behaviour.groups:
+        series = r.groups[g.name]
+        requests = sum(series["arrivals"]) * dt
+        ttfts = [t for t in series["ttft_s"] if t is not None]
+        out[g.name] = {
+            "weight": g.weight,
+            "requests": round(requests, 1),
+            "share": round(requests / total, 4) if total else 0.0,
+            "serving_min": min(series["serving"], default=0),
+            "serving_max": max(series["serving"], default=0),
+            "ttft_s_max": round(max(ttfts), 3) if ttfts else None,
+        }
+    return out
 
 
 def _sampled(n: int, most: int) -> list[int]:

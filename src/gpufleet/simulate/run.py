@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from gpufleet.simulate import engine, timings
@@ -15,7 +16,22 @@ def behaviour(fleet, resources: list[dict], node_completes: bool | None = None) 
     from gpufleet import registry
 
     mod = registry.module(fleet.spec.cloud, "simulation")
-    return mod.behaviour(resources, timings.node(fleet), node_completes)
+    b = mod.behaviour(resources, timings.node(fleet), node_completes)
+    candidate = getattr(fleet, "candidate", None)
+    if candidate is not None:  # a rollout: the candidate's nodes fetch and load its own model
+        own = timings.node(candidate)
+        loading = ("weights_fetch_s", "cuda_graphs_s")
+        ready = sum(b.timing(n) for n in READY) - sum(b.timing(n) for n in loading) + sum(own[n].seconds for n in loading)
+        prefix = candidate.group_prefix + "-"
+        b.groups = [replace(g, ready_s=ready) if g.name.startswith(prefix) else g for g in b.groups]
+        b.notes.append(
+            f"the candidate group's nodes ({candidate.group_prefix}) are ready {ready:g} s after they are in service: "
+            f"{own['weights_fetch_s'].source}"
+        )
+    return b
+
+
+READY = ("os_boot_s", "weights_fetch_s", "vllm_load_s", "cuda_graphs_s")  # in service -> vLLM serving (engine.py)
 
 
 def step_low(b: Behaviour, cap: NodeCapacity) -> float:

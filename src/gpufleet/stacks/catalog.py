@@ -87,6 +87,23 @@ def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
         return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where a region is (its cloud's catalog: regions.<region>.location): the city and its centre."""
+
+    city: str
+    lat: float
+    lon: float
+
+
+def locations(cloud: str) -> dict[str, Location]:
+    """region -> its Location, for the regions whose catalog entry gives one."""
+    from gpufleet import inputs
+
+    with inputs.shaped(_shown(_catalog(cloud))):
+        return {r: Location(**v["location"]) for r, v in _load(cloud)["regions"].items() if v.get("location")}
+
+
 def instance_types(cloud: str) -> list[InstanceType]:
     return [InstanceType(cloud=cloud, **row) for row in _load(cloud)["instance_types"]]
 

@@ -48,10 +48,34 @@ class Fleet:
     image_pins: dict
     subnets: tuple[str, ...]
     image_placeholder: bool = False  # images/lock.json marks the entry a placeholder: no image was built yet
+    # A rollout's candidate group, resolved: its spec is stacks/rollout.candidate_spec (the finished spec at the
+    # candidate's present size), so its group is declared exactly as the fleet's main group after `rollout finish`.
+    candidate: Fleet | None = None
 
     @property
     def prefix(self) -> str:
+        """The logical prefix of the fleet's shared resources (network, security, role, load balancer, alarms)."""
         return f"{self.spec.name}-{self.spec.environment}"
+
+    @property
+    def group_prefix(self) -> str:
+        """The logical prefix of the serving group's resources: <name>-<label>-<environment> with fleet.label, else
+        the prefix (names without a label are the names before issue 31)."""
+        from gpufleet.naming import group_prefix
+
+        return group_prefix(self.spec)
+
+    def serving_groups(self) -> list[tuple[Fleet, int]]:
+        """(the group's fleet, its per-node backend weight) of each serving group: the fleet's own, then a rollout's
+        candidate (stacks/rollout.py derives the weights). Without a rollout: the fleet itself, rollout.DEFAULT_WEIGHT."""
+        from gpufleet.stacks import rollout
+
+        if self.spec.rollout is None or self.candidate is None:
+            return [(self, rollout.DEFAULT_WEIGHT)]
+        from dataclasses import replace
+
+        current, candidate = rollout.weights(self.spec)
+        return [(replace(self, spec=rollout.current_spec(self.spec), candidate=None), current), (self.candidate, candidate)]
 
 
 def stack_path(stack: str, root: Path | None = None) -> Path:
@@ -217,12 +241,53 @@ def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ..
     fleet = None
     if spec is not None and not problems:
         fleet = _resolve(spec, stack, file, problems)
+    if fleet is not None and not problems and spec is not None and spec.rollout is not None:
+        fleet = _with_candidate(fleet, problems)
     if fleet is not None and not problems:
         for check in checks:
             problems += [Problem(file, p, m) for p, m in check(fleet)]
+            if fleet.candidate is not None:
+                own = {(p, m) for p, m in check(fleet)}
+                problems += [Problem(file, _candidate_field(p), m) for p, m in check(fleet.candidate) if (p, m) not in own]
     if problems or fleet is None:  # every path that leaves fleet None has added a problem
         raise UserError(problems)
     return fleet
+
+
+CANDIDATE_FIELDS = ("label", "model", "image", "serving", "gpu", "replicas")
+
+
+def _candidate_field(path: str) -> str:
+    """A problem of the candidate group's spec, shown at the rollout.candidate field it comes from."""
+    head = path.removeprefix("fleet.").split(".", 1)[0]
+    return "fleet.rollout.candidate." + path.removeprefix("fleet.") if head in CANDIDATE_FIELDS else path
+
+
+def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
+    """The fleet with its rollout's candidate group resolved; the finished spec (what `rollout finish` leaves) is
+    validated like any fleet, so a candidate that could not become the fleet is refused before it is deployed."""
+    from dataclasses import replace
+
+    from gpufleet.stacks import rollout
+
+    spec = fleet.spec
+    try:
+        done = rollout.finished(spec)
+    except ValidationError as exc:
+        problems += [Problem(fleet.file, _candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
+        return None
+    after = " (the fleet after `rollout finish`)"
+    found = [Problem(fleet.file, _candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
+    found += [
+        Problem(fleet.file, _candidate_field(p), m + after)
+        for p, m in ([] if found else cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done))
+    ]
+    problems += found
+    if found:
+        return None
+    group = _resolve(rollout.candidate_spec(spec), fleet.stack, fleet.file, found)
+    problems += [Problem(x.file, _candidate_field(x.path), x.message) for x in found]
+    return None if group is None else replace(fleet, candidate=group)
 
 
 def _loc(loc: tuple) -> str:
@@ -329,7 +394,7 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
-    out = []
+    out = rollout_problems(spec)
     if spec.environment == "prod":
         if len(spec.zones) < 2:
             out.append(("fleet.zones", "prod needs at least 2 zones so that one zone outage leaves capacity"))
@@ -404,6 +469,43 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
                 f"/{spec.network.subnet_prefix} gives {room} subnets; {len(spec.zones)} zones need more",
             )
         )
+    return out
+
+
+def rollout_problems(spec: FleetSpec) -> list[tuple[str, str]]:
+    """A rollout's fields that depend on the rest of the fleet."""
+    r = spec.rollout
+    if r is None:
+        return []
+    out = []
+    if r.candidate.label == spec.label:
+        out.append(
+            (
+                "fleet.rollout.candidate.label",
+                f"{r.candidate.label!r} is the fleet's own label: the two serving groups need different names",
+            )
+        )
+    if r.phase == "rolling" and r.candidate_weight not in (0, *r.plan):  # 0: not started or rolled back
+        steps = ", ".join(map(str, r.plan))
+        out.append(("fleet.rollout.candidate_weight", f"{r.candidate_weight} is not one of the steps ({steps})"))
+    prompts = r.gates.answers.prompts
+    if prompts is not None:
+        where = "fleet.rollout.gates.answers.prompts"
+        if not prompts.endswith((".jsonl", ".yaml", ".yml")):
+            out.append((where, f"{prompts!r} is not a prompt file: a .jsonl or .yaml file, relative to the project folder"))
+        else:
+            try:
+                root = project_root()
+            except UserError:
+                root = None
+            path = Path(prompts)
+            if path.is_absolute() or ".." in path.parts:
+                out.append((where, f"{prompts!r}: give a path inside the project folder (relative, without ..)"))
+            elif root is not None and not (root / path).is_file():
+                out.append((where, f"no such file {prompts!r} in the project folder {root}"))
+    c = r.candidate.replicas
+    if c is not None and c.max > spec.replicas.max and r.strategy == "canary":
+        out.append(("fleet.rollout.candidate.replicas.max", f"{c.max} is above replicas.max ({spec.replicas.max}) for a canary"))
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -675,6 +675,113 @@ class Logs(Strict):
         return self
 
 
+# A short version label of a serving group (issue 31): names its resources <name>-<label>-... (docs/spec.md#rollout).
+LABEL = re.compile(r"^[a-z][a-z0-9]{0,7}\Z")
+Strategy = Literal["canary", "blue_green"]
+RolloutPhase = Literal["rolling", "promoted"]
+# The traffic steps a rollout walks through when the stack does not name its own (percent sent to the candidate).
+DEFAULT_STEPS: dict[str, tuple[int, ...]] = {"canary": (0, 5, 25, 50, 100), "blue_green": (0, 100)}
+
+
+def _label(v: str | None) -> str | None:
+    if v is not None and not LABEL.match(v):
+        raise ValueError(
+            f"{v!r} is not a version label: a lowercase letter, then at most 7 lowercase letters or digits (e.g. v2)"
+        )
+    return v
+
+
+class Candidate(Strict):
+    """The serving group a rollout brings in: a second scaling group behind the same load balancer and listener, with
+    its own launch / scaling configuration (this model, image, vLLM flags and node type) and scaling rules."""
+
+    label: str = Field(description="names the candidate group: <name>-<label>-...; differs from fleet.label")
+    model: Model
+    image: Image | None = Field(None, description="default: fleet.image")
+    serving: Serving | None = Field(None, description="a whole serving block; default: fleet.serving")
+    gpu: Gpu | None = Field(None, description="default: fleet.gpu")
+    replicas: Replicas | None = Field(
+        None,
+        description="the candidate's size while rolling; default canary: min 1, max fleet.replicas.max, desired 1; "
+        "blue_green: the fleet's replicas; {min: 0, max: 1, desired: 0} scales a rolled-back candidate to nothing. "
+        "Promoted (and after `rollout finish`) the candidate runs at the fleet's replicas",
+    )
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        return _label(v) or v
+
+
+class AnswerGates(Strict):
+    prompts: str | None = Field(None, description="a JSONL / YAML file of prompts, relative to the project; null = shipped")
+    min_exact_match: float = Field(0.9, ge=0, le=1, description="share of prompts whose answers are exactly the current's")
+    min_similarity: float = Field(0.8, ge=0, le=1, description="least mean similarity of the candidate's answers")
+
+
+class Gates(Strict):
+    """What the candidate must hold to go to the next step (read by `gpufleet rollout`)."""
+
+    max_error_rate: float = Field(0.01, ge=0, le=1, description="the candidate's share of failed requests")
+    max_latency_p95_ratio: float = Field(1.25, gt=0, le=100, description="candidate p95 latency / current p95, same load")
+    max_ttft_p95_ratio: float = Field(1.25, gt=0, le=100, description="candidate p95 time to first token / current p95")
+    max_queue_per_node: float | None = Field(None, gt=0, le=10000, description="default: autoscaling.queue.scale_out_above")
+    max_kv_cache_percent: float = Field(95, gt=0, le=100)
+    answers: AnswerGates = AnswerGates()
+
+
+class Rollout(Strict):
+    """A new model / image / vLLM version brought in as a second serving group (docs/spec.md#rollout)."""
+
+    strategy: Strategy = "canary"
+    phase: RolloutPhase = Field(
+        "rolling",
+        description="rolling: the candidate takes candidate_weight percent of the requests; promoted: the candidate "
+        "serves 100 % and the current group is held at its minimum with weight 0 until retire_after",
+    )
+    candidate_weight: int = Field(
+        0, ge=0, le=100, description="percent of requests the load balancer sends to the candidate: 0 or one of the steps"
+    )
+    steps: list[int] | None = Field(None, description="default canary [0, 5, 25, 50, 100], blue_green [0, 100]")
+    keep_previous_hours: int = Field(24, ge=0, le=24 * 90, description="after promote the old group stays this long")
+    retire_after: datetime | None = Field(None, description="ISO 8601 time with zone, set by `rollout promote`")
+    candidate: Candidate
+    gates: Gates = Gates()
+
+    @field_validator("steps")
+    @classmethod
+    def _steps(cls, v: list[int] | None) -> list[int] | None:
+        if v is None:
+            return v
+        if not v or any(not 0 <= s <= 100 for s in v) or any(a >= b for a, b in zip(v, v[1:])):
+            raise ValueError(f"{v} is not a list of increasing percentages 0-100 (e.g. [0, 5, 25, 50, 100])")
+        if v[-1] != 100:
+            raise ValueError(f"{v} must end at 100: the last step sends every request to the candidate")
+        return v
+
+    @field_validator("retire_after")
+    @classmethod
+    def _zoned(cls, v: datetime | None) -> datetime | None:
+        if v is not None and v.tzinfo is None:
+            raise ValueError("needs a zone (e.g. 2026-12-06T14:00:00+00:00): a bare time is read differently on every host")
+        return v
+
+    @model_validator(mode="after")
+    def _phase(self):
+        if self.phase == "promoted" and self.candidate_weight != 100:
+            raise ValueError(
+                f"phase promoted sends every request to the candidate: candidate_weight must be 100 (is {self.candidate_weight})"
+            )
+        if self.phase == "rolling" and self.retire_after is not None:
+            raise ValueError("retire_after applies to phase promoted only (set by `rollout promote`); remove it")
+        return self
+
+    @property
+    def plan(self) -> tuple[int, ...]:
+        """The traffic steps (percent to the candidate), the stack's or the strategy's default."""
+        return tuple(self.steps) if self.steps is not None else DEFAULT_STEPS[self.strategy]
+
+
 class FleetSpec(Strict):
     cloud: Cloud
     region: str
@@ -701,6 +808,17 @@ class FleetSpec(Strict):
     alarms: Alarms = Alarms()
     logs: Logs = Logs()
     tags: dict[str, str] = Field(default_factory=dict)
+    label: str | None = Field(
+        None,
+        description="a short version label ([a-z][a-z0-9]{0,7}) of the serving group: its resources are named "
+        "<name>-<label>-...; default none (the names without a label)",
+    )
+    rollout: Rollout | None = Field(None, description="a second serving group being rolled out (docs/spec.md#rollout)")
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        return _label(v)
 
     @field_validator("zones")
     @classmethod

@@ -58,6 +58,16 @@ def secret_config(key: str) -> pulumi.Output:
     return pulumi.Config(namespace).require_secret(name)
 
 
+def weighted(fleet: Fleet) -> bool:
+    """Whether the serving groups join the listener through a VServer group with a weight per group (a rollout's two
+    groups, and a fleet with a label: the group a rollout left). ESS attaches a scaling group to a CLB's default server
+    group with no weight argument in pulumi-alicloud 4.0.0 (ScalingGroup loadbalancer_ids; the scaling configuration's
+    LoadBalancerWeight, 1-100, is not in its schema), while AttachVServerGroups takes a weight 0-100 per group
+    (alibabacloud_ess20220222 1.13.3 AttachVServerGroupsRequest VServerGroupAttributes.Weight: "Valid values: 0 to
+    100"). A fleet without label or rollout keeps the default server group it was created with."""
+    return fleet.spec.label is not None or fleet.spec.rollout is not None
+
+
 def listener_args(fleet: Fleet) -> dict:
     lb, hc = fleet.spec.load_balancer, fleet.spec.load_balancer.health_check
     return {
@@ -116,6 +126,13 @@ class LoadBalancer(pulumi.ComponentResource):
             for i, cidr in enumerate(lb.allowed_cidrs):
                 alicloud.slb.AclEntryAttachment(f"{name}-client-{i}", acl_id=acl.id, entry=cidr, comment="client", opts=child)
             acl_id = acl.id
+        self.server_group = None
+        if weighted(fleet):
+            # the VServer group the serving groups attach to with their weights (scaling.py); the listener sends to it
+            self.server_group = alicloud.slb.ServerGroup(
+                f"{name}-serving", load_balancer_id=self.clb.id, name=physical(fleet, f"{name}-serving"), opts=child
+            )
+            args["server_group_id"] = self.server_group.id
         self.listener = alicloud.slb.Listener(
             f"{name}-listener",
             load_balancer_id=self.clb.id,

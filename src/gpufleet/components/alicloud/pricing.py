@@ -30,6 +30,7 @@ from gpufleet.cost.resources import (
     qty,
     traffic_bound,
 )
+from gpufleet.registry import UsageKey
 
 ALI_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
 
@@ -191,7 +192,7 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
     if i.get("internetChargeType", "PayByLcu") != "PayByLcu":
         spec = i.get("specification", "Small")
         return [CostComponent(f"NAT gateway spec {spec}", HOURS_PER_MONTH, f"nat/spec_{spec}", "any", "nat")]
-    cu = ctx.usage.nat_cu_hours
+    cu = ctx.usage.get("nat_cu_hours")
     note = "usage nat_cu_hours"
     if cu is None:
         cu, note = HOURS_PER_MONTH, "documented minimum: 1 CU each hour (usage nat_cu_hours unknown)"
@@ -239,6 +240,16 @@ def ali_scaling_configuration_and_image(res: dict, ctx: PricingContext) -> list[
     return ali_scaling_configuration(res, ctx) + image_snapshot(res, ctx, "imageId", size, "snapshot/standard")
 
 
+# Alibaba's own usage key (the others are cost/usage.py's): the NAT gateway's capacity units.
+USAGE = (
+    UsageKey(
+        "nat_cu_hours",
+        "NAT capacity units used per month; null = the documented minimum, 1 CU each hour (730)",
+        unknown=f"unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced",
+        lever="NAT capacity units (CU-hours a month)",
+    ),
+)
+
 PRICED: dict[str, Callable[[dict, PricingContext], list[CostComponent]]] = {
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": ali_scaling_configuration_and_image,
     "alicloud:ecs/instance:Instance": ali_instance,
@@ -264,6 +275,8 @@ FREE: dict[str, str] = {
     "alicloud:ess/alarm:Alarm": "ESS is free",
     "alicloud:ess/attachment:Attachment": "ESS is free; attached instances are priced as instances",
     "alicloud:ess/lifecycleHook:LifecycleHook": "ESS is free",
+    "alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups": "ESS is free; the group's nodes are priced as instances",
+    "alicloud:slb/serverGroup:ServerGroup": "a CLB VServer group has no bill of its own (the CLB's LCUs are priced)",
     "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": "RAM role on an instance: no charge",
 }
 FREE_PREFIXES: dict[str, str] = {
@@ -357,3 +370,22 @@ def services_rows(ctx: DeriveContext) -> None:
     )
     ctx.add_quote("oss/standard", "any", "GB-month", "oss/standard_lrs", "payg", "no OSS standard storage price found")
     ctx.add_quote("snapshot/standard", "any", "GiB-month", "snapshot/standard", "payg", "no snapshot storage price found")
+
+
+# `cost reconcile` (cost/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
+# Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
+# help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称), Tag (实例标签,
+# "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域), PretaxAmount (应付金额),
+# BillingCycle (账期). The Chinese names are that page's descriptions of the fields.
+BILL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("InstanceID", "实例ID", "实例id"),
+    "name": ("NickName", "实例昵称"),
+    "tag": ("Tag", "实例标签", "实例Tag"),
+    "product": ("ProductName", "产品名称", "产品"),
+    "detail": ("ProductDetail", "产品明细"),
+    "region": ("Region", "地域"),
+    "amount": ("PretaxAmount", "应付金额"),
+    "cycle": ("BillingCycle", "账期"),
+}
+# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"load_balancer": ("slb", "clb"), "gpu_compute": ("ecs",)}

@@ -25,22 +25,31 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     role = NodeRole(f"{name}-role", fleet, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.switches[0].id, tags, opts)
     alarms = Alarms(f"{name}-alarms", fleet, opts)
-    scaling = Scaling(
-        f"{name}-asg",
-        fleet,
-        net.switches,
-        sec.group.id,
-        lb.clb.id,
-        lb.listener,
-        role.role_name,
-        alarms.metrics_group.id,
-        tags,
-        opts,
-    )
-    role.attach_policy(scaling.group.id)
-    return {
+    backend = lb.server_group
+    scalings = [
+        Scaling(
+            f"{group.group_prefix}-asg",
+            group,
+            net.switches,
+            sec.group.id,
+            lb.clb.id,
+            lb.listener,
+            role.role_name,
+            alarms.metrics_group.id,
+            tags,
+            opts,
+            backend=(backend.id, weight) if backend is not None else None,
+        )
+        for group, weight in fleet.serving_groups()
+    ]
+    ids = [s.group.id for s in scalings]
+    role.attach_policy(ids[0] if len(ids) == 1 else ids)
+    outputs = {
         "endpoint": lb.endpoint,
         "vpc_id": net.vpc.id,
-        "scaling_group_id": scaling.group.id,
+        "scaling_group_id": scalings[0].group.id,
         "security_group_ids": [sec.group.id],
     }
+    if fleet.spec.rollout is not None:
+        outputs["candidate_scaling_group_id"] = scalings[-1].group.id
+    return outputs

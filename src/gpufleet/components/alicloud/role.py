@@ -13,32 +13,41 @@ from gpufleet.stacks.loader import Fleet
 
 
 def policy_document(fleet: Fleet, group_id=None) -> dict:
+    """The node role's policy. group_id: the serving group's id, or a list of them (a rollout's two groups: the node
+    role is the fleet's, the candidate's nodes read its model and secret and end their own group's waits)."""
     statements: list[dict[str, str | list[str] | list[pulumi.Output[str]]]] = []  # resources may be Outputs
-    source = fleet.spec.model.source
-    if source.startswith("oss://"):
-        bucket = source[len("oss://") :].split("/", 1)[0]
-        statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [f"acs:oss:*:*:{bucket}/*"]})
-    if fleet.spec.serving.api_key_secret:
-        statements.append(
-            {
-                "Effect": "Allow",
-                "Action": ["kms:GetSecretValue"],
-                "Resource": [f"acs:kms:{fleet.spec.region}:*:secret/{fleet.spec.serving.api_key_secret}"],
-            }
-        )
+    specs = [fleet.spec] + ([fleet.candidate.spec] if fleet.candidate is not None else [])
+    buckets = []
+    for spec in specs:
+        source = spec.model.source
+        if source.startswith("oss://"):
+            bucket = source[len("oss://") :].split("/", 1)[0]
+            if f"acs:oss:*:*:{bucket}/*" not in buckets:
+                buckets.append(f"acs:oss:*:*:{bucket}/*")
+    if buckets:
+        statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": buckets})
+    secrets = []
+    for spec in specs:
+        if spec.serving.api_key_secret:
+            arn = f"acs:kms:{fleet.spec.region}:*:secret/{spec.serving.api_key_secret}"
+            if arn not in secrets:
+                secrets.append(arn)
+    if secrets:
+        statements.append({"Effect": "Allow", "Action": ["kms:GetSecretValue"], "Resource": secrets})
     statements.append({"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
-    if group_id is not None and fleet.spec.load_balancer.health_check.grace_period_s:
+    ids = [] if group_id is None else group_id if isinstance(group_id, list) else [group_id]
+    if ids and fleet.spec.load_balancer.health_check.grace_period_s:
         # the node ends its loading wait (ESS lifecycle hook, scaling.py) once vLLM serves: `gpufleet-agent ready`
         # (images/node_agent.py) finds its pending action in its group's activities and completes it, on this group
         # only (ARN acs:ess:{region}:{account}:scalinggroup/{id}, Auto Scaling RAM authorization reference).
         # DescribeLifecycleActions names only an activity id, no group: Resource * (read-only; the token it returns
         # completes nothing without CompleteLifecycleAction, which is scoped to the group).
-        group = pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", group_id)
+        groups = [pulumi.Output.concat("acs:ess:", fleet.spec.region, ":*:scalinggroup/", g) for g in ids]
         statements.append(
             {
                 "Effect": "Allow",
                 "Action": ["ess:DescribeScalingActivities", "ess:CompleteLifecycleAction"],
-                "Resource": [group],
+                "Resource": groups,
             }
         )
         statements.append({"Effect": "Allow", "Action": ["ess:DescribeLifecycleActions"], "Resource": ["*"]})

@@ -685,6 +685,8 @@ SDK = {
     "vpc": "alibabacloud_vpc20160428==7.2.2 alibabacloud_vpc20160428",
 }
 ACL = "alicloud:slb/acl:Acl"
+VSERVER_GROUP = "alicloud:slb/serverGroup:ServerGroup"
+GROUP_BACKEND = "alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups"
 NETWORK = "alicloud:vpc/network:Network"
 SWITCH = "alicloud:vpc/switch:Switch"
 
@@ -880,6 +882,26 @@ RULES = RULES + (
     Rule(RAM_ROLE, "description", "length", api("ram", "CreateRole:Description"), low=1, high=1024),
     Rule(RAM_ROLE, "role_name", "length", api("ram", "CreateRole:RoleName"), low=1, high=64, spec="fleet.name"),
     Rule(ACL, "name", "length", api("slb", "CreateAccessControlList:AclName"), low=1, high=80, spec="fleet.name"),
+    # a rollout's serving groups (issue 31): the listener's VServer group and each group's weight in it
+    Rule(VSERVER_GROUP, "name", "length", api("slb", "CreateVServerGroup:VServerGroupName"), low=1, high=80, spec="fleet.name"),
+    Rule(
+        GROUP_BACKEND,
+        "vserver_groups.vserver_attributes.weight",
+        "between",
+        api("ess", "AttachVServerGroups:VServerGroups.VServerGroupAttributes.Weight"),
+        low=0,
+        high=100,
+        spec="fleet.rollout.candidate_weight",
+    ),
+    Rule(
+        GROUP_BACKEND,
+        "vserver_groups.vserver_attributes.port",
+        "between",
+        api("ess", "AttachVServerGroups:VServerGroups.VServerGroupAttributes.Port"),
+        low=1,
+        high=65535,
+        spec="fleet.serving.port",
+    ),
     Rule(
         CLB, "load_balancer_name", "length", api("slb", "CreateLoadBalancer:LoadBalancerName"), low=1, high=80, spec="fleet.name"
     ),
@@ -1021,6 +1043,11 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "vswitch_ids",
         ),
     ),
+    GROUP_BACKEND: (
+        f"{REPO} alicloud/resource_alicloud_ess_scalinggroup_vserver_groups.go",
+        ("scaling_group_id", "force", "vserver_groups.loadbalancer_id", "vserver_groups.vserver_attributes.vserver_group_id"),
+    ),
+    VSERVER_GROUP: (f"{REPO} alicloud/resource_alicloud_slb_vserver_group.go", ("load_balancer_id",)),
     "alicloud:ess/scalingRule:ScalingRule": (
         f"{REPO} alicloud/resource_alicloud_ess_scaling_rule.go",
         ("scaling_group_id",),

@@ -140,7 +140,7 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
         w = cron.window(s.cron, fleet.spec.autoscaling, now)
         out.append(
             {
-                "scheduled_task_name": f"{naming.base(fleet.spec)}-{s.name}",  # unique in the region and account
+                "scheduled_task_name": f"{naming.group_base(fleet.spec)}-{s.name}",  # unique in the region and account
                 "recurrence_type": "Cron",
                 "recurrence_value": s.cron,
                 "min_value": s.min,
@@ -259,6 +259,15 @@ def drain_hook_args(fleet: Fleet) -> dict:
     }
 
 
+def vserver_args(fleet: Fleet, clb_id, server_group_id, weight: int) -> dict:
+    """The group's nodes in the listener's VServer group on the serving port with the group's per-node weight
+    (stacks/rollout.py: 0 = no requests; AttachVServerGroups VServerGroupAttributes.Weight 0-100, rules.py)."""
+    return {
+        "loadbalancer_id": clb_id,
+        "vserver_attributes": [{"vserver_group_id": server_group_id, "port": fleet.spec.serving.port, "weight": weight}],
+    }
+
+
 def group_number(value: str):
     """CloudMonitor group ids are numbers and ess.Alarm's cloud_monitor_group_id is an int in the provider schema;
     a placeholder id (the offline preview's mock engine) passes through as text."""
@@ -278,7 +287,10 @@ class Scaling(pulumi.ComponentResource):
         metrics_group_id,
         tags: dict,
         opts: pulumi.ResourceOptions | None = None,
+        backend: tuple | None = None,
     ):
+        """backend: (VServer group id, per-node weight) when the group joins the listener through the load balancer's
+        VServer group (loadbalancer.weighted: a rollout's groups); None: the CLB's default server group, no weight."""
         super().__init__("gpufleet:alicloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = fleet.spec
@@ -286,11 +298,22 @@ class Scaling(pulumi.ComponentResource):
             f"{name}-group",
             scaling_group_name=physical(fleet, f"{name}-group"),
             vswitch_ids=[s.id for s in switches],
-            loadbalancer_ids=[clb_id],
+            loadbalancer_ids=None if backend else [clb_id],
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[listener]),
             **group_args(fleet),
         )
+        if backend:
+            server_group_id, weight = backend
+            alicloud.ess.ScalingGroupVServerGroups(
+                f"{name}-backend",
+                scaling_group_id=self.group.id,
+                vserver_groups=[vserver_args(fleet, clb_id, server_group_id, weight)],
+                force=True,  # nodes already in the group join (and leave on detach) the VServer group
+                # not after the listener: on a fleet's first rollout the nodes join the VServer group while the listener
+                # moves to it, before the group leaves the default server group (it waits for the listener)
+                opts=child,
+            )
         # the node learns its scaling group and the metrics group from its environment (components/userdata.py)
         encoded = userdata.base64_output(userdata.render_output(fleet, role_name, metrics_group_id, self.group.id))
         self.configuration = alicloud.ess.ScalingConfiguration(

@@ -34,15 +34,16 @@ def _signal(metric_name: str) -> str:
 
 def node_completes_launch_hook() -> tuple[bool, str]:
     """Does the node itself end a SCALE_OUT wait (CompleteLifecycleAction once vLLM serves)? Read from the node
-    agent the image runs (images/node_agent.py), since the hook names no notification target that would."""
+    agent the image runs (Alibaba's part of it, components/alicloud/node_agent.py, shipped beside images/node_agent.py),
+    since the hook names no notification target that would."""
     try:
-        from gpufleet.images import node_agent
+        from gpufleet.components.alicloud import node_agent
 
         text = inspect.getsource(node_agent)
     except (ImportError, OSError):
         return False, "the node agent could not be read"
     if "CompleteLifecycleAction" in text:
-        return True, "the node agent calls CompleteLifecycleAction once vLLM serves (images/node_agent.py)"
+        return True, "the node agent calls CompleteLifecycleAction once vLLM serves (components/alicloud/node_agent.py)"
     return False, "nothing calls CompleteLifecycleAction: no notification target, and the node agent does not"
 
 
@@ -66,6 +67,14 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
             attached.setdefault(_ref(r["inputs"]["scalingGroupId"]), []).append(
                 paid if inst.get("instanceChargeType") == "PrePaid" else "payg"
             )
+    # a rollout's groups join the listener's VServer group with a per-node weight (scaling.vserver_args)
+    weights = {
+        _ref(r["inputs"]["scalingGroupId"]): int(attr["weight"])
+        for r in of("alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups")
+        for vg in r["inputs"].get("vserverGroups") or []
+        for attr in vg.get("vserverAttributes") or []
+        if attr.get("weight") is not None
+    }
     groups = []
     hooks_in = [r for r in of("alicloud:ess/lifecycleHook:LifecycleHook")]
     for r in of("alicloud:ess/scalingGroup:ScalingGroup"):
@@ -85,6 +94,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 attached=tuple(attached.get(name, ())),
                 attached_protected=False,
                 spot_remedy=bool(i.get("spotInstanceRemedy", False)),
+                weight=weights.get(name),
             )
         )
     scaling_rules = {r["name"]: r["inputs"] for r in of("alicloud:ess/scalingRule:ScalingRule")}

@@ -142,7 +142,7 @@ class Autoscaler(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group_ids = [g.id for g in scaling.groups]
         uin = tencentcloud.user.get_info_output(opts=pulumi.InvokeOutputOptions(parent=self)).owner_uin
-        role_name = physical(fleet, f"{fleet.prefix}-scaler")
+        role_name = physical(fleet, name)
         attached = attached_role(
             f"{name}-role",
             role_name,
@@ -160,7 +160,7 @@ class Autoscaler(pulumi.ComponentResource):
         env["GPUFLEET_SCALING_GROUP"] = pulumi.Output.all(*group_ids).apply(lambda ids: ",".join(ids))
         self.function = tencentcloud.scf.Function(
             f"{name}-fn",
-            name=physical(fleet, f"{fleet.prefix}-scaler"),
+            name=physical(fleet, name),
             description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
             zip_file=write_zip(),
             role=role_name,

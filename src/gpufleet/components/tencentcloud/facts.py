@@ -13,13 +13,15 @@ def of(inv, token):
 def view(inv) -> dict:
     rule_sets = {r["name"]: r["inputs"] for r in inv.resources if r["type"] == "tencentcloud:Security/groupRuleSet:GroupRuleSet"}
     groups = of(inv, "tencentcloud:As/scalingGroup:ScalingGroup")
-    (group,) = [g for g in groups if not g["scalingGroupName"].endswith("-base-group")]  # the group that scales
+    # the group that scales (the fleet's; a rollout's candidate group is the second, stacks/rollout.py)
+    group, *_ = [g for g in groups if not g["scalingGroupName"].endswith("-base-group")]
     base = [g for g in groups if g["scalingGroupName"].endswith("-base-group")]
     (listener,) = of(inv, "tencentcloud:Clb/listener:Listener")
     listener = ([*of(inv, "tencentcloud:Clb/listenerRule:ListenerRule"), listener])[0]  # HTTPS: the check is on the rule
-    (config,) = [
+    configs = [
         c for c in of(inv, "tencentcloud:As/scalingConfig:ScalingConfig") if not c["configurationName"].endswith("-base-config")
     ]
+    config = configs[0]
     (node_rules,) = [rs for rs in rule_sets.values() if rs["securityGroupId"] == config["securityGroupIds"][0]]
     subnets = of(inv, "tencentcloud:Subnet/instance:Instance")
     tables = {f"{r['name']}_id" for r in inv.resources if r["type"] == "tencentcloud:Route/table:Table"}
@@ -33,8 +35,8 @@ def view(inv) -> dict:
     baseline = of(inv, "tencentcloud:Instance/instance:Instance")
     return {
         "node_ingress": [(r["cidrBlock"], r["port"]) for r in node_rules["ingresses"] if r["action"] == "ACCEPT"],
-        "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in [config] + baseline],
-        "node_public_ip": [config.get("publicIpAssigned")] + [b.get("allocatePublicIp") for b in baseline],
+        "node_public_bandwidth": [c.get("internetMaxBandwidthOut") for c in configs + baseline],
+        "node_public_ip": [c.get("publicIpAssigned") for c in configs] + [b.get("allocatePublicIp") for b in baseline],
         "nat_with_eip": len(nats) == 1 and len(nats[0]["assignedEipSets"]) >= 1,
         "subnets_routed_to_nat": sum(1 for s in subnets if s.get("routeTableId") in routed_tables & tables),
         "subnets": len(subnets),
@@ -46,7 +48,7 @@ def view(inv) -> dict:
         and bool(group["forwardBalancerIds"]),
         "group_zones": len(group["subnetIds"]),
         "group_min": group["minSize"],
-        "user_data": [base64.b64decode(c["userData"]).decode() for c in [config] + baseline],
+        "user_data": [base64.b64decode(c["userData"]).decode() for c in configs + baseline],
         "scales_on": next(
             (f["environment"]["GPUFLEET_METRIC"] for f in of(inv, "tencentcloud:Scf/function:Function")), "cpu_utilization"
         ),

@@ -194,14 +194,19 @@ def tc_clb(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return [c for c in out if c.price_key != "clb/lcu"]
 
 
+def cam_action(action: str) -> str:
+    """A CAM policy's action as `service:Action`: CAM writes it with a `name/` prefix (role.py, autoscaler.py)."""
+    return action.removeprefix("name/")
+
+
 def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
     """What the node role's policy reads and the account pays for outside the stack: the SSM secret (a monthly fee
     per secret and its API calls, at least 10,000 a month billed) and the model bucket's COS storage (shared)."""
     doc = res["inputs"].get("document")
-    acts = policy_actions(doc)
+    acts = policy_actions(doc, cam_action)
     out = []
     if "ssm:GetSecretValue" in acts:
-        secret = policy_resource(doc, "ssm:GetSecretValue").rsplit("/", 1)[-1]
+        secret = policy_resource(doc, "ssm:GetSecretValue", cam_action).rsplit("/", 1)[-1]
         out += [
             # one secret per name: stacks naming different secrets pay for each (not merged in `cost report --all`)
             CostComponent(
@@ -224,7 +229,9 @@ def tc_node_reads(res: dict, ctx: PricingContext) -> list[CostComponent]:
             ),
         ]
     if "cos:GetObject" in acts:
-        out.append(model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject"))))
+        out.append(
+            model_bucket(ctx, "COS standard", "cos/standard", bucket_name(policy_resource(doc, "cos:GetObject", cam_action)))
+        )
     return out
 
 
@@ -386,3 +393,30 @@ def services_rows(ctx: DeriveContext) -> None:
     ctx.add_quote("ssm/calls", "any", "10k-calls", "ssm/api_calls", "payg", "no SSM API call price found")
     ctx.add_quote("cos/standard", "any", "GB-month", "cos/standard", "payg", "no COS standard storage price found")
     ctx.add_quote("snapshot/standard", "any", "GB-month", "snapshot/standard", "monthly", "no snapshot storage price found")
+
+
+# `cost reconcile` (cost/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
+# Tencent Cloud, Billing Center bill details (Fields in Bills, tencentcloud.com/document/product/555/37506, updated
+# 2025-03-28; the Chinese consumption-bill field page cloud.tencent.com/document/product/555/118503): Instance ID
+# (实例ID / 资源ID), Instance Name (实例名称 / 资源别名), Product Name (产品名称), Subproduct Name (子产品名称), Component Name (组件名称),
+# Region (地域), Tag Keys (标签), and the amount after discount: Total Amount After Discount (Excluding Tax) (折后税前总费用,
+# the partner bill's name, product/1085/43050), Total Cost (总费用) or Discounted Total Cost (优惠后总价), the first found.
+BILL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("Instance ID", "InstanceID", "实例ID", "资源ID"),
+    "name": ("Instance Name", "InstanceName", "实例名称", "资源别名"),
+    "tag": ("Tag Keys", "Tag", "标签"),
+    "product": ("Product Name", "ProductName", "产品名称"),
+    "detail": ("Component Name", "Subproduct Name", "组件名称", "子产品名称"),
+    "region": ("Region", "地域"),
+    "amount": (
+        "Total Amount After Discount (Excluding Tax)",
+        "Total Cost",
+        "Discounted Total Cost",
+        "折后税前总费用",
+        "总费用",
+        "优惠后总价",
+    ),
+    "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
+}
+# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"disk": ("cbs",), "load_balancer": ("clb",), "gpu_compute": ("cvm",)}

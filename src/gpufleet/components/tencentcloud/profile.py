@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.registry import Capability, CloudProfile, InstanceMetadata
+from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTool
 
 PROFILE = CloudProfile(
     name="tencentcloud",
@@ -19,7 +19,30 @@ PROFILE = CloudProfile(
     secret_cli='tccli ssm GetSecretValue --cli-unfold-argument --SecretName "${API_KEY_SECRET}" --VersionId SSM_Current '
     '--region "${GPUFLEET_REGION}" --use-cvm-role | json_field SecretString',
     object_scheme="cos",
-    node_tools=("coscli", "tccli"),
+    fetch_command="""
+# coscli reads credentials only from a config file: CvmRole mode asks the metadata service for the role's
+# temporary keys. The bucket entry gives coscli its region (endpoint cos.<region>.myqcloud.com), which a
+# CVM in the same region reaches over the internal network (COS docs, "CVM内网访问COS").
+cos_config="$(mktemp --suffix=.yaml)"
+trap 'rm -f "${cos_config}"' EXIT
+bucket="${MODEL_SOURCE#cos://}"
+bucket="${bucket%%/*}"
+cat > "${cos_config}" <<COSCFG
+cos:
+  base:
+    mode: CvmRole
+    cvmrolename: ${GPUFLEET_ROLE}
+    protocol: https
+  buckets:
+    - name: ${bucket}
+      alias: ${bucket}
+      region: ${GPUFLEET_REGION}
+COSCFG
+coscli --config-path "${cos_config}" cp "${MODEL_SOURCE}" "${archive}"
+""",
+    # coscli: a release binary, mirrored into the recipes' tool_mirror (its sha256 filled in before `image build`);
+    # tccli: Tencent's CLI is a PyPI package (tencentcloud-cli), version read from PyPI on 2026-12-03.
+    node_tools=(NodeTool("coscli"), NodeTool("tccli", package="tccli", version="3.1.118.1")),
     # CVM cloud disks appear as /dev/vdb (CBS docs "Initializing Cloud Disks"); estimate for every GPU family.
     data_disk="/dev/vdb",
     # COS bucket names end in -<APPID> (https://cloud.tencent.com/document/product/436/13312); 1250000000 is

@@ -25,25 +25,33 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     sec = Security(f"{name}-sec", fleet, tags, opts)
     role = NodeRole(f"{name}-role", fleet, tags, opts)
     lb = LoadBalancer(f"{name}-lb", fleet, net.vpc.id, net.subnets[0].id, sec.clb_group.id, tags, opts)
-    scaling = Scaling(
-        f"{name}-asg",
-        fleet,
-        net.vpc.id,
-        net.subnets,
-        sec.group.id,
-        lb.clb.id,
-        lb.listener,
-        lb.rule,
-        role.role_name,
-        tags,
-        opts,
-    )
-    if fleet.spec.autoscaling.metric != "cpu_utilization":
-        Autoscaler(f"{name}-scaler", fleet, net.vpc.id, net.subnets[0].id, scaling, tags, opts)
+    scalings = []
+    for group, weight in fleet.serving_groups():
+        prefix = group.group_prefix
+        scaling = Scaling(
+            f"{prefix}-asg",
+            group,
+            net.vpc.id,
+            net.subnets,
+            sec.group.id,
+            lb.clb.id,
+            lb.listener,
+            lb.rule,
+            role.role_name,
+            tags,
+            opts,
+            weight=weight,
+        )
+        if group.spec.autoscaling.metric != "cpu_utilization":
+            Autoscaler(f"{prefix}-scaler", group, net.vpc.id, net.subnets[0].id, scaling, tags, opts)
+        scalings.append(scaling)
     Alarms(f"{name}-alarms", fleet, opts)
-    return {
+    outputs = {
         "endpoint": lb.endpoint,
         "vpc_id": net.vpc.id,
-        "scaling_group_id": scaling.group.id,
+        "scaling_group_id": scalings[0].group.id,
         "security_group_ids": [sec.group.id],
     }
+    if fleet.spec.rollout is not None:
+        outputs["candidate_scaling_group_id"] = scalings[-1].group.id
+    return outputs

@@ -24,33 +24,28 @@ def _cos_resource(source: str, region: str) -> str:
 
 
 def policy_document(fleet: Fleet) -> dict:
-    spec = fleet.spec
+    """The node role's policy: read the model's archive and the API-key secret, of the fleet and of a rollout's
+    candidate group (both groups' nodes take this role)."""
+    region = fleet.spec.region
+    specs = [fleet.spec] + ([fleet.candidate.spec] if fleet.candidate is not None else [])
+    objects, buckets, secrets = [], [], []
+    for spec in specs:
+        if spec.model.source.startswith("cos://"):
+            obj = _cos_resource(spec.model.source, region)
+            objects += [] if obj in objects else [obj]
+            # `coscli cp` asks HeadBucket before it copies (tencentyun/coscli cmd/cp.go); its CAM resource is the
+            # bucket itself (qcs::cos:<region>:uid/<appid>:<bucket>/), not an object under it.
+            bucket = obj.removesuffix("*")
+            buckets += [] if bucket in buckets else [bucket]
+        if spec.serving.api_key_secret:
+            secret = f"qcs::ssm:{region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"
+            secrets += [] if secret in secrets else [secret]
     statements = []
-    if spec.model.source.startswith("cos://"):
-        statements.append(
-            {
-                "effect": "allow",
-                "action": ["name/cos:GetObject", "name/cos:HeadObject"],
-                "resource": [_cos_resource(spec.model.source, spec.region)],
-            }
-        )
-        # `coscli cp` asks HeadBucket before it copies (tencentyun/coscli cmd/cp.go); its CAM resource is the
-        # bucket itself (qcs::cos:<region>:uid/<appid>:<bucket>/), not an object under it.
-        statements.append(
-            {
-                "effect": "allow",
-                "action": ["name/cos:HeadBucket"],
-                "resource": [_cos_resource(spec.model.source, spec.region).removesuffix("*")],
-            }
-        )
-    if spec.serving.api_key_secret:
-        statements.append(
-            {
-                "effect": "allow",
-                "action": ["name/ssm:GetSecretValue"],
-                "resource": [f"qcs::ssm:{spec.region}:uin/*:secret/creatorUin/*/{spec.serving.api_key_secret}"],
-            }
-        )
+    if objects:
+        statements.append({"effect": "allow", "action": ["name/cos:GetObject", "name/cos:HeadObject"], "resource": objects})
+        statements.append({"effect": "allow", "action": ["name/cos:HeadBucket"], "resource": buckets})
+    if secrets:
+        statements.append({"effect": "allow", "action": ["name/ssm:GetSecretValue"], "resource": secrets})
     # no monitor:PutMonitorData: the node publishes nothing on Tencent (the API was removed; the SCF scaler reads
     # /metrics/vllm instead, components/tencentcloud/autoscaler.py), so the role does not carry the permission
     return {"version": "2.0", "statement": statements}

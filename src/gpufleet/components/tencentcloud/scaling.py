@@ -15,6 +15,7 @@ from gpufleet.components.tencentcloud.checks import cron_to_utc8
 from gpufleet.naming import physical
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
+from gpufleet.stacks.rollout import DEFAULT_WEIGHT
 
 
 def _utc8(when: datetime) -> str:
@@ -213,7 +214,10 @@ class Scaling(pulumi.ComponentResource):
         role_name: str,
         tags: dict,
         opts: pulumi.ResourceOptions | None = None,
+        weight: int = DEFAULT_WEIGHT,
     ):
+        """weight: the per-node backend weight of the group's nodes at the listener (stacks/rollout.py; AS
+        ForwardLoadBalancers.TargetAttributes.Weight 0-100, rules.py; 0 = no requests)."""
         super().__init__("gpufleet:tencentcloud:Scaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # AS creates the launch configuration before the group (as_scaling_group: configuration_id is required), so
@@ -233,7 +237,7 @@ class Scaling(pulumi.ComponentResource):
                 "load_balancer_id": clb_id,
                 "listener_id": listener.listener_id,
                 **({"rule_id": rule.rule_id} if rule is not None else {}),
-                "target_attributes": [{"port": fleet.spec.serving.port, "weight": 10}],
+                "target_attributes": [{"port": fleet.spec.serving.port, "weight": weight}],
             }
         ]
         self.configuration = self._config(f"{name}-config", fleet, charge_args(fleet))

@@ -66,6 +66,15 @@ def _timer_period_s(trigger_desc: str) -> float:
     return float(rules.SCF_TIMER_PERIOD_S)
 
 
+def _weight(group: dict) -> int | None:
+    """The per-node weight the group's nodes carry at the listener (forward_balancer_ids target_attributes weight)."""
+    for balancer in group.get("forwardBalancerIds") or []:
+        for target in balancer.get("targetAttributes") or []:
+            if target.get("weight") is not None:
+                return int(target["weight"])
+    return None
+
+
 def behaviour(resources: list[dict], node: dict, node_completes: bool | None = None) -> Behaviour:
     by_type: dict[str, list[dict]] = {}
     for r in resources:
@@ -98,6 +107,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 attached=tuple(attached.get(name, ())),
                 attached_protected=name in protected,
                 health_check_grace_s=float(i.get("lbHealthCheckGracePeriod", 0) or 0),
+                weight=_weight(i),
             )
         )
     t = {**node, **timing_data.read(TIMINGS)}

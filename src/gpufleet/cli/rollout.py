@@ -1,0 +1,505 @@
+"""`gpufleet rollout start|status|step|promote|abort|finish`: a safe model rollout (docs/rollout.md). The logic lives
+in gpufleet.rollout; this module reads the options and prints the report."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from gpufleet.cli import options
+from gpufleet.errors import Problem, UserError, console
+
+FORMATS = ("table", "json")
+EXAMPLE = "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"  # a stack with a rollout section (ships in examples/)
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(
+        rich_markup_mode=None,
+        no_args_is_help=True,
+        help="Roll a new model, image or vLLM version out to a fleet: canary or blue/green steps gated on the live "
+        "endpoints (errors, latency, TTFT, vLLM queue and KV cache, answers), automatic rollback (docs/rollout.md).\n\n"
+        "Exit codes: 0 done; 1 a gate failed and the candidate was rolled back; 2 bad input or refused.\n\n"
+        "\b\nExamples:\n"
+        f"  gpufleet rollout start --stack {EXAMPLE}\n"
+        f"  gpufleet rollout step --stack {EXAMPLE} --current-url http://10.20.1.11:8000 "
+        "--candidate-url http://10.20.2.7:8000 --api-key-env VLLM_API_KEY\n"
+        f"  gpufleet rollout status --stack {EXAMPLE} --format json",
+    )
+    sub.command("start")(start_cmd)
+    sub.command("status")(status_cmd)
+    sub.command("step")(step_cmd)
+    sub.command("promote")(promote_cmd)
+    sub.command("abort")(abort_cmd)
+    sub.command("finish")(finish_cmd)
+    app.add_typer(sub, name="rollout")
+
+
+# ---- shared options ------------------------------------------------------------------------------------------------
+
+
+def _url(flag: str, help: str, required: bool = True):
+    return typer.Option(... if required else None, flag, metavar="URL", help=help)
+
+
+CURRENT_URL = "the current group's own endpoint: a node of it (http://NODE:serving.port) or its own listener"
+CANDIDATE_URL = "the candidate group's own endpoint: a node of it or its own listener (not the shared load balancer)"
+METRICS_URL = "vLLM Prometheus metrics (default: the node gateway's http://HOST:serving.gateway.metrics_port/metrics/vllm)"
+
+
+def _context(stack: str, say=None):
+    """The rollout context of a stack: its file, project, rollout section; the fleet for the gates."""
+    from gpufleet.rollout.runner import Context
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.project import project_root
+    from gpufleet.validation import load_fleet
+
+    fleet = load_fleet(stack, sizing=False)
+    err = console(stderr=True)
+    ctx = Context(
+        stack=stack,
+        stack_file=loader.stack_path(stack),
+        project=project_root(),
+        rollout=getattr(fleet.spec, "rollout", None),
+        environ=dict(os.environ),
+        say=say or (lambda text: err.print(text, soft_wrap=True)),
+    )
+    return ctx, fleet
+
+
+def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
+    from gpufleet.sizing import loadtest
+
+    if env_name and key_file:
+        raise UserError([Problem("--api-key-file", "", "give --api-key-env or --api-key-file, not both")])
+    if key_file is None:
+        return loadtest.api_key(env_name, os.environ)
+    try:
+        value = key_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UserError([Problem("--api-key-file", str(key_file), f"cannot read: {exc.strerror}")]) from None
+    if not value or any(ord(ch) < 33 or ord(ch) == 127 for ch in value):
+        raise UserError(
+            [Problem("--api-key-file", str(key_file), "must hold one key: no spaces, no control characters, not empty")]
+        )
+    return value
+
+
+def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
+    from urllib.parse import urlsplit
+
+    if given:
+        parts = urlsplit(given)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UserError([Problem(flag, "", f"{given!r} is not an http:// or https:// URL")])
+        if parts.username or parts.password:
+            raise UserError([Problem(flag, "", "has credentials in it, which would be written to the state file and report")])
+        return given
+    parts = urlsplit(url)
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname  # an IPv6 address
+    return f"{parts.scheme}://{host}:{port}/metrics/vllm"
+
+
+def _measure(
+    ctx,
+    fleet,
+    *,
+    current_url,
+    candidate_url,
+    current_metrics_url,
+    candidate_metrics_url,
+    api_key_env,
+    api_key_file,
+    prompts,
+    concurrency,
+    requests,
+    max_tokens,
+    timeout_s,
+):
+    """The gates' measuring function of a step, every option checked first (all problems at once)."""
+    from gpufleet.rollout import answers, gates, measure
+    from gpufleet.rollout.runner import require_rollout
+    from gpufleet.sizing import loadtest
+
+    problems: list[Problem] = []
+
+    def check(fn, *args):
+        try:
+            return fn(*args)
+        except UserError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    rollout = check(require_rollout, ctx)
+
+    for flag, url in (("--current-url", current_url), ("--candidate-url", candidate_url)):
+        try:
+            loadtest.chat_endpoint(url)
+        except UserError as exc:  # the load test's own check, named by this command's option
+            problems.extend(Problem(flag, p.path, p.message.replace("--api-key-env VAR", "--api-key-env")) for p in exc.problems)
+    key = check(_api_key, api_key_env, api_key_file)
+    port = fleet.spec.serving.gateway.metrics_port
+    cur_m = check(_metrics_url, current_url, current_metrics_url, port, "--current-metrics-url")
+    cand_m = check(_metrics_url, candidate_url, candidate_metrics_url, port, "--candidate-metrics-url")
+    user_prompts = prompts or (_spec_prompts(ctx, rollout) if rollout is not None else None)
+    ps = check(answers.load, user_prompts)
+    for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):
+        if value < 1:
+            problems.append(Problem(flag, "", f"must be 1 or more (got {value})"))
+    if requests < concurrency:
+        problems.append(
+            Problem(
+                "--requests",
+                "",
+                f"{requests} requests cannot keep {concurrency} in flight: give --requests {concurrency} or more",
+            )
+        )
+    if not timeout_s > 0:
+        problems.append(Problem("--timeout-s", "", f"must be a positive number of seconds (got {timeout_s:g})"))
+    if problems:
+        raise UserError(problems)
+    candidate = getattr(rollout, "candidate", None)
+    cand_model = getattr(getattr(candidate, "model", None), "name", None) or fleet.spec.model.name
+    cur = measure.Endpoint("current", current_url, fleet.spec.model.name, cur_m)
+    cand = measure.Endpoint("candidate", candidate_url, cand_model, cand_m)
+    load = measure.LoadSettings(
+        concurrency=concurrency,
+        requests=requests,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
+        max_duration_s=max(timeout_s, 60.0),
+        health_path=fleet.spec.load_balancer.health_check.path,
+        api_key=key,
+    )
+    assert rollout is not None  # else a problem above
+    t = gates.thresholds(rollout.gates, fleet.spec.autoscaling.queue.scale_out_above)
+
+    def run():
+        ctx.say(
+            f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url}, then {len(ps.prompts)} prompts"
+        )
+        return measure.gates(cur, cand, load, ps, t)
+
+    return run
+
+
+def _spec_prompts(ctx, rollout) -> Path | None:
+    """rollout.gates.answers.prompts: a path relative to the project folder."""
+    given = getattr(getattr(getattr(rollout, "gates", None), "answers", None), "prompts", None)
+    if not given:
+        return None
+    path = Path(given)
+    return path if path.is_absolute() else ctx.project / path
+
+
+# ---- output --------------------------------------------------------------------------------------------------------
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _draw(report: dict):
+    def draw(c) -> None:
+        from rich import box
+        from rich.table import Table
+
+        steps = " → ".join(f"{s}" for s in report.get("steps") or [])
+        waiting = report.get("awaiting_deploy")
+        where = f"candidate at {_fmt(report.get('weight'))} %" if report.get("weight") is not None else "candidate not deployed"
+        if waiting:
+            where += f"; the stack file has `{_describe(waiting['change'])}`, not yet deployed"
+        c.print(
+            f"rollout of {report['stack']} ({report.get('strategy')}; steps {steps} %): {report.get('status')}, {where}",
+            soft_wrap=True,
+        )
+        if report.get("gates"):
+            t = Table(title=f"gates before {report.get('to')}: {report.get('result')}", box=box.SIMPLE_HEAD, title_justify="left")
+            for col, j in (
+                ("gate", "left"),
+                ("measured", "right"),
+                ("threshold", "right"),
+                ("result", "left"),
+                ("detail", "left"),
+            ):
+                t.add_column(col, justify=j)  # type: ignore[arg-type]
+            for g in report["gates"]:
+                t.add_row(
+                    g["name"],
+                    _fmt(g["measured"]),
+                    f"{g['op']} {g['threshold']:g}",
+                    "pass" if g["passed"] else "FAIL",
+                    g["detail"],
+                )
+            c.print(t)
+        changed = ((report.get("figures") or {}).get("answers") or {}).get("changed") or []
+        if changed:
+            t = Table(title="answers that changed (lowest similarity first)", box=box.SIMPLE_HEAD, title_justify="left")
+            for col in ("prompt", "similarity", "current", "candidate"):
+                t.add_column(col)
+            for ch in changed:
+                t.add_row(ch["id"], f"{ch['similarity']:.2f}", ch["current"] or "(no answer)", ch["candidate"] or "(no answer)")
+            c.print(t)
+        if report.get("history"):
+            t = Table(title="measurements", box=box.SIMPLE_HEAD, title_justify="left")
+            for col in ("at", "command", "from", "to", "result", "failed gates"):
+                t.add_column(col)
+            for h in report["history"]:
+                bad = ", ".join(g["name"] for g in h["gates"] if not g["passed"]) or "-"
+                t.add_row(h["at"], h["command"], f"{_fmt(h['weight'])} %", h["to"], h["result"], bad)
+            c.print(t)
+        for line in report.get("declared") or []:
+            c.print(f"declared: {line}", soft_wrap=True)
+        if report.get("reason"):
+            c.print(f"reason: {report['reason']}", soft_wrap=True)
+        if report.get("retire_after") and report.get("status") == "promoted":
+            c.print(
+                f"the old group is kept until {report['retire_after']}; `gpufleet rollout finish --stack {report['stack_arg']}` after that"
+            )
+        if waiting:
+            c.print("the Pulumi CLI is not on PATH: run", soft_wrap=True)
+            for cmd in waiting["commands"]:
+                c.print(f"  {cmd}", soft_wrap=True)
+            nxt = _continue_with(report)
+            more = " --current-url URL --candidate-url URL ..." if nxt == "step" else ""
+            c.print(f"then `gpufleet rollout {nxt} --stack {report['stack_arg']}{more}` to go on", soft_wrap=True)
+
+    return draw
+
+
+def _describe(change: dict) -> str:
+    from gpufleet.rollout.plan import Change
+
+    return Change.from_json(change).describe()
+
+
+def _continue_with(report: dict) -> str:
+    """The command that goes on once the printed deploy has run: a rollback is continued by abort, a finish by
+    finish, anything else by step."""
+    change = (report.get("awaiting_deploy") or {}).get("change") or {}
+    if report.get("result") == "failed" or report.get("command") == "abort" or change.get("kind") == "rollback":
+        return "abort"
+    return "finish" if change.get("kind") == "finish" else "step"
+
+
+def _run(command, ctx, *args):
+    """A runner command, its report with what the stack file now declares (each group's nodes, per-node weight and
+    the share they give, as `gpufleet preview` says it); a `pulumi up` that failed is exit 1 with its last line."""
+    from gpufleet.rollout.deploy import DeployFailed
+
+    try:
+        report = command(ctx, *args)
+    except DeployFailed as exc:
+        console(stderr=True).print(
+            f"error {exc}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
+    report["declared"] = _declared(ctx.stack)
+    return report
+
+
+def _declared(stack: str) -> list[str]:
+    from gpufleet.stacks import rollout as steps
+    from gpufleet.validation import load_fleet
+
+    try:
+        return steps.notes(load_fleet(stack, sizing=False).spec)
+    except UserError as exc:  # the file as written does not validate (it should: each step is checked when made)
+        return [f"the stack file does not validate now: {exc.problems[0]}"]
+
+
+def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    if chosen == "json":
+        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        options.show(_draw(report), out)
+    if report.get("result") == "failed":
+        raise typer.Exit(1)
+
+
+# ---- commands ------------------------------------------------------------------------------------------------------
+
+
+def start_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Start the rollout of the stack's `rollout:` section: the candidate group is deployed with weight 0 (step 0).
+
+    Refused while another rollout of the stack is in progress.
+
+    \b
+    Examples:
+      gpufleet rollout start --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(_run(runner.start, ctx), fmt, as_json, out)
+
+
+def status_cmd(
+    stack: str = options.stack(),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Where the rollout stands: status, weight, the last gates measured, a deploy awaited.
+
+    \b
+    Examples:
+      gpufleet rollout status --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --format json
+    """
+    from gpufleet.rollout import runner
+    from gpufleet.stacks import loader
+    from gpufleet.stacks.project import project_root
+
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    loader.read_stack_config(stack)  # a missing stack is named like everywhere else
+    err = console(stderr=True)
+    ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=lambda t: err.print(t))
+    report = runner.status(ctx)
+    if chosen == "json":
+        options.emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        options.show(_draw(report), out)
+
+
+# the options of the two commands that measure the gates (step, promote): one definition each
+O_CURRENT_URL = _url("--current-url", CURRENT_URL)
+O_CANDIDATE_URL = _url("--candidate-url", CANDIDATE_URL)
+O_CURRENT_METRICS = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False)
+O_CANDIDATE_METRICS = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False)
+O_KEY_ENV = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key")
+O_KEY_FILE = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key (never printed)")
+O_PROMPTS = typer.Option(
+    None,
+    "--prompts",
+    metavar="FILE",
+    help="your answer-regression prompts (YAML or .jsonl), added to the shipped set (default: rollout.gates.answers.prompts)",
+)
+O_CONCURRENCY = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load")
+O_REQUESTS = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load")
+O_MAX_TOKENS = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request")
+O_TIMEOUT = typer.Option(60.0, "--timeout-s", metavar="S", help="per request, connect to last token")
+
+
+def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gate_options) -> None:
+    """step / promote: check the options, measure the gates, run the command, print the report."""
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, fleet = _context(stack)
+    _print(_run(command, ctx, _measure(ctx, fleet, **gate_options)), fmt, as_json, out)
+
+
+def step_cmd(
+    stack: str = options.stack(),
+    current_url: str = O_CURRENT_URL,
+    candidate_url: str = O_CANDIDATE_URL,
+    current_metrics_url: str | None = O_CURRENT_METRICS,
+    candidate_metrics_url: str | None = O_CANDIDATE_METRICS,
+    api_key_env: str | None = O_KEY_ENV,
+    api_key_file: Path | None = O_KEY_FILE,
+    prompts: Path | None = O_PROMPTS,
+    concurrency: int = O_CONCURRENCY,
+    requests: int = O_REQUESTS,
+    max_tokens: int = O_MAX_TOKENS,
+    timeout_s: float = O_TIMEOUT,
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Measure the gates and move the candidate to the next weight; a failed gate rolls back (exit 1).
+
+    A deploy awaited from the previous command (no Pulumi CLI) is taken as done first.
+
+    \b
+    Examples:
+      gpufleet rollout step --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 --api-key-env VLLM_API_KEY
+    """
+    from gpufleet.rollout import runner
+
+    gate_options = {k: v for k, v in locals().items() if k not in ("stack", "fmt", "as_json", "out", "runner")}
+    _gated(runner.step, stack, fmt, as_json, out, **gate_options)
+
+
+def promote_cmd(
+    stack: str = options.stack(),
+    current_url: str = O_CURRENT_URL,
+    candidate_url: str = O_CANDIDATE_URL,
+    current_metrics_url: str | None = O_CURRENT_METRICS,
+    candidate_metrics_url: str | None = O_CANDIDATE_METRICS,
+    api_key_env: str | None = O_KEY_ENV,
+    api_key_file: Path | None = O_KEY_FILE,
+    prompts: Path | None = O_PROMPTS,
+    concurrency: int = O_CONCURRENCY,
+    requests: int = O_REQUESTS,
+    max_tokens: int = O_MAX_TOKENS,
+    timeout_s: float = O_TIMEOUT,
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """At the last step: measure the gates once more, then make the candidate the serving group (phase promoted).
+
+    The old group stays at its minimum until retire_after = now + rollout.keep_previous_hours.
+
+    \b
+    Examples:
+      gpufleet rollout promote --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --current-url http://10.20.1.11:8000 --candidate-url http://10.20.2.7:8000 --api-key-file ~/.gpufleet/prod-key
+    """
+    from gpufleet.rollout import runner
+
+    gate_options = {k: v for k, v in locals().items() if k not in ("stack", "fmt", "as_json", "out", "runner")}
+    _gated(runner.promote, stack, fmt, as_json, out, **gate_options)
+
+
+def abort_cmd(
+    stack: str = options.stack(),
+    reason: str | None = typer.Option(None, "--reason", metavar="TEXT", help="why, recorded in the state file"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """Roll back: the candidate's weight to 0, then the candidate group to 0 nodes.
+
+    \b
+    Examples:
+      gpufleet rollout abort --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --reason "p99 up in the dashboard"
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(_run(runner.abort, ctx, reason), fmt, as_json, out)
+
+
+def finish_cmd(
+    stack: str = options.stack(),
+    force: bool = typer.Option(False, "--force", help="finish before retire_after (the old group goes at once)"),
+    fmt: str = options.fmt(FORMATS),
+    as_json: bool = options.json_alias(),
+    out: Path | None = options.output(),
+) -> None:
+    """After the keep window: the fleet takes the candidate's settings and label; the old group is removed.
+
+    \b
+    Examples:
+      gpufleet rollout finish --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml
+    """
+    from gpufleet.rollout import runner
+
+    options.chosen_format(fmt, as_json, FORMATS, out)
+    ctx, _ = _context(stack)
+    _print(_run(runner.finish, ctx, force), fmt, as_json, out)

@@ -1,0 +1,419 @@
+"""The rollout commands, one transition each, under the operator lock, resumable after a crash.
+
+A transition is a list of stack-file changes (plan.Change). Before the first is made the transition is recorded in
+the state file (`in_progress`); each change rewrites the stack file (gpufleet.stacks.rollout.rollout_step_spec,
+atomically) and is deployed. With the Pulumi CLI the deploy runs through the Automation API and the next change
+follows; without it the exact commands are printed, the state records `awaiting_deploy`, and the next rollout
+command takes the deploy as done (the operator ran the commands) and continues. A crash anywhere leaves either the
+old stack file or the new one, and the recorded transition: the next command makes the same change again (a change
+sets a value, so making it twice is making it once) and deploys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpufleet.errors import Problem, UserError
+from gpufleet.files import write_atomic
+from gpufleet.rollout import deploy, plan
+from gpufleet.rollout.gates import Gate, failed
+from gpufleet.rollout.plan import Change
+from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, operator, paths, save
+
+
+@dataclass
+class Context:
+    stack: str
+    stack_file: Path
+    project: Path
+    rollout: Any  # the spec's rollout section (FleetSpec.rollout), None when the stack has none
+    environ: Mapping[str, str]
+    say: Callable[[str], None] = print
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @property
+    def shown(self) -> str:
+        return str(self.stack_file)
+
+    @property
+    def stack_arg(self) -> str:
+        """What --stack takes for this stack: its name in the project's stacks/, else the file's path."""
+        inside = self.stack_file.resolve().parent == (self.project / "stacks").resolve()
+        return self.stack if inside else str(self.stack_file)
+
+
+# the measured gates of one step: (gates, figures for the report)
+Measure = Callable[[], tuple[list[Gate], dict]]
+
+
+def spec_change(text: str, change: Change, now: datetime) -> str:
+    """The stack file's text after `change` (gpufleet.stacks.rollout owns how a rollout section changes)."""
+    from gpufleet.stacks.rollout import rollout_step_spec
+
+    if change.kind == "weight":
+        assert change.weight is not None
+        return rollout_step_spec(text, change.weight)
+    if change.kind == "rollback":
+        return rollout_step_spec(text, "rolled_back")
+    if change.kind == "promote":
+        return rollout_step_spec(text, "promoted", now=now)
+    return rollout_step_spec(text, "finished", now=now)
+
+
+class Run:
+    """One command's run: the lock held, the state loaded; `report` collects what it did."""
+
+    def __init__(self, ctx: Context, command: str):
+        self.ctx, self.command = ctx, command
+        self.state_path, self.lock_path = paths(ctx.stack_file, ctx.stack)
+        self.lock = Lock(self.lock_path, command)
+        self.state: State | None = None
+        self.report: dict = {"stack": ctx.stack, "stack_arg": ctx.stack_arg, "command": command, "applied": [], "notes": []}
+
+    def __enter__(self) -> Run:
+        self.lock.__enter__()
+        try:
+            self.state = load(self.state_path)
+        except BaseException:
+            self.lock.__exit__(None, None, None)  # a damaged state file: refuse, and leave no lock behind
+            raise
+        if self.lock.took_over:
+            t = self.lock.took_over
+            self.note(
+                f"the previous `rollout {t.get('command')}` (pid {t.get('pid')}, since {t.get('since')}) ended without finishing; resuming"
+            )
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.__exit__(*exc)
+
+    def note(self, text: str) -> None:
+        self.report["notes"].append(text)
+        self.ctx.say(text)
+
+    def save(self) -> None:
+        assert self.state is not None
+        save(self.state_path, self.state)
+
+    # ---- transitions ---------------------------------------------------------------------------------
+
+    def begin(self, changes: list[Change], then: dict) -> None:
+        """Record the transition (its changes and the state it ends in), then make it."""
+        assert self.state is not None
+        self.state.in_progress = {
+            "command": self.command,
+            "since": now_iso(self.ctx.now()),
+            "changes": [c.as_json() for c in changes],
+            "then": then,
+        }
+        self.save()
+        self.proceed()
+
+    def proceed(self) -> bool:
+        """Make the recorded transition's remaining changes; True when it is complete, False when a deploy is awaited."""
+        st = self.state
+        assert st is not None and st.in_progress is not None
+        if st.awaiting_deploy:
+            self.note(
+                f"taking the deploy of `{Change.from_json(st.awaiting_deploy['change']).describe()}` as done (its commands were run)"
+            )
+            st.awaiting_deploy = None
+            st.in_progress["changes"] = st.in_progress["changes"][1:]
+            self.save()
+        cli = deploy.pulumi_cli(self.ctx.environ)
+        while st.in_progress["changes"]:
+            change = Change.from_json(st.in_progress["changes"][0])
+            self._write(change)
+            self.report["applied"].append(change.as_json())
+            if cli:
+                self.ctx.say(f"pulumi up -s {self.ctx.stack} (Automation API): {change.describe()}")
+                deploy.automation_up(self.ctx.stack, self.ctx.project, self.ctx.stack_file, self.ctx.say)
+                st.in_progress["changes"] = st.in_progress["changes"][1:]
+                self.save()
+                continue
+            cmds = deploy.commands(self.ctx.stack, self.ctx.project, self.ctx.stack_file)
+            st.awaiting_deploy = {"change": change.as_json(), "commands": cmds}
+            self.save()
+            self.report["awaiting_deploy"] = st.awaiting_deploy
+            return False
+        then = st.in_progress["then"]
+        for key, value in then.items():
+            setattr(st, key, value)
+        st.in_progress = None
+        self.save()
+        return True
+
+    def _write(self, change: Change) -> None:
+        import yaml
+
+        path = self.ctx.stack_file
+        text = path.read_text(encoding="utf-8")
+        section = (yaml.safe_load(text)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
+        if (change.kind == "promote" and section.get("phase") == "promoted") or (change.kind == "finish" and not section):
+            new = text  # made before a crash (promoting again would move retire_after; a finished file has no section)
+        else:
+            from gpufleet.stacks.rollout import StepError
+
+            try:
+                new = spec_change(text, change, self.ctx.now().replace(microsecond=0))
+            except StepError as exc:
+                raise UserError(
+                    [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}")]
+                ) from None
+        if new != text:
+            write_atomic(path, new, flag=self.ctx.shown)
+        if change.kind == "promote":  # the window's end is what the stack file says
+            retire = yaml.safe_load(new)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
+            assert self.state is not None and self.state.in_progress is not None
+            self.state.in_progress["then"]["retire_after"] = retire.isoformat() if isinstance(retire, datetime) else str(retire)
+
+    def resume(self) -> bool:
+        """Finish a transition a crash or an awaited deploy left; True when none is left open."""
+        st = self.state
+        if st is None or st.in_progress is None:
+            return True
+        if not st.awaiting_deploy:
+            self.note(f"resuming `rollout {st.in_progress['command']}` recorded at {st.in_progress['since']}")
+        return self.proceed()
+
+    # ---- gates ---------------------------------------------------------------------------------------
+
+    def gate(self, measure: Measure, to: str) -> bool:
+        """Measure the gates before moving to `to`; record them; on a failure roll back. True when all passed."""
+        st = self.state
+        assert st is not None
+        gates, figures = measure()
+        bad = failed(gates)
+        entry = {
+            "at": now_iso(self.ctx.now()),
+            "command": self.command,
+            "weight": st.weight,
+            "to": to,
+            "gates": [g.as_json() for g in gates],
+            "figures": figures,
+            "result": "failed" if bad else "passed",
+        }
+        st.history.append(entry)
+        self.report.update(gates=entry["gates"], figures=figures, to=to, result=entry["result"])
+        self.save()
+        if not bad:
+            return True
+        why = "; ".join(f"{g.name} {_value(g.measured)} (must be {g.op} {g.threshold:g}: {g.detail})" for g in bad)
+        st.reason = f"gate failed at {st.weight} %: {why}"
+        self.note(f"rolling back: {st.reason}")
+        self.begin(plan.rollback_changes(st.weight), {"status": "rolled_back", "step": -1})
+        return False
+
+
+def _value(x: float | None) -> str:
+    return "not measured" if x is None else f"{x:g}"
+
+
+def require_rollout(ctx: Context) -> Any:
+    r = ctx.rollout
+    if r is None:
+        raise UserError(
+            [
+                Problem(
+                    ctx.shown,
+                    "gpufleet:fleet.rollout",
+                    "missing: a rollout needs the candidate in a `rollout:` section (docs/rollout.md)",
+                )
+            ]
+        )
+    return r
+
+
+def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
+    """The state, once a transition left open (an awaited deploy, a crash) is finished; None while a deploy is still
+    awaited. UserError when there is no rollout, or it is not in one of `statuses`."""
+    st = run.state
+    if st is None:
+        raise UserError(
+            [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack_arg}` first")]
+        )
+    was_open, was_awaited = st.in_progress is not None, st.awaiting_deploy is not None
+    if not run.resume():
+        return None
+    if was_open and not was_awaited:
+        return None  # a transition a crash or a failed deploy left, made now: that is this command's work
+    if st.status not in statuses and was_open:
+        return None  # the awaited transition ended the rollout (a rollback, a finish): that is this command's report
+    if st.status not in statuses:
+        raise UserError(
+            [Problem(str(run.state_path), "status", f"is {st.status}: `rollout {run.command}` needs {' or '.join(statuses)}")]
+        )
+    return st
+
+
+def _finish_report(run: Run) -> dict:
+    st = run.state
+    if st is not None:
+        run.report.update(
+            status=st.status,
+            step=st.step,
+            weight=st.weight,
+            steps=st.steps,
+            strategy=st.strategy,
+            retire_after=st.retire_after,
+            reason=st.reason,
+            awaiting_deploy=st.awaiting_deploy,
+        )
+    return run.report
+
+
+# ---- the commands --------------------------------------------------------------------------------------------------
+
+
+def start(ctx: Context) -> dict:
+    with Run(ctx, "start") as run:
+        st = run.state
+        if st is not None and st.status in ACTIVE:
+            if st.in_progress and st.in_progress["command"] == "start" and not st.awaiting_deploy:
+                run.resume()  # a start that crashed before its deploy: this is the same start, finish it
+                return _finish_report(run)
+            raise UserError(
+                [
+                    Problem(
+                        str(run.state_path),
+                        "",
+                        f"a rollout of {ctx.stack} is in progress since {st.started_at} by {st.started_by or '?'} ({st.status}, "
+                        f"{'candidate not yet deployed' if st.weight is None else f'candidate at {st.weight} %'}): "
+                        f"`gpufleet rollout status|step|abort --stack {ctx.stack_arg}`",
+                    )
+                ]
+            )
+        r = require_rollout(ctx)
+        if getattr(r, "phase", "rolling") != "rolling":
+            raise UserError(
+                [Problem(ctx.shown, "gpufleet:fleet.rollout.phase", f"is {r.phase}: a rollout starts from phase rolling")]
+            )
+        size = r.candidate.replicas
+        if size is not None and size.max and not size.desired_or_min and size.min == 0:
+            raise UserError(
+                [
+                    Problem(
+                        ctx.shown,
+                        "gpufleet:fleet.rollout.candidate.replicas",
+                        "is 0 nodes (as a rollback leaves it): give the candidate its size again, or remove the key for "
+                        "the default, before starting",
+                    )
+                ]
+            )
+        steps = list(plan.steps_of(r.strategy, getattr(r, "steps", None)))
+        run.state = State(stack=ctx.stack, strategy=r.strategy, steps=steps, started_at=now_iso(ctx.now()), started_by=operator())
+        run.begin([Change("weight", steps[0])], {"step": 0})
+        return _finish_report(run)
+
+
+def step(ctx: Context, measure: Measure) -> dict:
+    """Confirm an awaited deploy, measure the gates, move the candidate to the next weight (or roll back)."""
+    with Run(ctx, "step") as run:
+        st = _require_state(run, ("rolling",))
+        if st is None or st.status != "rolling":
+            return _finish_report(run)
+        nxt = plan.next_weight(tuple(st.steps), st.step)
+        if nxt is None:
+            run.note(
+                f"the candidate is at the last step ({st.weight} %): `gpufleet rollout promote --stack {ctx.stack_arg}` next"
+            )
+            return _finish_report(run)
+        if run.gate(measure, f"{nxt} %"):
+            run.begin([Change("weight", nxt)], {"step": st.step + 1})
+        return _finish_report(run)
+
+
+def promote(ctx: Context, measure: Measure) -> dict:
+    with Run(ctx, "promote") as run:
+        st = _require_state(run, ("rolling",))
+        if st is None or st.status != "rolling":
+            return _finish_report(run)
+        if st.step != len(st.steps) - 1:
+            raise UserError(
+                [
+                    Problem(
+                        str(run.state_path),
+                        "step",
+                        f"the candidate is at {st.weight} %, not the last step ({st.steps[-1]} %): `rollout step` until it is",
+                    )
+                ]
+            )
+        if run.gate(measure, "promoted"):
+            run.begin([Change("promote")], {"status": "promoted"})  # retire_after: from the stack file written
+        return _finish_report(run)
+
+
+def abort(ctx: Context, reason: str | None = None) -> dict:
+    with Run(ctx, "abort") as run:
+        st = run.state
+        if st is None:
+            raise UserError([Problem(ctx.shown, "", "no rollout in progress: nothing to abort")])
+        if st.in_progress and st.in_progress["then"].get("status") in ("rolled_back", "aborted"):
+            run.resume()  # the rollback itself is what is open: finish it
+            return _finish_report(run)
+        if st.status not in ACTIVE:
+            run.note(f"nothing to abort: the rollout is {st.status}")
+            return _finish_report(run)
+        if st.in_progress:
+            run.note(f"dropping the unfinished `rollout {st.in_progress['command']}`")
+            st.in_progress, st.awaiting_deploy = None, None
+        st.reason = f"aborted by the operator{': ' + reason if reason else ''}"
+        r = ctx.rollout  # the stack file as it is now: the weight it holds (promoted: 100)
+        now = None if r is None else (100 if r.phase == "promoted" else r.candidate_weight)
+        run.begin(plan.rollback_changes(now), {"status": "aborted", "step": -1})
+        return _finish_report(run)
+
+
+def finish(ctx: Context, force: bool = False) -> dict:
+    with Run(ctx, "finish") as run:
+        st = _require_state(run, ("promoted", "finished"))
+        if st is None or st.status == "finished":
+            return _finish_report(run)
+        now = ctx.now()
+        if st.retire_after and now < datetime.fromisoformat(st.retire_after) and not force:
+            raise UserError(
+                [
+                    Problem(
+                        str(run.state_path),
+                        "retire_after",
+                        f"the old group is kept until {st.retire_after} (keep_previous_hours): finish after it, or --force",
+                    )
+                ]
+            )
+        run.begin([Change("finish")], {"status": "finished"})
+        return _finish_report(run)
+
+
+def status(ctx: Context) -> dict:
+    """The state as it is (no lock: reading a file written atomically)."""
+    state_path, lock_path = paths(ctx.stack_file, ctx.stack)
+    st = load(state_path)
+    if st is None:
+        raise UserError([Problem(ctx.shown, "", f"no rollout recorded ({state_path.name} does not exist)")])
+    last = st.history[-1] if st.history else None
+    rep: dict[str, Any] = {
+        "stack": ctx.stack,
+        "stack_arg": ctx.stack_arg,
+        "command": "status",
+        "notes": [],
+        "applied": [],
+        "in_progress": st.in_progress,
+        "history": st.history,
+    }
+    if last:
+        rep.update(gates=last["gates"], figures=last["figures"], to=last["to"], result=last["result"], measured_at=last["at"])
+    rep.update(
+        status=st.status,
+        step=st.step,
+        weight=st.weight,
+        steps=st.steps,
+        strategy=st.strategy,
+        retire_after=st.retire_after,
+        reason=st.reason,
+        awaiting_deploy=st.awaiting_deploy,
+    )
+    return rep

@@ -1,0 +1,194 @@
+"""The rollout's state file and the operator lock, both beside the stack file.
+
+- `.rollout-<stack>.json`: the plan (strategy, steps), who started it, where it stands (status, step, the change being applied),
+  the deploys awaiting confirmation and every step's gate results. Written atomically (temp file + fsync + rename,
+  gpufleet.files.write_atomic), so a crash leaves the old state or the new one, never half of one. A transition is
+  recorded before it starts (`in_progress`), so the next command after a crash resumes it.
+- `.rollout-<stack>.lock`: held with fcntl.flock for the length of one command and holding its owner (user, host,
+  pid, command, since), removed at its end. A second operator is refused, naming the owner. The kernel drops the
+  lock of a process that crashed, so the next command goes on (and says that the previous one ended without
+  finishing).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError
+from gpufleet.files import write_atomic
+
+VERSION = 1
+ACTIVE = ("rolling", "promoted")  # a rollout in one of these blocks a new `rollout start`
+
+
+def paths(stack_file: Path, stack: str) -> tuple[Path, Path]:
+    folder = stack_file.parent
+    return folder / f".rollout-{stack}.json", folder / f".rollout-{stack}.lock"
+
+
+def now_iso(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).isoformat(timespec="seconds")
+
+
+@dataclass
+class State:
+    stack: str
+    strategy: str
+    steps: list[int]
+    status: str = "rolling"  # rolling | promoted | rolled_back | aborted | finished
+    step: int = -1  # index into steps of the weight the stack file holds (-1: not started)
+    in_progress: dict | None = None  # {"command", "since", "changes": [...]} while a transition runs
+    awaiting_deploy: dict | None = None  # {"change", "commands"}: the stack file changed; `pulumi up` not yet confirmed
+    retire_after: str | None = None
+    reason: str | None = None
+    started_at: str = field(default_factory=now_iso)
+    started_by: str = ""  # user@host of the `rollout start`
+    history: list[dict] = field(default_factory=list)
+
+    @property
+    def weight(self) -> int | None:
+        return self.steps[self.step] if 0 <= self.step < len(self.steps) else None
+
+    def as_json(self) -> dict:
+        return {
+            "version": VERSION,
+            "stack": self.stack,
+            "strategy": self.strategy,
+            "steps": self.steps,
+            "status": self.status,
+            "step": self.step,
+            "weight": self.weight,
+            "in_progress": self.in_progress,
+            "awaiting_deploy": self.awaiting_deploy,
+            "retire_after": self.retire_after,
+            "reason": self.reason,
+            "started_at": self.started_at,
+            "started_by": self.started_by,
+            "history": self.history,
+        }
+
+
+def load(path: Path) -> State | None:
+    """The state file, None when there is none; a damaged one is a UserError naming the field."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    shown = str(path)
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise UserError([Problem(shown, "", f"not JSON ({exc}): restore it, or remove it to forget the rollout")]) from None
+    if not isinstance(raw, dict) or raw.get("version") != VERSION:
+        raise UserError([Problem(shown, "version", f"is not {VERSION}: a state file of another gpufleet version")])
+    try:
+        return State(
+            stack=str(raw["stack"]),
+            strategy=str(raw["strategy"]),
+            steps=[int(s) for s in raw["steps"]],
+            status=str(raw["status"]),
+            step=int(raw["step"]),
+            in_progress=raw.get("in_progress"),
+            awaiting_deploy=raw.get("awaiting_deploy"),
+            retire_after=raw.get("retire_after"),
+            reason=raw.get("reason"),
+            started_at=str(raw["started_at"]),
+            started_by=str(raw.get("started_by") or ""),
+            history=list(raw.get("history") or []),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError([Problem(shown, str(exc).strip("'"), "missing or wrong in the state file")]) from None
+
+
+def save(path: Path, state: State) -> None:
+    write_atomic(path, json.dumps(state.as_json(), indent=2, ensure_ascii=False) + "\n", flag=str(path))
+
+
+def operator() -> str:
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def owner(command: str) -> dict:
+    return {"user": getpass.getuser(), "host": socket.gethostname(), "pid": os.getpid(), "command": command, "since": now_iso()}
+
+
+class Lock:
+    """`with Lock(path, command) as lock:` one operator at a time.
+
+    fcntl.flock(LOCK_EX | LOCK_NB) on the lock file: the kernel releases it when the holder's process ends, however it
+    ends, so a crashed command never blocks the next one, and two operators can never both hold it. The file holds
+    the holder's owner record (read to name them when refusing) and is removed at a clean end; a file left with a
+    record is a holder that crashed (`lock.took_over`). The lock counts only on the file the path names when it is
+    taken (an operator that locked a file removed meanwhile tries again), so removing it cannot let two in."""
+
+    def __init__(self, path: Path, command: str):
+        self.path, self.command = path, command
+        self.took_over: dict | None = None
+        self._fd: int | None = None
+
+    def _holder(self) -> dict:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+            return raw if isinstance(raw, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _refuse(self) -> UserError:
+        holder = self._holder()
+        who = f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')}"
+        return UserError(
+            [
+                Problem(
+                    str(self.path),
+                    "",
+                    f"another operator is running `rollout {holder.get('command', '?')}` on this stack ({who}, since "
+                    f"{holder.get('since', '?')}): wait for it to end",
+                )
+            ]
+        )
+
+    def __enter__(self) -> Lock:
+        import fcntl
+
+        for _ in range(50):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+            except OSError as exc:
+                raise UserError([Problem(str(self.path), "", f"cannot open the lock: {exc.strerror}")]) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise self._refuse() from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the holder we waited on removed the file: lock the one the path names now
+        else:
+            raise self._refuse()
+        previous = self._holder()
+        if previous.get("pid"):
+            self.took_over = previous  # a record left behind: its command ended without its clean-up (a crash)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(owner(self.command)) + "\n").encode(), 0)
+        os.fsync(fd)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            try:
+                os.unlink(self.path)  # removed while still held: the next operator locks a new file
+            except FileNotFoundError:
+                pass
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None

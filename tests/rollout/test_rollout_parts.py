@@ -1,0 +1,291 @@
+"""gpufleet.rollout's parts on their own: the plan, the gate verdicts, the answer comparison, the metrics reading,
+the state file and the operator lock, the deploy's command detection."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpufleet.errors import UserError
+from gpufleet.rollout import answers, deploy, gates, measure, plan, state
+from gpufleet.rollout.plan import Change
+
+T = gates.Thresholds(
+    max_error_rate=0.01,
+    max_latency_p95_ratio=1.25,
+    max_ttft_p95_ratio=1.25,
+    max_queue_per_node=4,
+    max_kv_cache_percent=95,
+    min_exact_match=0.9,
+    min_similarity=0.8,
+)
+
+
+# ---- plan ------------------------------------------------------------------------------------------------
+
+
+def test_default_steps_per_strategy_and_the_specs_own():
+    assert plan.steps_of("canary", None) == (0, 5, 25, 50, 100)
+    assert plan.steps_of("blue_green", []) == (0, 100)
+    assert plan.steps_of("canary", [0, 10, 100]) == (0, 10, 100)
+    assert plan.next_weight((0, 5, 25), 0) == 5 and plan.next_weight((0, 5, 25), 2) is None
+
+
+def test_rollback_takes_the_traffic_away_before_the_nodes():
+    assert plan.rollback_changes(25) == [Change("weight", 0), Change("rollback")]
+    assert plan.rollback_changes(0) == [Change("rollback")]  # no traffic to take away
+    assert Change.from_json(Change("weight", 5).as_json()) == Change("weight", 5)
+
+
+# ---- gates -----------------------------------------------------------------------------------------------
+
+
+def _side(**kw):
+    base = {
+        "requests": 40,
+        "errors": 0,
+        "error_rate": 0.0,
+        "latency_p95_ms": 100.0,
+        "ttft_p95_ms": 20.0,
+        "queue_max": 1.0,
+        "kv_cache_percent_max": 40.0,
+        "top_errors": [],
+        "metrics_error": None,
+    }
+    return base | kw
+
+
+def _by_name(gs):
+    return {g.name: g for g in gs}
+
+
+def test_traffic_gates_pass_a_candidate_like_the_current_one():
+    m = {"current": _side(), "candidate": _side(health_status=200, latency_p95_ms=120.0)}
+    got = _by_name(gates.traffic_gates(m, T))
+    assert all(g.passed for g in got.values()), got
+    assert got["latency_p95_ratio"].measured == 1.2 and got["latency_p95_ratio"].threshold == 1.25
+
+
+@pytest.mark.parametrize(
+    ("change", "failing"),
+    [
+        ({"health_status": 503}, "health"),
+        ({"health_status": None, "health_error": "GET x: ConnectError"}, "health"),
+        ({"error_rate": 0.05, "errors": 2}, "error_rate"),
+        ({"latency_p95_ms": 126.0}, "latency_p95_ratio"),
+        ({"ttft_p95_ms": 26.0}, "ttft_p95_ratio"),
+        ({"queue_max": 4.5}, "queue_per_node"),
+        ({"kv_cache_percent_max": 96.0}, "kv_cache_percent"),
+        ({"kv_cache_percent_max": None, "metrics_error": "GET m: HTTP 404"}, "kv_cache_percent"),
+        ({"ttft_p95_ms": None}, "ttft_p95_ratio"),  # no successful request: no figure, so no pass
+    ],
+)
+def test_each_traffic_gate_fails_on_its_own_figure(change, failing):
+    m = {"current": _side(), "candidate": _side(health_status=200) | change}
+    bad = [g.name for g in gates.failed(gates.traffic_gates(m, T))]
+    assert bad == [failing]
+
+
+def test_answer_gates_from_a_comparison():
+    ps = answers.PromptSet((("a", "p1"), ("b", "p2"), ("c", "p3"), ("d", "p4")), 16, 0)
+    same = answers.compare(ps, {"a": "x y", "b": "1", "c": "z", "d": "w"}, {"a": "x y ", "b": "1", "c": "z", "d": "w"})
+    assert same["exact_match_rate"] == 1.0 and same["changed"] == []
+    assert all(g.passed for g in gates.answer_gates(same, T))
+    drift = answers.compare(
+        ps,
+        {"a": "one two three four five", "b": "1", "c": "z", "d": "w"},
+        {"a": "one two three four six", "b": "2", "c": "z", "d": None},
+    )
+    assert drift["exact_match_rate"] == 0.25
+    assert [c["id"] for c in drift["changed"]] == ["b", "d", "a"]  # lowest similarity first (ties by id)
+    assert drift["changed"][2]["similarity"] == 0.8  # 2 x 4 matching tokens / 10 tokens
+    assert drift["mean_similarity"] == 0.45  # (0.8 + 0 + 1 + 0) / 4: an unanswered prompt counts 0
+    got = _by_name(gates.answer_gates(drift, T))
+    assert not got["answers_exact_match"].passed and got["answers_exact_match"].measured == 0.25
+    assert not got["answers_similarity"].passed and got["answers_similarity"].measured == 0.45
+    assert got["answers_similarity"].detail == "mean over 4 prompts; lowest 0 (b)"
+
+
+def test_similarity_is_the_token_sequence_ratio():
+    assert answers.similarity("a b c d", "a b c d") == 1.0
+    assert answers.similarity("a b c d", "a b x d") == 0.75
+    assert answers.similarity("a b", "c d") == 0.0
+    assert answers.similarity("", "") == 1.0
+
+
+def test_the_default_prompts_ship_and_a_users_file_adds_to_them(tmp_path):
+    default = answers.load()
+    assert len(default.prompts) >= 8 and default.max_tokens > 0
+    f = tmp_path / "mine.yaml"
+    f.write_text("prompts:\n  - What is 2+2?\n  - {id: refund, prompt: Summarise our refund policy.}\n")
+    mine = answers.load(f)
+    assert mine.prompts[: len(default.prompts)] == default.prompts
+    assert mine.prompts[-2:] == (("mine-1", "What is 2+2?"), ("refund", "Summarise our refund policy."))
+
+
+def test_a_jsonl_prompts_file(tmp_path):
+    f = tmp_path / "mine.jsonl"
+    f.write_text('"plain"\n\n{"id": "q2", "prompt": "second"}\n')
+    assert answers.load(f).prompts[-2:] == (("mine-1", "plain"), ("q2", "second"))
+    f.write_text('{"id": \n')
+    with pytest.raises(UserError, match=r"mine\.jsonl: line 1: not JSON"):
+        answers.load(f)
+
+
+def test_a_bad_prompts_file_names_the_entry(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("- fine\n- 3\n- {id: x}\n")
+    with pytest.raises(UserError) as exc:
+        answers.load(f)
+    assert [str(p) for p in exc.value.problems] == [
+        f"{f}: prompts[1]: is not a prompt: give a non-empty string or {{id: NAME, prompt: TEXT}}",
+        f"{f}: prompts[2]: is not a prompt: give a non-empty string or {{id: NAME, prompt: TEXT}}",
+    ]
+    with pytest.raises(UserError, match="used twice"):
+        f.write_text("- {id: capital, prompt: again}\n")
+        answers.load(f)
+
+
+def test_greedy_request_body():
+    ps = answers.load()
+    b = answers.body("m", "hi", ps)
+    assert (b["temperature"], b["top_p"], b["stream"], b["seed"], b["max_tokens"]) == (0, 1, False, ps.seed, ps.max_tokens)
+
+
+# ---- vLLM metrics ----------------------------------------------------------------------------------------
+
+
+V033 = textwrap.dedent(
+    """\
+    # HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+    # TYPE vllm:num_requests_waiting gauge
+    vllm:num_requests_waiting{engine="0",model_name="m"} 3.0
+    vllm:num_requests_waiting{engine="1",model_name="m"} 2.0
+    vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5
+    vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.7
+    """
+)
+
+
+def test_queue_is_summed_over_engines_and_kv_cache_averaged_in_percent():
+    got = measure.read_signals(V033, measure.signal_specs())
+    assert got["queue"] == 5.0 and got["kv_cache"] == pytest.approx(60.0)
+
+
+def test_vllm_0_10_v0_kv_cache_name_is_read_too():
+    text = 'vllm:num_requests_waiting{model_name="m"} 0\nvllm:gpu_cache_usage_perc{model_name="m"} 0.25\n'
+    assert measure.read_signals(text, measure.signal_specs()) == {"queue": 0.0, "kv_cache": 25.0}
+
+
+# ---- state and lock --------------------------------------------------------------------------------------
+
+
+def test_state_round_trips_and_is_written_atomically(tmp_path):
+    sf = tmp_path / "Pulumi.s.yaml"
+    path, lock = state.paths(sf, "s")
+    assert (path.name, lock.name) == (".rollout-s.json", ".rollout-s.lock")
+    st = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[{"x": 1}])
+    state.save(path, st)
+    assert state.load(path) == st and state.load(path).weight == 5
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
+    path.write_text("{")
+    with pytest.raises(UserError, match=r"\.rollout-s\.json: not JSON"):
+        state.load(path)
+
+
+def test_a_second_holder_of_the_lock_is_refused_naming_the_first(tmp_path):
+    path = tmp_path / ".rollout-s.lock"
+    with state.Lock(path, "step"):
+        with pytest.raises(UserError) as exc:
+            with state.Lock(path, "abort"):
+                pass
+        msg = str(exc.value)
+        assert "another operator is running `rollout step`" in msg and f"pid {os.getpid()}" in msg
+    assert not path.exists()  # removed at a clean end
+    with state.Lock(path, "abort") as again:  # released at the end of the first
+        assert again.took_over is None
+
+
+def test_the_lock_of_a_killed_command_is_free_and_said_so(tmp_path):
+    path = tmp_path / ".rollout-s.lock"
+    code = (
+        "import os, sys; from pathlib import Path; from gpufleet.rollout.state import Lock\n"
+        f"Lock(Path({str(path)!r}), 'step').__enter__(); os.kill(os.getpid(), 9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9
+    assert json.loads(path.read_text())["command"] == "step"  # the killed command's record stays
+    with state.Lock(path, "step") as lock:
+        assert lock.took_over["pid"] != os.getpid() and lock.took_over["command"] == "step"
+
+
+# ---- deploy ----------------------------------------------------------------------------------------------
+
+
+def test_the_pulumi_cli_is_found_on_path_only(tmp_path):
+    assert deploy.pulumi_cli({"PATH": str(tmp_path)}) is None
+    fake = tmp_path / "pulumi"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    assert deploy.pulumi_cli({"PATH": f"/nonexistent:{tmp_path}"}) == str(fake)
+
+
+def test_printed_commands_deploy_the_stack_from_its_project(tmp_path):
+    project = tmp_path / "proj"
+    (project / "stacks").mkdir(parents=True)
+    inside = project / "stacks" / "Pulumi.a-b-prod.yaml"
+    assert deploy.commands("a-b-prod", project, inside) == [f"pulumi up --cwd {project} --stack a-b-prod --yes"]
+    outside = tmp_path / "my files" / "Pulumi.a-b-prod.yaml"
+    assert deploy.commands("a-b-prod", project, outside) == [
+        f"pulumi up --cwd {project} --stack a-b-prod --yes --config-file '{outside}'"
+    ]
+
+
+# ---- the command's options -------------------------------------------------------------------------------
+
+
+def test_the_metrics_url_defaults_to_the_node_gateways_metrics_port():
+    from gpufleet.cli.rollout import _metrics_url
+
+    assert _metrics_url("http://10.20.1.11:8000", None, 9180, "--m") == "http://10.20.1.11:9180/metrics/vllm"
+    assert _metrics_url("https://a.example:8443/v1", None, 9180, "--m") == "https://a.example:9180/metrics/vllm"
+    assert _metrics_url("http://x:1", "http://prom:9090/federate", 9180, "--m") == "http://prom:9090/federate"
+    assert _metrics_url("http://[fd00::5]:8000", None, 9180, "--m") == "http://[fd00::5]:9180/metrics/vllm"
+
+
+def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling():
+    from gpufleet.stacks.spec import Gates
+
+    t = gates.thresholds(Gates(), 4)
+    assert (t.max_error_rate, t.max_latency_p95_ratio, t.max_queue_per_node, t.min_exact_match) == (0.01, 1.25, 4.0, 0.9)
+    assert gates.thresholds(Gates(max_queue_per_node=2), 4).max_queue_per_node == 2.0
+
+
+def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, tmp_path):
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    key = "sk-pasted-by-mistake-0123456789abcdef"
+    argv = ["rollout", "step", "--stack", str(stack), "--current-url", "ftp://a", "--candidate-url", "http://b:1"]
+    argv += ["--api-key-env", key, "--requests", "2", "--concurrency", "4", "--prompts", str(tmp_path / "none.yaml")]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and key not in err and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "error --current-url",
+        "error --api-key-env",
+        f"error {tmp_path / 'none.yaml'}",
+        "error --requests",
+    ], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stack.name]  # no state, no lock

@@ -1,0 +1,114 @@
+"""The runner's transitions on a copy of the example stack, without servers: the gates here are a given verdict (what
+is checked is what the runner does with it: the stack file, the state file, the resume after an interruption)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from rollout_helpers import stack_copy
+
+from gpufleet.errors import UserError
+from gpufleet.rollout import runner
+from gpufleet.rollout.gates import Gate
+from gpufleet.stacks import loader
+from gpufleet.validation import load_fleet
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def passing():
+    return [Gate("health", 200, 200, "==", True, "ok")], {}
+
+
+def context(path: Path, environ: dict | None = None, say=None, now=None) -> runner.Context:
+    spec = load_fleet(loader.use_stack_file(path), sizing=False).spec
+    return runner.Context(
+        stack=path.name[len("Pulumi.") : -len(".yaml")],
+        stack_file=path,
+        project=ROOT,
+        rollout=spec.rollout,
+        environ=environ if environ is not None else {"PATH": ""},
+        say=say or (lambda text: None),
+        now=now or (lambda: datetime(2026, 12, 5, 13, 0, 0, 123456, tzinfo=UTC)),
+    )
+
+
+def rollout_of(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())["config"]["gpufleet:fleet"].get("rollout")
+
+
+def test_an_interrupted_promote_keeps_the_retire_after_it_wrote(tmp_path):
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    for _ in range(4):
+        runner.step(context(path), passing)
+    assert rollout_of(path)["candidate_weight"] == 100
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "pulumi").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "pulumi").chmod(0o755)
+
+    def interrupt(text: str) -> None:  # Ctrl-C right after the stack file is written, before its pulumi up
+        if text.startswith("pulumi up"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.promote(context(path, {"PATH": str(fake)}, interrupt), passing)
+    written = rollout_of(path)["retire_after"]
+    assert written == "2026-12-06T13:00:00+00:00"  # now + keep_previous_hours (24), whole seconds
+    assert not (tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.lock").exists()  # the lock went with it
+    later = context(path, now=lambda: datetime(2026, 12, 5, 15, 0, tzinfo=UTC))
+    rep = runner.promote(later, passing)
+    assert "resuming `rollout promote`" in " ".join(rep["notes"]) and rep["awaiting_deploy"]["change"]["kind"] == "promote"
+    assert rollout_of(path)["retire_after"] == written  # not moved by the resume
+    with pytest.raises(UserError, match="kept until 2026-12-06T13:00:00"):
+        runner.finish(later)  # takes the promote's deploy as done, then refuses: inside the window
+    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
+    assert (st["status"], st["retire_after"]) == ("promoted", written)
+    after = context(path, now=lambda: datetime(2026, 12, 6, 13, 0, 1, tzinfo=UTC))
+    assert runner.finish(after)["awaiting_deploy"]["change"]["kind"] == "finish"
+    assert rollout_of(path) is None
+    assert runner.finish(after)["status"] == "finished"  # a second finish after the deploy: done, not an error
+
+
+def test_a_damaged_state_file_is_refused_naming_it_and_leaves_no_lock(tmp_path):
+    path = stack_copy(tmp_path, "staging")
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    state.write_text('{"version": 1, "stack": "x"')
+    with pytest.raises(UserError, match="not JSON"):
+        runner.step(context(path), passing)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [state.name]
+
+
+def test_nothing_is_written_for_a_command_refused_before_any_rollout(tmp_path):
+    path = stack_copy(tmp_path, "staging")
+    before = sorted(os.listdir(tmp_path))
+    for call in (lambda c: runner.step(c, passing), lambda c: runner.promote(c, passing), runner.abort, runner.finish):
+        with pytest.raises(UserError, match="no rollout in progress"):
+            call(context(path))
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_promote_before_the_last_step_is_refused(tmp_path):
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)
+    with pytest.raises(UserError, match="at 5 %, not the last step"):
+        runner.promote(context(path), passing)  # takes the 5 % deploy as done, then refuses
+    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
+    assert st["weight"] == 5 and st["awaiting_deploy"] is None
+
+
+def test_a_rolled_back_candidate_must_be_given_a_size_before_starting_again(tmp_path):
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.abort(context(path))  # weight already 0: only the nodes go
+    assert runner.abort(context(path))["status"] == "aborted"
+    assert rollout_of(path)["candidate"]["replicas"] == {"min": 0, "max": 8, "desired": 0}
+    with pytest.raises(UserError, match="is 0 nodes"):
+        runner.start(context(path))
