@@ -536,3 +536,32 @@ def test_cost_compare_moves_the_candidate_to_the_other_cloud_too():
     assert opt.estimate is not None, opt.problem
     names = {ln.resource_name for ln in opt.estimate.lines if ln.category == "gpu_compute"}
     assert names == {"llm-prod-asg-config", "llm-v2-prod-asg-config"}
+
+
+# --- the model name clients send --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_the_candidate_also_serves_the_current_models_name_or_the_preview_says_clients_get_404(example, tmp_path):
+    """Clients send the current model's name through the one load balancer; vLLM answers an unknown `model` with 404."""
+    from gpufleet.components.userdata import vllm_args
+
+    fleet = validation.load_fleet(write_stack(tmp_path, example, 5))
+    current, cand = fleet.spec.model.name, fleet.spec.rollout.candidate.model
+    assert current in cand.aliases and not any("get 404" in n for n in rollout.notes(fleet.spec))
+    finished = validation.load_fleet(write_stack(tmp_path, example, "finished"))
+    argv = vllm_args(finished)
+    served = argv[argv.index("--served-model-name") + 1 : argv.index("--host")]
+    assert served == [cand.name, current]  # the finished fleet still answers the old name (`aliases` stay with the model)
+
+    text = example.read_text().replace(f"          aliases: [{current}]", "          aliases: []")
+    bare = validation.load_fleet(write_stack(tmp_path, example, 5, rollout_step_spec(text, 5, NOW)))
+    (note,) = [n for n in rollout.notes(bare.spec) if "404" in n]
+    assert current in note and "aliases" in note
+
+
+def test_a_model_is_not_its_own_alias(tmp_path):
+    text = EXAMPLES[0].read_text().replace("aliases: [Qwen/Qwen2.5-7B-Instruct]", "aliases: [Qwen/Qwen3-8B]")
+    with pytest.raises(UserError) as exc:
+        validation.load_fleet(write_stack(tmp_path, EXAMPLES[0], 5, rollout_step_spec(text, 5, NOW)))
+    assert "is the model's name already" in str(exc.value.problems)

@@ -1,9 +1,10 @@
 """The step check (gpufleet.simulate.check) on every shipped stack and every variant of the provider sweep, both
 clouds; and deliberately broken rules, built here, that it must catch.
 
-KNOWN DEFECTS of today's program (issue 26 fixes them in parallel). The simulation reads the declared resources, so
-it shows them, and the expectations below say so. When a fix merges, the matching `test_known_defect_*` test fails:
-delete that entry from KNOWN (and its test) -- the check then holds the fix in place.
+KNOWN DEFECTS still open in the program (issue 26 fixed the others: the launch hook nothing completed, Tencent's refused
+scale-in, the doubled subscription floor at rest). The simulation reads the declared resources, so it shows them, and
+the expectations below say so; when a fix lands, `_assert` fails ("a known defect no longer shows"): delete its KNOWN
+entry -- the check then holds the fix in place.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def test_every_sweep_variant_both_clouds(cap):
     assert clouds == {"alicloud", "tencentcloud"}
 
 
-# --- the known defects, one test each: these fail when issue 26's fixes land (then delete them and the KNOWN entry) -----
+# --- helpers for the broken rules below ---------------------------------------------------------------------------
 
 
 def _failed(stack, cap, resources=None, node_completes=None):
@@ -86,14 +87,14 @@ def _failed(stack, cap, resources=None, node_completes=None):
 
 
 def _passing_alicloud():
-    """Alibaba prod with its launch hook completed by the node (as issue 26 makes it): every finding holds."""
+    """Alibaba prod, its launch hook completed by the node agent: every finding holds."""
     return plan.for_stack("alicloud-cn-hangzhou-prod").resources
 
 
 def _accepted_scale_in(resources):
-    """Tencent resources with a scale-in policy the AS API accepts (CPU threshold 1 %, as issue 26 will declare it;
-    the scaler executes the policy)."""
-    return copy.deepcopy(resources)  # issue 26 declares it so (CPU above 100 %, which AS accepts and never reaches)
+    """Tencent resources with a scale-in policy the AS API accepts (the program declares CPU above 100 %, which AS
+    accepts and never reaches; the scaler executes the policy)."""
+    return copy.deepcopy(resources)
 
 
 def _passing_tencent(resources):

@@ -1,37 +1,61 @@
 """`plan fit` against published vLLM startup logs (sizing/data/calibration.yaml), and the usable memory per GPU kind.
 
-Each log is sized with its own total_gpu_memory, vLLM version and flags. KV tokens (or, where the log gives only
-GiB, KV cache GiB) must be within 10 % or 0.2 GiB of KV cache, and the verdict (started / refused) right.
-Run with -s to see the table: median and worst error, fit and held-out rows separately.
+Each log is sized with its own total_gpu_memory, vLLM version (or named engine) and flags. KV tokens (or, where the
+log gives only GiB, KV cache GiB) within 10 % or 0.2 GiB of KV cache; weights per GPU within 2 %; verdicts never
+"fits" where vLLM failed, never "does not fit" where it started; the signed median KV error of each class within
++-3 %. Logs the model is known to miss are in calibration.KNOWN_MISSES (xfail, strict). The error table by class is
+printed in the run's summary (the `summary` fixture of tests/conftest.py) and must match docs/sizing.md.
 """
 
+import re
 import statistics
+from pathlib import Path
 
 import pytest
 
 from gpufleet.sizing import calibration, fit, profiler
 from gpufleet.stacks.catalog import gpu_kinds
 
+ROOT = Path(__file__).resolve().parents[2]
 ROWS = calibration.rows()
 IDS = [r["id"] for r in ROWS]
+WEIGHT_ROWS = calibration.weight_rows()
+VERDICT_ROWS = calibration.verdict_rows()
 
 
-def test_the_table_has_enough_logs_and_a_split_fixed_before_fitting():
+def _known(kind: str, row_id: str):
+    why = calibration.KNOWN_MISSES[kind].get(row_id)
+    return [pytest.mark.xfail(reason=why, strict=True)] if why else []
+
+
+def test_the_table_has_logs_of_every_class_and_a_split_fixed_before_fitting():
     logs = calibration.table()["logs"]
     split = calibration.table()["split"]
-    assert len(logs) >= 12
-    assert sum(1 for r in ROWS if not r["started"]) >= 3  # refusals
+    assert len(logs) >= 12 and len(ROWS) >= 10 and len(WEIGHT_ROWS) >= 10
+    assert sum(1 for r in VERDICT_ROWS if not r.get("started")) >= 3  # failures with a catalogued architecture
     assert len(split["held_out"]) >= 4 and not set(split["fit"]) & set(split["held_out"])
-    assert set(split["fit"]) | set(split["held_out"]) == set(IDS)  # every tested log is on one side
+    assert set(IDS) <= set(split["fit"]) | set(split["held_out"])  # every tested log is on one side
     for row in logs:
-        assert row["url"].startswith("https://github.com/") and row["vllm"] and row["gpu"] and row["logged"]
+        assert row["url"].startswith("https://") and row["vllm"] and row["gpu"] and row["logged"]
 
 
 def test_activation_factor_is_the_fit_on_the_fit_split():
     assert round(calibration.fit_activation_factor(), 1) == profiler.ACTIVATION_FACTOR
 
 
-@pytest.mark.parametrize("row", ROWS, ids=IDS)
+@pytest.mark.parametrize("engine", ["v0", "v1"])
+def test_sampler_bytes_are_the_median_of_the_sampler_bound_logs(engine):
+    assert round(calibration.fit_sampler_bytes(engine), 1) == profiler.SAMPLER_BYTES[engine]
+
+
+def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_engine():
+    fitted = calibration.fit_non_torch_multi_gpu()
+    assert set(fitted) == set(profiler.NON_TORCH_MULTI_GPU_GIB)
+    for engine, gib in fitted.items():
+        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[engine]) < 0.005, (engine, gib)
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_known("kv", r["id"]), id=r["id"]) for r in ROWS])
 def test_kv_within_tolerance(row):
     c = calibration.check(row)
     if not c.verdict_asserted:
@@ -39,38 +63,91 @@ def test_kv_within_tolerance(row):
     assert c.within, f"{c.id}: logged {c.logged} {c.unit}, predicted {c.predicted} ({c.error:+.1%})"
 
 
-@pytest.mark.parametrize("row", ROWS, ids=IDS)
-def test_verdict(row):
-    c = calibration.check(row)
-    if not c.verdict_asserted:
-        pytest.skip(f"{row['id']}: {row['verdict_not_asserted']}")
-    assert c.verdict_right, f"{c.id}: vLLM {'started' if row['started'] else 'refused'}; plan fit says the opposite"
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_known("weights", r["id"]), id=r["id"]) for r in WEIGHT_ROWS])
+def test_weights_within_two_percent(row):
+    w = calibration.weight_check(row)
+    assert abs(w.error) <= calibration.WEIGHT_TOLERANCE, f"{w.id}: logged {w.logged_gib} GiB, predicted {w.predicted_gib}"
 
 
-def test_print_error_table(summary):
-    """The error table of plan fit against every log, shown in the run's summary (tests/conftest.py `summary`)."""
+@pytest.mark.parametrize("row", calibration.kv_bytes_rows(), ids=[r["id"] for r in calibration.kv_bytes_rows()])
+def test_kv_bytes_per_token_follow_the_structure(row):
+    """Where a log gives both a KV size and its tokens (or a V1 refusal's GiB needed for max_model_len), the bytes
+    per token per GPU are the structure's: KV heads split over TP, MLA's latent, MoE's attention."""
+    k = calibration.kv_bytes_check(row)
+    assert abs(k.error) <= calibration.KV_BYTES_TOLERANCE, f"{k.id}: {k.logged} B/token logged ({k.how}), {k.predicted} modelled"
+
+
+# vLLM's reasons, as the logs quote them, and the wording `plan fit` gives for each (the phrase both contain)
+REASONS = (
+    "must be divisible by tensor parallel size",
+    "must be divisible by ep_size",
+    "larger than the maximum number of tokens that can be stored in KV cache",
+    "To serve at least one request",
+    "No available memory for the cache blocks",
+    "Bfloat16 is only supported",
+)
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_known("verdict", r["id"]), id=r["id"]) for r in VERDICT_ROWS])
+def test_verdict_never_fits_where_vllm_failed_and_gives_vllms_reason(row):
+    verdict, problems = calibration.verdict_of(row)
+    outcome = row.get("outcome", "started" if row.get("started") else "refused")
+    if outcome == "started":
+        assert verdict != "does not fit", f"{row['id']}: vLLM started; plan fit says: {problems}"
+        return
+    assert verdict in ("does not fit", "tight"), f"{row['id']}: vLLM {outcome}; plan fit says {verdict}"
+    said = " ".join(problems)
+    quote = row.get("reason_quote") or row.get("refusal") or ""
+    for phrase in REASONS:
+        if phrase in quote and verdict == "does not fit":
+            twin = {"To serve at least one request": "larger than the maximum number of tokens"}.get(phrase)
+            assert phrase in said or (twin and twin in said), f"{row['id']}: vLLM said {quote!r}; plan fit: {said}"
+
+
+def test_error_by_class(summary):
+    """Signed median KV error per class within +-3 % (errors not systematically optimistic); the table is printed in
+    the terminal summary and is the one docs/sizing.md shows."""
     checks = [calibration.check(r) for r in ROWS]
-    lines = [f"{'log':24} {'split':9} {'unit':6} {'logged':>10} {'plan fit':>10} {'error':>8}  verdict"]
+    weights = [calibration.weight_check(r) for r in WEIGHT_ROWS]
+    lines = [f"{'log':44} {'split':13} {'unit':6} {'logged':>10} {'plan fit':>10} {'error':>8}  verdict  classes"]
     for c in checks:
+        miss = " (known miss)" if c.id in calibration.KNOWN_MISSES["kv"] else ""
         lines.append(
-            f"{c.id:24} {c.split:9} {c.unit:6} {c.logged:>10} {c.predicted:>10} {c.error:>+8.1%}  "
-            + ("right" if c.verdict_right else "WRONG")
-            + ("" if c.verdict_asserted else " (not asserted)")
-            + (" (within the 0.2 GiB floor, not 10 %)" if c.by_gib else "")
-            + (
-                f"  [tokens: logged {c.tokens_logged}, plan fit {c.tokens_predicted}]"
-                if c.unit == "GiB" and c.tokens_logged
-                else ""
-            )
+            f"{c.id:44} {c.split:13} {c.unit:6} {c.logged:>10} {c.predicted:>10} {c.error:>+8.1%}  "
+            f"{c.verdict:8} {','.join(c.classes)}{miss}"
         )
+    asserted = [c for c in checks if c.verdict_asserted and c.id not in calibration.KNOWN_MISSES["kv"]]
     for split in ("fit", "held out"):
-        errs = [abs(c.error) for c in checks if c.split == split and c.verdict_asserted]
-        lines.append(f"{split}: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs")
-    errs = [abs(c.error) for c in checks if c.verdict_asserted]
-    lines.append(f"all asserted: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs")
+        errs = [abs(c.error) for c in asserted if c.split.startswith(split)]
+        if errs:
+            lines.append(f"{split}: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs")
+    errs = [abs(c.error) for c in asserted]
+    lines.append(
+        f"all but the known misses: median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} over {len(errs)} logs"
+    )
+    lines.append("")
+    lines.append(f"{'weights':44} {'logged GiB':>10} {'plan fit':>10} {'error':>8}")
+    lines += [f"{w.id:44} {w.logged_gib:>10} {w.predicted_gib:>10} {w.error:>+8.1%}" for w in weights]
+    lines.append("")
+    lines.append(f"{'KV bytes per token per GPU':44} {'logged':>10} {'plan fit':>10} {'error':>8}")
+    for r in calibration.kv_bytes_rows():
+        k = calibration.kv_bytes_check(r)
+        lines.append(f"{k.id:44} {k.logged:>10} {k.predicted:>10} {k.error:>+8.2%}")
+    lines.append("")
+    lines += calibration.class_table_markdown().splitlines()
     for line in ["plan fit against published vLLM startup logs (tests/sizing/test_calibration.py):", *lines]:
-        summary(line)
-    assert all(c.within for c in checks if c.verdict_asserted)
+        summary(line)  # shown in the run's summary (tests/conftest.py `summary`), not in the progress line
+    doc = (ROOT / "docs" / "sizing.md").read_text()
+    shown = doc.split("<!-- calibration-table:start -->\n", 1)[1].split("\n<!-- calibration-table:end -->", 1)[0]
+    assert shown == calibration.class_table_markdown(), (
+        "docs/sizing.md: the per-class table is stale; run `python scripts/sizing_calibration_table.py`"
+    )
+    medians = calibration.median_by_class(checks)
+    off = {c: f"{m:+.1%} over {n}" for c, (m, n) in medians.items() if abs(m) > calibration.MEDIAN_BOUND}
+    assert set(off) == set(calibration.KNOWN_CLASS_MISSES), (
+        f"signed median KV error outside +-3 %: {off}; known: {sorted(calibration.KNOWN_CLASS_MISSES)} "
+        "(a class back within the bound is removed from calibration.KNOWN_CLASS_MISSES)"
+    )
 
 
 OTHER = [r for r in ROWS if "other_memory_gib" in r]
@@ -83,11 +160,17 @@ def test_other_processes_memory_is_an_input_read_from_the_log_not_a_fit(row):
     lg = row["logged"]
     assert row["other_memory_gib"] == round(lg["non_torch_gib"] - profiler.NON_TORCH_GIB, 2)
     assert "not predicted" in row["other_memory_source"]
-    # 0.6.4.post1 logs the device's use before profiling: weights + everything non-torch was already there
     assert abs(lg["initial_memory_usage_gib"] - lg["weights_gib"] - lg["non_torch_gib"]) < 0.015
     assert lg["memory_usage_post_profile_gib"] - lg["initial_memory_usage_gib"] < 0.015
     alone = calibration.predict({**row, "other_memory_gib": 0.0})
     assert alone.fits != row["started"]  # without the given memory the verdict would be wrong: it is not a fitted term
+
+
+def test_docs_name_every_known_miss():
+    doc = (ROOT / "docs" / "sizing.md").read_text()
+    for kind, rows in calibration.KNOWN_MISSES.items():
+        for row_id in rows:
+            assert re.search(re.escape(row_id), doc), f"docs/sizing.md does not name the known {kind} miss {row_id}"
 
 
 # Usable memory per GPU kind: each published figure is the device total one source quoted for that GPU model.
@@ -122,7 +205,6 @@ def test_a100_40g_usable_memory_matches_the_calibration_log_of_that_gpu():
 
 def test_pinned_versions_read_lightly_match_the_validated_recipes():
     from gpufleet.images.recipes import load_recipe, recipe_names
-    from gpufleet.sizing import profiler
 
     expected: dict[str, list[str]] = {}
     for name in recipe_names():

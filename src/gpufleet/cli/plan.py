@@ -48,7 +48,11 @@ def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> l
 
 @plan_app.command("fit")
 def fit_cmd(
-    model: str | None = typer.Option(None, "--model", help="catalog name (sizing/data/models.yaml) or path of a config.json"),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="catalog name (sizing/data/models.yaml, sizing/data/configs/), path of a config.json or a .gguf file",
+    ),
     gpu: str | None = typer.Option(
         None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
     ),
@@ -59,11 +63,30 @@ def fit_cmd(
         "--compute-capability; instead of --gpu",
     ),
     compute_capability: str | None = typer.Option(None, "--compute-capability", help="M.m, e.g. 8.6 (with --gpu-memory-gib)"),
-    gpus: int = typer.Option(1, "--gpus", min=1, max=8, help="tensor-parallel size"),
+    gpus: int = typer.Option(1, "--gpus", min=1, max=64, help="tensor-parallel size (--tensor-parallel-size)"),
+    pipeline_parallel: int = typer.Option(1, "--pipeline-parallel-size", min=1, max=64, help="pipeline stages (layers split)"),
+    data_parallel: int = typer.Option(
+        1, "--data-parallel-size", min=1, max=64, help="model replicas (KV tokens are per replica)"
+    ),
+    expert_parallel: bool = typer.Option(
+        False, "--enable-expert-parallel", help="MoE: split the experts over TP x DP ranks instead of splitting each expert"
+    ),
+    max_loras: int = typer.Option(
+        0, "--max-loras", min=0, max=256, help="LoRA adapter slots vLLM preallocates (as --enable-lora --max-loras N); 0: off"
+    ),
+    max_lora_rank: int = typer.Option(16, "--max-lora-rank", min=1, max=512, help="with --max-loras (vLLM's default 16)"),
+    cpu_offload_gb: float = typer.Option(
+        0.0, "--cpu-offload-gb", min=0.0, max=4096.0, help="GiB of weights per GPU moved to CPU memory (as vllm serve)"
+    ),
     dtype: str = typer.Option(
         "auto", "--dtype", help="weights and activations: auto (the model's, float16 on GPUs without bf16), float16, bfloat16"
     ),
-    quantization: str | None = typer.Option(None, "--quantization", help="awq, gptq, int8, fp8, bitsandbytes"),
+    quantization: str | None = typer.Option(
+        None,
+        "--quantization",
+        help="weight format: awq, gptq (and their _marlin kernels), bitsandbytes, int8, fp8, w8a8 / w4a16 "
+        "(compressed-tensors), mxfp4; a .gguf --model is read from its file",
+    ),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2"),
     max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),
     max_num_seqs: int | None = typer.Option(None, "--max-num-seqs", min=1, help="default: the pinned vLLM's"),
@@ -96,8 +119,9 @@ def fit_cmd(
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),
 ) -> None:
-    """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits or not,
-    and what to change. Exit 1 when it does not fit.
+    """Usable memory, weights, runtime overhead and KV cache per GPU, as the pinned vLLM budgets them; fits, tight
+    (the verdict could go either way within the model's error: the KV token range is shown) or does not fit, and
+    what to change. Exit 1 when it does not fit at the central estimate.
 
     \b
     Examples:
@@ -105,6 +129,7 @@ def fit_cmd(
       gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu T4 --quantization awq --max-model-len 8192
       gpufleet plan fit --stack alicloud-cn-hangzhou-prod --format json
       gpufleet plan fit --model Qwen/Qwen2.5-7B-Instruct --gpu-memory-gib 23.58 --compute-capability 8.6
+      gpufleet plan fit --model Qwen/Qwen3-30B-A3B --gpu A10 --gpus 4 --enable-expert-parallel
     """
     from gpufleet.sizing import checks, fit, models, profiler
     from gpufleet.stacks.catalog import CLOUDS, GpuKind, gpu_kinds
@@ -127,6 +152,8 @@ def fit_cmd(
 
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
+        if bad := checks.extra_args_problems(fleet.spec):
+            raise UserError([Problem(stack, path, message) for path, message in bad])
         gpu_kind: fit.Gpu | GpuKind = fleet.gpu
         serving = replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
         cloud = fleet.spec.cloud
@@ -156,6 +183,8 @@ def fit_cmd(
         if problems:
             raise UserError(problems)
         arch = models.resolve(model)
+        if quantization is None and arch.weight_bytes_given is not None:
+            quantization = "gguf"
         if custom:
             assert gpu_memory_gib is not None and compute_capability is not None  # else _custom_gpu_problems raised
             gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability)
@@ -172,8 +201,14 @@ def fit_cmd(
             max_num_batched_tokens=max_num_batched_tokens,
             gpu_memory_utilization=gpu_memory_utilization,
             enforce_eager=enforce_eager,
+            cpu_offload_gb=cpu_offload_gb,
             vllm_version=vllm_version,
             reserved_gib=reserved_gib,
+            pipeline_parallel=pipeline_parallel,
+            data_parallel=data_parallel,
+            expert_parallel=expert_parallel,
+            max_loras=max_loras,
+            max_lora_rank=max_lora_rank,
         )
     if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
         raise UserError(problems)
@@ -184,7 +219,7 @@ def fit_cmd(
         json=renderers.Json(lambda: r.to_json()),
         table=renderers.Draw(lambda c: _print_fit(r, arch.name, c)),
     )
-    if not r.fits:
+    if not r.fits:  # a problem at the model's central estimate ("does not fit", or "tight" on the short side)
         raise typer.Exit(1)
 
 
@@ -205,7 +240,11 @@ def _print_fit(r, model_name: str, c) -> None:
     from rich.text import Text
 
     t = Table(
-        title=f"{model_name} on {r.gpus}x {r.gpu}, {r.dtype}"
+        title=f"{model_name} on {r.gpus * r.pipeline_parallel * r.data_parallel}x {r.gpu} (TP {r.gpus}"
+        + (f", PP {r.pipeline_parallel}" if r.pipeline_parallel > 1 else "")
+        + (f", DP {r.data_parallel}" if r.data_parallel > 1 else "")
+        + (", EP" if r.expert_parallel else "")
+        + f"), {r.dtype}"
         + (f", {r.quantization}" if r.quantization else "")
         + f", vLLM {r.vllm_version} ({r.engine}), per GPU"
     )
@@ -219,7 +258,11 @@ def _print_fit(r, model_name: str, c) -> None:
         f"KV cache: {r.kv_tokens} tokens ({r.kv_bytes_per_token} B/token per GPU); "
         f"{r.max_concurrency:.2f}x concurrency at max_model_len {r.max_model_len}"
     )
-    c.print(Text("fits", "green") if r.fits else Text("does not fit", "red"))
+    c.print(
+        f"KV tokens within the model's error: {r.kv_tokens_range[0]}-{r.kv_tokens_range[1]}"
+        + (" per replica" if r.data_parallel > 1 else "")
+    )
+    c.print(Text(r.verdict, {"fits": "green", "tight": "yellow"}.get(r.verdict, "red")))
     for p in r.problems:
         c.print(f"  problem: {p}")
     for a in r.advice:

@@ -43,6 +43,7 @@ def vllm_args(fleet: Fleet) -> list[str]:
         f"{layout(fleet).models}/current",
         "--served-model-name",
         fleet.spec.model.name,
+        *fleet.spec.model.aliases,
         "--host",
         "127.0.0.1",  # behind the gateway (images/gateway.py), which alone listens on serving.port
         "--port",

@@ -156,7 +156,7 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
         cand = dict(raw["rollout"].get("candidate") or {})
         cand["model"] = {**cand.get("model", {}), "source": moved(spec.rollout.candidate.model.source)}
         if spec.rollout.candidate.gpu is not None:
-            kind, _ = _gpu_for(cloud, spec.rollout.candidate.gpu.kind)
+            kind, _ = gpu_for(cloud, spec.rollout.candidate.gpu.kind)
             cand["gpu"] = {"kind": kind or spec.rollout.candidate.gpu.kind, "count": spec.rollout.candidate.gpu.count}
         new["rollout"] = {**raw["rollout"], "candidate": cand}
     if billing != spec.billing.model:

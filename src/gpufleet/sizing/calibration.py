@@ -1,23 +1,33 @@
-"""The memory model against published vLLM startup logs (data/calibration.yaml): predictions, errors, the fit.
+"""The memory model against published vLLM startup logs (data/calibration.yaml): predictions, errors by class, fits.
 
-A log is compared on KV tokens when it logs them (or its GPU blocks, x 16), else on KV cache GiB; "within" means
-within 10 % or 0.2 GiB of KV cache, whichever is larger (issue 17). Each log is sized with its own
-total_gpu_memory, vLLM version and flags, so the usable-memory catalog is not part of this check. A log whose GPU
+Three checks, each on the logs that carry what it needs:
+- KV: a log with its GPU's total memory, a vLLM version from 0.6 on, an architecture in the sizing catalog and a
+  logged KV figure is compared on KV tokens (or its GPU blocks x 16), else on KV cache GiB; within 10 % or 0.2 GiB.
+- weights: a log with "Loading model weights took X GB" and a catalogued architecture: per-GPU weights within 2 %.
+- verdict: every log whose architecture is catalogued: where vLLM ran out of memory or refused, `plan fit` must not
+  say "fits" (and must give vLLM's reason); where it started, it must not say "does not fit". Logs without the total
+  memory are checked on the refusals that do not depend on memory (heads, experts, layers, dtype).
+Each log is sized with its own total_gpu_memory, vLLM version (or the engine it names) and flags. A log whose GPU
 held memory of something other than the vLLM worker gives it as other_memory_gib, passed as `--reserved-gib` is.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpufleet.sizing import fit, models, profiler
+from gpufleet.sizing import fit, models, parallel, profiler
 
 DATA = Path(__file__).parent / "data" / "calibration.yaml"
 GIB = 2**30
 TOLERANCE = 0.10
 TOLERANCE_GIB = 0.2
+WEIGHT_TOLERANCE = 0.02
+MEDIAN_BOUND = 0.03  # signed median error per class (issue 30: errors not systematically optimistic)
+CLASSES = ("dense", "moe", "tp", "v0", "quantized", "small_gpu")
+GENERIC_CC = "8.0"  # for a structural check of a log that does not name its GPU (no memory term is used)
 
 
 @cache
@@ -27,13 +37,48 @@ def table() -> dict:
     return inputs.load_mapping(DATA, "sizing/data/calibration.yaml")
 
 
+def arch_of(row: dict) -> models.ModelArch | None:
+    """The log's architecture in the sizing catalog: its config.json copy, its models.yaml row, or its model name."""
+    cat = models.catalog()
+    if row.get("config"):
+        src = models._sources().get(f"{row['config']}.json") or {}
+        name = src.get("model") or str(row["config"]).replace("--", "/", 1)
+        if name in cat:
+            return cat[name]
+    if row.get("arch") and row["arch"] in cat:
+        return cat[row["arch"]]
+    missing = str(row.get("config_missing") or "").replace("--", "/", 1)
+    if missing in cat:  # no config.json copy was found; the catalog has a row for the model
+        return cat[missing]
+    name = str(row.get("model") or "").split(" ")[0]
+    for suffix in ("", "-FP8", "-AWQ", "-GPTQ-Int4", "-GPTQ-Int8"):  # a quantized checkpoint of a catalogued model
+        if name.endswith(suffix) and name[: len(name) - len(suffix)] in cat:
+            return cat[name[: len(name) - len(suffix)]]
+    return None
+
+
+def _version_ok(row: dict) -> bool:
+    v = profiler.parse_version(str(row.get("vllm") or ""))
+    return (len(v) >= 2 and v >= (0, 6)) or row.get("engine") in ("V0", "V1") and not v
+
+
+def _not_tested(row: dict) -> bool:
+    """The table's reason not to test a log, unless the reason was only that the catalog had no row for its model
+    and the catalog has one now."""
+    why = str(row.get("not_tested") or "")
+    return bool(why) and not (why.startswith("no models.yaml row") and arch_of(row) is not None)
+
+
 def testable(row: dict) -> bool:
-    """Logs from vLLM 0.6 on with a total memory and a text-model architecture in the catalog."""
+    """A KV comparison: total memory, a version from 0.6 on (or a named engine), a catalogued architecture, a KV
+    figure, and no reason given not to test it."""
+    lg = row.get("logged") or {}
     return (
-        not row.get("not_tested")
+        not _not_tested(row)
         and row.get("total_gpu_memory_gib") is not None
-        and row.get("arch") is not None
-        and profiler.parse_version(row["vllm"]) >= (0, 6)
+        and arch_of(row) is not None
+        and _version_ok(row)
+        and any(k in lg for k in ("kv_tokens", "gpu_blocks", "kv_cache_gib"))
     )
 
 
@@ -41,23 +86,63 @@ def rows() -> list[dict]:
     return [r for r in table()["logs"] if testable(r)]
 
 
-def predict(row: dict) -> fit.Fit:
-    f = row["flags"]
-    gpu = fit.Gpu(row["id"], row["compute_capability"], row["total_gpu_memory_gib"], row["total_source"], False)
-    s = fit.Serving(
-        gpus=f["tensor_parallel_size"],
-        dtype=row["dtype"],
-        quantization=row["quantization"],
-        kv_cache_dtype=f["kv_cache_dtype"],
-        max_model_len=f["max_model_len"],
-        max_num_seqs=f["max_num_seqs"],
-        max_num_batched_tokens=f["max_num_batched_tokens"],
-        gpu_memory_utilization=f["gpu_memory_utilization"],
-        enforce_eager=f["enforce_eager"],
-        vllm_version=row["vllm"],
-        reserved_gib=row.get("other_memory_gib", 0.0),
+def classes(row: dict) -> list[str]:
+    """The classes a log counts in: its tags (moe, tp, v0, quantized, small_gpu, ...) and dense (not MoE)."""
+    tags = set(row.get("tags") or [])
+    arch = arch_of(row)
+    if arch is not None and arch.is_moe:
+        tags.add("moe")
+    if ((row.get("flags") or {}).get("tensor_parallel_size") or 1) >= 2:
+        tags.add("tp")
+    if row.get("quantization"):
+        tags.add("quantized")
+    if row.get("engine") == "V0" or (row.get("engine") is None and profiler.parse_version(str(row.get("vllm"))) < (0, 8)):
+        tags.add("v0")
+    if "moe" not in tags:
+        tags.add("dense")
+    return [c for c in CLASSES if c in tags] + sorted(t for t in tags if t not in CLASSES)
+
+
+def serving(row: dict) -> fit.Serving:
+    f = row.get("flags") or {}
+    v = str(row.get("vllm") or "")
+    return fit.Serving(
+        gpus=f.get("tensor_parallel_size") or 1,
+        pipeline_parallel=f.get("pipeline_parallel_size") or 1,
+        data_parallel=f.get("data_parallel_size") or 1,
+        expert_parallel=bool(f.get("enable_expert_parallel", False)),
+        dtype=row.get("dtype") or "auto",
+        quantization=row.get("quantization") or f.get("quantization"),
+        kv_cache_dtype=f.get("kv_cache_dtype") or "auto",
+        max_model_len=f.get("max_model_len"),
+        max_num_seqs=f.get("max_num_seqs"),
+        max_num_batched_tokens=f.get("max_num_batched_tokens"),
+        gpu_memory_utilization=f.get("gpu_memory_utilization"),
+        enforce_eager=bool(f.get("enforce_eager", False)),
+        cpu_offload_gb=float(f.get("cpu_offload_gb") or 0.0),
+        vllm_version=v if profiler.parse_version(v) else None,
+        reserved_gib=row.get("other_memory_gib") or 0.0,
+        max_loras=f.get("max_loras") or (1 if f.get("enable_lora") else 0),  # vLLM's default 1 slot with --enable-lora
+        max_lora_rank=f.get("max_lora_rank") or 16,
+        engine=str(row["engine"]).lower() if row.get("engine") in ("V0", "V1") else None,
     )
-    return fit.measure(models.catalog()[row["arch"]], gpu, s)  # calibration archs are catalog models
+
+
+def gpu_of(row: dict) -> fit.Gpu:
+    total = row.get("total_gpu_memory_gib")
+    return fit.Gpu(
+        row["id"],
+        row.get("compute_capability") or GENERIC_CC,
+        total if total is not None else 80.0,
+        row.get("total_source", "logged") if total is not None else "not logged (structural checks only)",
+        total is None,
+    )
+
+
+def predict(row: dict) -> fit.Fit:
+    arch = arch_of(row)
+    assert arch is not None, f"{row['id']}: no catalogued architecture"
+    return fit.measure(arch, gpu_of(row), serving(row))
 
 
 @dataclass(frozen=True)
@@ -74,14 +159,36 @@ class Check:
     verdict_asserted: bool
     tokens_logged: int | None
     tokens_predicted: int
+    classes: tuple[str, ...] = ()
+    verdict: str = ""
+
+
+def _split(row: dict) -> str:
+    """ "fit" (the table's fit split: the activation factor), "fit:<term>" for a log whose logged figure is one of the
+    values a constant is the median of (non-torch memory with more GPUs, the V1 sampler rate), else "held out"."""
+    if row["id"] in table()["split"]["fit"]:
+        return "fit"
+    if row["id"] in _sampler_rows():
+        return "fit:sampler"
+    if row["id"] in _non_torch_rows():
+        return "fit:non-torch"
+    return "held out"
+
+
+def verdict_right(row: dict, r: fit.Fit) -> bool:
+    """vLLM started: `plan fit` must not say "does not fit"; it failed: `plan fit` must not say "fits"."""
+    started = row.get("outcome", "started" if row.get("started") else "refused") == "started"
+    return r.verdict != "does not fit" if started else r.verdict != "fits"
 
 
 def check(row: dict) -> Check:
     r = predict(row)
     logged = row["logged"]
     per_token_gib = r.kv_bytes_per_token / GIB
-    split = "fit" if row["id"] in table()["split"]["fit"] else "held out"
-    if row.get("compare_on") != "kv_cache_gib" and ("kv_tokens" in logged or "gpu_blocks" in logged):
+    # A log the table compares on GiB because its token count is the minimum over the workers (vllm#13061) is compared
+    # on tokens here: the model sizes the worker that sets that minimum (V0's driver, which alone samples).
+    compare_gib = row.get("compare_on") == "kv_cache_gib" and not (r.engine == "V0" and r.gpus > 1 and "kv_tokens" in logged)
+    if not compare_gib and ("kv_tokens" in logged or "gpu_blocks" in logged):
         want: float = logged.get("kv_tokens", logged.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
         got: float = r.kv_tokens
         slack = max(TOLERANCE * want, TOLERANCE_GIB / per_token_gib)
@@ -90,21 +197,150 @@ def check(row: dict) -> Check:
         want, got = logged["kv_cache_gib"], r.kv_cache_gib
         slack = max(TOLERANCE * abs(want), TOLERANCE_GIB)
         unit = "GiB"
-    error = 0.0 if want == got else (got - want) / want if want else float("inf")
+    error = 0.0 if want == got else (got - want) / abs(want) if want else float("inf")
     return Check(
         id=row["id"],
-        split=split,
+        split=_split(row),
         unit=unit,
         logged=want,
         predicted=round(got, 2),
         error=error,
         within=abs(got - want) <= slack,
         by_gib=abs(got - want) > TOLERANCE * abs(want) and abs(got - want) <= slack,
-        verdict_right=r.fits == row["started"],
+        verdict_right=verdict_right(row, r),
         verdict_asserted="verdict_not_asserted" not in row,
         tokens_logged=logged.get("kv_tokens", logged["gpu_blocks"] * profiler.BLOCK_SIZE if "gpu_blocks" in logged else None),
         tokens_predicted=r.kv_tokens,
+        classes=tuple(classes(row)),
+        verdict=r.verdict,
     )
+
+
+@dataclass(frozen=True)
+class WeightCheck:
+    id: str
+    logged_gib: float
+    predicted_gib: float
+    error: float
+    classes: tuple[str, ...]
+
+
+def weight_rows() -> list[dict]:
+    """Logs with the per-GPU weights vLLM loaded and a catalogued architecture (any version, any outcome)."""
+    return [
+        r
+        for r in table()["logs"]
+        if "weights_gib" in (r.get("logged") or {})
+        and arch_of(r) is not None
+        and "weights_not_comparable" not in r
+        and not (r.get("quantization") == "gguf")
+    ]
+
+
+def weight_check(row: dict) -> WeightCheck:
+    arch = arch_of(row)
+    assert arch is not None
+    s = serving(row)
+    dtype, _ = fit.effective_dtype(arch, fit.Gpu("x", row.get("compute_capability") or GENERIC_CC, 80.0, "", True), s.dtype)
+    quant = s.quantization if s.quantization in fit.formats() else None
+    stages = fit.rank_weight_bytes(arch, dtype, quant, s)
+    got = max(0.0, stages[0] / GIB - s.cpu_offload_gb)  # rank 0 (first stage) is the worker vLLM's log shows
+    want = float(row["logged"]["weights_gib"])
+    return WeightCheck(row["id"], want, round(got, 3), (got - want) / want, tuple(classes(row)))
+
+
+def verdict_rows() -> list[dict]:
+    """Every log with a catalogued architecture and a stated outcome (not those the table says not to test: their
+    flags or version are not known, or something outside vLLM caused the failure)."""
+    return [
+        r for r in table()["logs"] if arch_of(r) is not None and ("outcome" in r or "started" in r) and not r.get("not_tested")
+    ]
+
+
+def verdict_of(row: dict) -> tuple[str, list[str]]:
+    """(verdict, problems) of `plan fit` for the log: the whole model where the total memory is logged, else the
+    refusals that do not depend on memory."""
+    arch = arch_of(row)
+    assert arch is not None
+    if row.get("total_gpu_memory_gib") is not None and _version_ok(row):
+        r = predict(row)
+        return r.verdict, r.problems
+    s = serving(row)
+    gpu = gpu_of(row)
+    eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
+    found = parallel.problems(arch, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel, eng.name)
+    _, dtype_problem = fit.effective_dtype(arch, gpu, s.dtype)
+    found += [dtype_problem] if dtype_problem and row.get("compute_capability") else []
+    return ("does not fit" if found else "tight"), found
+
+
+def median_by_class(checks: list[Check]) -> dict[str, tuple[float, int]]:
+    """Signed median KV error and count per class (asserted logs only)."""
+    out = {}
+    for c in CLASSES:
+        errs = [k.error for k in checks if c in k.classes and k.verdict_asserted]
+        if errs:
+            out[c] = (statistics.median(errs), len(errs))
+    return out
+
+
+def fit_non_torch_multi_gpu() -> dict[str, float]:
+    """Median per engine of the non-torch memory per GPU logged with more than one GPU (TP x PP > 1); logs whose GPU
+    held other processes' memory are left out."""
+    found: dict[str, list[float]] = {}
+    for engine, _, value in _non_torch_values():
+        found.setdefault(engine, []).append(value)
+    return {name: statistics.median(values) for name, values in found.items()}
+
+
+def _non_torch_rows() -> set[str]:
+    return {row_id for _, row_id, _ in _non_torch_values()}
+
+
+def _non_torch_values() -> list[tuple[str, str, float]]:
+    """(engine, log id, non-torch GiB per GPU) of the multi-GPU logs that print it."""
+    out: list[tuple[str, str, float]] = []
+    for row in table()["logs"]:
+        lg, f = row.get("logged") or {}, row.get("flags") or {}
+        if "non_torch_gib" not in lg or "other_memory_gib" in row:
+            continue
+        if (f.get("tensor_parallel_size") or 1) * (f.get("pipeline_parallel_size") or 1) < 2:
+            continue
+        s = serving(row)
+        v = profiler.parse_version(s.vllm_version or "")
+        if s.engine is None and (not v or (0, 8) <= v < (0, 11)):
+            continue  # 0.8-0.10 ran either engine (VLLM_USE_V1): only a log that names its engine counts
+        eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
+        out.append((eng.name, row["id"], float(lg["non_torch_gib"])))
+    return out
+
+
+SAMPLER_BOUND = 1.25  # a logged activation peak this much above the forward-pass estimate is the sampler's
+
+
+def fit_sampler_bytes(engine: str) -> float:
+    """Median bytes per (sequence x vocabulary entry) of the engine's logs whose logged activation peak is the
+    sampler's (more than SAMPLER_BOUND x the forward-pass estimate)."""
+    return statistics.median(value for _, eng, value in _sampler_values() if eng == engine)
+
+
+def _sampler_rows() -> set[str]:
+    return {row_id for row_id, _, _ in _sampler_values()}
+
+
+def _sampler_values() -> list[tuple[str, str, float]]:
+    """(log id, engine, bytes per sequence x vocabulary entry) of the sampler-bound logs that name their engine."""
+    found: list[tuple[str, str, float]] = []
+    for row in table()["logs"]:
+        lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
+        if arch is None or "activation_peak_gib" not in lg or row.get("engine") not in ("V0", "V1"):
+            continue
+        seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
+        if not seqs or not tokens:
+            continue
+        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch).gib:
+            found.append((row["id"], row["engine"].lower(), lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
+    return found
 
 
 def fit_activation_factor() -> float:
@@ -116,7 +352,122 @@ def fit_activation_factor() -> float:
             continue
         lg = row["logged"]
         peak = lg.get("activation_peak_gib", lg.get("peak_torch_gib", 0) - lg.get("weights_gib", 0))
-        x = row["flags"]["max_num_batched_tokens"] * models.catalog()[row["arch"]].hidden_size * 2 / GIB
+        arch = arch_of(row)
+        assert arch is not None
+        tp = row["flags"].get("tensor_parallel_size") or 1
+        x = row["flags"]["max_num_batched_tokens"] * profiler.activation_width(arch, tp) * 2 / GIB
         num += peak * x
         den += x * x
     return num / den
+
+
+# Logs the model is known to miss, with why; the tests mark them xfail(strict=True), so a fix shows as a failure
+# to remove the entry. Every entry is also in the report (docs/sizing.md).
+KNOWN_MISSES = {
+    "kv": {
+        "i11230-72b-gptq": "GPTQ's profile run logs 2.34 GiB of activation at 8192 tokens (peak_torch - weights), 0.65 "
+        "above the model's 1.69 (a dequantisation workspace the model does not count); with the weights now within "
+        "0.3 % the KV cache comes out 0.57 GiB high",
+        "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "DeepSeek-V3 AWQ at TP 16 logs 0.37 GiB of activation, a quarter of the "
+        "model's 1.48 (13.5 hidden vectors x 8192 tokens); MLA / MoE activations at large TP are not modelled",
+        "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic: the T4 logs 0.05 GiB of non-torch memory against the model's "
+        "single-GPU 0.35 (the logged single-GPU figures run 0.03-0.35 by card, a 3090 logs 0.35), which with the "
+        "KV cache of 2.6 GiB is 12 %",
+    },
+    "weights": {
+        "llmd-h100-gptoss20b-tp1-sampler-oom": "gpt-oss (mxfp4 experts) loads 13.64 GiB against 12.80 from 4.25 bits per "
+        "expert weight: vLLM's mxfp4 layout on Hopper is not modelled (the architecture is outside MODELLED: 'tight')",
+        "llmd-h100x2-gptoss20b-tp2-v019": "as llmd-h100-gptoss20b-tp1-sampler-oom, at TP 2 (7.01 logged, 6.40 modelled)",
+    },
+    "verdict": {
+        "llmd-h100-gptoss20b-tp1-sampler-oom": "vLLM 0.19 ran out of memory warming up the sampler for 1024 dummy "
+        "requests after the KV cache was allocated (outside the budget); the model counts the sampler inside the "
+        "profile only",
+    },
+}
+
+
+# Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
+KNOWN_CLASS_MISSES = {
+    "small_gpu": "two KV logs, both Tesla T4 on V0 with small KV caches (2.6 / 6.2 GiB), both pessimistic: the T4 logs "
+    "0.05 GiB of non-torch memory against the model's single-GPU 0.35",
+}
+
+
+def class_table(checks: list[Check], weights: list[WeightCheck]) -> list[tuple[str, int, str, str, int, str]]:
+    """Per class: (class, KV logs, signed median KV error, worst |KV error|, weight logs, worst |weight error|)."""
+    out = []
+    for c in CLASSES:
+        kv = [k.error for k in checks if c in k.classes and k.verdict_asserted]
+        w = [x.error for x in weights if c in x.classes]
+        out.append(
+            (
+                c,
+                len(kv),
+                f"{statistics.median(kv):+.1%}" if kv else "-",
+                f"{max(abs(e) for e in kv):.1%}" if kv else "-",
+                len(w),
+                f"{max(abs(e) for e in w):.1%}" if w else "-",
+            )
+        )
+    return out
+
+
+def class_table_markdown() -> str:
+    """The per-class table docs/sizing.md shows (tests/sizing/test_calibration.py checks it is current)."""
+    checks = [check(r) for r in rows()]
+    weights = [weight_check(r) for r in weight_rows()]
+    lines = [
+        "| class | KV logs | signed median KV error | worst KV error | weight logs | worst weight error |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [f"| {c} | {n} | {med} | {worst} | {wn} | {ww} |" for c, n, med, worst, wn, ww in class_table(checks, weights)]
+    return "\n".join(lines)
+
+
+KV_BYTES_TOLERANCE = 0.02  # the logged GiB are rounded to 0.01; only caches of 1 GiB and more are compared
+
+
+@dataclass(frozen=True)
+class KvBytesCheck:
+    id: str
+    logged: float  # bytes per token per GPU, from the log's figures
+    predicted: int
+    error: float
+    how: str
+
+
+def _kv_bytes_logged(row: dict) -> tuple[float, str] | None:
+    lg, f = row.get("logged") or {}, row.get("flags") or {}
+    if "kv_needed_gib" in lg and f.get("max_model_len"):
+        return lg["kv_needed_gib"] * GIB / f["max_model_len"], "kv_needed_gib / max_model_len (V1 refusal)"
+    tokens = lg.get("kv_tokens", lg.get("gpu_blocks", 0) * profiler.BLOCK_SIZE)
+    if lg.get("kv_cache_gib", 0) >= 1 and tokens:
+        return lg["kv_cache_gib"] * GIB / tokens, "kv_cache_gib / KV tokens"
+    return None
+
+
+def kv_bytes_rows() -> list[dict]:
+    """Logs from which the KV bytes per token per GPU follow (a V1 refusal's GiB needed for max_model_len, or a KV
+    cache of 1 GiB or more with its token count), one pipeline stage, catalogued architecture without sliding windows."""
+    out = []
+    for r in table()["logs"]:
+        arch = arch_of(r)
+        f = r.get("flags") or {}
+        if arch is None or arch.sliding_layers or f.get("pipeline_parallel_size", 1) > 1 or r.get("compare_on"):
+            continue
+        if _kv_bytes_logged(r) is not None:
+            out.append(r)
+    return out
+
+
+def kv_bytes_check(row: dict) -> KvBytesCheck:
+    arch = arch_of(row)
+    assert arch is not None
+    logged, how = _kv_bytes_logged(row)  # type: ignore[misc]  # kv_bytes_rows() keeps rows where it is not None
+    s = serving(row)
+    gpu = gpu_of(row)
+    dtype, _ = fit.effective_dtype(arch, gpu, s.dtype)
+    eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
+    got = fit.kv_bytes_per_token(arch, dtype, s.kv_cache_dtype, s.gpus, eng)
+    return KvBytesCheck(row["id"], round(logged, 1), got, (got - logged) / logged, how)

@@ -9,9 +9,26 @@ from typing import Any
 from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
 
-# `vllm serve` flags in serving.extra_args that change the memory budget. The flags the spec sets itself
-# (kv_cache_dtype, max_model_len, ...) cannot be given there (stacks/spec.py RESERVED_FLAGS).
-MEMORY_EXTRA_ARGS = ("enforce_eager", "cpu_offload_gb")
+# `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
+# spec sets itself (kv_cache_dtype, max_model_len, tensor_parallel_size, ...) cannot be given there (stacks/spec.py
+# RESERVED_FLAGS); extra_args are checked against the pinned vLLM's flags like the rest (flags.argv_problems).
+MEMORY_EXTRA_ARGS: dict[str, type] = {
+    "enforce_eager": bool,
+    "cpu_offload_gb": float,
+    "pipeline_parallel_size": int,
+    "data_parallel_size": int,
+    "enable_expert_parallel": bool,
+    "enable_lora": bool,
+    "max_loras": int,
+    "max_lora_rank": int,
+}
+# vLLM's defaults when --enable-lora is given without them (vllm/config/lora.py: max_loras 1, max_lora_rank 16)
+LORA_DEFAULTS = {"max_loras": 1, "max_lora_rank": 16}
+SERVING_FIELD = {
+    "pipeline_parallel_size": "pipeline_parallel",
+    "data_parallel_size": "data_parallel",
+    "enable_expert_parallel": "expert_parallel",
+}
 
 
 def serving_of(spec) -> fit.Serving:
@@ -32,9 +49,40 @@ def serving_of(spec) -> fit.Serving:
         gpu_memory_utilization=s.gpu_memory_utilization,
         vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
     )
-    types = {"enforce_eager": bool, "cpu_offload_gb": float}
-    changes: dict[str, Any] = {k: types[k](v) for k, v in given.items()}  # a bool or a float, per field
+    changes: dict[str, Any] = {
+        SERVING_FIELD.get(k, k): _typed(k, v) for k, v in given.items() if k not in ("enable_lora", "max_loras")
+    }
+    if _typed("enable_lora", extra.get("enable_lora", False)):
+        changes["max_loras"] = _typed("max_loras", extra.get("max_loras", LORA_DEFAULTS["max_loras"]))
+        changes.setdefault("max_lora_rank", LORA_DEFAULTS["max_lora_rank"])
     return replace(base, **changes)
+
+
+def _typed(flag: str, value: Any) -> Any:
+    """An extra_args value as the Serving field's type; a bare flag (True, "") is on for a boolean."""
+    kind = MEMORY_EXTRA_ARGS[flag]
+    if kind is bool:
+        return value in (True, "", None) or str(value).lower() in ("true", "1", "yes")
+    return kind(value)
+
+
+def extra_args_problems(spec) -> list[tuple[str, str]]:
+    """(field path, message) for each memory-relevant extra_args value that is not the number vLLM takes."""
+    out = []
+    for k, v in spec.serving.extra_args.items():
+        flag = k.replace("-", "_")
+        kind = MEMORY_EXTRA_ARGS.get(flag)
+        if kind in (int, float):
+            ok = not isinstance(v, bool)
+            try:
+                number = kind(v) if ok else 0
+                ok = ok and number >= 0 and (kind is float or str(v).strip().lstrip("+").isdigit() or isinstance(v, int))
+                ok = ok and number == number and number != float("inf")
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                out.append((f"fleet.serving.extra_args.{k}", f"{v!r} is not a {'whole ' if kind is int else ''}number >= 0"))
+    return out
 
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:
@@ -59,7 +107,19 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
                 )
             ]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
-    r = fit.fit(model, fleet.gpu, serving_of(spec), gpu_kinds(), sold_sizes(spec.cloud))
+    if problems := extra_args_problems(spec):
+        return problems
+    serving = serving_of(spec)
+    world = serving.gpus * serving.pipeline_parallel * serving.data_parallel
+    if world > spec.gpu.count:
+        return [
+            (
+                "fleet.serving.extra_args",
+                f"tensor_parallel_size {serving.gpus} x pipeline_parallel_size {serving.pipeline_parallel} x "
+                f"data_parallel_size {serving.data_parallel} = {world} GPUs, more than gpu.count ({spec.gpu.count}) on a node",
+            )
+        ]
+    r = fit.fit(model, fleet.gpu, serving, gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
     return [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
-from gpufleet.sizing import profiler
+from gpufleet.sizing import parallel, profiler
 from gpufleet.sizing.models import ModelArch
 
 GIB = 2**30
@@ -92,7 +92,10 @@ def custom_gpu(memory_gib: float, compute_capability: str) -> Gpu:
 class Serving:
     """Serving parameters; None takes what the pinned `vllm serve` does (model length: the model's maximum)."""
 
-    gpus: int = 1
+    gpus: int = 1  # tensor-parallel size
+    pipeline_parallel: int = 1
+    data_parallel: int = 1
+    expert_parallel: bool = False
     dtype: str = "auto"
     quantization: str | None = None
     kv_cache_dtype: str = "auto"
@@ -104,6 +107,9 @@ class Serving:
     cpu_offload_gb: float = 0.0
     vllm_version: str | None = None
     reserved_gib: float = 0.0  # memory other processes hold on each GPU (given, not predicted)
+    max_loras: int = 0  # LoRA adapter slots vLLM preallocates (--max-loras with --enable-lora); 0: LoRA off
+    max_lora_rank: int = 16  # --max-lora-rank (vLLM's default 16)
+    engine: str | None = None  # "v0" / "v1" when the version is not known exactly (a log that names its engine)
 
 
 @dataclass
@@ -126,6 +132,11 @@ class Fit:
     max_model_len: int
     max_concurrent_seqs: int
     max_concurrency: float
+    verdict: str = "fits"  # "fits", "tight" (the verdict could go either way within the model's error) or "does not fit"
+    kv_tokens_range: tuple[int, int] = (0, 0)  # low, high: the KV tokens within the model's stated error
+    pipeline_parallel: int = 1
+    data_parallel: int = 1
+    expert_parallel: bool = False
     serving: dict = field(default_factory=dict)
     terms: list = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -135,6 +146,7 @@ class Fit:
     def to_json(self) -> dict:
         out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
         out["terms"] = [t.to_json() for t in self.terms]
+        out["kv_tokens_range"] = list(self.kv_tokens_range)
         out["per_gpu"] = "budget, weights, overhead, KV cache and terms are per GPU; KV tokens serve the whole group"
         return out
 
@@ -147,26 +159,56 @@ def effective_dtype(model: ModelArch, gpu, dtype: str) -> tuple[str, str | None]
             return "float16", None
         return chosen, None
     if dtype == "bfloat16" and gpu.cc < (8, 0):
-        return dtype, f"bfloat16 needs compute capability >= 8.0; {gpu.name} has {gpu.compute_capability}: use dtype float16"
+        return dtype, (
+            f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu.name} GPU has "
+            f"compute capability {gpu.compute_capability}. (vLLM refuses to start; use dtype float16)"
+        )
     return dtype, None
 
 
+def bits_per_weight(quantization: str) -> float:
+    """Stored bits per quantized weight: the values plus their group scales and zero points (quantization.yaml)."""
+    q = formats()[quantization]
+    bits = q["bits"] + ((q["scale_bits"] + q["zero_bits"]) / q["group_size"] if q["group_size"] else 0)
+    if q.get("second_group"):
+        bits += q["second_scale_bits"] / (q["group_size"] * q["second_group"])
+    return bits
+
+
+def rank_weight_bytes(model: ModelArch, dtype: str, quantization: str | None, s: Serving) -> list[float]:
+    """Bytes of weights on the heaviest GPU of each pipeline stage."""
+    stages = parallel.rank_params(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel)
+    if model.weight_bytes_given is not None:  # a GGUF file: its tensors' own bytes, spread like the parameters
+        per_parameter = model.weight_bytes_given / model.parameters
+        return [(r.quantizable + r.kept) * per_parameter for r in stages]
+    dense = DTYPE_BYTES[dtype]
+    out = []
+    for r in stages:
+        if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
+            per = bits_per_weight(quantization) / 8
+            if formats()[quantization].get("experts_only"):
+                out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
+            else:
+                out.append(r.quantizable * per + r.kept * 2)
+        else:
+            out.append((r.quantizable + r.kept) * dense)
+    return out
+
+
 def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> float:
-    embed = model.embedding_parameters
-    body = model.parameters_b * 1e9 - embed
-    if quantization:
-        q = formats()[quantization]
-        return body * q["bits"] / 8 * (1 + q["group_overhead"]) + embed * 2
-    return (body + embed) * DTYPE_BYTES[dtype]
+    """The whole checkpoint as vLLM holds it on one GPU (no parallelism)."""
+    return rank_weight_bytes(model, dtype, quantization, Serving())[0]
 
 
-def kv_bytes_per_token(model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None) -> int:
-    """KV bytes per token on one GPU: KV heads are split over the tensor-parallel group (replicated below one each)."""
+def kv_bytes_per_token(
+    model: ModelArch, dtype: str, kv_cache_dtype: str, gpus: int = 1, eng=None, layers: int | None = None
+) -> int:
+    """KV bytes per token on one GPU holding `layers` layers (all by default): KV heads are split over the
+    tensor-parallel group (replicated below one each); MLA caches one latent per layer on every rank."""
     table = (eng.kv_dtypes if eng else {}) or {}
     per = table.get(kv_cache_dtype, {}).get("bytes") or (1 if kv_cache_dtype.startswith("fp8") else None)
     kv = per or DTYPE_BYTES[dtype]
-    heads = max(1, model.kv_heads // gpus) if gpus > 1 else model.kv_heads
-    return 2 * model.layers * heads * model.head_dim * kv
+    return parallel.kv_elements_per_token(model, gpus, model.layers if layers is None else layers) * kv
 
 
 def _quant_problem(quantization: str | None, gpu) -> str | None:
@@ -183,7 +225,7 @@ def _quant_problem(quantization: str | None, gpu) -> str | None:
 def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.Engine, list[str]]:
     """Fill what is not given with the pinned `vllm serve` defaults; (serving, engine, assumptions)."""
     version = profiler.version_for(gpu.name, s.vllm_version)
-    eng = profiler.engine(version, gpu.cc)
+    eng = profiler.engine(version, gpu.cc, s.engine)
     length = s.max_model_len or model.max_positions or 8192
     defaults, source = profiler.serve_defaults(version, eng, gpu.memory_gib, gpu.name, length)
     given = {k: getattr(s, k) for k in defaults}
@@ -206,7 +248,7 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     result = measure(model, gpu, s)
     result.advice = _advice(model, gpu, s, result, gpu_kinds or {}, sizes)
     r = result.serving
-    eng = profiler.engine(result.vllm_version, gpu.cc)
+    eng = profiler.engine(result.vllm_version, gpu.cc, s.engine)
     if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
         pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"])
         left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
@@ -218,6 +260,22 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     return result
 
 
+def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
+    """Why the model's error may be larger than the calibrated one (the verdict then says "tight" near the line)."""
+    out = []
+    if model.parameters_estimated:
+        out.append(f"the architecture {model.model_type!r} is not one whose structure this tool models")
+    if model.weight_bytes_given is not None:
+        out.append("weights from a GGUF file's tensors (vLLM's GGUF support is experimental)")
+    if not profiler.known_version(s.vllm_version or ""):
+        out.append(f"vLLM version {s.vllm_version!r} is not known exactly ({eng.name.upper()} assumed)")
+    if model.sliding_layers and eng.name == "v1":
+        out.append("sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention")
+    if s.max_loras and model.is_moe:
+        out.append("LoRA on MoE experts is not counted")
+    return out
+
+
 def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     """The numbers, the terms and the verdict, without advice."""
     gpu = as_gpu(gpu)
@@ -226,7 +284,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     assert s.vllm_version is not None and s.max_model_len is not None and s.gpu_memory_utilization is not None
     assert s.max_num_seqs is not None and s.max_num_batched_tokens is not None
     dtype, dtype_problem = effective_dtype(model, gpu, s.dtype)
+    quant = s.quantization if s.quantization in formats() else None
+    if quant == "gguf" and model.weight_bytes_given is None:
+        dtype_problem = (dtype_problem + "; " if dtype_problem else "") + "quantization gguf: give the .gguf file as --model"
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
+    problems += parallel.problems(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel, eng.name)
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
     others, counted = profiler.other_processes(s.reserved_gib, eng)
@@ -236,7 +298,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         problems.append(p)
     if model.max_positions and s.max_model_len > model.max_positions:
         problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
-    n = s.gpus
+    n, pp = s.gpus, s.pipeline_parallel
+    world = n * pp
     usable = profiler.Term("usable_memory", gpu.memory_gib, gpu.memory_source, gpu.memory_estimate)
     requested = profiler.Term(
         "requested",
@@ -244,18 +307,14 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         f"usable x gpu_memory_utilization {s.gpu_memory_utilization} (0.33.0 vllm/v1/worker/utils.py:724-726)",
         gpu.memory_estimate,
     )
-    weights_bytes = weight_bytes(model, dtype, s.quantization if s.quantization in formats() else None)
-    weights = profiler.Term(
-        "weights",
-        max(0.0, weights_bytes / n / GIB - s.cpu_offload_gb),
-        f"{model.parameters_b}B parameters as {s.quantization or dtype} / {n} GPU(s)"
-        + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
-        + (" (parameters estimated from config.json)" if model.parameters_estimated else ""),
-        bool(s.quantization) or model.parameters_estimated,
-    )
-    non_torch = profiler.non_torch_gib(n)
-    forward = profiler.forward_activation(s.max_num_batched_tokens, model.hidden_size)
-    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size)
+    stages = parallel.stage_layers(model.layers, pp)
+    per_stage = rank_weight_bytes(model, dtype, quant, s)
+    lora_dtype = DTYPE_BYTES[dtype]
+    layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
+    layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
+    non_torch = profiler.non_torch_gib(world, eng.name)
+    forward = profiler.forward_activation(s.max_num_batched_tokens, model, n)
+    sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(
         "activation_peak",
         max(forward.gib, sampler.gib),
@@ -264,15 +323,40 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     )
     graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
+    # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
+    rows = []
+    for ids, wbytes in zip(stages, per_stage, strict=True):
+        lora = parallel.lora_parameters_per_rank(model, n, len(ids), s.max_loras, s.max_lora_rank) * lora_dtype
+        w = max(0.0, wbytes / GIB - s.cpu_offload_gb)
+        kv_gib = requested.gib - w - lora / GIB - overhead
+        per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
+        tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0
+        rows.append((tokens, w, lora / GIB, kv_gib, per_token, len(ids)))
+    kv_tokens, w_gib, lora_gib, kv_gib, per_token, stage_n = min(rows)
+    weights = profiler.Term(
+        "weights",
+        w_gib,
+        f"{model.parameters_b:.2f}B parameters as {s.quantization or dtype}, {layout}"
+        + (f": the stage of {stage_n} layers with the fewest KV blocks" if pp > 1 else "")
+        + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
+        + (" (parameters estimated: architecture not modelled)" if model.parameters_estimated else ""),
+        bool(quant) or model.parameters_estimated,
+    )
+    lora_term = profiler.Term(
+        "lora",
+        lora_gib,
+        f"{s.max_loras} adapter slots of rank {s.max_lora_rank} preallocated on qkv/o/gate_up/down"
+        if s.max_loras
+        else "LoRA off (--max-loras 0)",
+        False,
+    )
     kv = profiler.Term(
         "kv_cache",
-        requested.gib - weights.gib - overhead,
-        "requested - weights - non_torch - other_processes - activation_peak - cuda_graphs",
+        kv_gib,
+        "requested - weights - lora - non_torch - other_processes - activation_peak - cuda_graphs",
         True,
     )
-    per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng)
-    block = profiler.BLOCK_SIZE * per_token
-    kv_tokens = max(0, int(kv.gib * GIB // block)) * profiler.BLOCK_SIZE
+    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(_unsure(model, s, eng)))
     result = Fit(
         model=model.name,
         gpu=gpu.name,
@@ -284,14 +368,18 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         fits=False,
         usable_gib=gpu.memory_gib,
         budget_gib=requested.gib,
-        weights_gib=weights.gib,
-        overhead_gib=overhead,
-        kv_cache_gib=kv.gib,
+        weights_gib=w_gib,
+        overhead_gib=overhead + lora_gib,
+        kv_cache_gib=kv_gib,
         kv_bytes_per_token=per_token,
         kv_tokens=kv_tokens,
         max_model_len=s.max_model_len,
         max_concurrent_seqs=kv_tokens // s.max_model_len,
         max_concurrency=kv_tokens / s.max_model_len,
+        kv_tokens_range=(low, high),
+        pipeline_parallel=pp,
+        data_parallel=s.data_parallel,
+        expert_parallel=s.expert_parallel,
         serving={
             "gpu_memory_utilization": s.gpu_memory_utilization,
             "max_num_seqs": s.max_num_seqs,
@@ -300,24 +388,78 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             "enforce_eager": s.enforce_eager,
             "cpu_offload_gb": s.cpu_offload_gb,
             "reserved_gib": s.reserved_gib,
+            "max_loras": s.max_loras,
+            "max_lora_rank": s.max_lora_rank,
         },
-        terms=[usable, requested, weights, non_torch, others, forward, sampler, peak, graphs, kv],
+        terms=[usable, requested, weights, lora_term, non_torch, others, forward, sampler, peak, graphs, kv],
         problems=problems,
-        assumptions=notes + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate],
+        assumptions=notes
+        + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate]
+        + list(model.notes)
+        + [f"KV tokens {low}-{high} within the model's error (+-{band:.2f} GiB per GPU)"],
     )
-    if kv.gib <= 0 or kv_tokens == 0:
-        problems.append(
-            f"weights ({weights.gib:.2f} GiB) and runtime overhead ({overhead:.2f} GiB) leave no KV cache in the "
-            f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of {n}x {gpu.name}: "
-            "vLLM would stop with 'No available memory for the cache blocks'"
+    structural = bool(problems)
+    memory_problem = None
+    if kv_gib <= 0 or kv_tokens == 0:
+        memory_problem = (
+            f"weights ({w_gib:.2f} GiB) and runtime overhead ({overhead + lora_gib:.2f} GiB) leave no KV cache in the "
+            f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of "
+            f"{world}x {gpu.name}: vLLM would stop with 'No available memory for the cache blocks' (or run out of "
+            "memory loading the weights)"
         )
     elif kv_tokens < s.max_model_len:
-        problems.append(
-            f"the KV cache holds {kv_tokens} tokens ({kv.gib:.2f} GiB per GPU), fewer than max_model_len "
-            f"{s.max_model_len}: vLLM would refuse to start"
-        )
+        memory_problem = _too_short(eng, s.max_model_len, kv_tokens, kv_gib, per_token)
+    if memory_problem:
+        problems.append(memory_problem)
     result.fits = not problems
+    unsure = _unsure(model, s, eng)
+    if structural:
+        result.verdict = "does not fit"
+    elif memory_problem:
+        result.verdict = "tight" if high >= s.max_model_len else "does not fit"
+    else:
+        result.verdict = "tight" if low < s.max_model_len else "fits"
+    if result.verdict == "tight":
+        result.assumptions.append(
+            f"tight: the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
+            + (f" ({'; '.join(unsure)})" if unsure else "")
+        )
     return result
+
+
+# The model's stated error (tests/sizing/test_calibration.py asserts it on every log): KV cache within 10 % (or
+# 0.2 GiB) and weights within 2 %; where the model is unsure (architecture not modelled, version not known exactly,
+# GGUF, sliding windows on V1), UNSURE_FACTOR times that.
+KV_ERROR, KV_ERROR_GIB, WEIGHT_ERROR, UNSURE_FACTOR = 0.10, 0.2, 0.02, 2.5
+
+
+def _token_range(kv_gib: float, weights_gib: float, per_token: int, unsure: bool) -> tuple[int, int, float]:
+    band = max(KV_ERROR * abs(kv_gib), KV_ERROR_GIB, WEIGHT_ERROR * weights_gib) * (UNSURE_FACTOR if unsure else 1)
+    block = profiler.BLOCK_SIZE * per_token
+    if not block:
+        return 0, 0, band
+
+    def tokens(gib: float) -> int:
+        return max(0, int(gib * GIB // block)) * profiler.BLOCK_SIZE
+
+    return tokens(kv_gib - band), tokens(kv_gib + band), band
+
+
+def _too_short(eng: profiler.Engine, max_len: int, tokens: int, kv_gib: float, per_token: int) -> str:
+    """vLLM's refusal when the KV cache holds fewer tokens than one max_model_len request, in the engine's words."""
+    if eng.name == "v1":
+        need = max_len * per_token / GIB
+        return (
+            f"To serve at least one request with the model's max seq len ({max_len}), ({need:.2f} GiB KV cache is "
+            f"needed, which is larger than the available KV cache memory ({kv_gib:.2f} GiB). Based on the available "
+            f"memory, the estimated maximum model length is {tokens}. Try increasing `gpu_memory_utilization` or "
+            "decreasing `max_model_len` when initializing the engine. (vLLM V1 refuses to start)"
+        )
+    return (
+        f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be stored in KV "
+        f"cache ({tokens}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+        "the engine. (vLLM V0 refuses to start)"
+    )
 
 
 def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: set | None) -> list[str]:
@@ -334,7 +476,7 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
     def ok(**changes) -> bool:
         return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits
 
-    if r.problems and any("bfloat16" in p for p in r.problems):
+    if r.problems and any("Bfloat16 is only supported" in p for p in r.problems):
         out.append("use dtype float16 (or auto)")
     if any("held by other processes" in p for p in r.problems):
         most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100

@@ -1,21 +1,58 @@
-"""Model architecture facts: the catalog in data/models.yaml, or a local Hugging Face config.json by path."""
+"""Model architecture facts, read from a Hugging Face config.json the way vLLM reads it.
+
+vLLM loads config.json through transformers' configuration class of its `model_type`, so a field the file leaves
+out takes that architecture's default (Gemma ties its embeddings, Llama does not). Those defaults are a snapshot
+(data/config_defaults.json, written by scripts/config_defaults_snapshot.py from transformers): importing
+transformers and building AutoConfig takes 5.1-6.4 s here against 0.26-0.54 s for `import typer, pydantic`
+(issue 25 allows `plan fit` 2x of that), so the snapshot is read instead of the package.
+
+The sizing catalog is the config.json copies in data/configs/<org>--<name>.json (their card parameter counts in
+data/configs/SOURCES.yaml) and the rows of data/models.yaml (a config.json's fields inline, with the card count).
+Parameters are counted from the structure (modelled here, one function per part): attention (grouped-query or
+MLA), dense or gated MLP, mixture-of-experts layers (routed and shared experts, dense first layers), norms,
+embeddings and the LM head. KV cache per token comes from the same structure (MLA keeps one compressed latent).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+import json
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.inputs import read_json_object
 
-CATALOG = Path(__file__).parent / "data" / "models.yaml"
+DATA = Path(__file__).parent / "data"
+CATALOG = DATA / "models.yaml"
+CONFIGS = DATA / "configs"
+DEFAULTS = DATA / "config_defaults.json"
+
+# Architectures whose structure this module models (their parameter count is not an estimate). Others are read
+# with the generic decoder formula and said to be estimates ("tight" verdicts).
+MODELLED = {
+    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "chatglm", "glm", "glm4",
+    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe", "phi3",
+}  # fmt: skip
+# q/k/v projections with a bias whatever attention_bias says (transformers' modeling code of each type)
+QKV_BIAS = {"qwen2", "qwen2_moe", "chatglm"}
+# MLPs that are not gated (two matrices instead of three)
+NOT_GATED_ACT = {"gelu", "gelu_new", "relu", "gelu_fast"}
+NOT_GATED_TYPES = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "starcoder2", "phi", "gpt_bigcode"}
+# chatglm / glm-4-9b name their fields differently (their configuration_chatglm.py, trust_remote_code)
+CHATGLM_NAMES = {
+    "num_layers": "num_hidden_layers",
+    "multi_query_group_num": "num_key_value_heads",
+    "kv_channels": "head_dim",
+    "ffn_hidden_size": "intermediate_size",
+    "padded_vocab_size": "vocab_size",
+    "seq_length": "max_position_embeddings",
+}
 
 
 @dataclass(frozen=True)
 class ModelArch:
     name: str
-    parameters_b: float
     layers: int
     hidden_size: int
     attention_heads: int
@@ -26,21 +63,320 @@ class ModelArch:
     tied_embeddings: bool
     torch_dtype: str
     source: str
-    parameters_estimated: bool = False
+    model_type: str = "llama"
+    intermediate_size: int = 0
+    gated_mlp: bool = True
+    qkv_bias: bool = False
+    # mixture of experts: routed experts per MoE layer, their MLP width, shared-expert width per MoE layer
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_intermediate: int = 0
+    shared_intermediate: int = 0
+    shared_gate: bool = False
+    moe_layer_ids: tuple[int, ...] = ()
+    # multi-head latent attention (DeepSeek-V2/V3): vLLM caches kv_lora_rank + qk_rope_head_dim per token per layer
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # sliding-window layers (their KV is still counted per token: see kv note in fit.py)
+    sliding_window: int = 0
+    sliding_layers: int = 0
+    norms_per_layer: int = 2
+    qk_norm: bool = False
+    mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction layers: in the checkpoint, not loaded by default
+    card_parameters_b: float | None = None  # the model card's figure, where known (checked within 2 %)
+    parameters_estimated: bool = False  # structure not modelled (model_type outside MODELLED)
+    weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- structure -> parameters
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0 and bool(self.moe_layer_ids)
 
     @property
-    def embedding_parameters(self) -> float:
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    def attention_parameters(self) -> int:
+        """One layer's attention projections (and MLA's latent norms), biases included."""
+        h, nh = self.hidden_size, self.attention_heads
+        if self.is_mla:
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            q = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * nh * qk if self.q_lora_rank else h * nh * qk
+            kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+            kv_b = self.kv_lora_rank * nh * (self.qk_nope_head_dim + self.v_head_dim)
+            return q + kv_a + kv_b + nh * self.v_head_dim * h
+        q, kv = nh * self.head_dim, self.kv_heads * self.head_dim
+        bias = q + 2 * kv if self.qkv_bias else 0
+        norm = 2 * self.head_dim if self.qk_norm else 0
+        return h * q + 2 * h * kv + q * h + bias + norm
+
+    def mlp_parameters(self, width: int) -> int:
+        return (3 if self.gated_mlp else 2) * self.hidden_size * width
+
+    def moe_parameters(self) -> int:
+        """One MoE layer: routed experts, shared expert(s) (and their gate), router."""
+        shared = self.mlp_parameters(self.shared_intermediate) + (self.hidden_size if self.shared_gate else 0)
+        return self.experts * self.mlp_parameters(self.expert_intermediate) + shared + self.hidden_size * self.experts
+
+    @property
+    def embedding_parameters(self) -> int:
         """Input embedding plus lm_head (once when tied), in parameters: kept in 16 bits by the 4/8-bit formats."""
         return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
 
+    @property
+    def parameters(self) -> int:
+        """What vLLM loads: every decoder layer, embeddings, LM head and the final norm (not MTP layers)."""
+        moe = len(self.moe_layer_ids)
+        dense = self.layers - moe
+        per_dense = self.attention_parameters() + self.mlp_parameters(self.intermediate_size)
+        per_moe = self.attention_parameters() + self.moe_parameters()
+        norms = self.layers * self.norms_per_layer * self.hidden_size + self.hidden_size
+        return dense * per_dense + moe * per_moe + norms + self.embedding_parameters
 
-@lru_cache(maxsize=1)
-def catalog() -> dict[str, ModelArch]:
+    @property
+    def parameters_b(self) -> float:
+        return self.parameters / 1e9
+
+    @property
+    def active_parameters_b(self) -> float:
+        if not self.is_moe:
+            return self.parameters_b
+        idle = len(self.moe_layer_ids) * (self.experts - self.experts_per_token) * self.mlp_parameters(self.expert_intermediate)
+        return (self.parameters - idle) / 1e9
+
+    # ---- structure -> KV cache
+    def kv_elements_per_token_per_layer(self, tp: int = 1) -> int:
+        """Cache elements one token takes in one layer on one tensor-parallel rank. MLA: one latent of
+        kv_lora_rank + qk_rope_head_dim, the same on every rank; otherwise K and V of the rank's KV heads
+        (heads split over TP, replicated when there are fewer KV heads than ranks)."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * kv_heads_per_rank(self.kv_heads, tp) * self.head_dim
+
+
+def kv_heads_per_rank(kv_heads: int, tp: int) -> int:
+    """vLLM splits KV heads over TP ranks; with fewer KV heads than ranks each rank keeps one (replicated)."""
+    return max(1, kv_heads // tp)
+
+
+# ---------------------------------------------------------------- reading config.json as vLLM does
+
+
+@cache
+def config_defaults() -> dict:
+    return json.loads(DEFAULTS.read_text())
+
+
+def _whole(cfg: dict, shown: str, name: str, default=None, minimum: int = 1) -> int:
+    v = cfg.get(name)
+    if v is None:
+        if default is not None:
+            return default
+        raise UserError([Problem(shown, name, "missing; is this a decoder model's config.json?")])
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise UserError([Problem(shown, name, f"must be a whole number, got {v!r}")])
+    if v != int(v) or not minimum <= v < 2**40:
+        raise UserError([Problem(shown, name, f"must be a whole number from {minimum} to 2**40, got {v!r}")])
+    return int(v)
+
+
+def with_defaults(cfg: dict) -> tuple[dict, str, bool]:
+    """(the text model's fields with its architecture's defaults filled in, model_type, type known to the
+    snapshot). A composite (multimodal) config's text_config is what vLLM sizes the language model from."""
+    types = config_defaults()["types"]
+    model_type = str(cfg.get("model_type") or "")
+    row = types.get(model_type, {})
+    if isinstance(cfg.get("text_config"), dict):
+        text = dict(cfg["text_config"])
+        model_type = str(text.get("model_type") or row.get("text_config_type") or model_type)
+        cfg = {**{k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype", "quantization_config")}, **text}
+        row = types.get(model_type, {})
+    if model_type in ("chatglm", "glm") or "multi_query_group_num" in cfg:
+        cfg = {CHATGLM_NAMES.get(k, k): v for k, v in cfg.items()}
+    for alias_of, alias in (row.get("attribute_map") or {}).items():
+        if alias in cfg and alias_of not in cfg:
+            cfg[alias_of] = cfg[alias]
+    filled = {**{k: v for k, v in (row.get("defaults") or {}).items() if v != "<not a plain value>"}, **cfg}
+    return filled, model_type, model_type in types
+
+
+def from_config_dict(
+    raw: dict, shown: str, name: str | None = None, source: str | None = None, card_b: float | None = None
+) -> ModelArch:
+    """A ModelArch from config.json's fields; `shown` names the file in error messages."""
+    cfg, model_type, _known = with_defaults(raw)
+    layers = _whole(cfg, shown, "num_hidden_layers")
+    hidden = _whole(cfg, shown, "hidden_size")
+    heads = _whole(cfg, shown, "num_attention_heads")
+    kv_heads = _whole(cfg, shown, "num_key_value_heads", default=heads)
+    head_dim = _whole(cfg, shown, "head_dim", default=max(hidden // heads, 1))
+    vocab = _whole(cfg, shown, "vocab_size")
+    intermediate = _whole(cfg, shown, "intermediate_size", default=4 * hidden)
+    act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu")
+    gated = model_type not in NOT_GATED_TYPES and (model_type in MODELLED or act not in NOT_GATED_ACT)
+    notes: list[str] = []
+
+    experts = 0
+    for key in ("n_routed_experts", "num_experts", "num_local_experts"):
+        if cfg.get(key):
+            experts = _whole(cfg, shown, key)
+            break
+    moe_ids: tuple[int, ...] = ()
+    expert_width = shared_width = 0
+    shared_gate = False
+    if experts > 1:
+        expert_width = _whole(cfg, shown, "moe_intermediate_size", default=intermediate)
+        if "n_routed_experts" in cfg and cfg.get("n_routed_experts"):  # DeepSeek / GLM-4.5 style
+            first = _whole(cfg, shown, "first_k_dense_replace", default=0, minimum=0)
+            freq = _whole(cfg, shown, "moe_layer_freq", default=1)
+            moe_ids = tuple(i for i in range(layers) if i >= first and i % freq == 0)
+            shared_width = _whole(cfg, shown, "n_shared_experts", default=0, minimum=0) * expert_width
+        elif "num_local_experts" in cfg and cfg.get("num_local_experts"):  # Mixtral: every layer
+            moe_ids = tuple(range(layers))
+        else:  # Qwen2-MoE / Qwen3-MoE: decoder_sparse_step and mlp_only_layers
+            step = _whole(cfg, shown, "decoder_sparse_step", default=1)
+            dense_only = set(cfg.get("mlp_only_layers") or [])
+            moe_ids = tuple(i for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+            shared_width = _whole(cfg, shown, "shared_expert_intermediate_size", default=0, minimum=0)
+            shared_gate = shared_width > 0
+    else:
+        experts = 0
+
+    kv_lora = _whole(cfg, shown, "kv_lora_rank", default=0, minimum=0) if cfg.get("kv_lora_rank") else 0
+    mla = {}
+    if kv_lora:
+        mla = {
+            "kv_lora_rank": kv_lora,
+            "q_lora_rank": _whole(cfg, shown, "q_lora_rank", default=0, minimum=0) if cfg.get("q_lora_rank") else 0,
+            "qk_rope_head_dim": _whole(cfg, shown, "qk_rope_head_dim"),
+            "qk_nope_head_dim": _whole(cfg, shown, "qk_nope_head_dim"),
+            "v_head_dim": _whole(cfg, shown, "v_head_dim"),
+        }
+
+    sliding, sliding_layers = _sliding(cfg, model_type, layers, shown)
+    if sliding_layers:
+        notes.append(
+            f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens; their KV cache is counted "
+            "per token like full attention (an upper bound of what vLLM's hybrid KV cache manager needs)"
+        )
+    if cfg.get("num_nextn_predict_layers"):
+        notes.append(
+            f"{cfg['num_nextn_predict_layers']} multi-token-prediction layer(s) in the checkpoint are not counted: vLLM "
+            "loads them only for speculative decoding"
+        )
+    if model_type not in MODELLED:
+        notes.append(f"architecture {model_type or '(no model_type)'!r} is not one whose structure this tool models")
+    dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
+    return ModelArch(
+        name=name or str(raw.get("_name_or_path") or shown),
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        max_positions=_whole(cfg, shown, "max_position_embeddings", default=0, minimum=0),
+        vocab_size=vocab,
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        torch_dtype=dtype,
+        source=source or shown,
+        model_type=model_type,
+        intermediate_size=intermediate,
+        gated_mlp=gated,
+        qkv_bias=model_type in QKV_BIAS or bool(cfg.get("attention_bias")) or bool(cfg.get("add_qkv_bias")),
+        experts=experts,
+        experts_per_token=_whole(cfg, shown, "num_experts_per_tok", default=0, minimum=0) if experts else 0,
+        expert_intermediate=expert_width,
+        shared_intermediate=shared_width,
+        shared_gate=shared_gate,
+        moe_layer_ids=moe_ids,
+        sliding_window=sliding,
+        sliding_layers=sliding_layers,
+        norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
+        qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
+        mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0),
+        card_parameters_b=card_b,
+        parameters_estimated=model_type not in MODELLED,
+        notes=tuple(notes),
+        **mla,
+    )
+
+
+def _sliding(cfg: dict, model_type: str, layers: int, shown: str) -> tuple[int, int]:
+    """(window, number of sliding-window layers), from layer_types, a pattern, or Qwen2's use_sliding_window."""
+    window = cfg.get("sliding_window")
+    if not window or not isinstance(window, int):
+        return 0, 0
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        return window, sum(1 for t in types if t == "sliding_attention")
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        if not cfg.get("use_sliding_window"):
+            return 0, 0
+        start = int(cfg.get("max_window_layers") or layers)
+        return window, max(0, layers - start)
+    if model_type == "gemma2":  # alternating, sliding on even layers (transformers' Gemma2Config)
+        return window, (layers + 1) // 2
+    if model_type == "gemma3_text":
+        pattern = int(cfg.get("sliding_window_pattern") or 6)
+        return window, sum(1 for i in range(layers) if (i + 1) % pattern != 0)
+    if model_type in ("mistral", "mixtral"):
+        return window, layers
+    return 0, 0
+
+
+# ---------------------------------------------------------------- the catalog
+
+
+def _config_name(path: Path) -> str:
+    return path.stem.replace("--", "/", 1)
+
+
+@cache
+def _sources() -> dict:
+    """SOURCES.yaml `configs:` (file name -> model, card_parameters_b, ...), written with the copies."""
+    path = CONFIGS / "SOURCES.yaml"
+    if not path.exists():
+        return {}
     from gpufleet import inputs
 
+    doc = inputs.load_mapping(path, "sizing/data/configs/SOURCES.yaml")
+    rows = doc.get("configs") or {}
+    return rows if isinstance(rows, dict) else {}
+
+
+def _card_of(row: dict) -> float | None:
+    v = row.get("card_parameters_b")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@cache
+def catalog() -> dict[str, ModelArch]:
+    """Every model the sizing catalog knows: data/configs/*.json, then data/models.yaml rows."""
+    from gpufleet import inputs
+
+    out: dict[str, ModelArch] = {}
+    if CONFIGS.is_dir():
+        for path in sorted(CONFIGS.glob("*.json")):
+            row = _sources().get(path.name) or {}
+            name = str(row.get("model") or _config_name(path))
+            shown = f"sizing/data/configs/{path.name}"
+            raw = read_json_object(path, "a model's config.json")
+            src = str(row.get("hf_url") or shown)
+            out[name] = from_config_dict(raw, shown, name=name, source=src, card_b=_card_of(row))
     with inputs.shaped("sizing/data/models.yaml"):
         rows = inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
-        return {name: ModelArch(name=name, **row) for name, row in rows.items()}
+        for name, row in rows.items():
+            if name in out:
+                continue  # the shipped config.json copy is the truth
+            out[name] = from_config_dict(
+                row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"],
+                card_b=row.get("card_parameters_b"),
+            )  # fmt: skip
+    return out
 
 
 def lookup(name: str) -> ModelArch | None:
@@ -48,8 +384,16 @@ def lookup(name: str) -> ModelArch | None:
 
 
 def resolve(model: str) -> ModelArch:
-    """A catalog name, or the path of a config.json (or of a folder holding one)."""
+    """A catalog name, the path of a config.json (or of a folder holding one), or a GGUF file."""
     path = Path(model)
+    if path.suffix.lower() == ".gguf":
+        from dataclasses import replace
+
+        from gpufleet.sizing import gguf_file
+
+        cfg, total, name = gguf_file.read(path)
+        m = from_config_dict(cfg, f"{path} (GGUF metadata)", name=name, source=str(path))
+        return replace(m, weight_bytes_given=total, notes=(*m.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors"))
     if path.suffix == ".json" or path.is_dir():
         return from_config(path / "config.json" if path.is_dir() else path)
     found = lookup(model)
@@ -61,63 +405,15 @@ def resolve(model: str) -> ModelArch:
                     "",
                     f"unknown model {model!r}"
                     + did_you_mean(model, catalog())
-                    + "; give a catalog name (sizing/data/models.yaml) or the path of the model's config.json",
+                    + "; give a catalog name (sizing/data/models.yaml, sizing/data/configs/), the path of the model's "
+                    "config.json or of a .gguf file",
                 )
             ]
         )
     return found
 
 
-def _field(cfg: dict, shown: str, *names: str, default=None, minimum: int = 1):
-    """A whole number of the config (the first of its names present), at least `minimum`."""
-    for n in names:
-        if cfg.get(n) is not None:
-            v = cfg[n]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-                raise UserError([Problem(shown, n, f"must be a whole number, got {v!r}")])
-            if v != int(v) or not minimum <= v < 2**40:
-                raise UserError([Problem(shown, n, f"must be a whole number from {minimum} to 2**40, got {v!r}")])
-            return int(v)
-    if default is not None:
-        return default
-    raise UserError(
-        [
-            Problem(
-                shown,
-                names[0],
-                f"missing (also looked for {', '.join(names[1:]) or 'no alias'}); is this a decoder model's config.json?",
-            )
-        ]
-    )
-
-
 def from_config(path: Path) -> ModelArch:
     shown = str(path)
-    cfg = read_json_object(path, "give the path of the model's config.json")
-    cfg = cfg.get("text_config", cfg) if isinstance(cfg.get("text_config"), dict) else cfg
-    layers = int(_field(cfg, shown, "num_hidden_layers", "num_layers", "n_layer"))
-    hidden = int(_field(cfg, shown, "hidden_size", "n_embd", "d_model"))
-    heads = int(_field(cfg, shown, "num_attention_heads", "n_head"))
-    kv_heads = int(_field(cfg, shown, "num_key_value_heads", "multi_query_group_num", default=heads))
-    head_dim = int(_field(cfg, shown, "head_dim", "kv_channels", default=max(hidden // heads, 1)))
-    vocab = int(_field(cfg, shown, "vocab_size", "padded_vocab_size"))
-    intermediate = int(_field(cfg, shown, "intermediate_size", "ffn_hidden_size", default=4 * hidden))
-    tied = bool(cfg.get("tie_word_embeddings", False))
-    # Parameters from the architecture (attention q/o + k/v, gated MLP, embeddings): an estimate, said so.
-    per_layer = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 3 * hidden * intermediate
-    params = layers * per_layer + vocab * hidden * (1 if tied else 2)
-    return ModelArch(
-        name=str(cfg.get("_name_or_path") or path.parent.name or path.name),
-        parameters_b=round(params / 1e9, 2),
-        layers=layers,
-        hidden_size=hidden,
-        attention_heads=heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
-        max_positions=int(_field(cfg, shown, "max_position_embeddings", "seq_length", "n_positions", default=0, minimum=0)),
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        torch_dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"),
-        source=shown,
-        parameters_estimated=True,
-    )
+    raw = read_json_object(path, "give the path of the model's config.json")
+    return from_config_dict(raw, shown, name=str(raw.get("_name_or_path") or path.parent.name or path.name))

@@ -7,10 +7,10 @@ The constants below are the estimates that no source file fixes; each says which
 Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
-  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_TP_GIB (n > 1)                              (estimate)
+  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_MULTI_GPU_GIB of the engine (TP x PP > 1)       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
-      sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES                                       (estimate)
+      sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES of the engine (V1 fitted)              (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
   other processes = memory other processes already hold on the GPU: given (--reserved-gib), never predicted; 0 by
@@ -35,6 +35,10 @@ BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV t
 # Forward-pass activation peak per batched token, in 16-bit hidden vectors. Re-fitted (least squares through the
 # origin) on the fit split of calibration.yaml: the two RTX 3090 logs of vllm#10517 (Llama-3.1-8B, hidden 4096:
 # 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
+# The logs say the peak follows the hidden size and not the MLP width one GPU computes: PR #10511 logs 1.26 GiB for
+# Llama-3-8B at TP 1 and at TP 2 alike, and Qwen2.5-32B at TP 2 (vllm#12663, #15815: 1.54 GiB at 12288 tokens,
+# 1.26 at 10000) takes 1.21x Llama's per token, its hidden ratio (1.25x), though its MLP width per GPU is Llama's.
+# A width model (hidden + 3 x MLP width / TP) was tried and put the TP 2 rows 0.2-0.3 GiB low.
 ACTIVATION_FACTOR = 13.5
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
 # logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
@@ -43,10 +47,26 @@ ACTIVATION_FACTOR = 13.5
 # its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
 # 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
 NON_TORCH_GIB = 0.35
-NON_TORCH_TP_GIB = 0.38
-# Sampler warm-up: V1 runs the sampler on max_num_seqs rows of vocabulary logits after the dummy forward pass
-# (0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882); counted as fp32 logits plus fp32 probabilities.
-SAMPLER_BYTES = 8
+# At tensor / pipeline parallel > 1 the per-GPU figure depends on the engine: V1 allocates NCCL and custom all-reduce
+# buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
+# non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
+# by tests/sizing/test_calibration.py): V0 pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, pr10511 3.58
+# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07 and llmd Llama-4-Scout
+# TP 4 2.17 (0.19.0, H100) -> 2.07. (A 0.8-0.10 log that does not name its engine is left out: those ran either.)
+# The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30 reports; V1 spreads 0.34-2.17 over three
+# logs (newer builds take more), so it is tight.
+NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
+# Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
+# (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
+# top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
+# (sequence x vocabulary entry), per engine, fitted (the median) on the logs whose logged activation peak is more
+# than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
+# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0 (0.19.0, 1024
+# sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
+# which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
+# less its non-driver worker's 0.19 GiB peak.
+SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
@@ -62,7 +82,10 @@ def _data() -> dict:
 
 
 def parse_version(v: str) -> tuple[int, ...]:
-    """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x': the numeric release prefix only."""
+    """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x' or 'V0, 0.7.x (2025-03)': the numeric release
+    prefix of the first version in the text."""
+    found = re.search(r"\d+\.\d+[\w.+-]*", v)
+    v = found.group() if found else v
     out = []
     for part in v.split("."):
         m = re.match(r"\d+", part)
@@ -111,9 +134,16 @@ class Engine:
         return _data()["kv_cache_dtypes"][self.name]["dtypes"]
 
 
-def engine(version: str, cc: tuple[int, int]) -> Engine:
+def known_version(version: str) -> bool:
+    """A version given exactly (major.minor.patch at the start), not a range or a guess like '0.8.x' or 'V1 (2026-08)'."""
+    return bool(re.fullmatch(r"\d+\.\d+\.\d+([.+-]?[\w.+-]*)?", version.strip()))
+
+
+def engine(version: str, cc: tuple[int, int], named: str | None = None) -> Engine:
+    """The engine a version runs on this GPU; `named` ("v0" / "v1") where a log names it (VLLM_USE_V1 could pick
+    either from 0.8 to 0.10)."""
     v = parse_version(version)
-    v0 = v < (0, 8) or (v < (0, 11) and cc < (8, 0))
+    v0 = v < (0, 8) or (v < (0, 11) and cc < (8, 0)) if named is None else named.lower() == "v0"
     graphs_from = parse_version(_data()["engines"]["v1"]["cuda_graphs_in_budget_from"])
     return Engine(version=version, name="v0" if v0 else "v1", cuda_graphs_in_budget=not v0 and v >= graphs_from)
 
@@ -187,9 +217,15 @@ class Term:
         return {"name": self.name, "gib": round(self.gib, 3), "source": self.source, "estimate": self.estimate}
 
 
-def non_torch_gib(gpus: int) -> Term:
+def non_torch_gib(gpus: int, engine_name: str = "v1") -> Term:
+    """Per GPU; `gpus` is the GPUs of one replica (TP x PP)."""
     if gpus > 1:
-        return Term("non_torch", NON_TORCH_TP_GIB, "median of the per-GPU figures logged at tensor parallel > 1", True)
+        return Term(
+            "non_torch",
+            NON_TORCH_MULTI_GPU_GIB[engine_name],
+            f"median of the per-GPU figures {engine_name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            True,
+        )
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
 
 
@@ -231,22 +267,29 @@ def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: E
     )
 
 
-def forward_activation(tokens: int, hidden_size: int) -> Term:
-    gib = tokens * hidden_size * 2 * ACTIVATION_FACTOR / GIB
+def activation_width(model, tp: int = 1) -> int:
+    """Elements per batched token the forward peak scales with: the hidden size (see ACTIVATION_FACTOR)."""
+    return int(model.hidden_size)
+
+
+def forward_activation(tokens: int, model, tp: int = 1) -> Term:
+    width = activation_width(model, tp)
+    gib = tokens * width * 2 * ACTIVATION_FACTOR / GIB
     return Term(
         "activation_forward",
         gib,
-        f"{tokens} batched tokens x hidden {hidden_size} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
+        f"{tokens} batched tokens x hidden {width} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
         True,
     )
 
 
-def sampler_warmup(max_num_seqs: int, vocab_size: int) -> Term:
-    gib = max_num_seqs * vocab_size * SAMPLER_BYTES / GIB
+def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") -> Term:
+    per = SAMPLER_BYTES[engine_name]
+    gib = max_num_seqs * vocab_size * per / GIB
     return Term(
         "sampler_warmup",
         gib,
-        f"{max_num_seqs} seqs x vocab {vocab_size} x {SAMPLER_BYTES} B (0.33.0 gpu_model_runner.py:5866-5882)",
+        f"{max_num_seqs} seqs x vocab {vocab_size} x {per} B ({engine_name.upper()}; 0.33.0 gpu_model_runner.py:5866-5882)",
         True,
     )
 

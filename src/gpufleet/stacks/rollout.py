@@ -118,6 +118,20 @@ def notes(spec: FleetSpec) -> list[str]:
         f"rollout ({phase}, {candidate_percent(spec)} % planned): {old} {n_c} node(s) x weight {wc}, {new} {n_n} node(s) x "
         f"weight {wn}: {got:.1f} % of requests to {new} at these sizes; autoscaling changes the node counts, not the "
         "weights (docs/spec.md#rollout)"
+    ] + _model_name_note(spec)
+
+
+def _model_name_note(spec: FleetSpec) -> list[str]:
+    """Clients send the current model's name through the one load balancer: a candidate that does not serve it answers
+    them 404 (vLLM refuses an unknown `model`)."""
+    r = spec.rollout
+    assert r is not None
+    current, cand = spec.model.name, r.candidate.model
+    if current == cand.name or current in cand.aliases:
+        return []
+    return [
+        f"rollout: the candidate serves {cand.name} only: requests naming {current} that reach its nodes get 404; add "
+        f"`aliases: [{current}]` to rollout.candidate.model (docs/rollout.md)"
     ]
 
 

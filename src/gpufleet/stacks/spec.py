@@ -103,6 +103,7 @@ SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trail
 # Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
 # `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
 # components/<cloud>/names.py; these are the characters no consumer on the node interprets.
+MAX_MODEL_ALIASES = 4  # gpufleet's own bound: a rollout needs one (the current model's name)
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?\Z")
 
 
@@ -155,6 +156,12 @@ class Model(Strict):
     )
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
     catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
+    aliases: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_MODEL_ALIASES,
+        description="other names vLLM serves the model under (--served-model-name NAME ALIAS ...): a rollout's candidate "
+        "lists the current model's name, so clients that still send it are answered, not refused with 404",
+    )
 
     @field_validator("name")
     @classmethod
@@ -164,6 +171,21 @@ class Model(Strict):
                 f"{v!r} is not a model id: use letters, digits, . _ - and at most one / (e.g. Qwen/Qwen2.5-7B-Instruct)"
             )
         return v
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: list[str]) -> list[str]:
+        for alias in v:
+            cls._name(alias)
+        if len(set(v)) != len(v):
+            raise ValueError(f"{v}: each alias once")
+        return v
+
+    @model_validator(mode="after")
+    def _not_its_own_alias(self):
+        if self.name in self.aliases:
+            raise ValueError(f"aliases: {self.name!r} is the model's name already; remove it from aliases")
+        return self
 
     @field_validator("source")
     @classmethod

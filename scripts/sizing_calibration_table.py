@@ -1,0 +1,30 @@
+"""Rewrite the per-class calibration table in docs/sizing.md from the calibration test's figures.
+
+    .venv/bin/python scripts/sizing_calibration_table.py
+
+The table sits between the two markers below; tests/sizing/test_calibration.py fails when it differs from what
+gpufleet.sizing.calibration.class_table_markdown() computes now.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "sizing.md"
+START, END = "<!-- calibration-table:start -->", "<!-- calibration-table:end -->"
+
+
+def main() -> int:
+    from gpufleet.sizing.calibration import class_table_markdown
+
+    text = DOC.read_text()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{START}\n{class_table_markdown()}\n{END}{tail}")
+    print(f"wrote the table into {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""A GGUF file as the sizing model sees it: the architecture from its metadata and the weight bytes from its tensors.
+
+Read with the `gguf` package's reader (the llama.cpp project's own), metadata only: GGUFReader maps the file and
+parses the header, key-values and tensor infos; tensor data is not read. Each tensor's bytes are its element count
+over the block size times the block's bytes for its type (gguf.GGML_QUANT_SIZES), which is what the file stores
+and what vLLM's GGUF loader keeps on the GPU (quantized weights stay quantized, vllm/model_executor/layers/
+quantization/gguf.py). `import gguf` (with numpy) costs about 0.8 s, so it is imported only for a .gguf path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpufleet.errors import Problem, UserError
+
+# GGUF architecture -> (transformers model_type, its key names: {arch}.<key>)
+ARCH_TYPES = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen2moe": "qwen2_moe",
+    "qwen3moe": "qwen3_moe",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "deepseek2": "deepseek_v2",
+}
+
+
+def _value(reader, key: str):
+    field = reader.fields.get(key)
+    if field is None:
+        return None
+    value = field.contents()
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def read(path: Path) -> tuple[dict, float, str]:
+    """(config.json-style fields from the metadata, bytes of all tensors, the model's name). models.resolve builds the
+    ModelArch from them (this module stays below models in the import graph)."""
+    shown = str(path)
+    if not path.is_file():
+        raise UserError([Problem(shown, "", "no such GGUF file")])
+    try:
+        from gguf import GGML_QUANT_SIZES, GGUFReader
+
+        reader = GGUFReader(path, "r")
+    except (ValueError, OSError, KeyError, IndexError) as e:  # not a GGUF file, truncated, unknown version
+        raise UserError([Problem(shown, "", f"not a readable GGUF file: {e}")]) from None
+    arch = _value(reader, "general.architecture")
+    if not isinstance(arch, str):
+        raise UserError([Problem(shown, "general.architecture", "missing; is this a model GGUF file?")])
+
+    def key(name: str, default=None):
+        v = _value(reader, f"{arch}.{name}")
+        return default if v is None else v
+
+    total = 0
+    vocab = None
+    for t in reader.tensors:
+        block, size = GGML_QUANT_SIZES[t.tensor_type]
+        total += int(t.n_elements) // block * size
+        if t.name == "token_embd.weight":
+            vocab = int(t.shape[-1]) if len(t.shape) > 1 else None
+    hidden = key("embedding_length")
+    heads = key("attention.head_count")
+    tokens = _value(reader, "tokenizer.ggml.tokens")
+    cfg = {
+        "model_type": ARCH_TYPES.get(arch, arch),
+        "num_hidden_layers": key("block_count"),
+        "hidden_size": hidden,
+        "intermediate_size": key("feed_forward_length"),
+        "num_attention_heads": heads,
+        "num_key_value_heads": key("attention.head_count_kv", heads),
+        "head_dim": key("attention.key_length"),
+        "max_position_embeddings": key("context_length"),
+        "vocab_size": vocab or (len(tokens) if isinstance(tokens, list) else None),
+        "tie_word_embeddings": not any(t.name == "output.weight" for t in reader.tensors),
+        "torch_dtype": "float16",
+    }
+    if key("expert_count"):
+        cfg |= {
+            "num_experts": key("expert_count"),
+            "num_experts_per_tok": key("expert_used_count", 0),
+            "moe_intermediate_size": key("expert_feed_forward_length", cfg["intermediate_size"]),
+        }
+    if key("attention.kv_lora_rank"):
+        cfg |= {
+            "kv_lora_rank": key("attention.kv_lora_rank"),
+            "q_lora_rank": key("attention.q_lora_rank", 0),
+            "qk_rope_head_dim": key("rope.dimension_count"),
+            "qk_nope_head_dim": (key("attention.key_length") or 0) - (key("rope.dimension_count") or 0),
+            "v_head_dim": key("attention.value_length"),
+        }
+    cfg = {k: v for k, v in cfg.items() if v is not None}
+    return cfg, float(total), str(_value(reader, "general.name") or path.stem)

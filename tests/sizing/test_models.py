@@ -1,0 +1,307 @@
+"""Reading config.json as vLLM does, parameters by structure, the parallel split, formats, GGUF, LoRA, refusals."""
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpufleet.errors import UserError
+from gpufleet.sizing import fit, gguf_file, models, parallel, profiler
+from gpufleet.stacks.catalog import gpu_kinds
+
+ROOT = Path(__file__).resolve().parents[2]
+KINDS = gpu_kinds()
+GIB = 2**30
+CATALOG = models.catalog()
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_every_catalog_model_counts_its_card_parameters_within_two_percent(name):
+    m = CATALOG[name]
+    assert m.card_parameters_b, f"{name}: no card parameter count to check against"
+    assert abs(m.parameters_b / m.card_parameters_b - 1) <= 0.02, f"{name}: {m.parameters_b:.2f}B vs card {m.card_parameters_b}B"
+
+
+def test_the_catalog_holds_moe_mla_and_architecture_default_rows():
+    assert sum(m.is_moe for m in CATALOG.values()) >= 4 and sum(m.is_mla for m in CATALOG.values()) >= 2
+    assert any(m.model_type == "gemma" for m in CATALOG.values())
+
+
+def test_gemma_ties_its_embeddings_by_its_architectures_default():
+    """gemma-7b's config.json has no tie_word_embeddings: transformers' GemmaConfig defaults it to True (Llama's to
+    False); read with one default for every architecture the weights come out about 10 % high."""
+    g = CATALOG["google/gemma-7b"]
+    assert g.tied_embeddings and abs(g.parameters_b - 8.54) < 0.02
+    untied = replace(g, tied_embeddings=False)
+    assert 1.08 < untied.parameters / g.parameters < 1.11
+    assert models.config_defaults()["types"]["gemma"]["defaults"]["tie_word_embeddings"] is True
+    assert models.config_defaults()["types"]["llama"]["defaults"]["tie_word_embeddings"] is False
+
+
+def test_aliases_and_text_config_are_read_as_transformers_reads_them(tmp_path):
+    gpt2 = models.from_config_dict({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024}, "x")
+    assert (gpt2.layers, gpt2.hidden_size, gpt2.vocab_size, gpt2.tied_embeddings, gpt2.gated_mlp) == (12, 768, 50257, True, False)
+    assert abs(gpt2.parameters_b - 0.124) < 0.003  # GPT-2 small's 124M
+    composite = models.from_config_dict({"model_type": "gemma3", "text_config": {"hidden_size": 2560, "num_hidden_layers": 34,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 10240, "head_dim": 256}}, "x")  # fmt: skip
+    assert composite.model_type == "gemma3_text" and composite.tied_embeddings and composite.vocab_size == 262208
+    assert composite.sliding_layers == 34 - 34 // 6  # five local layers to one global (transformers' pattern 6)
+
+
+def test_moe_structure_routed_shared_and_dense_first_layers():
+    v3 = CATALOG["deepseek-ai/DeepSeek-V3"]
+    assert len(v3.moe_layer_ids) == 61 - 3 and v3.experts == 256 and v3.shared_intermediate == 2048
+    assert 36 < v3.active_parameters_b < 38  # the card's 37B activated
+    q15 = CATALOG["Qwen/Qwen1.5-MoE-A2.7B"]
+    assert q15.shared_gate and q15.shared_intermediate == 5632 and len(q15.moe_layer_ids) == 24
+    assert 2.6 < q15.active_parameters_b < 2.8  # "A2.7B"
+    mixtral = CATALOG["mistralai/Mixtral-8x7B-Instruct-v0.1"]
+    assert 12.5 < mixtral.active_parameters_b < 13.0  # 12.9B active per token
+
+
+def test_mla_caches_one_latent_per_layer_on_every_rank():
+    v3 = CATALOG["deepseek-ai/DeepSeek-V3"]
+    assert fit.kv_bytes_per_token(v3, "bfloat16", "auto") == 61 * (512 + 64) * 2 == 70272
+    assert fit.kv_bytes_per_token(v3, "bfloat16", "auto", gpus=8) == 70272  # not split by TP
+
+
+def test_kv_heads_split_over_tp_and_replicated_below_one_per_rank():
+    glm = CATALOG["THUDM/glm-4-9b-chat"]  # 2 KV heads
+    per = [fit.kv_bytes_per_token(glm, "bfloat16", "auto", gpus=tp) for tp in (1, 2, 4)]
+    assert per == [2 * 40 * 2 * 128 * 2, 2 * 40 * 1 * 128 * 2, 2 * 40 * 1 * 128 * 2]
+
+
+def test_heads_not_divisible_by_tp_is_refused_in_vllms_words():
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]  # 28 heads
+    r = fit.measure(q7, KINDS["A10"], fit.Serving(gpus=3, max_model_len=8192))
+    assert r.verdict == "does not fit" and not r.fits
+    said = " ".join(r.problems)
+    assert "Total number of attention heads (28) must be divisible by tensor parallel size (3)." in said
+    assert "1, 2, 4" in said  # the fix: a size that divides 28
+
+
+def test_pipeline_stages_split_layers_as_vllm_does_and_too_many_are_refused():
+    assert [len(s) for s in parallel.stage_layers(28, 3)] == [9, 10, 9]  # remainder to the stages before the last
+    assert [len(s) for s in parallel.stage_layers(80, 4)] == [20, 20, 20, 20]
+    tiny = models.from_config_dict({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                     "vocab_size": 100, "intermediate_size": 128}, "x")  # fmt: skip
+    assert any("more than the model's 2 layers" in p for p in parallel.problems(tiny, 1, 4, 1, False, "v1"))
+
+
+def test_pipeline_parallel_halves_weights_and_kv_per_gpu():
+    l70 = CATALOG["meta-llama/Llama-3.1-70B-Instruct"]
+    one = fit.measure(l70, KINDS["A100-80G"], fit.Serving(gpus=2, dtype="bfloat16", max_model_len=8192))
+    pp = fit.measure(l70, KINDS["A100-80G"], fit.Serving(gpus=2, pipeline_parallel=2, dtype="bfloat16", max_model_len=8192))
+    assert pp.weights_gib == pytest.approx(one.weights_gib / 2, rel=0.03)
+    assert pp.kv_bytes_per_token == one.kv_bytes_per_token // 2  # 40 of the 80 layers on each GPU
+    assert pp.kv_tokens > 2 * one.kv_tokens
+
+
+def test_expert_parallel_splits_whole_experts_and_refuses_an_uneven_split_on_v1():
+    q30 = CATALOG["Qwen/Qwen3-30B-A3B"]  # 128 experts
+    tp4 = parallel.rank_params(q30, 4, 1, 1, False)[0]
+    ep4 = parallel.rank_params(q30, 4, 1, 1, True)[0]
+    assert ep4.expert == pytest.approx(tp4.expert)  # 32 whole experts per rank = each expert split in four
+    ep3 = parallel.rank_params(q30, 3, 1, 1, True)[0]
+    assert ep3.expert == pytest.approx(48 * 43 * q30.mlp_parameters(768))  # ceil(128 / 3) = 43 on the first ranks
+    said = parallel.problems(q30, 3, 1, 1, True, "v1")
+    assert any("n_physical_experts=128 must be divisible by ep_size=3" in p for p in said)
+    assert not parallel.problems(q30, 3, 1, 1, True, "v0") or "heads" in " ".join(parallel.problems(q30, 3, 1, 1, True, "v0"))
+
+
+def test_data_parallel_keeps_a_whole_replica_per_group():
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]
+    one = fit.measure(q7, KINDS["A10"], fit.Serving(max_model_len=8192))
+    dp2 = fit.measure(q7, KINDS["A10"], fit.Serving(data_parallel=2, max_model_len=8192))
+    assert dp2.weights_gib == pytest.approx(one.weights_gib) and dp2.kv_tokens == one.kv_tokens
+
+
+@pytest.mark.parametrize(
+    "fmt, bits",
+    [("awq", 4 + 20 / 128), ("gptq", 4 + 20 / 128), ("w4a16", 4 + 16 / 128), ("bitsandbytes", 4 + 8 / 64 + 32 / (64 * 256)),
+     ("fp8", 8), ("w8a8", 8), ("mxfp4", 4.25)],
+)  # fmt: skip
+def test_bits_per_weight_count_group_scales_and_zeros(fmt, bits):
+    assert fit.bits_per_weight(fmt) == pytest.approx(bits)
+
+
+def test_quantized_weights_keep_embeddings_in_16_bits():
+    q72 = CATALOG["Qwen/Qwen2.5-72B-Instruct"]
+    gptq = fit.weight_bytes(q72, "float16", "gptq")
+    embed = q72.embedding_parameters * 2
+    assert gptq == pytest.approx((q72.parameters - q72.embedding_parameters) * (4 + 20 / 128) / 8 + embed, rel=0.005)
+    assert 38.4 < gptq / GIB < 38.8  # vllm#11230 logs 38.53 GiB
+
+
+def test_lora_slots_and_cpu_offload_are_counted():
+    l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
+    base = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192))
+    lora = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192, max_loras=4, max_lora_rank=64))
+    # per layer and slot: rank x (qkv 3 x 4096 + 4096 + 2 x 1024, o 4096 + 4096, gate_up 2 x 4096 + 2 x 14336, down 14336 + 4096)
+    per_layer = 64 * (3 * 4096 + 4096 + 2 * 1024 + 4096 + 4096 + 2 * 4096 + 2 * 14336 + 14336 + 4096)
+    lora_gib = 4 * 32 * per_layer * 2 / GIB
+    assert {t.name: t.gib for t in lora.terms}["lora"] == pytest.approx(lora_gib)
+    assert lora.kv_cache_gib == pytest.approx(base.kv_cache_gib - lora_gib)
+    off = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192, cpu_offload_gb=4))
+    assert off.weights_gib == pytest.approx(base.weights_gib - 4) and off.kv_cache_gib == pytest.approx(base.kv_cache_gib + 4)
+
+
+def test_verdict_is_tight_near_the_line_and_for_an_architecture_not_modelled():
+    l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
+    r = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192))
+    low, high = r.kv_tokens_range
+    assert low < r.kv_tokens < high and r.verdict == "fits"
+    near = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=(r.kv_tokens + high) // 2))
+    assert near.verdict == "tight" and not near.fits  # refused at the central estimate, could start within the error
+    just = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=(low + r.kv_tokens) // 2))
+    assert just.verdict == "tight" and just.fits
+    odd = models.from_config_dict({"model_type": "some_new_arch", "num_hidden_layers": 32, "hidden_size": 4096,
+        "num_attention_heads": 32, "vocab_size": 32000}, "x")  # fmt: skip
+    wide = fit.measure(odd, KINDS["A10"], fit.Serving(max_model_len=4096))
+
+    def spread(x):
+        return (x.kv_tokens_range[1] - x.kv_tokens_range[0]) / x.kv_tokens
+
+    assert odd.parameters_estimated and spread(wide) > 2 * spread(r)
+    unknown_version = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192, vllm_version="0.9.x", engine="v1"))
+    assert not profiler.known_version("0.9.x") and spread(unknown_version) > 2 * spread(r)
+
+
+def test_v0_and_v1_refuse_a_short_cache_in_their_own_words():
+    l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
+    v1 = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=131072))
+    v0 = fit.measure(l8, KINDS["V100-32G"], fit.Serving(max_model_len=131072))
+    assert v1.engine == "V1" and any(
+        "To serve at least one request with the model's max seq len (131072)" in p for p in v1.problems
+    )
+    assert v0.engine == "V0" and any(
+        "The model's max seq len (131072) is larger than the maximum number" in p for p in v0.problems
+    )
+
+
+def _tiny_gguf(path: Path) -> None:
+    """A two-layer llama GGUF written with gguf's own writer: f16 embedding, Q8_0 projections, f32 norms."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name("tiny-llama")
+    w.add_block_count(2)
+    w.add_embedding_length(64)
+    w.add_feed_forward_length(128)
+    w.add_head_count(4)
+    w.add_head_count_kv(2)
+    w.add_context_length(256)
+    w.add_tensor("token_embd.weight", np.zeros((100, 64), dtype=np.float16))
+    for i in range(2):
+        for name, (rows, cols) in [("attn_q", (64, 64)), ("attn_k", (32, 64)), ("attn_v", (32, 64)), ("attn_output", (64, 64)),
+                                   ("ffn_gate", (128, 64)), ("ffn_up", (128, 64)), ("ffn_down", (64, 128))]:  # fmt: skip
+            w.add_tensor(
+                f"blk.{i}.{name}.weight",
+                np.zeros((rows, cols // 32 * 34), dtype=np.uint8),
+                raw_dtype=gguf.GGMLQuantizationType.Q8_0,
+            )
+        w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(64, dtype=np.float32))
+    w.add_tensor("output_norm.weight", np.ones(64, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path)
+    m = models.resolve(str(path))
+    assert gguf_file.read(path)[2] == "tiny-llama"
+    assert (m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim, m.vocab_size) == (2, 64, 4, 2, 16, 100)
+    assert m.tied_embeddings  # no output.weight tensor
+    # f16 embedding 100 x 64 x 2 B; per layer Q8_0 (34 bytes per 32 weights) of 4096 + 2 x 2048 + 4096 + 3 x 8192, f32 norm
+    per_layer = (4096 + 2 * 2048 + 4096 + 3 * 8192) // 32 * 34 + 64 * 4
+    assert m.weight_bytes_given == 100 * 64 * 2 + 2 * per_layer + 64 * 4
+    r = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf"))
+    assert r.weights_gib == pytest.approx(m.weight_bytes_given / GIB, rel=0.01) and r.verdict == "fits"
+    assert any("GGUF tensors" in a for a in r.assumptions)
+
+
+def test_plan_fit_reads_a_gguf_file_and_a_bad_one_is_one_line_exit_2(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path)
+    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--gpu", "A10", "--json"]
+    ok = subprocess.run([*gf, "--model", str(path), "--max-model-len", "256"], capture_output=True, text=True, timeout=120)
+    out = json.loads(ok.stdout)
+    assert out["quantization"] == "gguf" and out["verdict"] == "fits" and ok.returncode == 0
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file at all")
+    r = subprocess.run([*gf, "--model", str(bad)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "not a readable GGUF file" in r.stderr
+
+
+def test_a_bad_config_field_is_one_line_with_the_file_and_field(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {"model_type": "llama", "num_hidden_layers": "many", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}
+        )
+    )
+    with pytest.raises(UserError) as e:
+        models.resolve(str(cfg))
+    assert "num_hidden_layers" in str(e.value) and str(cfg) in str(e.value)
+
+
+def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_transformers():
+    snap = models.config_defaults()
+    script = (ROOT / "scripts" / "config_defaults_snapshot.py").read_text()
+    for f in ("tie_word_embeddings", "n_routed_experts", "kv_lora_rank", "first_k_dense_replace", "moe_intermediate_size"):
+        assert f in snap["fields"] and f'"{f}"' in script
+    pytest.importorskip("transformers")
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "config_defaults_snapshot.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_the_split_at_one_gpu_holds_exactly_the_counted_parameters(name):
+    m = CATALOG[name]
+    r = parallel.rank_params(m, 1, 1, 1, False)[0]
+    assert (r.quantizable + r.kept) == pytest.approx(m.parameters, rel=1e-5)  # q/k norms and MLA latent norms aside
+
+
+def test_a_refusal_log_without_memory_is_checked_on_the_structural_refusals():
+    from gpufleet.sizing import calibration
+
+    row = {"id": "synthetic-heads", "model": "Qwen/Qwen2.5-7B-Instruct", "vllm": "0.6.3", "engine": "V0",
+           "compute_capability": "8.0", "flags": {"tensor_parallel_size": 3}, "outcome": "refused"}  # fmt: skip
+    verdict, problems = calibration.verdict_of(row)
+    assert verdict == "does not fit" and "Total number of attention heads (28) must be divisible" in problems[0]
+    ok = {**row, "flags": {"tensor_parallel_size": 4}}
+    assert calibration.verdict_of(ok) == ("tight", [])  # nothing structural: memory unknown, so not "fits"
+
+
+def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
+    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--json", "--gpu", "A10", "--max-model-len", "8192"]
+    args = ["--model", "Qwen/Qwen3-30B-A3B", "--gpus", "2", "--data-parallel-size", "2", "--enable-expert-parallel",
+            "--max-loras", "2", "--max-lora-rank", "8", "--cpu-offload-gb", "1"]  # fmt: skip
+    r = subprocess.run([*gf, *args], capture_output=True, text=True, timeout=120)
+    out = json.loads(r.stdout)
+    assert (out["gpus"], out["data_parallel"], out["expert_parallel"]) == (2, 2, True)
+    assert out["serving"]["max_loras"] == 2 and out["serving"]["cpu_offload_gb"] == 1.0
+    terms = {t["name"]: t["gib"] for t in out["terms"]}
+    assert terms["lora"] > 0 and out["verdict"] in ("fits", "tight", "does not fit")
+    q30 = CATALOG["Qwen/Qwen3-30B-A3B"]
+    ep = parallel.rank_params(q30, 2, 1, 2, True)[0]  # 128 experts over TP 2 x DP 2 = 32 per GPU
+    assert terms["weights"] == pytest.approx((ep.quantizable + ep.kept) * 2 / GIB - 1, abs=0.002)
+    pp = subprocess.run(
+        [*gf, "--model", "Qwen/Qwen2.5-7B-Instruct", "--pipeline-parallel-size", "40"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pp.returncode == 1 and "more than the model's 28 layers" in pp.stdout
