@@ -225,7 +225,7 @@ class Term:
     estimate: bool
 
     def to_json(self) -> dict:
-        return {"name": self.name, "gib": round(self.gib, 3), "source": self.source, "estimate": self.estimate}
+        return {"name": self.name, "gib": self.gib, "source": self.source, "estimate": self.estimate}  # full precision
 
 
 def non_torch_gib(gpus: int, eng: Engine) -> Term:
