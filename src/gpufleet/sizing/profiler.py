@@ -53,7 +53,7 @@ NON_TORCH_GIB = 0.35
 # device's use minus its own tensors (0.6.4.post1 worker.py:206-213), CUDA context included. The logs say the figure
 # follows that accounting, not the GPU model: 0.35 on a 3090 under 0.6.4 (vllm#10517), and under 0.6.5+ 0.03 on an
 # RTX 4060 (vllm#13882, 0.7.3), 0.16 on an H100 (PR #12126, 0.6.6.dev), 0.05 on T4s (0.7.2, 0.8.2) and on an A10-class
-# card (the OCI log, 0.7.x). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
+# card (the OCI AI Quick Actions log, 0.7.1), 0.09 on a V100-32G (0.8.5). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
 # are its fit rows (calibration.fit_non_torch_v0_baseline, re-derived by tests/sizing/test_calibration.py): PR #10511
 # 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
 # test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
