@@ -1,5 +1,5 @@
 """Every format a command prints says the same numbers (issue 27 item 4): cost estimate, compare, report, diff, commit,
-tokens, reconcile, budget; preview, check, plan capacity, plan scaling's cost; image lock show.
+tokens, reconcile, budget; preview, check, plan fit, plan capacity, plan scaling's cost; image lock show.
 
 For every shipped stack each command is run in-process in every format it offers; the JSON is taken as the data
 (decimal strings, `complete`, a `high` of null when a line has no price) and every other format is read back and
@@ -340,3 +340,36 @@ def test_image_lock_show_formats_agree(capsys):
         state = "placeholder" if e["placeholder"] else "built"
         row = rf"│ {re.escape(e['recipe'])}\s+│ {e['cloud']}\s+│ {e['region']}\s+│ {re.escape(e['image_id'])}\s+│ {state}"
         assert re.search(row, table), e
+
+
+# --- plan fit: the table shows the JSON's figures, rounded for display only -------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_fit_formats_agree(stack, capsys):
+    """The JSON carries full precision; every figure the table prints is the JSON's, rounded as the table rounds it
+    (2 decimals for GiB and concurrency), and every verdict, problem, advice and assumption line is the JSON's."""
+    j = json.loads(run(["plan", "fit", "--stack", stack, "--json"], capsys))
+    table = run(["plan", "fit", "--stack", stack], capsys)
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line)]
+        if len(cells) > 3 and cells[1] and re.fullmatch(r"-?\d+\.\d\d", cells[2]):
+            rows[cells[1]] = cells[2]
+    assert rows, table
+    for term in j["terms"]:
+        assert rows.get(term["name"]) == f"{term['gib']:.2f}", (term, rows.get(term["name"]))
+    assert rows["kv_cache"] == f"{j['kv_cache_gib']:.2f}" and rows["weights"] == f"{j['weights_gib']:.2f}"
+    flat = " ".join(table.split())
+    assert (
+        f"KV cache: {j['kv_tokens']} tokens ({j['kv_bytes_per_token']} B/token per GPU); "
+        f"{j['max_concurrency']:.2f}x concurrency at max_model_len {j['max_model_len']}"
+    ) in flat
+    low, high = j["kv_tokens_range"]
+    assert f"KV tokens within the model's error: {low}-{high}" in flat
+    assert j["verdict"] in table.splitlines()
+    for kind in ("problems", "advice", "assumptions"):
+        for line in j[kind]:
+            assert " ".join(line.split()) in flat, (kind, line)
+    # the JSON is not rounded: a figure the table rounds keeps its digits (a KV cache of whole hundredths is unlikely)
+    assert any(len(repr(t["gib"]).split(".")[-1]) > 3 for t in j["terms"]), j["terms"]

@@ -13,6 +13,7 @@ held memory of something other than the vLLM worker gives it as other_memory_gib
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 from functools import cache
@@ -294,7 +295,33 @@ def fit_non_torch_multi_gpu() -> dict[str, float]:
 
 
 def _non_torch_rows() -> set[str]:
-    return {row_id for _, row_id, _ in _non_torch_values()}
+    return {row_id for _, row_id, _ in _non_torch_values()} | {row_id for row_id, _ in _non_torch_v0_baseline_values()}
+
+
+def fit_non_torch_v0_baseline() -> float:
+    """Median of the non-torch memory logged on one GPU by V0 from 0.6.5 (measured from a start-up baseline), outside
+    the small-GPU class (whose logs are held out to test it)."""
+    return statistics.median(value for _, value in _non_torch_v0_baseline_values())
+
+
+def _non_torch_v0_baseline_values() -> list[tuple[str, float]]:
+    """(log id, non-torch GiB) of the single-GPU V0 logs from 0.6.5 that print it: one GPU named (not "GPUs"), no
+    other processes' memory, not tagged small_gpu."""
+    out: list[tuple[str, float]] = []
+    for row in table()["logs"]:
+        lg, f = row.get("logged") or {}, row.get("flags") or {}
+        if "non_torch_gib" not in lg or "other_memory_gib" in row or "small_gpu" in (row.get("tags") or []):
+            continue
+        if (f.get("tensor_parallel_size") or 1) * (f.get("pipeline_parallel_size") or 1) > 1:
+            continue
+        if re.search(r"\bGPUs\b|^\s*\d+\s*x", str(row.get("gpu") or "")):
+            continue  # more than one GPU, or a count the log does not give
+        s = serving(row)
+        eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
+        if eng.name != "v0" or profiler.parse_version(eng.version) < (0, 6, 5) or profiler.device_wide_non_torch(eng):
+            continue
+        out.append((row["id"], float(lg["non_torch_gib"])))
+    return out
 
 
 def _non_torch_values() -> list[tuple[str, str, float]]:
@@ -329,12 +356,15 @@ def _sampler_rows() -> set[str]:
 
 
 def _sampler_values() -> list[tuple[str, str, float]]:
-    """(log id, engine, bytes per sequence x vocabulary entry) of the sampler-bound logs that name their engine."""
+    """(log id, engine, bytes per sequence x vocabulary entry) of the sampler-bound logs that name their engine (not
+    the known KV misses)."""
     found: list[tuple[str, str, float]] = []
     for row in table()["logs"]:
         lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
         if arch is None or "activation_peak_gib" not in lg or row.get("engine") not in ("V0", "V1"):
             continue
+        if row["id"] in KNOWN_MISSES["kv"]:
+            continue  # a log whose activation the model is known to miss sets no rate (zhihu-v100: the MLP at 32k tokens)
         seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
         if not seqs or not tokens:
             continue
@@ -370,9 +400,14 @@ KNOWN_MISSES = {
         "0.3 % the KV cache comes out 0.57 GiB high",
         "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "DeepSeek-V3 AWQ at TP 16 logs 0.37 GiB of activation, a quarter of the "
         "model's 1.48 (13.5 hidden vectors x 8192 tokens); MLA / MoE activations at large TP are not modelled",
-        "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic: the T4 logs 0.05 GiB of non-torch memory against the model's "
-        "single-GPU 0.35 (the logged single-GPU figures run 0.03-0.35 by card, a 3090 logs 0.35), which with the "
-        "KV cache of 2.6 GiB is 12 %",
+        "ociaqua-a10-llama31-8b-131k-v0-refused": "pessimistic (-23 %): the profile logs 0.22 GiB of activation, the "
+        "forward pass of 2048 batched tokens alone; the sampler warm-up every other V0 log shows (1.20 GiB modelled for "
+        "the default 256 sequences) is absent. The container's max_num_seqs is not logged: at 47 sequences or fewer the "
+        "sampler would stay under 0.22 GiB. The verdict (refused) is right",
+        "zhihu-v100-qwen25-7b-v0": "optimistic (+14 %): at 32768 batched tokens Qwen2.5-7B logs 4.35 GiB of activation "
+        "against the model's 2.95 (13.5 hidden vectors per token, fitted on Llama-3.1-8B): Qwen2.5-7B's MLP is 5.3x its "
+        "hidden size where Llama's is 3.5x, and at 32k tokens the gate/up output (32768 x 2 x 18944 x 2 B = 2.31 GiB) "
+        "sets the peak; the activation model follows the hidden size only",
     },
     "weights": {
         "llmd-h100-gptoss20b-tp1-sampler-oom": "gpt-oss (mxfp4 experts) loads 13.64 GiB against 12.80 from 4.25 bits per "
@@ -389,8 +424,11 @@ KNOWN_MISSES = {
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
 KNOWN_CLASS_MISSES = {
-    "small_gpu": "two KV logs, both Tesla T4 on V0 with small KV caches (2.6 / 6.2 GiB), both pessimistic: the T4 logs "
-    "0.05 GiB of non-torch memory against the model's single-GPU 0.35",
+    "small_gpu": "four KV logs (T4 x 2, an A10-class card, V100-32G), all V0, errors -23 / -8.9 / -1.3 / +14 %: the "
+    "median (-5.1 %) sits between the two T4 logs. The single-GPU non-torch term now follows vLLM's accounting (0.16 "
+    "GiB from 0.6.5, fitted outside this class; these logs print 0.05-0.09), which took the T4 logs from -16.1 / -4.4 "
+    "%; what remains is the sampler (the A10-class log shows none) and the activation at 32k tokens (the V100 log), "
+    "each a known KV miss",
 }
 
 

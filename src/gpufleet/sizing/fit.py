@@ -144,7 +144,9 @@ class Fit:
     assumptions: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        # full precision: the table rounds these for display (2 decimals), so no figure it shows can contradict the JSON
+        # (tests/test_formats_agree.py); rounding both would round twice
+        out = dict(self.__dict__)
         out["terms"] = [t.to_json() for t in self.terms]
         out["kv_tokens_range"] = list(self.kv_tokens_range)
         out["per_gpu"] = "budget, weights, overhead, KV cache and terms are per GPU; KV tokens serve the whole group"
@@ -312,7 +314,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     lora_dtype = DTYPE_BYTES[dtype]
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
-    non_torch = profiler.non_torch_gib(world, eng.name)
+    non_torch = profiler.non_torch_gib(world, eng)
     forward = profiler.forward_activation(s.max_num_batched_tokens, model, n)
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(

@@ -7,7 +7,8 @@ The constants below are the estimates that no source file fixes; each says which
 Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
-  non-torch       = NON_TORCH_GIB (1 GPU) or NON_TORCH_MULTI_GPU_GIB of the engine (TP x PP > 1)       (estimate)
+  non-torch       = NON_TORCH_GIB (1 GPU; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB) or NON_TORCH_MULTI_GPU_GIB of
+                    the engine (TP x PP > 1)                                                       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES of the engine (V1 fitted)              (estimate)
@@ -47,6 +48,16 @@ ACTIVATION_FACTOR = 13.5
 # its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
 # 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
 NON_TORCH_GIB = 0.35
+# V0 from 0.6.5 on one GPU: those versions measure non-torch memory as the increase over a baseline taken at start-up,
+# after the CUDA context exists (0.10.0 vllm/worker/worker.py:189,254-264; PR #10511), where 0.6.4.x took the whole
+# device's use minus its own tensors (0.6.4.post1 worker.py:206-213), CUDA context included. The logs say the figure
+# follows that accounting, not the GPU model: 0.35 on a 3090 under 0.6.4 (vllm#10517), and under 0.6.5+ 0.03 on an
+# RTX 4060 (vllm#13882, 0.7.3), 0.16 on an H100 (PR #12126, 0.6.6.dev), 0.05 on T4s (0.7.2, 0.8.2) and on an A10-class
+# card (the OCI AI Quick Actions log, 0.7.1), 0.09 on a V100-32G (0.8.5). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
+# are its fit rows (calibration.fit_non_torch_v0_baseline, re-derived by tests/sizing/test_calibration.py): PR #10511
+# 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
+# test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
+NON_TORCH_V0_BASELINE_GIB = 0.16
 # At tensor / pipeline parallel > 1 the per-GPU figure depends on the engine: V1 allocates NCCL and custom all-reduce
 # buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
 # non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
@@ -214,19 +225,34 @@ class Term:
     estimate: bool
 
     def to_json(self) -> dict:
-        return {"name": self.name, "gib": round(self.gib, 3), "source": self.source, "estimate": self.estimate}
+        return {"name": self.name, "gib": self.gib, "source": self.source, "estimate": self.estimate}  # full precision
 
 
-def non_torch_gib(gpus: int, engine_name: str = "v1") -> Term:
+def non_torch_gib(gpus: int, eng: Engine) -> Term:
     """Per GPU; `gpus` is the GPUs of one replica (TP x PP)."""
     if gpus > 1:
         return Term(
             "non_torch",
-            NON_TORCH_MULTI_GPU_GIB[engine_name],
-            f"median of the per-GPU figures {engine_name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            NON_TORCH_MULTI_GPU_GIB[eng.name],
+            f"median of the per-GPU figures {eng.name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            True,
+        )
+    if eng.name == "v0" and not device_wide_non_torch(eng):
+        return Term(
+            "non_torch",
+            NON_TORCH_V0_BASELINE_GIB,
+            "V0 from 0.6.5 measures from a start-up baseline (the CUDA context is outside it): median of the "
+            "single-GPU figures logged by those versions on H100 / RTX 4060 (calibration.yaml)",
             True,
         )
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
+
+
+def device_wide_non_torch(eng: Engine) -> bool:
+    """True where the version takes non-torch memory as the whole device's use minus its own tensors (0.6.4.x:
+    the CUDA context and other processes' memory are in it); the same window as other processes counted."""
+    row = _data()["other_processes"]["counted_in_kv_budget"]
+    return parse_version(row["from"]) <= parse_version(eng.version) < parse_version(row["below"])
 
 
 def other_processes(gib: float, eng: Engine) -> tuple[Term, bool]:
