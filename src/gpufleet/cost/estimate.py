@@ -22,7 +22,7 @@ from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.resources import CATEGORIES, PricingContext
+from gpufleet.cost.resources import CATEGORIES, COMPUTE, PricingContext
 from gpufleet.cost.usage import Usage, schedule_average
 from gpufleet.errors import Problem, UserError, did_you_mean
 
@@ -216,7 +216,7 @@ class Estimate:
     @property
     def overhead_share(self) -> Decimal:
         total = self.monthly_total
-        return Decimal(0) if total == 0 else ((total - self.by_category["gpu_compute"]) / total).quantize(Decimal("0.0001"))
+        return Decimal(0) if total == 0 else ((total - self.by_category[COMPUTE]) / total).quantize(Decimal("0.0001"))
 
     @property
     def unpriced(self) -> list[Line]:

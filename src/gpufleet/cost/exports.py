@@ -21,7 +21,7 @@ from typing import BinaryIO
 from gpufleet.cost import figures, view
 from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
-from gpufleet.cost.resources import CATEGORIES
+from gpufleet.cost.resources import CATEGORIES, COMPUTE
 
 TEMPLATES = Path(__file__).parent / "templates"
 MONEY = "#,##0.00"
@@ -442,7 +442,7 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
             tot_c + 2,
             f"=IF({t}=0,0,({t}-{_col(2)}{r + 1})/{t})",
             f.share,
-            _ratio(e.monthly_total - e.by_category[CATEGORIES[0]], e.monthly_total),
+            _ratio(e.monthly_total - e.by_category[COMPUTE], e.monthly_total),
         )
         ws.write_formula(
             r,

@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from gpufleet import registry
 from gpufleet.cost.decision import usage_key
+from gpufleet.cost.resources import COMPUTE
 
 SHARES = (Decimal("0.30"), Decimal("0.50"))
 LEVERS = {
@@ -48,7 +49,7 @@ def lever_names(cloud: str) -> dict[str, str]:
 
 
 def levers(e) -> list[Lever]:
-    gpu = e.by_category["gpu_compute"]
+    gpu = e.by_category[COMPUTE]
     over = e.monthly_total - gpu
     out = []
     for key, name in lever_names(e.cloud).items():

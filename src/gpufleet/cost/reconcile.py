@@ -21,7 +21,7 @@ from pathlib import Path
 from gpufleet import naming, registry
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
-from gpufleet.cost.resources import CATEGORIES
+from gpufleet.cost.resources import CATEGORIES, COMPUTE
 from gpufleet.errors import Problem, UserError
 
 
@@ -42,7 +42,7 @@ PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (p
     (("nat",), "nat"),
     (("负载均衡", "load balancer"), "load_balancer"),
     (("弹性公网", "eip", "公网", "bandwidth", "traffic", "流量"), "bandwidth"),
-    (("云服务器", "gpu"), "gpu_compute"),
+    (("云服务器", "gpu"), COMPUTE),
 )
 
 
@@ -197,8 +197,8 @@ def reconcile(
             m.estimate_complete = False
         else:
             m.estimate += l.monthly_cost
-        if l.category == "gpu_compute":
-            m.category = "gpu_compute"
+        if l.category == COMPUTE:
+            m.category = COMPUTE
     stack_level: dict[str, Match] = {}
     undeclared = []
     bill_cats: dict[str, Decimal] = {c: Decimal(0) for c in CATEGORIES}

@@ -20,6 +20,7 @@ from gpufleet.cost.decision import label
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
+from gpufleet.cost.resources import COMPUTE
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -294,7 +295,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         p = row.versus_current if row else None
         versus = "current" if r["label"] == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
         cats = r["categories"]
-        others = [a for c, a in cats.items() if c != "gpu_compute"]
+        others = [a for c, a in cats.items() if c != COMPUTE]
         overhead = Amount(
             sum((a.value for a in others), Decimal(0)),
             sum((a.low for a in others), Decimal(0)),
@@ -306,7 +307,7 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         t.add_row(
             str(row.rank) if row else "–",
             r["label"],
-            cats["gpu_compute"].text(spread=False),
+            cats[COMPUTE].text(spread=False),
             overhead.text(spread=False),
             r["total"].text(),
             versus,

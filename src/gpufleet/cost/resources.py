@@ -11,12 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.usage import Usage
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
-CATEGORIES = ("gpu_compute", "disk", "bandwidth", "nat", "load_balancer", "other")
+
+
+def _categories() -> list[dict]:
+    from gpufleet import inputs
+
+    path = Path(__file__).parent / "data" / "categories.yaml"
+    with inputs.shaped("cost/data/categories.yaml"):
+        return inputs.load_mapping(path, "cost/data/categories.yaml")["categories"]
+
+
+_CATEGORY_ROWS = _categories()
+CATEGORIES = tuple(c["name"] for c in _CATEGORY_ROWS)  # the report order (cost/data/categories.yaml)
+NODE_CATEGORIES = tuple(c["name"] for c in _CATEGORY_ROWS if c["node"])  # one node's own cost: instance and disks
+(COMPUTE,) = (c["name"] for c in _CATEGORY_ROWS if c["compute"])  # the instances; every other category is overhead
 
 
 @dataclass(frozen=True)
@@ -91,7 +105,7 @@ def node_components(
     """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months."""
     hours = billing in ("payg", "spot")
     qty = nodes * HOURS_PER_MONTH if hours else nodes
-    out = [CostComponent(f"{kind} {itype} ({billing})", qty, f"instance/{itype}", billing, "gpu_compute", note, cap)]
+    out = [CostComponent(f"{kind} {itype} ({billing})", qty, f"instance/{itype}", billing, COMPUTE, note, cap)]
     disk_billing = "payg" if hours else billing
     for label, (category, level, size, key) in zip(_disk_labels(len(disks)), disks):
         per_node = Decimal(size) * (HOURS_PER_MONTH if hours else 1)

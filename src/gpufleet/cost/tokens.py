@@ -20,11 +20,11 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, money
+from gpufleet.cost.resources import COMPUTE, NODE_CATEGORIES
 from gpufleet.errors import Problem, UserError
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600  # 730 h
 BILLINGS = ("payg", "monthly", "yearly", "spot")
-NODE_CATEGORIES = ("gpu_compute", "disk")
 MILLION = Decimal(1_000_000)
 
 
@@ -128,16 +128,16 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
     shared lines (its image's snapshot) are not the node's."""
     if e is None:
         return NodeMonth(billing, None, (), False, "", problem or "not priced")
-    for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == "gpu_compute"):
+    for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == COMPUTE):
         mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
-        gpus = [l for l in mine if l.category == "gpu_compute"]
+        gpus = [l for l in mine if l.category == COMPUTE]
         node = next((l for l in gpus if l.billing == billing), gpus[0])  # a mixed group: the line of this billing
         one = HOURS_PER_MONTH if node.billing in ("payg", "spot") else Decimal(1)
         if node.monthly_quantity != one:
             continue
         # a group with an on-demand base runs more nodes than this one: its disks are shared out per node
         nodes = sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one
-        lines = [node, *(l for l in mine if l.category != "gpu_compute")]
+        lines = [node, *(l for l in mine if l.category != COMPUTE)]
         complete = all(l.monthly_cost is not None for l in lines)
         share = {id(l): Decimal(1) if l is node else 1 / nodes for l in lines}
         return NodeMonth(

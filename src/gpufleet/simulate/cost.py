@@ -22,6 +22,7 @@ def trace_cost(stack: str, r: Result, node_hours: dict[str, float], tokens: floa
     from gpufleet.cost import tokens as tok
     from gpufleet.cost import usage as usage_mod
     from gpufleet.cost.estimate import money
+    from gpufleet.cost.resources import NODE_CATEGORIES
 
     usage = usage_mod.load(stack, usage_file)
     fleet, est = plan.stack_estimate(stack, usage_file)
@@ -49,7 +50,7 @@ def trace_cost(stack: str, r: Result, node_hours: dict[str, float], tokens: floa
             }
         )
     for line in est.lines:
-        if line.category in tok.NODE_CATEGORIES:
+        if line.category in NODE_CATEGORIES:
             continue
         if line.monthly_cost is None:
             complete = False
