@@ -116,6 +116,7 @@ def _handler(b: Behaviour):
                 b.in_flight += 1
                 b.max_in_flight = max(b.max_in_flight, b.in_flight)
                 load = b.in_flight
+            self.counted = True
             try:
                 if b.slots is not None:
                     with b.lock:
@@ -129,6 +130,13 @@ def _handler(b: Behaviour):
                     if b.slots is not None:
                         b.slots.release()
             finally:
+                self._served()
+
+        def _served(self) -> None:
+            """No longer in flight (once): called before the stream's last event, which lets the client send its next
+            request, so that a client holding c requests open is never seen as c + 1 while this thread ends."""
+            if self.counted:
+                self.counted = False
                 with b.lock:
                     b.in_flight -= 1
 
@@ -174,6 +182,7 @@ def _handler(b: Behaviour):
                 self._event(
                     {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": 10 + tokens}}
                 )
+            self._served()
             if b.mode != "cut":
                 self._event("[DONE]")
 
