@@ -6,9 +6,9 @@ Each RECORDED.json is what `gpufleet preview --stack S --json` printed (written 
 this program runs one Pulumi program under the SDK's mock engine that registers the same resources (same type tokens,
 names, parents and inputs) through the same provider classes (`pulumi_alicloud.ess.ScalingGroup` for
 `alicloud:ess/scalingGroup:ScalingGroup`; components as `pulumi.ComponentResource` of the same type), waits for the
-outstanding work as the preview does, and exits as the CLI exits (the collector frozen, see gpufleet.cli.main). It
-imports nothing of gpufleet, so a case over this floor is gpufleet's own work: validation, the program's logic,
-recording and rendering. A floor that registers nothing would hide the SDK's part of every registration.
+outstanding work as the preview does, and manages the collector as the CLI does (its first threshold raised at the
+start, frozen at exit; see gpufleet.cli.main). It imports nothing of gpufleet, so a case over this floor is gpufleet's
+own work: validation, the program's logic, recording and rendering. A floor that registers nothing would hide the SDK's part of every registration.
 """
 
 from __future__ import annotations
@@ -91,4 +91,5 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    gc.set_threshold(100_000)  # the console script's collector policy (gpufleet.cli.GC_THRESHOLD), set as it sets it
     main(sys.argv[1:])

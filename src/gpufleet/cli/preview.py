@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.text import Text
-from rich.tree import Tree
 
 from gpufleet import errors
 from gpufleet.cli import options, renderers
@@ -72,6 +70,9 @@ def preview(
 
 
 def _print_tree(console, stack: str, fleet, inventory, all_notes: list[str]) -> None:
+    from rich.text import Text  # here, not at the top: `--json` needs no rich (its import is ~10 ms of a preview)
+    from rich.tree import Tree
+
     children: dict[str | None, list[dict]] = {}
     for r in inventory.resources:
         children.setdefault(r["parent"], []).append(r)

@@ -3,7 +3,7 @@ are data (each cloud's profile.py).
 
 The image recipe owns the serving units, the root prepare program and the vLLM launcher (images/node.py);
 user-data writes the two files they read, at the paths of the recipe's Layout:
-- Layout.env_file: KEY=VALUE lines (images.node.ENV_KEYS), read by systemd's EnvironmentFile= only;
+- Layout.env_file: KEY=VALUE lines (images.node_env.ENV_KEYS), read by systemd's EnvironmentFile= only;
 - Layout.argv_file: vLLM's argv after the program name, a JSON list the launcher execs without a shell;
 - Layout.gateway_env_file: the gateway's KEY=VALUE lines (images/gateway.py env_text), read by the image's
   root oneshot that renders nginx's config and by the exporters' units (EnvironmentFile=).
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import jinja2
 
-from gpufleet.images.node import ENV_KEYS
-from gpufleet.images.recipes import Layout, load_recipe
+from gpufleet.components.vllm_argv import layout, vllm_args
+from gpufleet.images.node_env import ENV_KEYS
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
 
@@ -30,49 +30,8 @@ ENV = jinja2.Environment(
 ENV_VALUE = re.compile(r"^[A-Za-z0-9_./:@+=,-]*$")
 
 
-def layout(fleet: Fleet) -> Layout:
-    return load_recipe(fleet.spec.image.recipe).layout
-
-
-def vllm_args(fleet: Fleet) -> list[str]:
-    """`vllm serve` argv from the spec's serving section (flag = field name with - for _)."""
-    s = fleet.spec.serving
-    args = [
-        "vllm",
-        "serve",
-        f"{layout(fleet).models}/current",
-        "--served-model-name",
-        fleet.spec.model.name,
-        *fleet.spec.model.aliases,
-        "--host",
-        "127.0.0.1",  # behind the gateway (images/gateway.py), which alone listens on serving.port
-        "--port",
-        str(s.gateway.vllm_port),
-    ]
-    flags = {
-        "dtype": s.dtype,
-        "quantization": s.quantization,
-        "kv_cache_dtype": s.kv_cache_dtype,
-        "max_model_len": s.max_model_len,
-        "gpu_memory_utilization": s.gpu_memory_utilization,
-        "max_num_seqs": s.max_num_seqs,
-        "max_num_batched_tokens": s.max_num_batched_tokens,
-        "tensor_parallel_size": s.tensor_parallel_size,
-        **s.extra_args,
-    }
-    for name, value in flags.items():
-        if value is None or value is False:
-            continue
-        flag = "--" + name.replace("_", "-")
-        args += [flag] if value is True else [flag, str(value)]
-    from gpufleet.components.prompt_logging import forced_flags
-    from gpufleet.images.recipes import load_recipe
-
-    return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
-
-
 def environment(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> dict[str, str]:
-    """The fleet's environment for the image's prepare program: exactly images.node.ENV_KEYS.
+    """The fleet's environment for the image's prepare program: exactly images.node_env.ENV_KEYS.
 
     metrics_group: the CloudMonitor group the node publishes its scaling metrics into (Alibaba; "" where the cloud
     reads them otherwise); scaling_group: the id of the scaling group the node belongs to ("" where the cloud creates

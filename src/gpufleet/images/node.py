@@ -16,35 +16,10 @@ import yaml
 
 from gpufleet import registry
 from gpufleet.images import gateway, node_agent
+from gpufleet.images.node_env import AGENT_ENV_KEYS
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.templating import environment
 
-# The environment user-data writes to Layout.env_file: every name the prepare program or the node agent reads, and
-# only those. GPUFLEET_METRICS_GROUP: the Alibaba CloudMonitor group the agent publishes into ("" on Tencent);
-# GPUFLEET_SCALING_GROUP: the node's scaling group id, the dimension of every published point.
-ENV_KEYS = (
-    "GPUFLEET_FLEET",
-    "GPUFLEET_CLOUD",
-    "GPUFLEET_REGION",
-    "GPUFLEET_ROLE",
-    "GPUFLEET_DATA_DISK",
-    "MODEL_SOURCE",
-    "MODEL_SHA256",
-    "API_KEY_SECRET",
-    "GPUFLEET_METRICS_GROUP",
-    "GPUFLEET_SCALING_GROUP",
-)
-# What the node agent reads from the fleet's and the gateway's environment files (images/node_agent.py).
-AGENT_ENV_KEYS = (
-    "GPUFLEET_CLOUD",
-    "GPUFLEET_REGION",
-    "GPUFLEET_ROLE",
-    "GPUFLEET_METRICS_GROUP",
-    "GPUFLEET_SCALING_GROUP",
-    "GATEWAY_VLLM_PORT",
-    "GATEWAY_DRAIN_WAIT_S",
-    "GATEWAY_READ_TIMEOUT_S",
-)
 SCALING_METRICS = Path(__file__).resolve().parents[1] / "components" / "data" / "scaling_metrics.yaml"
 AGENT_SETTINGS = Path(__file__).with_name("node_agent.yaml")
 AGENT_FILE = "node_agent.py"

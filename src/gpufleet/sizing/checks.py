@@ -135,7 +135,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
-    from gpufleet.components.userdata import vllm_args
+    from gpufleet.components.vllm_argv import vllm_args
     from gpufleet.images.recipes import load_recipe
 
     version = load_recipe(fleet.spec.image.recipe).pins.get("vllm")

@@ -11,7 +11,7 @@ All sizes in GiB = 2**30 bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 from gpufleet.sizing import parallel, profiler
@@ -53,12 +53,10 @@ class Gpu:
         return _cc(self.compute_capability)
 
 
-@cache
 def usable_memory() -> dict[str, dict]:
-    from gpufleet import inputs
-    from gpufleet.stacks.catalog import DATA
+    from gpufleet.stacks import catalog
 
-    return inputs.load_mapping(DATA / "gpus.yaml", "stacks/data/gpus.yaml")["usable_memory"]
+    return catalog.usable_memory()  # read once per process with the rest of gpus.yaml
 
 
 def as_gpu(kind) -> Gpu:

@@ -79,6 +79,11 @@ def gpu_kinds() -> dict[str, GpuKind]:
         return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
 
 
+def usable_memory() -> dict[str, dict]:
+    """GPU kind -> the memory vLLM sees on it (stacks/data/gpus.yaml `usable_memory`, with sources)."""
+    return _read(DATA / "gpus.yaml")["usable_memory"]
+
+
 def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
     """region -> zone -> GPU kinds sold there."""
     from gpufleet import inputs
