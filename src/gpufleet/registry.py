@@ -143,8 +143,9 @@ class PricingModule(Protocol):
 
 @dataclass(frozen=True)
 class UsageKey:
-    """A usage key only one cloud's pricing reads (its pricing module's optional USAGE; the keys every cloud reads are
-    cost/usage.py's): set in a usage file like the others, null (unknown) by default."""
+    """A quantity a resource's cost depends on that the program cannot know, declared next to the resource it prices
+    (Infracost's usage keys): the keys every cloud reads in cost/resources.py USAGE, a cloud's own in its pricing
+    module's optional USAGE. Set in a usage file; null (unknown) by default."""
 
     name: str
     what: str  # what the quantity is, per month

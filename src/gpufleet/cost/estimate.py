@@ -23,7 +23,7 @@ from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.resources import CATEGORIES, COMPUTE, PricingContext
-from gpufleet.cost.usage import Usage, schedule_average
+from gpufleet.cost.usage import Usage, keys_of, schedule_average
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 CENT = Decimal("0.01")
@@ -483,14 +483,12 @@ def price_inventory(
 
     lines, free = priced(avg)
     assumptions = [f"{HOURS_PER_MONTH} hours a month", f"GPU nodes: {how}"]
-    unknown = {k.name: k.unknown for k in registry.usage_keys(spec.cloud) if k.unknown}
+    unknown = {k.name: k.unknown for k in keys_of(spec.cloud) if k.unknown}
     for k, v in usage.known(spec.cloud).items():
         if k == "replicas_average":
             continue
         if v is None and k in unknown:
             assumptions.append(f"{k}: {unknown[k]}")
-        elif v is None and k == "image_snapshot_gb":
-            assumptions.append(f"{k}: unknown; the node's system disk size is priced (an upper bound)")
         else:
             assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
     if usage.files:
@@ -525,7 +523,6 @@ def price_inventory(
 
 def declared_floor(cloud: str, resources: list[dict]) -> int | None:
     """The GPU nodes the inventory keeps at the floor, as declared (the cloud's pricing.declared_floor), or None."""
-    from gpufleet import registry
 
     count = getattr(registry.module(cloud, "pricing"), "declared_floor", None)
     return None if count is None else count(resources)

@@ -17,15 +17,14 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpufleet import registry
+from gpufleet.cost import usage
 from gpufleet.cost.decision import usage_key
-from gpufleet.cost.resources import COMPUTE
+from gpufleet.cost.resources import COMPUTE, USAGE
 
 SHARES = (Decimal("0.30"), Decimal("0.50"))
-LEVERS = {
-    "lb_egress_gb": "load balancer egress (GB a month)",
-    "nat_egress_gb": "NAT egress through the EIP (GB a month)",
-}  # and each cloud's own usage keys with a lever (registry.usage_keys)
+# The levers of the usage keys every cloud's pricing reads (declared in cost/resources.py USAGE); a cloud's own keys
+# add theirs (lever_names).
+LEVERS = {k.name: k.lever for k in USAGE if k.lever}
 _GIB = re.compile(r"data disk 1 .* (\d+) GiB$")
 
 
@@ -44,8 +43,9 @@ def _reach(share: Decimal, gpu: Decimal, over: Decimal, unit: Decimal) -> Decima
 
 
 def lever_names(cloud: str) -> dict[str, str]:
-    """Usage key -> lever: the keys of every cloud (LEVERS), then the cloud's own keys that have one."""
-    return LEVERS | {k.name: k.lever for k in registry.usage_keys(cloud) if k.lever}
+    """Usage key -> lever: the usage keys the cloud's estimate reads that are a lever (UsageKey.lever, declared next to
+    the resource each prices)."""
+    return {k.name: k.lever for k in usage.keys_of(cloud) if k.lever}
 
 
 def levers(e) -> list[Lever]:

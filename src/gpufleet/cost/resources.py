@@ -12,9 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.usage import Usage
+from gpufleet.registry import UsageKey
+
+if TYPE_CHECKING:
+    from gpufleet.cost.usage import Usage  # the usage profile (cost/usage.py reads the keys declared here)
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
 
@@ -61,6 +65,17 @@ def traffic_bound(mbps) -> tuple[Decimal | None, str]:
         return None, ""
     gb, cap = bandwidth_cap_gb(mbps), format(Decimal(str(mbps)).normalize(), "f")
     return gb, f"at most {gb} GB: the declared {cap} Mbps cap used all month"
+
+
+# --- usage keys every cloud's pricing reads, each declared next to what it prices (a cloud's own keys: the USAGE of its
+# pricing module). A usage file sets them; null (the default) is unknown: the line shows its unit price, or the key's
+# `unknown` assumption is priced and stated.
+
+REPLICAS_AVERAGE = UsageKey(
+    "replicas_average",
+    "average running GPU nodes over the month; null = the scaling group's desired capacity, weighted over the week by "
+    "the fleet's autoscaling schedules (cost/estimate.py fleet_average)",
+)
 
 
 @dataclass
@@ -162,6 +177,20 @@ def group_for(ctx: PricingContext, cfg: dict, group_token: str, id_field: str) -
     return groups[0] if len(groups) == 1 else None
 
 
+LB_LCU_HOURS = UsageKey("lb_lcu_hours", "load balancer capacity units used per month")
+LB_EGRESS_GB = UsageKey(
+    "lb_egress_gb",
+    "public traffic out of the load balancer per month (responses to clients), GB",
+    lever="load balancer egress (GB a month)",
+)
+# Read by each cloud's NAT gateway / EIP pricing (components/<cloud>/pricing.py): every cloud's fleet egresses through NAT.
+NAT_EGRESS_GB = UsageKey(
+    "nat_egress_gb",
+    "traffic out through the NAT gateway's EIP per month (nodes fetching packages, APIs), GB",
+    lever="NAT egress through the EIP (GB a month)",
+)
+
+
 def clb_components(public: bool, ctx: PricingContext) -> list[CostComponent]:
     """A classic load balancer: instance fee, LCUs from usage, public traffic out when internet-facing."""
     out = [
@@ -204,6 +233,13 @@ def policy_actions(document, spelled: Callable[[str], str] = _same) -> set[str]:
     return out
 
 
+IMAGE_SNAPSHOT_GB = UsageKey(
+    "image_snapshot_gb",
+    "GB of the golden image's snapshot in the stack's region (a snapshot is billed on the data it holds)",
+    unknown="unknown; the node's system disk size is priced (an upper bound)",
+)
+
+
 def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: int, key: str) -> list[CostComponent]:
     """The golden image's snapshot storage in this region: one bill for every stack using the image (shared)."""
     image = res["inputs"].get(image_field)
@@ -241,6 +277,13 @@ def bucket_name(arn: str) -> str:
     return arn.rsplit(":", 1)[-1].split("/", 1)[0]
 
 
+MODEL_BUCKET_GB = UsageKey(
+    "model_bucket_gb",
+    "GB stored in the model bucket the nodes read the weights from; shared by the stacks that read it (counted once by "
+    "`cost report --all`)",
+)
+
+
 def model_bucket(ctx: PricingContext, service: str, key: str, bucket: str = "") -> CostComponent:
     """The model weights' bucket storage (e.g. "OSS standard", "oss/standard"): one bill for the stacks reading it."""
     return CostComponent(
@@ -253,6 +296,10 @@ def model_bucket(ctx: PricingContext, service: str, key: str, bucket: str = "") 
         shared=True,
         shared_id=bucket,
     )
+
+
+# The usage keys every cloud's pricing reads, in the order reports list them (cost/data/usage-defaults.yaml names them).
+USAGE = (REPLICAS_AVERAGE, LB_EGRESS_GB, NAT_EGRESS_GB, LB_LCU_HOURS, MODEL_BUCKET_GB, IMAGE_SNAPSHOT_GB)
 
 
 # --- which function prices a type: asked of the cloud's pricing module ------------------------------------

@@ -8,12 +8,13 @@ A key left null is unknown: its cost line shows the unit price and no monthly co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.registry import UsageKey
 from gpufleet.stacks.loader import USAGE_KEY
 
 HERE = Path(__file__).parent
@@ -22,61 +23,65 @@ DEFAULTS = HERE / "data" / "usage-defaults.yaml"
 
 @dataclass(frozen=True, init=False)
 class Usage:
-    replicas_average: Decimal | None = None
-    lb_egress_gb: Decimal | None = None
-    nat_egress_gb: Decimal | None = None
-    lb_lcu_hours: Decimal | None = None
-    model_bucket_gb: Decimal | None = None  # what the model bucket stores (shared by the stacks reading it)
-    image_snapshot_gb: Decimal | None = (
-        None  # the golden image's snapshot per region (null: the system disk size, an upper bound)
-    )
-    # the usage keys of one cloud's pricing (registry.usage_keys) given in a usage file: (key, value)
-    cloud_keys: tuple[tuple[str, Decimal | None], ...] = field(default=())
+    """The usage profile's values by key: the keys every cloud's pricing reads (cost/resources.py USAGE, each declared
+    next to what it prices) and each cloud's own (its pricing module's USAGE, registry.usage_keys). A key read as an
+    attribute (`usage.lb_egress_gb`) or with get(); None (also when never given) is unknown."""
+
+    values: tuple[tuple[str, Decimal], ...] = field(default=())  # the known keys, sorted; no None
     files: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
 
-    def __init__(self, *, cloud_keys: tuple = (), files: tuple[str, ...] = (), notes: tuple[str, ...] = (), **keys):
-        """Every usage key by name: the fields above, and a cloud's own keys (registry.usage_keys) kept in cloud_keys."""
-        own = dict(cloud_keys)
-        for k in [k for k in keys if k not in KEYS]:
-            if k not in cloud_key_names():
-                raise TypeError(f"Usage: unknown usage key {k!r}")
-            own[k] = keys.pop(k)
-        for k in KEYS:
-            object.__setattr__(self, k, keys.get(k))
-        object.__setattr__(self, "cloud_keys", tuple(own.items()))
+    def __init__(
+        self,
+        *,
+        values: tuple[tuple[str, Decimal], ...] = (),
+        files: tuple[str, ...] = (),
+        notes: tuple[str, ...] = (),
+        **keys: Decimal | None,
+    ):
+        """Keys by name (over `values`, so that dataclasses.replace(usage, lb_egress_gb=...) sets one)."""
+        given = dict(values) | keys
+        unknown = [k for k in given if k not in declared()]
+        if unknown:
+            raise TypeError(f"Usage: unknown usage key {unknown[0]!r}")
+        object.__setattr__(self, "values", tuple(sorted((k, v) for k, v in given.items() if v is not None)))
         object.__setattr__(self, "files", tuple(files))
         object.__setattr__(self, "notes", tuple(notes))
 
     def get(self, key: str) -> Decimal | None:
-        """A usage key's value: one of the fields above or a cloud's own key (None: unknown)."""
-        if key in KEYS:
-            return getattr(self, key)
-        return dict(self.cloud_keys).get(key)
+        """A usage key's value (None: unknown)."""
+        return dict(self.values).get(key)
 
     def __getattr__(self, name: str) -> Decimal | None:
-        if not name.startswith("_") and name in cloud_key_names():  # a cloud's own key as an attribute (None: unknown)
-            return dict(self.__dict__.get("cloud_keys", ())).get(name)
+        if not name.startswith("_") and name in declared():
+            return dict(self.__dict__.get("values", ())).get(name)
         raise AttributeError(name)
 
     def known(self, cloud: str | None = None) -> dict[str, Decimal | None]:
         """The keys and their values: every cloud's keys, then `cloud`'s own (all clouds' when None)."""
-        own = [k.name for k in registry.usage_keys(cloud)] if cloud else list(cloud_key_names())
-        return {k: getattr(self, k) for k in KEYS} | {k: self.get(k) for k in own}
+        return {k.name: self.get(k.name) for k in keys_of(cloud)}
 
 
-NOT_KEYS = ("files", "notes", "cloud_keys")
 USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trillion (GB, hours, nodes)
-KEYS = [f.name for f in fields(Usage) if f.name not in NOT_KEYS]
 
 
-def cloud_key_names() -> dict[str, str]:
-    """Every registered cloud's own usage keys -> the cloud (registry.usage_keys)."""
-    return {k.name: cloud for cloud in registry.names() for k in registry.usage_keys(cloud)}
+def keys_of(cloud: str | None = None) -> list[UsageKey]:
+    """The usage keys a cloud's estimate reads: every cloud's (cost/resources.py USAGE), then the cloud's own (every
+    registered cloud's when None)."""
+    from gpufleet.cost import resources
+
+    clouds = [cloud] if cloud else registry.names()
+    own = [k for c in clouds for k in registry.usage_keys(c)]
+    return list(resources.USAGE) + [k for k in own if k.name not in {s.name for s in resources.USAGE}]
+
+
+def declared() -> dict[str, UsageKey]:
+    """Every usage key any registered cloud's pricing reads, by name."""
+    return {k.name: k for k in keys_of()}
 
 
 def all_keys() -> list[str]:
-    return KEYS + [k for k in cloud_key_names() if k not in KEYS]
+    return list(declared())
 
 
 CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, relative to the project (stacks/loader.py)
