@@ -62,22 +62,22 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
 # non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
 # by tests/sizing/test_calibration.py): V0 pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, pr10511 3.58
-# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07 and llmd Llama-4-Scout
-# TP 4 2.17 (0.19.0, H100) -> 2.07. (A 0.8-0.10 log that does not name its engine is left out: those ran either.)
-# The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30 reports; V1 spreads 0.34-2.17 over three
-# logs (newer builds take more), so it is tight.
-NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
+# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07, llmd Llama-4-Scout
+# TP 4 2.17, llmd Llama-3.3-70B FP8 TP 2 2.1 and TP 4 2.21 (0.19.0, H100) -> 2.10. (A 0.8-0.10 log that does not name
+# its engine is left out: those ran either.) The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30
+# reports; V1 spreads 0.34-2.21 over five logs (the 0.19.0 builds take 2.07-2.21, the 0.8.3 one 0.34).
+NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.10}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
 # (sequence x vocabulary entry), per engine, fitted (the median) on the logs whose logged activation peak is more
 # than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
-# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0 (0.19.0, 1024
-# sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0, Qwen2.5-7B
+# W8A8 15.2, gemma-7b 14.9 (0.19.0, 1024 sequences) -> 15.2; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
 # V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
 # which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
 # less its non-driver worker's 0.19 GiB peak.
-SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
+SAMPLER_BYTES = {"v0": 39.2, "v1": 15.2}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
