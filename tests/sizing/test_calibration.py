@@ -39,8 +39,9 @@ def test_the_table_has_logs_of_every_class_and_a_split_fixed_before_fitting():
         assert row["url"].startswith("https://") and row["vllm"] and row["gpu"] and row["logged"]
 
 
-def test_activation_factor_is_the_fit_on_the_fit_split():
-    assert round(calibration.fit_activation_factor(), 1) == profiler.ACTIVATION_FACTOR
+def test_activation_vectors_are_the_fit_on_the_fit_split():
+    hidden, tp = calibration.fit_activation_vectors()
+    assert (round(hidden, 1), round(tp, 1)) == (profiler.ACTIVATION_HIDDEN_VECTORS, profiler.ACTIVATION_TP_VECTORS)
 
 
 @pytest.mark.parametrize("engine", ["v0", "v1"])
