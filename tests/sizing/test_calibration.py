@@ -49,11 +49,11 @@ def test_sampler_bytes_are_the_median_of_the_sampler_bound_logs(engine):
     assert round(calibration.fit_sampler_bytes(engine), 1) == profiler.SAMPLER_BYTES[engine]
 
 
-def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_engine():
+def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_gpu_generation():
     fitted = calibration.fit_non_torch_multi_gpu()
     assert set(fitted) == set(profiler.NON_TORCH_MULTI_GPU_GIB)
-    for engine, gib in fitted.items():
-        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[engine]) < 0.005, (engine, gib)
+    for key, gib in fitted.items():
+        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[key]) < 0.005, (key, gib)
 
 
 def test_v0_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and_no_small_gpu_log_is_one():

@@ -286,11 +286,11 @@ def median_by_class(checks: list[Check]) -> dict[str, tuple[float, int]]:
 
 
 def fit_non_torch_multi_gpu() -> dict[str, float]:
-    """Median per engine of the non-torch memory per GPU logged with more than one GPU (TP x PP > 1); logs whose GPU
-    held other processes' memory are left out."""
+    """Median per GPU generation (profiler.multi_gpu_key) of the non-torch memory per GPU logged with more than one
+    GPU (TP x PP > 1); logs whose GPU held other processes' memory are left out."""
     found: dict[str, list[float]] = {}
-    for engine, _, value in _non_torch_values():
-        found.setdefault(engine, []).append(value)
+    for key, _, value in _non_torch_values():
+        found.setdefault(key, []).append(value)
     return {name: statistics.median(values) for name, values in found.items()}
 
 
@@ -325,20 +325,16 @@ def _non_torch_v0_baseline_values() -> list[tuple[str, float]]:
 
 
 def _non_torch_values() -> list[tuple[str, str, float]]:
-    """(engine, log id, non-torch GiB per GPU) of the multi-GPU logs that print it."""
+    """(GPU generation key, log id, non-torch GiB per GPU) of the multi-GPU logs that print it and name their GPU's
+    compute capability."""
     out: list[tuple[str, str, float]] = []
     for row in table()["logs"]:
         lg, f = row.get("logged") or {}, row.get("flags") or {}
-        if "non_torch_gib" not in lg or "other_memory_gib" in row:
+        if "non_torch_gib" not in lg or "other_memory_gib" in row or not row.get("compute_capability"):
             continue
         if (f.get("tensor_parallel_size") or 1) * (f.get("pipeline_parallel_size") or 1) < 2:
             continue
-        s = serving(row)
-        v = profiler.parse_version(s.vllm_version or "")
-        if s.engine is None and (not v or (0, 8) <= v < (0, 11)):
-            continue  # 0.8-0.10 ran either engine (VLLM_USE_V1): only a log that names its engine counts
-        eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
-        out.append((eng.name, row["id"], float(lg["non_torch_gib"])))
+        out.append((profiler.multi_gpu_key(gpu_of(row).cc), row["id"], float(lg["non_torch_gib"])))
     return out
 
 
@@ -426,13 +422,7 @@ KNOWN_MISSES = {
 
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
-KNOWN_CLASS_MISSES = {
-    "small_gpu": "four KV logs (T4 x 2, an A10-class card, V100-32G), all V0, errors -23 / -8.9 / -1.3 / +14 %: the "
-    "median (-5.1 %) sits between the two T4 logs. The single-GPU non-torch term now follows vLLM's accounting (0.16 "
-    "GiB from 0.6.5, fitted outside this class; these logs print 0.05-0.09), which took the T4 logs from -16.1 / -4.4 "
-    "%; what remains is the sampler (the A10-class log shows none) and the activation at 32k tokens (the V100 log), "
-    "each a known KV miss",
-}
+KNOWN_CLASS_MISSES: dict[str, str] = {}
 
 
 def class_table(checks: list[Check], weights: list[WeightCheck]) -> list[tuple[str, int, str, str, int, str]]:

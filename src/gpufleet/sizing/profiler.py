@@ -8,7 +8,7 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
   non-torch       = NON_TORCH_GIB (1 GPU; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB) or NON_TORCH_MULTI_GPU_GIB of
-                    the engine (TP x PP > 1)                                                       (estimate)
+                    the GPU generation (TP x PP > 1)                                                       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x 2 B x (3.0 x hidden + 3 x MLP width / TP [+ 2.0 x hidden at TP > 1])
                                                                                    (estimate, fitted; see below)
@@ -68,15 +68,18 @@ NON_TORCH_GIB = 0.35
 # 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
 # test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
 NON_TORCH_V0_BASELINE_GIB = 0.16
-# At tensor / pipeline parallel > 1 the per-GPU figure depends on the engine: V1 allocates NCCL and custom all-reduce
-# buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
-# non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
-# by tests/sizing/test_calibration.py): V0 pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, pr10511 3.58
-# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07, llmd Llama-4-Scout
-# TP 4 2.17, llmd Llama-3.3-70B FP8 TP 2 2.1 and TP 4 2.21 (0.19.0, H100) -> 2.10. (A 0.8-0.10 log that does not name
-# its engine is left out: those ran either.) The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30
-# reports; V1 spreads 0.34-2.21 over five logs (the 0.19.0 builds take 2.07-2.21, the 0.8.3 one 0.34).
-NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.10}
+# At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
+# with more than one GPU prints 2.07-3.58 GiB (V0 0.6.5.dev and V1 0.19.0 alike), every other one 0.20-0.34 (RTX
+# 3090 / 4090, L40S, a 48 GB-class card, A100 PCIe; V0 and V1). So the constant is keyed by compute capability (9.0
+# and newer, or older), fitted (the median of each) on every multi-GPU log that prints non-torch memory, which are
+# therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
+# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
+# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1
+# 0.8.3, 4x A100-40G PCIe) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP
+# buffers on NVSwitch systems, which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was
+# found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
+# V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
@@ -238,13 +241,20 @@ class Term:
         return {"name": self.name, "gib": self.gib, "source": self.source, "estimate": self.estimate}  # full precision
 
 
-def non_torch_gib(gpus: int, eng: Engine) -> Term:
-    """Per GPU; `gpus` is the GPUs of one replica (TP x PP)."""
+def multi_gpu_key(cc: tuple[int, int]) -> str:
+    """The NON_TORCH_MULTI_GPU_GIB row of a GPU generation."""
+    return "cc9+" if cc >= (9, 0) else "older"
+
+
+def non_torch_gib(gpus: int, eng: Engine, cc: tuple[int, int] = (8, 0)) -> Term:
+    """Per GPU; `gpus` is the GPUs of one replica (TP x PP), `cc` their compute capability."""
     if gpus > 1:
+        key = multi_gpu_key(cc)
         return Term(
             "non_torch",
-            NON_TORCH_MULTI_GPU_GIB[eng.name],
-            f"median of the per-GPU figures {eng.name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            NON_TORCH_MULTI_GPU_GIB[key],
+            f"median of the per-GPU figures logged with more than one GPU of compute capability {'9.0 and newer' if key == 'cc9+' else 'below 9.0'} "
+            "(NCCL / all-reduce buffers; calibration.yaml)",
             True,
         )
     if eng.name == "v0" and not device_wide_non_torch(eng):
