@@ -365,7 +365,8 @@ def _sampler_values() -> list[tuple[str, str, float]]:
         if not seqs or not tokens:
             continue
         tp = f.get("tensor_parallel_size") or 1
-        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch, tp).gib:
+        dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
+        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch, tp, dtype_bytes).gib:
             found.append((row["id"], row["engine"].lower(), lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
     return found
 

@@ -319,23 +319,23 @@ def mlp_vectors(model) -> int:
     return 3 if model.gated_mlp else 2
 
 
-def forward_bytes_per_token(model, tp: int = 1) -> float:
-    """Bytes of the forward-pass activation peak per batched token on one GPU of a TP group (see
-    ACTIVATION_HIDDEN_VECTORS)."""
+def forward_bytes_per_token(model, tp: int = 1, dtype_bytes: int = 2) -> float:
+    """Bytes of the forward-pass activation peak per batched token on one GPU of a TP group: the vectors of
+    ACTIVATION_HIDDEN_VECTORS in the dtype the model runs (2 B; 4 B under --dtype float32)."""
     h = model.hidden_size
     vectors = ACTIVATION_HIDDEN_VECTORS * h + mlp_vectors(model) * model.mlp_width / tp
     if tp > 1:
         vectors += ACTIVATION_TP_VECTORS * h
-    return 2 * vectors
+    return dtype_bytes * vectors
 
 
-def forward_activation(tokens: int, model, tp: int = 1) -> Term:
-    gib = tokens * forward_bytes_per_token(model, tp) / GIB
+def forward_activation(tokens: int, model, tp: int = 1, dtype_bytes: int = 2) -> Term:
+    gib = tokens * forward_bytes_per_token(model, tp, dtype_bytes) / GIB
     tp_part = f" + {ACTIVATION_TP_VECTORS} x hidden (TP {tp})" if tp > 1 else ""
     return Term(
         "activation_forward",
         gib,
-        f"{tokens} batched tokens x 2 B x ({ACTIVATION_HIDDEN_VECTORS} x hidden {model.hidden_size} + "
+        f"{tokens} batched tokens x {dtype_bytes} B x ({ACTIVATION_HIDDEN_VECTORS} x hidden {model.hidden_size} + "
         f"{mlp_vectors(model)} x MLP width {model.mlp_width} / TP {tp}{tp_part}) (hidden and TP terms fitted on "
         "vllm#10517 and vllm#12663)",
         True,
