@@ -85,8 +85,9 @@ NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
 # (sequence x vocabulary entry), per engine, fitted (the median) on the logs whose logged activation peak is more
 # than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
-# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0, Qwen2.5-7B
-# W8A8 15.2, gemma-7b 14.9, Llama-3.3-70B FP8 at TP 2 / 4 16.0 / 16.1 (0.19.0, 1024 sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5 (and 15.5 with --quantization fp8, 18.1 with
+# --dtype float32), Qwen1.5-MoE 17.0, gpt-oss-20b 15.0, Qwen2.5-7B W8A8 / FP8 15.2 / 15.2, gemma-7b 14.9,
+# Llama-3.3-70B FP8 at TP 2 / 4 16.0 / 16.1 (0.19.0, 1024 sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
 # V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
 # which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
 # less its non-driver worker's 0.19 GiB peak.
