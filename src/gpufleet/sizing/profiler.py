@@ -10,7 +10,7 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   non-torch       = NON_TORCH_GIB (1 GPU; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB) or NON_TORCH_MULTI_GPU_GIB of
                     the GPU generation (TP x PP > 1)                                                       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
-      forward     = max_num_batched_tokens x 2 B x (3.0 x hidden + 3 x MLP width / TP [+ 2.0 x hidden at TP > 1])
+      forward     = max_num_batched_tokens x dtype bytes x (3.0 x hidden + 3 x MLP width / TP [+ 2.0 x hidden at TP > 1])
                                                                                    (estimate, fitted; see below)
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES of the engine (V1 fitted)              (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
