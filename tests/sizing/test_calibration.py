@@ -39,8 +39,9 @@ def test_the_table_has_logs_of_every_class_and_a_split_fixed_before_fitting():
         assert row["url"].startswith("https://") and row["vllm"] and row["gpu"] and row["logged"]
 
 
-def test_activation_factor_is_the_fit_on_the_fit_split():
-    assert round(calibration.fit_activation_factor(), 1) == profiler.ACTIVATION_FACTOR
+def test_activation_vectors_are_the_fit_on_the_fit_split():
+    hidden, tp = calibration.fit_activation_vectors()
+    assert (round(hidden, 1), round(tp, 1)) == (profiler.ACTIVATION_HIDDEN_VECTORS, profiler.ACTIVATION_TP_VECTORS)
 
 
 @pytest.mark.parametrize("engine", ["v0", "v1"])
@@ -48,11 +49,11 @@ def test_sampler_bytes_are_the_median_of_the_sampler_bound_logs(engine):
     assert round(calibration.fit_sampler_bytes(engine), 1) == profiler.SAMPLER_BYTES[engine]
 
 
-def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_engine():
+def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_gpu_generation():
     fitted = calibration.fit_non_torch_multi_gpu()
     assert set(fitted) == set(profiler.NON_TORCH_MULTI_GPU_GIB)
-    for engine, gib in fitted.items():
-        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[engine]) < 0.005, (engine, gib)
+    for key, gib in fitted.items():
+        assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[key]) < 0.005, (key, gib)
 
 
 def test_v0_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and_no_small_gpu_log_is_one():

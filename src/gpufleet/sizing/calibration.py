@@ -286,11 +286,11 @@ def median_by_class(checks: list[Check]) -> dict[str, tuple[float, int]]:
 
 
 def fit_non_torch_multi_gpu() -> dict[str, float]:
-    """Median per engine of the non-torch memory per GPU logged with more than one GPU (TP x PP > 1); logs whose GPU
-    held other processes' memory are left out."""
+    """Median per GPU generation (profiler.multi_gpu_key) of the non-torch memory per GPU logged with more than one
+    GPU (TP x PP > 1); logs whose GPU held other processes' memory are left out."""
     found: dict[str, list[float]] = {}
-    for engine, _, value in _non_torch_values():
-        found.setdefault(engine, []).append(value)
+    for key, _, value in _non_torch_values():
+        found.setdefault(key, []).append(value)
     return {name: statistics.median(values) for name, values in found.items()}
 
 
@@ -325,20 +325,16 @@ def _non_torch_v0_baseline_values() -> list[tuple[str, float]]:
 
 
 def _non_torch_values() -> list[tuple[str, str, float]]:
-    """(engine, log id, non-torch GiB per GPU) of the multi-GPU logs that print it."""
+    """(GPU generation key, log id, non-torch GiB per GPU) of the multi-GPU logs that print it and name their GPU's
+    compute capability."""
     out: list[tuple[str, str, float]] = []
     for row in table()["logs"]:
         lg, f = row.get("logged") or {}, row.get("flags") or {}
-        if "non_torch_gib" not in lg or "other_memory_gib" in row:
+        if "non_torch_gib" not in lg or "other_memory_gib" in row or not row.get("compute_capability"):
             continue
         if (f.get("tensor_parallel_size") or 1) * (f.get("pipeline_parallel_size") or 1) < 2:
             continue
-        s = serving(row)
-        v = profiler.parse_version(s.vllm_version or "")
-        if s.engine is None and (not v or (0, 8) <= v < (0, 11)):
-            continue  # 0.8-0.10 ran either engine (VLLM_USE_V1): only a log that names its engine counts
-        eng = profiler.engine(s.vllm_version or "0.0", gpu_of(row).cc, s.engine)
-        out.append((eng.name, row["id"], float(lg["non_torch_gib"])))
+        out.append((profiler.multi_gpu_key(gpu_of(row).cc), row["id"], float(lg["non_torch_gib"])))
     return out
 
 
@@ -364,31 +360,41 @@ def _sampler_values() -> list[tuple[str, str, float]]:
         if arch is None or "activation_peak_gib" not in lg or row.get("engine") not in ("V0", "V1"):
             continue
         if row["id"] in KNOWN_MISSES["kv"]:
-            continue  # a log whose activation the model is known to miss sets no rate (zhihu-v100: the MLP at 32k tokens)
+            continue  # a log whose activation the model is known to miss sets no rate
         seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
         if not seqs or not tokens:
             continue
-        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch).gib:
+        tp = f.get("tensor_parallel_size") or 1
+        dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
+        if lg["activation_peak_gib"] > SAMPLER_BOUND * profiler.forward_activation(tokens, arch, tp, dtype_bytes).gib:
             found.append((row["id"], row["engine"].lower(), lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)))
     return found
 
 
-def fit_activation_factor() -> float:
-    """Least squares through the origin of the fit split's activation peaks (logged, or peak torch - weights)
-    against batched tokens x hidden x 2 B."""
-    num = den = 0.0
+def fit_activation_vectors() -> tuple[float, float]:
+    """(hidden vectors, TP vectors): least squares through the origin of the fit split's forward activation peaks
+    (logged, or peak torch - weights), per batched token in 16-bit vectors, less the MLP's structural vectors,
+    against the hidden size (every row) and the hidden size again where TP > 1 (see profiler.ACTIVATION_HIDDEN_VECTORS)."""
+    xs: list[tuple[float, float]] = []
+    ys: list[float] = []
     for row in table()["logs"]:
         if row["id"] not in table()["split"]["fit"]:
             continue
-        lg = row["logged"]
+        lg, f = row["logged"], row["flags"]
         peak = lg.get("activation_peak_gib", lg.get("peak_torch_gib", 0) - lg.get("weights_gib", 0))
         arch = arch_of(row)
         assert arch is not None
-        tp = row["flags"].get("tensor_parallel_size") or 1
-        x = row["flags"]["max_num_batched_tokens"] * profiler.activation_width(arch, tp) * 2 / GIB
-        num += peak * x
-        den += x * x
-    return num / den
+        tp = f.get("tensor_parallel_size") or 1
+        vectors = peak * GIB / (f["max_num_batched_tokens"] * 2)
+        ys.append(vectors - profiler.mlp_vectors(arch) * arch.mlp_width / tp)
+        xs.append((arch.hidden_size, arch.hidden_size if tp > 1 else 0.0))
+    a11 = sum(x1 * x1 for x1, _ in xs)
+    a12 = sum(x1 * x2 for x1, x2 in xs)
+    a22 = sum(x2 * x2 for _, x2 in xs)
+    b1 = sum(x1 * y for (x1, _), y in zip(xs, ys, strict=True))
+    b2 = sum(x2 * y for (_, x2), y in zip(xs, ys, strict=True))
+    det = a11 * a22 - a12 * a12
+    return (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
 
 
 # Logs the model is known to miss, with why; the tests mark them xfail(strict=True), so a fix shows as a failure
@@ -398,16 +404,10 @@ KNOWN_MISSES = {
         "i11230-72b-gptq": "GPTQ's profile run logs 2.34 GiB of activation at 8192 tokens (peak_torch - weights), 0.65 "
         "above the model's 1.69 (a dequantisation workspace the model does not count); with the weights now within "
         "0.3 % the KV cache comes out 0.57 GiB high",
-        "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "DeepSeek-V3 AWQ at TP 16 logs 0.37 GiB of activation, a quarter of the "
-        "model's 1.48 (13.5 hidden vectors x 8192 tokens); MLA / MoE activations at large TP are not modelled",
         "ociaqua-a10-llama31-8b-131k-v0-refused": "pessimistic (-23 %): the profile logs 0.22 GiB of activation, the "
         "forward pass of 2048 batched tokens alone; the sampler warm-up every other V0 log shows (1.20 GiB modelled for "
         "the default 256 sequences) is absent. The container's max_num_seqs is not logged: at 47 sequences or fewer the "
         "sampler would stay under 0.22 GiB. The verdict (refused) is right",
-        "zhihu-v100-qwen25-7b-v0": "optimistic (+14 %): at 32768 batched tokens Qwen2.5-7B logs 4.35 GiB of activation "
-        "against the model's 2.95 (13.5 hidden vectors per token, fitted on Llama-3.1-8B): Qwen2.5-7B's MLP is 5.3x its "
-        "hidden size where Llama's is 3.5x, and at 32k tokens the gate/up output (32768 x 2 x 18944 x 2 B = 2.31 GiB) "
-        "sets the peak; the activation model follows the hidden size only",
     },
     "weights": {
         "llmd-h100-gptoss20b-tp1-sampler-oom": "gpt-oss (mxfp4 experts) loads 13.64 GiB against 12.80 from 4.25 bits per "
@@ -423,13 +423,7 @@ KNOWN_MISSES = {
 
 
 # Classes whose signed median KV error is outside +-3 %, with why (the test requires exactly these to be outside).
-KNOWN_CLASS_MISSES = {
-    "small_gpu": "four KV logs (T4 x 2, an A10-class card, V100-32G), all V0, errors -23 / -8.9 / -1.3 / +14 %: the "
-    "median (-5.1 %) sits between the two T4 logs. The single-GPU non-torch term now follows vLLM's accounting (0.16 "
-    "GiB from 0.6.5, fitted outside this class; these logs print 0.05-0.09), which took the T4 logs from -16.1 / -4.4 "
-    "%; what remains is the sampler (the A10-class log shows none) and the activation at 32k tokens (the V100 log), "
-    "each a known KV miss",
-}
+KNOWN_CLASS_MISSES: dict[str, str] = {}
 
 
 def class_table(checks: list[Check], weights: list[WeightCheck]) -> list[tuple[str, int, str, str, int, str]]:

@@ -312,8 +312,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     lora_dtype = DTYPE_BYTES[dtype]
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
-    non_torch = profiler.non_torch_gib(world, eng)
-    forward = profiler.forward_activation(s.max_num_batched_tokens, model, n)
+    non_torch = profiler.non_torch_gib(world, eng, gpu.cc)
+    forward = profiler.forward_activation(s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype])
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(
         "activation_peak",

@@ -100,6 +100,15 @@ class ModelArch:
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
 
+    @property
+    def mlp_width(self) -> int:
+        """MLP intermediate elements one token holds (the gate/up width): the dense MLP's intermediate size, or in MoE
+        layers the routed experts' width x experts per token plus the shared experts'; the wider where a model has
+        both kinds of layer (DeepSeek-V3's dense first layers)."""
+        moe = self.experts_per_token * self.expert_intermediate + self.shared_intermediate if self.is_moe else 0
+        dense = self.intermediate_size if len(self.moe_layer_ids) < self.layers else 0
+        return max(moe, dense)
+
     def attention_parameters(self) -> int:
         """One layer's attention projections (and MLA's latent norms), biases included."""
         h, nh = self.hidden_size, self.attention_heads

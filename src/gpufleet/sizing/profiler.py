@@ -8,9 +8,10 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
   non-torch       = NON_TORCH_GIB (1 GPU; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB) or NON_TORCH_MULTI_GPU_GIB of
-                    the engine (TP x PP > 1)                                                       (estimate)
+                    the GPU generation (TP x PP > 1)                                                       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
-      forward     = max_num_batched_tokens x hidden_size x 2 B x ACTIVATION_FACTOR                  (estimate, fitted)
+      forward     = max_num_batched_tokens x dtype bytes x (3.0 x hidden + 3 x MLP width / TP [+ 2.0 x hidden at TP > 1])
+                                                                                   (estimate, fitted; see below)
       sampler     = max_num_seqs x vocab_size x SAMPLER_BYTES of the engine (V1 fitted)              (estimate)
   CUDA graphs     = CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB x largest capture size, only when the
                     engine counts graphs in the budget (V1 from 0.21.0) and --enforce-eager is off   (estimate)
@@ -33,14 +34,23 @@ DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
 
-# Forward-pass activation peak per batched token, in 16-bit hidden vectors. Re-fitted (least squares through the
-# origin) on the fit split of calibration.yaml: the two RTX 3090 logs of vllm#10517 (Llama-3.1-8B, hidden 4096:
-# 2.07 GiB at 20000 tokens, 2.99 GiB at 29000 tokens) give 13.5; tests/sizing/test_calibration.py re-derives it.
-# The logs say the peak follows the hidden size and not the MLP width one GPU computes: PR #10511 logs 1.26 GiB for
-# Llama-3-8B at TP 1 and at TP 2 alike, and Qwen2.5-32B at TP 2 (vllm#12663, #15815: 1.54 GiB at 12288 tokens,
-# 1.26 at 10000) takes 1.21x Llama's per token, its hidden ratio (1.25x), though its MLP width per GPU is Llama's.
-# A width model (hidden + 3 x MLP width / TP) was tried and put the TP 2 rows 0.2-0.3 GiB low.
-ACTIVATION_FACTOR = 13.5
+# Forward-pass activation peak per batched token, in 16-bit vectors (2 B per element) of three widths:
+#   ACTIVATION_HIDDEN_VECTORS x hidden size          residual stream, normed input, layer output        (fitted)
+# + MLP vectors x MLP width on one GPU               gated MLP: the gate/up projection's output (2 x width) and the
+#                                                    activated product (1 x width) = 3; plain MLP: 2     (structural)
+# + ACTIVATION_TP_VECTORS x hidden size, TP > 1      a row-parallel layer's partial output and its all-reduced copy
+#                                                                                                         (fitted)
+# The MLP width is the model's (ModelArch.mlp_width: for MoE layers the routed experts' width x experts per token,
+# plus the shared experts'), split over TP as vLLM's column-parallel gate/up layers split it.
+# Fitted (least squares through the origin, calibration.fit_activation_vectors, re-derived by
+# tests/sizing/test_calibration.py) on the fit split of calibration.yaml: vllm#10517's two RTX 3090 logs (Llama-3.1-8B,
+# TP 1: 2.07 GiB at 20000 tokens, 2.99 at 29000) give 3.05 hidden vectors once the MLP's 3 x 14336 are counted, and
+# vllm#12663 (Qwen2.5-32B at TP 2, 1.54 GiB at 12288 tokens) the TP term, 2.0. Before, one hidden-size factor (13.5
+# hidden vectors) fitted Llama-3.1-8B only, and a model with a wider MLP came out low: Qwen2.5-7B (MLP 5.3x its hidden
+# size, Llama's 3.5x) at 32768 tokens on a V100 logs 4.35 GiB against 2.95 (zhihu-v100-qwen25-7b-v0, held out; 4.13
+# with the MLP counted). A width-only model (no TP term) put the TP 2 logs 0.2-0.3 GiB low, which the TP term is.
+ACTIVATION_HIDDEN_VECTORS = 3.0
+ACTIVATION_TP_VECTORS = 2.0
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
 # logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
 # and of the per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
@@ -58,22 +68,26 @@ NON_TORCH_GIB = 0.35
 # 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
 # test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
 NON_TORCH_V0_BASELINE_GIB = 0.16
-# At tensor / pipeline parallel > 1 the per-GPU figure depends on the engine: V1 allocates NCCL and custom all-reduce
-# buffers outside the torch allocator on each rank. Fitted (the median, per engine) on every multi-GPU log that prints
-# non-torch memory, which are therefore the fit rows of this constant (calibration.fit_non_torch_multi_gpu, re-derived
-# by tests/sizing/test_calibration.py): V0 pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, pr10511 3.58
-# (0.6.5.dev, H100) -> 0.29; V1 i16570 0.34 (0.8.3, 4x A100-40G), llmd gpt-oss-20b TP 2 2.07 and llmd Llama-4-Scout
-# TP 4 2.17 (0.19.0, H100) -> 2.07. (A 0.8-0.10 log that does not name its engine is left out: those ran either.)
-# The V1 figure is ~6x the single-GPU one, the TP underestimate issue 30 reports; V1 spreads 0.34-2.17 over three
-# logs (newer builds take more), so it is tight.
-NON_TORCH_MULTI_GPU_GIB = {"v0": 0.29, "v1": 2.07}
+# At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
+# with more than one GPU prints 2.07-3.58 GiB (V0 0.6.5.dev and V1 0.19.0 alike), every other one 0.20-0.34 (RTX
+# 3090 / 4090, L40S, a 48 GB-class card, A100 PCIe; V0 and V1). So the constant is keyed by compute capability (9.0
+# and newer, or older), fitted (the median of each) on every multi-GPU log that prints non-torch memory, which are
+# therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
+# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
+# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1
+# 0.8.3, 4x A100-40G PCIe) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP
+# buffers on NVSwitch systems, which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was
+# found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
+# V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
 # (sequence x vocabulary entry), per engine, fitted (the median) on the logs whose logged activation peak is more
 # than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
-# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5, Qwen1.5-MoE 17.0, gpt-oss-20b 15.0 (0.19.0, 1024
-# sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5 (and 15.5 with --quantization fp8, 18.1 with
+# --dtype float32), Qwen1.5-MoE 17.0, gpt-oss-20b 15.0, Qwen2.5-7B W8A8 / FP8 15.2 / 15.2, gemma-7b 14.9,
+# Llama-3.3-70B FP8 at TP 2 / 4 16.0 / 16.1 (0.19.0, 1024 sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
 # V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
 # which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
 # less its non-driver worker's 0.19 GiB peak.
@@ -228,13 +242,20 @@ class Term:
         return {"name": self.name, "gib": self.gib, "source": self.source, "estimate": self.estimate}  # full precision
 
 
-def non_torch_gib(gpus: int, eng: Engine) -> Term:
-    """Per GPU; `gpus` is the GPUs of one replica (TP x PP)."""
+def multi_gpu_key(cc: tuple[int, int]) -> str:
+    """The NON_TORCH_MULTI_GPU_GIB row of a GPU generation."""
+    return "cc9+" if cc >= (9, 0) else "older"
+
+
+def non_torch_gib(gpus: int, eng: Engine, cc: tuple[int, int] = (8, 0)) -> Term:
+    """Per GPU; `gpus` is the GPUs of one replica (TP x PP), `cc` their compute capability."""
     if gpus > 1:
+        key = multi_gpu_key(cc)
         return Term(
             "non_torch",
-            NON_TORCH_MULTI_GPU_GIB[eng.name],
-            f"median of the per-GPU figures {eng.name.upper()} logs with more than one GPU (NCCL / all-reduce buffers)",
+            NON_TORCH_MULTI_GPU_GIB[key],
+            f"median of the per-GPU figures logged with more than one GPU of compute capability {'9.0 and newer' if key == 'cc9+' else 'below 9.0'} "
+            "(NCCL / all-reduce buffers; calibration.yaml)",
             True,
         )
     if eng.name == "v0" and not device_wide_non_torch(eng):
@@ -293,18 +314,31 @@ def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: E
     )
 
 
-def activation_width(model, tp: int = 1) -> int:
-    """Elements per batched token the forward peak scales with: the hidden size (see ACTIVATION_FACTOR)."""
-    return int(model.hidden_size)
+def mlp_vectors(model) -> int:
+    """16-bit vectors of the MLP width one token holds at the MLP's peak: gate/up output and activated product (3) for
+    a gated MLP, up output and activation (2) for a plain one."""
+    return 3 if model.gated_mlp else 2
 
 
-def forward_activation(tokens: int, model, tp: int = 1) -> Term:
-    width = activation_width(model, tp)
-    gib = tokens * width * 2 * ACTIVATION_FACTOR / GIB
+def forward_bytes_per_token(model, tp: int = 1, dtype_bytes: int = 2) -> float:
+    """Bytes of the forward-pass activation peak per batched token on one GPU of a TP group: the vectors of
+    ACTIVATION_HIDDEN_VECTORS in the dtype the model runs (2 B; 4 B under --dtype float32)."""
+    h = model.hidden_size
+    vectors = ACTIVATION_HIDDEN_VECTORS * h + mlp_vectors(model) * model.mlp_width / tp
+    if tp > 1:
+        vectors += ACTIVATION_TP_VECTORS * h
+    return dtype_bytes * vectors
+
+
+def forward_activation(tokens: int, model, tp: int = 1, dtype_bytes: int = 2) -> Term:
+    gib = tokens * forward_bytes_per_token(model, tp, dtype_bytes) / GIB
+    tp_part = f" + {ACTIVATION_TP_VECTORS} x hidden (TP {tp})" if tp > 1 else ""
     return Term(
         "activation_forward",
         gib,
-        f"{tokens} batched tokens x hidden {width} x 2 B x {ACTIVATION_FACTOR} (factor fitted on vllm#10517)",
+        f"{tokens} batched tokens x {dtype_bytes} B x ({ACTIVATION_HIDDEN_VECTORS} x hidden {model.hidden_size} + "
+        f"{mlp_vectors(model)} x MLP width {model.mlp_width} / TP {tp}{tp_part}) (hidden and TP terms fitted on "
+        "vllm#10517 and vllm#12663)",
         True,
     )
 
