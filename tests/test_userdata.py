@@ -16,7 +16,7 @@ import yaml
 
 from gpufleet import validation
 from gpufleet.components import userdata
-from gpufleet.images import gateway, node
+from gpufleet.images import gateway, node, node_env
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import loader
 
@@ -43,7 +43,7 @@ def test_user_data_writes_only_the_environment(stack):
     assert [f["path"] for f in doc["write_files"]] == [lay.env_file, lay.argv_file, lay.gateway_env_file]
     assert all(isinstance(f["permissions"], str) for f in doc["write_files"])
     env = dict(line.split("=", 1) for line in doc["write_files"][0]["content"].splitlines())
-    assert tuple(env) == node.ENV_KEYS and env["MODEL_SHA256"] == fleet.spec.model.sha256
+    assert tuple(env) == node_env.ENV_KEYS and env["MODEL_SHA256"] == fleet.spec.model.sha256
     argv = json.loads(doc["write_files"][1]["content"])
     assert argv[:2] == ["serve", f"{lay.models}/current"]
     assert argv[argv.index("--max-model-len") + 1] == str(fleet.spec.serving.max_model_len)
@@ -77,12 +77,12 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     assert agent_reads == set(agent_cfg["env_keys"]), agent_reads ^ set(agent_cfg["env_keys"])
     assert agent_cfg["env_files"] == [lay.env_file, lay.gateway_env_file]
     gw_keys = set(gateway.env_map(gateway.values_from_fleet(fleet)))
-    assert agent_reads <= set(node.ENV_KEYS) | gw_keys, agent_reads - set(node.ENV_KEYS) - gw_keys
-    from_fleet_env = used | (agent_reads & set(node.ENV_KEYS))
-    assert from_fleet_env == set(node.ENV_KEYS), (
-        f"prepare and agent read {sorted(from_fleet_env)}, user-data writes {node.ENV_KEYS}"
+    assert agent_reads <= set(node_env.ENV_KEYS) | gw_keys, agent_reads - set(node_env.ENV_KEYS) - gw_keys
+    from_fleet_env = used | (agent_reads & set(node_env.ENV_KEYS))
+    assert from_fleet_env == set(node_env.ENV_KEYS), (
+        f"prepare and agent read {sorted(from_fleet_env)}, user-data writes {node_env.ENV_KEYS}"
     )
-    assert set(userdata.environment(fleet, "r")) == set(node.ENV_KEYS)
+    assert set(userdata.environment(fleet, "r")) == set(node_env.ENV_KEYS)
     assert vllm["LoadCredential"] == f"api-key:{lay.api_key_file}" and lay.api_key_file in script
     argv = json.loads(doc["write_files"][1]["content"])
     assert argv[1].startswith(lay.models + "/") and lay.models in script

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+from gpufleet import inputs
 
 PATH = Path(__file__).parent / "data" / "scaling_metrics.yaml"
 
@@ -27,11 +27,17 @@ class Signals:
 
 
 @cache
+def raw() -> dict:
+    """The whole file, as the node agent's config and the Tencent scaler's package carry its metrics."""
+    return inputs.load_mapping(PATH, "components/data/scaling_metrics.yaml")
+
+
+@cache
 def load() -> Signals:
-    raw = yaml.safe_load(PATH.read_text())
+    raw_ = raw()
     return Signals(
-        namespace=raw["namespace"],
-        dimension=raw["dimension"],
-        period_s=int(raw["period_s"]),
-        names={k: v["name"] for k, v in raw["metrics"].items()},
+        namespace=raw_["namespace"],
+        dimension=raw_["dimension"],
+        period_s=int(raw_["period_s"]),
+        names={k: v["name"] for k, v in raw_["metrics"].items()},
     )

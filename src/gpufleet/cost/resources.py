@@ -12,13 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.registry import UsageKey
-
-if TYPE_CHECKING:
-    from gpufleet.cost.usage import Usage  # the usage profile (cost/usage.py reads the keys declared here)
 
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
 
@@ -78,11 +75,20 @@ REPLICAS_AVERAGE = UsageKey(
 )
 
 
+class UsageProfile(Protocol):
+    """What a pricing function reads of the usage profile (cost/usage.py Usage, which knows the keys declared here):
+    a declared key's value by name, as an attribute or with get(); None is unknown."""
+
+    def get(self, key: str) -> Decimal | None: ...
+
+    def __getattr__(self, name: str) -> Decimal | None: ...
+
+
 @dataclass
 class PricingContext:
     cloud: str
     region: str
-    usage: Usage
+    usage: UsageProfile
     replicas_average: Decimal  # average running GPU nodes of the whole fleet
     resources: list[dict]
     notes: list[str] = field(default_factory=list)

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from gpufleet import registry
-from gpufleet.images import gateway, node_agent
+from gpufleet.components import scaling_signals
+from gpufleet.images import agent_settings, gateway, node_agent
 from gpufleet.images.node_env import AGENT_ENV_KEYS
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.templating import environment
 
-SCALING_METRICS = Path(__file__).resolve().parents[1] / "components" / "data" / "scaling_metrics.yaml"
-AGENT_SETTINGS = Path(__file__).with_name("node_agent.yaml")
 AGENT_FILE = "node_agent.py"
 AGENT_CONFIG = "agent.json"
 AGENT_CLOUDS = "clouds"  # beside the agent: <cloud>.py, each cloud's node module (registry.node_module_file)
@@ -29,9 +25,8 @@ AGENT_CLOUDS = "clouds"  # beside the agent: <cloud>.py, each cloud's node modul
 DRAIN_SIGNALS = ("queue", "running")
 
 
-@lru_cache(maxsize=1)
 def scaling_metrics() -> dict:
-    return yaml.safe_load(SCALING_METRICS.read_text())
+    return scaling_signals.raw()
 
 
 def agent_config(recipe: Recipe) -> dict:
@@ -57,7 +52,7 @@ def agent_config(recipe: Recipe) -> dict:
         "period_s": sm["period_s"],
         "dimension": sm["dimension"],
         "metrics": sm["metrics"],
-        **yaml.safe_load(AGENT_SETTINGS.read_text()),
+        **agent_settings.load(),
         "clouds": clouds,
     }
 
@@ -80,7 +75,7 @@ def files(recipe: Recipe) -> list[NodeFile]:
         "clouds": [registry.profile(c) for c in registry.names()],
         "agent": f"{lay.gateway_lib}/{AGENT_FILE}",
         "agent_config": f"{lay.gateway_lib}/{AGENT_CONFIG}",
-        "agent_settings": yaml.safe_load(AGENT_SETTINGS.read_text()),
+        "agent_settings": dict(agent_settings.load()),
     }
 
     def render(name: str) -> str:

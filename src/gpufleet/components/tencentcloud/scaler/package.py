@@ -9,17 +9,15 @@ import json
 import zipfile
 from pathlib import Path
 
-import yaml
+from gpufleet.components import scaling_signals
+from gpufleet.images import agent_settings
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[2]
 HANDLER = "index.main_handler"  # the SCF handler: file index.py, function main_handler
 
 
 def signals() -> dict:
-    sm = yaml.safe_load((ROOT / "components" / "data" / "scaling_metrics.yaml").read_text())
-    agent = yaml.safe_load((ROOT / "images" / "node_agent.yaml").read_text())
-    return {"metrics": sm["metrics"], "http_timeout_s": agent["http_timeout_s"]}
+    return {"metrics": scaling_signals.raw()["metrics"], "http_timeout_s": agent_settings.load()["http_timeout_s"]}
 
 
 def files() -> dict[str, bytes]:
