@@ -16,7 +16,6 @@ import asyncio
 from dataclasses import dataclass, field
 
 import httpx
-import yaml
 
 from gpufleet.components import scaling_signals
 from gpufleet.errors import Problem, UserError
@@ -48,8 +47,8 @@ class LoadSettings:
 
 def signal_specs() -> dict[str, dict]:
     """queue and kv_cache from the node agent's signal file: the vLLM names to try, unit and scale."""
-    raw = yaml.safe_load(scaling_signals.PATH.read_text())
-    return {k: raw["metrics"][k] for k in ("queue", "kv_cache")}
+    metrics = scaling_signals.raw()["metrics"]
+    return {k: metrics[k] for k in ("queue", "kv_cache")}
 
 
 def read_signals(text: str, specs: dict[str, dict]) -> dict[str, float | None]:
