@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from gpufleet.cost import exports, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
@@ -21,6 +18,13 @@ from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.cost.resources import COMPUTE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# rich is imported by the table functions, not here: the JSON, CSV and XLSX reports (and every `--format json` run)
+# need none of it, and its import is ~10 ms of a `cost estimate`.
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -139,6 +143,9 @@ def _money_column(t: Table, name: str) -> None:
 
 
 def estimate_table(e: Estimate, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     t = Table(title=f"{e.stack}: {e.cloud} {e.region}, {e.instance_type}, billing {e.billing} — monthly cost in {e.currency}")
     t.add_column("resource: component", overflow="fold")
     t.add_column("quantity", justify="right", overflow="fold")
@@ -267,6 +274,9 @@ def _meta(options: list[Option]) -> tuple[str, str, list[str]]:
 
 def compare_table(stack: str, options: list[Option], console: Console) -> None:
     """Options as rows, fitting 100 columns with every total in full; what does not fit goes in the notes below."""
+    from rich.table import Table
+    from rich.text import Text
+
     from gpufleet.cost.decision import decide
 
     currency, as_of, assumptions = _meta(options)
@@ -411,6 +421,9 @@ def diff_json(r: DiffResult) -> dict:
 
 
 def diff_table(r: DiffResult, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     a, b = r.a, r.b
     t = Table(title=f"cost diff {a.stack} -> {b.stack} ({b.currency}/month, B minus A)")
     t.add_column("line", overflow="fold")
@@ -483,6 +496,8 @@ def diff_markdown(r: DiffResult) -> str:
 
 def commit_table(p: CommitPlan, console: Console) -> None:
     import yaml
+    from rich.table import Table
+    from rich.text import Text
 
     pr, cur = p.prices, p.prices.currency
     t = Table(title=f"{p.stack}: {p.instance_type}, which nodes to subscribe ({cur}, instance only)")
