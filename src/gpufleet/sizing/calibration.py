@@ -259,13 +259,13 @@ def verdict_rows() -> list[dict]:
 
 
 def verdict_of(row: dict) -> tuple[str, list[str]]:
-    """(verdict, problems) of `plan fit` for the log: the whole model where the total memory is logged, else the
-    refusals that do not depend on memory."""
+    """(verdict, reasons) of `plan fit` for the log: the whole model where the total memory is logged (its problems,
+    and the sampler warm-up risk of a "tight" verdict), else the refusals that do not depend on memory."""
     arch = arch_of(row)
     assert arch is not None
     if row.get("total_gpu_memory_gib") is not None and _version_ok(row):
         r = predict(row)
-        return r.verdict, r.problems
+        return r.verdict, r.problems + [a for a in r.assumptions if a.startswith(fit.WARMUP_RISK)]
     s = serving(row)
     gpu = gpu_of(row)
     eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
@@ -414,11 +414,7 @@ KNOWN_MISSES = {
         "expert weight: vLLM's mxfp4 layout on Hopper is not modelled (the architecture is outside MODELLED: 'tight')",
         "llmd-h100x2-gptoss20b-tp2-v019": "as llmd-h100-gptoss20b-tp1-sampler-oom, at TP 2 (7.01 logged, 6.40 modelled)",
     },
-    "verdict": {
-        "llmd-h100-gptoss20b-tp1-sampler-oom": "vLLM 0.19 ran out of memory warming up the sampler for 1024 dummy "
-        "requests after the KV cache was allocated (outside the budget); the model counts the sampler inside the "
-        "profile only",
-    },
+    "verdict": {},
 }
 
 

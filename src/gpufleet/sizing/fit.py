@@ -250,7 +250,7 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     r = result.serving
     eng = profiler.engine(result.vllm_version, gpu.cc, s.engine)
     if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
-        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"])
+        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"], model.model_type)
         left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
         if left < pool:
             result.advice.append(
@@ -321,7 +321,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "max(activation_forward, sampler_warmup): they run one after the other",
         True,
     )
-    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
+    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs, model.model_type)
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
     rows = []
@@ -411,20 +411,62 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         memory_problem = _too_short(eng, s.max_model_len, kv_tokens, kv_gib, per_token)
     if memory_problem:
         problems.append(memory_problem)
+    warm = _warmup(model, gpu, s, eng, world, counted, sampler.gib)
+    warm_problem, warm_risk = _warmup_text(warm, s) if warm else (None, None)
+    if warm_problem and not memory_problem:
+        problems.append(warm_problem)
     result.fits = not problems
     unsure = _unsure(model, s, eng)
     if structural:
         result.verdict = "does not fit"
     elif memory_problem:
         result.verdict = "tight" if high >= s.max_model_len else "does not fit"
+    elif warm_problem:
+        result.verdict = "does not fit"
     else:
-        result.verdict = "tight" if low < s.max_model_len else "fits"
+        result.verdict = "tight" if low < s.max_model_len or warm_risk else "fits"
+    if warm_risk and result.verdict == "tight":
+        result.assumptions.append(warm_risk)
     if result.verdict == "tight":
         result.assumptions.append(
             f"tight: the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
             + (f" ({'; '.join(unsure)})" if unsure else "")
         )
     return result
+
+
+WARMUP_RISK = "sampler warm-up"
+
+
+def _warmup(model: ModelArch, gpu: Gpu, s: Serving, eng: profiler.Engine, world: int, counted: bool, sampler_gib: float):
+    """The V1 sampler warm-up after the KV cache (profiler.sampler_warmup_after_kv), or None (V0)."""
+    assert s.gpu_memory_utilization is not None and s.max_num_seqs is not None
+    outside = not eng.cuda_graphs_in_budget and not s.enforce_eager
+    graphs = profiler.graphs_outside_budget_gib(s.max_num_seqs, model.model_type) if outside else 0.0
+    unbudgeted = 0.0 if counted else s.reserved_gib
+    return profiler.sampler_warmup_after_kv(
+        eng, gpu.memory_gib, s.gpu_memory_utilization, unbudgeted, world, graphs, sampler_gib, gpu.cc
+    )
+
+
+def _warmup_text(w: profiler.Warmup, s: Serving) -> tuple[str | None, str | None]:
+    """(problem, risk): vLLM's words when the warm-up cannot fit outside the budget, or why it may not."""
+    sums = (
+        f"{w.outside_gib:.2f} GiB per GPU outside the budget (usable x (1 - gpu_memory_utilization {s.gpu_memory_utilization})) "
+        f"less the CUDA context ({w.context_gib:.2f}, estimate) and graphs captured outside the budget ({w.graphs_gib:.2f}, "
+        f"estimate) leaves {w.margin_gib:.2f} GiB for the sampler warm-up of {s.max_num_seqs} dummy requests "
+        f"({w.sampler_gib:.2f} GiB, estimate), which vLLM V1 runs after allocating the KV cache"
+    )
+    fix = "lower max_num_seqs or gpu_memory_utilization"
+    words = (
+        f"CUDA out of memory occurred when warming up sampler with {s.max_num_seqs} dummy requests. Please try lowering "
+        "`max_num_seqs` or `gpu_memory_utilization` when initializing the engine."
+    )
+    if w.margin_gib < 0:
+        return f"{words} ({sums}; {fix})", None
+    if w.margin_gib < w.sampler_gib:
+        return None, f"{WARMUP_RISK}: {sums}; the warm-up can need up to that again (allocator fragmentation): vLLM may stop with '{words}' ({fix})"
+    return None, None
 
 
 # The model's stated error (tests/sizing/test_calibration.py asserts it on every log): KV cache within 10 % (or
@@ -480,8 +522,20 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
         out.append("use dtype float16 (or auto)")
     if any("held by other processes" in p for p in r.problems):
         most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
-        if most >= 0.05 and ok(gpu_memory_utilization=most):
-            out.append(f"lower gpu_memory_utilization to {most} (what is free beside the other processes) and it fits")
+        util = next((u for u in _lower_utilizations(most) if ok(gpu_memory_utilization=u)), None)
+        if util is not None:
+            out.append(
+                f"lower gpu_memory_utilization to {util} (what is free beside the other processes"
+                + (", less the sampler warm-up's headroom" if util < most else "")
+                + ") and it fits"
+            )
+    if any("warming up sampler" in p for p in r.problems):
+        util = next((u for u in _lower_utilizations(r.serving["gpu_memory_utilization"] - 0.01) if ok(gpu_memory_utilization=u)), None)
+        seqs = next((n for n in (512, 256, 128, 64, 32, 16) if n < r.serving["max_num_seqs"] and ok(max_num_seqs=n)), None)
+        if util is not None:
+            out.append(f"lower gpu_memory_utilization to {util} and the sampler warm-up fits outside the budget")
+        if seqs is not None:
+            out.append(f"lower max_num_seqs to {seqs} and the sampler warm-up fits")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
     if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:
@@ -517,6 +571,11 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
             out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings")
             break
     return out or [_smallest_combination(model, gpu, s, kinds, sold)]
+
+
+def _lower_utilizations(start: float, steps: int = 10) -> list[float]:
+    """gpu_memory_utilization values to try, from `start` down in 0.01 steps (at least 0.05)."""
+    return [u for u in (round(start - 0.01 * k, 2) for k in range(steps + 1)) if u >= 0.05]
 
 
 def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, sold) -> str:

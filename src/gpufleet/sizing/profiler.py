@@ -97,6 +97,25 @@ SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
 CUDA_GRAPH_BASE_GIB = 0.12
 CUDA_GRAPH_PER_SIZE_GIB = 0.0008
+# gpt-oss raises the largest capture size from 512 to 1024 unless the user sets the capture sizes
+# (vllm/model_executor/models/config.py, GptOssForCausalLMConfig.verify_and_update_config; logged by 0.19.0 as
+# "[model_executor/models/config.py:131] Overriding max cuda graph capture size to 1024 for performance.").
+CAPTURE_SIZE_OVERRIDE = {"gpt_oss": 1024}
+# Sampler warm-up after the KV cache (V1): gpu_worker.compile_or_warm_up_model captures the CUDA graphs and then runs
+# `_dummy_sampler_run` for min(max_num_seqs, max_num_batched_tokens) dummy requests, after the KV cache has taken
+# the budget's activation share (0.19.0 gpu_worker.py:686 in the llmd gpt-oss-20b traceback; the same order in
+# 0.8.x gpu_worker.py compile_or_warm_up_model, "called after `capture_model` on purpose"). What it allocates must fit
+# outside the budget: usable x (1 - gpu_memory_utilization), less the CUDA context that vLLM's start-up snapshot
+# leaves outside it and the graphs captured outside it (V1 before 0.21). CUDA context outside the budget per GPU
+# (estimate; total - initial free of the llmd 0.19.0 H100 logs): one GPU 0.51 (every single-GPU log: "worker init
+# memory snapshot ... cuda_memory=0.51GiB"), more GPUs (NCCL too) 1.53 / 1.55 (Llama-3.3-70B FP8 TP 2 / 4), 2.01
+# (gpt-oss-20b TP 2), 2.07 (Llama-4-Scout TP 4) -> median 1.78. As with non-torch memory (NON_TORCH_MULTI_GPU_GIB),
+# the multi-GPU figure is an H100 one (compute capability 9.0 and newer); below 9.0 more GPUs take the single-GPU
+# figure (estimate: the Kaggle T4 pairs, V1 0.18, started with 1.47 GiB outside the budget, so theirs is smaller).
+WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
+# The warm-up can need more than the sampler's profiled peak: when gpt-oss-20b ran out of memory (llmd TP 1 log)
+# PyTorch held 1.78 GiB reserved but unallocated and could not place a 0.77 GiB probability tensor, and the graphs
+# took 1.84 GiB against vLLM's 1.30 estimate. So a margin smaller than the sampler warm-up itself is "tight".
 
 
 @cache
@@ -354,7 +373,13 @@ def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") 
     )
 
 
-def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
+def largest_capture_size(max_num_seqs: int, model_type: str = "") -> int:
+    """The largest CUDA graph capture size: min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470), or the
+    model's override (CAPTURE_SIZE_OVERRIDE)."""
+    return CAPTURE_SIZE_OVERRIDE.get(model_type, min(2 * max_num_seqs, 512))
+
+
+def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, model_type: str = "") -> Term:
     if enforce_eager:
         return Term("cuda_graphs", 0.0, "--enforce-eager: no CUDA graphs are captured", False)
     if not eng.cuda_graphs_in_budget:
@@ -364,7 +389,7 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
             f"vLLM {eng.version} ({eng.name.upper()}) captures graphs after sizing the KV cache, outside the budget",
             False,
         )
-    largest = min(2 * max_num_seqs, 512)
+    largest = largest_capture_size(max_num_seqs, model_type)
     return Term(
         "cuda_graphs",
         CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest,
@@ -374,9 +399,40 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
     )
 
 
-def graphs_outside_budget_gib(max_num_seqs: int) -> float:
+def graphs_outside_budget_gib(max_num_seqs: int, model_type: str = "") -> float:
     """The graph pool when it is captured outside the budget (V0, V1 before 0.21): the same estimate."""
-    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * min(2 * max_num_seqs, 512)
+    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest_capture_size(max_num_seqs, model_type)
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """The sampler warm-up after the KV cache (V1), per GPU of the last pipeline stage (all GiB)."""
+
+    outside_gib: float  # usable x (1 - gpu_memory_utilization) - other processes' memory the budget does not count
+    context_gib: float  # CUDA context outside the budget (WARMUP_CONTEXT_GIB)
+    graphs_gib: float  # graphs captured outside the budget (0 where the budget counts them, or --enforce-eager)
+    sampler_gib: float  # the warm-up itself: the margin it needs to be sure (see WARMUP_CONTEXT_GIB)
+
+    @property
+    def margin_gib(self) -> float:
+        """What is left outside the budget for the warm-up beyond its profiled peak (which the budget's activation
+        share, max(forward, sampler), already leaves free once the profile's tensors are released)."""
+        return self.outside_gib - self.context_gib - self.graphs_gib
+
+
+def sampler_warmup_after_kv(
+    eng: Engine, usable_gib: float, util: float, unbudgeted_gib: float, gpus: int, graphs_outside_gib: float,
+    sampler_gib: float, cc: tuple[int, int] = (8, 0),
+) -> Warmup | None:
+    """The warm-up's headroom on V1 (None on V0, whose profile run is its only sampler pass before the KV cache)."""
+    if eng.name != "v1":
+        return None
+    return Warmup(
+        outside_gib=usable_gib * (1 - util) - unbudgeted_gib,
+        context_gib=WARMUP_CONTEXT_GIB["one" if gpus == 1 else multi_gpu_key(cc)],
+        graphs_gib=graphs_outside_gib,
+        sampler_gib=sampler_gib,
+    )
 
 
 def known_kv_dtypes() -> list[str]:
