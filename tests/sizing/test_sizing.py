@@ -422,3 +422,18 @@ def test_gpt_oss_captures_graphs_up_to_1024():
     assert profiler.largest_capture_size(1024, "gpt_oss") == 1024
     assert profiler.largest_capture_size(1024, "llama") == 512
     assert profiler.largest_capture_size(64, "llama") == 128
+
+
+def test_mxfp4_experts_on_hopper_take_the_triton_layout():
+    """gpt-oss-20b on an H100 (vLLM's Triton mxfp4 backend): one expert at TP 1 is 1472 x 5888 + 1472 x 3072 value
+    bytes (1440 packed bytes padded to 64, 5760 / 2880 output rows padded to 256), 5888 x 90 + 3072 x 90 scale bytes
+    and (5760 + 2880) x 4 fp32 bias bytes = 14,030,080 B; at TP 2 the intermediate 1440 is first rounded to 1472.
+    Other GPUs keep 4.25 bits per expert weight."""
+    layout = fit.formats()["mxfp4"]["layout"]["triton_hopper"]
+    assert fit.mxfp4_triton_expert_bytes(2880, 2880, layout) == 14_030_080
+    tp2 = 1472 * 3072 + 768 * 3072 + 3072 * 90 + 3072 * 46 + (2944 + 2880) * 4
+    assert fit.mxfp4_triton_expert_bytes(2880, 1440, layout) == tp2
+    gpt_oss = models.catalog()["openai/gpt-oss-20b"]
+    hopper = fit.rank_weight_bytes(gpt_oss, "bfloat16", "mxfp4", fit.Serving(), (9, 0))[0]
+    ampere = fit.rank_weight_bytes(gpt_oss, "bfloat16", "mxfp4", fit.Serving(), (8, 0))[0]
+    assert hopper - ampere == pytest.approx(24 * 32 * 14_030_080 - 19_110_297_600 * 4.25 / 8, rel=1e-9)

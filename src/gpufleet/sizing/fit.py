@@ -175,18 +175,56 @@ def bits_per_weight(quantization: str) -> float:
     return bits
 
 
-def rank_weight_bytes(model: ModelArch, dtype: str, quantization: str | None, s: Serving) -> list[float]:
-    """Bytes of weights on the heaviest GPU of each pipeline stage."""
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+def mxfp4_triton_expert_bytes(hidden: int, intermediate: int, layout: dict) -> int:
+    """Bytes of one routed expert (gated: gate/up w13 and down w2) on one GPU as vLLM's Triton mxfp4 MoE backend holds
+    it on compute capability 9.x, for the rank's intermediate size `intermediate` (quantization.yaml, mxfp4 layout
+    triton_hopper: each padding and where vLLM / triton_kernels do it)."""
+    inter = _round_up(intermediate, layout["intermediate_multiple"])
+    (v_red, v_out), (s_out, s_red) = layout["value_align"], layout["scale_align"]
+    values = _round_up(hidden // 2, v_red) * _round_up(2 * inter, v_out) + _round_up(inter // 2, v_red) * _round_up(
+        hidden, v_out
+    )
+    scales = _round_up(2 * inter, s_out) * _round_up(hidden // 32, s_red) + _round_up(hidden, s_out) * _round_up(
+        inter // 32, s_red
+    )
+    return values + scales + (2 * inter + hidden) * layout["bias_bytes"]
+
+
+def _mxfp4_layout(quantization: str | None, cc: tuple[int, int] | None) -> dict | None:
+    """The modelled storage layout of the format on this GPU (None: its plain bits per weight)."""
+    if quantization is None or cc is None:
+        return None
+    for layout in (formats().get(quantization, {}).get("layout") or {}).values():
+        if _cc(layout["cc_from"]) <= cc < _cc(layout["cc_below"]):
+            return layout
+    return None
+
+
+def rank_weight_bytes(
+    model: ModelArch, dtype: str, quantization: str | None, s: Serving, cc: tuple[int, int] | None = None
+) -> list[float]:
+    """Bytes of weights on the heaviest GPU of each pipeline stage (cc: the GPU's compute capability, for a format
+    whose layout depends on it; None takes the format's plain bits per weight)."""
     stages = parallel.rank_params(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel)
     if model.weight_bytes_given is not None:  # a GGUF file: its tensors' own bytes, spread like the parameters
         per_parameter = model.weight_bytes_given / model.parameters
         return [(r.quantizable + r.kept) * per_parameter for r in stages]
     dense = DTYPE_BYTES[dtype]
+    layout = _mxfp4_layout(quantization, cc) if model.gated_mlp and model.is_moe else None
+    ep = s.expert_parallel and s.gpus * s.data_parallel > 1
+    inter = model.expert_intermediate if ep else model.expert_intermediate // s.gpus
     out = []
     for r in stages:
         if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
             per = bits_per_weight(quantization) / 8
-            if formats()[quantization].get("experts_only"):
+            if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
+                experts = r.expert / model.mlp_parameters(inter)
+                out.append(experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout) + (r.quantizable - r.expert + r.kept) * dense)
+            elif formats()[quantization].get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
                 out.append(r.quantizable * per + r.kept * 2)
@@ -308,7 +346,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         gpu.memory_estimate,
     )
     stages = parallel.stage_layers(model.layers, pp)
-    per_stage = rank_weight_bytes(model, dtype, quant, s)
+    per_stage = rank_weight_bytes(model, dtype, quant, s, gpu.cc)
     lora_dtype = DTYPE_BYTES[dtype]
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
