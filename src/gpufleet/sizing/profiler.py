@@ -74,12 +74,12 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # and newer, or older), fitted (the median of each) on every multi-GPU log that prints non-torch memory, which are
 # therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
 # 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
-# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1
-# 0.8.3, 4x A100-40G PCIe) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP
-# buffers on NVSwitch systems, which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was
-# found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
+# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), deploy-qwen 0.20 (4x RTX 2080 Ti 22G, V0 0.8.5, the driver),
+# i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe) -> 0.27 (0.29 before deploy-qwen was
+# added). Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP buffers on NVSwitch systems,
+# which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
 # V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
-NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.27}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
