@@ -46,7 +46,7 @@ def test_hand_worked_qwen7b_bf16_on_a10():
 
 def test_hand_worked_llama70b_fp16_on_two_a100_80g():
     # Per GPU at TP 2: weights 70.6e9 x 2 B / 2 = 65.75 GiB; requested 79.25 x 0.92 = 72.91; non-torch at TP > 1 on a
-    # GPU below compute capability 9.0 0.27 GiB (profiler.NON_TORCH_MULTI_GPU_GIB); KV about 5.9 GiB;
+    # GPU below compute capability 9.0 0.29 GiB (profiler.NON_TORCH_MULTI_GPU_GIB); KV about 5.9 GiB;
     # KV per token per GPU = 2 x 80 layers x 4 KV heads x 128 x 2 B = 163840 B -> about 38.7k tokens < 65536: refused;
     # an fp8 KV cache doubles that to about 77k (enough); at TP 4 the weights halve and it fits
     r = fit.fit(

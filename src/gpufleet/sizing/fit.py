@@ -233,6 +233,24 @@ def rank_weight_bytes(
     return out
 
 
+def offload_floor_bytes(model: ModelArch, dtype: str, s: Serving) -> list[float]:
+    """Per stage, the weight bytes --cpu-offload-gb cannot move: vLLM offloads parameters of the decoder layers only
+    (make_layers wraps each layer in maybe_offload_to_cpu, vllm/model_executor/models/utils.py), so the embedding, the
+    LM head and the final norm stay on the GPU (16-bit in every format)."""
+    if model.weight_bytes_given is not None:
+        per_parameter = model.weight_bytes_given / model.parameters
+    else:
+        per_parameter = DTYPE_BYTES[dtype]
+    stages = parallel.rank_params(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel)
+    return [r.outside * per_parameter for r in stages]
+
+
+def gpu_weights_gib(weight_bytes: float, floor_bytes: float, cpu_offload_gb: float) -> float:
+    """Weights left on the GPU after --cpu-offload-gb (GiB, as vLLM counts it: cpu_offload_gb x 2**30 bytes), which
+    moves decoder-layer parameters only (offload_floor_bytes)."""
+    return (weight_bytes - min(cpu_offload_gb * GIB, max(0.0, weight_bytes - floor_bytes))) / GIB
+
+
 def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> float:
     """The whole checkpoint as vLLM holds it on one GPU (no parallelism)."""
     return rank_weight_bytes(model, dtype, quantization, Serving())[0]
@@ -246,7 +264,10 @@ def kv_bytes_per_token(
     table = (eng.kv_dtypes if eng else {}) or {}
     per = table.get(kv_cache_dtype, {}).get("bytes") or (1 if kv_cache_dtype.startswith("fp8") else None)
     kv = per or DTYPE_BYTES[dtype]
-    return parallel.kv_elements_per_token(model, gpus, model.layers if layers is None else layers) * kv
+    n = model.layers if layers is None else layers
+    if model.is_mla:  # one latent per layer, padded where the engine pads it
+        return n * profiler.mla_entry_bytes(model.kv_elements_per_token_per_layer(gpus) * kv, eng)
+    return parallel.kv_elements_per_token(model, gpus, n) * kv
 
 
 def _quant_problem(quantization: str | None, gpu) -> str | None:
@@ -363,9 +384,10 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
     rows = []
-    for ids, wbytes in zip(stages, per_stage, strict=True):
+    kept_outside = offload_floor_bytes(model, dtype, s)
+    for ids, wbytes, floor in zip(stages, per_stage, kept_outside, strict=True):
         lora = parallel.lora_parameters_per_rank(model, n, len(ids), s.max_loras, s.max_lora_rank) * lora_dtype
-        w = max(0.0, wbytes / GIB - s.cpu_offload_gb)
+        w = gpu_weights_gib(wbytes, floor, s.cpu_offload_gb)
         kv_gib = requested.gib - w - lora / GIB - overhead
         per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
         tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0

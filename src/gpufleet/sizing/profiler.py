@@ -33,6 +33,12 @@ GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
+# V0 pads each MLA cache entry to 256 bytes on CUDA (vllm/worker/cache_engine.py CacheEngine._align_cache: MLA models,
+# VLLM_CUDA_MEM_ALIGN_KV_CACHE on by default; its PR: "for MLA with a head dim of 576 ... we allocate 640 elements per
+# cache entry instead of 576"): DeepSeek-V2-Lite's 27 x 576 x 2 B = 31,104 B per token become 27 x 1280 = 34,560, as
+# vllm#15196 logs (0.7.2: 14.96 GiB for 464,880 tokens = 34,553 B). V1 does not pad (i15871, 0.8.3 V1: 31,130 B).
+# From 0.7.2, the earliest version a log shows it in.
+MLA_V0_ALIGN_BYTES, MLA_V0_ALIGN_FROM = 256, (0, 7, 2)
 
 # Forward-pass activation peak per batched token, in 16-bit vectors (2 B per element) of three widths:
 #   ACTIVATION_HIDDEN_VECTORS x hidden size          residual stream, normed input, layer output        (fitted)
@@ -75,11 +81,13 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
 # 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
 # TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), deploy-qwen 0.20 (4x RTX 2080 Ti 22G, V0 0.8.5, the driver),
-# i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe) -> 0.27 (0.29 before deploy-qwen was
-# added). Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP buffers on NVSwitch systems,
-# which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
+# i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe), the p4d DeepSeek-Coder-V2-Lite log
+# 2.10 (8x A100-SXM4-40GB, TP 8, V0 0.7.1) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink
+# SHARP / NVSwitch buffers: the one NVSwitch A100 log, the p4d's 2.10 GiB at TP 8, is like the H100s', which would
+# make an H100 PCIe pair an overestimate); the key stays the compute capability, so that p4d log is over-predicted
+# (its KV +7.7 %) and NVSwitch A100s are sized with the older figure. Before issue 30 the key was the engine (V0 0.29,
 # V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
-NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.27}
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
@@ -199,6 +207,13 @@ def version_problem(version: str) -> str | None:
     if v < (0, 6):
         return f"the memory model follows the profiler of vLLM 0.6 and later; {version} is older"
     return None
+
+
+def mla_entry_bytes(latent_bytes: int, eng: "Engine | None") -> int:
+    """Bytes of one MLA cache entry (one token, one layer) as the engine allocates it (MLA_V0_ALIGN_BYTES)."""
+    if eng is None or eng.name != "v0" or parse_version(eng.version) < MLA_V0_ALIGN_FROM:
+        return latent_bytes
+    return -(-latent_bytes // MLA_V0_ALIGN_BYTES) * MLA_V0_ALIGN_BYTES
 
 
 def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_name: str) -> str | None:
