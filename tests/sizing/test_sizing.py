@@ -437,3 +437,28 @@ def test_mxfp4_experts_on_hopper_take_the_triton_layout():
     hopper = fit.rank_weight_bytes(gpt_oss, "bfloat16", "mxfp4", fit.Serving(), (9, 0))[0]
     ampere = fit.rank_weight_bytes(gpt_oss, "bfloat16", "mxfp4", fit.Serving(), (8, 0))[0]
     assert hopper - ampere == pytest.approx(24 * 32 * 14_030_080 - 19_110_297_600 * 4.25 / 8, rel=1e-9)
+
+
+def test_v0_pads_mla_cache_entries_to_256_bytes_and_v1_does_not():
+    """DeepSeek-V2-Lite: 27 layers x (512 + 64) x 2 B = 31,104 B per token on V1; V0 (from 0.7.2) pads each 1152-byte
+    entry to 1280 (vllm#15196 logs 34,553 B per token)."""
+    lite = models.catalog()["deepseek-ai/DeepSeek-V2-Lite"]
+    v0 = profiler.engine("0.7.2", (8, 9), "v0")
+    v1 = profiler.engine("0.8.3", (8, 9), "v1")
+    assert fit.kv_bytes_per_token(lite, "bfloat16", "auto", 1, v1) == 27 * 1152 == 31_104
+    assert fit.kv_bytes_per_token(lite, "bfloat16", "auto", 1, v0) == 27 * 1280 == 34_560
+    assert fit.kv_bytes_per_token(lite, "bfloat16", "auto", 1, profiler.engine("0.7.1", (8, 9), "v0")) == 31_104
+    fp8 = fit.kv_bytes_per_token(lite, "bfloat16", "fp8", 1, v0)  # 576 B per entry, padded to 768
+    assert fp8 == 27 * 768
+
+
+def test_cpu_offload_moves_decoder_layers_only():
+    """--cpu-offload-gb larger than the decoder layers leaves the embedding and LM head on the GPU."""
+    lite = models.catalog()["deepseek-ai/DeepSeek-V2-Lite"]
+    s = fit.Serving(cpu_offload_gb=30)
+    floor = fit.offload_floor_bytes(lite, "bfloat16", s)[0]
+    assert floor == (2 * 102400 * 2048 + 2048) * 2  # embedding, LM head, final norm
+    whole = fit.rank_weight_bytes(lite, "bfloat16", None, s)[0]
+    assert fit.gpu_weights_gib(whole, floor, 30) == pytest.approx(floor / GIB)
+    assert fit.gpu_weights_gib(whole, floor, 13) == pytest.approx(whole / GIB - 13)
+    assert fit.gpu_weights_gib(whole, floor, 0) == pytest.approx(whole / GIB)
