@@ -111,7 +111,8 @@ CUDA_GRAPH_PER_SIZE_GIB = 0.0008
 CAPTURE_SIZE_OVERRIDE = {"gpt_oss": 1024}
 # Sampler warm-up after the KV cache (V1): gpu_worker.compile_or_warm_up_model captures the CUDA graphs and then runs
 # `_dummy_sampler_run` for min(max_num_seqs, max_num_batched_tokens) dummy requests, after the KV cache has taken
-# the budget's activation share (0.19.0 gpu_worker.py:686 in the llmd gpt-oss-20b traceback; the same order in
+# the budget's activation share (0.19.0 gpu_worker.py:686 -> gpu_model_runner.py:5596-5601, which raises "CUDA out of
+# memory occurred when warming up sampler with N dummy requests", in the llmd gpt-oss-20b traceback; the same order in
 # 0.8.x gpu_worker.py compile_or_warm_up_model, "called after `capture_model` on purpose"). What it allocates must fit
 # outside the budget: usable x (1 - gpu_memory_utilization), less the CUDA context that vLLM's start-up snapshot
 # leaves outside it and the graphs captured outside it (V1 before 0.21). CUDA context outside the budget per GPU
