@@ -61,7 +61,12 @@ def test_v0_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and_no_sma
     one GPU outside the small-GPU class, so the T4 / A10 logs test it rather than set it."""
     assert round(calibration.fit_non_torch_v0_baseline(), 2) == profiler.NON_TORCH_V0_BASELINE_GIB
     fit_rows = {row_id for row_id, _ in calibration._non_torch_v0_baseline_values()}
-    assert fit_rows == {"pr10511-h100-tp1", "pr12126-h100-vision", "i13882-4060-bnb", "i15196-l40s-dscoder-v2-lite-offload30-v072"}
+    assert fit_rows == {
+        "pr10511-h100-tp1",
+        "pr12126-h100-vision",
+        "i13882-4060-bnb",
+        "i15196-l40s-dscoder-v2-lite-offload30-v072",
+    }
     small = {r["id"] for r in calibration.table()["logs"] if "small_gpu" in (r.get("tags") or [])}
     assert not fit_rows & small
 

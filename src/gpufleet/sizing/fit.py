@@ -185,9 +185,7 @@ def mxfp4_triton_expert_bytes(hidden: int, intermediate: int, layout: dict) -> i
     triton_hopper: each padding and where vLLM / triton_kernels do it)."""
     inter = _round_up(intermediate, layout["intermediate_multiple"])
     (v_red, v_out), (s_out, s_red) = layout["value_align"], layout["scale_align"]
-    values = _round_up(hidden // 2, v_red) * _round_up(2 * inter, v_out) + _round_up(inter // 2, v_red) * _round_up(
-        hidden, v_out
-    )
+    values = _round_up(hidden // 2, v_red) * _round_up(2 * inter, v_out) + _round_up(inter // 2, v_red) * _round_up(hidden, v_out)
     scales = _round_up(2 * inter, s_out) * _round_up(hidden // 32, s_red) + _round_up(hidden, s_out) * _round_up(
         inter // 32, s_red
     )
@@ -223,7 +221,10 @@ def rank_weight_bytes(
             per = bits_per_weight(quantization) / 8
             if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
                 experts = r.expert / model.mlp_parameters(inter)
-                out.append(experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout) + (r.quantizable - r.expert + r.kept) * dense)
+                out.append(
+                    experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout)
+                    + (r.quantizable - r.expert + r.kept) * dense
+                )
             elif formats()[quantization].get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
@@ -525,7 +526,10 @@ def _warmup_text(w: profiler.Warmup, s: Serving) -> tuple[str | None, str | None
     if w.margin_gib < 0:
         return f"{words} ({sums}; {fix})", None
     if w.margin_gib < w.sampler_gib:
-        return None, f"{WARMUP_RISK}: {sums}; the warm-up can need up to that again (allocator fragmentation): vLLM may stop with '{words}' ({fix})"
+        return (
+            None,
+            f"{WARMUP_RISK}: {sums}; the warm-up can need up to that again (allocator fragmentation): vLLM may stop with '{words}' ({fix})",
+        )
     return None, None
 
 
@@ -590,7 +594,9 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
                 + ") and it fits"
             )
     if any("warming up sampler" in p for p in r.problems):
-        util = next((u for u in _lower_utilizations(r.serving["gpu_memory_utilization"] - 0.01) if ok(gpu_memory_utilization=u)), None)
+        util = next(
+            (u for u in _lower_utilizations(r.serving["gpu_memory_utilization"] - 0.01) if ok(gpu_memory_utilization=u)), None
+        )
         seqs = next((n for n in (512, 256, 128, 64, 32, 16) if n < r.serving["max_num_seqs"] and ok(max_num_seqs=n)), None)
         if util is not None:
             out.append(f"lower gpu_memory_utilization to {util} and the sampler warm-up fits outside the budget")

@@ -71,8 +71,8 @@ NON_TORCH_GIB = 0.35
 # RTX 4060 (vllm#13882, 0.7.3), 0.16 on an H100 (PR #12126, 0.6.6.dev), 0.05 on T4s (0.7.2, 0.8.2) and on an A10-class
 # card (the OCI AI Quick Actions log, 0.7.1), 0.09 on a V100-32G (0.8.5). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
 # are its fit rows (calibration.fit_non_torch_v0_baseline, re-derived by tests/sizing/test_calibration.py): PR #10511
-# 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
-# test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
+# 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03, vllm#15196 0.16 (L40S, 0.7.2) -> 0.16. The small-GPU
+# logs (0.05 each) stay held out: they test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
 NON_TORCH_V0_BASELINE_GIB = 0.16
 # At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
 # with more than one GPU prints 2.07-3.58 GiB (V0 0.6.5.dev and V1 0.19.0 alike), every other one 0.20-0.34 (RTX
@@ -210,7 +210,7 @@ def version_problem(version: str) -> str | None:
     return None
 
 
-def mla_entry_bytes(latent_bytes: int, eng: "Engine | None") -> int:
+def mla_entry_bytes(latent_bytes: int, eng: Engine | None) -> int:
     """Bytes of one MLA cache entry (one token, one layer) as the engine allocates it (MLA_V0_ALIGN_BYTES)."""
     if eng is None or eng.name != "v0" or parse_version(eng.version) < MLA_V0_ALIGN_FROM:
         return latent_bytes
@@ -437,8 +437,14 @@ class Warmup:
 
 
 def sampler_warmup_after_kv(
-    eng: Engine, usable_gib: float, util: float, unbudgeted_gib: float, gpus: int, graphs_outside_gib: float,
-    sampler_gib: float, cc: tuple[int, int] = (8, 0),
+    eng: Engine,
+    usable_gib: float,
+    util: float,
+    unbudgeted_gib: float,
+    gpus: int,
+    graphs_outside_gib: float,
+    sampler_gib: float,
+    cc: tuple[int, int] = (8, 0),
 ) -> Warmup | None:
     """The warm-up's headroom on V1 (None on V0, whose profile run is its only sampler pass before the KV cache)."""
     if eng.name != "v1":
