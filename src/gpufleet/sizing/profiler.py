@@ -79,15 +79,15 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # 3090 / 4090, L40S, a 48 GB-class card, A100 PCIe; V0 and V1). So the constant is keyed by compute capability (9.0
 # and newer, or older), fitted (the median of each) on every multi-GPU log that prints non-torch memory, which are
 # therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
-# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
-# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), deploy-qwen 0.20 (4x RTX 2080 Ti 22G, V0 0.8.5, the driver),
-# i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe), the p4d DeepSeek-Coder-V2-Lite log
+# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07 (at 0.90 and at 0.95), Llama-4-Scout TP 4 2.17,
+# Llama-3.3-70B FP8 TP 2 2.1 and TP 4 2.21 (0.19.0) -> 2.135; older pr14447 0.20 (TP 16), deploy-qwen 0.20 (4x RTX
+# 2080 Ti 22G, V0 0.8.5, the driver), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe), the p4d DeepSeek-Coder-V2-Lite log
 # 2.10 (8x A100-SXM4-40GB, TP 8, V0 0.7.1) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink
 # SHARP / NVSwitch buffers: the one NVSwitch A100 log, the p4d's 2.10 GiB at TP 8, is like the H100s', which would
 # make an H100 PCIe pair an overestimate); the key stays the compute capability, so that p4d log is over-predicted
 # (its KV +7.7 %) and NVSwitch A100s are sized with the older figure. Before issue 30 the key was the engine (V0 0.29,
 # V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
-NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.135, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
@@ -124,7 +124,9 @@ CAPTURE_SIZE_OVERRIDE = {"gpt_oss": 1024}
 WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
 # The warm-up can need more than the sampler's profiled peak: when gpt-oss-20b ran out of memory (llmd TP 1 log)
 # PyTorch held 1.78 GiB reserved but unallocated and could not place a 0.77 GiB probability tensor, and the graphs
-# took 1.84 GiB against vLLM's 1.30 estimate. So a margin smaller than the sampler warm-up itself is "tight".
+# took 1.84 GiB against vLLM's 1.30 estimate; the same run at TP 2 (llmd, 0.95) failed the same way with 1.62 GiB
+# reserved but unallocated (modelled margin 1.24 GiB for a 2.97 GiB warm-up), while TP 2 at 0.90 started (margin 5.2).
+# So a margin smaller than the sampler warm-up itself is "tight".
 
 
 @cache
