@@ -175,24 +175,81 @@ def bits_per_weight(quantization: str) -> float:
     return bits
 
 
-def rank_weight_bytes(model: ModelArch, dtype: str, quantization: str | None, s: Serving) -> list[float]:
-    """Bytes of weights on the heaviest GPU of each pipeline stage."""
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+def mxfp4_triton_expert_bytes(hidden: int, intermediate: int, layout: dict) -> int:
+    """Bytes of one routed expert (gated: gate/up w13 and down w2) on one GPU as vLLM's Triton mxfp4 MoE backend holds
+    it on compute capability 9.x, for the rank's intermediate size `intermediate` (quantization.yaml, mxfp4 layout
+    triton_hopper: each padding and where vLLM / triton_kernels do it)."""
+    inter = _round_up(intermediate, layout["intermediate_multiple"])
+    (v_red, v_out), (s_out, s_red) = layout["value_align"], layout["scale_align"]
+    values = _round_up(hidden // 2, v_red) * _round_up(2 * inter, v_out) + _round_up(inter // 2, v_red) * _round_up(hidden, v_out)
+    scales = _round_up(2 * inter, s_out) * _round_up(hidden // 32, s_red) + _round_up(hidden, s_out) * _round_up(
+        inter // 32, s_red
+    )
+    return values + scales + (2 * inter + hidden) * layout["bias_bytes"]
+
+
+def _mxfp4_layout(quantization: str | None, cc: tuple[int, int] | None) -> dict | None:
+    """The modelled storage layout of the format on this GPU (None: its plain bits per weight)."""
+    if quantization is None or cc is None:
+        return None
+    for layout in (formats().get(quantization, {}).get("layout") or {}).values():
+        if _cc(layout["cc_from"]) <= cc < _cc(layout["cc_below"]):
+            return layout
+    return None
+
+
+def rank_weight_bytes(
+    model: ModelArch, dtype: str, quantization: str | None, s: Serving, cc: tuple[int, int] | None = None
+) -> list[float]:
+    """Bytes of weights on the heaviest GPU of each pipeline stage (cc: the GPU's compute capability, for a format
+    whose layout depends on it; None takes the format's plain bits per weight)."""
     stages = parallel.rank_params(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel)
     if model.weight_bytes_given is not None:  # a GGUF file: its tensors' own bytes, spread like the parameters
         per_parameter = model.weight_bytes_given / model.parameters
         return [(r.quantizable + r.kept) * per_parameter for r in stages]
     dense = DTYPE_BYTES[dtype]
+    layout = _mxfp4_layout(quantization, cc) if model.gated_mlp and model.is_moe else None
+    ep = s.expert_parallel and s.gpus * s.data_parallel > 1
+    inter = model.expert_intermediate if ep else model.expert_intermediate // s.gpus
     out = []
     for r in stages:
         if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
             per = bits_per_weight(quantization) / 8
-            if formats()[quantization].get("experts_only"):
+            if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
+                experts = r.expert / model.mlp_parameters(inter)
+                out.append(
+                    experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout)
+                    + (r.quantizable - r.expert + r.kept) * dense
+                )
+            elif formats()[quantization].get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
                 out.append(r.quantizable * per + r.kept * 2)
         else:
             out.append((r.quantizable + r.kept) * dense)
     return out
+
+
+def offload_floor_bytes(model: ModelArch, dtype: str, s: Serving) -> list[float]:
+    """Per stage, the weight bytes --cpu-offload-gb cannot move: vLLM offloads parameters of the decoder layers only
+    (make_layers wraps each layer in maybe_offload_to_cpu, vllm/model_executor/models/utils.py), so the embedding, the
+    LM head and the final norm stay on the GPU (16-bit in every format)."""
+    if model.weight_bytes_given is not None:
+        per_parameter = model.weight_bytes_given / model.parameters
+    else:
+        per_parameter = DTYPE_BYTES[dtype]
+    stages = parallel.rank_params(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel)
+    return [r.outside * per_parameter for r in stages]
+
+
+def gpu_weights_gib(weight_bytes: float, floor_bytes: float, cpu_offload_gb: float) -> float:
+    """Weights left on the GPU after --cpu-offload-gb (GiB, as vLLM counts it: cpu_offload_gb x 2**30 bytes), which
+    moves decoder-layer parameters only (offload_floor_bytes)."""
+    return (weight_bytes - min(cpu_offload_gb * GIB, max(0.0, weight_bytes - floor_bytes))) / GIB
 
 
 def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> float:
@@ -208,7 +265,10 @@ def kv_bytes_per_token(
     table = (eng.kv_dtypes if eng else {}) or {}
     per = table.get(kv_cache_dtype, {}).get("bytes") or (1 if kv_cache_dtype.startswith("fp8") else None)
     kv = per or DTYPE_BYTES[dtype]
-    return parallel.kv_elements_per_token(model, gpus, model.layers if layers is None else layers) * kv
+    n = model.layers if layers is None else layers
+    if model.is_mla:  # one latent per layer, padded where the engine pads it
+        return n * profiler.mla_entry_bytes(model.kv_elements_per_token_per_layer(gpus) * kv, eng)
+    return parallel.kv_elements_per_token(model, gpus, n) * kv
 
 
 def _quant_problem(quantization: str | None, gpu) -> str | None:
@@ -250,7 +310,7 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     r = result.serving
     eng = profiler.engine(result.vllm_version, gpu.cc, s.engine)
     if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
-        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"])
+        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"], model.model_type)
         left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
         if left < pool:
             result.advice.append(
@@ -308,7 +368,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         gpu.memory_estimate,
     )
     stages = parallel.stage_layers(model.layers, pp)
-    per_stage = rank_weight_bytes(model, dtype, quant, s)
+    per_stage = rank_weight_bytes(model, dtype, quant, s, gpu.cc)
     lora_dtype = DTYPE_BYTES[dtype]
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
@@ -321,13 +381,14 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "max(activation_forward, sampler_warmup): they run one after the other",
         True,
     )
-    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs)
+    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs, model.model_type)
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
     rows = []
-    for ids, wbytes in zip(stages, per_stage, strict=True):
+    kept_outside = offload_floor_bytes(model, dtype, s)
+    for ids, wbytes, floor in zip(stages, per_stage, kept_outside, strict=True):
         lora = parallel.lora_parameters_per_rank(model, n, len(ids), s.max_loras, s.max_lora_rank) * lora_dtype
-        w = max(0.0, wbytes / GIB - s.cpu_offload_gb)
+        w = gpu_weights_gib(wbytes, floor, s.cpu_offload_gb)
         kv_gib = requested.gib - w - lora / GIB - overhead
         per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
         tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0
@@ -411,20 +472,65 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         memory_problem = _too_short(eng, s.max_model_len, kv_tokens, kv_gib, per_token)
     if memory_problem:
         problems.append(memory_problem)
+    warm = _warmup(model, gpu, s, eng, world, counted, sampler.gib)
+    warm_problem, warm_risk = _warmup_text(warm, s) if warm else (None, None)
+    if warm_problem and not memory_problem:
+        problems.append(warm_problem)
     result.fits = not problems
     unsure = _unsure(model, s, eng)
     if structural:
         result.verdict = "does not fit"
     elif memory_problem:
         result.verdict = "tight" if high >= s.max_model_len else "does not fit"
+    elif warm_problem:
+        result.verdict = "does not fit"
     else:
-        result.verdict = "tight" if low < s.max_model_len else "fits"
+        result.verdict = "tight" if low < s.max_model_len or warm_risk else "fits"
+    if warm_risk and result.verdict == "tight":
+        result.assumptions.append(warm_risk)
     if result.verdict == "tight":
         result.assumptions.append(
             f"tight: the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
             + (f" ({'; '.join(unsure)})" if unsure else "")
         )
     return result
+
+
+WARMUP_RISK = "sampler warm-up"
+
+
+def _warmup(model: ModelArch, gpu: Gpu, s: Serving, eng: profiler.Engine, world: int, counted: bool, sampler_gib: float):
+    """The V1 sampler warm-up after the KV cache (profiler.sampler_warmup_after_kv), or None (V0)."""
+    assert s.gpu_memory_utilization is not None and s.max_num_seqs is not None
+    outside = not eng.cuda_graphs_in_budget and not s.enforce_eager
+    graphs = profiler.graphs_outside_budget_gib(s.max_num_seqs, model.model_type) if outside else 0.0
+    unbudgeted = 0.0 if counted else s.reserved_gib
+    return profiler.sampler_warmup_after_kv(
+        eng, gpu.memory_gib, s.gpu_memory_utilization, unbudgeted, world, graphs, sampler_gib, gpu.cc
+    )
+
+
+def _warmup_text(w: profiler.Warmup, s: Serving) -> tuple[str | None, str | None]:
+    """(problem, risk): vLLM's words when the warm-up cannot fit outside the budget, or why it may not."""
+    sums = (
+        f"{w.outside_gib:.2f} GiB per GPU outside the budget (usable x (1 - gpu_memory_utilization {s.gpu_memory_utilization})) "
+        f"less the CUDA context ({w.context_gib:.2f}, estimate) and graphs captured outside the budget ({w.graphs_gib:.2f}, "
+        f"estimate) leaves {w.margin_gib:.2f} GiB for the sampler warm-up of {s.max_num_seqs} dummy requests "
+        f"({w.sampler_gib:.2f} GiB, estimate), which vLLM V1 runs after allocating the KV cache"
+    )
+    fix = "lower max_num_seqs or gpu_memory_utilization"
+    words = (
+        f"CUDA out of memory occurred when warming up sampler with {s.max_num_seqs} dummy requests. Please try lowering "
+        "`max_num_seqs` or `gpu_memory_utilization` when initializing the engine."
+    )
+    if w.margin_gib < 0:
+        return f"{words} ({sums}; {fix})", None
+    if w.margin_gib < w.sampler_gib:
+        return (
+            None,
+            f"{WARMUP_RISK}: {sums}; the warm-up can need up to that again (allocator fragmentation): vLLM may stop with '{words}' ({fix})",
+        )
+    return None, None
 
 
 # The model's stated error (tests/sizing/test_calibration.py asserts it on every log): KV cache within 10 % (or
@@ -480,8 +586,22 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
         out.append("use dtype float16 (or auto)")
     if any("held by other processes" in p for p in r.problems):
         most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
-        if most >= 0.05 and ok(gpu_memory_utilization=most):
-            out.append(f"lower gpu_memory_utilization to {most} (what is free beside the other processes) and it fits")
+        util = next((u for u in _lower_utilizations(most) if ok(gpu_memory_utilization=u)), None)
+        if util is not None:
+            out.append(
+                f"lower gpu_memory_utilization to {util} (what is free beside the other processes"
+                + (", less the sampler warm-up's headroom" if util < most else "")
+                + ") and it fits"
+            )
+    if any("warming up sampler" in p for p in r.problems):
+        util = next(
+            (u for u in _lower_utilizations(r.serving["gpu_memory_utilization"] - 0.01) if ok(gpu_memory_utilization=u)), None
+        )
+        seqs = next((n for n in (512, 256, 128, 64, 32, 16) if n < r.serving["max_num_seqs"] and ok(max_num_seqs=n)), None)
+        if util is not None:
+            out.append(f"lower gpu_memory_utilization to {util} and the sampler warm-up fits outside the budget")
+        if seqs is not None:
+            out.append(f"lower max_num_seqs to {seqs} and the sampler warm-up fits")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
     if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:
@@ -517,6 +637,11 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
             out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings")
             break
     return out or [_smallest_combination(model, gpu, s, kinds, sold)]
+
+
+def _lower_utilizations(start: float, steps: int = 10) -> list[float]:
+    """gpu_memory_utilization values to try, from `start` down in 0.01 steps (at least 0.05)."""
+    return [u for u in (round(start - 0.01 * k, 2) for k in range(steps + 1)) if u >= 0.05]
 
 
 def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, sold) -> str:

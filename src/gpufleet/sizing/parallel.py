@@ -51,6 +51,7 @@ class RankParams:
     kept: float
     expert: float
     layers: int
+    outside: float = 0.0  # part of kept outside the decoder layers (embedding, LM head, final norm): never offloaded
 
 
 def attention_per_rank(m: ModelArch, tp: int) -> float:
@@ -86,11 +87,10 @@ def rank_params(m: ModelArch, tp: int, pp: int, dp: int, ep: bool) -> list[RankP
             else:
                 quant += m.mlp_parameters(m.intermediate_size) / tp
         vocab = m.vocab_size * m.hidden_size / tp
-        if s == 0:
-            kept += vocab
+        outside = vocab if s == 0 else 0.0
         if s == len(stages) - 1:
-            kept += m.hidden_size + (vocab if (not m.tied_embeddings or pp > 1) else 0)
-        out.append(RankParams(quant, kept, expert, len(ids)))
+            outside += m.hidden_size + (vocab if (not m.tied_embeddings or pp > 1) else 0)
+        out.append(RankParams(quant, kept + outside, expert, len(ids), outside))
     return out
 
 

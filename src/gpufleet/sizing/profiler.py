@@ -33,6 +33,12 @@ GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
+# V0 pads each MLA cache entry to 256 bytes on CUDA (vllm/worker/cache_engine.py CacheEngine._align_cache: MLA models,
+# VLLM_CUDA_MEM_ALIGN_KV_CACHE on by default; its PR: "for MLA with a head dim of 576 ... we allocate 640 elements per
+# cache entry instead of 576"): DeepSeek-V2-Lite's 27 x 576 x 2 B = 31,104 B per token become 27 x 1280 = 34,560, as
+# vllm#15196 logs (0.7.2: 14.96 GiB for 464,880 tokens = 34,553 B). V1 does not pad (i15871, 0.8.3 V1: 31,130 B).
+# From 0.7.2, the earliest version a log shows it in.
+MLA_V0_ALIGN_BYTES, MLA_V0_ALIGN_FROM = 256, (0, 7, 2)
 
 # Forward-pass activation peak per batched token, in 16-bit vectors (2 B per element) of three widths:
 #   ACTIVATION_HIDDEN_VECTORS x hidden size          residual stream, normed input, layer output        (fitted)
@@ -65,21 +71,23 @@ NON_TORCH_GIB = 0.35
 # RTX 4060 (vllm#13882, 0.7.3), 0.16 on an H100 (PR #12126, 0.6.6.dev), 0.05 on T4s (0.7.2, 0.8.2) and on an A10-class
 # card (the OCI AI Quick Actions log, 0.7.1), 0.09 on a V100-32G (0.8.5). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
 # are its fit rows (calibration.fit_non_torch_v0_baseline, re-derived by tests/sizing/test_calibration.py): PR #10511
-# 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03 -> 0.16. The small-GPU logs (0.05 each) stay held out: they
-# test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
+# 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03, vllm#15196 0.16 (L40S, 0.7.2) -> 0.16. The small-GPU
+# logs (0.05 each) stay held out: they test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
 NON_TORCH_V0_BASELINE_GIB = 0.16
 # At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
 # with more than one GPU prints 2.07-3.58 GiB (V0 0.6.5.dev and V1 0.19.0 alike), every other one 0.20-0.34 (RTX
 # 3090 / 4090, L40S, a 48 GB-class card, A100 PCIe; V0 and V1). So the constant is keyed by compute capability (9.0
 # and newer, or older), fitted (the median of each) on every multi-GPU log that prints non-torch memory, which are
 # therefore its fit rows (calibration.fit_non_torch_multi_gpu, re-derived by tests/sizing/test_calibration.py):
-# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07, Llama-4-Scout TP 4 2.17, Llama-3.3-70B FP8 TP 2 2.1 and
-# TP 4 2.21 (0.19.0) -> 2.17; older pr14447 0.20 (TP 16), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1
-# 0.8.3, 4x A100-40G PCIe) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink SHARP
-# buffers on NVSwitch systems, which would make an H100 PCIe pair an overestimate); no multi-GPU A100 SXM log was
-# found, so NVSwitch A100s are sized with the older figure untested. Before issue 30 the key was the engine (V0 0.29,
+# 9.0+ pr10511 3.58 (0.6.5.dev), llmd gpt-oss-20b TP 2 2.07 (at 0.90 and at 0.95), Llama-4-Scout TP 4 2.17,
+# Llama-3.3-70B FP8 TP 2 2.1 and TP 4 2.21 (0.19.0) -> 2.135; older pr14447 0.20 (TP 16), deploy-qwen 0.20 (4x RTX
+# 2080 Ti 22G, V0 0.8.5, the driver), i13061 0.25, i12663 0.29, i15815 0.30, i16570 0.34 (V1 0.8.3, 4x A100-40G PCIe), the p4d DeepSeek-Coder-V2-Lite log
+# 2.10 (8x A100-SXM4-40GB, TP 8, V0 0.7.1) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink
+# SHARP / NVSwitch buffers: the one NVSwitch A100 log, the p4d's 2.10 GiB at TP 8, is like the H100s', which would
+# make an H100 PCIe pair an overestimate); the key stays the compute capability, so that p4d log is over-predicted
+# (its KV +7.7 %) and NVSwitch A100s are sized with the older figure. Before issue 30 the key was the engine (V0 0.29,
 # V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
-NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.17, "older": 0.29}
+NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.135, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
 # (V1: 0.33.0 vllm/v1/worker/gpu_model_runner.py:5866-5882; V0: the profile's dummy sequences sample with top-k /
 # top-p on): fp32 logits, probabilities, log-probabilities and the sort (values and int64 indices). Bytes per
@@ -97,6 +105,28 @@ SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
 # term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
 CUDA_GRAPH_BASE_GIB = 0.12
 CUDA_GRAPH_PER_SIZE_GIB = 0.0008
+# gpt-oss raises the largest capture size from 512 to 1024 unless the user sets the capture sizes
+# (vllm/model_executor/models/config.py, GptOssForCausalLMConfig.verify_and_update_config; logged by 0.19.0 as
+# "[model_executor/models/config.py:131] Overriding max cuda graph capture size to 1024 for performance.").
+CAPTURE_SIZE_OVERRIDE = {"gpt_oss": 1024}
+# Sampler warm-up after the KV cache (V1): gpu_worker.compile_or_warm_up_model captures the CUDA graphs and then runs
+# `_dummy_sampler_run` for min(max_num_seqs, max_num_batched_tokens) dummy requests, after the KV cache has taken
+# the budget's activation share (0.19.0 gpu_worker.py:686 -> gpu_model_runner.py:5596-5601, which raises "CUDA out of
+# memory occurred when warming up sampler with N dummy requests", in the llmd gpt-oss-20b traceback; the same order in
+# 0.8.x gpu_worker.py compile_or_warm_up_model, "called after `capture_model` on purpose"). What it allocates must fit
+# outside the budget: usable x (1 - gpu_memory_utilization), less the CUDA context that vLLM's start-up snapshot
+# leaves outside it and the graphs captured outside it (V1 before 0.21). CUDA context outside the budget per GPU
+# (estimate; total - initial free of the llmd 0.19.0 H100 logs): one GPU 0.51 (every single-GPU log: "worker init
+# memory snapshot ... cuda_memory=0.51GiB"), more GPUs (NCCL too) 1.53 / 1.55 (Llama-3.3-70B FP8 TP 2 / 4), 2.01
+# (gpt-oss-20b TP 2), 2.07 (Llama-4-Scout TP 4) -> median 1.78. As with non-torch memory (NON_TORCH_MULTI_GPU_GIB),
+# the multi-GPU figure is an H100 one (compute capability 9.0 and newer); below 9.0 more GPUs take the single-GPU
+# figure (estimate: the Kaggle T4 pairs, V1 0.18, started with 1.47 GiB outside the budget, so theirs is smaller).
+WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
+# The warm-up can need more than the sampler's profiled peak: when gpt-oss-20b ran out of memory (llmd TP 1 log)
+# PyTorch held 1.78 GiB reserved but unallocated and could not place a 0.77 GiB probability tensor, and the graphs
+# took 1.84 GiB against vLLM's 1.30 estimate; the same run at TP 2 (llmd, 0.95) failed the same way with 1.62 GiB
+# reserved but unallocated (modelled margin 1.24 GiB for a 2.97 GiB warm-up), while TP 2 at 0.90 started (margin 5.2).
+# So a margin smaller than the sampler warm-up itself is "tight".
 
 
 @cache
@@ -180,6 +210,13 @@ def version_problem(version: str) -> str | None:
     if v < (0, 6):
         return f"the memory model follows the profiler of vLLM 0.6 and later; {version} is older"
     return None
+
+
+def mla_entry_bytes(latent_bytes: int, eng: Engine | None) -> int:
+    """Bytes of one MLA cache entry (one token, one layer) as the engine allocates it (MLA_V0_ALIGN_BYTES)."""
+    if eng is None or eng.name != "v0" or parse_version(eng.version) < MLA_V0_ALIGN_FROM:
+        return latent_bytes
+    return -(-latent_bytes // MLA_V0_ALIGN_BYTES) * MLA_V0_ALIGN_BYTES
 
 
 def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_name: str) -> str | None:
@@ -354,7 +391,13 @@ def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") 
     )
 
 
-def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
+def largest_capture_size(max_num_seqs: int, model_type: str = "") -> int:
+    """The largest CUDA graph capture size: min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470), or the
+    model's override (CAPTURE_SIZE_OVERRIDE)."""
+    return CAPTURE_SIZE_OVERRIDE.get(model_type, min(2 * max_num_seqs, 512))
+
+
+def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, model_type: str = "") -> Term:
     if enforce_eager:
         return Term("cuda_graphs", 0.0, "--enforce-eager: no CUDA graphs are captured", False)
     if not eng.cuda_graphs_in_budget:
@@ -364,7 +407,7 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
             f"vLLM {eng.version} ({eng.name.upper()}) captures graphs after sizing the KV cache, outside the budget",
             False,
         )
-    largest = min(2 * max_num_seqs, 512)
+    largest = largest_capture_size(max_num_seqs, model_type)
     return Term(
         "cuda_graphs",
         CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest,
@@ -374,9 +417,46 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int) -> Term:
     )
 
 
-def graphs_outside_budget_gib(max_num_seqs: int) -> float:
+def graphs_outside_budget_gib(max_num_seqs: int, model_type: str = "") -> float:
     """The graph pool when it is captured outside the budget (V0, V1 before 0.21): the same estimate."""
-    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * min(2 * max_num_seqs, 512)
+    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest_capture_size(max_num_seqs, model_type)
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """The sampler warm-up after the KV cache (V1), per GPU of the last pipeline stage (all GiB)."""
+
+    outside_gib: float  # usable x (1 - gpu_memory_utilization) - other processes' memory the budget does not count
+    context_gib: float  # CUDA context outside the budget (WARMUP_CONTEXT_GIB)
+    graphs_gib: float  # graphs captured outside the budget (0 where the budget counts them, or --enforce-eager)
+    sampler_gib: float  # the warm-up itself: the margin it needs to be sure (see WARMUP_CONTEXT_GIB)
+
+    @property
+    def margin_gib(self) -> float:
+        """What is left outside the budget for the warm-up beyond its profiled peak (which the budget's activation
+        share, max(forward, sampler), already leaves free once the profile's tensors are released)."""
+        return self.outside_gib - self.context_gib - self.graphs_gib
+
+
+def sampler_warmup_after_kv(
+    eng: Engine,
+    usable_gib: float,
+    util: float,
+    unbudgeted_gib: float,
+    gpus: int,
+    graphs_outside_gib: float,
+    sampler_gib: float,
+    cc: tuple[int, int] = (8, 0),
+) -> Warmup | None:
+    """The warm-up's headroom on V1 (None on V0, whose profile run is its only sampler pass before the KV cache)."""
+    if eng.name != "v1":
+        return None
+    return Warmup(
+        outside_gib=usable_gib * (1 - util) - unbudgeted_gib,
+        context_gib=WARMUP_CONTEXT_GIB["one" if gpus == 1 else multi_gpu_key(cc)],
+        graphs_gib=graphs_outside_gib,
+        sampler_gib=sampler_gib,
+    )
 
 
 def known_kv_dtypes() -> list[str]:
