@@ -448,7 +448,9 @@ KNOWN_MISSES = {
         "the logged 0.05. It was -9.9 % until the rope cos/sin cache (0.03 GiB) was counted",
         "vast-a100-qwen3coder30b-fp8-v0191": "optimistic (+10.4 %): the weights come out 0.45 GiB below the 29.54 logged "
         "(FP8 weight-only through Marlin on an Ampere A100, a layout not modelled); with the logged weights the KV cache "
-        "would be +1.4 %. It was +9.6 % until V1's single-GPU non-torch term was re-fitted (0.35 -> 0.25 GiB)",
+        "would be +1.4 %. It was +9.6 % until V1's single-GPU non-torch term was re-fitted (0.35 -> 0.25 GiB). Marlin's "
+        "group-wise scales for a 128-block FP8 checkpoint (2 B per 128 weights, 0.435 GiB here) would close it; the "
+        "checkpoint's block size is not sourced (docs/sizing.md)",
     },
     "weights": {
         "unsloth-t4-llama31-8b-bnb-lora-v0": "+2.7 %: the logged 5.35 GiB holds the weights and the LoRA slots (V0 "
