@@ -64,6 +64,8 @@ ACTIVATION_TP_VECTORS = 2.0
 # Not vllm#11230's 4.09 GiB: vLLM 0.6.4.post1 counts as non-torch everything used on the device that is not one of
 # its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
 # 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
+# Since the terms below took the other accountings over, it serves one GPU under 0.6.4.x only (whole-device accounting,
+# 0.35 on a 3090 in vllm#10517).
 NON_TORCH_GIB = 0.35
 # V0 from 0.6.5 on one GPU: those versions measure non-torch memory as the increase over a baseline taken at start-up,
 # after the CUDA context exists (0.10.0 vllm/worker/worker.py:189,254-264; PR #10511), where 0.6.4.x took the whole
