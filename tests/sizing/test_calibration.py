@@ -56,19 +56,22 @@ def test_multi_gpu_non_torch_memory_is_the_median_of_the_logged_figures_per_gpu_
         assert abs(gib - profiler.NON_TORCH_MULTI_GPU_GIB[key]) < 0.005, (key, gib)
 
 
-def test_v0_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and_no_small_gpu_log_is_one():
-    """V0 from 0.6.5 measures non-torch memory from a start-up baseline; the constant is the median of those logs on
-    one GPU outside the small-GPU class, so the T4 / A10 logs test it rather than set it."""
+def test_v0_and_v1_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and_no_small_gpu_log_is_one():
+    """V0 from 0.6.5 and V1 measure non-torch memory from a start-up baseline; each constant is the median of that
+    engine's logs on one GPU outside the small-GPU class, so the T4 / A10 logs test it rather than set it."""
     assert round(calibration.fit_non_torch_v0_baseline(), 2) == profiler.NON_TORCH_V0_BASELINE_GIB
-    fit_rows = {row_id for row_id, _ in calibration._non_torch_v0_baseline_values()}
+    assert round(calibration.fit_non_torch_v1_one_gpu(), 2) == profiler.NON_TORCH_V1_ONE_GPU_GIB
+    fit_rows = {row_id for row_id, _ in calibration._non_torch_one_gpu_values("v0")}
     assert fit_rows == {
         "pr10511-h100-tp1",
         "pr12126-h100-vision",
         "i13882-4060-bnb",
         "i15196-l40s-dscoder-v2-lite-offload30-v072",
     }
+    v1_rows = {row_id for row_id, _ in calibration._non_torch_one_gpu_values("v1")}
+    assert len(v1_rows) == 8 and all(r.startswith("llmd-h100-") for r in v1_rows)  # V1 0.19.0 on one H100
     small = {r["id"] for r in calibration.table()["logs"] if "small_gpu" in (r.get("tags") or [])}
-    assert not fit_rows & small
+    assert not (fit_rows | v1_rows) & small
 
 
 @pytest.mark.parametrize("row", [pytest.param(r, marks=_known("kv", r["id"]), id=r["id"]) for r in ROWS])

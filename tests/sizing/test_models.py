@@ -223,7 +223,9 @@ def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
     per_layer = (4096 + 2 * 2048 + 4096 + 3 * 8192) // 32 * 34 + 64 * 4
     assert m.weight_bytes_given == 100 * 64 * 2 + 2 * per_layer + 64 * 4
     r = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf"))
-    assert r.weights_gib == pytest.approx(m.weight_bytes_given / GIB, rel=0.01) and r.verdict == "fits"
+    rope = m.rope_positions * m.rotary_dim * 2  # the cos/sin cache vLLM adds to the file's tensors (f16)
+    assert rope == m.max_positions * 16 * 2 and r.weights_gib == pytest.approx((m.weight_bytes_given + rope) / GIB)
+    assert r.verdict == "fits"
     assert any("GGUF tensors" in a for a in r.assumptions)
 
 
@@ -297,7 +299,8 @@ def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
     assert terms["lora"] > 0 and out["verdict"] in ("fits", "tight", "does not fit")
     q30 = CATALOG["Qwen/Qwen3-30B-A3B"]
     ep = parallel.rank_params(q30, 2, 1, 2, True)[0]  # 128 experts over TP 2 x DP 2 = 32 per GPU
-    assert terms["weights"] == pytest.approx((ep.quantizable + ep.kept) * 2 / GIB - 1, abs=0.002)
+    rope = q30.rope_positions * q30.rotary_dim * 2  # the rope cos/sin cache: not a layer parameter, never offloaded
+    assert terms["weights"] == pytest.approx(((ep.quantizable + ep.kept) * 2 + rope) / GIB - 1, abs=0.002)
     pp = subprocess.run(
         [*gf, "--model", "Qwen/Qwen2.5-7B-Instruct", "--pipeline-parallel-size", "40"],
         capture_output=True,
@@ -305,3 +308,45 @@ def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
         timeout=120,
     )
     assert pp.returncode == 1 and "more than the model's 28 layers" in pp.stdout
+
+
+@pytest.mark.parametrize(
+    ("cfg", "shape"),
+    [
+        ({}, (4096, 128)),  # no rope_scaling: max_position_embeddings x head_dim
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}}, (4096, 128)),
+        ({"rope_scaling": {"type": "linear", "factor": 2.0}}, (8192, 128)),
+        ({"rope_scaling": {"type": "dynamic", "factor": 4.0}}, (16384, 128)),
+        ({"rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 512}}, (20480, 128)),
+        ({"partial_rotary_factor": 0.5}, (4096, 64)),
+    ],
+)
+def test_rope_cache_shape_follows_the_scaling_type(cfg, shape):
+    assert models.rope_cache_shape(cfg, 4096, 128) == shape
+
+
+def test_rope_cache_counts_in_the_weights_and_stays_on_the_gpu_under_offload():
+    llama = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
+    assert (llama.rope_positions, llama.rotary_dim) == (131072, 128)  # llama3 scaling keeps the model's maximum
+    assert (
+        fit.rope_cache_bytes(llama, "bfloat16") == 131072 * 128 * 2 and fit.rope_cache_bytes(llama, "float32") == 131072 * 128 * 4
+    )
+    lite = CATALOG["deepseek-ai/DeepSeek-V2-Lite"]
+    assert (lite.rope_positions, lite.rotary_dim) == (163840, 64)  # MLA: qk_rope_head_dim
+    eng = profiler.engine("0.7.2", (8, 9))
+    all_out = fit.stage_weights_gib(lite, "bfloat16", None, fit.Serving(cpu_offload_gb=30), (8, 9), eng)[0]
+    floor = fit.offload_floor_bytes(lite, "bfloat16", fit.Serving())[0]
+    assert all_out * GIB == pytest.approx(floor + 163840 * 64 * 2)  # layers offloaded: their absorbed matrices too
+
+
+def test_mla_absorbed_decode_matrices_count_on_v0_07x_only():
+    lite = CATALOG["deepseek-ai/DeepSeek-V2-Lite"]
+    per_layer = 2048 * 2 * 512 * 2 + 2 * 512 * 2048 * 2 + 2048 * 2 * 64 * 2  # W_Q_UK, W_UV_O, W_QR at TP 8 (2 heads)
+    assert fit.mla_absorbed_bytes(lite, "bfloat16", None, 8, profiler.engine("0.7.1", (8, 0))) == per_layer
+    assert fit.mla_absorbed_bytes(lite, "bfloat16", None, 8, profiler.engine("0.8.0", (8, 0), "v0")) == 0
+    assert fit.mla_absorbed_bytes(lite, "bfloat16", None, 8, profiler.engine("0.6.6", (8, 0))) == 0
+    assert fit.mla_absorbed_bytes(CATALOG["Qwen/Qwen2.5-7B-Instruct"], "bfloat16", None, 1, profiler.engine("0.7.1", (8, 0))) == 0
+    s = fit.Serving(gpus=8)
+    with_abs = fit.stage_weights_gib(lite, "bfloat16", None, s, (8, 0), profiler.engine("0.7.1", (8, 0)))[0]
+    without = fit.stage_weights_gib(lite, "bfloat16", None, s, (8, 0), profiler.engine("0.8.0", (8, 0), "v0"))[0]
+    assert (with_abs - without) * GIB == pytest.approx(27 * per_layer)

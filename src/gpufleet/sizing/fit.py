@@ -252,6 +252,51 @@ def gpu_weights_gib(weight_bytes: float, floor_bytes: float, cpu_offload_gb: flo
     return (weight_bytes - min(cpu_offload_gb * GIB, max(0.0, weight_bytes - floor_bytes))) / GIB
 
 
+def rope_cache_bytes(model: ModelArch, dtype: str) -> float:
+    """The rotary embedding's cos/sin cache, a buffer vLLM allocates with the model on every GPU and counts in its
+    weights (positions x rotary dims in the model dtype: RotaryEmbedding.__init__ casts the cache to it and registers
+    it as a buffer, vllm/model_executor/layers/rotary_embedding.py; get_rope shares one per set of arguments). It is
+    not a decoder-layer parameter, so --cpu-offload-gb leaves it on the GPU."""
+    return model.rope_positions * model.rotary_dim * DTYPE_BYTES[dtype]
+
+
+def mla_absorbed_bytes(model: ModelArch, dtype: str, quantization: str | None, tp: int, eng) -> float:
+    """Per decoder layer on one GPU: the absorbed MLA decode matrices V0 0.7.x keeps beside the weights
+    (profiler.mla_absorbs; data/vllm_engines.yaml mla_absorbed_weights): W_Q_UK and W_UV_O of the rank's heads in the
+    activation dtype (1 B where fp8 weights are re-quantized), W_QR in the activation dtype. 0 elsewhere."""
+    if not model.is_mla or not profiler.mla_absorbs(eng):
+        return 0.0
+    heads = model.attention_heads // tp
+    q_in = model.q_lora_rank or model.hidden_size
+    act = DTYPE_BYTES[dtype]
+    absorbed = 1 if quantization and quantization.startswith("fp8") else act
+    w_q_uk = q_in * heads * model.kv_lora_rank
+    w_uv_o = heads * model.kv_lora_rank * model.hidden_size
+    w_qr = q_in * heads * model.qk_rope_head_dim
+    return (w_q_uk + w_uv_o) * absorbed + w_qr * act
+
+
+def stage_weights_gib(
+    model: ModelArch, dtype: str, quantization: str | None, s: Serving, cc: tuple[int, int] | None, eng
+) -> list[float]:
+    """Per pipeline stage, what vLLM logs as the weights of its heaviest GPU: the parameters (rank_weight_bytes) less
+    --cpu-offload-gb (gpu_weights_gib), the rope cache and, on V0 0.7.x MLA, the absorbed decode matrices of the
+    decoder layers still on the GPU (offloading moves a layer's weights and so where its absorbed matrices are made;
+    a partly offloaded stage keeps them in proportion, an estimate)."""
+    rope = rope_cache_bytes(model, dtype)
+    absorbed = mla_absorbed_bytes(model, dtype, quantization, s.gpus, eng)
+    out = []
+    stages = parallel.stage_layers(model.layers, s.pipeline_parallel)
+    per_stage = rank_weight_bytes(model, dtype, quantization, s, cc)
+    floors = offload_floor_bytes(model, dtype, s)
+    for ids, wbytes, floor in zip(stages, per_stage, floors, strict=True):
+        params = gpu_weights_gib(wbytes, floor, s.cpu_offload_gb)
+        movable = wbytes - floor
+        on_gpu = (params * GIB - floor) / movable if movable > 0 else 1.0
+        out.append(params + (rope + absorbed * len(ids) * on_gpu) / GIB)
+    return out
+
+
 def weight_bytes(model: ModelArch, dtype: str, quantization: str | None) -> float:
     """The whole checkpoint as vLLM holds it on one GPU (no parallelism)."""
     return rank_weight_bytes(model, dtype, quantization, Serving())[0]
@@ -368,7 +413,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         gpu.memory_estimate,
     )
     stages = parallel.stage_layers(model.layers, pp)
-    per_stage = rank_weight_bytes(model, dtype, quant, s, gpu.cc)
+    per_stage = stage_weights_gib(model, dtype, quant, s, gpu.cc, eng)
     lora_dtype = DTYPE_BYTES[dtype]
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
@@ -385,10 +430,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
     rows = []
-    kept_outside = offload_floor_bytes(model, dtype, s)
-    for ids, wbytes, floor in zip(stages, per_stage, kept_outside, strict=True):
+    for ids, w in zip(stages, per_stage, strict=True):
         lora = parallel.lora_parameters_per_rank(model, n, len(ids), s.max_loras, s.max_lora_rank) * lora_dtype
-        w = gpu_weights_gib(wbytes, floor, s.cpu_offload_gb)
         kv_gib = requested.gib - w - lora / GIB - overhead
         per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
         tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0
@@ -400,6 +443,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         f"{model.parameters_b:.2f}B parameters as {s.quantization or dtype}, {layout}"
         + (f": the stage of {stage_n} layers with the fewest KV blocks" if pp > 1 else "")
         + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
+        + f", + rope cos/sin cache {rope_cache_bytes(model, dtype) / GIB:.4f} GiB"
+        + (" + MLA absorbed decode matrices (V0 0.7.x)" if mla_absorbed_bytes(model, dtype, quant, n, eng) else "")
         + (" (parameters estimated: architecture not modelled)" if model.parameters_estimated else ""),
         bool(quant) or model.parameters_estimated,
     )

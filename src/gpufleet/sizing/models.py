@@ -86,6 +86,9 @@ class ModelArch:
     norms_per_layer: int = 2
     qk_norm: bool = False
     mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction layers: in the checkpoint, not loaded by default
+    # the rotary embedding's cos/sin cache vLLM builds once per model (rope_cache_shape): positions x rotary dims
+    rope_positions: int = 0
+    rotary_dim: int = 0
     card_parameters_b: float | None = None  # the model card's figure, where known (checked within 2 %)
     parameters_estimated: bool = False  # structure not modelled (model_type outside MODELLED)
     weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
@@ -267,6 +270,8 @@ def from_config_dict(
         }
 
     sliding, sliding_layers = _sliding(cfg, model_type, layers, shown)
+    max_positions = _whole(cfg, shown, "max_position_embeddings", default=0, minimum=0)
+    rope_positions, rotary_dim = rope_cache_shape(cfg, max_positions, mla.get("qk_rope_head_dim") or head_dim)
     if sliding_layers:
         notes.append(
             f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens; their KV cache is counted "
@@ -287,7 +292,7 @@ def from_config_dict(
         attention_heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
-        max_positions=_whole(cfg, shown, "max_position_embeddings", default=0, minimum=0),
+        max_positions=max_positions,
         vocab_size=vocab,
         tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         torch_dtype=dtype,
@@ -307,11 +312,35 @@ def from_config_dict(
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
         mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0),
+        rope_positions=rope_positions,
+        rotary_dim=rotary_dim,
         card_parameters_b=card_b,
         parameters_estimated=model_type not in MODELLED,
         notes=tuple(notes),
         **mla,
     )
+
+
+def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int) -> tuple[int, int]:
+    """(positions, rotary dims) of the cos/sin cache vLLM's get_rope builds for the model: one tensor of positions x
+    rotary_dim (cos and sin of rotary_dim / 2 frequencies side by side), shared by every layer (get_rope caches the
+    module by its arguments). Positions: max_position_embeddings, times the factor for linear and dynamic scaling,
+    original_max_position_embeddings x factor for YaRN (DeepSeek's too), original + max for Phi-3's long/short caches;
+    rotary dims: head_dim (MLA: qk_rope_head_dim) x partial_rotary_factor. A config row without rope_scaling takes the
+    plain cache."""
+    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    kind = str(scaling.get("rope_type") or scaling.get("type") or "default") if isinstance(scaling, dict) else "default"
+    factor = float(scaling.get("factor") or 1.0) if isinstance(scaling, dict) else 1.0
+    original = int(scaling.get("original_max_position_embeddings") or max_positions) if isinstance(scaling, dict) else 0
+    if kind in ("yarn", "deepseek_yarn"):
+        positions = int(original * factor)
+    elif kind in ("linear", "dynamic"):
+        positions = int(max_positions * factor)
+    elif kind in ("longrope", "su"):
+        positions = max_positions + original
+    else:  # default, llama3, mrope: the model's own maximum
+        positions = max_positions
+    return positions, int(head_dim * float(cfg.get("partial_rotary_factor") or 1.0))
 
 
 def _sliding(cfg: dict, model_type: str, layers: int, shown: str) -> tuple[int, int]:

@@ -7,7 +7,8 @@ The constants below are the estimates that no source file fixes; each says which
 Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
   requested       = usable memory x gpu_memory_utilization
   weights         = checkpoint bytes / n  (- cpu_offload_gb)
-  non-torch       = NON_TORCH_GIB (1 GPU; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB) or NON_TORCH_MULTI_GPU_GIB of
+  non-torch       = NON_TORCH_GIB (1 GPU, 0.6.4.x; V0 from 0.6.5: NON_TORCH_V0_BASELINE_GIB; V1:
+                    NON_TORCH_V1_ONE_GPU_GIB) or NON_TORCH_MULTI_GPU_GIB of
                     the GPU generation (TP x PP > 1)                                                       (estimate)
   activation peak = max(forward pass of max_num_batched_tokens tokens, sampler warm-up)
       forward     = max_num_batched_tokens x dtype bytes x (3.0 x hidden + 3 x MLP width / TP [+ 2.0 x hidden at TP > 1])
@@ -63,6 +64,8 @@ ACTIVATION_TP_VECTORS = 2.0
 # Not vllm#11230's 4.09 GiB: vLLM 0.6.4.post1 counts as non-torch everything used on the device that is not one of
 # its own live tensors, other processes' memory included (its worker.py:206-213), and that log already shows the
 # 4.09 GiB in use before the profile run; it is memory the model cannot know (calibration.yaml, other_memory_gib).
+# Since the terms below took the other accountings over, it serves one GPU under 0.6.4.x only (whole-device accounting,
+# 0.35 on a 3090 in vllm#10517).
 NON_TORCH_GIB = 0.35
 # V0 from 0.6.5 on one GPU: those versions measure non-torch memory as the increase over a baseline taken at start-up,
 # after the CUDA context exists (0.10.0 vllm/worker/worker.py:189,254-264; PR #10511), where 0.6.4.x took the whole
@@ -72,8 +75,15 @@ NON_TORCH_GIB = 0.35
 # card (the OCI AI Quick Actions log, 0.7.1), 0.09 on a V100-32G (0.8.5). Fitted (the median) on the single-GPU V0 >= 0.6.5 logs outside the small-GPU class, which
 # are its fit rows (calibration.fit_non_torch_v0_baseline, re-derived by tests/sizing/test_calibration.py): PR #10511
 # 1.79 (0.6.5.dev, H100), PR #12126 0.16, vllm#13882 0.03, vllm#15196 0.16 (L40S, 0.7.2) -> 0.16. The small-GPU
-# logs (0.05 each) stay held out: they test it. V1 on one GPU keeps NON_TORCH_GIB (its 0.19.0 logs print 0.25; not re-fitted here).
+# logs (0.05 each) stay held out: they test it.
 NON_TORCH_V0_BASELINE_GIB = 0.16
+# V1 on one GPU: V1 also measures from a start-up snapshot taken after the CUDA context exists (0.19.0 logs "worker
+# init memory snapshot ... cuda_memory=0.51GiB" before the profile, then "non-torch forward increase memory: X"), so
+# its figure is the increase, not 0.6.4.x's whole-device figure. Fitted (the median) on the single-GPU V1 logs that
+# print it outside the small-GPU class, which are its fit rows (calibration.fit_non_torch_v1_one_gpu, re-derived by
+# tests/sizing/test_calibration.py): the nine llmd 0.19.0 H100 logs, 0.24-0.25 -> 0.25. The Kaggle T4 logs (V1 0.18,
+# small GPUs) stay held out: they test it. Before issue 30's third round V1 took NON_TORCH_GIB (0.35).
+NON_TORCH_V1_ONE_GPU_GIB = 0.25
 # At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
 # with more than one GPU prints 2.07-3.58 GiB (V0 0.6.5.dev and V1 0.19.0 alike), every other one 0.20-0.34 (RTX
 # 3090 / 4090, L40S, a 48 GB-class card, A100 PCIe; V0 and V1). So the constant is keyed by compute capability (9.0
@@ -85,7 +95,7 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # 2.10 (8x A100-SXM4-40GB, TP 8, V0 0.7.1) -> 0.29. Why H100s take ~2 GiB more is not in the logs (likely NCCL's NVLink
 # SHARP / NVSwitch buffers: the one NVSwitch A100 log, the p4d's 2.10 GiB at TP 8, is like the H100s', which would
 # make an H100 PCIe pair an overestimate); the key stays the compute capability, so that p4d log is over-predicted
-# (its KV +7.7 %) and NVSwitch A100s are sized with the older figure. Before issue 30 the key was the engine (V0 0.29,
+# (its KV +6.8 %) and NVSwitch A100s are sized with the older figure. Before issue 30 the key was the engine (V0 0.29,
 # V1 2.07), which put the Kaggle T4 pairs (V1, held out) 20-30 % low.
 NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.135, "older": 0.29}
 # Sampler warm-up: the profile run samples max_num_seqs rows of vocabulary logits after the dummy forward pass
@@ -219,6 +229,15 @@ def mla_entry_bytes(latent_bytes: int, eng: Engine | None) -> int:
     return -(-latent_bytes // MLA_V0_ALIGN_BYTES) * MLA_V0_ALIGN_BYTES
 
 
+def mla_absorbs(eng: Engine | None) -> bool:
+    """True where the version keeps MLA's absorbed decode matrices beside the weights (data/vllm_engines.yaml
+    mla_absorbed_weights: V0 0.7.x)."""
+    if eng is None:
+        return False
+    row = _data()["mla_absorbed_weights"]
+    return parse_version(row["from"]) <= parse_version(eng.version) < parse_version(row["below"])
+
+
 def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_name: str) -> str | None:
     facts = _data()["kv_cache_dtypes"][eng.name]
     row = eng.kv_dtypes.get(kv_cache_dtype)
@@ -301,6 +320,14 @@ def non_torch_gib(gpus: int, eng: Engine, cc: tuple[int, int] = (8, 0)) -> Term:
             NON_TORCH_V0_BASELINE_GIB,
             "V0 from 0.6.5 measures from a start-up baseline (the CUDA context is outside it): median of the "
             "single-GPU figures logged by those versions on H100 / RTX 4060 (calibration.yaml)",
+            True,
+        )
+    if eng.name == "v1":
+        return Term(
+            "non_torch",
+            NON_TORCH_V1_ONE_GPU_GIB,
+            "V1 measures from a start-up snapshot (the CUDA context is outside it): median of the single-GPU figures "
+            "logged by V1 0.19.0 on H100 (calibration.yaml)",
             True,
         )
     return Term("non_torch", NON_TORCH_GIB, "median of the single-GPU figures logged (calibration.yaml)", True)
