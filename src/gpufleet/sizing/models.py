@@ -392,33 +392,57 @@ def _card_of(row: dict) -> float | None:
 
 
 @cache
-def catalog() -> dict[str, ModelArch]:
-    """Every model the sizing catalog knows: data/configs/*.json, then data/models.yaml rows."""
+def _config_files() -> dict[str, Path]:
+    """Model name -> its config.json copy in data/configs (SOURCES.yaml's `model`, else the file's name)."""
+    if not CONFIGS.is_dir():
+        return {}
+    return {str((_sources().get(p.name) or {}).get("model") or _config_name(p)): p for p in sorted(CONFIGS.glob("*.json"))}
+
+
+@cache
+def _rows() -> dict:
+    """data/models.yaml `models:` (name -> source, card_parameters_b, config)."""
     from gpufleet import inputs
 
-    out: dict[str, ModelArch] = {}
-    if CONFIGS.is_dir():
-        for path in sorted(CONFIGS.glob("*.json")):
-            row = _sources().get(path.name) or {}
-            name = str(row.get("model") or _config_name(path))
-            shown = f"sizing/data/configs/{path.name}"
-            raw = read_json_object(path, "a model's config.json")
-            src = str(row.get("hf_url") or shown)
-            out[name] = from_config_dict(raw, shown, name=name, source=src, card_b=_card_of(row))
     with inputs.shaped("sizing/data/models.yaml"):
-        rows = inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
-        for name, row in rows.items():
-            if name in out:
-                continue  # the shipped config.json copy is the truth
-            out[name] = from_config_dict(
-                row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"],
-                card_b=row.get("card_parameters_b"),
-            )  # fmt: skip
-    return out
+        return inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
 
 
+@cache
+def _from_file(name: str, path: Path) -> ModelArch:
+    row = _sources().get(path.name) or {}
+    shown = f"sizing/data/configs/{path.name}"
+    raw = read_json_object(path, "a model's config.json")
+    return from_config_dict(raw, shown, name=name, source=str(row.get("hf_url") or shown), card_b=_card_of(row))
+
+
+@cache
+def _from_row(name: str) -> ModelArch:
+    from gpufleet import inputs
+
+    row = _rows()[name]
+    with inputs.shaped("sizing/data/models.yaml"):
+        return from_config_dict(
+            row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"],
+            card_b=row.get("card_parameters_b"),
+        )  # fmt: skip
+
+
+@cache
+def catalog() -> dict[str, ModelArch]:
+    """Every model the sizing catalog knows: data/configs/*.json, then data/models.yaml rows (a shipped config.json
+    copy is the truth where both name a model)."""
+    out = {name: _from_file(name, path) for name, path in _config_files().items()}
+    return out | {name: _from_row(name) for name in _rows() if name not in out}
+
+
+@cache
 def lookup(name: str) -> ModelArch | None:
-    return catalog().get(name)
+    """One catalog entry, built alone (catalog() builds them all: every config.json read)."""
+    path = _config_files().get(name)
+    if path is not None:
+        return _from_file(name, path)
+    return _from_row(name) if name in _rows() else None
 
 
 def resolve(model: str) -> ModelArch:
