@@ -29,9 +29,9 @@ def spec_problems(fleet) -> list[tuple[str, str]]:
     if inner:
         out.append(("fleet.image.recipe", f"recipe {name} is inconsistent: " + "; ".join(f"{p}: {m}" for p, m in inner)))
     gpu = fleet.gpu
-    others = [n for n in compat.recipes_serving(gpu.name) if n != name]
-    hint = f"; use {' or '.join(others)}" if others else ""
     if gpu.name not in recipe.gpus:
+        others = [n for n in compat.recipes_serving(gpu.name) if n != name]  # every recipe read, for the hint only
+        hint = f"; use {' or '.join(others)}" if others else ""
         clashes = compat.gpu_clashes(recipe, gpu)
         why = f": {'; '.join(clashes)}" if clashes else ""
         out.append(
