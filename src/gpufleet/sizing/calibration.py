@@ -13,6 +13,7 @@ held memory of something other than the vLLM worker gives it as other_memory_gib
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from dataclasses import dataclass
@@ -39,6 +40,17 @@ def table() -> dict:
 
 
 def arch_of(row: dict) -> models.ModelArch | None:
+    """The log's architecture in the sizing catalog (catalog_arch_of), with the served checkpoint's quantization block
+    where the row states it (checkpoint_quantization_config: a quantized checkpoint of a model whose config.json copy
+    is the unquantized one)."""
+    arch = catalog_arch_of(row)
+    qc = row.get("checkpoint_quantization_config")
+    if arch is None or not qc:
+        return arch
+    return dataclasses.replace(arch, weight_block_size=models.weight_block_size({"quantization_config": qc}))
+
+
+def catalog_arch_of(row: dict) -> models.ModelArch | None:
     """The log's architecture in the sizing catalog: its config.json copy, its models.yaml row, or its model name."""
     cat = models.catalog()
     if row.get("config"):
@@ -446,11 +458,6 @@ KNOWN_MISSES = {
         "LoRA slots (0.16) come to 5.50 GiB where vLLM logs 5.35 for both (its V0 load_model creates the LoRA manager "
         "inside the DeviceMemoryProfiler that measures the weights), and the V0 single-GPU non-torch term (0.16) is above "
         "the logged 0.05. It was -9.9 % until the rope cos/sin cache (0.03 GiB) was counted",
-        "vast-a100-qwen3coder30b-fp8-v0191": "optimistic (+10.4 %): the weights come out 0.45 GiB below the 29.54 logged "
-        "(FP8 weight-only through Marlin on an Ampere A100, a layout not modelled); with the logged weights the KV cache "
-        "would be +1.4 %. It was +9.6 % until V1's single-GPU non-torch term was re-fitted (0.35 -> 0.25 GiB). Marlin's "
-        "group-wise scales for a 128-block FP8 checkpoint (2 B per 128 weights, 0.435 GiB here) would close it; the "
-        "checkpoint's block size is not sourced (docs/sizing.md)",
     },
     "weights": {
         "unsloth-t4-llama31-8b-bnb-lora-v0": "+2.7 %: the logged 5.35 GiB holds the weights and the LoRA slots (V0 "
