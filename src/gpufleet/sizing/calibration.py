@@ -451,9 +451,13 @@ KNOWN_MISSES = {
         "the default 256 sequences) is absent. The container's max_num_seqs is not logged: at 47 sequences or fewer the "
         "sampler would stay under 0.22 GiB. The verdict (refused) is right",
         "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "pessimistic (-12.9 %, 0.20 GiB on a 1.57 GiB cache, past the 0.2 GiB "
-        "floor by 0.003): the forward activation of DeepSeek-V3's MoE layers through the Marlin MoE kernel is modelled "
-        "at 0.60 GiB against 0.37 logged, and non-torch at 0.29 against 0.20; the weights are 0.6 % low. It was inside "
-        "the floor (-11.7 %) until the rope cos/sin cache (0.02 GiB, logged in every other weight figure) was counted",
+        "floor by 0.003): the forward activation at the assumed 8192 batched tokens is modelled at 0.60 GiB against 0.37 "
+        "logged, and non-torch at 0.29 against 0.20; the weights are 0.6 % low. The MoE term is not the over-count: "
+        "vLLM's fused Marlin MoE of that time (fused_marlin_moe; the log's 'E=256,N=14336' config-file warning is its "
+        "try_get_optimal_moe_config call) allocates tokens x top-k x max(2N, hidden) + tokens x top-k x N 16-bit "
+        "elements, hidden not split over TP, without chunking: 0.89 GiB at 8192 tokens, more than the 0.37 logged in "
+        "all. So the profile ran at most ~3400 tokens through the MoE layers; max_num_batched_tokens is not logged "
+        "(chunked_prefill_enabled=False is), and 2048 would fit the 0.37. Not fixable without the flag",
         "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic (-10.1 %): the weights (bitsandbytes NF4, 5.34 GiB) and the "
         "LoRA slots (0.16) come to 5.50 GiB where vLLM logs 5.35 for both (its V0 load_model creates the LoRA manager "
         "inside the DeviceMemoryProfiler that measures the weights), and the V0 single-GPU non-torch term (0.16) is above "
