@@ -350,3 +350,18 @@ def test_mla_absorbed_decode_matrices_count_on_v0_07x_only():
     with_abs = fit.stage_weights_gib(lite, "bfloat16", None, s, (8, 0), profiler.engine("0.7.1", (8, 0)))[0]
     without = fit.stage_weights_gib(lite, "bfloat16", None, s, (8, 0), profiler.engine("0.8.0", (8, 0), "v0"))[0]
     assert (with_abs - without) * GIB == pytest.approx(27 * per_layer)
+
+
+@pytest.mark.parametrize(
+    "qc, block",
+    [
+        ({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}, (128, 128)),
+        ({"quant_method": "fp8", "activation_scheme": "dynamic"}, None),  # per-tensor / per-channel: no block
+        ({"quant_method": "fp8", "weight_block_size": [128]}, None),
+        ({"quant_method": "fp8", "weight_block_size": [0, 128]}, None),
+        ("not a mapping", None),
+    ],
+)
+def test_weight_block_size_from_quantization_config(qc, block):
+    assert models.weight_block_size({"quantization_config": qc}) == block
+    assert models.weight_block_size({}) is None

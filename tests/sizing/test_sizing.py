@@ -8,7 +8,7 @@ import pytest
 
 from gpufleet import validation
 from gpufleet.errors import UserError
-from gpufleet.sizing import capacity, fit, flags, models, profiler
+from gpufleet.sizing import capacity, fit, flags, models, parallel, profiler
 from gpufleet.stacks import loader
 from gpufleet.stacks.catalog import gpu_kinds
 
@@ -464,3 +464,23 @@ def test_cpu_offload_moves_decoder_layers_only():
     assert fit.gpu_weights_gib(whole, floor, 30) == pytest.approx(floor / GIB)
     assert fit.gpu_weights_gib(whole, floor, 13) == pytest.approx(whole / GIB - 13)
     assert fit.gpu_weights_gib(whole, floor, 0) == pytest.approx(whole / GIB)
+
+
+def test_block_fp8_through_marlin_adds_group_scales_below_89_only():
+    """A block-quantized fp8 checkpoint on a GPU without FP8 compute (Marlin, weight-only) gets one 16-bit scale per
+    weight_block_size[1] input rows per output column: 2 B per 128 quantized weights at [128, 128]. Native FP8 (8.9+),
+    no GPU named, a checkpoint without weight_block_size, or another format keep their plain bits."""
+    assert fit.marlin_group_scale_bits("fp8", (128, 128), (8, 0)) == 16 / 128
+    assert fit.marlin_group_scale_bits("fp8", (128, 64), (8, 6)) == 16 / 64  # the input-side block sets the group
+    assert fit.marlin_group_scale_bits("fp8", (128, 128), (8, 9)) == 0.0
+    assert fit.marlin_group_scale_bits("fp8", (128, 128), None) == 0.0
+    assert fit.marlin_group_scale_bits("fp8", None, (8, 0)) == 0.0
+    assert fit.marlin_group_scale_bits("awq_marlin", (128, 128), (8, 0)) == 0.0
+    v3 = models.catalog()["deepseek-ai/DeepSeek-V3"]
+    assert v3.weight_block_size == (128, 128)  # its config.json's quantization_config
+    s = fit.Serving(gpus=8)
+    quantizable = parallel.rank_params(v3, 8, 1, 1, False)[0].quantizable
+    ampere = fit.rank_weight_bytes(v3, "bfloat16", "fp8", s, (8, 0))[0]
+    hopper = fit.rank_weight_bytes(v3, "bfloat16", "fp8", s, (9, 0))[0]
+    assert ampere - hopper == pytest.approx(quantizable * 2 / 128, rel=1e-12)
+    assert fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (8, 0))[0] == fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (9, 0))[0]

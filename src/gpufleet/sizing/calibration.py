@@ -13,6 +13,7 @@ held memory of something other than the vLLM worker gives it as other_memory_gib
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from dataclasses import dataclass
@@ -39,6 +40,17 @@ def table() -> dict:
 
 
 def arch_of(row: dict) -> models.ModelArch | None:
+    """The log's architecture in the sizing catalog (catalog_arch_of), with the served checkpoint's quantization block
+    where the row states it (checkpoint_quantization_config: a quantized checkpoint of a model whose config.json copy
+    is the unquantized one)."""
+    arch = catalog_arch_of(row)
+    qc = row.get("checkpoint_quantization_config")
+    if arch is None or not qc:
+        return arch
+    return dataclasses.replace(arch, weight_block_size=models.weight_block_size({"quantization_config": qc}))
+
+
+def catalog_arch_of(row: dict) -> models.ModelArch | None:
     """The log's architecture in the sizing catalog: its config.json copy, its models.yaml row, or its model name."""
     cat = models.catalog()
     if row.get("config"):
@@ -439,18 +451,17 @@ KNOWN_MISSES = {
         "the default 256 sequences) is absent. The container's max_num_seqs is not logged: at 47 sequences or fewer the "
         "sampler would stay under 0.22 GiB. The verdict (refused) is right",
         "pr14447-3090x16-dsv3-0324-awq-tp16-v0": "pessimistic (-12.9 %, 0.20 GiB on a 1.57 GiB cache, past the 0.2 GiB "
-        "floor by 0.003): the forward activation of DeepSeek-V3's MoE layers through the Marlin MoE kernel is modelled "
-        "at 0.60 GiB against 0.37 logged, and non-torch at 0.29 against 0.20; the weights are 0.6 % low. It was inside "
-        "the floor (-11.7 %) until the rope cos/sin cache (0.02 GiB, logged in every other weight figure) was counted",
+        "floor by 0.003): the forward activation at the assumed 8192 batched tokens is modelled at 0.60 GiB against 0.37 "
+        "logged, and non-torch at 0.29 against 0.20; the weights are 0.6 % low. The MoE term is not the over-count: "
+        "vLLM's fused Marlin MoE of that time (fused_marlin_moe; the log's 'E=256,N=14336' config-file warning is its "
+        "try_get_optimal_moe_config call) allocates tokens x top-k x max(2N, hidden) + tokens x top-k x N 16-bit "
+        "elements, hidden not split over TP, without chunking: 0.89 GiB at 8192 tokens, more than the 0.37 logged in "
+        "all. So the profile ran at most ~3400 tokens through the MoE layers; max_num_batched_tokens is not logged "
+        "(chunked_prefill_enabled=False is), and 2048 would fit the 0.37. Not fixable without the flag",
         "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic (-10.1 %): the weights (bitsandbytes NF4, 5.34 GiB) and the "
         "LoRA slots (0.16) come to 5.50 GiB where vLLM logs 5.35 for both (its V0 load_model creates the LoRA manager "
         "inside the DeviceMemoryProfiler that measures the weights), and the V0 single-GPU non-torch term (0.16) is above "
         "the logged 0.05. It was -9.9 % until the rope cos/sin cache (0.03 GiB) was counted",
-        "vast-a100-qwen3coder30b-fp8-v0191": "optimistic (+10.4 %): the weights come out 0.45 GiB below the 29.54 logged "
-        "(FP8 weight-only through Marlin on an Ampere A100, a layout not modelled); with the logged weights the KV cache "
-        "would be +1.4 %. It was +9.6 % until V1's single-GPU non-torch term was re-fitted (0.35 -> 0.25 GiB). Marlin's "
-        "group-wise scales for a 128-block FP8 checkpoint (2 B per 128 weights, 0.435 GiB here) would close it; the "
-        "checkpoint's block size is not sourced (docs/sizing.md)",
     },
     "weights": {
         "unsloth-t4-llama31-8b-bnb-lora-v0": "+2.7 %: the logged 5.35 GiB holds the weights and the LoRA slots (V0 "

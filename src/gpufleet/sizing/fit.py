@@ -175,6 +175,17 @@ def bits_per_weight(quantization: str) -> float:
     return bits
 
 
+def marlin_group_scale_bits(quantization: str | None, block: tuple[int, int] | None, cc: tuple[int, int] | None) -> float:
+    """Bits per quantized weight that Marlin's group-wise scales add where vLLM runs a block-quantized checkpoint
+    weight-only through Marlin (compute capability below the format's marlin_below_cc): one model-dtype scale per
+    block_k input rows per output column (quantization.yaml, fp8). 0 elsewhere (no GPU named, native kernels, or no
+    weight_block_size in the checkpoint's config)."""
+    q = formats().get(quantization or "", {})
+    if block is None or cc is None or "marlin_below_cc" not in q or cc >= _cc(q["marlin_below_cc"]):
+        return 0.0
+    return q["marlin_scale_bits"] / block[1]
+
+
 def _round_up(x: int, multiple: int) -> int:
     return -(-x // multiple) * multiple
 
@@ -218,7 +229,7 @@ def rank_weight_bytes(
     out = []
     for r in stages:
         if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
-            per = bits_per_weight(quantization) / 8
+            per = (bits_per_weight(quantization) + marlin_group_scale_bits(quantization, model.weight_block_size, cc)) / 8
             if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
                 experts = r.expert / model.mlp_parameters(inter)
                 out.append(

@@ -92,6 +92,8 @@ class ModelArch:
     card_parameters_b: float | None = None  # the model card's figure, where known (checked within 2 %)
     parameters_estimated: bool = False  # structure not modelled (model_type outside MODELLED)
     weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
+    # a block-quantized checkpoint's quantization_config.weight_block_size (output rows, input columns), e.g. FP8
+    weight_block_size: tuple[int, int] | None = None
     notes: tuple[str, ...] = field(default=())
 
     # ---- structure -> parameters
@@ -316,9 +318,20 @@ def from_config_dict(
         rotary_dim=rotary_dim,
         card_parameters_b=card_b,
         parameters_estimated=model_type not in MODELLED,
+        weight_block_size=weight_block_size(cfg),
         notes=tuple(notes),
         **mla,
     )
+
+
+def weight_block_size(cfg: dict) -> tuple[int, int] | None:
+    """The checkpoint's quantization block (quantization_config.weight_block_size: [output rows, input columns]), or
+    None for a checkpoint without one (unquantized, per-tensor or per-channel scales)."""
+    qc = cfg.get("quantization_config")
+    block = qc.get("weight_block_size") if isinstance(qc, dict) else None
+    if isinstance(block, list | tuple) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+        return int(block[0]), int(block[1])
+    return None
 
 
 def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int) -> tuple[int, int]:
