@@ -483,4 +483,6 @@ def test_block_fp8_through_marlin_adds_group_scales_below_89_only():
     ampere = fit.rank_weight_bytes(v3, "bfloat16", "fp8", s, (8, 0))[0]
     hopper = fit.rank_weight_bytes(v3, "bfloat16", "fp8", s, (9, 0))[0]
     assert ampere - hopper == pytest.approx(quantizable * 2 / 128, rel=1e-12)
-    assert fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (8, 0))[0] == fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (9, 0))[0]
+    assert (
+        fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (8, 0))[0] == fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (9, 0))[0]
+    )
