@@ -149,6 +149,37 @@ def test_lora_slots_and_cpu_offload_are_counted():
     assert off.weights_gib == pytest.approx(base.weights_gib - 4) and off.kv_cache_gib == pytest.approx(base.kv_cache_gib + 4)
 
 
+def test_v0_before_0_8_leaves_the_lora_slots_out_of_the_kv_budget():
+    # vllm#14450 / PR #14469: V0 built the LoRA manager after measuring the weights until 0.8.0
+    l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
+
+    def at(version: str, loras: int) -> fit.Fit:
+        return fit.measure(
+            l8, KINDS["T4"], fit.Serving(max_model_len=2048, vllm_version=version, engine="v0", max_loras=loras, max_lora_rank=32)
+        )
+
+    for version, counted in (("0.7.2", False), ("0.7.3", False), ("0.8.0", True), ("0.8.2", True)):
+        base, lora = at(version, 0), at(version, 2)
+        slots = {t.name: t.gib for t in lora.terms}["lora"]
+        assert slots > 0.25  # the slots are shown either way (2 x rank 32 on 32 layers: 0.31 GiB)
+        assert lora.kv_cache_gib == pytest.approx(base.kv_cache_gib - (slots if counted else 0.0)), version
+        assert lora.overhead_gib == pytest.approx(base.overhead_gib + (slots if counted else 0.0)), version
+        assert any("vllm#14450" in a for a in lora.assumptions) is not counted
+    v1 = fit.measure(
+        l8, KINDS["A10"], fit.Serving(max_model_len=2048, vllm_version="0.7.2", engine="v1", max_loras=2, max_lora_rank=32)
+    )
+    assert profiler.lora_in_budget(profiler.engine("0.7.2", (8, 6), "v1")) and {t.name: t.gib for t in v1.terms}["lora"] > 0
+    # the budget and the slots past the GPU's memory: allocating the KV cache runs out of memory
+    over = fit.measure(
+        l8,
+        KINDS["T4"],
+        fit.Serving(
+            max_model_len=2048, vllm_version="0.7.2", engine="v0", gpu_memory_utilization=0.99, max_loras=8, max_lora_rank=64
+        ),
+    )
+    assert any("exceed the GPU" in p for p in over.problems) and over.verdict == "does not fit"
+
+
 def test_verdict_is_tight_near_the_line_and_for_an_architecture_not_modelled():
     l8 = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
     r = fit.measure(l8, KINDS["A10"], fit.Serving(max_model_len=8192))

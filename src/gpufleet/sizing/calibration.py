@@ -259,15 +259,18 @@ def weight_check(row: dict) -> WeightCheck:
     cc = gpu_of(row).cc if row.get("compute_capability") else None  # a layout that depends on the GPU needs it named
     eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu_of(row).cc, s.engine)
     got = fit.stage_weights_gib(arch, dtype, quant, s, cc, eng)[0]  # rank 0 (first stage) is the worker vLLM's log shows
-    got += logged_lora_gib(arch, dtype, s)
+    got += logged_lora_gib(arch, dtype, s, eng)
     want = float(row["logged"]["weights_gib"])
     return WeightCheck(row["id"], want, round(got, 3), (got - want) / want, tuple(classes(row)))
 
 
-def logged_lora_gib(arch: models.ModelArch, dtype: str, s: fit.Serving) -> float:
-    """The LoRA slots in vLLM's "Loading model weights took" figure: model_runner.load_model wraps the model in the
-    LoRA manager, which allocates the slots, inside the DeviceMemoryProfiler that measures the weights (V0
-    vllm/worker/model_runner.py load_model), so the logged figure is weights + slots (first stage's layers)."""
+def logged_lora_gib(arch: models.ModelArch, dtype: str, s: fit.Serving, eng: profiler.Engine) -> float:
+    """The LoRA slots in vLLM's logged weights figure: from V0 0.8.0 (and on V1) load_model wraps the model in the
+    LoRA manager, which allocates the slots, inside the DeviceMemoryProfiler that measures the weights ("Model
+    loading took"), so the logged figure is weights + slots (first stage's layers). Earlier V0 logs "Loading model
+    weights took" before it builds the manager: no slots in the figure (profiler.lora_in_budget)."""
+    if not profiler.lora_in_budget(eng):
+        return 0.0
     layers = len(parallel.stage_layers(arch.layers, s.pipeline_parallel)[0])
     slots = parallel.lora_parameters_per_rank(arch, s.gpus, layers, s.max_loras, s.max_lora_rank)
     return slots * fit.DTYPE_BYTES[dtype] / GIB
@@ -458,17 +461,8 @@ KNOWN_MISSES = {
         "elements, hidden not split over TP, without chunking: 0.89 GiB at 8192 tokens, more than the 0.37 logged in "
         "all. So the profile ran at most ~3400 tokens through the MoE layers; max_num_batched_tokens is not logged "
         "(chunked_prefill_enabled=False is), and 2048 would fit the 0.37. Not fixable without the flag",
-        "unsloth-t4-llama31-8b-bnb-lora-v0": "pessimistic (-10.1 %): the weights (bitsandbytes NF4, 5.34 GiB) and the "
-        "LoRA slots (0.16) come to 5.50 GiB where vLLM logs 5.35 for both (its V0 load_model creates the LoRA manager "
-        "inside the DeviceMemoryProfiler that measures the weights), and the V0 single-GPU non-torch term (0.16) is above "
-        "the logged 0.05. It was -9.9 % until the rope cos/sin cache (0.03 GiB) was counted",
     },
-    "weights": {
-        "unsloth-t4-llama31-8b-bnb-lora-v0": "+2.7 %: the logged 5.35 GiB holds the weights and the LoRA slots (V0 "
-        "load_model creates the LoRA manager inside the DeviceMemoryProfiler); bitsandbytes NF4 at 4.127 bits (5.34 GiB) "
-        "and one rank-32 slot on qkv / o / gate_up / down (0.16 GiB) come to 5.50. What Unsloth's vLLM patches allocate "
-        "for LoRA, or which layers its checkpoint leaves unquantized, is not in the log",
-    },
+    "weights": {},
     "verdict": {},
 }
 

@@ -426,6 +426,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     stages = parallel.stage_layers(model.layers, pp)
     per_stage = stage_weights_gib(model, dtype, quant, s, gpu.cc, eng)
     lora_dtype = DTYPE_BYTES[dtype]
+    lora_counted = profiler.lora_in_budget(eng)  # V0 before 0.8.0 leaves the slots out of its KV budget
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
     non_torch = profiler.non_torch_gib(world, eng, gpu.cc)
@@ -443,7 +444,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     rows = []
     for ids, w in zip(stages, per_stage, strict=True):
         lora = parallel.lora_parameters_per_rank(model, n, len(ids), s.max_loras, s.max_lora_rank) * lora_dtype
-        kv_gib = requested.gib - w - lora / GIB - overhead
+        kv_gib = requested.gib - w - (lora / GIB if lora_counted else 0.0) - overhead
         per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
         tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0
         rows.append((tokens, w, lora / GIB, kv_gib, per_token, len(ids)))
@@ -463,6 +464,12 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "lora",
         lora_gib,
         f"{s.max_loras} adapter slots of rank {s.max_lora_rank} preallocated on qkv/o/gate_up/down"
+        + (
+            ""
+            if lora_counted
+            else f" (vLLM {s.vllm_version} V0 allocates them after measuring the weights and does not take them from "
+            "the KV cache: they use memory beyond gpu_memory_utilization; vllm#14450)"
+        )
         if s.max_loras
         else "LoRA off (--max-loras 0)",
         False,
@@ -470,7 +477,10 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     kv = profiler.Term(
         "kv_cache",
         kv_gib,
-        "requested - weights - lora - non_torch - other_processes - activation_peak - cuda_graphs",
+        "requested - weights - lora - non_torch - other_processes - activation_peak - cuda_graphs"
+        if lora_counted or not s.max_loras
+        else "requested - weights - non_torch - other_processes - activation_peak - cuda_graphs (LoRA slots outside "
+        "the budget at this version)",
         True,
     )
     low, high, band = _token_range(kv_gib, w_gib, per_token, bool(_unsure(model, s, eng)))
@@ -486,7 +496,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         usable_gib=gpu.memory_gib,
         budget_gib=requested.gib,
         weights_gib=w_gib,
-        overhead_gib=overhead + lora_gib,
+        overhead_gib=overhead + (lora_gib if lora_counted else 0.0),
         kv_cache_gib=kv_gib,
         kv_bytes_per_token=per_token,
         kv_tokens=kv_tokens,
@@ -515,11 +525,22 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         + list(model.notes)
         + [f"KV tokens {low}-{high} within the model's error (+-{band:.2f} GiB per GPU)"],
     )
+    if s.max_loras and not lora_counted:
+        result.assumptions.append(
+            f"LoRA slots {lora_gib:.2f} GiB per GPU not taken from the KV cache: vLLM {s.vllm_version} (V0 before 0.8.0) "
+            "leaves them out of its budget (vllm#14450), so they use memory beyond gpu_memory_utilization"
+        )
+        if requested.gib + lora_gib > gpu.memory_gib:
+            problems.append(
+                f"the {requested.gib:.2f} GiB budget and the LoRA slots ({lora_gib:.2f} GiB, outside the budget in "
+                f"vLLM {s.vllm_version}) exceed the GPU's {gpu.memory_gib} GiB: allocating the KV cache would run out "
+                "of memory; lower gpu_memory_utilization"
+            )
     structural = bool(problems)
     memory_problem = None
     if kv_gib <= 0 or kv_tokens == 0:
         memory_problem = (
-            f"weights ({w_gib:.2f} GiB) and runtime overhead ({overhead + lora_gib:.2f} GiB) leave no KV cache in the "
+            f"weights ({w_gib:.2f} GiB) and runtime overhead ({result.overhead_gib:.2f} GiB) leave no KV cache in the "
             f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of "
             f"{world}x {gpu.name}: vLLM would stop with 'No available memory for the cache blocks' (or run out of "
             "memory loading the weights)"

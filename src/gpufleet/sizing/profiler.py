@@ -238,6 +238,15 @@ def mla_absorbs(eng: Engine | None) -> bool:
     return parse_version(row["from"]) <= parse_version(eng.version) < parse_version(row["below"])
 
 
+def lora_in_budget(eng: Engine | None) -> bool:
+    """True where vLLM counts the preallocated LoRA slots in the weights it subtracts from the KV budget (V1; V0 from
+    0.8.0). Earlier V0 builds the slots after measuring the weights and outside the profile run, so they are neither
+    in the logged weights nor taken from the KV cache (data/vllm_engines.yaml lora_slots_in_budget)."""
+    if eng is None or eng.name != "v0":
+        return True
+    return parse_version(eng.version) >= parse_version(_data()["lora_slots_in_budget"]["v0_from"])
+
+
 def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_name: str) -> str | None:
     facts = _data()["kv_cache_dtypes"][eng.name]
     row = eng.kv_dtypes.get(kv_cache_dtype)
