@@ -404,21 +404,22 @@ def _card_of(row: dict) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+# Keyed by the data paths, so that a caller pointing CONFIGS or CATALOG elsewhere (the tests) reads those.
 @cache
-def _config_files() -> dict[str, Path]:
+def _config_files(configs: Path) -> dict[str, Path]:
     """Model name -> its config.json copy in data/configs (SOURCES.yaml's `model`, else the file's name)."""
-    if not CONFIGS.is_dir():
+    if not configs.is_dir():
         return {}
-    return {str((_sources().get(p.name) or {}).get("model") or _config_name(p)): p for p in sorted(CONFIGS.glob("*.json"))}
+    return {str((_sources().get(p.name) or {}).get("model") or _config_name(p)): p for p in sorted(configs.glob("*.json"))}
 
 
 @cache
-def _rows() -> dict:
+def _rows(path: Path) -> dict:
     """data/models.yaml `models:` (name -> source, card_parameters_b, config)."""
     from gpufleet import inputs
 
     with inputs.shaped("sizing/data/models.yaml"):
-        return inputs.load_mapping(CATALOG, "sizing/data/models.yaml")["models"]
+        return inputs.load_mapping(path, "sizing/data/models.yaml")["models"]
 
 
 @cache
@@ -430,10 +431,10 @@ def _from_file(name: str, path: Path) -> ModelArch:
 
 
 @cache
-def _from_row(name: str) -> ModelArch:
+def _from_row(name: str, path: Path) -> ModelArch:
     from gpufleet import inputs
 
-    row = _rows()[name]
+    row = _rows(path)[name]
     with inputs.shaped("sizing/data/models.yaml"):
         return from_config_dict(
             row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"],
@@ -445,17 +446,16 @@ def _from_row(name: str) -> ModelArch:
 def catalog() -> dict[str, ModelArch]:
     """Every model the sizing catalog knows: data/configs/*.json, then data/models.yaml rows (a shipped config.json
     copy is the truth where both name a model)."""
-    out = {name: _from_file(name, path) for name, path in _config_files().items()}
-    return out | {name: _from_row(name) for name in _rows() if name not in out}
+    out = {name: _from_file(name, path) for name, path in _config_files(CONFIGS).items()}
+    return out | {name: _from_row(name, CATALOG) for name in _rows(CATALOG) if name not in out}
 
 
-@cache
 def lookup(name: str) -> ModelArch | None:
     """One catalog entry, built alone (catalog() builds them all: every config.json read)."""
-    path = _config_files().get(name)
+    path = _config_files(CONFIGS).get(name)
     if path is not None:
         return _from_file(name, path)
-    return _from_row(name) if name in _rows() else None
+    return _from_row(name, CATALOG) if name in _rows(CATALOG) else None
 
 
 def resolve(model: str) -> ModelArch:
