@@ -9,25 +9,14 @@ cms.MonitorGroup would watch a group nothing fills: the dynamic tag group makes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.naming import Names
+from gpufleet.components.shared_args import AlarmsArgs
 from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 # CloudMonitor metric names in namespace acs_ecs_dashboard (instance-level GPU metrics, reported by the agent).
 METRICS = {"gpu_utilization": "instance_gpu_gpu_usedutilization", "gpu_memory": "instance_gpu_memory_usedutilization"}
-
-
-@dataclass(frozen=True)
-class AlarmsArgs:
-    """What the alarms use (built by program.alarms_args)."""
-
-    names: Names
-    alarms: AlarmsSpec  # thresholds and the contact group
-    fleet_tag: str  # the value of the gpufleet:fleet tag every node carries (naming.base)
 
 
 def alert_templates(alarms: AlarmsSpec) -> list[dict]:

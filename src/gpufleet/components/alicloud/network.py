@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.naming import Names
-
-
-@dataclass(frozen=True)
-class NetworkArgs:
-    """What the network uses (built by program.network_args)."""
-
-    names: Names
-    vpc_cidr: str
-    zones: tuple[str, ...]
-    subnets: tuple[str, ...]  # one CIDR per zone
-    bandwidth_mbps: int  # the NAT EIP's
-    charge: str  # the NAT EIP's: "traffic" or "bandwidth"
-    prod: bool  # deletion protection
-    tags: dict[str, str]
+from gpufleet.components.shared_args import NetworkArgs
 
 
 def eip_args(args: NetworkArgs) -> dict:

@@ -13,27 +13,14 @@ import pulumi_alicloud as alicloud
 from gpufleet import naming
 from gpufleet.components import userdata
 from gpufleet.components.alicloud import scaling
-from gpufleet.components.alicloud.alarms import Alarms, AlarmsArgs
+from gpufleet.components.alicloud.alarms import Alarms
 from gpufleet.components.alicloud.loadbalancer import LoadBalancer, LoadBalancerArgs, weighted
-from gpufleet.components.alicloud.network import Network, NetworkArgs
+from gpufleet.components.alicloud.network import Network
 from gpufleet.components.alicloud.role import NodeRole, NodeRoleArgs
 from gpufleet.components.alicloud.scaling import Scaling, ScalingArgs
 from gpufleet.components.alicloud.security import Security, SecurityArgs
+from gpufleet.components.shared_args import alarms_args, network_args
 from gpufleet.stacks.loader import Fleet
-
-
-def network_args(fleet: Fleet, tags: dict[str, str]) -> NetworkArgs:
-    spec = fleet.spec
-    return NetworkArgs(
-        names=naming.names(fleet),
-        vpc_cidr=spec.network.vpc_cidr,
-        zones=tuple(spec.zones),
-        subnets=tuple(fleet.subnets),
-        bandwidth_mbps=spec.egress.bandwidth_mbps,
-        charge=spec.egress.charge,
-        prod=spec.environment == "prod",
-        tags=tags,
-    )
 
 
 def security_args(fleet: Fleet, vpc_id: pulumi.Input[str], tags: dict[str, str]) -> SecurityArgs:
@@ -72,10 +59,6 @@ def load_balancer_args(fleet: Fleet, switch_id: pulumi.Input[str], tags: dict[st
         weighted=weighted(spec),
         tags=tags,
     )
-
-
-def alarms_args(fleet: Fleet) -> AlarmsArgs:
-    return AlarmsArgs(names=naming.names(fleet), alarms=fleet.spec.alarms, fleet_tag=naming.base(fleet.spec))
 
 
 def scaling_args(

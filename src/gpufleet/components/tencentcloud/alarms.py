@@ -8,12 +8,10 @@ Gpuretiredpagepending (0 / 1 per GPU). Policies of namespace cvm_device bind eve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import Names
+from gpufleet.components.shared_args import AlarmsArgs
 from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 METRICS = {"gpu_utilization": "Gpuutil", "gpu_memory": "Gpumemusage"}
@@ -36,15 +34,6 @@ def _rule(metric: str, description: str, value: str, minutes: int, unit: str) ->
         "rule_type": "STATIC",
         "unit": unit,
     }
-
-
-@dataclass(frozen=True)
-class AlarmsArgs:
-    """What the alarm policies use (built by program.alarms_args)."""
-
-    names: Names
-    alarms: AlarmsSpec  # thresholds and the contact group
-    fleet_tag: str  # the value of the gpufleet:fleet tag every node carries (naming.base)
 
 
 def policy_args(alarms: AlarmsSpec) -> list[dict]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from gpufleet.naming import Names
+from gpufleet.components.shared_args import NetworkArgs
 
 # Traditional NAT gateway: the bandwidth caps it sells (provider docs of nat.Gateway `bandwidth`).
 NAT_BANDWIDTHS_MBPS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -17,20 +15,6 @@ NAT_MAX_CONCURRENT = 1_000_000  # the smallest size; priced as nat/small in cost
 def nat_bandwidth(mbps: int) -> int:
     """The smallest NAT bandwidth cap that is at least the spec's egress bandwidth."""
     return next(b for b in NAT_BANDWIDTHS_MBPS if b >= mbps)
-
-
-@dataclass(frozen=True)
-class NetworkArgs:
-    """What the network uses (built by program.network_args)."""
-
-    names: Names
-    vpc_cidr: str
-    zones: tuple[str, ...]
-    subnets: tuple[str, ...]  # one CIDR per zone
-    bandwidth_mbps: int  # the NAT EIP's
-    charge: str  # the NAT EIP's: "traffic" or "bandwidth"
-    prod: bool  # Pulumi protects prod's NAT gateway and EIP
-    tags: dict[str, str]
 
 
 def eip_args(args: NetworkArgs) -> dict:

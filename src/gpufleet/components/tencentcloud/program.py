@@ -12,29 +12,16 @@ import tencentcloud_iac_pulumi as tencentcloud
 
 from gpufleet import naming
 from gpufleet.components import userdata
+from gpufleet.components.shared_args import alarms_args, network_args
 from gpufleet.components.tencentcloud import scaling, security
-from gpufleet.components.tencentcloud.alarms import Alarms, AlarmsArgs
+from gpufleet.components.tencentcloud.alarms import Alarms
 from gpufleet.components.tencentcloud.autoscaler import Autoscaler, AutoscalerArgs
 from gpufleet.components.tencentcloud.loadbalancer import LoadBalancer, LoadBalancerArgs
-from gpufleet.components.tencentcloud.network import Network, NetworkArgs
+from gpufleet.components.tencentcloud.network import Network
 from gpufleet.components.tencentcloud.role import NodeRole, NodeRoleArgs
 from gpufleet.components.tencentcloud.scaling import Scaling, ScalingArgs
 from gpufleet.components.tencentcloud.security import Security, SecurityArgs
 from gpufleet.stacks.loader import Fleet
-
-
-def network_args(fleet: Fleet, tags: dict[str, str]) -> NetworkArgs:
-    spec = fleet.spec
-    return NetworkArgs(
-        names=naming.names(fleet),
-        vpc_cidr=spec.network.vpc_cidr,
-        zones=tuple(spec.zones),
-        subnets=tuple(fleet.subnets),
-        bandwidth_mbps=spec.egress.bandwidth_mbps,
-        charge=spec.egress.charge,
-        prod=spec.environment == "prod",
-        tags=tags,
-    )
 
 
 def security_args(fleet: Fleet, tags: dict[str, str]) -> SecurityArgs:
@@ -70,10 +57,6 @@ def load_balancer_args(fleet: Fleet, net: Network, sec: Security, tags: dict[str
         prod=spec.environment == "prod",
         tags=tags,
     )
-
-
-def alarms_args(fleet: Fleet) -> AlarmsArgs:
-    return AlarmsArgs(names=naming.names(fleet), alarms=fleet.spec.alarms, fleet_tag=naming.base(fleet.spec))
 
 
 def scaling_args(
