@@ -105,7 +105,7 @@ class Step(Strict):
     fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
     pin: str | None = Field(None, description="the pin the fact must equal after apply")
     timeout_s: int = Field(600, ge=1)
-    vars: dict[str, str | int | bool] = Field(default_factory=dict)
+    vars: dict[str, str | int | bool] = Field({})
 
 
 class Recipe(Strict):
@@ -113,27 +113,25 @@ class Recipe(Strict):
     description: str
     gpus: list[str] = Field(description="GPU kinds this recipe serves (names as in stacks/data/gpus.yaml)")
     os: str = Field(description="e.g. ubuntu-24.04")
-    base_image: dict[str, BaseImage] = Field(default_factory=dict, description="cloud -> base image")
+    base_image: dict[str, BaseImage] = Field({}, description="cloud -> base image")
     pins: dict[str, str] = Field(description="driver, cuda, python, torch, vllm, exporters: version strings")
-    torch_cuda_archs: list[str] = Field(
-        default_factory=list, description="compute capabilities the pinned torch wheel ships kernels for"
-    )
+    torch_cuda_archs: list[str] = Field([], description="compute capabilities the pinned torch wheel ships kernels for")
     torch_cuda_archs_source: str = ""
-    dtypes: list[str] = Field(default_factory=list, description="dtypes the recipe promises to serve")
+    dtypes: list[str] = Field([], description="dtypes the recipe promises to serve")
     python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")
-    python_tools: list[PythonTool] = Field(default_factory=list, description="CLIs from PyPI the node's boot scripts call")
+    python_tools: list[PythonTool] = Field([], description="CLIs from PyPI the node's boot scripts call")
     tool_mirror: str = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
-    apt_repos: list[AptRepo] = Field(default_factory=list)
-    apt_packages: list[AptPackage] = Field(default_factory=list)
-    downloads: list[Download] = Field(default_factory=list)
+    apt_repos: list[AptRepo] = Field([])
+    apt_packages: list[AptPackage] = Field([])
+    downloads: list[Download] = Field([])
     layout: Layout = Layout()
     steps: list[Step]
     templates: str | None = Field(None, description="extra template folder, relative to the recipe file")
     manifest_facts: list[str] | None = Field(
         None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS"
     )
-    regions: dict[str, list[str]] = Field(default_factory=dict, description="cloud -> regions the image is copied to")
-    sources: dict[str, str] = Field(default_factory=dict, description="pin -> where its value was verified")
+    regions: dict[str, list[str]] = Field({}, description="cloud -> regions the image is copied to")
+    sources: dict[str, str] = Field({}, description="pin -> where its value was verified")
     file: str = ""
 
     @model_validator(mode="before")

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
 
+# Empty (and other mutable) defaults are values, `Field([])`, not `default_factory=list`: pydantic copies a mutable
+# default for each model, and a builtin factory makes it read `inspect.signature(list)`, which compiles the tokenize
+# module's patterns (~10 ms of every command; images/recipes.py follows the same rule).
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -157,7 +160,7 @@ class Model(Strict):
     sha256: str = Field(description="sha256 of the weights archive, checked on the node before vLLM starts")
     catalog: str | None = Field(None, description="sizing catalog entry if it differs from name")
     aliases: list[str] = Field(
-        default_factory=list,
+        default=[],
         max_length=MAX_MODEL_ALIASES,
         description="other names vLLM serves the model under (--served-model-name NAME ALIAS ...): a rollout's candidate "
         "lists the current model's name, so clients that still send it are answered, not refused with 404",
@@ -247,7 +250,7 @@ class Serving(Strict):
     api_key_secret: str | None = Field(
         None, description="secret name in the cloud's secrets manager; fetched at boot through the instance role"
     )
-    extra_args: dict[str, str | int | float | bool] = Field(default_factory=dict, description="other vLLM flags")
+    extra_args: dict[str, str | int | float | bool] = Field({}, description="other vLLM flags")
     gateway: Gateway = Gateway()
 
     @field_validator("api_key_secret")
@@ -352,7 +355,7 @@ def cidr_list(v: list[str], ipv4: bool = False) -> list[ipaddress.IPv4Network | 
 class Network(Strict):
     vpc_cidr: str = "10.20.0.0/16"
     subnet_prefix: int = Field(24, ge=16, le=28, description="prefix length of each zone's subnet")
-    ssh_cidrs: list[str] = Field(default_factory=list, description="operator CIDRs allowed to SSH to nodes")
+    ssh_cidrs: list[str] = Field([], description="operator CIDRs allowed to SSH to nodes")
 
     @field_validator("vpc_cidr")
     @classmethod
@@ -475,7 +478,7 @@ class LoadBalancer(Strict):
     listener_port: int = Field(80, ge=1, le=65535, description="80 by default; 443 by default with tls")
     tls: Tls | None = Field(None, description="HTTPS at the load balancer; required in prod with a public load balancer")
     public: bool = True
-    allowed_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="clients allowed to reach the listener")
+    allowed_cidrs: list[str] = Field(["0.0.0.0/0"], description="clients allowed to reach the listener")
     request_timeout_s: int = Field(
         180,
         ge=1,
@@ -618,7 +621,7 @@ class Autoscaling(Strict):
         "at least the node's own drain bound: the load balancer's failure detection (health_check.interval_s x "
         "unhealthy_threshold) + serving.gateway.read_timeout_s; default 660 = 15 + 600 with a minute to spare",
     )
-    schedules: list[Schedule] = Field(default_factory=list)
+    schedules: list[Schedule] = Field([])
     schedule_window_start: date | None = Field(
         None,
         description="day the schedules' window starts (stored so that `pulumi up` keeps it); default: the day of the run, "
@@ -829,7 +832,7 @@ class FleetSpec(Strict):
     autoscaling: Autoscaling = Autoscaling()
     alarms: Alarms = Alarms()
     logs: Logs = Logs()
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[str, str] = Field({})
     label: str | None = Field(
         None,
         description="a short version label ([a-z][a-z0-9]{0,7}) of the serving group: its resources are named "
