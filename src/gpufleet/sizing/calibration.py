@@ -446,9 +446,6 @@ def fit_activation_vectors() -> tuple[float, float]:
 # to remove the entry. Every entry is also in the report (docs/sizing.md).
 KNOWN_MISSES = {
     "kv": {
-        "i11230-72b-gptq": "GPTQ's profile run logs 2.34 GiB of activation at 8192 tokens (peak_torch - weights), 0.65 "
-        "above the model's 1.69 (a dequantisation workspace the model does not count); with the weights now within "
-        "0.3 % the KV cache comes out 0.57 GiB high",
         "ociaqua-a10-llama31-8b-131k-v0-refused": "pessimistic (-23 %): the profile logs 0.22 GiB of activation, the "
         "forward pass of 2048 batched tokens alone; the sampler warm-up every other V0 log shows (1.20 GiB modelled for "
         "the default 256 sequences) is absent. The container's max_num_seqs is not logged: at 47 sequences or fewer the "
