@@ -58,6 +58,24 @@ MLA_V0_ALIGN_BYTES, MLA_V0_ALIGN_FROM = 256, (0, 7, 2)
 # with the MLP counted). A width-only model (no TP term) put the TP 2 logs 0.2-0.3 GiB low, which the TP term is.
 ACTIVATION_HIDDEN_VECTORS = 3.0
 ACTIVATION_TP_VECTORS = 2.0
+# Marlin's input copy: the dense Marlin GEMM op (gptq_marlin_gemm, which gptq_marlin and awq_marlin linear layers call)
+# allocated on every call, next to its output, a scratch tensor of the input's size (size_m x size_k, in the activation
+# dtype) that only act-order checkpoints need (to permute the input's columns), whether or not the checkpoint has act
+# order (csrc/quantization/gptq_marlin/gptq_marlin.cu, gptq_marlin_gemm: `a_tmp`; read in the stored copy with the
+# ScalarTypeTorchPtr signature, 0.6.x; find_string id 44978174). It goes through PyTorch's allocator, so the profile's
+# torch peak counts it. The largest is the MLP's down projection, whose input is the activated product (MLP width / TP
+# per token) while the gate/up output is still referenced (the 3 gated MLP vectors above): one more MLP-width vector
+# per batched token. After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
+# when the checkpoint has act order (the stored copies whose signature takes optional g_idx / perm tensors), so it is
+# counted before 0.8.5 (0.8.5 itself not read; the 0.6.4.post1 tag is not in the index either). gptq_marlin runs
+# through Marlin below compute capability 9.0 only: vLLM's mixed-precision kernel list puts Machete (Hopper) first
+# (quantization/kernels/mixed_precision/__init__.py _POSSIBLE_KERNELS); awq_marlin calls the Marlin op directly (awq_marlin.py
+# AWQMarlinLinearMethod.apply -> apply_awq_marlin_linear). MoE models are left out: their routed experts run through
+# the fused MoE Marlin path, not this op. The op's fp32 reduce buffer (at most 1024 rows x output width) is not counted
+# (32 MiB at a 72B model's down projection). Log: vllm#11230 (Qwen2.5-72B GPTQ-Int4 as gptq_marlin, 0.6.4.post1, A40,
+# 8192 tokens) logs 2.34 GiB of activation against 1.73 without it, 2.18 with it.
+MARLIN_INPUT_COPY_BEFORE = (0, 8, 5)
+MARLIN_INPUT_COPY_FORMATS: dict[str, tuple[int, int] | None] = {"gptq_marlin": (9, 0), "awq_marlin": None}
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
 # logs print (0.03 vllm#13882, 0.16 PR #12126, 0.35 vllm#10517, 0.44 vllm#10360 (A6000, 0.6.4.post1), 1.79 PR #10511)
 # and of the per-GPU figures at tensor parallel > 1 (0.25 vllm#13061, 0.34 / 0.38 / 0.43 vllm#16570, 3.58 PR #10511).
@@ -414,6 +432,21 @@ def forward_activation(tokens: int, model, tp: int = 1, dtype_bytes: int = 2) ->
         "vllm#10517 and vllm#12663)",
         True,
     )
+
+
+def marlin_input_copy_gib(
+    tokens: int, model, tp: int, dtype_bytes: int, quantization: str | None, version: str, cc: tuple[int, int]
+) -> float:
+    """Marlin's scratch copy of the down projection's input (MARLIN_INPUT_COPY_FORMATS), GiB per GPU; 0 where the op
+    does not allocate it (another format or kernel, an MoE model, vLLM from 0.8.5)."""
+    if quantization not in MARLIN_INPUT_COPY_FORMATS or model.is_moe:
+        return 0.0
+    other_kernel_from = MARLIN_INPUT_COPY_FORMATS[quantization]
+    if other_kernel_from is not None and cc >= other_kernel_from:
+        return 0.0
+    if parse_version(version) >= MARLIN_INPUT_COPY_BEFORE:
+        return 0.0
+    return tokens * dtype_bytes * model.mlp_width / tp / GIB
 
 
 def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") -> Term:
