@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
 from functools import cache
 from pathlib import Path
 
-from gpufleet import validation
+from gpufleet import clock, validation
 from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]
+# The time every variant is previewed at (the contract checks schedule times against it): the sweep is cached per test
+# process, so whichever test runs it first must not decide its clock (tests/simulate ran it on the real one).
+NOW = "2026-12-01T00:00:00Z"
 BILLING = {
     "payg": {"model": "payg"},
     "monthly": {"model": "monthly", "period_months": 1},
@@ -92,6 +96,19 @@ def variant_name(row: dict) -> str:
 
 @cache
 def _run_all() -> tuple[tuple, tuple]:
+    """Every variant previewed at NOW (GPUFLEET_NOW set for the run, the caller's value restored after)."""
+    before = os.environ.get(clock.ENV)
+    os.environ[clock.ENV] = NOW
+    try:
+        return _previewed()
+    finally:
+        if before is None:
+            del os.environ[clock.ENV]
+        else:
+            os.environ[clock.ENV] = before
+
+
+def _previewed() -> tuple[tuple, tuple]:
     from gpufleet import registry
     from gpufleet.components.fleet import declare_program
     from gpufleet.errors import UserError
