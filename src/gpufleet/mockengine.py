@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -103,39 +105,59 @@ def _strip_secrets(value: Any) -> Any:
 def run(
     program: Callable[[], object], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs)."""
-    _ensure_loop()
-    settings.reset_options(project=PROJECT, stack=stack, preview=True)
-    pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
-    mocks = _Mocks(computed)
-    recorder = _Recorder(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+    """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs).
+
+    The program runs on a fresh thread, in a copy of the caller's context (the SDK's settings are context variables):
+    for every resource the SDK records the whole call stack (pulumi.runtime.resource._get_stack_trace: each frame's
+    source line and file URI), and on the caller's stack that is also the CLI's and the preview's 20-odd frames, read
+    and converted again for each of the 40-odd resources of a fleet. What is recorded does not depend on it."""
+    outcome: list[Any] = []
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(_run_here, program, stack, config, computed, outcome), daemon=True)
+    worker.start()
+    worker.join()
+    if not outcome:  # the thread ended without a result (cannot happen: _run_here always appends one)
+        raise RuntimeError("the mock engine's program thread ended without a result")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def _run_here(
+    program: Callable[[], object],
+    stack: str,
+    config: dict[str, Any],
+    computed: dict[str, tuple[str, ...]] | None,
+    outcome: list[Any],
+) -> None:
+    loop = asyncio.new_event_loop()  # this thread's, closed when the program's work is done
+    asyncio.set_event_loop(loop)
     try:
-        program()
-        sync_await(pstack.wait_for_rpcs())
-        root = settings.get_root_resource()
-        outputs = {name: _resolve(value) for name, value in (root.outputs if isinstance(root, pstack.Stack) else {}).items()}
+        settings.reset_options(project=PROJECT, stack=stack, preview=True)
+        pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
+        mocks = _Mocks(computed)
+        recorder = _Recorder(mocks)
+        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+        try:
+            program()
+            sync_await(pstack.wait_for_rpcs())
+            root = settings.get_root_resource()
+            outputs = {name: _resolve(value) for name, value in (root.outputs if isinstance(root, pstack.Stack) else {}).items()}
+        finally:
+            settings.reset_options()
+        resources = sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"]))
+        outcome.append((resources, outputs))
+    except BaseException as exc:  # noqa: BLE001 -- re-raised on the caller's thread by run()
+        outcome.append(exc)
     finally:
-        settings.reset_options()
-    resources = sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"]))
-    return resources, outputs
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 # The mock monitor registers resources on worker threads, and the SDK gives each thread an event loop that it
 # never closes; collected during interpreter teardown they print "Exception ignored ... Invalid file descriptor".
 # They are closed at exit instead (a worker may reuse its loop in a later run of the same process).
 _THREAD_LOOPS: set[asyncio.AbstractEventLoop] = set()
-
-
-def _ensure_loop() -> None:
-    """Give this thread an event loop when it has none: the SDK asks for the current one, and an earlier
-    asyncio.run() in the same process (the load test, a caller's own) leaves the main thread without one."""
-    try:
-        asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        _THREAD_LOOPS.add(loop)
 
 
 def _close_thread_loops() -> None:
