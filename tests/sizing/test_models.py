@@ -128,6 +128,27 @@ def test_bits_per_weight_count_group_scales_and_zeros(fmt, bits):
     assert fit.bits_per_weight(fmt) == pytest.approx(bits)
 
 
+def test_gptq_marlin_drops_zero_points_in_dense_layers_and_keeps_them_in_routed_experts():
+    """vLLM's Marlin path for GPTQ empties a dense layer's zero points (symmetric checkpoints only) and leaves the MoE
+    experts' in the model dtype, 8 columns to one value; awq_marlin keeps AWQ's (quantization.yaml)."""
+    assert fit.bits_per_weight("gptq_marlin") == pytest.approx(4 + 16 / 128)
+    assert fit.bits_per_weight("gptq_marlin", experts=True) == pytest.approx(4 + 18 / 128)
+    assert fit.bits_per_weight("awq_marlin") == fit.bits_per_weight("awq_marlin", experts=True) == pytest.approx(4 + 20 / 128)
+    moe = CATALOG["Qwen/Qwen1.5-MoE-A2.7B"]
+    r = parallel.rank_params(moe, 1, 1, 1, False)[0]
+    want = (r.quantizable - r.expert) * (4 + 16 / 128) / 8 + r.expert * (4 + 18 / 128) / 8 + r.kept * 2
+    assert r.expert > 0 and fit.weight_bytes(moe, "float16", "gptq_marlin") == pytest.approx(want)
+
+
+def test_qwens_own_72b_int4_checkpoints_carry_the_padded_mlp():
+    """Qwen pads its quantized 72B checkpoints' MLP to 29696 (models.yaml, derived_from); vllm#11230 logs 38.526 GiB of
+    weights for the GPTQ-Int4 one as gptq_marlin keeps it."""
+    base, gptq, awq = (CATALOG[f"Qwen/Qwen2.5-72B-Instruct{s}"] for s in ("", "-GPTQ-Int4", "-AWQ"))
+    assert base.intermediate_size == 29568 and gptq.intermediate_size == awq.intermediate_size == 29696
+    assert replace(gptq, intermediate_size=29568, name=base.name, source=base.source) == base
+    assert fit.weight_bytes(gptq, "float16", "gptq_marlin") / GIB == pytest.approx(38.526 - 0.0078, rel=0.005)
+
+
 def test_quantized_weights_keep_embeddings_in_16_bits():
     q72 = CATALOG["Qwen/Qwen2.5-72B-Instruct"]
     gptq = fit.weight_bytes(q72, "float16", "gptq")

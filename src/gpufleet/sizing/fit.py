@@ -166,10 +166,13 @@ def effective_dtype(model: ModelArch, gpu, dtype: str) -> tuple[str, str | None]
     return dtype, None
 
 
-def bits_per_weight(quantization: str) -> float:
-    """Stored bits per quantized weight: the values plus their group scales and zero points (quantization.yaml)."""
+def bits_per_weight(quantization: str, experts: bool = False) -> float:
+    """Stored bits per quantized weight as vLLM keeps them: the values plus their group scales and zero points
+    (quantization.yaml). experts: of a MoE model's routed experts, where the format keeps zero points its dense layers
+    drop (gptq_marlin's expert_zero_bits)."""
     q = formats()[quantization]
-    bits = q["bits"] + ((q["scale_bits"] + q["zero_bits"]) / q["group_size"] if q["group_size"] else 0)
+    zero = q.get("expert_zero_bits", q["zero_bits"]) if experts else q["zero_bits"]
+    bits = q["bits"] + ((q["scale_bits"] + zero) / q["group_size"] if q["group_size"] else 0)
     if q.get("second_group"):
         bits += q["second_scale_bits"] / (q["group_size"] * q["second_group"])
     return bits
@@ -229,7 +232,9 @@ def rank_weight_bytes(
     out = []
     for r in stages:
         if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
-            per = (bits_per_weight(quantization) + marlin_group_scale_bits(quantization, model.weight_block_size, cc)) / 8
+            marlin = marlin_group_scale_bits(quantization, model.weight_block_size, cc)
+            per = (bits_per_weight(quantization) + marlin) / 8
+            per_expert = (bits_per_weight(quantization, experts=True) + marlin) / 8
             if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
                 experts = r.expert / model.mlp_parameters(inter)
                 out.append(
@@ -239,7 +244,7 @@ def rank_weight_bytes(
             elif formats()[quantization].get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
-                out.append(r.quantizable * per + r.kept * 2)
+                out.append((r.quantizable - r.expert) * per + r.expert * per_expert + r.kept * 2)
         else:
             out.append((r.quantizable + r.kept) * dense)
     return out
