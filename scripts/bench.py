@@ -16,6 +16,13 @@ Floors (issue 25): what the command cannot avoid, and nothing of gpufleet.
 - `8 programs registered`: the same for the eight options `cost compare` previews (2 clouds x 4 billing models), one
   mock run each in one process.
 Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6.
+
+`--instructions`: the same cases and floors, each run once under valgrind's callgrind, as instructions executed (user
+space, the whole process). Deterministic to about 0.5 % (hash seeds), so a change of 1 % shows; wall-clock ratios on a
+shared 2-core machine move by 0.1-0.2 between runs. Slower (about 15 s a run) and needs valgrind (apt-get install
+valgrind). It adds a reference row: a typer command with four options that does nothing, against `import typer,
+pydantic` -- typer 0.29 builds a pydantic TypeAdapter for each option of the invoked command and so imports all of
+pydantic at the first parse, which that floor (pydantic's import is lazy) does not include.
 Per resource (warm, in one process after every import): a prod stack's whole preview (validation, the program,
 recording, the provider contract) over its resource count, against the floor's registration of the same recorded
 resources over the same count; target <= 1.3.
@@ -76,6 +83,27 @@ def _recorded(tmp: Path, name: str, stack: str, resources: list[dict]) -> str:
     path = tmp / f"{name}.json"
     path.write_text(json.dumps({"stack": stack, "resources": resources}))
     return str(path)
+
+
+TYPER_NOOP = """
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def fit(model: str = typer.Option(None), gpu: str = typer.Option(None), gpus: int = typer.Option(1, min=1, max=64),
+        share: float = typer.Option(0.9)):
+    pass
+
+
+@app.command()
+def other():
+    pass
+
+
+app(["fit", "--model", "m", "--gpu", "A10"], standalone_mode=False)
+"""
 
 
 def floors(tmp: Path, groups: set[str]) -> tuple[dict[str, list[str]], dict[str, int]]:
@@ -185,15 +213,52 @@ def compiled_as_installed() -> None:
     compileall.compile_dir(Path(gpufleet.__file__).parent, quiet=1)
 
 
+def instructions(cmd: list[str]) -> int | None:
+    """Instructions the command executes (valgrind --tool=callgrind, user space), None if it failed."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], cwd=ROOT, capture_output=True, text=True
+    )
+    found = [line.split()[-1] for line in done.stderr.splitlines() if "Collected :" in line]
+    return int(found[-1]) if done.returncode == 0 and found else None
+
+
+def instructions_bench(groups: set[str]) -> None:
+    import shutil
+    import tempfile
+
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        floor_cmds, _ = floors(Path(tmp), groups)
+        floor_cmds["typer no-op command"] = [PY, "-c", TYPER_NOOP]
+        cases = [c for c in CASES if not groups or c[0] in groups]
+        if not groups or groups & {"cli", "plan"}:
+            cases.append(("plan", "typer: 4 options, no work (reference)", floor_cmds["typer no-op command"], "typer+pydantic"))
+        print(f"{'case':<38} {'instructions':>13} {'floor':>23} {'instructions':>13} {'ratio':>6}")
+        counted: dict[str, int | None] = {}
+        for _, name, cmd, floor in cases:
+            if floor not in counted:
+                counted[floor] = instructions(floor_cmds[floor])
+            n, f = instructions(cmd), counted[floor]
+            if n is None or f is None:
+                print(f"{name:<38} {'failed':>13}   ({' '.join((cmd if n is None else floor_cmds[floor])[1:])})")
+                continue
+            print(f"{name:<38} {n:>13,} {floor:>23} {f:>13,} {n / f:>6.2f}", flush=True)
+
+
 def main() -> None:
     import tempfile
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated groups: cli, preview, cost, plan, simulate")
+    ap.add_argument("--instructions", action="store_true", help="instructions executed (valgrind), not seconds")
     args = ap.parse_args()
     groups = set(filter(None, args.only.split(",")))
     compiled_as_installed()
+    if args.instructions:
+        instructions_bench(groups)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         floor_cmds, counts = floors(Path(tmp), groups)
         print(f"{'case':<36} {'median s':>9} {'floor':>22} {'floor s':>8} {'ratio':>6}   (paired, median of {args.runs})")
