@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 ABSENT = "<absent>"  # what a `required` rule's of_spec returns when the spec leaves the value out
@@ -61,6 +62,7 @@ class Violation:
         return f"{self.rule.type} {self.resource}: {self.rule.arg}={self.value!r}: {self.message} (source: {self.rule.source})"
 
 
+@cache  # a few hundred rule argument names, asked for every resource of every preview
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
@@ -223,8 +225,10 @@ def check_inventory(resources: list[dict], now: datetime, cloud: str | None = No
     cloud = cloud or cloud_of(resources)
     if cloud is None:
         return []
-    rules = rules_for(cloud)
-    return [v for r in resources if r.get("custom", True) for v in check_resource(rules, r, now)]
+    by_type: dict[str, list[Rule]] = {}
+    for rule in rules_for(cloud):
+        by_type.setdefault(rule.type, []).append(rule)
+    return [v for r in resources if r.get("custom", True) for v in check_resource(by_type.get(r["type"], ()), r, now)]
 
 
 def spec_problems(spec) -> list[tuple[str, str]]:
