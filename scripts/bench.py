@@ -222,6 +222,38 @@ def instructions(cmd: list[str]) -> int | None:
     return int(found[-1]) if done.returncode == 0 and found else None
 
 
+WARM = """
+import sys
+sys.path.insert(0, {scripts!r})
+import bench_floor
+from gpufleet import preview
+stack, which, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+inv = preview.preview_stack(stack)
+bench_floor.run(inv.resources, stack)
+for _ in range(n):
+    preview.preview_stack(stack) if which == "ours" else bench_floor.run(inv.resources, stack)
+"""
+
+
+def per_resource_instructions(runs: int = 5) -> None:
+    """The per-resource figure as instructions: `runs` warm previews (or floor registrations) after one of each, less
+    the same process without them, per run and resource."""
+    from gpufleet import preview
+
+    code = WARM.format(scripts=str(ROOT / "scripts"))
+    for cloud, stack in PROD.items():
+        n = len(preview.preview_stack(stack).resources)
+        base = instructions([PY, "-c", code, stack, "ours", "0"])
+        ours = instructions([PY, "-c", code, stack, "ours", str(runs)])
+        sdk = instructions([PY, "-c", code, stack, "floor", str(runs)])
+        if base is None or ours is None or sdk is None:
+            print(f"per resource {cloud}: failed")
+            continue
+        o, f = (ours - base) / runs / n, (sdk - base) / runs / n
+        label = f"per resource {cloud} prod ({n}), warm"
+        print(f"{label:<38} {o:>13,.0f} {'the SDK alone':>23} {f:>13,.0f} {o / f:>6.2f}", flush=True)
+
+
 def instructions_bench(groups: set[str]) -> None:
     import shutil
     import tempfile
@@ -244,6 +276,8 @@ def instructions_bench(groups: set[str]) -> None:
                 print(f"{name:<38} {'failed':>13}   ({' '.join((cmd if n is None else floor_cmds[floor])[1:])})")
                 continue
             print(f"{name:<38} {n:>13,} {floor:>23} {f:>13,} {n / f:>6.2f}", flush=True)
+    if not groups or "preview" in groups:
+        per_resource_instructions()
 
 
 def main() -> None:
