@@ -436,18 +436,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
     non_torch = profiler.non_torch_gib(world, eng, gpu.cc)
     forward = profiler.forward_activation(s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype])
-    marlin_copy = profiler.marlin_input_copy_gib(
-        s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], quant, s.vllm_version, gpu.cc
+    forward = profiler.with_marlin_input_copy(
+        forward, s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], quant, s.vllm_version, gpu.cc
     )
-    if marlin_copy:
-        forward = profiler.Term(
-            forward.name,
-            forward.gib + marlin_copy,
-            f"{forward.source} + Marlin's scratch copy of the down projection's input, {s.max_num_batched_tokens} x "
-            f"MLP width {model.mlp_width} / TP {n} x {DTYPE_BYTES[dtype]} B = {marlin_copy:.2f} GiB ({quant} before "
-            "vLLM 0.8.5: gptq_marlin.cu allocates it on every call)",
-            True,
-        )
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(
         "activation_peak",

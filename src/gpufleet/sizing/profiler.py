@@ -434,19 +434,28 @@ def forward_activation(tokens: int, model, tp: int = 1, dtype_bytes: int = 2) ->
     )
 
 
-def marlin_input_copy_gib(
-    tokens: int, model, tp: int, dtype_bytes: int, quantization: str | None, version: str, cc: tuple[int, int]
-) -> float:
-    """Marlin's scratch copy of the down projection's input (MARLIN_INPUT_COPY_FORMATS), GiB per GPU; 0 where the op
-    does not allocate it (another format or kernel, an MoE model, vLLM from 0.8.5)."""
+def with_marlin_input_copy(
+    forward: Term, tokens: int, model, tp: int, dtype_bytes: int, quantization: str | None, version: str, cc: tuple[int, int]
+) -> Term:
+    """The forward activation plus Marlin's scratch copy of the down projection's input (MARLIN_INPUT_COPY_FORMATS),
+    per GPU; `forward` unchanged where the op does not allocate it (another format or kernel, an MoE model, vLLM from
+    0.8.5)."""
     if quantization not in MARLIN_INPUT_COPY_FORMATS or model.is_moe:
-        return 0.0
+        return forward
     other_kernel_from = MARLIN_INPUT_COPY_FORMATS[quantization]
     if other_kernel_from is not None and cc >= other_kernel_from:
-        return 0.0
+        return forward
     if parse_version(version) >= MARLIN_INPUT_COPY_BEFORE:
-        return 0.0
-    return tokens * dtype_bytes * model.mlp_width / tp / GIB
+        return forward
+    gib = tokens * dtype_bytes * model.mlp_width / tp / GIB
+    return Term(
+        forward.name,
+        forward.gib + gib,
+        f"{forward.source} + Marlin's scratch copy of the down projection's input, {tokens} x MLP width "
+        f"{model.mlp_width} / TP {tp} x {dtype_bytes} B = {gib:.2f} GiB ({quantization} before vLLM 0.8.5: "
+        "gptq_marlin.cu allocates it on every call)",
+        True,
+    )
 
 
 def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") -> Term:
