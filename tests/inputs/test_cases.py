@@ -88,6 +88,31 @@ def test_yaml_reader_accepts_anchors_within_the_budget(tmp_path):
     assert inputs.load_yaml(p) == {"base": {"x": 1, "y": [1, 2]}, "c": {"x": 1, "y": [1, 2]}, "d": {"x": 1, "y": [1, 2]}}
 
 
+SHIPPED_YAML = sorted(
+    p for p in Path(inputs.PACKAGE).rglob("*") if p.suffix in (".yaml", ".yml") and "__pycache__" not in p.parts
+)
+
+
+def test_the_caps_are_skipped_only_for_files_inside_the_package(tmp_path):
+    assert SHIPPED_YAML and all(inputs.shipped(p) for p in SHIPPED_YAML)
+    assert not inputs.shipped(tmp_path / "f.yaml")
+    assert not inputs.shipped(Path(inputs.PACKAGE) / ".." / "gpufleet-evil" / "f.yaml")  # a sibling named alike
+    assert not inputs.shipped(f"{inputs.PACKAGE}../../f.yaml")
+    # the bomb of the case above, put where a shipped file would be, is still refused by a path outside the package
+    p = tmp_path / "gpufleet" / "f.yaml"
+    p.parent.mkdir()
+    p.write_text("a: &a [1]\n" + "".join(f"b{i}: *a\n" for i in range(101)))
+    with pytest.raises(UserError, match="more than 100 aliases"):
+        inputs.load_yaml(p, "f.yaml")
+
+
+@pytest.mark.parametrize("path", SHIPPED_YAML, ids=lambda p: str(p.relative_to(inputs.PACKAGE)))
+def test_every_shipped_yaml_file_passes_the_caps_it_is_read_without(path):
+    """What makes skipping the caps for shipped files safe: each of them passes them."""
+    text = inputs.read_text(path)
+    inputs.parse_yaml(text, str(path), capped=True)
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -132,7 +132,7 @@ def fit_cmd(
       gpufleet plan fit --model Qwen/Qwen3-30B-A3B --gpu A10 --gpus 4 --enable-expert-parallel
     """
     from gpufleet.sizing import checks, fit, models, profiler
-    from gpufleet.stacks.catalog import CLOUDS, GpuKind, gpu_kinds
+    from gpufleet.stacks.catalog import GpuKind, clouds, gpu_kinds
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output)
 
@@ -210,7 +210,7 @@ def fit_cmd(
             max_loras=max_loras,
             max_lora_rank=max_lora_rank,
         )
-    if problems := _choice_problems([("--cloud", cloud, CLOUDS)]):
+    if cloud and (problems := _choice_problems([("--cloud", cloud, clouds())])):  # the registry only when asked
         raise UserError(problems)
     r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
     renderers.render(
