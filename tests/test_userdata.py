@@ -30,6 +30,17 @@ def rendered(stack):
     return yaml.safe_load(userdata.render(validation.load_fleet(stack, ROOT), "llm-node"))
 
 
+@pytest.mark.parametrize(
+    "text", ["A=1\nB=2", "", "one", "a\n\nb", "a\n  \nb", "\nlead", "a\r\nb", "tail  ", "x\u2028y", "a\n\n\n"]
+)
+def test_block_content_indents_as_jinjas_indent_filter_that_rendered_it_before(text):
+    """user-data was a Jinja template until issue 25 measured the jinja2 import on every preview; the block content
+    keeps the output of its `indent(6, true)` filter, including on lines the node files do not hold today."""
+    from jinja2.filters import do_indent
+
+    assert userdata.block_content(text) == do_indent(text, 6, True)
+
+
 def unit_options(text: str) -> list[tuple[str, str]]:
     return [tuple(line.split("=", 1)) for line in text.splitlines() if "=" in line and not line.startswith("#")]
 

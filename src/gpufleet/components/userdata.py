@@ -15,17 +15,24 @@ import json
 import re
 from pathlib import Path
 
-import jinja2
-
 from gpufleet.components.vllm_argv import layout, vllm_args
 from gpufleet.images.node_env import ENV_KEYS
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
 
-TEMPLATES = Path(__file__).parent / "templates"
-ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
-)
+# The user-data is this one short document, built here rather than from a Jinja template: every preview renders it, and
+# importing jinja2 for it cost 82M instructions, about 4 % of a preview's floor (scripts/bench.py --instructions).
+HEADER = """#cloud-config
+# Rendered by gpufleet (components/userdata.py). Only the fleet's environment: the units, the prepare program,
+# the vLLM launcher and the gateway come with the image (images/node.py). Holds no secret: the API key is read at
+# boot from the cloud's secrets manager through the instance role ({role_kind}).
+write_files:"""
+WRITE_FILE = """
+  - path: {path}
+    owner: root:root
+    permissions: "0644"
+    content: |
+{content}"""
 # What systemd's EnvironmentFile= takes literally: no quotes, backslashes, $ or whitespace to interpret.
 ENV_VALUE = re.compile(r"^[A-Za-z0-9_./:@+=,-]*$")
 
@@ -77,14 +84,21 @@ def gateway_env_text(fleet: Fleet) -> str:
 
 def render(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> str:
     lay = layout(fleet)
-    return ENV.get_template("cloud-init.yaml.j2").render(
-        role_kind=profile(fleet.spec.cloud).role_kind,
-        files=[
-            (lay.env_file, env_text(fleet, role_name, metrics_group, scaling_group)),
-            (lay.argv_file, argv_text(fleet)),
-            (lay.gateway_env_file, gateway_env_text(fleet)),
-        ],
-    )
+    files = [
+        (lay.env_file, env_text(fleet, role_name, metrics_group, scaling_group)),
+        (lay.argv_file, argv_text(fleet)),
+        (lay.gateway_env_file, gateway_env_text(fleet)),
+    ]
+    return HEADER.format(role_kind=profile(fleet.spec.cloud).role_kind) + "".join(
+        WRITE_FILE.format(path=path, content=block_content(text.rstrip("\n"))) for path, text in files
+    ) + "\n"
+
+
+def block_content(text: str, width: int = 6) -> str:
+    """text as the content of a YAML literal block: every line indented by width but empty ones (as Jinja's
+    indent(width, first=True) filter does, which rendered it before; tests/test_userdata.py compares the two)."""
+    first, *rest = (text + "\n").splitlines()
+    return " " * width + "\n".join([first, *(" " * width + line if line else line for line in rest)])
 
 
 def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=""):
