@@ -21,8 +21,8 @@ Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit
 space, the whole process). Deterministic to about 0.5 % (hash seeds), so a change of 1 % shows; wall-clock ratios on a
 shared 2-core machine move by 0.1-0.2 between runs. Slower (about 15 s a run) and needs valgrind (apt-get install
 valgrind). It adds a reference row: a typer command with four options that does nothing, against `import typer,
-pydantic` -- typer 0.29 builds a pydantic TypeAdapter for each option of the invoked command and so imports all of
-pydantic at the first parse, which that floor (pydantic's import is lazy) does not include.
+pydantic` (what typer itself costs a command; typer is pinned below 0.29, which builds a pydantic TypeAdapter for each
+option of the invoked command and so imports all of pydantic at every parse: pyproject.toml).
 Per resource (warm, in one process after every import): a prod stack's whole preview (validation, the program,
 recording, the provider contract) over its resource count, against the floor's registration of the same recorded
 resources over the same count; target <= 1.3.

@@ -25,6 +25,8 @@ PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows 
 
 @dataclass(frozen=True)
 class Rule:
+    """One provider rule on one argument of one resource type (contract rule files), with its source."""
+
     type: str
     arg: str
     kind: str  # one_of | between | number_string | pattern | length | cidr | ip | requires | required | conflicts | deprecated | date
@@ -49,6 +51,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Violation:
+    """A declared value that breaks a Rule."""
+
     rule: Rule
     resource: str
     value: Any

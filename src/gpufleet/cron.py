@@ -35,6 +35,8 @@ class CronError(ValueError):
 
 @dataclass(frozen=True)
 class Cron:
+    """A cron expression parsed into the values each field allows."""
+
     text: str
     minutes: frozenset[int]
     hours: frozenset[int]

@@ -16,6 +16,8 @@ from gpufleet.stacks import loader
 
 @dataclass
 class Plan:
+    """A stack's validated fleet and, once previewed, what its program declares."""
+
     stack: str
     fleet: loader.Fleet
     raw: dict[str, Any]  # the `gpufleet:fleet` mapping the fleet was validated from (read-only)

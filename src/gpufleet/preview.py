@@ -17,6 +17,8 @@ SECRET = mockengine.SECRET
 
 @dataclass
 class Inventory:
+    """What a preview recorded: the resources the program registered and its outputs."""
+
     stack: str
     resources: list[dict[str, Any]] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)

@@ -159,7 +159,7 @@ def test_every_option_is_described_and_flags_take_no_value(path):
     undescribed = [p.opts for p in cmd.params if p.param_type_name == "option" and not p.hidden and not (p.help or "").strip()]
     assert undescribed == [], f"gpufleet {path}: options without a description"
     for p in cmd.params:
-        if p.param_type_name == "option" and p.type_descriptor.annotation is bool:
+        if p.param_type_name == "option" and p.type.name == "boolean":
             assert p.is_flag, f"gpufleet {path} {p.opts}: a boolean shown as taking a value"
 
 

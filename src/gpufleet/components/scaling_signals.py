@@ -17,6 +17,8 @@ PATH = Path(__file__).parent / "data" / "scaling_metrics.yaml"
 
 @dataclass(frozen=True)
 class Signals:
+    """Where the node publishes the scaling metrics: namespace, dimension, period and names."""
+
     namespace: str
     dimension: str
     period_s: int

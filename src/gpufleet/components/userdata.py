@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from gpufleet.components.vllm_argv import layout, vllm_args
 from gpufleet.images.node_env import ENV_KEYS
@@ -89,9 +88,11 @@ def render(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group:
         (lay.argv_file, argv_text(fleet)),
         (lay.gateway_env_file, gateway_env_text(fleet)),
     ]
-    return HEADER.format(role_kind=profile(fleet.spec.cloud).role_kind) + "".join(
-        WRITE_FILE.format(path=path, content=block_content(text.rstrip("\n"))) for path, text in files
-    ) + "\n"
+    return (
+        HEADER.format(role_kind=profile(fleet.spec.cloud).role_kind)
+        + "".join(WRITE_FILE.format(path=path, content=block_content(text.rstrip("\n"))) for path, text in files)
+        + "\n"
+    )
 
 
 def block_content(text: str, width: int = 6) -> str:

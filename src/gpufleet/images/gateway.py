@@ -57,6 +57,8 @@ PATH = re.compile(r"^/[A-Za-z0-9._~/-]{0,200}\Z")
 
 @dataclass(frozen=True)
 class GatewayValues:
+    """The values the node's gateway configuration is rendered from."""
+
     serving_port: int
     vllm_port: int
     metrics_port: int

@@ -5,8 +5,6 @@ exporters) plus the ordered build steps that install it. Whether the line fits t
 GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 """
 
-from __future__ import annotations
-
 from functools import lru_cache
 from pathlib import Path
 

@@ -112,6 +112,8 @@ class Serving:
 
 @dataclass
 class Fit:
+    """What `plan fit` reports: the per-GPU budget term by term, the KV cache, the verdict and advice."""
+
     model: str
     gpu: str
     gpus: int

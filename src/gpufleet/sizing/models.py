@@ -52,6 +52,8 @@ CHATGLM_NAMES = {
 
 @dataclass(frozen=True)
 class ModelArch:
+    """A model's structure as the sizing reads it from its config.json (from_config_dict)."""
+
     name: str
     layers: int
     hidden_size: int

@@ -208,6 +208,8 @@ def version_for(gpu_name: str, given: str | None) -> str:
 
 @dataclass(frozen=True)
 class Engine:
+    """How a vLLM version profiles memory (sizing/data/vllm_engines.yaml)."""
+
     version: str
     name: str  # "v0" or "v1"
     cuda_graphs_in_budget: bool
@@ -316,6 +318,8 @@ def _as_number(v: tuple[int, ...]) -> float:
 
 @dataclass(frozen=True)
 class Term:
+    """One term of the per-GPU memory budget, with its source and whether it is an estimate."""
+
     name: str
     gib: float
     source: str

@@ -28,6 +28,8 @@ def __getattr__(name: str):
 
 @dataclass(frozen=True)
 class GpuKind:
+    """A GPU kind of stacks/data/gpus.yaml."""
+
     name: str
     model: str
     architecture: str
@@ -42,6 +44,8 @@ class GpuKind:
 
 @dataclass(frozen=True)
 class InstanceType:
+    """A GPU instance type a cloud's catalog lists."""
+
     cloud: str
     type: str
     gpu: str

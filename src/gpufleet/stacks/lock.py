@@ -19,6 +19,8 @@ def lock_path() -> Path:
 
 @dataclass(frozen=True)
 class ImageRef:
+    """A golden image of the lock file: recipe, cloud, region, id and pins."""
+
     recipe: str
     cloud: str
     region: str

@@ -4,8 +4,6 @@ Read from the `gpufleet:fleet` key of stacks/Pulumi.<stack>.yaml (see loader.py)
 snake_case in YAML. Components, templates and cost functions take values from here only.
 """
 
-from __future__ import annotations
-
 import ipaddress
 import re
 from datetime import date, datetime
