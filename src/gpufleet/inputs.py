@@ -7,7 +7,8 @@ bytes -> UTF-8 text -> parsed document, with caps so that no input can crash or 
   MAX_ALIAS_NODES nodes (an alias bomb ends at the event stream, before anything is built), integers within +-2**63;
 - duplicate keys are refused (the Pulumi CLI refuses them in stack files too), in YAML and JSON;
 - non-finite numbers are refused (.nan, .inf, 1e999999999, NaN, Infinity): none is a price, size or count;
-- the depth and alias caps are not run on gpufleet's own data files inside the package (`shipped`);
+- gpufleet's own data files inside the package (`shipped`) are read without the caps and the strict constructor: a
+  test reads each of them strictly;
 - every failure is a UserError of one line, `file:line:column: message` where the text has a place
   (never a traceback, never an offset into an internal string).
 
@@ -198,13 +199,14 @@ def _yaml_problem(exc: yaml.YAMLError, text: str, shown: str) -> Problem:
     return _at(shown, mark, "not valid YAML: " + (f"{problem} ({context})" if context else problem))
 
 
-def parse_yaml(text: str, shown: str, capped: bool = True) -> Any:
-    """One YAML document, strictly (see the module docstring). An empty document is None. capped=False skips the
-    depth and alias caps (a second pass over the text) for gpufleet's own data files (load_yaml decides)."""
-    if capped:
+def parse_yaml(text: str, shown: str, strict: bool = True) -> Any:
+    """One YAML document, strictly (see the module docstring). An empty document is None. strict=False is for
+    gpufleet's own data files (load_yaml decides, `shipped`): no caps (a second pass over the text) and the plain safe
+    constructor, the file being one a test reads strictly."""
+    if strict:
         _yaml_events_ok(text, shown)
     try:
-        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 -- StrictLoader is a SafeLoader
+        return yaml.load(text, Loader=StrictLoader if strict else _BaseLoader)  # noqa: S506 -- both are SafeLoaders
     except _Refused as exc:
         raise UserError([_at(shown, exc.problem_mark, str(exc.problem))]) from None
     except yaml.YAMLError as exc:
@@ -275,16 +277,17 @@ def depth(doc: Any) -> int:
 
 def load_yaml(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> Any:
     shown = shown or str(path)
-    return parse_yaml(read_text(path, shown, missing, max_bytes), shown, capped=not shipped(path))
+    return parse_yaml(read_text(path, shown, missing, max_bytes), shown, strict=not shipped(path))
 
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def shipped(path: Path | str) -> bool:
-    """A data file inside the installed gpufleet package: written with gpufleet and loaded by its tests
-    (tests/test_data_files.py), so the caps on hostile input are not run on it. They are a second parse of the text:
-    about a third of the time of reading YAML (`plan fit` reads six such files, a preview ten)."""
+    """A data file inside the installed gpufleet package: written with gpufleet and read strictly by a test
+    (tests/inputs/test_cases.py), so the caps on hostile input and the strict constructor are not run on it when a
+    command reads it: the caps are a second parse, about a third of the time of reading YAML (`plan fit` reads six
+    such files, a preview ten)."""
     return os.path.normpath(os.path.abspath(path)).startswith(PACKAGE)
 
 

@@ -107,10 +107,11 @@ def test_the_caps_are_skipped_only_for_files_inside_the_package(tmp_path):
 
 
 @pytest.mark.parametrize("path", SHIPPED_YAML, ids=lambda p: str(p.relative_to(inputs.PACKAGE)))
-def test_every_shipped_yaml_file_passes_the_caps_it_is_read_without(path):
-    """What makes skipping the caps for shipped files safe: each of them passes them."""
+def test_every_shipped_yaml_file_passes_the_strict_reading_it_is_read_without(path):
+    """What makes reading shipped files without the caps and the strict constructor safe: each passes them, and reads
+    the same either way."""
     text = inputs.read_text(path)
-    inputs.parse_yaml(text, str(path), capped=True)
+    assert inputs.parse_yaml(text, str(path), strict=True) == inputs.load_yaml(path)
 
 
 @pytest.mark.parametrize(
