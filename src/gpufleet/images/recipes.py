@@ -5,6 +5,8 @@ exporters) plus the ordered build steps that install it. Whether the line fits t
 GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 """
 
+# Annotations are objects here, not postponed (no `from __future__ import annotations`): pydantic would compile each
+# annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
 from functools import lru_cache
 from pathlib import Path
 

@@ -4,6 +4,8 @@ Read from the `gpufleet:fleet` key of stacks/Pulumi.<stack>.yaml (see loader.py)
 snake_case in YAML. Components, templates and cost functions take values from here only.
 """
 
+# Annotations are objects here, not postponed (no `from __future__ import annotations`): pydantic would compile each
+# annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
 import ipaddress
 import re
 from datetime import date, datetime
