@@ -387,6 +387,9 @@ def test_node_agent_publishes_drains_and_heeds_the_spot_notice(booted):
     r = node.sh("ip addr add 100.100.100.200/32 dev lo && (setsid python3 /srv/standin/standin_metadata.py "
                 "</dev/null >/srv/standin/metadata.log 2>&1 &)")  # fmt: skip
     assert r.returncode == 0, r.stderr
+    # the stand-in listening before the agent asks it (a bare connection: no request, so no entry in its call log)
+    probe = "python3 -c \"import socket; socket.create_connection(('100.100.100.200', 80), 1).close()\""
+    _wait_for(node, lambda: node.sh(probe).returncode == 0, 20, "the metadata stand-in listening")
     # metrics: restarted now that vLLM answers (the first period may have come before it did)
     node.sh(f"systemctl restart {lay.metrics_unit}")
     _wait_for(node, lambda: "publish attempt 1 failed" in node.journal(lay.metrics_unit), 20, "a publish attempt")
