@@ -15,7 +15,8 @@ Floors (issue 25): what the command cannot avoid, and nothing of gpufleet.
   the CLI exits. It imports nothing of gpufleet; the recording is made once before timing.
 - `8 programs registered`: the same for the eight options `cost compare` previews (2 clouds x 4 billing models), one
   mock run each in one process.
-Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6.
+Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6 (`plan fit
+--stack` is shown against the same floor: loading a stack imports pydantic's model machinery, about 0.8 of it).
 
 `--instructions`: the same cases and floors, each run once under valgrind's callgrind, as instructions executed (user
 space, the whole process). Deterministic to about 0.5 % (hash seeds), so a change of 1 % shows; wall-clock ratios on a
@@ -74,6 +75,12 @@ CASES = [  # (group, name, command, floor): a floor is a name of floors() below
         "plan",
         "plan fit Qwen2.5-7B on A10",
         [*GF, "plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--json"],
+        "typer+pydantic",
+    ),
+    (  # a stack: its validation builds the pydantic spec models, whose machinery that floor does not import
+        "plan",
+        "plan fit --stack alicloud prod",
+        [*GF, "plan", "fit", "--stack", PROD["alicloud"], "--json"],
         "typer+pydantic",
     ),
 ]
