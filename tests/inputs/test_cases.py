@@ -93,12 +93,12 @@ SHIPPED_YAML = sorted(
 )
 
 
-def test_the_caps_are_skipped_only_for_files_inside_the_package(tmp_path):
+def test_the_strict_reading_is_skipped_only_for_files_inside_the_package(tmp_path):
     assert SHIPPED_YAML and all(inputs.shipped(p) for p in SHIPPED_YAML)
     assert not inputs.shipped(tmp_path / "f.yaml")
     assert not inputs.shipped(Path(inputs.PACKAGE) / ".." / "gpufleet-evil" / "f.yaml")  # a sibling named alike
     assert not inputs.shipped(f"{inputs.PACKAGE}../../f.yaml")
-    # the bomb of the case above, put where a shipped file would be, is still refused by a path outside the package
+    # a folder named gpufleet outside the package is not the package: the alias cap still refuses there
     p = tmp_path / "gpufleet" / "f.yaml"
     p.parent.mkdir()
     p.write_text("a: &a [1]\n" + "".join(f"b{i}: *a\n" for i in range(101)))
