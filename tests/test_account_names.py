@@ -178,3 +178,56 @@ def test_an_account_wide_quota_is_added_up_over_the_region(project, capsys):
     assert exc.value.code == 2 and "keep the region's total at most" in capsys.readouterr().err
     # Tencent's cap is per scaling group: the same numbers there are not added up
     assert registry.list_caps("tencentcloud")["autoscaling.schedules"].scope == "fleet"
+
+
+def _copy(project, src: str, dst: str) -> Path:
+    path = project / "stacks" / f"Pulumi.{dst}.yaml"
+    shutil.copy(project / "stacks" / f"Pulumi.{src}.yaml", path)
+    return path
+
+
+def test_a_stack_copied_for_a_region_but_not_edited_is_refused_by_its_name(project, capsys):
+    """The trace of a copy-paste second region: the file says cn-beijing, its fleet still says cn-hangzhou."""
+    _copy(project, "alicloud-cn-hangzhou-dev", "alicloud-cn-beijing-dev")
+    with pytest.raises(SystemExit) as exc:
+        main(["preview", "--stack", "alicloud-cn-beijing-dev"])
+    assert exc.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "stacks/Pulumi.alicloud-cn-beijing-dev.yaml" in err and "says region cn-beijing" in err
+    assert "rename the file to Pulumi.alicloud-cn-hangzhou-dev.yaml" in err
+    # a name outside the convention is the user's own choice: not checked
+    _copy(project, "alicloud-cn-hangzhou-dev", "mine")
+    assert loader.load_fleet("mine").spec.region == "cn-hangzhou"
+    _copy(project, "alicloud-cn-hangzhou-dev", "alicloud-cn-hangzhou-dev-blue")  # a suffix after the environment
+    assert loader.load_fleet("alicloud-cn-hangzhou-dev-blue").spec.environment == "dev"
+    _copy(project, "alicloud-cn-hangzhou-dev", "alicloud-cn-hangzhou-prod")  # environment only
+    with pytest.raises(UserError, match="says environment prod, its fleet is alicloud cn-hangzhou dev"):
+        loader.load_fleet("alicloud-cn-hangzhou-prod")
+
+
+def test_a_provider_region_that_disagrees_with_the_fleet_is_refused(project):
+    path = project / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["alicloud:region"] = "cn-beijing"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(UserError) as exc:
+        loader.load_fleet("alicloud-cn-hangzhou-dev")
+    [p] = exc.value.problems
+    assert p.path == "config.alicloud:region" and "'cn-beijing' but fleet.region is 'cn-hangzhou'" in p.message
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "said"),
+    [
+        ("config:\n  gpufleet:fleet: [1, 2]\n", "config.gpufleet:fleet", "is a list: the fleet spec is a mapping"),
+        ("config:\n  gpufleet:fleet: hangzhou\n", "config.gpufleet:fleet", "is a string"),
+        ("config: [1, 2]\n", "config", "is a list: it must be a mapping"),
+        ("- config\n", "", "is a list: a Pulumi stack file is a mapping"),
+    ],
+)
+def test_a_stack_file_of_the_wrong_shape_says_what_it_is(project, text, field, said):
+    (project / "stacks" / "Pulumi.mine.yaml").write_text(text)
+    with pytest.raises(UserError) as exc:
+        loader.load_fleet("mine")
+    [p] = exc.value.problems
+    assert (p.file, p.path) == ("stacks/Pulumi.mine.yaml", field) and said in p.message

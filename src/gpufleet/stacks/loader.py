@@ -7,10 +7,11 @@ raised together as one UserError; nothing is registered when there is any.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -20,7 +21,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog
 from gpufleet.stacks.lock import image_for
 from gpufleet.stacks.project import project_root
-from gpufleet.stacks.spec import FleetSpec
+from gpufleet.stacks.spec import Environment, FleetSpec
 
 CONFIG_KEY = "gpufleet:fleet"
 USAGE_KEY = "gpufleet:usage"  # the stack's usage profile, read by gpufleet.cost.usage
@@ -157,9 +158,13 @@ def _parse_config(path: Path, shown: str) -> dict:
         ]
     ):
         raise UserError(unknown)
-    config = doc.get("config") if isinstance(doc, dict) else None
-    if not isinstance(config, dict):
+    if not isinstance(doc, dict):
+        raise UserError([Problem(shown, "", f"is {_kind(doc)}: a Pulumi stack file is a mapping with `config:` in it")])
+    config = doc.get("config")
+    if config is None:
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
+    if not isinstance(config, dict):
+        raise UserError([Problem(shown, "config", f"is {_kind(config)}: it must be a mapping of setting names to values")])
     if problems := config_key_problems(config, shown):
         raise UserError(problems)
     return config
@@ -213,15 +218,83 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
         return _FLEETS[key]
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
-    if not isinstance(raw, dict):
+    if raw is None:
         raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
-    fleet = validate(raw, stack=stack, file=shown, checks=checks)
+    if not isinstance(raw, dict):
+        raise UserError(
+            [Problem(shown, f"config.{CONFIG_KEY}", f"is {_kind(raw)}: the fleet spec is a mapping (cloud:, region:, ...)")]
+        )
+    named = stack_name_problems(stack, config, raw, shown)
+    try:
+        fleet = validate(raw, stack=stack, file=shown, checks=checks)
+    except UserError as exc:
+        raise UserError(named + exc.problems) from None
+    if named:
+        raise UserError(named)
     if key is not None:
         _FLEETS[key] = fleet
     return fleet
 
 
 _FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, checks, lock) -> its validated fleet
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, for a message ("a list", "a string", ...)."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list[Problem]:
+    """A stack file that says two things: its name follows `<cloud>-<region>-<environment>[-<fleet>]` (as `gpufleet
+    region new` names it) for another cloud, region or environment than its fleet's, or its provider's `<cloud>:region` setting
+    names another region than `fleet.region` (the program deploys to fleet.region). Both are the traces of a stack
+    copied for a new region or environment and edited in one place only. A stack named otherwise is not checked."""
+    cloud, region, env = (raw.get(k) for k in ("cloud", "region", "environment"))
+    if not all(isinstance(v, str) for v in (cloud, region, env)):
+        return []  # the spec's own validation names these fields
+    out = []
+    provider = config.get(f"{cloud}:region")
+    if provider is not None and provider != region:
+        out.append(
+            Problem(
+                shown,
+                f"config.{cloud}:region",
+                f"is {provider!r} but fleet.region is {region!r}: the program deploys to fleet.region; set both to the "
+                "same region (or remove this key)",
+            )
+        )
+    named = _named_triple(stack)
+    if named is not None and named != (cloud, region, env):
+        said = ", ".join(
+            f"{what} {n}" for what, n, f in zip(("cloud", "region", "environment"), named, (cloud, region, env)) if n != f
+        )
+        out.append(
+            Problem(
+                shown,
+                "fleet",
+                f"the stack's name {stack!r} says {said}, its fleet is {cloud} {region} {env}: a stack named "
+                f"<cloud>-<region>-<environment> holds that fleet; rename the file to Pulumi.{cloud}-{region}-{env}.yaml "
+                "or correct fleet.cloud / region / environment",
+            )
+        )
+    return out
+
+
+def _named_triple(stack: str) -> tuple[str, str, str] | None:
+    """(cloud, region, environment) of a stack named as `gpufleet region new` names one, `<registered cloud>-<region>-
+    <dev|staging|prod>` with an optional `-<fleet name>` (any suffix), else None."""
+    clouds = "|".join(re.escape(c) for c in registry.names())
+    envs = "|".join(get_args(Environment))
+    m = re.fullmatch(rf"({clouds})-(.+?)-({envs})(?:-.+)?", stack)
+    return (m[1], m[2], m[3]) if m else None
 
 
 def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ...] = ()) -> Fleet:
