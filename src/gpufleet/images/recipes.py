@@ -21,20 +21,27 @@ from gpufleet.images import gateway
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
 # A recipe's name becomes file names (images/recipes/<name>.yaml, build/images/<name>-<host>.manifest.json), a lock key
-# and a part of cloud image names: one path component, never hidden, never `..`.
+# and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
+# a line of each script's header: each is one path component, never hidden, never `..`, one line.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 NAME_RULE = "lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (no '/')"
 
 
-def name_problem(name: str) -> str | None:
-    """Why `name` cannot be a recipe's name (None when it can)."""
+def name_problem(name: str, what: str = "recipe name", example: str = "cuda13-vllm") -> str | None:
+    """Why `name` cannot be a recipe's (or a step's) name; None when it can."""
     if re.fullmatch(NAME_PATTERN, name):
         return None
-    return f"{name!r} is not a recipe name: use {NAME_RULE}, e.g. cuda13-vllm"
+    return f"{name!r} is not a {what}: use {NAME_RULE}, e.g. {example}"
 
 
 def _recipe_name(name: str) -> str:
     if why := name_problem(name):
+        raise ValueError(why)
+    return name
+
+
+def _step_name(name: str) -> str:
+    if why := name_problem(name, "step name", "apt-packages"):
         raise ValueError(why)
     return name
 
@@ -126,7 +133,7 @@ class Layout(Strict):
 
 
 class Step(Strict):
-    name: str
+    name: Annotated[str, AfterValidator(_step_name)] = Field(description=f"the step's name: {NAME_RULE}")
     template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
     fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
     pin: str | None = Field(None, description="the pin the fact must equal after apply")
