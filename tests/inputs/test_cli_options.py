@@ -83,3 +83,18 @@ def test_check_refuses_an_unknown_cloud_listing_the_registered_ones(capsys, clou
 def test_known_cloud_passes_a_registered_cloud_and_none():
     assert options.known_cloud("alicloud") == "alicloud"
     assert options.known_cloud(None) is None
+
+
+def test_python_m_gpufleet_is_the_command():
+    """`python -m gpufleet` (src/gpufleet/__main__.py) runs the same command as the console script."""
+    import subprocess
+    import sys
+
+    def run(*args: str):
+        return subprocess.run([sys.executable, "-m", "gpufleet", *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    helped = run("--help")
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("Usage: python -m gpufleet [OPTIONS] COMMAND") and "image" in helped.stdout
+    bad = run("check", "--cloud", "aws")
+    assert bad.returncode == 2 and "error --cloud: unknown cloud 'aws'" in bad.stderr and "Traceback" not in bad.stderr
