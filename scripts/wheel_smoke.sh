@@ -39,6 +39,7 @@ case "$where" in "$work/venv/"*) ;; *) echo "gpufleet imports from $where, not t
 
 # 3. The smoke set.
 "$gf" --version
+"$work/venv/bin/python" -m gpufleet --version > /dev/null  # src/gpufleet/__main__.py
 for stack in alicloud-cn-hangzhou-prod tencentcloud-ap-guangzhou-prod; do
   "$gf" preview --stack "$stack" --json > "$work/$stack.json"
   "$gf" cost estimate --stack "$stack" --json > /dev/null

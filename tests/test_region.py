@@ -189,3 +189,26 @@ def test_a_placeholder_image_is_not_called_locked(project):
     lock.write_text(json.dumps(doc))
     said = next(r for r in regions.plan("alicloud", "cn-beijing", "dev", root=project).reasons if r.startswith("image recipe"))
     assert "locked for alicloud cn-beijing" in said and "m-2ze0built0image0id" in said and "placeholder" not in said, said
+
+
+def test_the_template_folder_the_help_and_errors_name_exists(project, capsys):
+    """`region new --from` names templates of a folder that exists (the package's, not the project's stacks/)."""
+    import re
+
+    from gpufleet.cli import main
+
+    main(["region", "new", "--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    named = set(re.findall(r"([\w./-]*templates/)", helped))
+    assert named, helped
+    for folder in named:  # a folder of the checkout, and the one the templates are read from
+        assert (ROOT / folder).resolve() == regions.TEMPLATES.resolve(), folder
+    assert (regions.TEMPLATES / "stack.yaml.j2").is_file() and (regions.TEMPLATES / "defaults.yaml").is_file()
+    with pytest.raises(SystemExit) as exc:
+        main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--from", "nope.j2"])
+    assert exc.value.code == 2
+    assert (
+        "--from: no template 'nope.j2' in src/gpufleet/stacks/templates/ (choose one of: stack.yaml.j2)"
+        in capsys.readouterr().err
+    )
+    assert files(project) == files(ROOT)

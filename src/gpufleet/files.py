@@ -11,6 +11,10 @@ with EEXIST: two writers can never both succeed, and a crash leaves no 0-byte fi
   and the link stays a link.
 - `output_problems` really creates (and removes) a probe file in the folder, so a read-only folder or file
   system is found before the work, not after it; a full disk is found at the write, and the old file stays.
+- Several files into one folder (`write_folder`, e.g. `image render --out-dir`): all or nothing. Every target is
+  checked first (`folder_problems`: the folder is a folder or can be created, no target is a folder or a device),
+  every file is written to a temporary file, and only when all of them are written are they renamed into place;
+  a failure before that removes the temporary files and any folder it created.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError
@@ -158,3 +163,88 @@ def create_exclusive(path: Path, content: str | bytes, shown: str | None = None,
     finally:
         _unlink(tmp)
     _fsync_folder(path.parent)
+
+
+def _probe(folder: Path) -> str | None:
+    """Why no file can be created in `folder` (the OS's reason), None when one can (a probe file is made and removed)."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".gpufleet.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def folder_problems(folder: Path, names: Iterable[str], flag: str) -> list[Problem]:
+    """Why the files `names` cannot all be written into `folder` (an existing folder, or a new path to create under
+    its nearest existing parent folder); [] when they can. Checked before any work starts; nothing is created."""
+    folder = Path(folder)
+    shown = str(folder)
+    if not os.path.lexists(folder):
+        parent = next((p for p in folder.absolute().parents if os.path.lexists(p)), Path("/"))
+        if not parent.is_dir():
+            return [Problem(flag, shown, f"{parent} is a file, not a folder: cannot create a folder under it")]
+        if why := _probe(parent):
+            return [Problem(flag, shown, f"cannot create it: {parent} takes no new file or folder ({why})")]
+        return []
+    if not folder.is_dir():
+        return [Problem(flag, shown, "exists and is not a folder: give a folder (an existing one or a new path)")]
+    problems: list[Problem] = []
+    folders = {folder}
+    for name in names:
+        real = target_of(folder / name)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            folders.add(real.parent)
+            continue
+        except OSError as exc:
+            problems.append(Problem(flag, str(folder / name), f"cannot use it: {exc.strerror}"))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
+            problems.append(Problem(flag, str(folder / name), f"is {kind}: not replacing it; remove it or give another {flag}"))
+        folders.add(real.parent)
+    for f in sorted(folders):
+        if not f.is_dir():
+            problems.append(Problem(flag, shown, f"folder {f} (a link's target) does not exist"))
+        elif why := _probe(f):
+            problems.append(Problem(flag, shown, f"cannot write in folder {f}: {why}"))
+    return problems
+
+
+def write_folder(folder: Path, files: Mapping[str, str | bytes], flag: str) -> None:
+    """Write `files` (file name -> content) into `folder`, creating it (and its parents) if missing: all or nothing.
+
+    Checked first (`folder_problems`); then every file goes to a temporary file next to its target, and only when all
+    are written are they renamed into place. A failure before that (a full disk) removes the temporary files and the
+    folders made here, and the old files stay."""
+    folder = Path(folder)
+    if problems := folder_problems(folder, files, flag):
+        raise UserError(problems)
+    made: list[Path] = []
+    staged: list[tuple[str, Path]] = []
+    try:
+        for missing in reversed([folder, *folder.parents]):
+            if not os.path.lexists(missing):
+                missing.mkdir()
+                made.append(missing)
+        for name, content in files.items():
+            real = target_of(folder / name)
+            staged.append((_write_temp(real.parent, real.name, _as_bytes(content), _mode(real)), real))
+    except BaseException as exc:
+        for tmp, _ in staged:
+            _unlink(tmp)
+        for f in reversed(made):
+            try:
+                f.rmdir()
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            raise UserError([Problem(flag, str(folder), f"cannot write: {exc.strerror}; nothing was written")]) from None
+        raise
+    for tmp, real in staged:
+        os.replace(tmp, real)
+    for f in {real.parent for _, real in staged}:
+        _fsync_folder(f)

@@ -1,4 +1,4 @@
-"""Render a new stack for a cloud, region and environment from stacks/templates/, checked before writing.
+"""Render a new stack for a cloud, region and environment from the package's templates (TEMPLATES), checked before writing.
 
 Pure functions pick the region facts (zones selling the GPU, instance type, image recipe, a VPC /16 that
 overlaps no stack of the same cloud); `plan` renders and validates with loader.validate; `write` refuses
@@ -20,7 +20,9 @@ from gpufleet.files import create_exclusive
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader
 
+# The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
+TEMPLATES_SHOWN = "src/gpufleet/stacks/templates"  # as the docs and the help name the folder
 RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
@@ -46,8 +48,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network  # a stack file's vpc_ci
 
 
 def defaults(env: str) -> dict:
-    doc = inputs.load_mapping(TEMPLATES / "defaults.yaml", "stacks/templates/defaults.yaml")
-    return inputs.mapping(doc.get(env), "stacks/templates/defaults.yaml", env)
+    shown = f"{TEMPLATES_SHOWN}/defaults.yaml"
+    return inputs.mapping(inputs.load_mapping(TEMPLATES / "defaults.yaml", shown).get(env), shown, env)
 
 
 def name_problems(name: str) -> list[Problem]:
@@ -232,7 +234,7 @@ def render(template: str, **values) -> str:
     except jinja2.TemplateNotFound:
         known = [p.name for p in TEMPLATES.glob("*.j2")]
         raise UserError(
-            [Problem(ARG, "--from", f"no template {template!r} in stacks/templates/" + did_you_mean(template, known))]
+            [Problem(ARG, "--from", f"no template {template!r} in {TEMPLATES_SHOWN}/" + did_you_mean(template, known))]
         ) from None
 
 
@@ -290,7 +292,7 @@ def plan(
         + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
         if not cidr
         else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
-        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults (stacks/templates/defaults.yaml)",
+        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults ({TEMPLATES_SHOWN}/defaults.yaml)",
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
         *dtype_reason,
         *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),

@@ -68,3 +68,33 @@ def test_stack_path_faults(capsys, tmp_path, name, message):
     assert r.code == 2
     assert "--stack" in r.err and message in r.err
     assert "Traceback" not in r.text
+
+
+@pytest.mark.parametrize("cloud", ["aws", "", "Alicloud"])
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_check_refuses_an_unknown_cloud_listing_the_registered_ones(capsys, cloud, as_json):
+    from gpufleet import registry
+
+    r = run_cli(["check", "--cloud", cloud, *as_json], capsys)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.text
+    assert f"--cloud: unknown cloud {cloud!r}; the registered clouds are {', '.join(sorted(registry.names()))}" in r.err
+
+
+def test_known_cloud_passes_a_registered_cloud_and_none():
+    assert options.known_cloud("alicloud") == "alicloud"
+    assert options.known_cloud(None) is None
+
+
+def test_python_m_gpufleet_is_the_command():
+    """`python -m gpufleet` (src/gpufleet/__main__.py) runs the same command as the console script."""
+    import subprocess
+    import sys
+
+    def run(*args: str):
+        return subprocess.run([sys.executable, "-m", "gpufleet", *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    helped = run("--help")
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("Usage: python -m gpufleet [OPTIONS] COMMAND") and "image" in helped.stdout
+    bad = run("check", "--cloud", "aws")
+    assert bad.returncode == 2 and "error --cloud: unknown cloud 'aws'" in bad.stderr and "Traceback" not in bad.stderr

@@ -16,7 +16,9 @@ def register(app: typer.Typer) -> None:
 
 
 def check(
-    cloud: str | None = typer.Option(None, "--cloud", autocompletion=options.complete_cloud, help="only this cloud's stacks"),
+    cloud: str | None = typer.Option(
+        None, "--cloud", autocompletion=options.complete_cloud, callback=options.known_cloud, help="only this cloud's stacks"
+    ),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),

@@ -283,18 +283,17 @@ def render_cmd(
       gpufleet image render --recipe cuda13-vllm --out-dir build/scripts
       shellcheck build/scripts/*.sh
     """
-    from gpufleet.files import write_atomic
+    from gpufleet.files import write_folder
     from gpufleet.images.steps import render
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    n = 0
-    for i, s in enumerate(render(_recipe(recipe)), 1):
-        for phase in ("check", "apply", "cleanup"):
-            text = getattr(s, phase)
-            if text:
-                write_atomic(out_dir / f"{i:02d}-{s.name}.{phase}.sh", text, flag="--out-dir")
-                n += 1
-    _out().print(f"wrote {n} scripts to {out_dir}")
+    scripts = {  # every script rendered (and the recipe checked) before anything is created
+        f"{i:02d}-{s.name}.{phase}.sh": text
+        for i, s in enumerate(render(_recipe(recipe)), 1)
+        for phase in ("check", "apply", "cleanup")
+        if (text := getattr(s, phase))
+    }
+    write_folder(out_dir, scripts, flag="--out-dir")  # all or nothing
+    _out().print(f"wrote {len(scripts)} scripts to {out_dir}")
 
 
 def _images_stack(value: str) -> Path:

@@ -89,6 +89,18 @@ def complete_cloud(incomplete: str) -> list[str]:
     return [n for n in registry.names() if n.startswith(incomplete)]
 
 
+def known_cloud(value: str | None) -> str | None:
+    """The callback of a `--cloud` option: a registered cloud (gpufleet/registry.py), else a UserError listing them."""
+    if value is None:
+        return value
+    from gpufleet import registry
+
+    if value not in registry.names():
+        names = ", ".join(sorted(registry.names()))
+        raise UserError([Problem("--cloud", "", f"unknown cloud {value!r}; the registered clouds are {names}")])
+    return value
+
+
 def fmt(choices: Sequence[str], default: str = "table") -> Any:
     return typer.Option(
         default,

@@ -1,4 +1,4 @@
-"""`gpufleet region new`: render a stack for a new region from stacks/templates/, checked before writing."""
+"""`gpufleet region new`: render a stack for a new region from the package's templates, checked before writing."""
 
 from __future__ import annotations
 
@@ -27,9 +27,14 @@ def new(
         None,
         "--gpu",
         autocompletion=options.complete_gpu,
-        help="GPU kind; default per environment (stacks/templates/defaults.yaml)",
+        help="GPU kind; default per environment (src/gpufleet/stacks/templates/defaults.yaml)",
     ),
-    template: str = typer.Option("stack.yaml.j2", "--from", help="template in stacks/templates/", metavar="TEMPLATE"),
+    template: str = typer.Option(
+        "stack.yaml.j2",
+        "--from",
+        help="template file in src/gpufleet/stacks/templates/ (the package's own templates)",
+        metavar="TEMPLATE",
+    ),
     name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>[-<fleet>]"),
     fleet: str = typer.Option(
         "llm", "--fleet", help="fleet name: starts every cloud-side name; another one for a second fleet of one env in one region"

@@ -7,10 +7,12 @@ GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 
 # Annotations are objects here, not postponed (no `from __future__ import annotations`): pydantic would compile each
 # annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
+import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -18,6 +20,37 @@ from gpufleet.images import gateway
 
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
+# A recipe's name becomes file names (images/recipes/<name>.yaml, build/images/<name>-<host>.manifest.json), a lock key
+# and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
+# a line of each script's header: each is one path component, never hidden, never `..`, one line.
+NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+NAME_RULE = "lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (no '/')"
+
+
+def name_problem(name: str, what: str = "recipe name", example: str = "cuda13-vllm") -> str | None:
+    """Why `name` cannot be a recipe's (or a step's) name; None when it can."""
+    if re.fullmatch(NAME_PATTERN, name):
+        return None
+    return f"{name!r} is not a {what}: use {NAME_RULE}, e.g. {example}"
+
+
+def _recipe_name(name: str) -> str:
+    if why := name_problem(name):
+        raise ValueError(why)
+    return name
+
+
+def _step_name(name: str) -> str:
+    if why := name_problem(name, "step name", "apt-packages"):
+        raise ValueError(why)
+    return name
+
+
+def _compute_capability(value: str) -> str:
+    """A compute capability as compat.py compares them: major.minor in digits ("8.6", "12.0")."""
+    if not re.fullmatch(r"\d+\.\d+", value):
+        raise ValueError(f'{value!r} is not a compute capability: write major.minor, e.g. "8.6" (sm_86) or "9.0"')
+    return value
 
 
 class Strict(BaseModel):
@@ -100,7 +133,7 @@ class Layout(Strict):
 
 
 class Step(Strict):
-    name: str
+    name: Annotated[str, AfterValidator(_step_name)] = Field(description=f"the step's name: {NAME_RULE}")
     template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
     fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
     pin: str | None = Field(None, description="the pin the fact must equal after apply")
@@ -109,13 +142,15 @@ class Step(Strict):
 
 
 class Recipe(Strict):
-    name: str
+    name: Annotated[str, AfterValidator(_recipe_name)] = Field(description=f"the recipe's name: {NAME_RULE}")
     description: str
     gpus: list[str] = Field(description="GPU kinds this recipe serves (names as in stacks/data/gpus.yaml)")
     os: str = Field(description="e.g. ubuntu-24.04")
     base_image: dict[str, BaseImage] = Field({}, description="cloud -> base image")
     pins: dict[str, str] = Field(description="driver, cuda, python, torch, vllm, exporters: version strings")
-    torch_cuda_archs: list[str] = Field([], description="compute capabilities the pinned torch wheel ships kernels for")
+    torch_cuda_archs: list[Annotated[str, AfterValidator(_compute_capability)]] = Field(
+        [], description='compute capabilities the pinned torch wheel ships kernels for, as major.minor ("8.6")'
+    )
     torch_cuda_archs_source: str = ""
     dtypes: list[str] = Field([], description="dtypes the recipe promises to serve")
     python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")

@@ -1,0 +1,137 @@
+"""Bad recipe files and bad `image` options: exit 2 with the file (or option), the field and the fix, never a traceback,
+and nothing created or half-written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from inputs.inputs_helpers import run_cli, snapshot
+
+from gpufleet.errors import UserError
+from gpufleet.images.recipes import RECIPES, load_recipe
+
+SHIPPED = RECIPES / "cuda13-vllm.yaml"
+
+
+def variant(folder: Path, **changes) -> Path:
+    """The shipped cuda13-vllm recipe with `changes`, written to folder/recipe.yaml."""
+    doc = {**yaml.safe_load(SHIPPED.read_text()), **changes}
+    path = folder / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def refused(r, *words: str) -> None:
+    assert r.code == 2, r.text
+    assert "Traceback" not in r.text
+    for w in words:
+        assert w in r.err, r.err
+
+
+@pytest.mark.parametrize("archs", [["abc"], ["8"], ["9.0a"], ["8.6", "sm_90"]])
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"]])
+def test_torch_cuda_archs_not_major_minor_is_a_recipe_problem(capsys, tmp_path, archs, command):
+    path = variant(tmp_path, torch_cuda_archs=archs)
+    bad = next(a for a in archs if a not in ("8.6",))
+    r = run_cli([*command, "-r", path], capsys)
+    refused(r, str(path), "recipe.torch_cuda_archs.", f"{bad!r} is not a compute capability", 'e.g. "8.6"')
+
+
+@pytest.mark.parametrize("name", ["../../evil", "a/b", ".hidden", "..", "Cuda13", "x y", ""])
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"]])
+def test_recipe_name_must_be_one_safe_path_component(capsys, tmp_path, name, command):
+    path = variant(tmp_path, name=name)
+    r = run_cli([*command, "-r", path], capsys)
+    refused(r, str(path), "recipe.name", "is not a recipe name", "lowercase letters, digits")
+
+
+def test_shipped_recipe_names_and_archs_pass():
+    for path in RECIPES.glob("*.yaml"):
+        load_recipe(path.stem)
+
+
+def test_safe_recipe_name_in_a_file_of_its_own_loads(tmp_path):
+    assert load_recipe(str(variant(tmp_path, name="my_recipe.v2"))).name == "my_recipe.v2"
+    with pytest.raises(UserError) as e:
+        (tmp_path / "up").mkdir()
+        load_recipe(str(variant(tmp_path / "up", name="../up")))
+    assert [p.path for p in e.value.problems] == ["recipe.name"]
+
+
+# --- image render --out-dir: checked before anything is created, written all or nothing ---------------------------
+
+
+def render(capsys, out_dir, recipe="cuda13-vllm"):
+    return run_cli(["image", "render", "-r", recipe, "--out-dir", out_dir], capsys)
+
+
+def test_out_dir_that_is_a_file_is_refused(capsys, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("keep\n")
+    refused(render(capsys, f), "--out-dir", str(f), "exists and is not a folder")
+    refused(render(capsys, f / "sub"), "--out-dir", f"{f} is a file, not a folder")
+    assert f.read_text() == "keep\n" and sorted(tmp_path.iterdir()) == [f]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_out_dir_where_no_folder_can_be_made_is_refused(capsys):
+    refused(render(capsys, "/proc/gpufleet-render"), "--out-dir", "/proc/gpufleet-render: cannot create it: /proc")
+
+
+@pytest.mark.parametrize("recipe", ["nope", "../../evil"])
+def test_bad_recipe_creates_no_out_dir(capsys, tmp_path, recipe):
+    refused(render(capsys, tmp_path / "new" / "scripts", recipe))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_invalid_recipe_file_creates_no_out_dir(capsys, tmp_path):
+    path = variant(tmp_path, torch_cuda_archs=["abc"])
+    refused(render(capsys, tmp_path / "new", path), "recipe.torch_cuda_archs.0")
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_folder_in_place_of_a_script_writes_nothing(capsys, tmp_path):
+    (tmp_path / "02-apt-packages.check.sh").mkdir()
+    before = snapshot(tmp_path)
+    refused(render(capsys, tmp_path), "--out-dir", "02-apt-packages.check.sh: is a folder: not replacing it")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_write_failing_midway_leaves_nothing_behind(capsys, tmp_path, monkeypatch):
+    from gpufleet import files
+
+    real, calls = files._write_temp, []
+
+    def full_disk(folder, name, data, mode):
+        calls.append(name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(folder, name, data, mode)
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    refused(render(capsys, tmp_path / "a" / "b"), "--out-dir", "No space left on device; nothing was written")
+    assert list(tmp_path.iterdir()) == []  # the folders it made are gone too
+    old = tmp_path / "old"
+    assert render(capsys, old).code == 0
+    (old / "01-apt-repos.check.sh").write_text("edited\n")
+    before, calls[:] = snapshot(old), []
+    refused(render(capsys, old), "No space left on device")
+    assert snapshot(old) == before  # the old scripts stay, no temporary file is left
+
+
+def test_render_replaces_its_own_scripts(capsys, tmp_path):
+    assert render(capsys, tmp_path / "s").code == 0
+    first = snapshot(tmp_path)
+    assert len(first) == 15 + 1
+    assert render(capsys, tmp_path / "s").code == 0
+    assert snapshot(tmp_path) == first
+
+
+@pytest.mark.parametrize("step", ["../../x", "a/b", "two\nlines", ".hidden"])
+def test_step_name_must_be_one_safe_path_component(capsys, tmp_path, step):
+    doc = yaml.safe_load(SHIPPED.read_text())
+    path = variant(tmp_path, steps=[{**doc["steps"][0], "name": step}, *doc["steps"][1:]])
+    refused(render(capsys, tmp_path / "out", path), str(path), "recipe.steps.0.name", "is not a step name")
+    assert not (tmp_path / "out").exists()
