@@ -274,7 +274,8 @@ def tokens_cmd(
         "0.3,0.5,0.8",
         "--utilization",
         metavar="LIST",
-        help="average load as fractions of the knee's throughput (the knee itself is always shown), e.g. 0.3,0.5,0.8",
+        help="average load as fractions of the knee's throughput, each 0.01 to 1 (the knee itself is always shown), "
+        "e.g. 0.3,0.5,0.8",
     ),
     peak_qps: float | None = typer.Option(
         None,

@@ -103,6 +103,52 @@ def _tags(text: str) -> dict[str, str]:
     return out
 
 
+def _rows(text: str, shown: str) -> list[list[str]]:
+    """The CSV's rows, or a UserError naming the row (and the file's line) the csv module cannot read."""
+    reader = csv.reader(io.StringIO(text))
+    rows: list[list[str]] = []
+    try:
+        for r in reader:
+            rows.append(r)
+    except csv.Error as exc:
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    f"row {len(rows) + 1}",
+                    f"not CSV this reads ({exc}; line {reader.line_num} of the file): export the billing detail as CSV "
+                    f"again (a cell holds at most {csv.field_size_limit()} characters)",
+                )
+            ]
+        ) from None
+    return rows
+
+
+# A bill line's amount is money to the cent: at most MAX_AMOUNT_DIGITS digits before the decimal point (a quadrillion
+# yuan is no bill line; past that the cents no longer fit the 28 significant digits money() rounds in, and a total
+# of a million such lines still does).
+MAX_AMOUNT_DIGITS = 15
+
+
+def _amount(cell: str) -> tuple[Decimal | None, str]:
+    """(the amount of a bill's amount cell, "") or (None, what is wrong with it); `1,234.50` and a `¥` are read."""
+    text = cell.replace(",", "").replace("¥", "").replace("￥", "")
+    if not text:
+        return None, "empty: every bill line has an amount (0 when it cost nothing); export the bill again"
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        return None, f"not a number: {cell!r}"
+    if amount != 0 and amount.adjusted() >= MAX_AMOUNT_DIGITS:
+        return (
+            None,
+            f"out of range: {cell!r} has more than {MAX_AMOUNT_DIGITS} digits before the decimal point; not a bill amount",
+        )
+    return amount, ""
+
+
 def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
     """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
     shown = str(path)
@@ -110,7 +156,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise UserError([Problem(shown, "", f"cannot read the bill: {exc.strerror or exc}")]) from None
-    rows = list(csv.reader(io.StringIO(_decode(raw, shown))))
+    rows = _rows(_decode(raw, shown), shown)
     if not rows:
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
     header = [h.strip() for h in rows[0]]
@@ -137,13 +183,9 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
             i = idx.get(role)
             return r[i].strip() if i is not None and i < len(r) else ""
 
-        text = get("amount").replace(",", "").replace("¥", "").replace("￥", "")
-        try:
-            amount = Decimal(text or "0")
-            if not amount.is_finite():
-                raise InvalidOperation
-        except InvalidOperation:
-            problems.append(Problem(shown, f"row {n}.{cols['amount']}", f"not a number: {get('amount')!r}"))
+        amount, why = _amount(get("amount"))
+        if amount is None:
+            problems.append(Problem(shown, f"row {n}.{cols['amount']}", why))
             continue
         lines.append(BillLine(n, get("id"), get("name"), _tags(get("tag")), get("product"), get("detail"), get("region"), amount))
     if problems:

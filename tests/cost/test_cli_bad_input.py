@@ -1,0 +1,104 @@
+"""Bad input to the cost commands, run as the console script runs them: exit 2, one line per problem naming the file
+(or option), the field and the fix, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ALI_BILL = ROOT / "examples" / "bill-alicloud-example.csv"
+LOADTEST = ROOT / "examples" / "loadtest-example.json"
+PROD = "alicloud-cn-hangzhou-prod"
+
+
+def refused(capsys, *argv) -> str:
+    """stderr of a command that must exit 2 (bad input) without a traceback."""
+    from gpufleet.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    assert exc.value.code == 2, out
+    assert "Traceback" not in out.err + out.out and "Error:" not in out.err
+    return out.err
+
+
+def bill_with(tmp_path: Path, row: int, column: str, value: str) -> Path:
+    rows = list(csv.reader(io.StringIO(ALI_BILL.read_text(encoding="utf-8"))))
+    rows[row - 1][rows[0].index(column)] = value
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    f = tmp_path / "bill.csv"
+    f.write_text(buf.getvalue(), encoding="utf-8")
+    return f
+
+
+@pytest.mark.parametrize("amount", ["1e400", "-1e400", "1234567890123456789", "9" * 40])
+def test_reconcile_refuses_an_amount_out_of_range(tmp_path, capsys, amount):
+    bill = bill_with(tmp_path, 3, "PretaxAmount", amount)
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--json", "-o", out)
+    assert f"{bill}: row 3.PretaxAmount: out of range: {amount!r}" in err
+    assert not out.exists()
+
+
+def test_reconcile_reads_large_and_tiny_amounts_that_are_money(tmp_path, capsys):
+    from gpufleet.cost import reconcile
+
+    bill = bill_with(tmp_path, 2, "PretaxAmount", "999999999999999.99")
+    assert reconcile.read_bill(bill)[2][0].amount == reconcile.Decimal("999999999999999.99")
+    bill = bill_with(tmp_path, 2, "PretaxAmount", "1e-400")  # rounds to 0.00: not refused
+    assert reconcile.run(PROD, bill).resources
+
+
+def test_reconcile_refuses_a_field_past_the_csv_limit(tmp_path, capsys):
+    bill = bill_with(tmp_path, 4, "NickName", "x" * 140_000)
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--json", "-o", out)
+    assert f"{bill}: row 4: not CSV this reads (field larger than field limit (131072); line 4 of the file)" in err
+    assert "export the billing detail as CSV again" in err and not out.exists()
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0.001", "0", "-0.5", "1.5", "nan"])
+def test_tokens_utilization_out_of_range(tmp_path, capsys, value):
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", LOADTEST, "--utilization", value, "-o", out)
+    assert f"--utilization: {value!r}: give fractions of the knee's throughput from 0.01 (1 %) to 1" in err
+    assert not out.exists()
+
+
+def test_tokens_smallest_utilization_is_priced_and_labelled_exactly(capsys):
+    from gpufleet.cli import main
+
+    main(["cost", "tokens", "-s", PROD, "--from-loadtest", str(LOADTEST), "--utilization", "0.01,0.015", "--json"])
+    (payg, *_) = json.loads(capsys.readouterr().out)["billing"]
+    assert [p["label"] for p in payg["points"]] == ["knee (100%)", "1%", "1.5%"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["knee"].update(requests_per_s=1e-300), "knee.requests_per_s"),
+        (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s"),
+        (lambda d: [lv.update(output_tokens_per_s=1e-300) for lv in d["levels"]], "levels.2.output_tokens_per_s"),
+    ],
+)
+def test_tokens_refuses_a_loadtest_throughput_out_of_range(tmp_path, capsys, edit, field):
+    data = json.loads(LOADTEST.read_text())
+    edit(data)
+    lt = tmp_path / "lt.json"
+    lt.write_text(json.dumps(data))
+    err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", lt)
+    assert f"{lt}: {field}: must be " in err and "not a throughput measured by a load test" in err
+
+
+def test_reconcile_refuses_an_empty_amount(tmp_path, capsys):
+    bill = bill_with(tmp_path, 3, "PretaxAmount", "")
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: row 3.PretaxAmount: empty: every bill line has an amount" in err
