@@ -102,3 +102,45 @@ def test_reconcile_refuses_an_empty_amount(tmp_path, capsys):
     bill = bill_with(tmp_path, 3, "PretaxAmount", "")
     err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
     assert f"{bill}: row 3.PretaxAmount: empty: every bill line has an amount" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["estimate", "-s", PROD, "-o", "{stack}"],
+        ["estimate", "-s", "{stack}", "--format", "csv", "-o", "{link}"],
+        ["compare", "-s", PROD, "--usage", "{usage}", "-o", "{usage}"],
+        ["commit", "-s", PROD, "-o", "{own_usage}"],
+        ["diff", "-s", PROD, "-s", "alicloud-cn-hangzhou-dev", "-o", "{dev}"],
+        ["tokens", "-s", PROD, "--from-loadtest", "{lt}", "--json", "-o", "{lt}"],
+        ["reconcile", "-s", PROD, "--bill", "{bill}", "-o", "{bill}"],
+        ["report", "--all", "-o", "{dev}"],
+        ["budget", "--budgets", "{budgets}", "-o", "{budgets}"],
+    ],
+)
+def test_output_is_never_an_input_of_the_command(tmp_path, capsys, argv):
+    import shutil
+
+    from gpufleet.cost.usage import stack_usage_file
+    from gpufleet.stacks.loader import stack_path
+
+    files = {
+        "stack": stack_path(PROD),
+        "dev": stack_path("alicloud-cn-hangzhou-dev"),
+        "own_usage": stack_usage_file(PROD)[0],
+        "usage": tmp_path / "usage.yaml",
+        "lt": tmp_path / "lt.json",
+        "bill": tmp_path / "bill.csv",
+        "budgets": tmp_path / "budgets.yaml",
+        "link": tmp_path / "link.yaml",
+    }
+    files["usage"].write_text("replicas_average: 2\n")
+    shutil.copy(LOADTEST, files["lt"])
+    shutil.copy(ALI_BILL, files["bill"])
+    shutil.copy(ROOT / "examples" / "budgets-example.yaml", files["budgets"])
+    files["link"].symlink_to(files["stack"])
+    before = {k: Path(v).read_bytes() for k, v in files.items()}
+    args = [a.format(**files) for a in argv]
+    err = refused(capsys, "cost", *args)
+    assert f"-o: {args[-1]}: is an input of this command" in err and "give another file" in err
+    assert {k: Path(v).read_bytes() for k, v in files.items()} == before
