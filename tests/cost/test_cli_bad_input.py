@@ -144,3 +144,23 @@ def test_output_is_never_an_input_of_the_command(tmp_path, capsys, argv):
     err = refused(capsys, "cost", *args)
     assert f"-o: {args[-1]}: is an input of this command" in err and "give another file" in err
     assert {k: Path(v).read_bytes() for k, v in files.items()} == before
+
+
+@pytest.mark.parametrize(
+    ("date", "why"),
+    [
+        ("2026-02-30", "is not a date"),
+        ("yesterday", "is not a date"),
+        ("20261203", "is not a date"),  # date.fromisoformat reads it; the files say YYYY-MM-DD
+        ("2026-W49-1", "is not a date"),
+        ("2026-12-06", "is after today (2026-12-05)"),
+    ],
+)
+def test_catalog_build_refuses_a_bad_date(capsys, monkeypatch, date, why):
+    from gpufleet.cost import catalog
+
+    monkeypatch.setenv("GPUFLEET_NOW", "2026-12-05T12:00:00Z")
+    before = {p: p.read_bytes() for p in catalog.DATA.glob("*.yaml")}
+    err = refused(capsys, "catalog", "build", "--date", date)
+    assert err.startswith("error --date: ") and date in err and why in err
+    assert {p: p.read_bytes() for p in catalog.DATA.glob("*.yaml")} == before

@@ -607,7 +607,7 @@ def reconcile_cmd(
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help="alicloud | tencentcloud (default: both)"),
     today: str | None = typer.Option(
-        None, "--date", metavar="YYYY-MM-DD", help="build date written to the files (default: today)"
+        None, "--date", metavar="YYYY-MM-DD", help="build date written to the files, not after today (default: today)"
     ),
 ) -> None:
     """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows).
@@ -619,8 +619,6 @@ def build_cmd(
       gpufleet catalog build
       gpufleet catalog build --cloud tencentcloud --date 2026-12-01
     """
-    from datetime import date
-
     from gpufleet.cost import catalog as pricecat
     from gpufleet.cost import derive
     from gpufleet.errors import did_you_mean
@@ -628,6 +626,7 @@ def build_cmd(
 
     if cloud is not None and cloud not in CLOUDS:
         raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
+    built = derive.build_date(today)
     clouds = [cloud] if cloud else list(CLOUDS)
     # every catalog file can be replaced before anything is derived (a read-only folder fails now, not halfway)
     problems = [
@@ -639,7 +638,7 @@ def build_cmd(
     if problems:
         raise UserError(problems)
     for c in clouds:
-        written = derive.build(c, today or date.today().isoformat())
+        written = derive.build(c, built)
         for p in written:
             typer.echo(f"wrote {p}")
         if not written:
