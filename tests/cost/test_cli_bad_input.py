@@ -164,3 +164,27 @@ def test_catalog_build_refuses_a_bad_date(capsys, monkeypatch, date, why):
     err = refused(capsys, "catalog", "build", "--date", date)
     assert err.startswith("error --date: ") and date in err and why in err
     assert {p: p.read_bytes() for p in catalog.DATA.glob("*.yaml")} == before
+
+
+@pytest.mark.parametrize("average", ["1000000", "0", "1.5", "8.01"])
+@pytest.mark.parametrize("command", ["estimate", "compare", "tokens"])
+def test_usage_average_outside_the_stacks_replicas(tmp_path, capsys, average, command):
+    usage = tmp_path / "usage.yaml"
+    usage.write_text(f"replicas_average: {average}\n")
+    more = ["--from-loadtest", LOADTEST] if command == "tokens" else []
+    err = refused(capsys, "cost", command, "-s", PROD, "--usage", usage, *more)
+    assert (
+        f"{usage}: replicas_average: {average} average running nodes is outside the replicas of "
+        f"stacks/Pulumi.{PROD}.yaml, min 2 to max 8" in err
+    )
+    assert "give a value from 2 to 8" in err
+
+
+@pytest.mark.parametrize("average", ["2", "5.5", "8"])
+def test_usage_average_within_the_stacks_replicas_is_priced(tmp_path, capsys, average):
+    from gpufleet.cli import main
+
+    usage = tmp_path / "usage.yaml"
+    usage.write_text(f"replicas_average: {average}\n")
+    main(["cost", "estimate", "-s", PROD, "--usage", str(usage), "--json"])
+    assert json.loads(capsys.readouterr().out)["scenarios"]["average"]["nodes"] == average
