@@ -188,3 +188,40 @@ def test_usage_average_within_the_stacks_replicas_is_priced(tmp_path, capsys, av
     usage.write_text(f"replicas_average: {average}\n")
     main(["cost", "estimate", "-s", PROD, "--usage", str(usage), "--json"])
     assert json.loads(capsys.readouterr().out)["scenarios"]["average"]["nodes"] == average
+
+
+def _two_months(tmp_path: Path) -> Path:
+    rows = list(csv.reader(io.StringIO(ALI_BILL.read_text(encoding="utf-8"))))
+    rows[2][0] = "2026-10"
+    f = tmp_path / "bill.csv"
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    f.write_text(buf.getvalue(), encoding="utf-8")
+    return f
+
+
+def test_reconcile_refuses_a_bill_of_several_cycles_without_month(tmp_path, capsys):
+    bill = _two_months(tmp_path)
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: BillingCycle: the bill spans 2 billing cycles (2026-10, 2026-11)" in err and "--month 2026-11" in err
+
+
+def test_reconcile_month_selects_one_cycle(tmp_path, capsys):
+    from gpufleet.cli import main
+
+    bill = _two_months(tmp_path)
+    main(["cost", "reconcile", "-s", PROD, "--bill", str(bill), "--month", "2026-11", "--json"])
+    j = json.loads(capsys.readouterr().out)
+    rows = [r for m in j["resources"] for r in m["bill_rows"]] + [u["row"] for u in j["undeclared"]]
+    assert j["billing_cycle"] == "2026-11" and 3 not in rows and 2 in rows
+    assert "--month: 2026-09: " in refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--month", "2026-09")
+    assert "--month: '2026-13' is not a month" in refused(
+        capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--month", "2026-13"
+    )
+
+
+@pytest.mark.parametrize("cycle", ["xx", "", "2026-13", "202611", "2026-11-01"])
+def test_reconcile_refuses_a_malformed_cycle(tmp_path, capsys, cycle):
+    bill = bill_with(tmp_path, 4, "BillingCycle", cycle)
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: row 4.BillingCycle: not a billing cycle: {cycle!r}; a month written YYYY-MM" in err

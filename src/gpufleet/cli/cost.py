@@ -578,6 +578,9 @@ def budget_cmd(
 def reconcile_cmd(
     stack: str = options.stack(),
     bill: Path = typer.Option(..., "--bill", metavar="FILE", help="the cloud's billing-detail CSV (Alibaba or Tencent export)"),
+    month: str | None = typer.Option(
+        None, "--month", metavar="YYYY-MM", help="the billing cycle to reconcile (needed when the bill spans several)"
+    ),
     fmt: str = options.fmt(COMMIT_FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -594,7 +597,7 @@ def reconcile_cmd(
     from gpufleet.cost import reconcile
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, _inputs(out, [stack], bill))
-    r = reconcile.run(stack, bill)
+    r = reconcile.run(stack, bill, month)
     renderers.render(
         chosen,
         out,
