@@ -7,6 +7,8 @@ with EEXIST: two writers can never both succeed, and a crash leaves no 0-byte fi
 - The target must be a regular file or a new path: a folder, a device (`-o /dev/full`), a FIFO or a socket
   is refused before any work starts (`output_problems`), so nothing but a file is ever replaced.
 - `-o -` writes to standard output.
+- An output that is one of the command's own input files (`reads`: the stack file, a usage file, a bill; the same
+  file by any path or link) is refused: the result would replace what it was computed from.
 - A symlinked `-o` target is followed: the file it points at is replaced (atomically, in that file's folder)
   and the link stays a link.
 - `output_problems` really creates (and removes) a probe file in the folder, so a read-only folder or file
@@ -40,11 +42,16 @@ def target_of(path: Path) -> Path:
     return Path(os.path.realpath(path)) if os.path.islink(path) else path
 
 
-def output_problems(path: Path, flag: str = "-o") -> list[Problem]:
-    """Why `path` cannot be written as an output file (checked before any work starts); [] when it can."""
+def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None, ...] = ()) -> list[Problem]:
+    """Why `path` cannot be written as an output file (checked before any work starts); [] when it can. `reads`: the
+    command's input files, which it must not replace."""
     if is_stdout(path):
         return []
     shown = str(path)
+    for read in reads:
+        if read is not None and not is_stdout(read) and _same_file(path, read):
+            same = "" if str(read) == shown else f" ({read})"
+            return [Problem(flag, shown, f"is an input of this command{same}: the output would replace it; give another file")]
     real = target_of(Path(path))
     try:
         st = os.stat(real)
@@ -66,6 +73,13 @@ def output_problems(path: Path, flag: str = "-o") -> list[Problem]:
     except OSError as exc:
         return [Problem(flag, shown, f"cannot write in folder {folder}: {exc.strerror}")]
     return []
+
+
+def _same_file(a: Path | str, b: Path | str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (a new output file) or cannot be read
+        return False
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -31,6 +31,31 @@ catalog_app = typer.Typer(
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 
 
+def _inputs(out: Path | None, stacks: list[str], *files: Path | str | None) -> tuple[Path | str | None, ...]:
+    """What a cost command reads, which its -o must not replace: each stack's file and usage file, and `files` (its
+    --usage, --bill, ...). Looked up only when there is an -o FILE."""
+    from gpufleet.cost.usage import stack_usage_file
+    from gpufleet.files import is_stdout
+    from gpufleet.stacks.loader import stack_path
+
+    if out is None or is_stdout(out):
+        return ()
+    found: list[Path | str | None] = list(files)
+    for s in stacks:
+        found.append(stack_path(s))
+        try:
+            found.append(stack_usage_file(s)[0])
+        except UserError:
+            pass  # a bad stack file or usage key: the command reports it when it reads them
+    return tuple(found)
+
+
+def _all_stacks() -> list[str]:
+    from gpufleet.stacks.loader import stack_names
+
+    return stack_names()
+
+
 def _registered_clouds() -> tuple[str, ...]:
     from gpufleet import registry
 
@@ -77,7 +102,7 @@ def estimate_cmd(
     from gpufleet.cost import budget as budgets
     from gpufleet.cost import exports, report
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out, _inputs(out, [stack], usage_file, discounts_file))
     limit = budgets.parse(budget)
     from gpufleet.cost import fx
     from gpufleet.plan import stack_estimate
@@ -151,7 +176,7 @@ def compare_cmd(
     """
     from gpufleet.cost import compare, estimate, exports, report, usage
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out, _inputs(out, [stack], usage_file, discounts_file))
     cloud_list = [c.strip() for c in clouds.split(",") if c.strip()] if clouds is not None else list(_registered_clouds())
     billing_list = [b.strip() for b in billing.split(",") if b.strip()]
     problems = []
@@ -213,7 +238,7 @@ def diff_cmd(
     from gpufleet.cost import diff, report
     from gpufleet.plan import stack_estimate
 
-    chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output, _inputs(output, stacks, baseline, usage_file))
     want = 1 if baseline is not None else 2
     if len(stacks) != want:
         hint = "with --baseline give one --stack (B)" if baseline is not None else "give --stack twice (A then B), or --baseline"
@@ -251,7 +276,7 @@ def commit_cmd(
     """
     from gpufleet.cost import commitment, report
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output, _inputs(output, [stack]))
     plan = commitment.plan_stack(stack)
     renderers.render(
         chosen,
@@ -274,7 +299,8 @@ def tokens_cmd(
         "0.3,0.5,0.8",
         "--utilization",
         metavar="LIST",
-        help="average load as fractions of the knee's throughput (the knee itself is always shown), e.g. 0.3,0.5,0.8",
+        help="average load as fractions of the knee's throughput, each 0.01 to 1 (the knee itself is always shown), "
+        "e.g. 0.3,0.5,0.8",
     ),
     peak_qps: float | None = typer.Option(
         None,
@@ -312,7 +338,9 @@ def tokens_cmd(
     from gpufleet.cost import estimate, tokens, usage
     from gpufleet.inputs import read_json_object
 
-    chosen = options.chosen_format(fmt, as_json, TOKEN_FORMATS, out)
+    chosen = options.chosen_format(
+        fmt, as_json, TOKEN_FORMATS, out, _inputs(out, [stack], from_loadtest, usage_file, discounts_file)
+    )
     utilisations = tokens.parse_utilisation(utilization)
     shown = str(from_loadtest)
     result = read_json_object(from_loadtest, "write one with `gpufleet loadtest ... --save-json FILE`")
@@ -433,7 +461,7 @@ def report_cmd(
     from gpufleet.cost import allstacks
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out)
+    chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out, _inputs(out, _all_stacks()))
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(
@@ -523,7 +551,7 @@ def budget_cmd(
     from gpufleet.cost import allstacks, teambudget
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, _inputs(out, _all_stacks(), budgets_file))
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
@@ -550,6 +578,9 @@ def budget_cmd(
 def reconcile_cmd(
     stack: str = options.stack(),
     bill: Path = typer.Option(..., "--bill", metavar="FILE", help="the cloud's billing-detail CSV (Alibaba or Tencent export)"),
+    month: str | None = typer.Option(
+        None, "--month", metavar="YYYY-MM", help="the billing cycle to reconcile (needed when the bill spans several)"
+    ),
     fmt: str = options.fmt(COMMIT_FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -565,8 +596,8 @@ def reconcile_cmd(
     """
     from gpufleet.cost import reconcile
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out)
-    r = reconcile.run(stack, bill)
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, _inputs(out, [stack], bill))
+    r = reconcile.run(stack, bill, month)
     renderers.render(
         chosen,
         out,
@@ -579,7 +610,7 @@ def reconcile_cmd(
 def build_cmd(
     cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help="alicloud | tencentcloud (default: both)"),
     today: str | None = typer.Option(
-        None, "--date", metavar="YYYY-MM-DD", help="build date written to the files (default: today)"
+        None, "--date", metavar="YYYY-MM-DD", help="build date written to the files, not after today (default: today)"
     ),
 ) -> None:
     """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows).
@@ -591,8 +622,6 @@ def build_cmd(
       gpufleet catalog build
       gpufleet catalog build --cloud tencentcloud --date 2026-12-01
     """
-    from datetime import date
-
     from gpufleet.cost import catalog as pricecat
     from gpufleet.cost import derive
     from gpufleet.errors import did_you_mean
@@ -600,6 +629,7 @@ def build_cmd(
 
     if cloud is not None and cloud not in CLOUDS:
         raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
+    built = derive.build_date(today)
     clouds = [cloud] if cloud else list(CLOUDS)
     # every catalog file can be replaced before anything is derived (a read-only folder fails now, not halfway)
     problems = [
@@ -611,7 +641,7 @@ def build_cmd(
     if problems:
         raise UserError(problems)
     for c in clouds:
-        written = derive.build(c, today or date.today().isoformat())
+        written = derive.build(c, built)
         for p in written:
             typer.echo(f"wrote {p}")
         if not written:

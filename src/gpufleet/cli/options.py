@@ -119,8 +119,11 @@ def output(help: str = "write the --format output to this file instead of standa
     return typer.Option(None, "-o", "--output", help=help, metavar="FILE")
 
 
-def chosen_format(value: str, as_json: bool, choices: Sequence[str], out: Path | None = None) -> str:
-    """The format asked for, or a UserError: an unknown name, --json with another --format, binary without -o."""
+def chosen_format(
+    value: str, as_json: bool, choices: Sequence[str], out: Path | None = None, reads: Sequence[Path | str | None] = ()
+) -> str:
+    """The format asked for, or a UserError: an unknown name, --json with another --format, binary without -o, an
+    -o that cannot be written or is one of `reads` (the command's input files: its stack file, a usage file, ...)."""
     from gpufleet.files import output_problems
 
     problems: list[Problem] = []
@@ -134,7 +137,7 @@ def chosen_format(value: str, as_json: bool, choices: Sequence[str], out: Path |
     elif chosen in BINARY_FORMATS and (out is None or str(out) == "-"):
         problems.append(Problem("--format", chosen, f"is a binary file: give -o FILE.{chosen}"))
     if out is not None:
-        problems += output_problems(out)
+        problems += output_problems(out, reads=tuple(reads))
     if problems:
         raise UserError(problems)
     return chosen

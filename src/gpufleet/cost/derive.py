@@ -676,6 +676,28 @@ def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Cat
     return Catalog(cloud=cloud, region=region, currency=src["currency"], as_of=max(dates), built=today, rows=ctx.rows)
 
 
+def build_date(text: str | None, flag: str = "--date") -> str:
+    """The build date a catalog is stamped with: `text` as YYYY-MM-DD, a real day and not after today (the run's clock,
+    gpufleet.clock), or today when None; a UserError otherwise."""
+    from datetime import date
+
+    from gpufleet.clock import now
+    from gpufleet.errors import Problem, UserError
+
+    today = now().date()
+    if text is None:
+        return today.isoformat()
+    try:
+        day = date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise UserError([Problem(flag, "", f"{text!r} is not a date: give the build day as YYYY-MM-DD, e.g. {today}")])
+    if day > today:
+        raise UserError([Problem(flag, "", f"{text} is after today ({today}): the build date is the day it is built")])
+    return text
+
+
 def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
     """Write every region's catalog file whose prices changed, keeping rows a vendor API refresh wrote (they win);
     the files written (a catalog whose prices are the same is left as it is, build date included)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -56,6 +57,7 @@ class BillLine:
     detail: str
     region: str
     amount: Decimal
+    cycle: str = ""  # the billing cycle (YYYY-MM) when the bill has the column
 
 
 @dataclass
@@ -83,6 +85,7 @@ class Result:
     categories: dict[str, Match]
     undeclared: list[BillLine]
     not_billed: list[str]  # declared resources with a cost and no bill line
+    cycle: str = ""  # the billing cycle reconciled (YYYY-MM), "" when the bill has no cycle column
 
 
 def _decode(raw: bytes, shown: str) -> str:
@@ -103,6 +106,91 @@ def _tags(text: str) -> dict[str, str]:
     return out
 
 
+def _rows(text: str, shown: str) -> list[list[str]]:
+    """The CSV's rows, or a UserError naming the row (and the file's line) the csv module cannot read."""
+    reader = csv.reader(io.StringIO(text))
+    rows: list[list[str]] = []
+    try:
+        for r in reader:
+            rows.append(r)
+    except csv.Error as exc:
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    f"row {len(rows) + 1}",
+                    f"not CSV this reads ({exc}; line {reader.line_num} of the file): export the billing detail as CSV "
+                    f"again (a cell holds at most {csv.field_size_limit()} characters)",
+                )
+            ]
+        ) from None
+    return rows
+
+
+# A bill line's amount is money to the cent: at most MAX_AMOUNT_DIGITS digits before the decimal point (a quadrillion
+# yuan is no bill line; past that the cents no longer fit the 28 significant digits money() rounds in, and a total
+# of a million such lines still does).
+MAX_AMOUNT_DIGITS = 15
+
+
+def _amount(cell: str) -> tuple[Decimal | None, str]:
+    """(the amount of a bill's amount cell, "") or (None, what is wrong with it); `1,234.50` and a `¥` are read."""
+    text = cell.replace(",", "").replace("¥", "").replace("￥", "")
+    if not text:
+        return None, "empty: every bill line has an amount (0 when it cost nothing); export the bill again"
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        return None, f"not a number: {cell!r}"
+    if amount != 0 and amount.adjusted() >= MAX_AMOUNT_DIGITS:
+        return (
+            None,
+            f"out of range: {cell!r} has more than {MAX_AMOUNT_DIGITS} digits before the decimal point; not a bill amount",
+        )
+    return amount, ""
+
+
+# A billing cycle is a calendar month, as both vendors' exports write it (Alibaba BillingCycle / 账期 and Tencent
+# Bill Month / 账单月份: 2026-11).
+CYCLE_FORM = "a month written YYYY-MM, e.g. 2026-11"
+
+
+def is_cycle(text: str) -> bool:
+    return re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text) is not None
+
+
+def one_cycle(lines: list[BillLine], month: str | None, shown: str, column: str) -> tuple[str, list[BillLine]]:
+    """(the billing cycle, its lines): the one --month names, else the bill's only one; a bill spanning several cycles
+    without --month, or a --month the bill does not have, is a UserError. A bill without a cycle column: ("", all)."""
+    if month is not None and not is_cycle(month):
+        raise UserError([Problem("--month", "", f"{month!r} is not {CYCLE_FORM}")])
+    if not column:
+        if month is not None:
+            raise UserError([Problem(shown, "header", "has no billing-cycle column: --month cannot select its lines")])
+        return "", lines
+    cycles = sorted({b.cycle for b in lines})
+    if month is None:
+        if len(cycles) > 1:
+            raise UserError(
+                [
+                    Problem(
+                        shown,
+                        column,
+                        f"the bill spans {len(cycles)} billing cycles ({', '.join(cycles)}): an estimate is one month; "
+                        f"choose one with --month, e.g. --month {cycles[-1]}",
+                    )
+                ]
+            )
+        return (cycles[0] if cycles else ""), lines
+    if month not in cycles:
+        raise UserError(
+            [Problem("--month", "", f"{month}: {shown} has no line of it (its {column}: {', '.join(cycles) or 'none'})")]
+        )
+    return month, [b for b in lines if b.cycle == month]
+
+
 def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
     """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
     shown = str(path)
@@ -110,7 +198,7 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise UserError([Problem(shown, "", f"cannot read the bill: {exc.strerror or exc}")]) from None
-    rows = list(csv.reader(io.StringIO(_decode(raw, shown))))
+    rows = _rows(_decode(raw, shown), shown)
     if not rows:
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
     header = [h.strip() for h in rows[0]]
@@ -137,15 +225,18 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
             i = idx.get(role)
             return r[i].strip() if i is not None and i < len(r) else ""
 
-        text = get("amount").replace(",", "").replace("¥", "").replace("￥", "")
-        try:
-            amount = Decimal(text or "0")
-            if not amount.is_finite():
-                raise InvalidOperation
-        except InvalidOperation:
-            problems.append(Problem(shown, f"row {n}.{cols['amount']}", f"not a number: {get('amount')!r}"))
+        amount, why = _amount(get("amount"))
+        if amount is None:
+            problems.append(Problem(shown, f"row {n}.{cols['amount']}", why))
             continue
-        lines.append(BillLine(n, get("id"), get("name"), _tags(get("tag")), get("product"), get("detail"), get("region"), amount))
+        if cols.get("cycle") and not is_cycle(get("cycle")):
+            problems.append(Problem(shown, f"row {n}.{cols['cycle']}", f"not a billing cycle: {get('cycle')!r}; {CYCLE_FORM}"))
+            continue
+        lines.append(
+            BillLine(
+                n, get("id"), get("name"), _tags(get("tag")), get("product"), get("detail"), get("region"), amount, get("cycle")
+            )
+        )
     if problems:
         raise UserError(problems)
     return name, {k: v for k, v in cols.items() if v}, lines
@@ -228,13 +319,16 @@ def reconcile(
     return Result(stack, cloud, e.currency, dict(columns), [*matched, *stack_level.values()], cats, undeclared, not_billed)
 
 
-def run(stack: str, bill: Path | str) -> Result:
+def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
     from gpufleet.plan import for_stack, stack_estimate
 
     fleet, e = stack_estimate(stack)
     cloud, columns, lines = read_bill(bill, fleet.spec.cloud)
+    cycle, lines = one_cycle(lines, month, str(bill), columns.get("cycle", ""))
     resources = for_stack(stack).resources
-    return reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns)
+    r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns)
+    r.cycle = cycle
+    return r
 
 
 def as_json(r: Result) -> dict:
@@ -254,6 +348,7 @@ def as_json(r: Result) -> dict:
         "stack": r.stack,
         "cloud": r.cloud,
         "currency": r.currency,
+        "billing_cycle": r.cycle or None,
         "columns": r.columns,
         "resources": [m(x) for x in r.resources],
         "categories": {c: m(x) for c, x in r.categories.items()},
@@ -269,7 +364,7 @@ def as_json(r: Result) -> dict:
 def text(r: Result) -> str:
     cur = r.currency
     out = [
-        f"{r.stack}: estimate vs bill ({r.cloud}, {cur}/month; columns read: "
+        f"{r.stack}: estimate vs bill ({r.cloud}, {cur}/month{', billing cycle ' + r.cycle if r.cycle else ''}; columns read: "
         + ", ".join(f"{k}={v}" for k, v in r.columns.items())
         + ")"
     ]

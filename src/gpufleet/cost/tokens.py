@@ -26,6 +26,12 @@ from gpufleet.errors import Problem, UserError
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600  # 730 h
 BILLINGS = ("payg", "monthly", "yearly", "spot")
 MILLION = Decimal(1_000_000)
+# The load's range, as fractions of the knee's throughput: the knee is 1 (100 %); below 1 % a node serves next to
+# nothing and its cost per token is the idle node's cost spread over almost no tokens, not a planning figure.
+MIN_UTILISATION = Decimal("0.01")
+# A load test's requests/s and output tokens/s: at least one per MIN_PER_S (a level that served less than one request
+# in a quarter of an hour measured no throughput to price) and at most MAX_PER_S (as `plan capacity`'s QPS).
+MIN_PER_S, MAX_PER_S = 0.001, 1e9
 
 
 def q(x: Decimal, places: str) -> Decimal:
@@ -53,6 +59,7 @@ class Throughput:
 
 def throughput(result: dict, shown: str) -> Throughput:
     """The reference level of a load-test result (its knee, else its best error-free level), or a UserError."""
+    from gpufleet.inputs import number_problems
     from gpufleet.sizing import capacity
 
     qps, how = capacity.per_node_qps_of(result, shown)
@@ -66,8 +73,13 @@ def throughput(result: dict, shown: str) -> Throughput:
         raise UserError([Problem(shown, "knee.concurrency", "names no level of the result: not a load-test result")])
     i = levels.index(level)
     tok = level.get("output_tokens_per_s")
-    if isinstance(tok, bool) or not isinstance(tok, (int, float)) or tok <= 0:
-        raise UserError([Problem(shown, f"levels.{i}.output_tokens_per_s", "missing or not a positive number")])
+    rps_field = "knee.requests_per_s" if knee and knee.get("requests_per_s") == qps else f"levels.{i}.requests_per_s"
+    problems = number_problems(qps, shown, rps_field, MIN_PER_S, MAX_PER_S)
+    problems += number_problems(tok, shown, f"levels.{i}.output_tokens_per_s", MIN_PER_S, MAX_PER_S)
+    if problems:
+        raise UserError(
+            [Problem(p.file, p.path, f"{p.message}: not a throughput measured by a load test (rerun it)") for p in problems]
+        )
     request: dict = result["request"] if isinstance(result.get("request"), dict) else {}
     rps, tps = Decimal(str(qps)), Decimal(str(tok))
     return Throughput(
@@ -85,12 +97,12 @@ def throughput(result: dict, shown: str) -> Throughput:
 
 
 def parse_utilisation(text: str) -> list[Decimal]:
-    """'0.3,0.5,0.8' -> [0.3, 0.5, 0.8]: each above 0 and at most 1 (the knee is 1)."""
+    """'0.3,0.5,0.8' -> [0.3, 0.5, 0.8]: each from MIN_UTILISATION (1 %) to 1 (the knee)."""
     out, bad = [], []
     for part in (p.strip() for p in text.split(",")):
         try:
             u = Decimal(part)
-            if not u.is_finite() or not 0 < u <= 1:
+            if not u.is_finite() or not MIN_UTILISATION <= u <= 1:
                 raise InvalidOperation
             out.append(u)
         except InvalidOperation:
@@ -101,8 +113,8 @@ def parse_utilisation(text: str) -> list[Decimal]:
                 Problem(
                     "--utilization",
                     "",
-                    f"{', '.join(repr(b) for b in bad) or repr(text)}: give fractions of the knee's throughput above 0 and at "
-                    "most 1, comma-separated, e.g. 0.3,0.5,0.8",
+                    f"{', '.join(repr(b) for b in bad) or repr(text)}: give fractions of the knee's throughput from "
+                    f"{MIN_UTILISATION} (1 %) to 1, comma-separated, e.g. 0.3,0.5,0.8",
                 )
             ]
         )
@@ -196,7 +208,7 @@ class Point:
 
 def points(node: NodeMonth, t: Throughput, utilisations: list[Decimal]) -> list[Point]:
     out = []
-    for label, u in [("knee (100%)", Decimal(1)), *((f"{u:.0%}", u) for u in utilisations if u != 1)]:
+    for label, u in [("knee (100%)", Decimal(1)), *((f"{(u * 100).normalize():f}%", u) for u in utilisations if u != 1)]:
         m = node.monthly
         out.append(
             Point(

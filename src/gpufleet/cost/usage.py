@@ -30,6 +30,7 @@ class Usage:
     values: tuple[tuple[str, Decimal], ...] = field(default=())  # the known keys, sorted; no None
     files: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
+    origins: tuple[tuple[str, str], ...] = field(default=())  # key -> the usage file that set it (not the defaults)
 
     def __init__(
         self,
@@ -37,6 +38,7 @@ class Usage:
         values: tuple[tuple[str, Decimal], ...] = (),
         files: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
+        origins: tuple[tuple[str, str], ...] = (),
         **keys: Decimal | None,
     ):
         """Keys by name (over `values`, so that dataclasses.replace(usage, lb_egress_gb=...) sets one)."""
@@ -47,6 +49,8 @@ class Usage:
         object.__setattr__(self, "values", tuple(sorted((k, v) for k, v in given.items() if v is not None)))
         object.__setattr__(self, "files", tuple(files))
         object.__setattr__(self, "notes", tuple(notes))
+        # a key set by name (dataclasses.replace) comes from no file
+        object.__setattr__(self, "origins", tuple((k, f) for k, f in origins if k not in keys))
 
     def get(self, key: str) -> Decimal | None:
         """A usage key's value (None: unknown)."""
@@ -167,12 +171,46 @@ def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Pat
             notes.append(note)
     if usage_file:
         layers.append((Path(usage_file), usage_file))
+    origins: dict[str, str] = {}
     for path, shown in layers:
         layer = _read(path, shown)
         if path != DEFAULTS and layer:
             files.append(shown)
+            origins.update(dict.fromkeys(layer, shown))
         values.update(layer)
-    return Usage(**values, files=tuple(files), notes=tuple(notes))
+    u = Usage(values=tuple(values.items()), files=tuple(files), notes=tuple(notes), origins=tuple(sorted(origins.items())))
+    if stack and dict(u.origins).get("replicas_average"):
+        from gpufleet.stacks.loader import read_stack_config
+        from gpufleet.validation import load_fleet
+
+        if problems := fleet_problems(u, load_fleet(stack).spec, read_stack_config(stack)[0]):
+            raise UserError(problems)
+    return u
+
+
+def fleet_problems(u: Usage, spec, stack_file: str = "the stack") -> list[Problem]:
+    """What a usage file says that the stack it is applied to cannot run: an average of running nodes outside the
+    group's replicas (min to the highest max, a schedule's included; with a rollout, the fleet's current group, the one
+    the average is of)."""
+    avg, shown = u.replicas_average, dict(u.origins).get("replicas_average")
+    if avg is None or shown is None:
+        return []
+    if getattr(spec, "rollout", None) is not None:
+        from gpufleet.stacks import rollout
+
+        spec = rollout.current_spec(spec)
+    lo, hi = spec.replicas.min, max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
+    if lo <= avg <= hi:
+        return []
+    return [
+        Problem(
+            shown,
+            "replicas_average",
+            f"{avg} average running nodes is outside the replicas of {stack_file}, min {lo} to max {hi}: an average lies "
+            f"between the fewest and the most nodes the fleet runs; give a value from {lo} to {hi} (or change the "
+            "stack's replicas)",
+        )
+    ]
 
 
 # --- average running replicas from the fleet's weekly schedules --------------------------------

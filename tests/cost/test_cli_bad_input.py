@@ -1,0 +1,227 @@
+"""Bad input to the cost commands, run as the console script runs them: exit 2, one line per problem naming the file
+(or option), the field and the fix, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ALI_BILL = ROOT / "examples" / "bill-alicloud-example.csv"
+LOADTEST = ROOT / "examples" / "loadtest-example.json"
+PROD = "alicloud-cn-hangzhou-prod"
+
+
+def refused(capsys, *argv) -> str:
+    """stderr of a command that must exit 2 (bad input) without a traceback."""
+    from gpufleet.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    assert exc.value.code == 2, out
+    assert "Traceback" not in out.err + out.out and "Error:" not in out.err
+    return out.err
+
+
+def bill_with(tmp_path: Path, row: int, column: str, value: str) -> Path:
+    rows = list(csv.reader(io.StringIO(ALI_BILL.read_text(encoding="utf-8"))))
+    rows[row - 1][rows[0].index(column)] = value
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    f = tmp_path / "bill.csv"
+    f.write_text(buf.getvalue(), encoding="utf-8")
+    return f
+
+
+@pytest.mark.parametrize("amount", ["1e400", "-1e400", "1234567890123456789", "9" * 40])
+def test_reconcile_refuses_an_amount_out_of_range(tmp_path, capsys, amount):
+    bill = bill_with(tmp_path, 3, "PretaxAmount", amount)
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--json", "-o", out)
+    assert f"{bill}: row 3.PretaxAmount: out of range: {amount!r}" in err
+    assert not out.exists()
+
+
+def test_reconcile_reads_large_and_tiny_amounts_that_are_money(tmp_path, capsys):
+    from gpufleet.cost import reconcile
+
+    bill = bill_with(tmp_path, 2, "PretaxAmount", "999999999999999.99")
+    assert reconcile.read_bill(bill)[2][0].amount == reconcile.Decimal("999999999999999.99")
+    bill = bill_with(tmp_path, 2, "PretaxAmount", "1e-400")  # rounds to 0.00: not refused
+    assert reconcile.run(PROD, bill).resources
+
+
+def test_reconcile_refuses_a_field_past_the_csv_limit(tmp_path, capsys):
+    bill = bill_with(tmp_path, 4, "NickName", "x" * 140_000)
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--json", "-o", out)
+    assert f"{bill}: row 4: not CSV this reads (field larger than field limit (131072); line 4 of the file)" in err
+    assert "export the billing detail as CSV again" in err and not out.exists()
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0.001", "0", "-0.5", "1.5", "nan"])
+def test_tokens_utilization_out_of_range(tmp_path, capsys, value):
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", LOADTEST, "--utilization", value, "-o", out)
+    assert f"--utilization: {value!r}: give fractions of the knee's throughput from 0.01 (1 %) to 1" in err
+    assert not out.exists()
+
+
+def test_tokens_smallest_utilization_is_priced_and_labelled_exactly(capsys):
+    from gpufleet.cli import main
+
+    main(["cost", "tokens", "-s", PROD, "--from-loadtest", str(LOADTEST), "--utilization", "0.01,0.015", "--json"])
+    (payg, *_) = json.loads(capsys.readouterr().out)["billing"]
+    assert [p["label"] for p in payg["points"]] == ["knee (100%)", "1%", "1.5%"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["knee"].update(requests_per_s=1e-300), "knee.requests_per_s"),
+        (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s"),
+        (lambda d: [lv.update(output_tokens_per_s=1e-300) for lv in d["levels"]], "levels.2.output_tokens_per_s"),
+    ],
+)
+def test_tokens_refuses_a_loadtest_throughput_out_of_range(tmp_path, capsys, edit, field):
+    data = json.loads(LOADTEST.read_text())
+    edit(data)
+    lt = tmp_path / "lt.json"
+    lt.write_text(json.dumps(data))
+    err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", lt)
+    assert f"{lt}: {field}: must be " in err and "not a throughput measured by a load test" in err
+
+
+def test_reconcile_refuses_an_empty_amount(tmp_path, capsys):
+    bill = bill_with(tmp_path, 3, "PretaxAmount", "")
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: row 3.PretaxAmount: empty: every bill line has an amount" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["estimate", "-s", PROD, "-o", "{stack}"],
+        ["estimate", "-s", "{stack}", "--format", "csv", "-o", "{link}"],
+        ["compare", "-s", PROD, "--usage", "{usage}", "-o", "{usage}"],
+        ["commit", "-s", PROD, "-o", "{own_usage}"],
+        ["diff", "-s", PROD, "-s", "alicloud-cn-hangzhou-dev", "-o", "{dev}"],
+        ["tokens", "-s", PROD, "--from-loadtest", "{lt}", "--json", "-o", "{lt}"],
+        ["reconcile", "-s", PROD, "--bill", "{bill}", "-o", "{bill}"],
+        ["report", "--all", "-o", "{dev}"],
+        ["budget", "--budgets", "{budgets}", "-o", "{budgets}"],
+    ],
+)
+def test_output_is_never_an_input_of_the_command(tmp_path, capsys, argv):
+    import shutil
+
+    from gpufleet.cost.usage import stack_usage_file
+    from gpufleet.stacks.loader import stack_path
+
+    files = {
+        "stack": stack_path(PROD),
+        "dev": stack_path("alicloud-cn-hangzhou-dev"),
+        "own_usage": stack_usage_file(PROD)[0],
+        "usage": tmp_path / "usage.yaml",
+        "lt": tmp_path / "lt.json",
+        "bill": tmp_path / "bill.csv",
+        "budgets": tmp_path / "budgets.yaml",
+        "link": tmp_path / "link.yaml",
+    }
+    files["usage"].write_text("replicas_average: 2\n")
+    shutil.copy(LOADTEST, files["lt"])
+    shutil.copy(ALI_BILL, files["bill"])
+    shutil.copy(ROOT / "examples" / "budgets-example.yaml", files["budgets"])
+    files["link"].symlink_to(files["stack"])
+    before = {k: Path(v).read_bytes() for k, v in files.items()}
+    args = [a.format(**files) for a in argv]
+    err = refused(capsys, "cost", *args)
+    assert f"-o: {args[-1]}: is an input of this command" in err and "give another file" in err
+    assert {k: Path(v).read_bytes() for k, v in files.items()} == before
+
+
+@pytest.mark.parametrize(
+    ("date", "why"),
+    [
+        ("2026-02-30", "is not a date"),
+        ("yesterday", "is not a date"),
+        ("20261203", "is not a date"),  # date.fromisoformat reads it; the files say YYYY-MM-DD
+        ("2026-W49-1", "is not a date"),
+        ("2026-12-06", "is after today (2026-12-05)"),
+    ],
+)
+def test_catalog_build_refuses_a_bad_date(capsys, monkeypatch, date, why):
+    from gpufleet.cost import catalog
+
+    monkeypatch.setenv("GPUFLEET_NOW", "2026-12-05T12:00:00Z")
+    before = {p: p.read_bytes() for p in catalog.DATA.glob("*.yaml")}
+    err = refused(capsys, "catalog", "build", "--date", date)
+    assert err.startswith("error --date: ") and date in err and why in err
+    assert {p: p.read_bytes() for p in catalog.DATA.glob("*.yaml")} == before
+
+
+@pytest.mark.parametrize("average", ["1000000", "0", "1.5", "8.01"])
+@pytest.mark.parametrize("command", ["estimate", "compare", "tokens"])
+def test_usage_average_outside_the_stacks_replicas(tmp_path, capsys, average, command):
+    usage = tmp_path / "usage.yaml"
+    usage.write_text(f"replicas_average: {average}\n")
+    more = ["--from-loadtest", LOADTEST] if command == "tokens" else []
+    err = refused(capsys, "cost", command, "-s", PROD, "--usage", usage, *more)
+    assert (
+        f"{usage}: replicas_average: {average} average running nodes is outside the replicas of "
+        f"stacks/Pulumi.{PROD}.yaml, min 2 to max 8" in err
+    )
+    assert "give a value from 2 to 8" in err
+
+
+@pytest.mark.parametrize("average", ["2", "5.5", "8"])
+def test_usage_average_within_the_stacks_replicas_is_priced(tmp_path, capsys, average):
+    from gpufleet.cli import main
+
+    usage = tmp_path / "usage.yaml"
+    usage.write_text(f"replicas_average: {average}\n")
+    main(["cost", "estimate", "-s", PROD, "--usage", str(usage), "--json"])
+    assert json.loads(capsys.readouterr().out)["scenarios"]["average"]["nodes"] == average
+
+
+def _two_months(tmp_path: Path) -> Path:
+    rows = list(csv.reader(io.StringIO(ALI_BILL.read_text(encoding="utf-8"))))
+    rows[2][0] = "2026-10"
+    f = tmp_path / "bill.csv"
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    f.write_text(buf.getvalue(), encoding="utf-8")
+    return f
+
+
+def test_reconcile_refuses_a_bill_of_several_cycles_without_month(tmp_path, capsys):
+    bill = _two_months(tmp_path)
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: BillingCycle: the bill spans 2 billing cycles (2026-10, 2026-11)" in err and "--month 2026-11" in err
+
+
+def test_reconcile_month_selects_one_cycle(tmp_path, capsys):
+    from gpufleet.cli import main
+
+    bill = _two_months(tmp_path)
+    main(["cost", "reconcile", "-s", PROD, "--bill", str(bill), "--month", "2026-11", "--json"])
+    j = json.loads(capsys.readouterr().out)
+    rows = [r for m in j["resources"] for r in m["bill_rows"]] + [u["row"] for u in j["undeclared"]]
+    assert j["billing_cycle"] == "2026-11" and 3 not in rows and 2 in rows
+    assert "--month: 2026-09: " in refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--month", "2026-09")
+    assert "--month: '2026-13' is not a month" in refused(
+        capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--month", "2026-13"
+    )
+
+
+@pytest.mark.parametrize("cycle", ["xx", "", "2026-13", "202611", "2026-11-01"])
+def test_reconcile_refuses_a_malformed_cycle(tmp_path, capsys, cycle):
+    bill = bill_with(tmp_path, 4, "BillingCycle", cycle)
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: row 4.BillingCycle: not a billing cycle: {cycle!r}; a month written YYYY-MM" in err
