@@ -220,7 +220,7 @@ def test_a_provider_region_that_disagrees_with_the_fleet_is_refused(project):
     ("text", "field", "said"),
     [
         ("config:\n  gpufleet:fleet: [1, 2]\n", "config.gpufleet:fleet", "is a list: the fleet spec is a mapping"),
-        ("config:\n  gpufleet:fleet: hangzhou\n", "config.gpufleet:fleet", "is a string"),
+        ("config:\n  gpufleet:fleet: hangzhou\n", "config.gpufleet:fleet", "is text"),
         ("config: [1, 2]\n", "config", "is a list: it must be a mapping"),
         ("- config\n", "", "is a list: a Pulumi stack file is a mapping"),
     ],

@@ -159,12 +159,12 @@ def _parse_config(path: Path, shown: str) -> dict:
     ):
         raise UserError(unknown)
     if not isinstance(doc, dict):
-        raise UserError([Problem(shown, "", f"is {_kind(doc)}: a Pulumi stack file is a mapping with `config:` in it")])
+        raise UserError([Problem(shown, "", f"is {inputs.kind(doc)}: a Pulumi stack file is a mapping with `config:` in it")])
     config = doc.get("config")
     if config is None:
         raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
     if not isinstance(config, dict):
-        raise UserError([Problem(shown, "config", f"is {_kind(config)}: it must be a mapping of setting names to values")])
+        raise UserError([Problem(shown, "config", f"is {inputs.kind(config)}: it must be a mapping of setting names to values")])
     if problems := config_key_problems(config, shown):
         raise UserError(problems)
     return config
@@ -222,7 +222,7 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
         raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
     if not isinstance(raw, dict):
         raise UserError(
-            [Problem(shown, f"config.{CONFIG_KEY}", f"is {_kind(raw)}: the fleet spec is a mapping (cloud:, region:, ...)")]
+            [Problem(shown, f"config.{CONFIG_KEY}", f"is {inputs.kind(raw)}: the fleet spec is a mapping (cloud:, region:, ...)")]
         )
     named = stack_name_problems(stack, config, raw, shown)
     try:
@@ -237,19 +237,6 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
 
 
 _FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, checks, lock) -> its validated fleet
-
-
-def _kind(value: Any) -> str:
-    """What a YAML value is, for a message ("a list", "a string", ...)."""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return f"a {type(value).__name__}"
 
 
 def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list[Problem]:
