@@ -276,7 +276,7 @@ def tokens_cmd(
         metavar="LIST",
         help="average load as fractions of the knee's throughput (the knee itself is always shown), e.g. 0.3,0.5,0.8",
     ),
-    peak_qps: float | None = typer.Option(
+    peak_qps: float | None = options.real(
         None,
         "--peak-qps",
         metavar="QPS",
