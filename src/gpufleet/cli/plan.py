@@ -224,11 +224,25 @@ def fit_cmd(
 
 
 def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Problem]:
+    """A GPU the catalog lacks needs both its memory and its compute capability (each alone is a UserError)."""
     out = []
-    if memory_gib is None or not 1 <= memory_gib <= 1024:
+    if memory_gib is None:
+        out.append(
+            Problem("--gpu-memory-gib", "", "required with --compute-capability: one GPU's total memory in GiB, e.g. 23.58")
+        )
+    elif not 1 <= memory_gib <= 1024:
         out.append(Problem("--gpu-memory-gib", "", "give one GPU's total memory in GiB (1-1024), e.g. 23.58 for a 24 GB card"))
     parts = (cc or "").split(".")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
+    if cc is None:
+        out.append(
+            Problem(
+                "--compute-capability",
+                "",
+                "required with --gpu-memory-gib: the GPU's compute capability M.m, e.g. 8.6 "
+                "(nvidia-smi --query-gpu=compute_cap --format=csv)",
+            )
+        )
+    elif len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
         out.append(
             Problem("--compute-capability", "", f"{cc!r} is not M.m between 7.0 and 12.x (e.g. 8.6), as vLLM runs on CUDA")
         )
