@@ -118,6 +118,51 @@ def test_a_bad_trace_exits_2_naming_row_and_column(tmp_path):
     assert r.returncode == 2 and f"{trace}: row 2: requests_per_s:" in r.stderr and not out.exists(), r.stderr
 
 
+def _all_errors(d):
+    for lv in d["levels"]:
+        lv["error_rate"], lv["errors"] = 1.0, lv["requests"]
+
+
+LOADTEST_FAULTS = [  # (change to the example load test, what the refusal names)
+    (lambda d: d["levels"][2].update(ttft_ms="x"), "levels.2.ttft_ms: expected a mapping"),
+    (lambda d: d["levels"][2].update(ttft_ms=[1]), "levels.2.ttft_ms: expected a mapping"),
+    (lambda d: d["levels"][1]["latency_ms"].update(p95="slow"), "levels.1.latency_ms.p95: must be a number"),
+    (lambda d: d["levels"][1].update(concurrency=True), "levels.1.concurrency: must be a number"),
+    (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s: must be at most 1e+09"),
+    (lambda d: d["knee"].update(requests_per_s=True), "knee.requests_per_s: must be a number"),
+    (lambda d: d["knee"].update(requests_per_s=99.0), "knee: does not match the levels: 99 requests/s"),
+    (lambda d: d["knee"].update(concurrency=8), "knee.concurrency: 8 names no level"),
+    (
+        lambda d: d["levels"][3]["latency_ms"].update(p95=None) or d["knee"].update(concurrency=32, requests_per_s=13.484),
+        "above the SLO",
+    ),
+    (lambda d: d.update(slo_p95_ms=None), "the result has no slo_p95_ms"),
+    (lambda d: d.update(slo_p95_ms=True), "slo_p95_ms: must be a number"),
+    (_all_errors, "levels.2 (concurrency 16) had errors"),
+]
+
+
+@pytest.mark.parametrize("command", ["scaling", "capacity"])
+@pytest.mark.parametrize("change, says", LOADTEST_FAULTS)
+def test_plan_scaling_and_capacity_refuse_the_same_bad_load_test(tmp_path, command, change, says):
+    doc = json.loads(Path(LOADTEST).read_text())
+    change(doc)
+    bad = tmp_path / "lt.json"
+    bad.write_text(json.dumps(doc))
+    out = tmp_path / "never.json"
+    args = ("--stack", "alicloud-cn-hangzhou-prod") if command == "scaling" else ("--peak-qps", "40")
+    r = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", command, *args, "--from-loadtest", str(bad)]
+        + ["--json", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert r.returncode == 2 and f"error {bad}: " in r.stderr and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
 @pytest.mark.chromium
 def test_chart_in_chromium(app, tmp_path):
     page = tmp_path / "day.html"
