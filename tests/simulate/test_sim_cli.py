@@ -101,6 +101,14 @@ def test_a_trace_file_both_clouds(app, tmp_path):
         (("--profile", "day"), "--qps-per-node / --from-loadtest: give exactly one"),
         (("--qps-per-node", "5", "--start", "2026-12-07T09:00"), "--start:"),
         (("--qps-per-node", "5", "--reclaim-at", "soon"), "--reclaim-at: 'soon'"),
+        (("--qps-per-node", "5", "--reclaim-at", "nan"), "--reclaim-at: must be a finite number"),
+        # at most one reclaim a profile step (1e9 was an OOM kill, 1e7 a MemoryError, nan ran)
+        (("--qps-per-node", "5", "--reclaim-per-hour", "1e9"), "--reclaim-per-hour: must be at most 360"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "1e7"), "--reclaim-per-hour: must be at most 360"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "-1"), "--reclaim-per-hour: must be at least 0"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "nan"), "'--reclaim-per-hour': nan is not a finite number"),
+        (("--qps-per-node", "5", "--start", "9999-12-31T23:00:00Z"), "--start: 9999-12-31T23:00:00+00:00 plus"),
+        (("--qps-per-node", "5", "--start", "0001-01-01T00:00:00Z"), "start between 0001-01-03 and"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, args, says):
@@ -160,6 +168,25 @@ def test_plan_scaling_and_capacity_refuse_the_same_bad_load_test(tmp_path, comma
         timeout=120,
     )
     assert r.returncode == 2 and f"error {bad}: " in r.stderr and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "rows, says",
+    [
+        (
+            "0,5\n31536000000,5\n",
+            "row 2: time: the trace lasts 7.3e+05 days (each row lasts the step to the next): at most 579 days",
+        ),  # ran for hours
+        ("0,5\n1e15,5\n", "row 2: time: '1e15' is out of range"),  # was an OverflowError
+    ],
+)
+def test_a_trace_too_long_or_out_of_range_exits_2_before_simulating(tmp_path, rows, says):
+    trace = tmp_path / "t.csv"
+    trace.write_text("time,requests_per_s\n" + rows)
+    out = tmp_path / "never.json"
+    r = cli("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "5", "--trace", str(trace), "--json", "-o", str(out))
+    assert r.returncode == 2 and f"{trace}: {says}" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not out.exists()
 
 

@@ -364,7 +364,11 @@ def scaling_cmd(
         "--slo-ttft-ms",
         help="TTFT objective to check (exit 1 when missed); default: the load test's p95 SLO, reported only",
     ),
-    reclaim_per_hour: float = options.real(0.0, "--reclaim-per-hour", min=0.0, help="spot reclaims per hour, evenly spread"),
+    reclaim_per_hour: float = options.real(
+        0.0,
+        "--reclaim-per-hour",
+        help="spot reclaims per hour, evenly spread: 0 to 360 (at most one every 10 s, the built-in profiles' step)",
+    ),
     reclaim_at: str | None = typer.Option(
         None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated"
     ),
@@ -386,18 +390,22 @@ def scaling_cmd(
     """
     from datetime import datetime
 
+    from gpufleet.inputs import number_problems
     from gpufleet.simulate import capacity, report, run, trace
 
     chosen = options.chosen_format(fmt, as_json, SCALING_FORMATS, output)
     problems = _choice_problems([("--profile", profile, trace.PROFILES)])
     if (qps_per_node is None) == (from_loadtest is None):
         problems.append(Problem("--qps-per-node / --from-loadtest", "", "give exactly one (what one node serves)"))
+    problems += number_problems(reclaim_per_hour, "--reclaim-per-hour", "", 0, trace.MAX_RECLAIMS_PER_HOUR)
     at: list[float] = []
     for part in filter(None, (reclaim_at or "").split(",")):
         try:
             at.append(float(part))
         except ValueError:
             problems.append(Problem("--reclaim-at", "", f"{part!r} is not a number of seconds"))
+        else:
+            problems += number_problems(at[-1], "--reclaim-at", "", 0, trace.MAX_SPAN_S)
     when = None
     if start:
         try:
@@ -406,6 +414,8 @@ def scaling_cmd(
             when = None
         if when is None or when.tzinfo is None:
             problems.append(Problem("--start", "", f"{start!r}: give ISO 8601 with a zone, e.g. 2026-12-07T09:00:00+08:00"))
+        else:
+            problems += trace.span_problems(when, trace.MAX_SPAN_S, "--start", "")
     if slo_ttft_ms is not None and not slo_ttft_ms > 0:
         problems.append(Problem("--slo-ttft-ms", "", "must be above 0"))
     if problems:
