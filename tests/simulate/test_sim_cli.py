@@ -142,8 +142,9 @@ LOADTEST_FAULTS = [  # (change to the example load test, what the refusal names)
     (lambda d: d["knee"].update(concurrency=8), "knee.concurrency: 8 names no level"),
     (
         lambda d: d["levels"][3]["latency_ms"].update(p95=None) or d["knee"].update(concurrency=32, requests_per_s=13.484),
-        "above the SLO",
+        "has no p95 latency",
     ),
+    (lambda d: d["knee"].update(concurrency=32, requests_per_s=13.484), "p95 latency 2244 ms, above the SLO of 1500 ms"),
     (lambda d: d.update(slo_p95_ms=None), "the result has no slo_p95_ms"),
     (lambda d: d.update(slo_p95_ms=True), "slo_p95_ms: must be a number"),
     (_all_errors, "levels.2 (concurrency 16) had errors"),

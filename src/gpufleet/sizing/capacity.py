@@ -14,6 +14,10 @@ from typing import Any
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import kind, number_problems, read_json_object
 
+# What one node can take, requests/s: --qps-per-node and a load test's levels and knee stay within it.
+MAX_QPS_PER_NODE = 1e9
+MAX_PROBLEMS = 10  # of a load-test file, reported together
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -85,11 +89,6 @@ def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
     return float(best["requests_per_s"]), f"best error-free level of {shown} (concurrency {best['concurrency']}; no SLO knee)"
 
 
-# What one node can take, requests/s: --qps-per-node and a load test's levels and knee stay within it.
-MAX_QPS_PER_NODE = 1e9
-MAX_PROBLEMS = 10
-
-
 def result_problems(data: dict, shown: str) -> list[Problem]:
     """Problems of a load-test result (format: gpufleet.sizing.loadstats), each naming its field (`levels.2.ttft_ms`):
 
@@ -149,8 +148,9 @@ def _level_problems(level: Any, shown: str, at: str) -> list[Problem]:
 
 
 def _knee_problems(data: dict, shown: str) -> list[Problem]:
-    """The knee against its levels (levels already checked): the level it names is what loadstats.find_knee would
-    pick there, zero errors and p95 latency within the SLO, with the same requests/s."""
+    """The knee against its levels (levels already checked), by loadstats.find_knee's rule: the level it names
+    exists, had zero errors and p95 latency within slo_p95_ms, and measured the knee's requests/s. (Whether it is the
+    highest such level is not checked: a hand-lowered knee plans more nodes, never fewer.)"""
     knee, slo = data.get("knee"), data.get("slo_p95_ms")
     if knee is None:
         return []
@@ -172,8 +172,10 @@ def _knee_problems(data: dict, shown: str) -> list[Problem]:
         why = (
             f"levels.{i} (concurrency {level['concurrency']:g}) had errors (error_rate {level['error_rate']:g}): a knee has none"
         )
-    elif p95 is None or p95 > slo:
-        why = f"levels.{i} (concurrency {level['concurrency']:g}) has p95 latency {p95} ms, above the SLO of {slo:g} ms"
+    elif p95 is None:
+        why = f"levels.{i} (concurrency {level['concurrency']:g}) has no p95 latency (no request succeeded)"
+    elif p95 > slo:
+        why = f"levels.{i} (concurrency {level['concurrency']:g}) has p95 latency {p95:g} ms, above the SLO of {slo:g} ms"
     elif abs(level["requests_per_s"] - knee["requests_per_s"]) > 1e-9 * max(1.0, level["requests_per_s"]):
         why = f"{knee['requests_per_s']:g} requests/s, but its level (levels.{i}) measured {level['requests_per_s']:g}"
     else:
