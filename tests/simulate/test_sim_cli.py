@@ -101,6 +101,14 @@ def test_a_trace_file_both_clouds(app, tmp_path):
         (("--profile", "day"), "--qps-per-node / --from-loadtest: give exactly one"),
         (("--qps-per-node", "5", "--start", "2026-12-07T09:00"), "--start:"),
         (("--qps-per-node", "5", "--reclaim-at", "soon"), "--reclaim-at: 'soon'"),
+        (("--qps-per-node", "5", "--reclaim-at", "nan"), "--reclaim-at: must be a finite number"),
+        # at most one reclaim a profile step (1e9 was an OOM kill, 1e7 a MemoryError, nan ran)
+        (("--qps-per-node", "5", "--reclaim-per-hour", "1e9"), "--reclaim-per-hour: must be at most 360"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "1e7"), "--reclaim-per-hour: must be at most 360"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "-1"), "--reclaim-per-hour: must be at least 0"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "nan"), "'--reclaim-per-hour': nan is not a finite number"),
+        (("--qps-per-node", "5", "--start", "9999-12-31T23:00:00Z"), "--start: 9999-12-31T23:00:00+00:00 plus"),
+        (("--qps-per-node", "5", "--start", "0001-01-01T00:00:00Z"), "start between 0001-01-03 and"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, args, says):
@@ -116,6 +124,71 @@ def test_a_bad_trace_exits_2_naming_row_and_column(tmp_path):
     out = tmp_path / "never.json"
     r = cli("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "5", "--trace", str(trace), "--json", "-o", str(out))
     assert r.returncode == 2 and f"{trace}: row 2: requests_per_s:" in r.stderr and not out.exists(), r.stderr
+
+
+def _all_errors(d):
+    for lv in d["levels"]:
+        lv["error_rate"], lv["errors"] = 1.0, lv["requests"]
+
+
+LOADTEST_FAULTS = [  # (change to the example load test, what the refusal names)
+    (lambda d: d["levels"][2].update(ttft_ms="x"), "levels.2.ttft_ms: expected a mapping"),
+    (lambda d: d["levels"][2].update(ttft_ms=[1]), "levels.2.ttft_ms: expected a mapping"),
+    (lambda d: d["levels"][1]["latency_ms"].update(p95="slow"), "levels.1.latency_ms.p95: must be a number"),
+    (lambda d: d["levels"][1].update(concurrency=True), "levels.1.concurrency: must be a number"),
+    (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s: must be at most 1e+09"),
+    (lambda d: d["knee"].update(requests_per_s=True), "knee.requests_per_s: must be a number"),
+    (lambda d: d["knee"].update(requests_per_s=99.0), "knee: does not match the levels: 99 requests/s"),
+    (lambda d: d["knee"].update(concurrency=8), "knee.concurrency: 8 names no level"),
+    (
+        lambda d: d["levels"][3]["latency_ms"].update(p95=None) or d["knee"].update(concurrency=32, requests_per_s=13.484),
+        "has no p95 latency",
+    ),
+    (lambda d: d["knee"].update(concurrency=32, requests_per_s=13.484), "p95 latency 2244 ms, above the SLO of 1500 ms"),
+    (lambda d: d.update(slo_p95_ms=None), "the result has no slo_p95_ms"),
+    (lambda d: d.update(slo_p95_ms=True), "slo_p95_ms: must be a number"),
+    (_all_errors, "levels.2 (concurrency 16) had errors"),
+]
+
+
+@pytest.mark.parametrize("command", ["scaling", "capacity"])
+@pytest.mark.parametrize("change, says", LOADTEST_FAULTS)
+def test_plan_scaling_and_capacity_refuse_the_same_bad_load_test(tmp_path, command, change, says):
+    doc = json.loads(Path(LOADTEST).read_text())
+    change(doc)
+    bad = tmp_path / "lt.json"
+    bad.write_text(json.dumps(doc))
+    out = tmp_path / "never.json"
+    args = ("--stack", "alicloud-cn-hangzhou-prod") if command == "scaling" else ("--peak-qps", "40")
+    r = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", command, *args, "--from-loadtest", str(bad)]
+        + ["--json", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert r.returncode == 2 and f"error {bad}: " in r.stderr and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "rows, says",
+    [
+        (
+            "0,5\n31536000000,5\n",
+            "row 2: time: the trace lasts 7.3e+05 days (each row lasts the step to the next): at most 579 days",
+        ),  # ran for hours
+        ("0,5\n1e15,5\n", "row 2: time: '1e15' is out of range"),  # was an OverflowError
+    ],
+)
+def test_a_trace_too_long_or_out_of_range_exits_2_before_simulating(tmp_path, rows, says):
+    trace = tmp_path / "t.csv"
+    trace.write_text("time,requests_per_s\n" + rows)
+    out = tmp_path / "never.json"
+    r = cli("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "5", "--trace", str(trace), "--json", "-o", str(out))
+    assert r.returncode == 2 and f"{trace}: {says}" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
 
 
 @pytest.mark.chromium

@@ -46,12 +46,25 @@ def test_json_rows(tmp_path):
         ("time,requests_per_s\n0,1\n10,1\n40,1\n", "row 3: time", "fill the gap"),
         ("time,requests_per_s\n2026-12-07T09:00:00,1\n2026-12-07T09:00:10,1\n", "row 1: time", "no zone"),
         ("time,requests_per_s\nyesterday,1\n", "row 1: time", "neither ISO 8601"),
+        # the simulated time is bounded (trace.MAX_SPAN_S), times are finite and their dates representable
+        ("time,requests_per_s\n0,5\n31536000000,5\n", "row 2: time", "at most 579 days"),
+        ("time,requests_per_s\n0,5\n1e15,5\n", "row 2: time", "'1e15' is out of range"),
+        ("time,requests_per_s\n0,5\nnan,5\n", "row 2: time", "'nan' is not a finite number"),
+        ("time,requests_per_s\n2026-01-01T00:00:00Z,5\n9999-12-31T00:00:00Z,5\n", "row 2: time", "out of range"),
+        ("time,requests_per_s\n0001-01-01T00:00:00+08:00,5\n0001-01-01T01:00:00+08:00,5\n", "row 1: time", "out of range"),
+        ("time,requests_per_s\n9994-01-01T00:00:00Z,5\n9994-10-01T00:00:00Z,5\n", "row 2: time", "start between"),
     ],
 )
 def test_bad_traces_name_row_and_column(tmp_path, text, where, says):
     found = problems(tmp_path, text)
     assert any(where in p and says in p for p in found), found
     assert all(p.startswith(str(tmp_path / "t.csv")) for p in found)
+
+
+def test_the_longest_trace_is_the_rows_budget_at_the_profiles_step():
+    assert trace.MAX_SPAN_S == trace.MAX_ROWS * trace.PROFILE_STEP_S and trace.MAX_RECLAIMS_PER_HOUR == 360
+    assert trace.span_problems(START, trace.MAX_SPAN_S, "t.csv", "") == []
+    assert trace.span_problems(trace.LATEST - (trace.LATEST - START), trace.MAX_SPAN_S + 1, "t.csv", "")
 
 
 def test_profiles_have_the_documented_shape():

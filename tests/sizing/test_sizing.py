@@ -313,6 +313,24 @@ def test_plan_fit_custom_gpu_excludes_gpu_stack_and_cloud_and_checks_its_values(
     assert terms["usable_memory"]["gib"] == 23.58 and terms["non_torch"]["estimate"] and terms["cuda_graphs"]["estimate"]
 
 
+@pytest.mark.parametrize(
+    "given, missing", [("--gpu-memory-gib", "--compute-capability"), ("--compute-capability", "--gpu-memory-gib")]
+)
+def test_plan_fit_custom_gpu_says_the_other_option_is_required(given, missing):
+    value = {"--gpu-memory-gib": "24", "--compute-capability": "8.6"}[given]
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", given, value)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{missing}: required with {given}" in r.stderr and "None" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--cpu-offload-gb", "--reserved-gib", "--gpu-memory-utilization"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_plan_fit_refuses_non_finite_numbers(flag, value):
+    r = _plan("--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", flag, value)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and f"'{flag}'" in r.stderr, r.stderr
+    assert "not a finite number" in r.stderr or "not in the range" in r.stderr, r.stderr
+
+
 def test_plan_fit_reserved_gib_takes_other_processes_memory_out_of_the_kv_cache():
     # vllm#11230 (calibration.yaml): 72B GPTQ on a 47.74 GiB card where 3.74 GiB was held by something else.
     base = (

@@ -302,7 +302,7 @@ def tokens_cmd(
         help="average load as fractions of the knee's throughput, each 0.01 to 1 (the knee itself is always shown), "
         "e.g. 0.3,0.5,0.8",
     ),
-    peak_qps: float | None = typer.Option(
+    peak_qps: float | None = options.real(
         None,
         "--peak-qps",
         metavar="QPS",

@@ -177,9 +177,9 @@ def build(
         False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"
     ),
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
-    backoff: float = typer.Option(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
+    backoff: float = options.real(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
     connect_timeout: int = typer.Option(10, "--connect-timeout", min=1, help="seconds to wait for the SSH connection"),
-    keepalive: float = typer.Option(
+    keepalive: float = options.real(
         10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
     ),
     manifest_out: Path | None = typer.Option(

@@ -113,11 +113,11 @@ def loadtest_cmd(
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key"
     ),
-    slo_p95_ms: float | None = typer.Option(
+    slo_p95_ms: float | None = options.real(
         None, "--slo-p95-ms", metavar="MS", help="latency target: the knee is the highest concurrency within it"
     ),
-    timeout_s: float = typer.Option(120.0, "--timeout-s", metavar="S", help="per request, connect to last token"),
-    max_duration_s: float = typer.Option(300.0, "--max-duration-s", metavar="S", help="per level: no request starts after this"),
+    timeout_s: float = options.real(120.0, "--timeout-s", metavar="S", help="per request, connect to last token"),
+    max_duration_s: float = options.real(300.0, "--max-duration-s", metavar="S", help="per level: no request starts after this"),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),

@@ -14,6 +14,8 @@
   together, a build step or a load test that failed); 2 bad input (a usage error, a bad file or value).
 - Colour: none when NO_COLOR is set or the output is not a terminal (gpufleet/errors.py console()).
 - Help: `-h` is `--help` everywhere; `gpufleet` or a group without a command prints its help and exits 0 (cli/__init__.py).
+- Numbers: every float option is declared with `real()`: nan and inf are refused (exit 2), which click's float and
+  float range are not (nan passes every min/max comparison).
 - Figures: a lower bound reads `≥ X`, a spread `X (low–high)`, a change with an unpriced side `at most +X`, in every
   text format (gpufleet/cost/figures.py).
 """
@@ -21,6 +23,7 @@
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +101,18 @@ def known_cloud(value: str | None) -> str | None:
     if value not in registry.names():
         names = ", ".join(sorted(registry.names()))
         raise UserError([Problem("--cloud", "", f"unknown cloud {value!r}; the registered clouds are {names}")])
+    return value
+
+
+def real(default: Any, *names: str, **kwargs: Any) -> Any:
+    """A float option (typer.Option's arguments, min and max included) that refuses nan and inf: click's float and
+    float range take them, and nan passes every range check (each comparison with nan is false)."""
+    return typer.Option(default, *names, callback=finite, **kwargs)
+
+
+def finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
     return value
 
 

@@ -56,7 +56,7 @@ def fit_cmd(
     gpu: str | None = typer.Option(
         None, "--gpu", autocompletion=options.complete_gpu, help="T4, A10, V100-16G, V100-32G, A100-40G, A100-80G"
     ),
-    gpu_memory_gib: float | None = typer.Option(
+    gpu_memory_gib: float | None = options.real(
         None,
         "--gpu-memory-gib",
         help="a GPU the catalog lacks: one GPU's total memory as CUDA reports it (vLLM's total_gpu_memory), with "
@@ -75,7 +75,7 @@ def fit_cmd(
         0, "--max-loras", min=0, max=256, help="LoRA adapter slots vLLM preallocates (as --enable-lora --max-loras N); 0: off"
     ),
     max_lora_rank: int = typer.Option(16, "--max-lora-rank", min=1, max=512, help="with --max-loras (vLLM's default 16)"),
-    cpu_offload_gb: float = typer.Option(
+    cpu_offload_gb: float = options.real(
         0.0, "--cpu-offload-gb", min=0.0, max=4096.0, help="GiB of weights per GPU moved to CPU memory (as vllm serve)"
     ),
     dtype: str = typer.Option(
@@ -91,11 +91,11 @@ def fit_cmd(
     max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),
     max_num_seqs: int | None = typer.Option(None, "--max-num-seqs", min=1, help="default: the pinned vLLM's"),
     max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens", min=1, help="default: the pinned vLLM's"),
-    gpu_memory_utilization: float | None = typer.Option(
+    gpu_memory_utilization: float | None = options.real(
         None, "--gpu-memory-utilization", min=0.05, max=0.99, help="default: the pinned vLLM's"
     ),
     enforce_eager: bool = typer.Option(False, "--enforce-eager", help="no CUDA graphs (as vllm serve --enforce-eager)"),
-    reserved_gib: float = typer.Option(
+    reserved_gib: float = options.real(
         0.0,
         "--reserved-gib",
         min=0.0,
@@ -224,11 +224,25 @@ def fit_cmd(
 
 
 def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Problem]:
+    """A GPU the catalog lacks needs both its memory and its compute capability (each alone is a UserError)."""
     out = []
-    if memory_gib is None or not 1 <= memory_gib <= 1024:
+    if memory_gib is None:
+        out.append(
+            Problem("--gpu-memory-gib", "", "required with --compute-capability: one GPU's total memory in GiB, e.g. 23.58")
+        )
+    elif not 1 <= memory_gib <= 1024:
         out.append(Problem("--gpu-memory-gib", "", "give one GPU's total memory in GiB (1-1024), e.g. 23.58 for a 24 GB card"))
     parts = (cc or "").split(".")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
+    if cc is None:
+        out.append(
+            Problem(
+                "--compute-capability",
+                "",
+                "required with --gpu-memory-gib: the GPU's compute capability M.m, e.g. 8.6 "
+                "(nvidia-smi --query-gpu=compute_cap --format=csv)",
+            )
+        )
+    elif len(parts) != 2 or not all(p.isdigit() for p in parts) or not 7 <= int(parts[0]) <= 12:
         out.append(
             Problem("--compute-capability", "", f"{cc!r} is not M.m between 7.0 and 12.x (e.g. 8.6), as vLLM runs on CUDA")
         )
@@ -273,8 +287,8 @@ def _print_fit(r, model_name: str, c) -> None:
 
 @plan_app.command("capacity")
 def capacity_cmd(
-    peak_qps: float = typer.Option(..., "--peak-qps", help="requests per second at the busiest time"),
-    qps_per_node: float | None = typer.Option(None, "--qps-per-node", help="requests per second one node sustains"),
+    peak_qps: float = options.real(..., "--peak-qps", help="requests per second at the busiest time"),
+    qps_per_node: float | None = options.real(None, "--qps-per-node", help="requests per second one node sustains"),
     from_loadtest: Path | None = typer.Option(
         None, "--from-loadtest", help="a result file written by `gpufleet loadtest --save-json FILE`"
     ),
@@ -342,15 +356,19 @@ def scaling_cmd(
     from_loadtest: Path | None = typer.Option(
         None, "--from-loadtest", help="per-node capacity: the knee of `gpufleet loadtest --save-json FILE`"
     ),
-    qps_per_node: float | None = typer.Option(
+    qps_per_node: float | None = options.real(
         None, "--qps-per-node", help="per-node capacity as plan capacity takes it (instead of --from-loadtest)"
     ),
-    slo_ttft_ms: float | None = typer.Option(
+    slo_ttft_ms: float | None = options.real(
         None,
         "--slo-ttft-ms",
         help="TTFT objective to check (exit 1 when missed); default: the load test's p95 SLO, reported only",
     ),
-    reclaim_per_hour: float = typer.Option(0.0, "--reclaim-per-hour", min=0.0, help="spot reclaims per hour, evenly spread"),
+    reclaim_per_hour: float = options.real(
+        0.0,
+        "--reclaim-per-hour",
+        help="spot reclaims per hour, evenly spread: 0 to 360 (at most one every 10 s, the built-in profiles' step)",
+    ),
     reclaim_at: str | None = typer.Option(
         None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated"
     ),
@@ -372,18 +390,22 @@ def scaling_cmd(
     """
     from datetime import datetime
 
+    from gpufleet.inputs import number_problems
     from gpufleet.simulate import capacity, report, run, trace
 
     chosen = options.chosen_format(fmt, as_json, SCALING_FORMATS, output)
     problems = _choice_problems([("--profile", profile, trace.PROFILES)])
     if (qps_per_node is None) == (from_loadtest is None):
         problems.append(Problem("--qps-per-node / --from-loadtest", "", "give exactly one (what one node serves)"))
+    problems += number_problems(reclaim_per_hour, "--reclaim-per-hour", "", 0, trace.MAX_RECLAIMS_PER_HOUR)
     at: list[float] = []
     for part in filter(None, (reclaim_at or "").split(",")):
         try:
             at.append(float(part))
         except ValueError:
             problems.append(Problem("--reclaim-at", "", f"{part!r} is not a number of seconds"))
+        else:
+            problems += number_problems(at[-1], "--reclaim-at", "", 0, trace.MAX_SPAN_S)
     when = None
     if start:
         try:
@@ -392,6 +414,8 @@ def scaling_cmd(
             when = None
         if when is None or when.tzinfo is None:
             problems.append(Problem("--start", "", f"{start!r}: give ISO 8601 with a zone, e.g. 2026-12-07T09:00:00+08:00"))
+        else:
+            problems += trace.span_problems(when, trace.MAX_SPAN_S, "--start", "")
     if slo_ttft_ms is not None and not slo_ttft_ms > 0:
         problems.append(Problem("--slo-ttft-ms", "", "must be above 0"))
     if problems:

@@ -386,7 +386,7 @@ O_PROMPTS = typer.Option(
 O_CONCURRENCY = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load")
 O_REQUESTS = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load")
 O_MAX_TOKENS = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request")
-O_TIMEOUT = typer.Option(60.0, "--timeout-s", metavar="S", help="per request, connect to last token")
+O_TIMEOUT = options.real(60.0, "--timeout-s", metavar="S", help="per request, connect to last token")
 
 
 def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gate_options) -> None:

@@ -69,8 +69,9 @@ def from_loadtest(path: Path) -> NodeCapacity:
 def given(requests_per_s: float, source: str = "given") -> NodeCapacity:
     from gpufleet.errors import UserError
     from gpufleet.inputs import number_problems
+    from gpufleet.sizing.capacity import MAX_QPS_PER_NODE
 
-    problems = number_problems(requests_per_s, "--qps-per-node", "", 0, 1e9, above=True)
+    problems = number_problems(requests_per_s, "--qps-per-node", "", 0, MAX_QPS_PER_NODE, above=True)
     if problems:
         raise UserError(problems)
     return NodeCapacity(float(requests_per_s), source)

@@ -8,7 +8,7 @@ from datetime import datetime
 from gpufleet.simulate import engine, timings
 from gpufleet.simulate.capacity import NodeCapacity
 from gpufleet.simulate.model import Behaviour
-from gpufleet.simulate.trace import Trace
+from gpufleet.simulate.trace import PROFILE_STEP_S, Trace
 
 
 def behaviour(fleet, resources: list[dict], node_completes: bool | None = None) -> Behaviour:
@@ -78,7 +78,7 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
     return [(0, 1.0), (1, 2.0), (3, 4.0), (6, 5.0), (9, 4.0), (13, 1.5), (16, 1.0), (24, 1.0)]
 
 
-def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, step_s: float = 10.0) -> Trace:
+def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, step_s: float = PROFILE_STEP_S) -> Trace:
     from gpufleet.simulate import trace
 
     return trace.profile(name, step_low(b, cap), start, step_s, day_shape(b))

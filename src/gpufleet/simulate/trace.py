@@ -4,6 +4,12 @@ CSV: a header row with `time` (ISO 8601 with a zone, or seconds from the start) 
 `prompt_tokens` and `output_tokens` (means per request). JSON: a list of objects with the same keys (or an object with
 `rows`). Rows are sorted, evenly spaced (the first gap is the step; a longer gap is refused), rates non-negative. A bad
 trace is a UserError naming the file, the row (1 = the first data row) and the column.
+
+Limits (one budget: MAX_ROWS steps of the built-in profiles' PROFILE_STEP_S): at most MAX_ROWS rows and MAX_SPAN_S
+of simulated time (about 578 days; the engine's alarms, scalers and health checks run on their own periods, so its
+work grows with the simulated time whatever the rows), at most MAX_RECLAIMS_PER_HOUR spot reclaims an hour (one a
+profile step: as many as MAX_ROWS over the longest trace), and the trace's dates between EARLIEST and LATEST (the
+schedules' firings are searched up to cron.SEARCH_DAYS past the end; Python's dates end at year 9999).
 """
 
 from __future__ import annotations
@@ -15,12 +21,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from gpufleet.cron import SEARCH_DAYS
 from gpufleet.errors import Problem, UserError
 
 COLUMNS = ("time", "requests_per_s")
 OPTIONAL = ("prompt_tokens", "output_tokens")
 PROFILES = ("day", "step", "spike")
+PROFILE_STEP_S = 10.0
 MAX_ROWS = 5_000_000
+MAX_SPAN_S = MAX_ROWS * PROFILE_STEP_S
+MAX_RECLAIMS_PER_HOUR = 3600 / PROFILE_STEP_S
+EARLIEST = datetime(1, 1, 1, tzinfo=UTC) + timedelta(days=2)  # a day either side for the zones
+LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=SEARCH_DAYS + 2)
+MAX_SECONDS = (LATEST - EARLIEST).total_seconds()  # a time in seconds no date range could hold
 
 
 @dataclass(frozen=True)
@@ -50,13 +63,17 @@ def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> fl
 
 
 def _time(text, shown: str, row: int, problems: list[Problem]) -> float | datetime | None:
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
     s = str(text).strip()
     try:
-        return float(s)
+        seconds = float(text) if isinstance(text, (int, float)) and not isinstance(text, bool) else float(s)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds) or abs(seconds) > MAX_SECONDS:
+            why = "is out of range" if math.isfinite(seconds) else "is not a finite number"
+            problems.append(Problem(shown, f"row {row}: time", f"{s!r} {why}: give seconds within +-{MAX_SECONDS:.4g}"))
+            return None
+        return seconds
     try:
         t = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:
@@ -64,6 +81,9 @@ def _time(text, shown: str, row: int, problems: list[Problem]) -> float | dateti
         return None
     if t.tzinfo is None:
         problems.append(Problem(shown, f"row {row}: time", f"{s!r} has no zone: write it as e.g. 2026-12-04T09:00:00+08:00"))
+        return None
+    if not EARLIEST <= t <= LATEST:
+        problems.append(Problem(shown, f"row {row}: time", f"{s!r} is out of range: from {EARLIEST.date()} to {LATEST.date()}"))
         return None
     return t.astimezone(UTC)
 
@@ -110,6 +130,8 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
     step = secs[1] - secs[0]
     if step <= 0:
         raise UserError([Problem(shown, "row 2: time", "not after row 1: sort the rows by time")])
+    if problems := span_problems(start, step * len(secs), shown, f"row {len(secs)}: time"):
+        raise UserError(problems)
     for i in range(1, len(secs)):
         gap = secs[i] - secs[i - 1]
         if gap <= 0:
@@ -125,6 +147,31 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
                 ]
             )
     return Trace(start, step, [r or 0.0 for r in rates], extra.get("output_tokens"), extra.get("prompt_tokens"), source=shown)
+
+
+def span_problems(start: datetime, span_s: float, shown: str, field: str) -> list[Problem]:
+    """A trace of span_s seconds from start must be one the engine can run: at most MAX_SPAN_S, its dates between
+    EARLIEST and LATEST (plan scaling's --start is checked with the longest span, a trace file with its own)."""
+    if span_s > MAX_SPAN_S:
+        return [
+            Problem(
+                shown,
+                field,
+                f"the trace lasts {span_s / 86400:.4g} days (each row lasts the step to the next): at most {MAX_SPAN_S / 86400:.0f} days "
+                f"({MAX_ROWS} steps of {PROFILE_STEP_S:g} s); split it or use a coarser step over a shorter time",
+            )
+        ]
+    if start < EARLIEST or span_s > (LATEST - start).total_seconds():
+        last = LATEST - timedelta(seconds=span_s)
+        return [
+            Problem(
+                shown,
+                field,
+                f"{start.isoformat()} plus {span_s / 86400:.4g} days of trace leaves the dates the simulation can "
+                f"represent: start between {EARLIEST.date()} and {last.date()}",
+            )
+        ]
+    return []
 
 
 def read(path: Path, default_start: datetime) -> Trace:
@@ -158,7 +205,7 @@ def read(path: Path, default_start: datetime) -> Trace:
 
 
 def profile(
-    name: str, low: float, start: datetime, step_s: float = 10.0, day_shape: list[tuple[float, float]] | None = None
+    name: str, low: float, start: datetime, step_s: float = PROFILE_STEP_S, day_shape: list[tuple[float, float]] | None = None
 ) -> Trace:
     """A built-in trace: `step` (low for an hour, 5x low for an hour, low for three hours), `spike` (low, 10x low for
     five minutes, low), `day` (24 h: `day_shape` as (UTC hour, multiple of low) points, linear between them)."""

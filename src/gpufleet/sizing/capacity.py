@@ -9,9 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpufleet.errors import Problem, UserError
-from gpufleet.inputs import read_json_object
+from gpufleet.inputs import kind, number_problems, read_json_object
+
+# What one node can take, requests/s: --qps-per-node and a load test's levels and knee stay within it.
+MAX_QPS_PER_NODE = 1e9
+MAX_PROBLEMS = 10  # of a load-test file, reported together
 
 
 @dataclass(frozen=True)
@@ -30,11 +35,9 @@ class Plan:
 
 
 def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: str = "given") -> Plan:
-    from gpufleet.inputs import number_problems
-
     # finite and positive (nan or inf would give 0 or unbounded nodes); at most a million nodes' worth
     problems = number_problems(peak_qps, "--peak-qps", "", 0, 1e9, above=True)
-    problems += number_problems(qps_per_node, "--qps-per-node", "", 0, 1e9, above=True)
+    problems += number_problems(qps_per_node, "--qps-per-node", "", 0, MAX_QPS_PER_NODE, above=True)
     problems += number_problems(redundancy, "--redundancy", "", 0, 1000)
     if problems:
         raise UserError(problems)
@@ -66,18 +69,16 @@ def per_node_qps(path: Path) -> tuple[float, str]:
 
 
 def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
-    """The same from a load-test result (`gpufleet.sizing.loadstats`): its knee, else its best error-free level."""
-    levels = data.get("levels")
-    if not isinstance(levels, list) or not levels:
-        raise UserError([Problem(shown, "levels", "missing or empty: not a load-test result")])
-    for i, level in enumerate(levels):
-        for key in ("concurrency", "requests_per_s", "error_rate"):
-            if not isinstance(level, dict) or not isinstance(level.get(key), (int, float)):
-                raise UserError([Problem(shown, f"levels.{i}.{key}", "missing or not a number")])
+    """The same from a load-test result (`gpufleet.sizing.loadstats`): its knee, else its best error-free level. The
+    one check of a load-test file for every command that reads one (plan capacity, plan scaling, cost tokens):
+    a result of the wrong shape or with a knee its levels contradict is a UserError (result_problems)."""
+    if problems := result_problems(data, shown):
+        raise UserError(problems)
+    levels = data["levels"]
     knee = data.get("knee")
-    if isinstance(knee, dict) and isinstance(knee.get("requests_per_s"), (int, float)) and knee["requests_per_s"] > 0:
+    if knee is not None:
         return float(knee["requests_per_s"]), (
-            f"knee of {shown}: concurrency {knee.get('concurrency')} within p95 {data.get('slo_p95_ms')} ms"
+            f"knee of {shown}: concurrency {knee['concurrency']} within p95 {data['slo_p95_ms']} ms"
         )
     clean = [lv for lv in levels if lv["error_rate"] == 0 and lv["requests_per_s"] > 0]
     if not clean:
@@ -86,6 +87,100 @@ def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
         )
     best = max(clean, key=lambda lv: lv["requests_per_s"])
     return float(best["requests_per_s"]), f"best error-free level of {shown} (concurrency {best['concurrency']}; no SLO knee)"
+
+
+def result_problems(data: dict, shown: str) -> list[Problem]:
+    """Problems of a load-test result (format: gpufleet.sizing.loadstats), each naming its field (`levels.2.ttft_ms`):
+
+    - levels: a non-empty list of mappings, each with concurrency (a whole number >= 1), requests_per_s (0 to
+      MAX_QPS_PER_NODE) and error_rate (0 to 1); requests, errors, output_tokens_per_s, latency_ms and ttft_ms (mappings
+      of percentiles) are optional, numbers >= 0 where given (a percentile may be null: no request succeeded);
+    - slo_p95_ms: null or a number above 0;
+    - knee: null or the level the load test found (loadstats.find_knee): {concurrency, requests_per_s} of a level
+      with zero errors whose p95 latency is within slo_p95_ms.
+    """
+    levels = data.get("levels")
+    if not isinstance(levels, list) or not levels:
+        return [Problem(shown, "levels", "missing or empty: not a load-test result")]
+    problems = (
+        number_problems(data["slo_p95_ms"], shown, "slo_p95_ms", 0, None, above=True)
+        if data.get("slo_p95_ms") is not None
+        else []
+    )
+    for i, level in enumerate(levels):
+        problems += _level_problems(level, shown, f"levels.{i}")
+        if len(problems) >= MAX_PROBLEMS:
+            return problems
+    return problems or _knee_problems(data, shown)
+
+
+def _level_problems(level: Any, shown: str, at: str) -> list[Problem]:
+    if not isinstance(level, dict):
+        return [Problem(shown, at, f"expected a mapping (one load level), got {kind(level)}")]
+    required = {"concurrency": (1, None), "requests_per_s": (0, MAX_QPS_PER_NODE), "error_rate": (0, 1)}
+    optional = {"requests": (0, None), "errors": (0, None), "output_tokens_per_s": (0, None)}
+    problems = []
+    for key, (low, high) in required.items():
+        if key not in level:
+            problems.append(Problem(shown, f"{at}.{key}", "missing: not a load-test result"))
+        else:
+            problems += number_problems(level[key], shown, f"{at}.{key}", low, high)
+    for key, (low, high) in optional.items():
+        if level.get(key) is not None:
+            problems += number_problems(level[key], shown, f"{at}.{key}", low, high)
+    for key in ("concurrency", "requests", "errors"):
+        value = level.get(key)
+        if isinstance(value, float) and not value.is_integer():
+            problems.append(Problem(shown, f"{at}.{key}", f"must be a whole number, not {value:g}"))
+    for key in ("latency_ms", "ttft_ms"):
+        percentiles = level.get(key)
+        if percentiles is None:
+            continue
+        if not isinstance(percentiles, dict):
+            problems.append(
+                Problem(shown, f"{at}.{key}", f"expected a mapping of percentiles (p50, p95, ...), got {kind(percentiles)}")
+            )
+            continue
+        for name, value in percentiles.items():
+            if value is not None:
+                problems += number_problems(value, shown, f"{at}.{key}.{name}", 0)
+    return problems
+
+
+def _knee_problems(data: dict, shown: str) -> list[Problem]:
+    """The knee against its levels (levels already checked), by loadstats.find_knee's rule: the level it names
+    exists, had zero errors and p95 latency within slo_p95_ms, and measured the knee's requests/s. (Whether it is the
+    highest such level is not checked: a hand-lowered knee plans more nodes, never fewer.)"""
+    knee, slo = data.get("knee"), data.get("slo_p95_ms")
+    if knee is None:
+        return []
+    if not isinstance(knee, dict):
+        return [Problem(shown, "knee", f"expected null or a mapping {{concurrency, requests_per_s}}, got {kind(knee)}")]
+    problems = number_problems(knee.get("requests_per_s"), shown, "knee.requests_per_s", 0, MAX_QPS_PER_NODE, above=True)
+    problems += number_problems(knee.get("concurrency"), shown, "knee.concurrency", 1)
+    if problems:
+        return problems
+    rerun = "rerun `gpufleet loadtest --slo-p95-ms MS --save-json FILE`, or set knee to null (the best error-free level is used)"
+    level = next((lv for lv in data["levels"] if lv["concurrency"] == knee["concurrency"]), None)
+    if level is None:
+        return [Problem(shown, "knee.concurrency", f"{knee['concurrency']:g} names no level of the result; {rerun}")]
+    i = data["levels"].index(level)
+    p95 = (level.get("latency_ms") or {}).get("p95", 0.0)
+    if slo is None:
+        why = "the result has no slo_p95_ms: a knee is the highest concurrency within an SLO"
+    elif level["error_rate"] > 0 or (level.get("errors") or 0) > 0:
+        why = (
+            f"levels.{i} (concurrency {level['concurrency']:g}) had errors (error_rate {level['error_rate']:g}): a knee has none"
+        )
+    elif p95 is None:
+        why = f"levels.{i} (concurrency {level['concurrency']:g}) has no p95 latency (no request succeeded)"
+    elif p95 > slo:
+        why = f"levels.{i} (concurrency {level['concurrency']:g}) has p95 latency {p95:g} ms, above the SLO of {slo:g} ms"
+    elif abs(level["requests_per_s"] - knee["requests_per_s"]) > 1e-9 * max(1.0, level["requests_per_s"]):
+        why = f"{knee['requests_per_s']:g} requests/s, but its level (levels.{i}) measured {level['requests_per_s']:g}"
+    else:
+        return []
+    return [Problem(shown, "knee", f"does not match the levels: {why}; {rerun}")]
 
 
 def replicas_problems(replicas, p: Plan) -> list[tuple[str, str]]:
