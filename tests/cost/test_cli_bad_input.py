@@ -81,21 +81,28 @@ def test_tokens_smallest_utilization_is_priced_and_labelled_exactly(capsys):
     assert [p["label"] for p in payg["points"]] == ["knee (100%)", "1%", "1.5%"]
 
 
+def _knee_rps(d: dict, value: float) -> None:
+    """The knee and its level measured `value` requests/s (a consistent file: the shared load-test check passes it)."""
+    d["knee"]["requests_per_s"] = value
+    next(lv for lv in d["levels"] if lv["concurrency"] == d["knee"]["concurrency"])["requests_per_s"] = value
+
+
 @pytest.mark.parametrize(
-    ("edit", "field"),
+    ("edit", "field", "why"),
     [
-        (lambda d: d["knee"].update(requests_per_s=1e-300), "knee.requests_per_s"),
-        (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s"),
-        (lambda d: [lv.update(output_tokens_per_s=1e-300) for lv in d["levels"]], "levels.2.output_tokens_per_s"),
+        (lambda d: _knee_rps(d, 1e-300), "knee.requests_per_s", "not a throughput measured by a load test"),
+        (lambda d: [lv.update(output_tokens_per_s=1e-300) for lv in d["levels"]], "levels.2.output_tokens_per_s", "not a"),
+        # above any node's rate: refused by the load-test check every command shares (sizing.capacity.result_problems)
+        (lambda d: _knee_rps(d, 1e300), "levels.2.requests_per_s", ""),
     ],
 )
-def test_tokens_refuses_a_loadtest_throughput_out_of_range(tmp_path, capsys, edit, field):
+def test_tokens_refuses_a_loadtest_throughput_out_of_range(tmp_path, capsys, edit, field, why):
     data = json.loads(LOADTEST.read_text())
     edit(data)
     lt = tmp_path / "lt.json"
     lt.write_text(json.dumps(data))
     err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", lt)
-    assert f"{lt}: {field}: must be " in err and "not a throughput measured by a load test" in err
+    assert f"{lt}: {field}: must be " in err and why in err
 
 
 def test_reconcile_refuses_an_empty_amount(tmp_path, capsys):
