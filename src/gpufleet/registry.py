@@ -240,6 +240,15 @@ def names() -> tuple[str, ...]:
     return tuple(_ENTRIES)
 
 
+def unknown(cloud: str) -> str | None:
+    """Why `cloud` names no registered cloud (the message every `--cloud`-like input gives), None when it names one."""
+    if cloud in _ENTRIES:
+        return None
+    from gpufleet.errors import did_you_mean
+
+    return f"unknown cloud {cloud!r}" + did_you_mean(cloud, names())
+
+
 def entries() -> dict[str, dict[str, str]]:
     return {k: dict(v) for k, v in _ENTRIES.items()}
 

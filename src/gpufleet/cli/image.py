@@ -477,8 +477,7 @@ def lock_record(
         images.setdefault(cloud, {}).update(regions)
     from gpufleet import registry
 
-    unknown = sorted(c for c in images if c not in registry.names())
-    problems += [Problem("--image", "", f"unknown cloud {c!r}" + did_you_mean(c, list(registry.names()))) for c in unknown]
+    problems += [Problem("--image", "", why) for c in sorted(images) if (why := registry.unknown(c))]
     if not problems:
         problems += [
             Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)

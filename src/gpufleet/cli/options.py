@@ -98,9 +98,8 @@ def known_cloud(value: str | None) -> str | None:
         return value
     from gpufleet import registry
 
-    if value not in registry.names():
-        names = ", ".join(sorted(registry.names()))
-        raise UserError([Problem("--cloud", "", f"unknown cloud {value!r}; the registered clouds are {names}")])
+    if why := registry.unknown(value):
+        raise UserError([Problem("--cloud", "", why)])
     return value
 
 

@@ -43,8 +43,8 @@ def creds(names: tuple[str, str], cloud: str) -> tuple[str, str]:
 
 
 def _check(cloud: str, region: str) -> None:
-    if cloud not in registry.names():
-        raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, registry.names()))])
+    if why := registry.unknown(cloud):
+        raise UserError([Problem("--cloud", "", why)])
     regions = stackcat.regions(cloud)
     if region not in regions:
         raise UserError([Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])
