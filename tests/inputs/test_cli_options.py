@@ -103,3 +103,33 @@ def test_python_m_gpufleet_is_the_command():
     assert helped.stdout.startswith("Usage: python -m gpufleet [OPTIONS] COMMAND") and "image" in helped.stdout
     bad = run("check", "--cloud", "aws")
     assert bad.returncode == 2 and "error --cloud: unknown cloud 'aws'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["preview", "-s", "alicloud-cn-hangzhou-dev", "--format", "json"],
+        ["plan", "fit", "-s", "alicloud-cn-hangzhou-dev", "--format", "json"],
+        ["plan", "capacity", "-s", "alicloud-cn-hangzhou-dev", "--peak-qps", "10", "--qps-per-node", "2", "--format", "json"],
+    ],
+)
+def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkeypatch, capsys, words):
+    """-o naming the command's own stack file (by any path) would replace the input with the output."""
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    stack = tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml"
+    before = stack.read_bytes()
+    r = run_cli([*words, "-o", str(stack)], capsys)
+    assert r.code == 2 and "Traceback" not in r.text
+    assert "is an input of this command" in r.err and stack.read_bytes() == before
+
+
+def test_plan_scaling_refuses_an_output_over_its_trace(tmp_path, capsys):
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time,requests_per_s\n0,1\n10,2\n")
+    before = trace.read_bytes()
+    words = ["plan", "scaling", "-s", "alicloud-cn-hangzhou-prod", "--trace", str(trace), "--qps-per-node", "2"]
+    r = run_cli([*words, "--format", "json", "-o", str(trace)], capsys)
+    assert r.code == 2 and "is an input of this command" in r.err and trace.read_bytes() == before

@@ -31,25 +31,6 @@ catalog_app = typer.Typer(
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 
 
-def _inputs(out: Path | None, stacks: list[str], *files: Path | str | None) -> tuple[Path | str | None, ...]:
-    """What a cost command reads, which its -o must not replace: each stack's file and usage file, and `files` (its
-    --usage, --bill, ...). Looked up only when there is an -o FILE."""
-    from gpufleet.cost.usage import stack_usage_file
-    from gpufleet.files import is_stdout
-    from gpufleet.stacks.loader import stack_path
-
-    if out is None or is_stdout(out):
-        return ()
-    found: list[Path | str | None] = list(files)
-    for s in stacks:
-        found.append(stack_path(s))
-        try:
-            found.append(stack_usage_file(s)[0])
-        except UserError:
-            pass  # a bad stack file or usage key: the command reports it when it reads them
-    return tuple(found)
-
-
 def _all_stacks() -> list[str]:
     from gpufleet.stacks.loader import stack_names
 
@@ -102,7 +83,7 @@ def estimate_cmd(
     from gpufleet.cost import budget as budgets
     from gpufleet.cost import exports, report
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, out, _inputs(out, [stack], usage_file, discounts_file))
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack], usage_file, discounts_file))
     limit = budgets.parse(budget)
     from gpufleet.cost import fx
     from gpufleet.plan import stack_estimate
@@ -176,7 +157,7 @@ def compare_cmd(
     """
     from gpufleet.cost import compare, estimate, exports, report, usage
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, out, _inputs(out, [stack], usage_file, discounts_file))
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack], usage_file, discounts_file))
     cloud_list = [c.strip() for c in clouds.split(",") if c.strip()] if clouds is not None else list(_registered_clouds())
     billing_list = [b.strip() for b in billing.split(",") if b.strip()]
     problems = []
@@ -238,7 +219,7 @@ def diff_cmd(
     from gpufleet.cost import diff, report
     from gpufleet.plan import stack_estimate
 
-    chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output, _inputs(output, stacks, baseline, usage_file))
+    chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output, options.inputs(output, stacks, baseline, usage_file))
     want = 1 if baseline is not None else 2
     if len(stacks) != want:
         hint = "with --baseline give one --stack (B)" if baseline is not None else "give --stack twice (A then B), or --baseline"
@@ -276,7 +257,7 @@ def commit_cmd(
     """
     from gpufleet.cost import commitment, report
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output, _inputs(output, [stack]))
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output, options.inputs(output, [stack]))
     plan = commitment.plan_stack(stack)
     renderers.render(
         chosen,
@@ -339,7 +320,7 @@ def tokens_cmd(
     from gpufleet.inputs import read_json_object
 
     chosen = options.chosen_format(
-        fmt, as_json, TOKEN_FORMATS, out, _inputs(out, [stack], from_loadtest, usage_file, discounts_file)
+        fmt, as_json, TOKEN_FORMATS, out, options.inputs(out, [stack], from_loadtest, usage_file, discounts_file)
     )
     utilisations = tokens.parse_utilisation(utilization)
     shown = str(from_loadtest)
@@ -461,7 +442,7 @@ def report_cmd(
     from gpufleet.cost import allstacks
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out, _inputs(out, _all_stacks()))
+    chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out, options.inputs(out, _all_stacks()))
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(
@@ -551,7 +532,7 @@ def budget_cmd(
     from gpufleet.cost import allstacks, teambudget
     from gpufleet.errors import did_you_mean
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, _inputs(out, _all_stacks(), budgets_file))
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, options.inputs(out, _all_stacks(), budgets_file))
     problems = []
     if by not in allstacks.GROUP_TAGS:
         problems.append(Problem("--by", "", f"unknown tag {by!r}" + did_you_mean(by, allstacks.GROUP_TAGS)))
@@ -596,7 +577,7 @@ def reconcile_cmd(
     """
     from gpufleet.cost import reconcile
 
-    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, _inputs(out, [stack], bill))
+    chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, options.inputs(out, [stack], bill))
     r = reconcile.run(stack, bill, month)
     renderers.render(
         chosen,

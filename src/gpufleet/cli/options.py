@@ -133,6 +133,25 @@ def output(help: str = "write the --format output to this file instead of standa
     return typer.Option(None, "-o", "--output", help=help, metavar="FILE")
 
 
+def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | None) -> tuple[Path | str | None, ...]:
+    """What a command reads, which its -o must not replace (chosen_format's `reads`): each stack's file and usage file,
+    and `files` (its --usage, --bill, --trace, ...). Looked up only when there is an -o FILE."""
+    from gpufleet.cost.usage import stack_usage_file
+    from gpufleet.files import is_stdout
+    from gpufleet.stacks.loader import stack_path
+
+    if out is None or is_stdout(out):
+        return ()
+    found: list[Path | str | None] = list(files)
+    for s in filter(None, stacks):
+        found.append(stack_path(s))
+        try:
+            found.append(stack_usage_file(s)[0])
+        except UserError:
+            pass  # a bad stack file or usage key: the command reports it when it reads them
+    return tuple(found)
+
+
 def chosen_format(
     value: str, as_json: bool, choices: Sequence[str], out: Path | None = None, reads: Sequence[Path | str | None] = ()
 ) -> str:

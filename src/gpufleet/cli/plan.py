@@ -134,7 +134,7 @@ def fit_cmd(
     from gpufleet.sizing import checks, fit, models, profiler
     from gpufleet.stacks.catalog import GpuKind, clouds, gpu_kinds
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [stack]))
 
     custom = gpu_memory_gib is not None or compute_capability is not None
     if custom and (gpu or stack or cloud):
@@ -311,7 +311,7 @@ def capacity_cmd(
     """
     from gpufleet.sizing import capacity
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [stack], from_loadtest))
     if (qps_per_node is None) == (from_loadtest is None):
         raise UserError([Problem("--qps-per-node / --from-loadtest", "", "give exactly one")])
     if from_loadtest is not None:
@@ -393,7 +393,9 @@ def scaling_cmd(
     from gpufleet.inputs import number_problems
     from gpufleet.simulate import capacity, report, run, trace
 
-    chosen = options.chosen_format(fmt, as_json, SCALING_FORMATS, output)
+    chosen = options.chosen_format(
+        fmt, as_json, SCALING_FORMATS, output, options.inputs(output, [stack], trace_file, from_loadtest)
+    )
     problems = _choice_problems([("--profile", profile, trace.PROFILES)])
     if (qps_per_node is None) == (from_loadtest is None):
         problems.append(Problem("--qps-per-node / --from-loadtest", "", "give exactly one (what one node serves)"))

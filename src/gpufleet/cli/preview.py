@@ -37,7 +37,7 @@ def preview(
     from gpufleet.stacks.loader import read_stack_config
     from gpufleet.validation import load_fleet
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [stack]))
     fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
     shown, config = read_stack_config(stack)
     refused = hardening.config_problems(fleet.spec, config, shown)
