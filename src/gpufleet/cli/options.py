@@ -136,12 +136,13 @@ def output(help: str = "write the --format output to this file instead of standa
 def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | None) -> tuple[Path | str | None, ...]:
     """What a command reads, which its -o must not replace (chosen_format's `reads`): each stack's file and usage file,
     and `files` (its --usage, --bill, --trace, ...). Looked up only when there is an -o FILE."""
-    from gpufleet.cost.usage import stack_usage_file
     from gpufleet.files import is_stdout
-    from gpufleet.stacks.loader import stack_path
 
     if out is None or is_stdout(out):
         return ()
+    from gpufleet.cost.usage import stack_usage_file  # here: a command without -o FILE does not import cost
+    from gpufleet.stacks.loader import stack_path
+
     found: list[Path | str | None] = list(files)
     for s in filter(None, stacks):
         found.append(stack_path(s))
