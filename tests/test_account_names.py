@@ -231,3 +231,30 @@ def test_a_stack_file_of_the_wrong_shape_says_what_it_is(project, text, field, s
         loader.load_fleet("mine")
     [p] = exc.value.problems
     assert (p.file, p.path) == ("stacks/Pulumi.mine.yaml", field) and said in p.message
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda e, w: e.update(pins=[1]), "images.cuda13-vllm.pins"),
+        (lambda e, w: e.update(pins={"vllm": 1}), "images.cuda13-vllm.pins.vllm"),
+        (lambda e, w: w.update(image_id=""), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.image_id"),
+        (lambda e, w: w.update(placeholder="no"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.placeholder"),
+        (lambda e, w: w.update(manifest_sha256="zz"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.manifest_sha256"),
+    ],
+)
+def test_a_lock_file_entry_of_the_wrong_type_is_refused_not_a_traceback(project, capsys, edit, field):
+    """images/lock.json as `image lock record` writes it: pins of version strings, a non-empty image id, placeholder
+    true/false, manifest_sha256 null or a sha256 (a list of pins was a TypeError in the image checks)."""
+    import json
+
+    path = project / "images" / "lock.json"
+    doc = json.loads(path.read_text())
+    entry = doc["images"]["cuda13-vllm"]
+    edit(entry, entry["regions"]["alicloud"]["cn-hangzhou"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SystemExit) as exc:
+        main(["preview", "--stack", "alicloud-cn-hangzhou-dev"])
+    assert exc.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"images/lock.json: {field}" in err and "Traceback" not in err

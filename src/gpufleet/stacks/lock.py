@@ -41,14 +41,37 @@ def load(path: Path | None = None) -> dict:
     shown = f"images/{path.name}" if path == default else str(path)
     doc = inputs.load_mapping(path, shown)
     images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
+    problems: list[Problem] = []
     for recipe, entry in images.items():
         entry = inputs.mapping(entry, shown, f"images.{recipe}")
+        pins = inputs.mapping(entry.get("pins", {}), shown, f"images.{recipe}.pins")
+        problems += [
+            Problem(shown, f"images.{recipe}.pins.{k}", f"is {inputs.kind(v)}: a pin is a version string")
+            for k, v in pins.items()
+            if not isinstance(v, str)
+        ]
         for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
             for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
-                where = inputs.mapping(where, shown, f"images.{recipe}.regions.{cloud}.{region}")
-                if not isinstance(where.get("image_id"), str):
-                    raise UserError([Problem(shown, f"images.{recipe}.regions.{cloud}.{region}.image_id", "missing or not text")])
+                at = f"images.{recipe}.regions.{cloud}.{region}"
+                problems += [Problem(shown, f"{at}.{k}", m) for k, m in _entry_problems(inputs.mapping(where, shown, at))]
+    if problems:
+        raise UserError(problems)
     return doc
+
+
+def _entry_problems(where: dict) -> list[tuple[str, str]]:
+    """(key, message) for each field of one region's entry that is not what `image lock record` writes."""
+    from gpufleet.inputs import kind
+
+    out = []
+    if not isinstance(where.get("image_id"), str) or not where["image_id"].strip():
+        out.append(("image_id", "missing, empty or not text: the cloud's image id (re-run `gpufleet image lock record`)"))
+    if not isinstance(where.get("placeholder", False), bool):
+        out.append(("placeholder", f"is {kind(where['placeholder'])}: true or false"))
+    sha = where.get("manifest_sha256")
+    if sha is not None and not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+        out.append(("manifest_sha256", "not a sha256 (64 lowercase hex digits) or null"))
+    return out
 
 
 def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
