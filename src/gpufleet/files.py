@@ -66,12 +66,8 @@ def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None
     folder = real.parent
     if not folder.is_dir():
         return [Problem(flag, shown, f"folder {folder} does not exist: create it or write elsewhere")]
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{real.name}.", suffix=".probe")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        return [Problem(flag, shown, f"cannot write in folder {folder}: {exc.strerror}")]
+    if why := _probe(folder):
+        return [Problem(flag, shown, f"cannot write in folder {folder}: {why}")]
     return []
 
 

@@ -29,9 +29,9 @@ MILLION = Decimal(1_000_000)
 # The load's range, as fractions of the knee's throughput: the knee is 1 (100 %); below 1 % a node serves next to
 # nothing and its cost per token is the idle node's cost spread over almost no tokens, not a planning figure.
 MIN_UTILISATION = Decimal("0.01")
-# A load test's requests/s and output tokens/s: at least one per MIN_PER_S (a level that served less than one request
-# in a quarter of an hour measured no throughput to price) and at most MAX_PER_S (as `plan capacity`'s QPS).
-MIN_PER_S, MAX_PER_S = 0.001, 1e9
+# A load test's requests/s and output tokens/s: at least MIN_PER_S (a level that served less than one request in a
+# quarter of an hour measured no throughput to price) and at most what one node can take (capacity.MAX_QPS_PER_NODE).
+MIN_PER_S = 0.001
 
 
 def q(x: Decimal, places: str) -> Decimal:
@@ -74,8 +74,8 @@ def throughput(result: dict, shown: str) -> Throughput:
     i = levels.index(level)
     tok = level.get("output_tokens_per_s")
     rps_field = "knee.requests_per_s" if knee and knee.get("requests_per_s") == qps else f"levels.{i}.requests_per_s"
-    problems = number_problems(qps, shown, rps_field, MIN_PER_S, MAX_PER_S)
-    problems += number_problems(tok, shown, f"levels.{i}.output_tokens_per_s", MIN_PER_S, MAX_PER_S)
+    problems = number_problems(qps, shown, rps_field, MIN_PER_S, capacity.MAX_QPS_PER_NODE)
+    problems += number_problems(tok, shown, f"levels.{i}.output_tokens_per_s", MIN_PER_S, capacity.MAX_QPS_PER_NODE)
     if problems:
         raise UserError(
             [Problem(p.file, p.path, f"{p.message}: not a throughput measured by a load test (rerun it)") for p in problems]
