@@ -91,6 +91,7 @@ def test_yaml_reader_accepts_anchors_within_the_budget(tmp_path):
 SHIPPED_YAML = sorted(
     p for p in Path(inputs.PACKAGE).rglob("*") if p.suffix in (".yaml", ".yml") and "__pycache__" not in p.parts
 )
+SHIPPED_JSON = sorted(p for p in Path(inputs.PACKAGE).rglob("*.json") if "__pycache__" not in p.parts)
 
 
 def test_the_strict_reading_is_skipped_only_for_files_inside_the_package(tmp_path):
@@ -112,6 +113,12 @@ def test_every_shipped_yaml_file_passes_the_strict_reading_it_is_read_without(pa
     the same either way."""
     text = inputs.read_text(path)
     assert inputs.parse_yaml(text, str(path), strict=True) == inputs.load_yaml(path)
+
+
+@pytest.mark.parametrize("path", SHIPPED_JSON, ids=lambda p: str(p.relative_to(inputs.PACKAGE)))
+def test_every_shipped_json_file_passes_the_strict_reading_it_is_read_without(path):
+    text = inputs.read_text(path)
+    assert inputs.parse_json(text, str(path), strict=True) == inputs.load_json(path)
 
 
 @pytest.mark.parametrize(
