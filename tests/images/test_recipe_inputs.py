@@ -135,3 +135,15 @@ def test_step_name_must_be_one_safe_path_component(capsys, tmp_path, step):
     path = variant(tmp_path, steps=[{**doc["steps"][0], "name": step}, *doc["steps"][1:]])
     refused(render(capsys, tmp_path / "out", path), str(path), "recipe.steps.0.name", "is not a step name")
     assert not (tmp_path / "out").exists()
+
+
+# --- image build: the SSH target is checked before anything connects ------------------------------------------------
+
+
+def build(capsys, *args):
+    return run_cli(["image", "build", "-r", "cuda13-vllm", "--dry-run", "--retries", "0", *args], capsys)
+
+
+@pytest.mark.parametrize("port", ["70000", "0", "-1", "65536"])
+def test_port_outside_1_to_65535_is_refused(capsys, port):
+    refused(build(capsys, "-H", "127.0.0.1", "-p", port), "--port", "1<=x<=65535")

@@ -166,7 +166,7 @@ def _print_event(e) -> None:
 def build(
     recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
-    port: int = typer.Option(22, "--port", "-p", help="the builder's SSH port"),
+    port: int = typer.Option(22, "--port", "-p", min=1, max=65535, help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
     key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
     known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
