@@ -147,3 +147,70 @@ def build(capsys, *args):
 @pytest.mark.parametrize("port", ["70000", "0", "-1", "65536"])
 def test_port_outside_1_to_65535_is_refused(capsys, port):
     refused(build(capsys, "-H", "127.0.0.1", "-p", port), "--port", "1<=x<=65535")
+
+
+@pytest.mark.parametrize(
+    "host, why",
+    [
+        ("http://127.0.0.1", "is a URL or a path"),
+        ("127.0.0.1:1", "and the port with --port"),
+        ("a" * 300, "is not an IP address or a host name"),
+        ("a" * 64 + ".example.com", "at most 63 characters each"),
+        ("", "is empty"),
+        ("root@127.0.0.1", "and the user with --user"),
+        ("999.1.1.1", "is not an IP address or a host name"),
+        ("bücher.example", "is not an IP address or a host name"),
+    ],
+)
+def test_host_that_is_not_an_address_is_refused(capsys, tmp_path, host, why):
+    out = tmp_path / "m.json"
+    refused(build(capsys, "-H", host, "--manifest-out", out), "--host", why, "e.g. --host 203.0.113.7")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "builder-1.example.com", "builder.example.com.", "a" * 63])
+def test_addresses_pass(host):
+    from gpufleet.cli.image import _host_problem
+
+    assert _host_problem(host) is None
+
+
+@pytest.mark.parametrize("user, why", [("", "is empty"), ("a b", "'a b' is not a user name"), ("me@host", "is not a user")])
+def test_user_that_is_no_login_name_is_refused(capsys, user, why):
+    refused(build(capsys, "-H", "127.0.0.1", "-u", user), "--user", why, "e.g. --user ubuntu")
+
+
+def test_missing_or_folder_key_file_is_refused_before_connecting(capsys, tmp_path):
+    refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path / "nope"), f"--key: {tmp_path / 'nope'}: no such file")
+    refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path), f"--key: {tmp_path}: is a folder")
+
+
+def test_known_hosts_that_is_a_folder_or_not_utf8_is_refused(capsys, tmp_path):
+    refused(build(capsys, "-H", "127.0.0.1", "--known-hosts", tmp_path), f"--known-hosts: {tmp_path}: is a folder")
+    bad = tmp_path / "known_hosts"
+    bad.write_bytes(b"# hosts\n\xff\xfe\n")
+    refused(build(capsys, "-H", "127.0.0.1", "--known-hosts", bad), f"--known-hosts: {bad}:2:1: not UTF-8 text")
+
+
+def test_every_target_problem_is_named_at_once(capsys, tmp_path):
+    r = build(capsys, "-H", "", "-u", "", "-k", tmp_path / "nope", "--known-hosts", tmp_path)
+    refused(r, "--host: is empty", "--user: is empty", "--key:", "--known-hosts:")
+
+
+def test_known_hosts_lines_that_are_no_host_key_are_skipped_as_openssh_does(tmp_path):
+    import base64
+
+    from gpufleet.images.runner import read_known_hosts
+
+    good = base64.b64encode(b"\0\0\0\x0bssh-ed25519\0\0\0\x20" + bytes(range(32))).decode()
+    kh = tmp_path / "known_hosts"
+    kh.write_text(
+        "# comment\n\nshort line\n"
+        "bad ssh-ed25519 !!!notbase64\n"  # paramiko's own loader: InvalidHostKey
+        "short ssh-rsa AAAAB3NzaC1yc2E=\n"  # paramiko's own loader: ValueError
+        "odd ssh-foo AAAA\n"
+        f"[127.0.0.1]:2222 ssh-ed25519 {good}\n"
+    )
+    keys = read_known_hosts(kh)
+    assert list(keys) == ["[127.0.0.1]:2222"] and keys["[127.0.0.1]:2222"]["ssh-ed25519"].get_base64() == good
+    assert len(read_known_hosts(tmp_path / "none")) == 0  # no file yet: no keys (--accept-new-host-key creates it)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -162,6 +163,71 @@ def _print_event(e) -> None:
     _out().print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
+# The builder's address as SSH takes it: an IP address, or a host name of dot-separated labels (letters, digits, '-'
+# and '_', at most 63 characters each, 253 in all, the last not all digits); the user and the port have options of
+# their own. A login name: letters, digits, '_', '.' and '-', at most 32 characters.
+HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}")
+
+
+def _host_problem(host: str) -> str | None:
+    """Why `host` is not an address `image build --host` can connect to; None when it is."""
+    import ipaddress
+
+    fix = "give the builder's address alone, e.g. --host 203.0.113.7 or --host builder.example.com"
+    if not host.strip():
+        return f"is empty: {fix}"
+    if "/" in host:
+        return f"{host!r} is a URL or a path, not an address: {fix}"
+    if "@" in host:
+        return f"{host!r} has a user in it: {fix}, and the user with --user"
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    if ":" in host:
+        return f"{host!r} is not an IP address or a host name: {fix}, and the port with --port"
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253 or labels[-1].isdigit() or not all(HOST_LABEL.fullmatch(label) for label in labels):
+        return (
+            f"{host!r} is not an IP address or a host name (dot-separated labels of letters, digits, '-' and '_', at most "
+            f"63 characters each and 253 in all): {fix}"
+        )
+    return None
+
+
+def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) -> list[Problem]:
+    """Why `image build` cannot connect as asked, found before it connects: the address, the user, the key file and
+    the known_hosts file (each read as SSH will read it)."""
+    from gpufleet import inputs
+    from gpufleet.images.runner import read_known_hosts
+
+    problems = []
+    if why := _host_problem(host):
+        problems.append(Problem("--host", "", why))
+    if not USER.fullmatch(user):
+        what = "is empty" if not user else f"{user!r} is not a user name"
+        problems.append(
+            Problem("--user", "", f"{what}: letters, digits, '_', '.' and '-', at most 32 characters, e.g. --user ubuntu")
+        )
+    if key is not None:
+        try:
+            inputs.read_text(key.expanduser(), str(key), "give the builder's private key file")
+        except UserError as exc:
+            problems += _read_for("--key", exc)
+    try:
+        read_known_hosts(known_hosts.expanduser())
+    except UserError as exc:
+        problems += _read_for("--known-hosts", exc)
+    return problems
+
+
+def _read_for(flag: str, exc: UserError) -> list[Problem]:
+    """The problems of a file given with `flag`, as `flag: file[:line:column]: message`."""
+    return [Problem(flag, f"{p.file}:{p.line}:{p.column}" if p.line else p.file, p.message) for p in exc.problems]
+
+
 @image_app.command("build")
 def build(
     recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
@@ -208,6 +274,8 @@ def build(
         from gpufleet.files import output_problems
 
         problems += output_problems(manifest_out, flag="--manifest-out")
+    if host is not None:
+        problems += _target_problems(host, user, key, known_hosts)
     if problems:
         raise UserError(problems)
     if host is None:
