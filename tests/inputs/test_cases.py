@@ -536,8 +536,7 @@ def test_bad_image_ids_not_locked(tmp_path, capsys, image_id):
 
     r = load_recipe("cuda13-vllm")
     images = {c: {reg: (image_id if c == "alicloud" else "img-abc123") for reg in rs} for c, rs in r.regions.items()}
-    manifest = {"recipe": r.name, "pins": dict(r.pins)}
-    problems = lock.record_problems(r, manifest, images)
+    problems = lock.image_problems(r, images)
     assert any("is not a alicloud image id" in m for _, m in problems), problems
 
 

@@ -474,8 +474,12 @@ def _lock_table(rows):
     return t
 
 
-def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
-    images: dict[str, dict[str, str]] = {}
+# An image id of a build: (cloud, region, image id).
+Located = tuple[str, str, str]
+
+
+def _image_args(values: list[str]) -> tuple[list[Located], list[Problem]]:
+    images: list[Located] = []
     problems = []
     for v in values:
         where, sep, image_id = v.partition("=")
@@ -483,28 +487,59 @@ def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Prob
         if not sep or not slash or not image_id or not region:
             problems.append(Problem("--image", "", f"{v!r}: write CLOUD/REGION=IMAGE_ID, e.g. alicloud/cn-hangzhou=m-bp1abc"))
             continue
-        images.setdefault(cloud, {})[region] = image_id
+        images.append((cloud, region, image_id))
     return images, problems
 
 
-def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+def _output_images(path: Path) -> tuple[list[Located], list[Problem]]:
     """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
     from gpufleet import inputs
 
     try:
         doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
     except UserError as exc:
-        return {}, exc.problems
-    images: dict[str, dict[str, str]] = {}
+        return [], exc.problems
+    images: list[Located] = []
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
         if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
-            images.setdefault(parts[1], {})[parts[2]] = value
+            images.append((parts[1], parts[2], value))
     if not images:
-        return {}, [
+        return [], [
             Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
         ]
     return images, []
+
+
+def _locked_images(recipe, given: list[tuple[str, list[Located]]]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    """cloud -> region -> image id of the build, from (where given: --image or the --outputs file, its image ids), and
+    the problems of those ids, each named by where it was given: a region given twice, a cloud that is not
+    registered, an id that is not of its cloud's form, a region of the recipe without an id (lock.image_problems)."""
+    from gpufleet import registry
+    from gpufleet.stacks import lock
+
+    images: dict[str, dict[str, str]] = {}
+    source: dict[str, str] = {}  # cloud/region, and cloud -> where its (first) id was given
+    problems = []
+    for where, found in given:
+        for cloud, region, image_id in found:
+            at = f"{cloud}/{region}"
+            if at in source:
+                first = images[cloud][region]
+                problems.append(
+                    Problem(where, at, f"given twice ({first} from {source[at]}, {image_id} from {where}): give each region once")
+                )
+                continue
+            images.setdefault(cloud, {})[region] = image_id
+            source[at] = where
+            source.setdefault(cloud, where)
+    problems += [Problem(source[c], "", why) for c in sorted(images) if (why := registry.unknown(c))]
+    registered = {c: regions for c, regions in images.items() if c in registry.names()}
+    problems += [
+        Problem(source.get(at, source.get(at.split("/")[0], "--image")), at, m)
+        for at, m in lock.image_problems(recipe, registered)
+    ]
+    return images, problems
 
 
 @lock_app.command("record")
@@ -526,35 +561,36 @@ def lock_record(
     """
     import hashlib
 
+    from gpufleet import inputs
+    from gpufleet.files import output_problems
     from gpufleet.stacks import lock
 
     r = _recipe(recipe)
     path = lock_file or lock.lock_path()
-    problems: list[Problem] = []
-    from gpufleet import inputs
-
-    text = inputs.read_text(
-        manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
-    )
-    doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
-    images, found = _output_images(outputs) if outputs else ({}, [])
+    problems = output_problems(path, flag="--lock", reads=(manifest, outputs))
+    text = ""
+    try:
+        text = inputs.read_text(
+            manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
+        )
+        doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
+        problems += [Problem(str(manifest), w, m) for w, m in lock.manifest_problems(r, doc)]
+    except UserError as exc:
+        problems += exc.problems
+    given: list[tuple[str, list[Located]]] = []
+    if outputs is not None:
+        found_ids, found = _output_images(outputs)
+        given.append((str(outputs), found_ids))
+        problems += found
+    found_ids, found = _image_args(image or [])
+    given.append(("--image", found_ids))
     problems += found
-    given, found = _image_args(image or [])
+    images, found = _locked_images(r, given)
     problems += found
-    for cloud, regions in given.items():
-        images.setdefault(cloud, {}).update(regions)
-    from gpufleet import registry
-
-    problems += [Problem("--image", "", why) for c in sorted(images) if (why := registry.unknown(c))]
-    if not problems:
-        problems += [
-            Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
-            for w, m in lock.record_problems(r, doc, images)
-        ]
     if problems:
         raise UserError(problems)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    lock.record(r.name, r.pins, images, digest, path)
+    lock.record(r.name, r.pins, images, digest, path, flag="--lock")
     n = sum(len(v) for v in images.values())
     _out().print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
 
