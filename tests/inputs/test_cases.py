@@ -216,6 +216,12 @@ def test_misspelt_key_gets_did_you_mean(project, capsys):
     refused(["preview", "--stack", STACK], capsys, project, names="did you mean 'max_num_seqs'")
 
 
+def test_did_you_mean_with_nothing_to_choose_from_adds_nothing():
+    from gpufleet.errors import did_you_mean
+
+    assert did_you_mean("x", []) == "" and did_you_mean("b", ["a"]) == " (choose one of: a)"
+
+
 @pytest.mark.parametrize("value", ["abc\n", "oss://bucket/model.tar\n"])
 def test_trailing_newline_not_accepted_by_patterns(project, capsys, value):
     sha = "a" * 64 + "\n"
