@@ -70,6 +70,7 @@ def test_done_phase_keeps_only_images(tmp_path):
         ({"instance_type": "ecs.gn6v-c8g1.2xlarge"}, "which recipe cuda13-vllm does not serve"),
         ({"instance_type": "ecs.gn7i-c8g1.2xlarg"}, "did you mean 'ecs.gn7i-c8g1.2xlarge'"),
         ({"phase": "deploy"}, "phase:"),
+        ({"cloud": "alicloudd"}, "builder.cloud: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
         (
             {"zone": "cn-hangzhou-hh"},
             "builder.zone: 'cn-hangzhou-hh' is not a zone of cn-hangzhou (did you mean 'cn-hangzhou-h'?)",

@@ -93,8 +93,8 @@ class _Builder(BaseModel):
     def _registered(cls, cloud: str) -> str:
         from gpufleet import registry
 
-        if cloud not in registry.names():
-            raise ValueError(f"unknown cloud {cloud!r}; registered: {', '.join(registry.names())}")
+        if why := registry.unknown(cloud):
+            raise ValueError(why)
         return cloud
 
     zone: str
@@ -200,7 +200,9 @@ def load_pipeline(stack_file: Path):
                 Problem(
                     shown,
                     ".".join(str(x) for x in e["loc"]),
-                    "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"],
+                    "unknown field; remove it or check its spelling"
+                    if e["type"] == "extra_forbidden"
+                    else e["msg"].removeprefix("Value error, "),
                 )
                 for e in exc.errors()
             ]
