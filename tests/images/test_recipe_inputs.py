@@ -214,3 +214,34 @@ def test_known_hosts_lines_that_are_no_host_key_are_skipped_as_openssh_does(tmp_
     keys = read_known_hosts(kh)
     assert list(keys) == ["[127.0.0.1]:2222"] and keys["[127.0.0.1]:2222"]["ssh-ed25519"].get_base64() == good
     assert len(read_known_hosts(tmp_path / "none")) == 0  # no file yet: no keys (--accept-new-host-key creates it)
+
+
+# --- --recipe: a recipe name or the path of a recipe file (the help of check, build, render and lock record) -------
+
+
+def test_recipe_given_as_a_file_name_without_yaml_suffix_is_read_from_that_file(capsys, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    doc = {**yaml.safe_load(SHIPPED.read_text()), "name": "mine"}
+    (tmp_path / "mine.json").write_text(json.dumps(doc))
+    r = run_cli(["image", "check", "-r", "mine.json", "--json"], capsys)
+    assert r.code == 0, r.text
+    assert '"recipe": "mine"' in r.out
+
+
+def test_recipe_that_is_neither_a_name_nor_a_file_says_both(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    refused(
+        run_cli(["image", "check", "-r", "x.json"], capsys),
+        "no such image recipe 'x.json' (choose one of: cuda12-vllm-v100, cuda13-vllm); no file x.json either",
+        "give a recipe name or the path of a recipe file",
+    )
+
+
+@pytest.mark.parametrize("path", ["./x.yaml", "/nonexistent/r.yaml", "sub/x"])
+def test_recipe_path_that_does_not_exist_says_no_such_file(capsys, tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, "no such file: give the path of a recipe file, or a recipe name (cuda12-vllm-v100, cuda13-vllm)")
+    assert "no such image recipe" not in r.err
