@@ -47,8 +47,10 @@ class UserError(Exception):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean X?)' for a near miss, else the list of valid choices."""
+    """' (did you mean X?)' for a near miss, else the list of valid choices; '' when there is none to list."""
     choices = sorted(set(choices))
+    if not choices:
+        return ""
     close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     if close:
         return f" (did you mean {close[0]!r}?)"

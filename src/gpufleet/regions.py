@@ -122,14 +122,7 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
             ]
         )
     if wanted:
-        problems = []
-        for z in wanted:
-            if z not in zones:
-                problems.append(Problem(ARG, "--zone", f"{z!r} is not a zone of {region}" + did_you_mean(z, zones)))
-            elif z not in selling:
-                problems.append(
-                    Problem(ARG, "--zone", f"{z} does not sell {gpu} (zones of {region} that do: {', '.join(selling)})")
-                )
+        problems = [Problem(ARG, "--zone", why) for z in wanted if (why := catalog.zone_problem(cloud, region, z, gpu))]
         if problems:
             raise UserError(problems)
         chosen = list(wanted)

@@ -178,6 +178,14 @@ def test_unknown_host_key_is_refused(sshd, recipe_file, tmp_path):
     assert f"[127.0.0.1]:{sshd.port} ssh-ed25519" in empty.read_text()
 
 
+def test_known_hosts_lines_paramiko_cannot_parse_are_skipped(sshd, recipe_file, tmp_path):
+    kh = tmp_path / "kh"
+    kh.write_text("bad ssh-ed25519 !!!notbase64\nshort ssh-rsa AAAAB3NzaC1yc2E=\n" + sshd.known_hosts.read_text())
+    r = cli(sshd, recipe_file, "--dry-run", known_hosts=kh)
+    assert r.returncode == 0, r.stderr
+    assert "plan: 3 to apply" in r.stdout
+
+
 def test_changed_host_key_is_refused_even_with_accept_new(sshd, tmp_path):
     other = tmp_path / "other"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)

@@ -103,7 +103,7 @@ def test_build_with_other_pins_is_refused_and_lock_untouched(files):
 def test_missing_region_bad_id_and_bad_syntax_are_named(files):
     manifest, lock_file = files
     before = lock_file.read_text()
-    given = [a for w in ALL[1:] for a in ("--image", _ids(w))]
+    given = [a for w in ALL[2:] for a in ("--image", _ids(w))]
     r = record(manifest, lock_file, *given, "--image", f"{ALL[1]}=i-notanimage")
     assert r.returncode == 2
     assert f"no image id for {ALL[0]}" in r.stderr
@@ -119,3 +119,61 @@ def test_unreadable_manifest_is_a_clear_error(files, tmp_path):
     _, lock_file = files
     r = record(tmp_path / "nope.json", lock_file, "--image", _ids(ALL[0]))
     assert r.returncode == 2 and "cannot read the build manifest" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "pins, said",
+    [([1], "pins: is a list: the pins the build was made with"), ({"vllm": 1, "cuda": None}, "pins.vllm: is a number")],
+)
+def test_manifest_pins_that_are_not_version_strings_are_named(files, pins, said):
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**doc, "pins": pins}))
+    before = lock_file.read_text()
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{manifest}: {said}" in r.stderr and "version string" in r.stderr
+    assert lock_file.read_text() == before
+
+
+def test_a_region_given_twice_is_refused(files, tmp_path):
+    manifest, lock_file = files
+    before = lock_file.read_text()
+    ids = [a for w in ALL for a in ("--image", _ids(w))]
+    r = record(manifest, lock_file, *ids, "--image", f"{ALL[0]}=m-other1")
+    assert r.returncode == 2
+    assert f"--image: {ALL[0]}: given twice ({_ids(ALL[0]).split('=')[1]} from --image, m-other1 from --image)" in r.stderr
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({f"image:{ALL[0].replace('/', ':')}": "m-fromoutputs1"}))
+    r = record(manifest, lock_file, "--outputs", str(outputs), *ids)
+    assert r.returncode == 2 and f"given twice (m-fromoutputs1 from {outputs}, " in r.stderr
+    assert lock_file.read_text() == before
+
+
+def test_every_image_problem_at_once_named_by_where_it_was_given(files, tmp_path):
+    manifest, lock_file = files
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"image:alicloud:cn-hangzhou": "img-1"}))  # a Tencent id for an Alibaba region
+    r = record(manifest, lock_file, "--outputs", str(outputs), "--image", "bad", "--image", "alicloud/cn-beijing=img-2")
+    assert r.returncode == 2
+    assert f"{outputs}: alicloud/cn-hangzhou: 'img-1' is not a alicloud image id" in r.stderr
+    assert "--image: alicloud/cn-beijing: 'img-2' is not a alicloud image id" in r.stderr
+    assert "--image: 'bad': write CLOUD/REGION=IMAGE_ID" in r.stderr  # reported with the others, not before them
+
+
+@pytest.mark.parametrize("where, said", [("/dev/null", "is not a regular file"), ("nodir/lock.json", "does not exist")])
+def test_lock_option_problems_name_lock(files, tmp_path, where, said):
+    manifest, _ = files
+    target = where if where.startswith("/") else tmp_path / where
+    r = record(manifest, target, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2
+    assert f"--lock: {target}: " in r.stderr and said in r.stderr and "-o:" not in r.stderr
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_lock_that_is_the_manifest_is_refused(files):
+    manifest, _ = files
+    before = manifest.read_text()
+    r = record(manifest, manifest, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and f"--lock: {manifest}: is an input of this command" in r.stderr
+    assert manifest.read_text() == before

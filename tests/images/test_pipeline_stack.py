@@ -70,6 +70,15 @@ def test_done_phase_keeps_only_images(tmp_path):
         ({"instance_type": "ecs.gn6v-c8g1.2xlarge"}, "which recipe cuda13-vllm does not serve"),
         ({"instance_type": "ecs.gn7i-c8g1.2xlarg"}, "did you mean 'ecs.gn7i-c8g1.2xlarge'"),
         ({"phase": "deploy"}, "phase:"),
+        ({"cloud": "alicloudd"}, "builder.cloud: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
+        (
+            {"zone": "cn-hangzhou-hh"},
+            "builder.zone: 'cn-hangzhou-hh' is not a zone of cn-hangzhou (did you mean 'cn-hangzhou-h'?)",
+        ),
+        (
+            {"zone": "cn-hangzhou-k", "instance_type": "ecs.gn7-c12g1.3xlarge"},
+            "builder.zone: cn-hangzhou-k does not sell A100-40G (zones of cn-hangzhou that do: cn-hangzhou-h, cn-hangzhou-j)",
+        ),
     ],
 )
 def test_bad_stack_files_name_the_field(tmp_path, changes, expected):
@@ -83,3 +92,12 @@ def test_unknown_field_and_cli_exit_code(tmp_path):
         [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path)], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 2 and "unknown field" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("where", ["/nonexist/Pulumi.a.yaml", "Pulumi.a.yaml"])
+def test_a_stack_file_path_that_does_not_exist_is_named_as_such(tmp_path, monkeypatch, where):
+    monkeypatch.chdir(tmp_path)
+    assert _problems(Path(where)) == (
+        f"{where}: no such file: give the path of an images stack file, or the name of a stack of images/program/ "
+        "(example-cuda13-vllm-alicloud)"
+    )

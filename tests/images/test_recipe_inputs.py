@@ -135,3 +135,113 @@ def test_step_name_must_be_one_safe_path_component(capsys, tmp_path, step):
     path = variant(tmp_path, steps=[{**doc["steps"][0], "name": step}, *doc["steps"][1:]])
     refused(render(capsys, tmp_path / "out", path), str(path), "recipe.steps.0.name", "is not a step name")
     assert not (tmp_path / "out").exists()
+
+
+# --- image build: the SSH target is checked before anything connects ------------------------------------------------
+
+
+def build(capsys, *args):
+    return run_cli(["image", "build", "-r", "cuda13-vllm", "--dry-run", "--retries", "0", *args], capsys)
+
+
+@pytest.mark.parametrize("port", ["70000", "0", "-1", "65536"])
+def test_port_outside_1_to_65535_is_refused(capsys, port):
+    refused(build(capsys, "-H", "127.0.0.1", "-p", port), "--port", "1<=x<=65535")
+
+
+@pytest.mark.parametrize(
+    "host, why",
+    [
+        ("http://127.0.0.1", "is a URL or a path"),
+        ("127.0.0.1:1", "and the port with --port"),
+        ("a" * 300, "is not an IP address or a host name"),
+        ("a" * 64 + ".example.com", "at most 63 characters each"),
+        ("", "is empty"),
+        ("root@127.0.0.1", "and the user with --user"),
+        ("999.1.1.1", "is not an IP address or a host name"),
+        ("bücher.example", "is not an IP address or a host name"),
+    ],
+)
+def test_host_that_is_not_an_address_is_refused(capsys, tmp_path, host, why):
+    out = tmp_path / "m.json"
+    refused(build(capsys, "-H", host, "--manifest-out", out), "--host", why, "e.g. --host 203.0.113.7")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "builder-1.example.com", "builder.example.com.", "a" * 63])
+def test_addresses_pass(host):
+    from gpufleet.cli.image import _host_problem
+
+    assert _host_problem(host) is None
+
+
+@pytest.mark.parametrize("user, why", [("", "is empty"), ("a b", "'a b' is not a user name"), ("me@host", "is not a user")])
+def test_user_that_is_no_login_name_is_refused(capsys, user, why):
+    refused(build(capsys, "-H", "127.0.0.1", "-u", user), "--user", why, "e.g. --user ubuntu")
+
+
+def test_missing_or_folder_key_file_is_refused_before_connecting(capsys, tmp_path):
+    refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path / "nope"), f"--key: {tmp_path / 'nope'}: no such file")
+    refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path), f"--key: {tmp_path}: is a folder")
+
+
+def test_known_hosts_that_is_a_folder_or_not_utf8_is_refused(capsys, tmp_path):
+    refused(build(capsys, "-H", "127.0.0.1", "--known-hosts", tmp_path), f"--known-hosts: {tmp_path}: is a folder")
+    bad = tmp_path / "known_hosts"
+    bad.write_bytes(b"# hosts\n\xff\xfe\n")
+    refused(build(capsys, "-H", "127.0.0.1", "--known-hosts", bad), f"--known-hosts: {bad}:2:1: not UTF-8 text")
+
+
+def test_every_target_problem_is_named_at_once(capsys, tmp_path):
+    r = build(capsys, "-H", "", "-u", "", "-k", tmp_path / "nope", "--known-hosts", tmp_path)
+    refused(r, "--host: is empty", "--user: is empty", "--key:", "--known-hosts:")
+
+
+def test_known_hosts_lines_that_are_no_host_key_are_skipped_as_openssh_does(tmp_path):
+    import base64
+
+    from gpufleet.images.runner import read_known_hosts
+
+    good = base64.b64encode(b"\0\0\0\x0bssh-ed25519\0\0\0\x20" + bytes(range(32))).decode()
+    kh = tmp_path / "known_hosts"
+    kh.write_text(
+        "# comment\n\nshort line\n"
+        "bad ssh-ed25519 !!!notbase64\n"  # paramiko's own loader: InvalidHostKey
+        "short ssh-rsa AAAAB3NzaC1yc2E=\n"  # paramiko's own loader: ValueError
+        "odd ssh-foo AAAA\n"
+        f"[127.0.0.1]:2222 ssh-ed25519 {good}\n"
+    )
+    keys = read_known_hosts(kh)
+    assert list(keys) == ["[127.0.0.1]:2222"] and keys["[127.0.0.1]:2222"]["ssh-ed25519"].get_base64() == good
+    assert len(read_known_hosts(tmp_path / "none")) == 0  # no file yet: no keys (--accept-new-host-key creates it)
+
+
+# --- --recipe: a recipe name or the path of a recipe file (the help of check, build, render and lock record) -------
+
+
+def test_recipe_given_as_a_file_name_without_yaml_suffix_is_read_from_that_file(capsys, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    doc = {**yaml.safe_load(SHIPPED.read_text()), "name": "mine"}
+    (tmp_path / "mine.json").write_text(json.dumps(doc))
+    r = run_cli(["image", "check", "-r", "mine.json", "--json"], capsys)
+    assert r.code == 0, r.text
+    assert '"recipe": "mine"' in r.out
+
+
+def test_recipe_that_is_neither_a_name_nor_a_file_says_both(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    refused(
+        run_cli(["image", "check", "-r", "x.json"], capsys),
+        "no such image recipe 'x.json' (choose one of: cuda12-vllm-v100, cuda13-vllm); no file x.json either",
+        "give a recipe name or the path of a recipe file",
+    )
+
+
+@pytest.mark.parametrize("path", ["./x.yaml", "/nonexistent/r.yaml", "sub/x"])
+def test_recipe_path_that_does_not_exist_says_no_such_file(capsys, tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, "no such file: give the path of a recipe file, or a recipe name (cuda12-vllm-v100, cuda13-vllm)")
+    assert "no such image recipe" not in r.err

@@ -223,6 +223,12 @@ def test_misspelt_key_gets_did_you_mean(project, capsys):
     refused(["preview", "--stack", STACK], capsys, project, names="did you mean 'max_num_seqs'")
 
 
+def test_did_you_mean_with_nothing_to_choose_from_adds_nothing():
+    from gpufleet.errors import did_you_mean
+
+    assert did_you_mean("x", []) == "" and did_you_mean("b", ["a"]) == " (choose one of: a)"
+
+
 @pytest.mark.parametrize("value", ["abc\n", "oss://bucket/model.tar\n"])
 def test_trailing_newline_not_accepted_by_patterns(project, capsys, value):
     sha = "a" * 64 + "\n"
@@ -543,8 +549,7 @@ def test_bad_image_ids_not_locked(tmp_path, capsys, image_id):
 
     r = load_recipe("cuda13-vllm")
     images = {c: {reg: (image_id if c == "alicloud" else "img-abc123") for reg in rs} for c, rs in r.regions.items()}
-    manifest = {"recipe": r.name, "pins": dict(r.pins)}
-    problems = lock.record_problems(r, manifest, images)
+    problems = lock.image_problems(r, images)
     assert any("is not a alicloud image id" in m for _, m in problems), problems
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -162,11 +163,76 @@ def _print_event(e) -> None:
     _out().print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
+# The builder's address as SSH takes it: an IP address, or a host name of dot-separated labels (letters, digits, '-'
+# and '_', at most 63 characters each, 253 in all, the last not all digits); the user and the port have options of
+# their own. A login name: letters, digits, '_', '.' and '-', at most 32 characters.
+HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}")
+
+
+def _host_problem(host: str) -> str | None:
+    """Why `host` is not an address `image build --host` can connect to; None when it is."""
+    import ipaddress
+
+    fix = "give the builder's address alone, e.g. --host 203.0.113.7 or --host builder.example.com"
+    if not host.strip():
+        return f"is empty: {fix}"
+    if "/" in host:
+        return f"{host!r} is a URL or a path, not an address: {fix}"
+    if "@" in host:
+        return f"{host!r} has a user in it: {fix}, and the user with --user"
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    if ":" in host:
+        return f"{host!r} is not an IP address or a host name: {fix}, and the port with --port"
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253 or labels[-1].isdigit() or not all(HOST_LABEL.fullmatch(label) for label in labels):
+        return (
+            f"{host!r} is not an IP address or a host name (dot-separated labels of letters, digits, '-' and '_', at most "
+            f"63 characters each and 253 in all): {fix}"
+        )
+    return None
+
+
+def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) -> list[Problem]:
+    """Why `image build` cannot connect as asked, found before it connects: the address, the user, the key file and
+    the known_hosts file (each read as SSH will read it)."""
+    from gpufleet import inputs
+    from gpufleet.images.runner import read_known_hosts
+
+    problems = []
+    if why := _host_problem(host):
+        problems.append(Problem("--host", "", why))
+    if not USER.fullmatch(user):
+        what = "is empty" if not user else f"{user!r} is not a user name"
+        problems.append(
+            Problem("--user", "", f"{what}: letters, digits, '_', '.' and '-', at most 32 characters, e.g. --user ubuntu")
+        )
+    if key is not None:
+        try:
+            inputs.read_text(key.expanduser(), str(key), "give the builder's private key file")
+        except UserError as exc:
+            problems += _read_for("--key", exc)
+    try:
+        read_known_hosts(known_hosts.expanduser())
+    except UserError as exc:
+        problems += _read_for("--known-hosts", exc)
+    return problems
+
+
+def _read_for(flag: str, exc: UserError) -> list[Problem]:
+    """The problems of a file given with `flag`, as `flag: file[:line:column]: message`."""
+    return [Problem(flag, f"{p.file}:{p.line}:{p.column}" if p.line else p.file, p.message) for p in exc.problems]
+
+
 @image_app.command("build")
 def build(
     recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
-    port: int = typer.Option(22, "--port", "-p", help="the builder's SSH port"),
+    port: int = typer.Option(22, "--port", "-p", min=1, max=65535, help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
     key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
     known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
@@ -208,6 +274,8 @@ def build(
         from gpufleet.files import output_problems
 
         problems += output_problems(manifest_out, flag="--manifest-out")
+    if host is not None:
+        problems += _target_problems(host, user, key, known_hosts)
     if problems:
         raise UserError(problems)
     if host is None:
@@ -406,8 +474,12 @@ def _lock_table(rows):
     return t
 
 
-def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
-    images: dict[str, dict[str, str]] = {}
+# An image id of a build: (cloud, region, image id).
+Located = tuple[str, str, str]
+
+
+def _image_args(values: list[str]) -> tuple[list[Located], list[Problem]]:
+    images: list[Located] = []
     problems = []
     for v in values:
         where, sep, image_id = v.partition("=")
@@ -415,28 +487,59 @@ def _image_args(values: list[str]) -> tuple[dict[str, dict[str, str]], list[Prob
         if not sep or not slash or not image_id or not region:
             problems.append(Problem("--image", "", f"{v!r}: write CLOUD/REGION=IMAGE_ID, e.g. alicloud/cn-hangzhou=m-bp1abc"))
             continue
-        images.setdefault(cloud, {})[region] = image_id
+        images.append((cloud, region, image_id))
     return images, problems
 
 
-def _output_images(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+def _output_images(path: Path) -> tuple[list[Located], list[Problem]]:
     """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
     from gpufleet import inputs
 
     try:
         doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
     except UserError as exc:
-        return {}, exc.problems
-    images: dict[str, dict[str, str]] = {}
+        return [], exc.problems
+    images: list[Located] = []
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
         if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
-            images.setdefault(parts[1], {})[parts[2]] = value
+            images.append((parts[1], parts[2], value))
     if not images:
-        return {}, [
+        return [], [
             Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
         ]
     return images, []
+
+
+def _locked_images(recipe, given: list[tuple[str, list[Located]]]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    """cloud -> region -> image id of the build, from (where given: --image or the --outputs file, its image ids), and
+    the problems of those ids, each named by where it was given: a region given twice, a cloud that is not
+    registered, an id that is not of its cloud's form, a region of the recipe without an id (lock.image_problems)."""
+    from gpufleet import registry
+    from gpufleet.stacks import lock
+
+    images: dict[str, dict[str, str]] = {}
+    source: dict[str, str] = {}  # cloud/region, and cloud -> where its (first) id was given
+    problems = []
+    for where, found in given:
+        for cloud, region, image_id in found:
+            at = f"{cloud}/{region}"
+            if at in source:
+                first = images[cloud][region]
+                problems.append(
+                    Problem(where, at, f"given twice ({first} from {source[at]}, {image_id} from {where}): give each region once")
+                )
+                continue
+            images.setdefault(cloud, {})[region] = image_id
+            source[at] = where
+            source.setdefault(cloud, where)
+    problems += [Problem(source[c], "", why) for c in sorted(images) if (why := registry.unknown(c))]
+    registered = {c: regions for c, regions in images.items() if c in registry.names()}
+    problems += [
+        Problem(source.get(at, source.get(at.split("/")[0], "--image")), at, m)
+        for at, m in lock.image_problems(recipe, registered)
+    ]
+    return images, problems
 
 
 @lock_app.command("record")
@@ -458,35 +561,36 @@ def lock_record(
     """
     import hashlib
 
+    from gpufleet import inputs
+    from gpufleet.files import output_problems
     from gpufleet.stacks import lock
 
     r = _recipe(recipe)
     path = lock_file or lock.lock_path()
-    problems: list[Problem] = []
-    from gpufleet import inputs
-
-    text = inputs.read_text(
-        manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
-    )
-    doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
-    images, found = _output_images(outputs) if outputs else ({}, [])
+    problems = output_problems(path, flag="--lock", reads=(manifest, outputs))
+    text = ""
+    try:
+        text = inputs.read_text(
+            manifest, str(manifest), "cannot read the build manifest (`gpufleet image build --manifest-out FILE` writes it)"
+        )
+        doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
+        problems += [Problem(str(manifest), w, m) for w, m in lock.manifest_problems(r, doc)]
+    except UserError as exc:
+        problems += exc.problems
+    given: list[tuple[str, list[Located]]] = []
+    if outputs is not None:
+        found_ids, found = _output_images(outputs)
+        given.append((str(outputs), found_ids))
+        problems += found
+    found_ids, found = _image_args(image or [])
+    given.append(("--image", found_ids))
     problems += found
-    given, found = _image_args(image or [])
+    images, found = _locked_images(r, given)
     problems += found
-    for cloud, regions in given.items():
-        images.setdefault(cloud, {}).update(regions)
-    from gpufleet import registry
-
-    problems += [Problem("--image", "", why) for c in sorted(images) if (why := registry.unknown(c))]
-    if not problems:
-        problems += [
-            Problem(str(manifest) if w in ("recipe", "pins") else "--image", w, m)
-            for w, m in lock.record_problems(r, doc, images)
-        ]
     if problems:
         raise UserError(problems)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    lock.record(r.name, r.pins, images, digest, path)
+    lock.record(r.name, r.pins, images, digest, path, flag="--lock")
     n = sum(len(v) for v in images.values())
     _out().print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
 

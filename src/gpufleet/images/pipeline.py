@@ -93,8 +93,8 @@ class _Builder(BaseModel):
     def _registered(cls, cloud: str) -> str:
         from gpufleet import registry
 
-        if cloud not in registry.names():
-            raise ValueError(f"unknown cloud {cloud!r}; registered: {', '.join(registry.names())}")
+        if why := registry.unknown(cloud):
+            raise ValueError(why)
         return cloud
 
     zone: str
@@ -149,6 +149,9 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
                 f"({', '.join(recipe.gpus)}): the driver and vLLM facts are read on the builder's GPU",
             )
         )
+    if b.region in catalog.regions(b.cloud):  # a region not in the catalog: its zones are not known
+        if why := catalog.zone_problem(b.cloud, b.region, b.zone, itype.gpu if itype else None):
+            out.append(("builder.zone", why))
     problem = cidr_problem(b.operator_cidr)
     if problem:
         out.append(("builder.operator_cidr", problem))
@@ -172,7 +175,18 @@ def load_pipeline(stack_file: Path):
     shown = str(stack_file)
     if not stack_file.exists():
         name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        raise UserError([no_such_stack(shown, name, stack_names(stack_file.parent), "images stack file")])
+        if stack_file.parent.resolve() == PROGRAM.resolve():  # a stack name: the nearest names of the program's stacks
+            raise UserError([no_such_stack(shown, name, stack_names(), "images stack file")])
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "",
+                    f"no such file: give the path of an images stack file, or the name of a stack of images/program/ "
+                    f"({', '.join(stack_names()) or 'none yet'})",
+                )
+            ]
+        )
     raw = read_config(stack_file, shown).get(CONFIG_KEY)
     if not isinstance(raw, dict):
         raise UserError(
@@ -186,7 +200,9 @@ def load_pipeline(stack_file: Path):
                 Problem(
                     shown,
                     ".".join(str(x) for x in e["loc"]),
-                    "unknown field; remove it or check its spelling" if e["type"] == "extra_forbidden" else e["msg"],
+                    "unknown field; remove it or check its spelling"
+                    if e["type"] == "extra_forbidden"
+                    else e["msg"].removeprefix("Value error, "),
                 )
                 for e in exc.errors()
             ]

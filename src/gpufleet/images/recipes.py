@@ -234,10 +234,12 @@ def recipe_names() -> list[str]:
 
 
 def recipe_path(name: str) -> Path:
-    """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file."""
+    """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file: a value with a '/' or ending in .yaml or
+    .yml, or a file that exists when no recipe has that name (`-r my-recipe.json`)."""
     if name.endswith((".yaml", ".yml")) or "/" in name:
         return Path(name)
-    return RECIPES / f"{name}.yaml"
+    named = RECIPES / f"{name}.yaml"
+    return Path(name) if not named.exists() and Path(name).is_file() else named
 
 
 def load_recipe(name: str) -> Recipe:
@@ -250,7 +252,13 @@ def _load(path_str: str, name: str) -> Recipe:
     path = Path(path_str)
     shown = _shown(path)
     if not path.exists():
-        raise UserError([Problem(shown, "", f"no such image recipe {name!r}" + did_you_mean(name, recipe_names()))])
+        if path.parent != RECIPES:
+            why = f"no such file: give the path of a recipe file, or a recipe name ({', '.join(recipe_names())})"
+        else:
+            why = f"no such image recipe {name!r}" + did_you_mean(name, recipe_names())
+            if Path(name).suffix:  # a file name, perhaps: say that it was looked for too
+                why += f"; no file {name} either: give a recipe name or the path of a recipe file"
+        raise UserError([Problem(shown, "", why)])
     from gpufleet import inputs
 
     raw = inputs.load_mapping(path, shown, what="a recipe (a mapping of keys to values)")

@@ -31,11 +31,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.steps import RenderedStep, render
+
+if TYPE_CHECKING:
+    import paramiko
 
 NOT_SATISFIED = 1
 
@@ -108,6 +111,32 @@ class _KnownHostsPolicy:
             fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
+def read_known_hosts(path: Path, into: paramiko.HostKeys | None = None) -> paramiko.HostKeys:
+    """The host keys of an OpenSSH known_hosts file (a paramiko HostKeys, `into` when given), none when there is no file
+    yet. A file that cannot be read as text (a folder, not UTF-8, too large) is a UserError naming it; a line that is
+    not a host key is skipped, as OpenSSH skips it (paramiko's own loader stops with a traceback at some: a key that is
+    not base64, an RSA key too short)."""
+    import paramiko
+
+    from gpufleet import inputs
+
+    keys = paramiko.HostKeys() if into is None else into
+    if not path.exists():
+        return keys
+    text = inputs.read_text(path, str(path))
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(line, n)
+        except (paramiko.hostkeys.InvalidHostKey, paramiko.SSHException, ValueError):
+            continue
+        for name in entry.hostnames if entry else ():
+            keys.add(name, entry.key.get_name(), entry.key)
+    return keys
+
+
 class SshHost:
     """One Fabric connection. `sudo -n` when the user is not root; one command per run."""
 
@@ -135,8 +164,7 @@ class SshHost:
             connect_timeout=target.connect_timeout_s,
         )
         self.conn.client.set_missing_host_key_policy(_KnownHostsPolicy(known, target.accept_new_host_key))
-        if known.exists():
-            self.conn.client.load_host_keys(str(known))
+        read_known_hosts(known, into=self.conn.client.get_host_keys())
         try:
             self.conn.open()
         except HostKeyRefused:

@@ -126,5 +126,19 @@ def default_instance_type(cloud: str, gpu: str, gpus: int) -> InstanceType | Non
     return next((t for t in instance_types(cloud) if t.gpu == gpu and t.gpus == gpus), None)
 
 
+def zone_problem(cloud: str, region: str, zone: str, gpu: str | None = None) -> str | None:
+    """Why `zone` cannot be used in `region` (a region of the cloud's catalog): it is not one of its zones, or it does
+    not sell `gpu`; None when it can."""
+    from gpufleet.errors import did_you_mean
+
+    zones = regions(cloud)[region]
+    if zone not in zones:
+        return f"{zone!r} is not a zone of {region}" + did_you_mean(zone, zones)
+    if gpu and gpu not in zones[zone]:
+        selling = sorted(z for z, kinds in zones.items() if gpu in kinds)
+        return f"{zone} does not sell {gpu} (zones of {region} that do: {', '.join(selling) or 'none'})"
+    return None
+
+
 def regions_selling(cloud: str, gpu: str) -> list[str]:
     return sorted(r for r, zones in regions(cloud).items() if any(gpu in kinds for kinds in zones.values()))

@@ -438,15 +438,8 @@ def catalog_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
         )
         return out
     for i, zone in enumerate(zones):
-        if not isinstance(zone, str):
-            continue
-        if zone not in regions[region]:
-            out.append((f"fleet.zones.{i}", f"{zone!r} is not a zone of {region}" + did_you_mean(str(zone), regions[region])))
-        elif gpu and gpu not in regions[region][zone]:
-            selling = [z for z, kinds in regions[region].items() if gpu in kinds]
-            out.append(
-                (f"fleet.zones.{i}", f"{zone} does not sell {gpu} (zones of {region} that do: {', '.join(selling) or 'none'})")
-            )
+        if isinstance(zone, str) and (why := catalog.zone_problem(cloud, region, zone, gpu)):
+            out.append((f"fleet.zones.{i}", why))
     if gpu and not any(gpu in k for k in regions[region].values()):
         elsewhere = catalog.regions_selling(cloud, gpu)
         out.append(("fleet.gpu.kind", f"{cloud} sells no {gpu} in {region}; regions that do: {', '.join(elsewhere) or 'none'}"))

@@ -120,19 +120,21 @@ def rows(path: Path | None = None) -> list[ImageRef]:
 ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
 
 
-def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
-    """(where, message) for each reason the build's images may not be locked for this recipe.
-
-    The manifest must be this recipe's, with exactly the recipe's pins, and every region the recipe copies
-    its image to must get an id: one lock entry describes one build everywhere.
-    """
-    from gpufleet import registry
+def manifest_problems(recipe, manifest: dict) -> list[tuple[str, str]]:
+    """(field, message) for each reason the build manifest is not a build of this recipe as it is now: it must be the
+    recipe's, with exactly the recipe's pins (a mapping of version strings)."""
+    from gpufleet.inputs import kind
 
     problems: list[tuple[str, str]] = []
     if manifest.get("recipe") != recipe.name:
         problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
     pins = manifest.get("pins") or {}
-    differ = sorted(k for k in set(pins) | set(recipe.pins) if str(pins.get(k)) != str(recipe.pins.get(k)))
+    if not isinstance(pins, dict):
+        return [*problems, ("pins", f"is {kind(pins)}: the pins the build was made with, a mapping of pin to version string")]
+    wrong = [(f"pins.{k}", f"is {kind(v)}: a pin is a version string") for k, v in pins.items() if not isinstance(v, str)]
+    if wrong:
+        return problems + wrong
+    differ = sorted(k for k in set(pins) | set(recipe.pins) if pins.get(k) != recipe.pins.get(k))
     if differ:
         problems.append(
             (
@@ -142,6 +144,16 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
                 + "; rebuild with the current recipe",
             )
         )
+    return problems
+
+
+def image_problems(recipe, images: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """(where, message) for each reason these images (registered cloud -> region -> image id) may not be locked for
+    this recipe: one lock entry describes one build everywhere, so every region the recipe copies its image to must get
+    an id of that cloud's form, and no other region may."""
+    from gpufleet import registry
+
+    problems: list[tuple[str, str]] = []
     for cloud, regions in sorted(images.items()):
         wanted = recipe.regions.get(cloud)
         if wanted is None:
@@ -177,11 +189,19 @@ def record_problems(recipe, manifest: dict, images: dict[str, dict[str, str]]) -
     return problems
 
 
-def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path | None = None) -> dict:
+def record(
+    recipe: str,
+    pins: dict,
+    images: dict[str, dict[str, str]],
+    manifest_sha256: str,
+    path: Path | None = None,
+    flag: str = "--lock",
+) -> dict:
     """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
 
     All regions of the recipe are replaced together: one entry holds one build's pins. The file is
-    replaced atomically, so a failed write leaves the old lock.
+    replaced atomically, so a failed write leaves the old lock; a problem writing it names `flag`, the option that
+    gives the lock file (`image lock record --lock`).
     """
     path = path or lock_path()
     doc = load(path)
@@ -195,5 +215,5 @@ def record(recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_
             for cloud, rs in sorted(images.items())
         },
     }
-    write_atomic(path, json.dumps(doc, indent=2) + "\n")
+    write_atomic(path, json.dumps(doc, indent=2) + "\n", flag=flag)
     return doc
