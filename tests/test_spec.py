@@ -76,6 +76,27 @@ def test_bad_input_names_file_field_and_fix(changes, expected):
     assert any(expected in p for p in found), found
 
 
+@pytest.mark.parametrize(
+    "changes, expected",
+    [  # the models are strict: what YAML reads as another type is refused, not coerced (true was read as min: 1)
+        ({"replicas": {"min": True, "max": 4}}, "fleet.replicas.min: Input should be a valid integer, got true; write a whole"),
+        ({"serving__port": "8000"}, "fleet.serving.port: Input should be a valid integer, got text '8000'"),
+        ({"serving__max_num_seqs": 32.0}, "fleet.serving.max_num_seqs: Input should be a valid integer, got 32.0"),
+        ({"serving__gpu_memory_utilization": "0.9"}, "fleet.serving.gpu_memory_utilization: Input should be a valid number"),
+        ({"name": 7}, "fleet.name: Input should be a valid string, got 7; write text (quote it"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_saying_what_was_given(changes, expected):
+    found = problems(edit(**changes))
+    assert any(expected in p for p in found), found
+
+
+def test_a_quoted_date_is_still_a_date():
+    raw = edit(autoscaling__schedule_window_start="2026-01-05")
+    fleet = validation.validate(raw, stack=PROD, file="f.yaml")
+    assert str(fleet.spec.autoscaling.schedule_window_start) == "2026-01-05"
+
+
 def test_all_errors_reported_at_once():
     raw = edit(gpu__kind="A1O", region="cn-hangzou")
     raw["serving"]["portt"] = 1

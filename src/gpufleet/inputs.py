@@ -22,6 +22,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -304,6 +305,34 @@ def load_json(path: Path | str, shown: str | None = None, missing: str = "") -> 
 
 
 # --- shapes: a wrong type is a problem on its field -------------------------------------------------
+
+
+def model_error(error: Mapping[str, Any], suggestion: str = "") -> str:
+    """The message of one error of a gpufleet pydantic model (ErrorDetails: type, msg, input): an unknown field with
+    the suggestion given, a wrong type with what was given and how to write it (the models are strict: YAML `true`,
+    "8000" or 32.0 for a count is refused, not read as 1, 8000 or 32), a validator's message without pydantic's prefix."""
+    if error["type"] == "extra_forbidden":
+        return "unknown field; remove it or check its spelling" + suggestion
+    msg = str(error["msg"])
+    if error["type"] in _WRONG_TYPE:
+        return f"{msg}, got {_given(error['input'])}; {_WRONG_TYPE[error['type']]}"
+    return msg.removeprefix("Value error, ")
+
+
+_WRONG_TYPE = {
+    "int_type": 'write a whole number without quotes (2, not 2.0, "2" or true)',
+    "float_type": "write a number without quotes",
+    "string_type": "write text (quote it if YAML reads it as a number, a date or true/false)",
+    "bool_type": "write true or false without quotes",
+}
+
+
+def _given(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return f"text {value!r}" if isinstance(value, str) else kind(value)
 
 
 def kind(value: Any) -> str:

@@ -47,6 +47,15 @@ def test_recipe_name_must_be_one_safe_path_component(capsys, tmp_path, name, com
     refused(r, str(path), "recipe.name", "is not a recipe name", "lowercase letters, digits")
 
 
+def test_a_value_of_another_type_is_refused_not_coerced(capsys, tmp_path):
+    doc = yaml.safe_load(SHIPPED.read_text())
+    doc["steps"][0]["timeout_s"] = "600"  # was read as 600
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, "recipe.steps.0.timeout_s: Input should be a valid integer, got text '600'; write a whole number")
+
+
 def test_shipped_recipe_names_and_archs_pass():
     for path in RECIPES.glob("*.yaml"):
         load_recipe(path.stem)

@@ -19,6 +19,7 @@ from typing import Literal
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 Phase = Literal["build", "image", "done"]
@@ -200,9 +201,7 @@ def load_pipeline(stack_file: Path):
                 Problem(
                     shown,
                     ".".join(str(x) for x in e["loc"]),
-                    "unknown field; remove it or check its spelling"
-                    if e["type"] == "extra_forbidden"
-                    else e["msg"].removeprefix("Value error, "),
+                    inputs.model_error(e),
                 )
                 for e in exc.errors()
             ]

@@ -54,7 +54,7 @@ def _compute_capability(value: str) -> str:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class BaseImage(Strict):
@@ -266,10 +266,7 @@ def _load(path_str: str, name: str) -> Recipe:
         recipe = Recipe.model_validate({**raw, "file": shown})
     except ValidationError as exc:
         raise UserError(
-            [
-                Problem(shown, "recipe." + ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
-                for e in exc.errors()
-            ]
+            [Problem(shown, "recipe." + ".".join(map(str, e["loc"])), inputs.model_error(e)) for e in exc.errors()]
         ) from None
     if path.parent == RECIPES and recipe.name != path.stem:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])

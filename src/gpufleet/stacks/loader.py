@@ -355,10 +355,7 @@ def _loc(loc: tuple) -> str:
 
 
 def _msg(error: ErrorDetails) -> str:
-    if error["type"] == "extra_forbidden":
-        return "unknown field; remove it or check its spelling" + _suggest(error["loc"])
-    msg = error["msg"]
-    return msg[len("Value error, ") :] if msg.startswith("Value error, ") else msg
+    return inputs.model_error(error, _suggest(error["loc"]) if error["type"] == "extra_forbidden" else "")
 
 
 def _suggest(loc: tuple) -> str:

@@ -20,7 +20,7 @@ from gpufleet.stacks.choices import Dtype, KvCacheDtype
 # default for each model, and a builtin factory makes it read `inspect.signature(list)`, which compiles the tokenize
 # module's patterns (~10 ms of every command; images/recipes.py follows the same rule).
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 Cloud = str  # a registered cloud (gpufleet.registry), checked by loader.catalog_problems
@@ -624,6 +624,7 @@ class Autoscaling(Strict):
     schedules: list[Schedule] = Field([])
     schedule_window_start: date | None = Field(
         None,
+        strict=False,  # a quoted "2026-01-05" is a date too
         description="day the schedules' window starts (stored so that `pulumi up` keeps it); default: the day of the run, "
         "kept after creation by ignore_changes. Renew by setting it to today.",
     )
@@ -769,7 +770,7 @@ class Rollout(Strict):
     )
     steps: list[int] | None = Field(None, description="default canary [0, 5, 25, 50, 100], blue_green [0, 100]")
     keep_previous_hours: int = Field(24, ge=0, le=24 * 90, description="after promote the old group stays this long")
-    retire_after: datetime | None = Field(None, description="ISO 8601 time with zone, set by `rollout promote`")
+    retire_after: datetime | None = Field(None, strict=False, description="ISO 8601 time with zone, set by `rollout promote`")
     candidate: Candidate
     gates: Gates = Gates()
 
