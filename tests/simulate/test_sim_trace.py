@@ -39,6 +39,9 @@ def test_json_rows(tmp_path):
     "text, where, says",
     [
         ("time,rate\n0,1\n10,1\n", "header", "missing column requests_per_s"),
+        ("time,rate\n", "header", "missing column requests_per_s"),  # a wrong header before the missing rows
+        ("time,requests_per_s\n", "", "no rows: give a header row and at least two data rows"),
+        ("", "header", "empty file"),
         ("time,requests_per_s,colour\n0,1,red\n10,1,red\n", "header", "unknown column colour"),
         ("time,requests_per_s\n0,1\n10,-2\n", "row 2: requests_per_s", ">= 0"),
         ("time,requests_per_s\n0,1\n10,lots\n", "row 2: requests_per_s", "not a number"),
@@ -58,6 +61,7 @@ def test_json_rows(tmp_path):
 def test_bad_traces_name_row_and_column(tmp_path, text, where, says):
     found = problems(tmp_path, text)
     assert any(where in p and says in p for p in found), found
+    assert not any("row 1" in p for p in found if "row 1" not in where), found  # no row that the file does not hold
     assert all(p.startswith(str(tmp_path / "t.csv")) for p in found)
 
 

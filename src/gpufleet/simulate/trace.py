@@ -88,13 +88,7 @@ def _time(text, shown: str, row: int, problems: list[Problem]) -> float | dateti
     return t.astimezone(UTC)
 
 
-def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trace:
-    problems: list[Problem] = []
-    if not rows:
-        raise UserError([Problem(shown, "", "no rows: give a header row and at least two data rows")])
-    if len(rows) > MAX_ROWS:
-        raise UserError([Problem(shown, "", f"{len(rows)} rows: at most {MAX_ROWS}")])
-    keys = set(rows[0])
+def _check_header(keys: set[str], shown: str) -> None:
     missing = [c for c in COLUMNS if c not in keys]
     unknown = sorted(k for k in keys if k not in COLUMNS + OPTIONAL)
     if missing or unknown:
@@ -104,6 +98,16 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
         if unknown:
             msg.append("unknown column " + ", ".join(unknown))
         raise UserError([Problem(shown, "header", "; ".join(msg) + f" (columns: {', '.join(COLUMNS + OPTIONAL)})")])
+
+
+def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trace:
+    problems: list[Problem] = []
+    if not rows:
+        raise UserError([Problem(shown, "", "no rows: give a header row and at least two data rows")])
+    if len(rows) > MAX_ROWS:
+        raise UserError([Problem(shown, "", f"{len(rows)} rows: at most {MAX_ROWS}")])
+    keys = set(rows[0])
+    _check_header(keys, shown)
     times, rates = [], []
     extra: dict[str, list[float]] = {c: [] for c in OPTIONAL if c in keys}
     for i, r in enumerate(rows, start=1):
@@ -199,8 +203,7 @@ def read(path: Path, default_start: datetime) -> Trace:
     if rows and None in rows[0]:
         raise UserError([Problem(shown, "row 1", "more values than header columns")])
     if not rows:
-        rows = [dict.fromkeys(reader.fieldnames, "")]
-        rows_to_trace(rows[:0] or rows, shown, default_start)  # the header problems first
+        _check_header(set(reader.fieldnames), shown)  # a wrong header first, then the missing rows
     return rows_to_trace(rows, shown, default_start)
 
 
