@@ -185,18 +185,74 @@ def test_vllm_0_10_v0_kv_cache_name_is_read_too():
 
 # ---- state and lock --------------------------------------------------------------------------------------
 
+MEASURED = {  # one entry of a state file's history, as runner.Run.gate writes it
+    "at": "2026-12-05T13:00:00+00:00",
+    "command": "step",
+    "weight": 0,
+    "to": "5 %",
+    "gates": [gates.Gate("health", 200, 200, "==", True, "ok").as_json()],
+    "figures": {"answers": {"changed": [{"id": "q1", "similarity": 0.5, "current": "a", "candidate": None}]}},
+    "result": "passed",
+}
+
 
 def test_state_round_trips_and_is_written_atomically(tmp_path):
     sf = tmp_path / "Pulumi.s.yaml"
     path, lock = state.paths(sf, "s")
     assert (path.name, lock.name) == (".rollout-s.json", ".rollout-s.lock")
-    st = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[{"x": 1}])
+    st = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[MEASURED])
     state.save(path, st)
     assert state.load(path) == st and state.load(path).weight == 5
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
     path.write_text("{")
     with pytest.raises(UserError, match=r"\.rollout-s\.json: not JSON"):
         state.load(path)
+
+
+def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_and_the_fix(tmp_path):
+    path = tmp_path / ".rollout-s.json"
+    good = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[MEASURED]).as_json()
+    cases = [
+        ({"step": "x"}, "step: expected a whole number -1 to 2 (an index into steps), got text 'x'"),
+        ({"step": 3}, "step: expected a whole number -1 to 2 (an index into steps), got a number 3"),
+        ({"steps": [0, "5"]}, "steps[1]: expected a whole number 0 to 100, got text '5'"),
+        ({"status": "done"}, "status: expected one of rolling, promoted, rolled_back, aborted, finished, got text 'done'"),
+        ({"in_progress": "x"}, "in_progress: expected a mapping or null, got text 'x'"),
+        ({"awaiting_deploy": {"change": {"kind": "weight"}, "commands": []}}, "awaiting_deploy.change.weight: missing"),
+        ({"retire_after": "2026-12-06T13:00:00"}, "retire_after: expected a date and time with its zone or null"),
+        ({"history": [MEASURED | {"gates": [{"name": "health"}]}]}, "history[0].gates[0].threshold: missing"),
+        ({"reason": ["x"]}, "reason: expected text or null, got a list"),
+    ]
+    for change, expected in cases:
+        path.write_text(json.dumps(good | change))
+        with pytest.raises(UserError) as exc:
+            state.load(path)
+        assert f"{path}: {expected}" in str(exc.value), change
+        assert str(exc.value).endswith("restore it, or remove it to forget the rollout; the stack file stays as it is")
+
+
+@pytest.mark.parametrize("damage", ["not UTF-8", "a folder"])
+def test_a_state_file_that_cannot_be_read_is_refused_by_every_command(tmp_path, capsys, damage):
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    before = stack.read_bytes()
+    path = tmp_path / ".rollout-alicloud-cn-hangzhou-prod-rollout.json"
+    if damage == "a folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b'\xff\xfe{"version": 1}')
+    for command in (["status"], ["start"], ["abort"], ["finish", "--force"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["rollout", *command, "--stack", str(stack)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err, (command, err)
+        why = "is a folder, not a file" if damage == "a folder" else "not UTF-8 text: byte 0xff"
+        assert err.startswith(f"error {path}") and why in err and "remove it to forget the rollout" in err, err
+        assert stack.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == sorted([stack.name, path.name])
 
 
 def test_a_second_holder_of_the_lock_is_refused_naming_the_first(tmp_path):
