@@ -152,6 +152,52 @@ def test_a_bad_prompts_file_names_the_entry(tmp_path):
         answers.load(f)
 
 
+def test_a_prompts_file_that_is_not_utf8_is_named(tmp_path):
+    for name in ("mine.yaml", "mine.jsonl"):
+        f = tmp_path / name
+        f.write_bytes(b"- caf\xe9\n")
+        with pytest.raises(UserError, match=rf"{name}:1:6: not UTF-8 text: byte 0xe9; save the file as UTF-8"):
+            answers.load(f)
+    with pytest.raises(UserError, match="is a folder, not a file"):
+        answers.load(tmp_path)
+
+
+@pytest.mark.parametrize("given_by", ["--prompts", "gates.answers.prompts"])
+def test_a_prompts_file_that_is_not_utf8_is_bad_input_of_rollout_step(tmp_path, capsys, monkeypatch, given_by):
+    import shutil
+
+    from gpufleet.cli import main
+
+    root = Path(__file__).parents[2]
+    for name in ("Pulumi.yaml", "images"):
+        (shutil.copytree if (root / name).is_dir() else shutil.copy)(root / name, tmp_path / name)
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    (tmp_path / "prompts.yaml").write_bytes(b"- caf\xe9\n")
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    text = (root / "examples" / stack.name).read_text()
+    if given_by != "--prompts":
+        text = text.replace("answers: {prompts: null,", "answers: {prompts: prompts.yaml,")
+    stack.write_text(text)
+    argv = [
+        "rollout",
+        "step",
+        "--stack",
+        str(stack),
+        "--current-url",
+        "http://127.0.0.1:9",
+        "--candidate-url",
+        "http://127.0.0.1:9",
+    ]
+    argv += ["--prompts", str(tmp_path / "prompts.yaml")] if given_by == "--prompts" else []
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert f"error {tmp_path / 'prompts.yaml'}:1:6: not UTF-8 text: byte 0xe9" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no state, no lock
+
+
 def test_greedy_request_body():
     ps = answers.load()
     b = answers.body("m", "hi", ps)

@@ -54,13 +54,6 @@ def _entries(raw: object, shown: str) -> list[tuple[str, str]]:
     return out
 
 
-def _yaml(text: str, shown: str) -> object:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UserError([Problem(shown, "", f"not YAML: {' '.join(str(exc).split())}")]) from None
-
-
 def _jsonl(text: str, shown: str) -> list:
     import json
 
@@ -79,12 +72,11 @@ def load(user_file: Path | None = None) -> PromptSet:
     default = yaml.safe_load(DEFAULT.read_text(encoding="utf-8"))
     prompts = _entries(default, "rollout/data/prompts.yaml")
     if user_file is not None:
+        from gpufleet import inputs
+
         shown = str(user_file)
-        try:
-            text = Path(user_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError([Problem(shown, "", f"cannot read: {exc.strerror}")]) from None
-        raw = _jsonl(text, shown) if shown.endswith(".jsonl") else _yaml(text, shown)
+        text = inputs.read_text(user_file, shown)  # a missing, unreadable, non-UTF-8 file or a folder: a UserError
+        raw = _jsonl(text, shown) if shown.endswith(".jsonl") else inputs.parse_yaml(text, shown)
         prompts += _entries(raw, shown)
     seen: set[str] = set()
     dupes = [pid for pid, _ in prompts if pid in seen or seen.add(pid)]  # type: ignore[func-returns-value]
