@@ -361,6 +361,28 @@ def test_the_metrics_url_defaults_to_the_node_gateways_metrics_port():
     assert _metrics_url("http://[fd00::5]:8000", None, 9180, "--m") == "http://[fd00::5]:9180/metrics/vllm"
 
 
+@pytest.mark.parametrize(
+    ("flag", "url"),
+    [("--current-url", "http://[::1"), ("--candidate-url", "http://h:0"), ("--current-metrics-url", "http://[::1/metrics")],
+)
+def test_a_url_that_cannot_be_requested_is_bad_input_before_anything_is_done(tmp_path, capsys, flag, url):
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    argv = ["rollout", "step", "--stack", str(stack), "--current-url", "http://10.0.0.5:8000", "--candidate-url", "http://h:1"]
+    argv += [flag, url]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert [line.split(":")[0] for line in err.splitlines()] == [f"error {flag}"], err
+    assert f"{url!r} " in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stack.name]  # no state, no lock
+
+
 def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling():
     from gpufleet.stacks.spec import Gates
 

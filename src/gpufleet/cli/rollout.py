@@ -4,6 +4,7 @@ in gpufleet.rollout; this module reads the options and prints the report."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -88,12 +89,13 @@ def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
 
 
 def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
+    """The metrics URL `given`, checked, else the node gateway's on the host of the group's `url` (checked before)."""
     from urllib.parse import urlsplit
 
+    from gpufleet.sizing.loadtest import http_url
+
     if given:
-        parts = urlsplit(given)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UserError([Problem(flag, "", f"{given!r} is not an http:// or https:// URL")])
+        parts = http_url(given, flag, "give the group's vLLM metrics, e.g. http://10.0.0.5:9180/metrics/vllm")
         if parts.username or parts.password:
             raise UserError([Problem(flag, "", "has credentials in it, which would be written to the state file and report")])
         return given
@@ -134,15 +136,23 @@ def _measure(
 
     rollout = check(require_rollout, ctx)
 
-    for flag, url in (("--current-url", current_url), ("--candidate-url", candidate_url)):
+    usable: dict[str, bool] = {}  # group -> its URL passed the check
+    for group, url in (("current", current_url), ("candidate", candidate_url)):
         try:
-            loadtest.chat_endpoint(url)
-        except UserError as exc:  # the load test's own check, named by this command's option
-            problems.extend(Problem(flag, p.path, p.message.replace("--api-key-env VAR", "--api-key-env")) for p in exc.problems)
+            usable[group] = bool(loadtest.chat_endpoint(url, f"--{group}-url"))  # the load test's own check
+        except UserError as exc:
+            usable[group] = False
+            problems.extend(replace(p, message=p.message.replace("--api-key-env VAR", "--api-key-env")) for p in exc.problems)
     key = check(_api_key, api_key_env, api_key_file)
     port = fleet.spec.serving.gateway.metrics_port
-    cur_m = check(_metrics_url, current_url, current_metrics_url, port, "--current-metrics-url")
-    cand_m = check(_metrics_url, candidate_url, candidate_metrics_url, port, "--candidate-metrics-url")
+
+    def metrics_url(group: str, url: str, given: str | None) -> str | None:
+        if not given and not usable[group]:
+            return None  # the default is made from the group's URL, which is named above
+        return check(_metrics_url, url, given, port, f"--{group}-metrics-url")
+
+    cur_m = metrics_url("current", current_url, current_metrics_url)
+    cand_m = metrics_url("candidate", candidate_url, candidate_metrics_url)
     user_prompts = prompts or (_spec_prompts(ctx, rollout) if rollout is not None else None)
     ps = check(answers.load, user_prompts)
     for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):

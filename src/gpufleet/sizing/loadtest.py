@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
@@ -112,21 +112,63 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(p) for p in parts}))
 
 
-def chat_endpoint(url: str) -> str:
-    """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work)."""
-    fix = "give the server's base URL, e.g. http://10.0.0.5:8000"
+# A host name (RFC 1123 labels; '_' too, which Docker and some internal DNS use) once IDNA-encoded, at most 253 characters
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def http_url(url: str, flag: str, fix: str) -> SplitResult:
+    """`url` split, when the client can request it: http:// or https://, a host name or IP address, a port 1-65535
+    (or none), no space or control character; else a UserError naming `flag` and ending with `fix`."""
+
+    def bad(why: str) -> UserError:
+        return UserError([Problem(flag, "", f"{url!r} {why}: {fix}")])
+
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise bad("has a space or control character in it")  # urlsplit would drop a tab or newline, the client refuses it
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number or out of range
+        port = parts.port  # a port that is not a number or is above 65535: ValueError
     except ValueError as exc:
-        raise UserError([Problem("--url", "", f"{url!r} is not a valid URL ({exc}): {fix}")]) from None
+        raise bad(f"is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError([Problem("--url", "", f"{url!r} is not an http:// or https:// URL with a host: {fix}")])
+        raise bad("is not an http:// or https:// URL with a host")
+    if why := _host_problem(parts.hostname):
+        raise bad(why)
+    if port == 0:
+        raise bad("has port 0, which no server listens on (a port is 1 to 65535)")
+    return parts
+
+
+def _host_problem(host: str) -> str | None:
+    """Why `host` (urlsplit's hostname: lowercase, without brackets) is no IP address or host name; None when it is."""
+    import ipaddress
+
+    if ":" in host:  # in brackets: an IPv6 address (and its zone), which urlsplit has checked
+        return None
+    if re.fullmatch(r"[0-9.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return f"has host {host!r}, which is not an IPv4 address"
+        return None
+    try:
+        name = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        name = ""
+    labels = name.removesuffix(".").split(".")
+    if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        return f"has host {host!r}, which is not a host name (letters, digits and '-' between dots)"
+    return None
+
+
+def chat_endpoint(url: str, flag: str = "--url") -> str:
+    """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work)."""
+    parts = http_url(url, flag, "give the server's base URL, e.g. http://10.0.0.5:8000")
     if parts.username or parts.password:
         raise UserError(
             [
                 Problem(
-                    "--url",
+                    flag,
                     "",
                     "has credentials in it, which would be written to the result: put the key "
                     "in an environment variable and pass --api-key-env VAR",
