@@ -383,6 +383,42 @@ def test_a_url_that_cannot_be_requested_is_bad_input_before_anything_is_done(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == [stack.name]  # no state, no lock
 
 
+def test_a_reason_with_newlines_and_terminal_escapes_is_printed_escaped(tmp_path, capsys, monkeypatch):
+    """--reason is kept as given (state file, JSON) and printed escaped (errors.one_line): it cannot forge a line of
+    the report or drive the terminal. Bytes that are not UTF-8 are refused before anything is done."""
+    import shutil
+
+    from gpufleet.cli import main
+
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not Path(p, "pulumi").exists()))
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            main(["rollout", *args, "--stack", str(stack)])
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    assert run("start")[0] == 0
+    reason = "p99 up\x1b[2J\nrollout of x: finished\x9b31m"
+    code, out, err = run("abort", "--reason", reason)
+    assert code == 0 and "\x1b" not in out + err and "\x9b" not in out + err
+    assert "reason: aborted by the operator: p99 up\\x1b[2J\\nrollout of x: finished\\x9b31m\n" in out
+    code, out, _ = run("status")
+    assert code == 0 and "\x1b" not in out and "\x9b" not in out and "\\nrollout of x: finished" in out
+    assert [line for line in out.splitlines() if line.startswith("rollout of x")] == []
+    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-prod-rollout.json").read_text())
+    assert st["reason"] == f"aborted by the operator: {reason}"  # recorded as given
+    before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir())
+    code, _, err = run("abort", "--reason", "caf\udce9")  # the byte 0xe9 of a Latin-1 terminal, as Python keeps it
+    assert code == 2 and "error --reason: holds bytes that are not UTF-8 text" in err and "Traceback" not in err
+    assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir()) == before
+
+
 def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling():
     from gpufleet.stacks.spec import Gates
 

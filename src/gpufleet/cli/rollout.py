@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import Problem, UserError, console
+from gpufleet.errors import Problem, UserError, console, one_line
 
 FORMATS = ("table", "json")
 EXAMPLE = "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"  # a stack with a rollout section (ships in examples/)
@@ -50,6 +50,25 @@ CANDIDATE_URL = "the candidate group's own endpoint: a node of it or its own lis
 METRICS_URL = "vLLM Prometheus metrics (default: the node gateway's http://HOST:serving.gateway.metrics_port/metrics/vllm)"
 
 
+def _say():
+    """How a command says what it does, on standard error: one line each, a newline or a terminal escape in it (from
+    --reason, a gate's detail, pulumi's output) written as an escape (errors.one_line)."""
+    err = console(stderr=True)
+    return lambda text: err.print(one_line(text), soft_wrap=True)
+
+
+def _escaped(x):
+    """The report with each text escaped as errors.one_line does (an operator's --reason, a gate's detail, a server's
+    answer, a path): the table prints what they hold, never a newline or a terminal escape of theirs."""
+    if isinstance(x, str):
+        return one_line(x)
+    if isinstance(x, dict):
+        return {k: _escaped(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_escaped(v) for v in x]
+    return x
+
+
 def _context(stack: str, say=None):
     """The rollout context of a stack: its file, project, rollout section; the fleet for the gates."""
     from gpufleet.rollout.runner import Context
@@ -58,14 +77,13 @@ def _context(stack: str, say=None):
     from gpufleet.validation import load_fleet
 
     fleet = load_fleet(stack, sizing=False)
-    err = console(stderr=True)
     ctx = Context(
         stack=stack,
         stack_file=loader.stack_path(stack),
         project=project_root(),
         rollout=getattr(fleet.spec, "rollout", None),
         environ=dict(os.environ),
-        say=say or (lambda text: err.print(text, soft_wrap=True)),
+        say=say or _say(),
     )
     return ctx, fleet
 
@@ -216,6 +234,8 @@ def _fmt(x) -> str:
 
 
 def _draw(report: dict):
+    report = _escaped(report)
+
     def draw(c) -> None:
         from rich import box
         from rich.table import Table
@@ -307,7 +327,7 @@ def _run(command, ctx, *args):
         report = command(ctx, *args)
     except DeployFailed as exc:
         console(stderr=True).print(
-            f"error {exc}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
+            f"error {one_line(str(exc))}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
             soft_wrap=True,
         )
         raise typer.Exit(1) from None
@@ -374,8 +394,7 @@ def status_cmd(
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     loader.read_stack_config(stack)  # a missing stack is named like everywhere else
-    err = console(stderr=True)
-    ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=lambda t: err.print(t))
+    ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=_say())
     report = runner.status(ctx)
     renderers.render(chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report)))
 
@@ -483,6 +502,11 @@ def abort_cmd(
     """
     from gpufleet.rollout import runner
 
+    if reason is not None and not reason.isascii():
+        try:
+            reason.encode("utf-8")  # a byte the terminal's encoding did not decode is kept as a lone surrogate
+        except UnicodeEncodeError:
+            raise UserError([Problem("--reason", "", "holds bytes that are not UTF-8 text: write it in UTF-8")]) from None
     options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, _ = _context(stack)
     _print(_run(runner.abort, ctx, reason), fmt, as_json, out)
