@@ -28,6 +28,14 @@ def test_json_keeps_each_commands_bytes():
     )
 
 
+def test_json_writes_c1_controls_as_escapes_even_when_not_ascii():
+    """json escapes C0 controls (ESC, newline) but writes U+0080-U+009F as they are with ensure_ascii=False: U+009B is
+    a terminal's one-byte CSI. Escaped, the document reads back the same."""
+    doc = {"reason": "a\x1b[2J\x9b2J元"}
+    text = renderers.Json(lambda: doc, ensure_ascii=False).text()
+    assert "\x9b" not in text and "\\u009b" in text and "元" in text and json.loads(text) == doc
+
+
 def test_only_the_chosen_view_is_computed(capsys):
     asked = []
     renderers.render(

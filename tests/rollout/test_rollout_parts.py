@@ -411,6 +411,8 @@ def test_a_reason_with_newlines_and_terminal_escapes_is_printed_escaped(tmp_path
     code, out, _ = run("status")
     assert code == 0 and "\x1b" not in out and "\x9b" not in out and "\\nrollout of x: finished" in out
     assert [line for line in out.splitlines() if line.startswith("rollout of x")] == []
+    code, out, _ = run("status", "--json")
+    assert code == 0 and "\x9b" not in out and json.loads(out)["reason"] == f"aborted by the operator: {reason}"
     st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-prod-rollout.json").read_text())
     assert st["reason"] == f"aborted by the operator: {reason}"  # recorded as given
     before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir())

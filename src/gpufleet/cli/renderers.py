@@ -4,7 +4,8 @@ A command validates `--format` with `options.chosen_format`, then hands `render(
 format it offers (lazy: only the chosen one is computed). RENDERERS says, per kind of view, how it is printed:
 
 - `Json(doc)`: the document as JSON text, with the command's own dump options (indent, key order, ASCII, NaN), so the
-  bytes each command printed before stay the same;
+  bytes each command printed before stay the same; C1 control characters (U+0080-U+009F: the one-byte CSI a terminal
+  may act on) are written as escapes even with ensure_ascii=False, as json writes the C0 ones;
 - `Draw(draw)`: a rich drawing, on standard output with colour, or into `-o FILE` as plain text (`options.show`);
 - `Text(content)`: text, bytes (xlsx) or a function writing text to a buffer, printed or written as it is
   (`options.emit`): csv, markdown, html, xlsx, and tables a command renders to text itself.
@@ -38,7 +39,10 @@ class Json:
         dumped = json.dumps(
             self.doc(), indent=self.indent, sort_keys=self.sort_keys, ensure_ascii=self.ensure_ascii, allow_nan=self.allow_nan
         )
-        return dumped + "\n"
+        return dumped.translate(_C1) + "\n"  # C1 appears only inside strings: escaped, the document is the same
+
+
+_C1 = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
 
 
 @dataclass(frozen=True)
