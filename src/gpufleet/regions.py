@@ -29,11 +29,6 @@ CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
 DEFAULT_FLEET = "llm"  # the template's fleet name (FleetSpec.name's default)
 FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
-# Pulumi stack names: letters, digits, '-', '_' and '.', 1 to 100 characters (pulumi/pulumi, pkg/backend/.../
-# validateStackName: stackNameAndProjectRegexp = ^[A-Za-z0-9_.-]{1,100}$; docs: "Stack names may only contain
-# alphanumeric characters, hyphens, underscores, or periods"). gpufleet also puts the name in a file
-# name, stacks/Pulumi.<name>.yaml: it must start with a letter or digit (not '.', '..' or '-x'), and never hold '/'.
-STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -53,17 +48,9 @@ def defaults(env: str) -> dict:
 
 
 def name_problems(name: str) -> list[Problem]:
-    """Why `name` cannot be a stack name (and a file name under stacks/)."""
-    if STACK_NAME.fullmatch(name) and ".." not in name:
-        return []
-    return [
-        Problem(
-            ARG,
-            "--name",
-            f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a stack name: 1-100 letters, digits, '-', '_' or '.', "
-            "starting with a letter or digit, no '..' (e.g. alicloud-cn-beijing-dev)",
-        )
-    ]
+    """Why `name` cannot be a stack name (and a file name under stacks/): loader.bad_stack_name, the rule of --stack."""
+    why = loader.bad_stack_name(name)
+    return [Problem(ARG, "--name", why)] if why else []
 
 
 def fleet_problems(fleet: str) -> list[Problem]:

@@ -70,6 +70,35 @@ def test_stack_path_faults(capsys, tmp_path, name, message):
     assert "Traceback" not in r.text
 
 
+LONG = "a" * 300  # longer than a file name can be: an OSError (ENAMETOOLONG) if a file were looked up by it
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["preview"],
+        ["rollout", "status"],
+        ["rollout", "start"],
+        ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m"],
+        ["cost", "estimate"],
+        ["cost", "diff", "-s", DEV],
+        ["plan", "fit"],
+        ["image", "pipeline"],
+    ],
+)
+@pytest.mark.parametrize("given", [LONG, "-x", "a..b", "a b", "by path"])
+def test_a_stack_that_is_no_stack_name_is_refused_before_any_file_is_looked_up(capsys, tmp_path, words, given):
+    """--stack NAME, and the NAME of --stack PATH/Pulumi.NAME.yaml, follow Pulumi's stack-name rule (1-100 letters,
+    digits, '-', '_', '.'), checked in one place (loader.bad_stack_name) for every command."""
+    value = str(tmp_path / f"Pulumi.{LONG}.yaml") if given == "by path" else given
+    r = run_cli([*words, "--stack", value], capsys)
+    assert r.code == 2 and "Traceback" not in r.text, r.text
+    where = f"--stack: {value}: " if given == "by path" else "--stack: "
+    name = LONG if given == "by path" else given
+    assert f"error {where}{name[:60]!r}" in r.err and "is not a stack name: 1-100 letters, digits" in r.err, r.err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("cloud", "hint"),
     [

@@ -365,10 +365,15 @@ def render_cmd(
 
 
 def _images_stack(value: str) -> Path:
-    """The stack file of the images program for a name (images/program/Pulumi.<name>.yaml) or a path."""
+    """The stack file of the images program for a name (images/program/Pulumi.<name>.yaml) or a path. The name, given
+    or the file's, must be a stack name (loader.bad_stack_name, as for every --stack) before any file is looked up."""
     from gpufleet.images.pipeline import PROGRAM
+    from gpufleet.stacks.loader import bad_stack_name
 
-    return Path(value) if "/" in value or value.endswith(".yaml") else PROGRAM / f"Pulumi.{value}.yaml"
+    by_path = "/" in value or value.endswith(".yaml")
+    if why := bad_stack_name(Path(value).stem.removeprefix("Pulumi.") if by_path else value):
+        raise UserError([Problem("--stack", value if by_path else "", why)])
+    return Path(value) if by_path else PROGRAM / f"Pulumi.{value}.yaml"
 
 
 def _images_stacks(incomplete: str) -> list[str]:

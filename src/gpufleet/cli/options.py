@@ -64,12 +64,17 @@ def complete_stack(incomplete: str) -> list[str]:
 
 
 def resolve_stack(value: str | None) -> str | None:
-    """The stack name for a name or a stack file path (registered with the loader so every reader finds the file)."""
-    if value is None or ("/" not in value and not value.endswith(".yaml")):
+    """The stack name for a name or a stack file path (registered with the loader so every reader finds the file).
+    The name, given or the file's, must be a stack name (loader.bad_stack_name) before any file is looked up by it."""
+    if value is None:
         return value
     from gpufleet.stacks import loader
 
-    return loader.use_stack_file(Path(value))
+    if "/" in value or value.endswith(".yaml"):
+        return loader.use_stack_file(Path(value))  # checks the name in the file's name
+    if why := loader.bad_stack_name(value):
+        raise UserError([Problem("--stack", "", why)])
+    return value
 
 
 def complete_gpu(incomplete: str) -> list[str]:

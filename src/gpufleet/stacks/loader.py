@@ -79,6 +79,24 @@ class Fleet:
         return [(replace(self, spec=rollout.current_spec(self.spec), candidate=None), current), (self.candidate, candidate)]
 
 
+# Pulumi stack names: letters, digits, '-', '_' and '.', 1 to 100 characters (pulumi/pulumi, pkg/backend/.../
+# validateStackName: stackNameAndProjectRegexp = ^[A-Za-z0-9_.-]{1,100}$; docs: "Stack names may only contain
+# alphanumeric characters, hyphens, underscores, or periods"). gpufleet also puts the name in a file
+# name, stacks/Pulumi.<name>.yaml: it must start with a letter or digit (not '.', '..' or '-x'), and never hold '/'.
+STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def bad_stack_name(name: str) -> str | None:
+    """Why `name` cannot be a stack name (and a file name under stacks/); None when it can. Checked before any file
+    is looked up by it (a name longer than a file name can be is an OSError there)."""
+    if STACK_NAME.fullmatch(name) and ".." not in name:
+        return None
+    return (
+        f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a stack name: 1-100 letters, digits, '-', '_' or '.', "
+        "starting with a letter or digit, no '..' (e.g. alicloud-cn-beijing-dev)"
+    )
+
+
 def stack_path(stack: str, root: Path | None = None) -> Path:
     return _STACK_FILES.get(stack) or (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
 
@@ -95,6 +113,8 @@ def use_stack_file(path: Path) -> str:
         raise UserError(
             [Problem("--stack", str(path), "a stack file is named Pulumi.<name>.yaml; give such a file or a stack name")]
         )
+    if why := bad_stack_name(name):
+        raise UserError([Problem("--stack", str(path), f"{why}; rename the file Pulumi.<name>.yaml")])
     if not path.is_file():
         raise UserError([Problem("--stack", str(path), "no such file: give an existing stack file or a stack name")])
     try:
