@@ -56,6 +56,37 @@ def test_a_value_of_another_type_is_refused_not_coerced(capsys, tmp_path):
     refused(r, "recipe.steps.0.timeout_s: Input should be a valid integer, got text '600'; write a whole number")
 
 
+LONG = "a" * 300  # longer than a file name can be: an OSError (ENAMETOOLONG) if a file were looked up by it
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["image", "check"],
+        ["image", "build", "--dry-run"],
+        ["image", "render", "--out-dir", "OUT"],
+        ["image", "lock", "record", "-m", "m.json", "--image", "alicloud/cn-hangzhou=m-1"],
+    ],
+)
+@pytest.mark.parametrize("given", [LONG, "a" * 65, "Cuda13", "by path"])
+def test_a_recipe_option_that_is_no_recipe_name_is_refused_naming_the_option(capsys, tmp_path, command, given):
+    value = str(tmp_path / f"{LONG}.yaml") if given == "by path" else given
+    before = snapshot(tmp_path, RECIPES.parent.parent.parent.parent / "images")
+    r = run_cli([str(tmp_path / w) if w in ("OUT", "m.json") else w for w in command] + ["-r", value], capsys)
+    if given == "by path":  # a file of that name cannot exist
+        refused(r, f"{value[:100]}", "no such file: give the path of a recipe file")
+    else:
+        refused(r, f"error --recipe: {given[:60]!r}", "is not a recipe name: use 1 to 64 lowercase letters")
+    assert snapshot(tmp_path, RECIPES.parent.parent.parent.parent / "images") == before
+
+
+def test_a_recipe_name_is_at_most_64_characters(tmp_path):
+    assert load_recipe(str(variant(tmp_path, name="a" * 64))).name == "a" * 64
+    (tmp_path / "long").mkdir()
+    with pytest.raises(UserError, match="is not a recipe name: use 1 to 64"):
+        load_recipe(str(variant(tmp_path / "long", name="a" * 65)))
+
+
 def test_shipped_recipe_names_and_archs_pass():
     for path in RECIPES.glob("*.yaml"):
         load_recipe(path.stem)

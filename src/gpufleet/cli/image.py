@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 def _recipe(name: str):
     from gpufleet.images.recipes import load_recipe
 
-    return load_recipe(name)
+    return load_recipe(name, "--recipe")
 
 
 def _check_problems(recipe, gpu: str | None) -> list[Problem]:

@@ -7,6 +7,7 @@ GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 
 # Annotations are objects here, not postponed (no `from __future__ import annotations`): pydantic would compile each
 # annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,16 +23,18 @@ RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
 # A recipe's name becomes file names (images/recipes/<name>.yaml, build/images/<name>-<host>.manifest.json), a lock key
 # and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
-# a line of each script's header: each is one path component, never hidden, never `..`, one line.
-NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
-NAME_RULE = "lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (no '/')"
+# a line of each script's header: each is one path component, never hidden, never `..`, one line. At most 64
+# characters: a recipe's name is also a tag value on the image (Alibaba Cloud: at most 128 characters) and, with the
+# builder's host, a file name (<name>-<host>.manifest.json: at most 255 bytes).
+NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+NAME_RULE = "1 to 64 lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (no '/')"
 
 
 def name_problem(name: str, what: str = "recipe name", example: str = "cuda13-vllm") -> str | None:
     """Why `name` cannot be a recipe's (or a step's) name; None when it can."""
     if re.fullmatch(NAME_PATTERN, name):
         return None
-    return f"{name!r} is not a {what}: use {NAME_RULE}, e.g. {example}"
+    return f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a {what}: use {NAME_RULE}, e.g. {example}"
 
 
 def _recipe_name(name: str) -> str:
@@ -233,25 +236,34 @@ def recipe_names() -> list[str]:
     return sorted(p.stem for p in RECIPES.glob("*.yaml"))
 
 
+def is_path(name: str) -> bool:
+    """A recipe given as a file (a path, or a name ending .yaml / .yml), not by its name in images/recipes/."""
+    return name.endswith((".yaml", ".yml")) or "/" in name
+
+
 def recipe_path(name: str) -> Path:
     """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file: a value with a '/' or ending in .yaml or
     .yml, or a file that exists when no recipe has that name (`-r my-recipe.json`)."""
-    if name.endswith((".yaml", ".yml")) or "/" in name:
+    if is_path(name):
         return Path(name)
     named = RECIPES / f"{name}.yaml"
-    return Path(name) if not named.exists() and Path(name).is_file() else named
+    return Path(name) if not os.path.exists(named) and os.path.isfile(name) else named  # os.path: False on any OSError
 
 
-def load_recipe(name: str) -> Recipe:
+def load_recipe(name: str, flag: str = "") -> Recipe:
+    """The recipe of a name in images/recipes/ or of a file; a UserError for a value that is no recipe name and no
+    file (named by `flag`, the option that gave it, else by images/recipes), before a recipe is looked up by it."""
+    if not is_path(name) and (why := name_problem(name)) and not os.path.isfile(name):  # a file: `-r My.json`
+        raise UserError([Problem(flag or _shown(RECIPES), "", why)])
     path = recipe_path(name)
-    return _load(str(path.resolve()) if path.exists() else str(path), name)
+    return _load(str(path.resolve()) if os.path.exists(path) else str(path), name)  # os.path: False on any OSError
 
 
 @lru_cache(maxsize=64)
 def _load(path_str: str, name: str) -> Recipe:
     path = Path(path_str)
     shown = _shown(path)
-    if not path.exists():
+    if not os.path.exists(path):  # a file name too long to exist included (Path.exists raises there)
         if path.parent != RECIPES:
             why = f"no such file: give the path of a recipe file, or a recipe name ({', '.join(recipe_names())})"
         else:
