@@ -7,8 +7,9 @@ with EEXIST: two writers can never both succeed, and a crash leaves no 0-byte fi
 - The target must be a regular file or a new path: a folder, a device (`-o /dev/full`), a FIFO or a socket
   is refused before any work starts (`output_problems`), so nothing but a file is ever replaced.
 - `-o -` writes to standard output.
-- An output that is one of the command's own input files (`reads`: the stack file, a usage file, a bill; the same
-  file by any path or link) is refused: the result would replace what it was computed from.
+- An output that is one of the command's own input files (`reads`: the stack file, a usage file, a bill, a rollout's
+  state file; the same file by any path or link, or the same path for one not there yet) is refused: the result would
+  replace what it was computed from.
 - A symlinked `-o` target is followed: the file it points at is replaced (atomically, in that file's folder)
   and the link stays a link.
 - `output_problems` really creates (and removes) a probe file in the folder, so a read-only folder or file
@@ -72,10 +73,12 @@ def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None
 
 
 def _same_file(a: Path | str, b: Path | str) -> bool:
+    """The same file by any path or link; for a file not there yet, the same path once links are followed (an input
+    the command creates, as a rollout's state file, or looks for: a usage file it would read next time)."""
     try:
         return os.path.samefile(a, b)
     except OSError:  # either does not exist (a new output file) or cannot be read
-        return False
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _fsync_folder(folder: Path) -> None:

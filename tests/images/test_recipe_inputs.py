@@ -87,6 +87,35 @@ def test_a_recipe_name_is_at_most_64_characters(tmp_path):
         load_recipe(str(variant(tmp_path / "long", name="a" * 65)))
 
 
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [
+        (["image", "check", "-r", "RECIPE"], "RECIPE"),
+        (["image", "check"], str(SHIPPED)),  # every recipe of images/recipes/
+        (["image", "pipeline", "-s", "STACK"], "STACK"),
+        (["image", "lock", "show"], "LOCK"),
+    ],
+)
+def test_an_output_over_an_input_of_an_image_command_is_refused(capsys, tmp_path, monkeypatch, command, target):
+    import shutil
+
+    from gpufleet.images.pipeline import PROGRAM
+
+    root = RECIPES.parents[3]
+    shutil.copytree(root / "images", tmp_path / "images")
+    shutil.copy(root / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    stack = tmp_path / "Pulumi.example-cuda13-vllm-alicloud.yaml"
+    shutil.copy(PROGRAM / stack.name, stack)
+    files = {"RECIPE": str(variant(tmp_path)), "STACK": str(stack), "LOCK": str(tmp_path / "images" / "lock.json")}
+    out = files.get(target, target)
+    before = snapshot(tmp_path, RECIPES)
+    r = run_cli([files.get(w, w) for w in command] + ["--json", "-o", out], capsys)
+    refused(r, f"error -o: {out}: is an input of this command")
+    assert snapshot(tmp_path, RECIPES) == before
+
+
 def test_shipped_recipe_names_and_archs_pass():
     for path in RECIPES.glob("*.yaml"):
         load_recipe(path.stem)

@@ -140,6 +140,13 @@ def test_python_m_gpufleet_is_the_command():
         ["preview", "-s", "alicloud-cn-hangzhou-dev", "--format", "json"],
         ["plan", "fit", "-s", "alicloud-cn-hangzhou-dev", "--format", "json"],
         ["plan", "capacity", "-s", "alicloud-cn-hangzhou-dev", "--peak-qps", "10", "--qps-per-node", "2", "--format", "json"],
+        ["check", "--format", "json"],
+        ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-s", "alicloud-cn-hangzhou-dev", "--format", "json"],
+        ["rollout", "status", "-s", "alicloud-cn-hangzhou-dev"],
+        ["rollout", "start", "-s", "alicloud-cn-hangzhou-dev"],
+        ["rollout", "abort", "-s", "alicloud-cn-hangzhou-dev"],
+        ["rollout", "finish", "-s", "alicloud-cn-hangzhou-dev"],
+        ["rollout", "step", "-s", "alicloud-cn-hangzhou-dev", "--current-url", "http://h:1", "--candidate-url", "http://h:2"],
     ],
 )
 def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkeypatch, capsys, words):

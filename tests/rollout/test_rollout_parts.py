@@ -421,6 +421,42 @@ def test_a_reason_with_newlines_and_terminal_escapes_is_printed_escaped(tmp_path
     assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize("target", ["state", "prompts", "spec prompts", "key"])
+def test_an_output_over_a_file_the_rollout_reads_is_refused(tmp_path, capsys, monkeypatch, target):
+    """-o must not replace the rollout's state file (not there yet before `start`: it would be the report after it),
+    the prompts (--prompts or the spec's gates.answers.prompts) or the --api-key-file."""
+    import shutil
+
+    from gpufleet.cli import main
+
+    root = Path(__file__).parents[2]
+    for name in ("Pulumi.yaml", "images"):
+        (shutil.copytree if (root / name).is_dir() else shutil.copy)(root / name, tmp_path / name)
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not Path(p, "pulumi").exists()))
+    (tmp_path / "prompts.yaml").write_text("- What is 2+2?\n")
+    (tmp_path / "key").write_text("sk-0123\n")
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    text = (root / "examples" / stack.name).read_text()
+    stack.write_text(text.replace("answers: {prompts: null,", "answers: {prompts: prompts.yaml,"))
+    out = {
+        "state": tmp_path / ".rollout-alicloud-cn-hangzhou-prod-rollout.json",
+        "prompts": tmp_path / "prompts.yaml",
+        "spec prompts": tmp_path / "prompts.yaml",
+        "key": tmp_path / "key",
+    }[target]
+    argv = ["rollout", "start"]
+    if target != "state":
+        argv = ["rollout", "step", "--current-url", "http://h:1", "--candidate-url", "http://h:2"]
+        argv += {"prompts": ["--prompts", str(out)], "key": ["--api-key-file", str(out)]}.get(target, [])
+    before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir() if p.is_file())
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--stack", str(stack), "--json", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"error -o: {out}: is an input of this command" in err, err
+    assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir() if p.is_file()) == before
+
+
 def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling():
     from gpufleet.stacks.spec import Gates
 

@@ -35,8 +35,9 @@ def check(
     """
     from gpufleet import account
     from gpufleet.errors import UserError
+    from gpufleet.stacks.loader import stack_names
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, stack_names() if output else []))
     report = account.check(cloud=cloud)
     problems = report.problems + account.clash_problems(report)
     if problems:

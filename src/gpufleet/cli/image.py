@@ -94,11 +94,12 @@ def check(
       gpufleet image check --recipe cuda13-vllm --gpu A10
       gpufleet image check --json
     """
-    from gpufleet.images.recipes import recipe_names
+    from gpufleet.images.recipes import recipe_names, recipe_path
     from gpufleet.images.steps import build_blockers, unverified
     from gpufleet.stacks import catalog
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    files = [recipe_path(name) for name in recipe or recipe_names()] if output else []  # the recipe files it reads
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], *files))
     if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
         raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
     recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
@@ -407,8 +408,8 @@ def pipeline_cmd(
     from gpufleet.images.pipeline import export, load_pipeline
     from gpufleet.preview import run
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
     stack_file = _images_stack(stack)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], stack_file))
     recipe, spec, cfg = load_pipeline(stack_file)  # problems surface before the engine starts
     inv = run(lambda: export(recipe, spec, cfg), stack=stack_file.stem.removeprefix("Pulumi."), config={})
     doc = {"stack_file": str(stack_file), "phase": cfg.phase, "resources": inv.resources, "outputs": inv.outputs}
@@ -449,7 +450,9 @@ def lock_show(
     """
     from gpufleet.stacks import lock
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, output)
+    chosen = options.chosen_format(
+        fmt, as_json, FORMATS, output, options.inputs(output, [], lock.lock_path() if output else None)
+    )
     rows = lock.rows()
     renderers.render(
         chosen,

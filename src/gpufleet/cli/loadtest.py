@@ -142,7 +142,7 @@ def loadtest_cmd(
 
     problems = output_problems(save_json, flag="--save-json") if save_json else []
     try:
-        chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+        chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack]))
     except UserError as exc:
         problems += exc.problems
     try:

@@ -345,6 +345,17 @@ def _declared(stack: str) -> list[str]:
         return [f"the stack file does not validate now: {exc.problems[0]}"]
 
 
+def _inputs(stack: str, out: Path | None, *files: Path | None) -> tuple[Path | str | None, ...]:
+    """What a rollout command reads, which its -o must not replace: the stack file (options.inputs), the rollout's
+    state file and lock beside it, and `files` (--prompts, --api-key-file, the spec's prompts file)."""
+    if out is None:
+        return ()
+    from gpufleet.rollout.state import paths
+    from gpufleet.stacks.loader import stack_path
+
+    return options.inputs(out, [stack], *paths(stack_path(stack), stack), *files)
+
+
 def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
     renderers.render(chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report)))
@@ -371,7 +382,7 @@ def start_cmd(
     """
     from gpufleet.rollout import runner
 
-    options.chosen_format(fmt, as_json, FORMATS, out)
+    options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out))
     ctx, _ = _context(stack)
     _print(_run(runner.start, ctx), fmt, as_json, out)
 
@@ -392,7 +403,7 @@ def status_cmd(
     from gpufleet.stacks import loader
     from gpufleet.stacks.project import project_root
 
-    chosen = options.chosen_format(fmt, as_json, FORMATS, out)
+    chosen = options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out))
     loader.read_stack_config(stack)  # a missing stack is named like everywhere else
     ctx = runner.Context(stack, loader.stack_path(stack), project_root(), None, dict(os.environ), say=_say())
     report = runner.status(ctx)
@@ -420,8 +431,9 @@ O_TIMEOUT = options.real(60.0, "--timeout-s", metavar="S", help="per request, co
 
 def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gate_options) -> None:
     """step / promote: check the options, measure the gates, run the command, print the report."""
-    options.chosen_format(fmt, as_json, FORMATS, out)
     ctx, fleet = _context(stack)
+    files = gate_options["prompts"], gate_options["api_key_file"], _spec_prompts(ctx, ctx.rollout)
+    options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out, *files))
     _print(_run(command, ctx, _measure(ctx, fleet, **gate_options)), fmt, as_json, out)
 
 
@@ -507,7 +519,7 @@ def abort_cmd(
             reason.encode("utf-8")  # a byte the terminal's encoding did not decode is kept as a lone surrogate
         except UnicodeEncodeError:
             raise UserError([Problem("--reason", "", "holds bytes that are not UTF-8 text: write it in UTF-8")]) from None
-    options.chosen_format(fmt, as_json, FORMATS, out)
+    options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out))
     ctx, _ = _context(stack)
     _print(_run(runner.abort, ctx, reason), fmt, as_json, out)
 
@@ -527,6 +539,6 @@ def finish_cmd(
     """
     from gpufleet.rollout import runner
 
-    options.chosen_format(fmt, as_json, FORMATS, out)
+    options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out))
     ctx, _ = _context(stack)
     _print(_run(runner.finish, ctx, force), fmt, as_json, out)
