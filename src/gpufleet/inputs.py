@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -396,6 +397,31 @@ def check_number(
     if problems := number_problems(value, shown, field, minimum, maximum, above):
         raise UserError(problems)
     return value
+
+
+# A host name: dot-separated labels of letters, digits, '-' and '_' (which Docker and some internal DNS use), at most 63
+# characters each, 253 in all, the last not all digits (so that 999.1.1.1 is no name either); ASCII only (an
+# international name in its xn-- form).
+HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def host_problem(host: str) -> str | None:
+    """Why `host` (an SSH builder's address, a URL's host) is neither an IP address (IPv6 with its zone too) nor a host
+    name, as `is not ...` to follow the host; None when it is one."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    labels = host.removesuffix(".").split(".")
+    if len(host) <= 253 and not labels[-1].isdigit() and all(HOST_LABEL.fullmatch(label) for label in labels):
+        return None
+    return (
+        "is not an IP address or a host name (dot-separated labels of letters, digits, '-' and '_', at most 63 characters "
+        "each and 253 in all)"
+    )
 
 
 @contextmanager

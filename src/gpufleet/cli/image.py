@@ -164,16 +164,14 @@ def _print_event(e) -> None:
     _out().print(Text.assemble(f"{where} ", (f"{label:<11}", colour), f" {e.detail}"))
 
 
-# The builder's address as SSH takes it: an IP address, or a host name of dot-separated labels (letters, digits, '-'
-# and '_', at most 63 characters each, 253 in all, the last not all digits); the user and the port have options of
-# their own. A login name: letters, digits, '_', '.' and '-', at most 32 characters.
-HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+# The builder's address as SSH takes it: an IP address or a host name (inputs.host_problem); the user and the port
+# have options of their own. A login name: letters, digits, '_', '.' and '-', at most 32 characters.
 USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}")
 
 
 def _host_problem(host: str) -> str | None:
     """Why `host` is not an address `image build --host` can connect to; None when it is."""
-    import ipaddress
+    from gpufleet.inputs import host_problem
 
     fix = "give the builder's address alone, e.g. --host 203.0.113.7 or --host builder.example.com"
     if not host.strip():
@@ -182,20 +180,10 @@ def _host_problem(host: str) -> str | None:
         return f"{host!r} is a URL or a path, not an address: {fix}"
     if "@" in host:
         return f"{host!r} has a user in it: {fix}, and the user with --user"
-    try:
-        ipaddress.ip_address(host)
-        return None
-    except ValueError:
-        pass
-    if ":" in host:
+    why = host_problem(host)
+    if why and ":" in host:
         return f"{host!r} is not an IP address or a host name: {fix}, and the port with --port"
-    labels = host.removesuffix(".").split(".")
-    if len(host) > 253 or labels[-1].isdigit() or not all(HOST_LABEL.fullmatch(label) for label in labels):
-        return (
-            f"{host!r} is not an IP address or a host name (dot-separated labels of letters, digits, '-' and '_', at most "
-            f"63 characters each and 253 in all): {fix}"
-        )
-    return None
+    return f"{host!r} {why}: {fix}" if why else None
 
 
 def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) -> list[Problem]:

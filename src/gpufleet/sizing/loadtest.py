@@ -29,6 +29,7 @@ from urllib.parse import SplitResult, urlsplit
 import httpx
 
 from gpufleet.errors import Problem, UserError
+from gpufleet.inputs import host_problem
 from gpufleet.sizing.loadstats import LevelRun, Sample, error_summary, level_stats, result_json
 
 DEFAULT_PROMPT = "Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message in a bottle."
@@ -112,10 +113,6 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(p) for p in parts}))
 
 
-# A host name (RFC 1123 labels; '_' too, which Docker and some internal DNS use) once IDNA-encoded, at most 253 characters
-_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
-
-
 def http_url(url: str, flag: str, fix: str) -> SplitResult:
     """`url` split, when the client can request it: http:// or https://, a host name or IP address, a port 1-65535
     (or none), no space or control character; else a UserError naming `flag` and ending with `fix`."""
@@ -132,33 +129,11 @@ def http_url(url: str, flag: str, fix: str) -> SplitResult:
         raise bad(f"is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise bad("is not an http:// or https:// URL with a host")
-    if why := _host_problem(parts.hostname):
-        raise bad(why)
+    if why := host_problem(parts.hostname):  # urlsplit's hostname: without brackets, lowercase
+        raise bad(f"has host {parts.hostname!r}, which {why}")
     if port == 0:
         raise bad("has port 0, which no server listens on (a port is 1 to 65535)")
     return parts
-
-
-def _host_problem(host: str) -> str | None:
-    """Why `host` (urlsplit's hostname: lowercase, without brackets) is no IP address or host name; None when it is."""
-    import ipaddress
-
-    if ":" in host:  # in brackets: an IPv6 address (and its zone), which urlsplit has checked
-        return None
-    if re.fullmatch(r"[0-9.]+", host):
-        try:
-            ipaddress.IPv4Address(host)
-        except ValueError:
-            return f"has host {host!r}, which is not an IPv4 address"
-        return None
-    try:
-        name = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        name = ""
-    labels = name.removesuffix(".").split(".")
-    if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
-        return f"has host {host!r}, which is not a host name (letters, digits and '-' between dots)"
-    return None
 
 
 def chat_endpoint(url: str, flag: str = "--url") -> str:
