@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def pytest_terminal_summary(terminalreporter, config):
             terminalreporter.write_line(line)
 
 
+def _cmdline(entry: Path) -> str:
+    return (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+
+
 def _processes_under(folder: str) -> list[tuple[int, str]]:
     """Processes (other than this one) whose command line or working folder is inside `folder`."""
     out = []
@@ -43,8 +48,11 @@ def _processes_under(folder: str) -> list[tuple[int, str]]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            cmdline = _cmdline(entry)
             cwd = os.readlink(entry / "cwd")
+            if not cmdline:  # a process in the middle of its exec reads empty for a moment: name it once it has one
+                time.sleep(0.2)
+                cmdline = _cmdline(entry)
         except OSError:
             continue
         if folder in cmdline or cwd.startswith(folder):
