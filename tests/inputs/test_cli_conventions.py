@@ -184,6 +184,28 @@ def test_every_float_option_refuses_non_finite_numbers(path, flag, value, capsys
     assert "not a finite number" in r.text or "not in the range" in r.text, r.text
 
 
+TEXT_OPTIONS = [
+    (path, p.opts[0])
+    for path, cmd in COMMANDS.items()
+    for p in cmd.params
+    if p.param_type_name == "option" and not getattr(p, "is_flag", False) and p.opts[0].startswith("--")
+]
+
+
+def test_there_are_text_options_to_check():
+    assert ("loadtest", "--model") in TEXT_OPTIONS and ("rollout abort", "--reason") in TEXT_OPTIONS
+
+
+@pytest.mark.parametrize(("path", "flag"), TEXT_OPTIONS)
+def test_every_option_refuses_bytes_that_are_not_utf8(path, flag, capsys):
+    # the byte 0xff of a non-UTF-8 terminal, as Python keeps it (a lone surrogate): it reached files, tables and
+    # requests, which cannot carry it (loadtest --model printed a UnicodeEncodeError traceback)
+    for argv in ([*path.split(), flag, "caf\udcff"], [*path.split(), f"{flag}=caf\udcff"]):
+        r = run_cli(argv, capsys)
+        assert r.code == 2 and f"error {flag}: holds bytes that are not UTF-8 text" in r.err, r.text
+        assert "Traceback" not in r.text
+
+
 def examples(cmd) -> list[str]:
     """The `gpufleet ...` lines of the Examples paragraph of a command's help (comments after '  #' dropped)."""
     text = cmd.help or ""

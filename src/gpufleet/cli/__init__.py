@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from gpufleet.errors import UserError, console, print_problems
+from gpufleet.errors import Problem, UserError, console, one_line, print_problems
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -117,6 +117,22 @@ def main(argv: list[str] | None = None) -> None:
             gc.freeze()  # (the interpreter's final collection otherwise costs ~0.2 s after a preview)
 
 
+def argv_problems(args: list[str]) -> list[Problem]:
+    """Arguments that are not UTF-8 text: a byte the terminal's encoding did not decode (a Latin-1 `é`) is kept by
+    Python as a lone surrogate, which no output, file or request can carry. Refused up front, naming the option."""
+    out = []
+    for i, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if arg.startswith("-") and "=" in arg:
+                name = arg.split("=", 1)[0]
+            else:
+                name = args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+            out.append(Problem(one_line(name), "", "holds bytes that are not UTF-8 text: write it in UTF-8"))
+    return out
+
+
 def _main(argv: list[str] | None) -> None:
     _register(sys.argv[1:] if argv is None else argv)
     if "_GPUFLEET_COMPLETE" in os.environ:  # the shell asks for completions (gpufleet completion SHELL installs the ask)
@@ -124,6 +140,8 @@ def _main(argv: list[str] | None) -> None:
 
         completion_init()  # typer's bash/zsh/fish answerers (typer registers them only with add_completion)
     try:
+        if problems := argv_problems(sys.argv[1:] if argv is None else argv):
+            raise UserError(problems)
         code = app(args=argv, standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)  # typer.Exit(code) comes back as a return value outside standalone mode

@@ -514,11 +514,6 @@ def abort_cmd(
     """
     from gpufleet.rollout import runner
 
-    if reason is not None and not reason.isascii():
-        try:
-            reason.encode("utf-8")  # a byte the terminal's encoding did not decode is kept as a lone surrogate
-        except UnicodeEncodeError:
-            raise UserError([Problem("--reason", "", "holds bytes that are not UTF-8 text: write it in UTF-8")]) from None
     options.chosen_format(fmt, as_json, FORMATS, out, _inputs(stack, out))
     ctx, _ = _context(stack)
     _print(_run(runner.abort, ctx, reason), fmt, as_json, out)
