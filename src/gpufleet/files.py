@@ -50,7 +50,7 @@ def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None
         return []
     shown = str(path)
     for read in reads:
-        if read is not None and not is_stdout(read) and _same_file(path, read):
+        if read is not None and not is_stdout(read) and same_file(path, read):
             same = "" if str(read) == shown else f" ({read})"
             return [Problem(flag, shown, f"is an input of this command{same}: the output would replace it; give another file")]
     real = target_of(Path(path))
@@ -72,7 +72,7 @@ def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None
     return []
 
 
-def _same_file(a: Path | str, b: Path | str) -> bool:
+def same_file(a: Path | str, b: Path | str) -> bool:
     """The same file by any path or link; for a file not there yet, the same path once links are followed (an input
     the command creates, as a rollout's state file, or looks for: a usage file it would read next time)."""
     try:

@@ -614,6 +614,8 @@ def test_loadtest_output_checked_before_the_run(tmp_path, capsys):
         ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", "/dev/full"], capsys, tmp_path, names="regular file"
     )
     refused(["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", tmp_path / "no" / "x"], capsys, tmp_path)
+    same = ["-o", tmp_path / "lt.json", "--save-json", tmp_path / ".." / tmp_path.name / "lt.json", "--json"]
+    refused(["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", *same], capsys, tmp_path, names="is also --save-json")
 
 
 @pytest.mark.parametrize("clouds", [",", " , ", ""])

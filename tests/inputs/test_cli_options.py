@@ -149,13 +149,15 @@ def test_python_m_gpufleet_is_the_command():
         ["rollout", "step", "-s", "alicloud-cn-hangzhou-dev", "--current-url", "http://h:1", "--candidate-url", "http://h:2"],
     ],
 )
-def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkeypatch, capsys, words):
-    """-o naming the command's own stack file (by any path) would replace the input with the output."""
+@pytest.mark.parametrize("target", ["stacks/Pulumi.alicloud-cn-hangzhou-dev.yaml", "images/lock.json"])
+def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkeypatch, capsys, words, target):
+    """-o naming the command's own stack file (by any path), or the image lock its fleet is resolved from, would replace
+    the input with the output."""
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
-    stack = tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml"
+    stack = tmp_path / target
     before = stack.read_bytes()
     r = run_cli([*words, "-o", str(stack)], capsys)
     assert r.code == 2 and "Traceback" not in r.text

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import UserError, console
+from gpufleet.errors import Problem, UserError, console
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -137,10 +137,12 @@ def loadtest_cmd(
       gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct --slo-p95-ms 8000
       gpufleet loadtest --url http://10.0.0.5:8000 --model Qwen/Qwen2.5-7B-Instruct -s alicloud-cn-hangzhou-prod --save-json lt.json
     """
-    from gpufleet.files import output_problems, write_atomic
+    from gpufleet.files import is_stdout, output_problems, same_file, write_atomic
     from gpufleet.sizing import loadstats, loadtest
 
     problems = output_problems(save_json, flag="--save-json") if save_json else []
+    if save_json and out is not None and not is_stdout(out) and same_file(out, save_json):
+        problems.append(Problem("-o", str(out), "is also --save-json: the two would overwrite each other; give two files"))
     try:
         chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack]))
     except UserError as exc:

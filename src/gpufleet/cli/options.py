@@ -140,7 +140,8 @@ def output(help: str = "write the --format output to this file instead of standa
 
 def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | None) -> tuple[Path | str | None, ...]:
     """What a command reads, which its -o must not replace (chosen_format's `reads`): each stack's file and usage file,
-    and `files` (its --usage, --bill, --trace, ...). Looked up only when there is an -o FILE."""
+    images/lock.json (a stack's image is resolved from it), and `files` (its --usage, --bill, --trace, ...). Looked
+    up only when there is an -o FILE."""
     from gpufleet.files import is_stdout
 
     if out is None or is_stdout(out):
@@ -149,6 +150,13 @@ def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | 
     from gpufleet.stacks.loader import stack_path
 
     found: list[Path | str | None] = list(files)
+    if any(stacks):
+        from gpufleet.stacks.lock import lock_path
+
+        try:
+            found.append(lock_path())
+        except UserError:
+            pass  # no project: the command reports it when it looks for the stack
     for s in filter(None, stacks):
         found.append(stack_path(s))
         try:
