@@ -394,6 +394,10 @@ def example_raw() -> dict:
             lambda f: f["rollout"]["gates"]["answers"].update(prompts="prompts/missing.jsonl"),
             "fleet.rollout.gates.answers.prompts: no such file 'prompts/missing.jsonl' in the project folder",
         ),
+        (  # a name longer than the file system allows (Path.is_file raised OSError ENAMETOOLONG)
+            lambda f: f["rollout"]["gates"]["answers"].update(prompts="p" * 300 + ".jsonl"),
+            "fleet.rollout.gates.answers.prompts: no such file 'ppp",
+        ),
         (
             lambda f: f["rollout"]["gates"]["answers"].update(prompts="../x.jsonl"),
             "fleet.rollout.gates.answers.prompts: '../x.jsonl': give a path inside the project folder",

@@ -7,6 +7,7 @@ raised together as one UserError; nothing is registered when there is any.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -571,7 +572,7 @@ def rollout_problems(spec: FleetSpec) -> list[tuple[str, str]]:
             path = Path(prompts)
             if path.is_absolute() or ".." in path.parts:
                 out.append((where, f"{prompts!r}: give a path inside the project folder (relative, without ..)"))
-            elif root is not None and not (root / path).is_file():
+            elif root is not None and not os.path.isfile(root / path):  # Path.is_file raises on a name of > 255 bytes
                 out.append((where, f"no such file {prompts!r} in the project folder {root}"))
     c = r.candidate.replicas
     if c is not None and c.max > spec.replicas.max and r.strategy == "canary":
