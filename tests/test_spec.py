@@ -67,6 +67,8 @@ def test_shipped_stacks_validate(stack):
         ({"gpu__count": 3}, "fleet.gpu.count: alicloud has no A10 instance with 3 GPUs; available counts: 1, 2, 4, 8"),
         ({"gpu__instance_type": "ecs.gn6i-c4g1.xlarge"}, "fleet.gpu.instance_type: ecs.gn6i-c4g1.xlarge has 1x T4, not 1x A10"),
         ({"image__recipe": "nope"}, "fleet.image.recipe:"),
+        ({"gpu__instance_type": ""}, "fleet.gpu.instance_type: is empty: remove it for the smallest size"),
+        ({"model__catalog": ""}, "fleet.model.catalog: is empty: remove it to size the model by its name"),
         ({"load_balancer__health_check": {"path": "health"}}, "fleet.load_balancer.health_check.path: must start with /"),
         ({"autoscaling__scale_in_below": 90}, "scale_in_below must be lower than scale_out_above"),
     ],

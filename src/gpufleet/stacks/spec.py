@@ -34,6 +34,13 @@ class Gpu(Strict):
     count: int = Field(1, ge=1, le=8, description="GPUs per node")
     instance_type: str | None = Field(None, description="a catalog size for this GPU kind and count; default: the smallest")
 
+    @field_validator("instance_type")
+    @classmethod
+    def _instance_type(cls, v: str | None) -> str | None:
+        if v == "":  # was read as "not set": the smallest size, silently
+            raise ValueError("is empty: remove it for the smallest size of this GPU kind and count, or name a catalog size")
+        return v
+
 
 class Replicas(Strict):
     min: int = Field(ge=0, le=500)
@@ -189,6 +196,13 @@ class Model(Strict):
         if self.name in self.aliases:
             raise ValueError(f"aliases: {self.name!r} is the model's name already; remove it from aliases")
         return self
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog(cls, v: str | None) -> str | None:
+        if v == "":  # was read as "not set": sized as model.name, silently
+            raise ValueError("is empty: remove it to size the model by its name, or name a sizing catalog entry")
+        return v
 
     @field_validator("source")
     @classmethod
