@@ -67,7 +67,9 @@ def run(
 def _run(program: Callable[[], object], stack: str, config: dict[str, Any], fleet: loader.Fleet) -> Inventory:
     """The fleet's program under the mock engine, then the provider contract on what it declared."""
     from gpufleet import registry
+    from gpufleet.components import hardening
 
+    config = hardening.offline_config(fleet.spec, config)
     return require_contract(fleet, run(program, stack, config, registry.profile(fleet.spec.cloud).computed))
 
 

@@ -256,5 +256,40 @@ def test_secret_certificate_config_is_opaque():
     raw = _raw("alicloud-cn-hangzhou-prod")
     raw["load_balancer"]["tls"] = {"domain": "a.example.com", "certificate_config": "g:c", "private_key_config": "g:k"}
     fleet = validation.validate(raw, stack="s", file="x", sizing=False)
-    (note,) = hardening.pem_notes(fleet.spec, {"g:c": {"secure": "v1:x"}}, NOW)
+    (note,) = hardening.pem_notes(fleet.spec, {"g:c": {"secure": "v1:x"}, "g:k": {"secure": "v1:y"}}, NOW)
     assert "opaque" in note
+
+
+def test_one_config_key_for_the_chain_and_the_key_is_refused():
+    raw = _raw("alicloud-cn-hangzhou-prod")
+    raw["load_balancer"]["tls"] = {"domain": "a.example.com", "certificate_config": "g:pem", "private_key_config": "g:pem"}
+    with pytest.raises(UserError) as info:
+        validation.validate(raw, stack="s", file="x", sizing=False)
+    assert any(
+        p.path == "fleet.load_balancer.tls" and "are both g:pem" in p.message and "name a config key for each" in p.message
+        for p in info.value.problems
+    ), info.value.problems
+
+
+@pytest.mark.parametrize("stack", ["alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"])
+def test_preview_warns_of_pem_config_keys_the_stack_file_does_not_hold(tmp_path, stack):
+    """The keys are set later (`pulumi config set --secret`) or come from a Pulumi ESC environment: preview runs the
+    program and warns (it was a ConfigMissingError traceback from the program, exit 1)."""
+    import yaml
+
+    from .test_preview_cli import _preview, _project
+
+    project = _project(tmp_path)
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["gpufleet:fleet"]["load_balancer"]["tls"] = {
+        "domain": "llm.example.com",
+        "certificate_config": "gpufleet:tlsCertificate",
+        "private_key_config": "gpufleet:tlsKey",
+    }
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = _preview(project, stack)
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 0 and "Traceback" not in out, out
+    assert "WARNING load_balancer.tls.certificate_config: gpufleet:tlsCertificate is not set in the stack file" in out
+    assert "WARNING load_balancer.tls.private_key_config: gpufleet:tlsKey is not set in the stack file" in out

@@ -19,27 +19,51 @@ def certificate_expiry(pem: str) -> datetime | None:
         return None
 
 
+# What the program reads offline for a TLS config key the stack file does not hold (pem_notes warns about it).
+NOT_SET = "(not set in the stack file)"
+
+
+def offline_config(spec, config: dict) -> dict:
+    """The config the program runs with offline: a PEM key named by load_balancer.tls that the stack file does not
+    hold (set later with `pulumi config set --secret`, or given by a Pulumi ESC environment) reads as NOT_SET, so
+    that preview shows the program and warns (pem_notes) instead of failing on a missing config value."""
+    tls = spec.load_balancer.tls
+    if tls is None or tls.certificate_config is None:
+        return config
+    missing = {k: NOT_SET for k in (tls.certificate_config, tls.private_key_config) if k is not None and k not in config}
+    return {**config, **missing} if missing else config
+
+
 def pem_notes(spec, config: dict, now: datetime) -> list[str]:
     """The certificate's expiry when the stack file holds it readable (a certificate is public; plain config is fine),
     else why it is not checked. Secret config (`secure:`) cannot be decrypted offline: opaque."""
     tls = spec.load_balancer.tls
     if tls is None or tls.certificate_config is None:
         return []
-    value = config.get(tls.certificate_config)
+    unset = [
+        f"WARNING load_balancer.tls.{field}: {key} is not set in the stack file; "
+        f'`pulumi config set --secret {key} -- "$(cat {pem})"` before pulumi up'
+        for field, key, pem in (
+            ("certificate_config", tls.certificate_config, "fullchain.pem"),
+            ("private_key_config", tls.private_key_config, "privkey.pem"),
+        )
+        if key is not None and config.get(key) is None
+    ]
+    return unset + _certificate_notes(tls.certificate_config, config.get(tls.certificate_config), now)
+
+
+def _certificate_notes(key: str, value, now: datetime) -> list[str]:
     if value is None:
-        return [
-            f"WARNING load_balancer.tls.certificate_config: {tls.certificate_config} is not set in the stack file; "
-            f'`pulumi config set --secret {tls.certificate_config} -- "$(cat fullchain.pem)"` before pulumi up'
-        ]
+        return []  # pem_notes says it is not set
     if not isinstance(value, str):
-        return [f"{tls.certificate_config} is secret config: opaque offline, its expiry is not checked"]
+        return [f"{key} is secret config: opaque offline, its expiry is not checked"]
     expiry = certificate_expiry(value)
     if expiry is None:
-        return [f"WARNING {tls.certificate_config} is not a PEM certificate"]
+        return [f"WARNING {key} is not a PEM certificate"]
     left = expiry - now
     if left <= timedelta(days=EXPIRY_WARN_DAYS):
-        return [f"WARNING the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d} (in {left.days} days): renew it"]
-    return [f"the certificate in {tls.certificate_config} expires {expiry:%Y-%m-%d}"]
+        return [f"WARNING the certificate in {key} expires {expiry:%Y-%m-%d} (in {left.days} days): renew it"]
+    return [f"the certificate in {key} expires {expiry:%Y-%m-%d}"]
 
 
 def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:

@@ -478,6 +478,11 @@ class Tls(Strict):
     @model_validator(mode="after")
     def _one_source(self):
         pem = (self.certificate_config, self.private_key_config)
+        if self.certificate_config is not None and self.certificate_config == self.private_key_config:
+            raise ValueError(
+                f"certificate_config and private_key_config are both {self.certificate_config}: the certificate chain "
+                "and the private key are two values; name a config key for each (e.g. gpufleet:tlsCertificate, gpufleet:tlsKey)"
+            )
         if self.certificate_id is not None and any(pem):
             raise ValueError("name either certificate_id or certificate_config + private_key_config, not both")
         if self.certificate_id is None and not all(pem):
