@@ -99,6 +99,13 @@ def test_a_quoted_date_is_still_a_date():
     assert str(fleet.spec.autoscaling.schedule_window_start) == "2026-01-05"
 
 
+@pytest.mark.parametrize("day, days", [("9999-12-31", 364), ("9995-01-01", 3650)])
+def test_a_schedule_window_past_the_calendar_is_refused(day, days):
+    """Its dates cannot be written: preview printed an OverflowError traceback (exit 1)."""
+    found = problems(edit(autoscaling__schedule_window_start=day, autoscaling__schedule_window_days=days))
+    assert any(f"fleet.autoscaling: schedule_window_start {day} leaves no room" in p for p in found), found
+
+
 def test_all_errors_reported_at_once():
     raw = edit(gpu__kind="A1O", region="cn-hangzou")
     raw["serving"]["portt"] = 1

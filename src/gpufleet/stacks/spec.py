@@ -656,6 +656,16 @@ class Autoscaling(Strict):
     def _band(self):
         if self.scale_in_below >= self.scale_out_above:
             raise ValueError("scale_in_below must be lower than scale_out_above")
+        if self.schedule_window_start is not None:
+            from gpufleet.cron import SEARCH_DAYS
+
+            # the window, and the search for a schedule's first firing in it, must end within the calendar (year 9999):
+            # beyond it the dates cannot be written (an OverflowError traceback in preview)
+            if (date.max - self.schedule_window_start).days <= self.schedule_window_days + SEARCH_DAYS:
+                raise ValueError(
+                    f"schedule_window_start {self.schedule_window_start} leaves no room for the schedules' window "
+                    f"({self.schedule_window_days} days) before the calendar ends (9999-12-31); set it to today"
+                )
         names = [s.name for s in self.schedules]
         if dupes := sorted({n for n in names if names.count(n) > 1}):
             # each schedule becomes a resource named after it: two with one name fail a real `pulumi up`
