@@ -61,6 +61,15 @@ def test_shipped_stacks_validate(stack):
         ({"billing": {"model": "payg", "spot_price_limit": 3.0}}, "spot_price_limit applies only with model: spot"),
         ({"model__sha256": "abc"}, "fleet.model.sha256: must be 64 lowercase hex"),
         ({"model__source": "s3://bucket/x.tar"}, "fleet.model.source: must be an oss://, cos:// or https:// URL"),
+        (
+            {"model__source": "https://models.example.com:99999/x.tar"},
+            "fleet.model.source: 'https://models.example.com:99999/x.tar': port 99999 is outside 1-65535",
+        ),
+        (
+            {"model__source": "https://10.0.0.999/x.tar"},
+            "fleet.model.source: 'https://10.0.0.999/x.tar': its host '10.0.0.999' is",
+        ),
+        ({"model__source": "https://a..b/x.tar"}, "its host 'a..b' is not an IP address or a host name"),
         ({"network__ssh_cidrs": ["0.0.0.0/0"]}, "opens SSH to the whole internet"),
         ({"network__vpc_cidr": "8.8.0.0/16"}, "is not a private range"),
         ({"serving__portt": 8000}, "fleet.serving.portt: unknown field"),

@@ -123,7 +123,9 @@ def object_source(schemes: list[str]) -> re.Pattern:
     return re.compile(rf"^({alt})://[a-z0-9][a-z0-9-]{{1,61}}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{{0,1000}}\Z")
 
 
-HTTPS_SOURCE = re.compile(r"^https://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z")
+HTTPS_SOURCE = re.compile(
+    r"^https://(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252})(:(?P<port>[0-9]{1,5}))?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z"
+)
 SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
 FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
 # extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
@@ -210,7 +212,15 @@ class Model(Strict):
         from gpufleet import registry
 
         schemes = [registry.profile(c).object_scheme for c in registry.names()]
-        if not (object_source(schemes).match(v) or HTTPS_SOURCE.match(v)):
+        if https := HTTPS_SOURCE.match(v):  # the host and port as a URL's anywhere (inputs.host_problem)
+            from gpufleet.inputs import host_problem
+
+            if problem := host_problem(https["host"]):
+                raise ValueError(f"{v!r}: its host {https['host']!r} {problem}")
+            if https["port"] is not None and not 1 <= int(https["port"]) <= 65535:
+                raise ValueError(f"{v!r}: port {https['port']} is outside 1-65535")
+            return v
+        if not object_source(schemes).match(v):
             raise ValueError(
                 f"must be an {', '.join(s + '://' for s in schemes)} or https:// URL of the weights archive ({v!r} is not): "
                 "<scheme>://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, "
