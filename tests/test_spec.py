@@ -71,6 +71,8 @@ def test_shipped_stacks_validate(stack):
         ),
         ({"model__source": "https://a..b/x.tar"}, "its host 'a..b' is not an IP address or a host name"),
         ({"network__ssh_cidrs": ["0.0.0.0/0"]}, "opens SSH to the whole internet"),
+        ({"network__ssh_cidrs": ["1.2.3.4/32"] * 2}, "fleet.network.ssh_cidrs: lists 1.2.3.4/32 twice: name each network once"),
+        ({"load_balancer__allowed_cidrs": ["0.0.0.0/0"] * 2}, "fleet.load_balancer.allowed_cidrs: lists 0.0.0.0/0 twice"),
         ({"network__vpc_cidr": "8.8.0.0/16"}, "is not a private range"),
         ({"serving__portt": 8000}, "fleet.serving.portt: unknown field"),
         ({"gpu__count": 3}, "fleet.gpu.count: alicloud has no A10 instance with 3 GPUs; available counts: 1, 2, 4, 8"),

@@ -355,8 +355,8 @@ IPV4_ONLY = "gpufleet declares IPv4 VPCs and IPv4 security group / access list r
 
 
 def cidr_list(v: list[str], ipv4: bool = False) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo), or with
-    ipv4, the first that is IPv6."""
+    """The CIDRs as networks; ValueError naming the first that is not a network address (host bits set, typo), is
+    listed twice, or with ipv4, the first that is IPv6."""
     out = []
     for cidr in v:
         if not isinstance(cidr, str) or "/" not in cidr:
@@ -372,6 +372,8 @@ def cidr_list(v: list[str], ipv4: bool = False) -> list[ipaddress.IPv4Network | 
             raise ValueError(f"{cidr!r} is not a network address: {exc}{hint}") from None
         if ipv4 and net.version != 4:
             raise ValueError(f"{cidr} is IPv6; {IPV4_ONLY}: give the IPv4 range (e.g. 198.51.100.0/24)")
+        if net in out:  # each CIDR is one security group rule / access list entry: two would be the same rule
+            raise ValueError(f"lists {net} twice: name each network once")
         out.append(net)
     return out
 
