@@ -61,7 +61,11 @@ def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("Pulumi.gone.yaml", "no such file"), ("notastack.yaml", "named Pulumi.<name>.yaml")],
+    [
+        ("Pulumi.gone.yaml", "no such file"),
+        ("notastack.yaml", "named Pulumi.<name>.yaml"),
+        ("a" * 300 + "/Pulumi.x.yaml", "no such file"),  # a folder name too long to exist: was an OSError traceback
+    ],
 )
 def test_stack_path_faults(capsys, tmp_path, name, message):
     r = run_cli(["preview", "--stack", str(tmp_path / name)], capsys)

@@ -8,6 +8,7 @@ A key left null is unknown: its cost line shows the unit price and no monthly co
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -144,7 +145,7 @@ def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | 
             raise UserError([Problem(shown, field, f"{named} is an absolute path: {fix}")])
         root = project_root()
         path = root / named
-        if not path.is_file():
+        if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
             raise UserError([Problem(shown, field, f"no such file {named} (from the project folder {root}): {fix}")])
         return path, named, ""
     default = (stack_dir or _stack_dir()) / f"{stack}.yaml"
