@@ -1,5 +1,6 @@
 """Trace files: the good forms, and every bad one named by row and column (a UserError: exit 2, one line each)."""
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -33,6 +34,17 @@ def test_csv_with_zone_and_seconds(tmp_path):
 def test_json_rows(tmp_path):
     t = read(tmp_path, '[{"time": 0, "requests_per_s": 1}, {"time": 30, "requests_per_s": 0}]', "t.json")
     assert t.step_s == 30 and t.rates == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("column", ["requests_per_s", "prompt_tokens"])
+def test_a_json_true_is_not_a_number(tmp_path, column):
+    """It was read as 1 (float(True)), silently."""
+    rows = [{"time": 0, "requests_per_s": 1, "prompt_tokens": 5}, {"time": 30, "requests_per_s": 1, "prompt_tokens": 5}]
+    rows[1][column] = True
+    (tmp_path / "t.json").write_text(json.dumps(rows))
+    with pytest.raises(UserError) as info:
+        trace.read(tmp_path / "t.json", START)
+    assert [str(p) for p in info.value.problems] == [f"{tmp_path / 't.json'}: row 2: {column}: true is not a number"]
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,9 @@ class Trace:
 
 
 def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
+    if isinstance(text, bool):  # a JSON true / false: float() reads it as 1 / 0
+        problems.append(Problem(shown, f"row {row}: {col}", f"{json.dumps(text)} is not a number"))
+        return None
     try:
         v = float(text)
     except (TypeError, ValueError):
