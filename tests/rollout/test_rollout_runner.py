@@ -76,6 +76,25 @@ def test_an_interrupted_promote_keeps_the_retire_after_it_wrote(tmp_path):
     assert runner.finish(after)["status"] == "finished"  # a second finish after the deploy: done, not an error
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("keep_previous_hours: 24", "keep_previous_hours:\t24"),  # libyaml reads it
+        lambda text: "\ufeff" + text,  # a BOM, as an editor on Windows saves it
+    ],
+    ids=["tab-after-colon", "bom"],
+)
+def test_a_stack_file_the_loader_reads_is_rewritten_as_the_loader_reads_it(tmp_path, edit):
+    """The step writer parsed the file with PyYAML's own scanner: a tab after `key:` or a BOM, both taken by the loader,
+    were a ScannerError traceback in rollout start."""
+    path = stack_copy(tmp_path, "staging")
+    path.write_text(edit(path.read_text()), encoding="utf-8")
+    runner.start(context(path))
+    from gpufleet import inputs
+
+    assert inputs.load_yaml(path)["config"]["gpufleet:fleet"]["rollout"]["candidate_weight"] == 0
+
+
 def test_a_damaged_state_file_is_refused_naming_it_and_leaves_no_lock(tmp_path):
     path = stack_copy(tmp_path, "staging")
     state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"

@@ -148,11 +148,12 @@ class Run:
         return True
 
     def _write(self, change: Change) -> None:
-        import yaml
+        from gpufleet import inputs
+        from gpufleet.stacks.loader import MAX_STACK_BYTES
 
         path = self.ctx.stack_file
-        text = path.read_text(encoding="utf-8")
-        section = (yaml.safe_load(text)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
+        text = inputs.read_text(path, self.ctx.shown, max_bytes=MAX_STACK_BYTES)  # as the loader read it (a BOM dropped)
+        section = (inputs.parse_yaml(text, self.ctx.shown)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
         if (change.kind == "promote" and section.get("phase") == "promoted") or (change.kind == "finish" and not section):
             new = text  # made before a crash (promoting again would move retire_after; a finished file has no section)
         else:
@@ -167,7 +168,7 @@ class Run:
         if new != text:
             write_atomic(path, new, flag=self.ctx.shown)
         if change.kind == "promote":  # the window's end is what the stack file says
-            retire = yaml.safe_load(new)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
+            retire = inputs.parse_yaml(new, self.ctx.shown)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
             assert self.state is not None and self.state.in_progress is not None
             self.state.in_progress["then"]["retire_after"] = retire.isoformat() if isinstance(retire, datetime) else str(retire)
 

@@ -28,8 +28,6 @@ from fractions import Fraction
 from functools import cache
 from typing import Literal
 
-import yaml
-
 from gpufleet.stacks.spec import FleetSpec, Replicas
 
 WEIGHT_MAX = 100  # the highest backend weight both vendors take (module docstring)
@@ -199,7 +197,7 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
     section (fleet.replicas stay); "rolled_back" sets candidate_weight 0 (phase rolling) and the candidate group to 0
     nodes (candidate.replicas {min: 0, max: its max or the fleet's, desired: 0}). Only the lines of the changed keys are rewritten; the result is checked to parse to exactly
     the intended data (StepError otherwise)."""
-    doc = yaml.safe_load(stack_yaml_text)
+    doc = _parse(stack_yaml_text)
     fleet = (doc or {}).get("config", {}).get("gpufleet:fleet")
     if not isinstance(fleet, dict) or not isinstance(fleet.get("rollout"), dict):
         raise StepError("the stack has no gpufleet:fleet rollout section")
@@ -229,9 +227,21 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
         for key, value in values.items():
             out = _set_key(out, rollout_at, key, value)
     text = "".join(out)
-    if yaml.safe_load(text) != want:
+    if _parse(text) != want:
         raise StepError("the stack file could not be rewritten line by line (flow-style or multi-line rollout keys)")
     return text
+
+
+def _parse(text: str):
+    """The stack file's text as data, read as the loader reads it (inputs.parse_yaml: libyaml, which takes a tab after
+    `key:`; PyYAML's own scanner refused it, a ScannerError traceback in rollout start)."""
+    from gpufleet import inputs
+    from gpufleet.errors import UserError
+
+    try:
+        return inputs.parse_yaml(text, "the stack file")
+    except UserError as exc:
+        raise StepError("; ".join(p.message for p in exc.problems)) from None
 
 
 def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
