@@ -95,6 +95,17 @@ def test_a_stack_file_the_loader_reads_is_rewritten_as_the_loader_reads_it(tmp_p
     assert inputs.load_yaml(path)["config"]["gpufleet:fleet"]["rollout"]["candidate_weight"] == 0
 
 
+def test_a_stack_file_that_cannot_take_the_change_is_refused_before_anything_is_recorded(tmp_path):
+    """The state file recorded the transition first: a refused write left `rollout start` half made (the next command
+    resumed it and failed again)."""
+    path = stack_copy(tmp_path, "staging")
+    path.write_text(path.read_text().replace("candidate_weight: 5 ", "candidate_weight: &w 5 "))
+    before, text = sorted(os.listdir(tmp_path)), path.read_text()
+    with pytest.raises(UserError, match="candidate_weight is not a plain one-line value"):
+        runner.start(context(path))
+    assert sorted(os.listdir(tmp_path)) == before and path.read_text() == text
+
+
 def test_a_damaged_state_file_is_refused_naming_it_and_leaves_no_lock(tmp_path):
     path = stack_copy(tmp_path, "staging")
     state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"

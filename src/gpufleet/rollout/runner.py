@@ -102,8 +102,12 @@ class Run:
     # ---- transitions ---------------------------------------------------------------------------------
 
     def begin(self, changes: list[Change], then: dict) -> None:
-        """Record the transition (its changes and the state it ends in), then make it."""
+        """Record the transition (its changes and the state it ends in), then make it. A stack file that cannot take
+        the changes is refused before anything is recorded (the state file kept the transition, half made)."""
         assert self.state is not None
+        text = self._text()
+        for change in changes:
+            text = self._changed(text, change)
         self.state.in_progress = {
             "command": self.command,
             "since": now_iso(self.ctx.now()),
@@ -147,24 +151,35 @@ class Run:
         self.save()
         return True
 
-    def _write(self, change: Change) -> None:
+    def _text(self) -> str:
         from gpufleet import inputs
         from gpufleet.stacks.loader import MAX_STACK_BYTES
 
-        path = self.ctx.stack_file
-        text = inputs.read_text(path, self.ctx.shown, max_bytes=MAX_STACK_BYTES)  # as the loader read it (a BOM dropped)
+        # as the loader read it (a BOM dropped)
+        return inputs.read_text(self.ctx.stack_file, self.ctx.shown, max_bytes=MAX_STACK_BYTES)
+
+    def _changed(self, text: str, change: Change) -> str:
+        """The stack file's text after `change`, or a UserError when it cannot be written line by line."""
+        from gpufleet import inputs
+
         section = (inputs.parse_yaml(text, self.ctx.shown)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
         if (change.kind == "promote" and section.get("phase") == "promoted") or (change.kind == "finish" and not section):
-            new = text  # made before a crash (promoting again would move retire_after; a finished file has no section)
-        else:
-            from gpufleet.stacks.rollout import StepError
+            return text  # made before a crash (promoting again would move retire_after; a finished file has no section)
+        from gpufleet.stacks.rollout import StepError
 
-            try:
-                new = spec_change(text, change, self.ctx.now().replace(microsecond=0))
-            except StepError as exc:
-                raise UserError(
-                    [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}")]
-                ) from None
+        try:
+            return spec_change(text, change, self.ctx.now().replace(microsecond=0))
+        except StepError as exc:
+            raise UserError(
+                [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}")]
+            ) from None
+
+    def _write(self, change: Change) -> None:
+        from gpufleet import inputs
+
+        path = self.ctx.stack_file
+        text = self._text()
+        new = self._changed(text, change)
         if new != text:
             write_atomic(path, new, flag=self.ctx.shown)
         if change.kind == "promote":  # the window's end is what the stack file says
