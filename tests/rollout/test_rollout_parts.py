@@ -162,6 +162,29 @@ def test_a_prompts_file_that_is_not_utf8_is_named(tmp_path):
         answers.load(tmp_path)
 
 
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"\xffkey", "not UTF-8 text: byte 0xff"),  # was a UnicodeDecodeError traceback
+        (b"k" * (64 * 1024 + 1), "larger than 64 KiB"),  # /dev/zero was read without end
+        (None, "is a folder, not a file"),
+    ],
+    ids=["not-utf8", "oversized", "folder"],
+)
+def test_a_bad_api_key_file_is_bad_input_of_rollout_step(tmp_path, capsys, monkeypatch, content, says):
+    from gpufleet.cli import main
+
+    key = tmp_path / "key"
+    key.mkdir() if content is None else key.write_bytes(content)
+    stack = str(Path(__file__).parents[2] / "examples" / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml")
+    argv = ["rollout", "step", "--stack", stack, "--current-url", "http://127.0.0.1:9", "--candidate-url", "http://127.0.0.1:9"]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--api-key-file", str(key)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert f"error --api-key-file: {key}: {says}" in " ".join(err.split())
+
+
 @pytest.mark.parametrize("given_by", ["--prompts", "gates.answers.prompts"])
 def test_a_prompts_file_that_is_not_utf8_is_bad_input_of_rollout_step(tmp_path, capsys, monkeypatch, given_by):
     import shutil

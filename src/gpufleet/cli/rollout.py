@@ -88,6 +88,9 @@ def _context(stack: str, say=None):
     return ctx, fleet
 
 
+API_KEY_FILE_MAX = 64 * 1024  # an API key is one line; gpufleet's own cap on the file read for it
+
+
 def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
     from gpufleet.sizing import loadtest
 
@@ -95,10 +98,12 @@ def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
         raise UserError([Problem("--api-key-file", "", "give --api-key-env or --api-key-file, not both")])
     if key_file is None:
         return loadtest.api_key(env_name, os.environ)
-    try:
-        value = key_file.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise UserError([Problem("--api-key-file", str(key_file), f"cannot read: {exc.strerror}")]) from None
+    from gpufleet import inputs
+
+    try:  # a folder, a device (/dev/zero was read without end), a file that is not UTF-8 (was a traceback)
+        value = inputs.read_text(key_file, max_bytes=API_KEY_FILE_MAX).strip()
+    except UserError as exc:
+        raise UserError([Problem("--api-key-file", str(key_file), p.message) for p in exc.problems]) from None
     if not value or any(ord(ch) < 33 or ord(ch) == 127 for ch in value):
         raise UserError(
             [Problem("--api-key-file", str(key_file), "must hold one key: no spaces, no control characters, not empty")]
