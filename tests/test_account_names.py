@@ -241,6 +241,10 @@ def test_a_stack_file_of_the_wrong_shape_says_what_it_is(project, text, field, s
         (lambda e, w: w.update(image_id=""), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.image_id"),
         (lambda e, w: w.update(placeholder="no"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.placeholder"),
         (lambda e, w: w.update(manifest_sha256="zz"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.manifest_sha256"),
+        # a hand-edited id reached the launch configuration as written (lock.id_problem, as `image lock record` checks)
+        (lambda e, w: w.update(image_id="m-abc\n"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.image_id"),
+        (lambda e, w: w.update(image_id="img-abc"), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.image_id"),
+        (lambda e, w: w.update(placeholder=False), "images.cuda13-vllm.regions.alicloud.cn-hangzhou.image_id"),
     ],
 )
 def test_a_lock_file_entry_of_the_wrong_type_is_refused_not_a_traceback(project, capsys, edit, field):

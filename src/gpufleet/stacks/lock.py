@@ -53,21 +53,27 @@ def load(path: Path | None = None) -> dict:
         for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
             for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
                 at = f"images.{recipe}.regions.{cloud}.{region}"
-                problems += [Problem(shown, f"{at}.{k}", m) for k, m in _entry_problems(inputs.mapping(where, shown, at))]
+                problems += [Problem(shown, f"{at}.{k}", m) for k, m in _entry_problems(cloud, inputs.mapping(where, shown, at))]
     if problems:
         raise UserError(problems)
     return doc
 
 
-def _entry_problems(where: dict) -> list[tuple[str, str]]:
+def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
     """(key, message) for each field of one region's entry that is not what `image lock record` writes."""
+    from gpufleet import registry
     from gpufleet.inputs import kind
 
     out = []
-    if not isinstance(where.get("image_id"), str) or not where["image_id"].strip():
-        out.append(("image_id", "missing, empty or not text: the cloud's image id (re-run `gpufleet image lock record`)"))
-    if not isinstance(where.get("placeholder", False), bool):
+    placeholder = where.get("placeholder", False)
+    if not isinstance(placeholder, bool):
         out.append(("placeholder", f"is {kind(where['placeholder'])}: true or false"))
+    image_id = where.get("image_id")
+    if not isinstance(image_id, str) or not image_id.strip():
+        out.append(("image_id", "missing, empty or not text: the cloud's image id (re-run `gpufleet image lock record`)"))
+    elif cloud in registry.names() and (why := id_problem(cloud, image_id, placeholder is True)):
+        # a hand edit: the id reaches the launch configuration as written (a newline, a NUL, another cloud's id)
+        out.append(("image_id", f"{why}; re-run `gpufleet image lock record`"))
     sha = where.get("manifest_sha256")
     if sha is not None and not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
         out.append(("manifest_sha256", "not a sha256 (64 lowercase hex digits) or null"))
@@ -120,6 +126,19 @@ def rows(path: Path | None = None) -> list[ImageRef]:
 ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
 
 
+def id_problem(cloud: str, image_id: str, placeholder: bool) -> str | None:
+    """Why `image_id` is not an image id of `cloud` (a registered one): `image lock record` refuses it, and a lock.json
+    entry holding it (a hand edit) is refused when a stack reads it. Only a placeholder entry's id says placeholder."""
+    from gpufleet import registry
+
+    prefix = registry.profile(cloud).image_id_prefix
+    body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
+    if body is None or not ID_BODY.fullmatch(body) or ("placeholder" in image_id and not placeholder):
+        shown = f"{image_id[:60]!r}{'…' if len(image_id) > 60 else ''}"
+        return f"{shown} is not a {cloud} image id (they are {prefix!r} then lowercase letters and digits)"
+    return None
+
+
 def manifest_problems(recipe, manifest: dict) -> list[tuple[str, str]]:
     """(field, message) for each reason the build manifest is not a build of this recipe as it is now: it must be the
     recipe's, with exactly the recipe's pins (a mapping of version strings)."""
@@ -151,7 +170,6 @@ def image_problems(recipe, images: dict[str, dict[str, str]]) -> list[tuple[str,
     """(where, message) for each reason these images (registered cloud -> region -> image id) may not be locked for
     this recipe: one lock entry describes one build everywhere, so every region the recipe copies its image to must get
     an id of that cloud's form, and no other region may."""
-    from gpufleet import registry
 
     problems: list[tuple[str, str]] = []
     for cloud, regions in sorted(images.items()):
@@ -168,15 +186,8 @@ def image_problems(recipe, images: dict[str, dict[str, str]]) -> list[tuple[str,
         for region, image_id in sorted(regions.items()):
             if region not in wanted:
                 problems.append((f"{cloud}/{region}", f"not among the recipe's {cloud} regions ({', '.join(wanted)})"))
-            prefix = registry.profile(cloud).image_id_prefix
-            body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
-            if body is None or not ID_BODY.fullmatch(body) or "placeholder" in image_id:
-                problems.append(
-                    (
-                        f"{cloud}/{region}",
-                        f"{image_id!r} is not a {cloud} image id (they are {prefix!r} then lowercase letters and digits)",
-                    )
-                )
+            if why := id_problem(cloud, image_id, placeholder=False):
+                problems.append((f"{cloud}/{region}", why))
     missing = sorted(f"{c}/{r}" for c, rs in recipe.regions.items() for r in rs if r not in images.get(c, {}))
     if missing:
         problems.append(
