@@ -376,6 +376,10 @@ def example_raw() -> dict:
     "edit, expected",
     [
         (lambda f: f.update(label="v2"), "fleet.rollout.candidate.label: 'v2' is the fleet's own label"),
+        (  # the current group answered requests for the candidate's model with its own, silently
+            lambda f: f["model"].update(aliases=["Qwen/Qwen3-8B"]),
+            "fleet.model.aliases: 'Qwen/Qwen3-8B' is the rollout candidate's model: the current group would answer",
+        ),
         (lambda f: f["rollout"].update(candidate_weight=7), "fleet.rollout.candidate_weight: 7 is not one of the steps"),
         (lambda f: f["rollout"].update(phase="promoted"), "fleet.rollout: phase promoted sends every request"),
         (lambda f: f["rollout"]["candidate"].update(label="V2"), "fleet.rollout.candidate.label: 'V2' is not a version label"),

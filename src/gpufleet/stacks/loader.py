@@ -556,6 +556,15 @@ def rollout_problems(spec: FleetSpec) -> list[tuple[str, str]]:
                 f"{r.candidate.label!r} is the fleet's own label: the two serving groups need different names",
             )
         )
+    new_name = r.candidate.model.name
+    if new_name != spec.model.name and new_name in spec.model.aliases:
+        out.append(
+            (
+                "fleet.model.aliases",
+                f"{new_name!r} is the rollout candidate's model: the current group would answer requests for it with "
+                f"{spec.model.name}; remove it from the fleet's aliases",
+            )
+        )
     if r.phase == "rolling" and r.candidate_weight not in (0, *r.plan):  # 0: not started or rolled back
         steps = ", ".join(map(str, r.plan))
         out.append(("fleet.rollout.candidate_weight", f"{r.candidate_weight} is not one of the steps ({steps})"))
