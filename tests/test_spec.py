@@ -104,6 +104,14 @@ def test_a_value_of_another_type_is_refused_saying_what_was_given(changes, expec
     assert any(expected in p for p in found), found
 
 
+def test_a_key_that_is_not_text_is_named_with_the_fix():
+    raw = prod_raw()
+    raw[1] = "x"  # YAML `1: x`
+    assert problems(raw) == [
+        "stacks/Pulumi.x.yaml: fleet.1: the key 1 is not text: field names are text; remove it or check its spelling"
+    ]
+
+
 def test_a_quoted_date_is_still_a_date():
     raw = edit(autoscaling__schedule_window_start="2026-01-05")
     fleet = validation.validate(raw, stack=PROD, file="f.yaml")

@@ -314,6 +314,8 @@ def model_error(error: Mapping[str, Any], suggestion: str = "") -> str:
     "8000" or 32.0 for a count is refused, not read as 1, 8000 or 32), a validator's message without pydantic's prefix."""
     if error["type"] == "extra_forbidden":
         return "unknown field; remove it or check its spelling" + suggestion
+    if error["type"] == "invalid_key":  # a YAML key read as a number, true/false or a date (`1: x`, `yes: 2`)
+        return f"the key {_given(error['input'])} is not text: field names are text; remove it or check its spelling"
     msg = str(error["msg"])
     if error["type"] in _WRONG_TYPE:
         return f"{msg}, got {_given(error['input'])}; {_WRONG_TYPE[error['type']]}"

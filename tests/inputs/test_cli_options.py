@@ -65,9 +65,11 @@ def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
         ("Pulumi.gone.yaml", "no such file"),
         ("notastack.yaml", "named Pulumi.<name>.yaml"),
         ("a" * 300 + "/Pulumi.x.yaml", "no such file"),  # a folder name too long to exist: was an OSError traceback
+        ("Pulumi.folder.yaml", "is a folder, not a file"),  # was "no such file"
     ],
 )
 def test_stack_path_faults(capsys, tmp_path, name, message):
+    (tmp_path / "Pulumi.folder.yaml").mkdir()
     r = run_cli(["preview", "--stack", str(tmp_path / name)], capsys)
     assert r.code == 2
     assert "--stack" in r.err and message in r.err

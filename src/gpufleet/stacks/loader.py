@@ -117,7 +117,8 @@ def use_stack_file(path: Path) -> str:
     if why := bad_stack_name(name):
         raise UserError([Problem("--stack", str(path), f"{why}; rename the file Pulumi.<name>.yaml")])
     if not os.path.isfile(path):  # Path.is_file raises on a folder name of > 255 bytes (ENAMETOOLONG)
-        raise UserError([Problem("--stack", str(path), "no such file: give an existing stack file or a stack name")])
+        what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
+        raise UserError([Problem("--stack", str(path), f"{what}: give an existing stack file or a stack name")])
     try:
         inside = path.resolve().parent == (project_root() / "stacks").resolve()
     except UserError:
