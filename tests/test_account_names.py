@@ -27,6 +27,7 @@ def project(tmp_path, monkeypatch):
     shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
     (tmp_path / "images").mkdir()
     shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")
+    shutil.copytree(ROOT / "cost" / "usage", tmp_path / "cost" / "usage")  # the prod stacks' gpufleet:usage files
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
     return tmp_path
 
@@ -89,6 +90,15 @@ def test_check_passes_the_shipped_stacks(project, capsys):
     main(["check"])
     out = capsys.readouterr().out
     assert "alicloud: 3 stacks previewed together" in out and "no name used twice in its scope" in out
+
+
+def test_check_reads_each_stacks_usage_profile_as_cost_does(project, capsys):
+    """preview does not read gpufleet:usage; check does, so a broken profile fails before the first cost report."""
+    (project / "cost" / "usage" / "alicloud-cn-hangzhou-prod.yaml").write_text("replicas_averag: 3\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "alicloud-cn-hangzhou-prod.yaml: replicas_averag: unknown usage key" in err, err
 
 
 def test_region_new_refuses_a_stack_that_would_clash_and_writes_nothing(project):

@@ -39,7 +39,7 @@ def check(
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, stack_names() if output else []))
     report = account.check(cloud=cloud)
-    problems = report.problems + account.clash_problems(report)
+    problems = report.problems + account.clash_problems(report) + _usage_problems(report.stacks)
     if problems:
         raise UserError(problems)
     counts = {c: len(s) for c, s in report.stacks.items()}
@@ -62,3 +62,18 @@ def check(
         json=renderers.Json(lambda: body, sort_keys=True),
         table=renderers.Text(lambda: "\n".join(lines) + "\n", say_written=False),
     )
+
+
+def _usage_problems(stacks: dict[str, list[str]]) -> list:
+    """Each stack's usage profile (`gpufleet:usage`: its file, keys and values), as `cost estimate` reads it: the
+    preview does not read it, so a broken one would pass every check until the first cost report."""
+    from gpufleet.cost import usage
+    from gpufleet.errors import UserError
+
+    problems = []
+    for stack in (s for names in stacks.values() for s in names):
+        try:
+            usage.load(stack)
+        except UserError as exc:
+            problems += exc.problems
+    return problems
