@@ -40,7 +40,12 @@ def test_every_figure_converted_and_labelled():
     [
         ("USD", None, "no sourced, dated rate ships"),
         ("USD", "7.12", "RATE@YYYY-MM-DD"),
-        ("USD", "0@2026-12-01", "above 0"),
+        ("USD", "0@2026-12-01", "from 0.01 to 1000"),
+        # a tiny rate overflowed the conversion (decimal.InvalidOperation traceback); a huge one made every figure 0.00
+        ("USD", "0.0000000000000000000000000000000001@2026-12-01", "from 0.01 to 1000"),
+        ("USD", "999999999999999999999999999999999999999@2026-12-01", "from 0.01 to 1000"),
+        # --fx was silently ignored when --currency named the catalog's own currency
+        ("CNY", "7.12@2026-12-01", "not used with --currency CNY"),
         ("EUR", "7@2026-12-01", "unknown currency"),
         (None, "7.12@2026-12-01", "give --currency too"),
     ],

@@ -20,6 +20,9 @@ from gpufleet.errors import Problem, UserError
 
 CURRENCIES = ("CNY", "USD")
 _FX = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*@\s*(\d{4}-\d{2}-\d{2})\s*$")
+# A rate outside these bounds is a typo, not a CNY/USD rate (about 7 these years; 1.5 to 8.7 since 1980): a rate of
+# 1e-30 overflowed the conversion (a decimal.InvalidOperation traceback), one of 1e30 turned every figure into 0.00.
+FX_MIN, FX_MAX = Decimal("0.01"), Decimal("1000")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +41,10 @@ def parse(currency: str | None, fx: str | None, catalog_currency: str = "CNY") -
     if currency is None or currency == catalog_currency:
         if fx is not None and currency is None:
             raise UserError([Problem("--fx", "", "give --currency too (e.g. --currency USD --fx 7.12@2026-12-01)")])
+        if fx is not None:
+            raise UserError(
+                [Problem("--fx", "", f"not used with --currency {currency} (the catalog's own currency): drop --fx")]
+            )
         return None
     if currency not in CURRENCIES:
         raise UserError([Problem("--currency", "", f"unknown currency {currency!r}; one of {', '.join(CURRENCIES)}")])
@@ -58,11 +65,18 @@ def parse(currency: str | None, fx: str | None, catalog_currency: str = "CNY") -
             raise ValueError
         value, when = Decimal(m.group(1)), m.group(2)
         date.fromisoformat(when)
-        if value <= 0:
+        if not FX_MIN <= value <= FX_MAX:
             raise ValueError
     except (ValueError, InvalidOperation):
         raise UserError(
-            [Problem("--fx", "", f"expected RATE@YYYY-MM-DD with a rate above 0 (e.g. 7.12@2026-12-01), not {fx!r}")]
+            [
+                Problem(
+                    "--fx",
+                    "",
+                    f"expected RATE@YYYY-MM-DD with a rate from {FX_MIN} to {FX_MAX} {catalog_currency} per {currency} "
+                    f"(e.g. 7.12@2026-12-01), not {fx!r}",
+                )
+            ]
         ) from None
     return Rate(catalog_currency, currency, value, when)
 
