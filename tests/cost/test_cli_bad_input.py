@@ -232,3 +232,13 @@ def test_reconcile_refuses_a_malformed_cycle(tmp_path, capsys, cycle):
     bill = bill_with(tmp_path, 4, "BillingCycle", cycle)
     err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
     assert f"{bill}: row 4.BillingCycle: not a billing cycle: {cycle!r}; a month written YYYY-MM" in err
+
+
+def test_compare_prices_an_option_named_twice_once(capsys):
+    """`--clouds alicloud,alicloud --billing payg,payg` gave four rows of one option, ranked as its own runner-up."""
+    from gpufleet.cli import main
+
+    main(["cost", "compare", "-s", PROD, "--clouds", "alicloud,alicloud", "--billing", "payg,yearly,payg", "--json"])
+    j = json.loads(capsys.readouterr().out)
+    assert [(r["cloud"], r["billing"]) for r in j["rows"]] == [("alicloud", "payg"), ("alicloud", "yearly")]
+    assert j["decision"]["runner_up"] != j["decision"]["cheapest"]

@@ -191,6 +191,8 @@ def compare(
     ]
     if problems:
         raise UserError(problems)
+    # each option once: `--billing payg,payg` priced the same option twice and ranked it as its own runner-up
+    clouds, billings = list(dict.fromkeys(clouds)), list(dict.fromkeys(billings))
     from gpufleet import plan as plans
 
     base = plans.for_stack(stack)
