@@ -280,6 +280,15 @@ def test_usage_file_not_utf8(project, tmp_path, capsys):
         ("discounts:\n  - match: instance/*\n    factor: .nan\n", "not a finite number"),
         ("discounts:\n  - [1]\n", "discounts.0: expected a mapping"),
         ("discounts: {a: 1}\n", "discounts: expected a list of discounts"),
+        # an empty mapping (or "", 0, false) was read as no discounts
+        ("discounts: {}\n", "discounts: expected a list of discounts, got a mapping"),
+        ("discounts: 0\n", "discounts: expected a list of discounts, got a number"),
+        # a rule that can never apply: an empty glob, or the same match and billing as an earlier rule (the first wins)
+        ("discounts:\n  - {match: '', factor: 0.8}\n", "discounts.0.match: empty: give a glob such as instance/*"),
+        (
+            "discounts:\n  - {match: instance/*, billing: payg, factor: 0.8}\n  - {match: instance/*, billing: payg, factor: 0.5}\n",
+            "discounts.1: repeats the match and billing of discounts.0, which applies; keep one",
+        ),
     ],
 )
 def test_discounts_file(project, tmp_path, capsys, text, names):

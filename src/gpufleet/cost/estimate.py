@@ -248,7 +248,9 @@ def load_discounts(path: str | None) -> list[Discount]:
     doc = inputs.load_mapping(path, path, what="a mapping with a `discounts:` list")
     out, problems = [], []
     problems += [Problem(path, str(k), "unknown key" + did_you_mean(str(k), ["discounts"])) for k in doc if k != "discounts"]
-    for i, d in enumerate(inputs.sequence(doc.get("discounts") or [], path, "discounts", "a list of discounts")):
+    rules = doc.get("discounts")  # `discounts: {}`, `""`, `0` or `false` were read as no discounts
+    first: dict[tuple[str, str], int] = {}
+    for i, d in enumerate(inputs.sequence([] if rules is None else rules, path, "discounts", "a list of discounts")):
         if not isinstance(d, dict):
             problems.append(Problem(path, f"discounts.{i}", f"expected a mapping (match, factor, ...), got {inputs.kind(d)}"))
             continue
@@ -269,9 +271,17 @@ def load_discounts(path: str | None) -> list[Discount]:
                     )
                 )
                 continue
+            if not d["match"].strip():
+                problems.append(Problem(path, f"discounts.{i}.match", "empty: give a glob such as instance/*"))
+                continue
             billing = str(d.get("billing", "*"))
             if billing not in (*pricecat.BILLINGS, "*"):
                 problems.append(Problem(path, f"discounts.{i}.billing", f"unknown billing {billing!r}"))
+                continue
+            if (j := first.setdefault((d["match"], billing), i)) != i:  # the first rule that matches applies
+                problems.append(
+                    Problem(path, f"discounts.{i}", f"repeats the match and billing of discounts.{j}, which applies; keep one")
+                )
                 continue
             out.append(Discount(str(d["match"]), billing, f, str(d.get("note", ""))))
         except KeyError as exc:

@@ -42,9 +42,7 @@ def parse(currency: str | None, fx: str | None, catalog_currency: str = "CNY") -
         if fx is not None and currency is None:
             raise UserError([Problem("--fx", "", "give --currency too (e.g. --currency USD --fx 7.12@2026-12-01)")])
         if fx is not None:
-            raise UserError(
-                [Problem("--fx", "", f"not used with --currency {currency} (the catalog's own currency): drop --fx")]
-            )
+            raise UserError([Problem("--fx", "", f"not used with --currency {currency} (the catalog's own currency): drop --fx")])
         return None
     if currency not in CURRENCIES:
         raise UserError([Problem("--currency", "", f"unknown currency {currency!r}; one of {', '.join(CURRENCIES)}")])
