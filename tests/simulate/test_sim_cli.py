@@ -148,6 +148,9 @@ LOADTEST_FAULTS = [  # (change to the example load test, what the refusal names)
     (lambda d: d.update(slo_p95_ms=None), "the result has no slo_p95_ms"),
     (lambda d: d.update(slo_p95_ms=True), "slo_p95_ms: must be a number"),
     (_all_errors, "levels.2 (concurrency 16) had errors"),
+    # a level measured twice was accepted (and one copy silently chosen as the knee's)
+    (lambda d: d["levels"].insert(1, dict(d["levels"][0])), "levels.1.concurrency: 1 repeats levels.0"),
+    (lambda d: d["levels"].append(dict(d["levels"][2])), "levels.4.concurrency: 16 repeats levels.2"),
 ]
 
 

@@ -92,7 +92,7 @@ def per_node_qps_of(data: dict, shown: str) -> tuple[float, str]:
 def result_problems(data: dict, shown: str) -> list[Problem]:
     """Problems of a load-test result (format: gpufleet.sizing.loadstats), each naming its field (`levels.2.ttft_ms`):
 
-    - levels: a non-empty list of mappings, each with concurrency (a whole number >= 1), requests_per_s (0 to
+    - levels: a non-empty list of mappings, each with concurrency (a whole number >= 1, once), requests_per_s (0 to
       MAX_QPS_PER_NODE) and error_rate (0 to 1); requests, errors, output_tokens_per_s, latency_ms and ttft_ms (mappings
       of percentiles) are optional, numbers >= 0 where given (a percentile may be null: no request succeeded);
     - slo_p95_ms: null or a number above 0;
@@ -107,8 +107,14 @@ def result_problems(data: dict, shown: str) -> list[Problem]:
         if data.get("slo_p95_ms") is not None
         else []
     )
+    first: dict[Any, int] = {}
     for i, level in enumerate(levels):
         problems += _level_problems(level, shown, f"levels.{i}")
+        if isinstance(level, dict) and isinstance(c := level.get("concurrency"), (int, float)) and not isinstance(c, bool):
+            if (j := first.setdefault(c, i)) != i:  # two measurements of one level: which one the knee means is unclear
+                problems.append(
+                    Problem(shown, f"levels.{i}.concurrency", f"{c:g} repeats levels.{j}: one level per concurrency; keep one")
+                )
         if len(problems) >= MAX_PROBLEMS:
             return problems
     return problems or _knee_problems(data, shown)
