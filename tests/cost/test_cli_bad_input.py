@@ -242,3 +242,23 @@ def test_compare_prices_an_option_named_twice_once(capsys):
     j = json.loads(capsys.readouterr().out)
     assert [(r["cloud"], r["billing"]) for r in j["rows"]] == [("alicloud", "payg"), ("alicloud", "yearly")]
     assert j["decision"]["runner_up"] != j["decision"]["cheapest"]
+
+
+def test_reconcile_refuses_a_bill_without_lines(tmp_path, capsys):
+    """A header alone was reconciled: every declared resource against a bill of 0.00, exit 0."""
+    bill = tmp_path / "bill.csv"
+    bill.write_text(ALI_BILL.read_text(encoding="utf-8").splitlines()[0] + "\n\n", encoding="utf-8")
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"error {bill}: no bill lines under the header: export the billing detail of the month" in err
+
+
+def test_reconcile_refuses_a_column_it_reads_twice(tmp_path, capsys):
+    """A second PretaxAmount column was ignored (the first one read, whichever the user meant)."""
+    rows = list(csv.reader(io.StringIO(ALI_BILL.read_text(encoding="utf-8"))))
+    rows = [r + (["PretaxAmount"] if i == 0 else ["5"]) for i, r in enumerate(rows)]
+    bill = tmp_path / "bill.csv"
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    bill.write_text(buf.getvalue(), encoding="utf-8")
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"error {bill}: header: column 'PretaxAmount' appears 2 times: keep one and export it again" in err

@@ -215,6 +215,14 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         )
         raise UserError([Problem(shown, "header", f"not a billing-detail CSV this reads; expected {want}")])
     name, cols = best
+    twice = [h for h in cols.values() if h and header.count(h) > 1]  # which copy holds the amount is unclear
+    if twice:
+        raise UserError(
+            [
+                Problem(shown, "header", f"column {h!r} appears {header.count(h)} times: keep one and export it again")
+                for h in twice
+            ]
+        )
     idx = {role: header.index(h) for role, h in cols.items() if h}
     lines, problems = [], []
     for n, r in enumerate(rows[1:], start=2):
@@ -239,6 +247,8 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         )
     if problems:
         raise UserError(problems)
+    if not lines:  # a header alone reconciled every declared resource against a bill of 0.00
+        raise UserError([Problem(shown, "", "no bill lines under the header: export the billing detail of the month")])
     return name, {k: v for k, v in cols.items() if v}, lines
 
 
