@@ -68,6 +68,10 @@ def test_a_json_true_is_not_a_number(tmp_path, column):
         ("time,requests_per_s\n2026-01-01T00:00:00Z,5\n9999-12-31T00:00:00Z,5\n", "row 2: time", "out of range"),
         ("time,requests_per_s\n0001-01-01T00:00:00+08:00,5\n0001-01-01T01:00:00+08:00,5\n", "row 1: time", "out of range"),
         ("time,requests_per_s\n9994-01-01T00:00:00Z,5\n9994-10-01T00:00:00Z,5\n", "row 2: time", "start between"),
+        # a column twice was read as its last copy; a row after the first with more values than the header was read
+        ("time,requests_per_s,requests_per_s\n0,1,9\n10,1,9\n", "header", "column 'requests_per_s' appears twice"),
+        ("time,requests_per_s\n0,1\n10,1,7\n20,1\n", "row 2", "more values than header columns"),
+        ("time,requests_per_s\n0,1\n10\n", "row 2: requests_per_s", "missing: give a value in every row"),
     ],
 )
 def test_bad_traces_name_row_and_column(tmp_path, text, where, says):
@@ -91,3 +95,20 @@ def test_profiles_have_the_documented_shape():
     assert max(spike.rates) == 10.0 and sum(1 for r in spike.rates if r == 10.0) == 30
     with pytest.raises(UserError):
         trace.profile("weekly", 1.0, START)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        # JSON traces were read with the plain decoder: a key twice was read as its last copy
+        ('[{"time": 0, "requests_per_s": 1, "requests_per_s": 9}, {"time": 10, "requests_per_s": 1}]', "duplicate key"),
+        (
+            '[{"time": 0, "requests_per_s": true}, {"time": 10, "requests_per_s": 1}]',
+            "row 1: requests_per_s: true is not a number",
+        ),
+        ('[{"time": 0, "requests_per_s": 1}, {"time": 10}]', "row 2: requests_per_s: missing"),  # was "None is not a"
+    ],
+)
+def test_bad_json_traces(tmp_path, text, says):
+    found = problems(tmp_path, text, "t.json")
+    assert any(says in p for p in found) and all(p.startswith(str(tmp_path / "t.json")) for p in found), found

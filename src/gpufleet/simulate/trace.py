@@ -51,6 +51,9 @@ class Trace:
 
 
 def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
+    if text is None:  # a CSV row with fewer values than the header, a JSON row without the key
+        problems.append(Problem(shown, f"row {row}: {col}", "missing: give a value in every row"))
+        return None
     if isinstance(text, bool):  # a JSON true / false: float() reads it as 1 / 0
         problems.append(Problem(shown, f"row {row}: {col}", f"{json.dumps(text)} is not a number"))
         return None
@@ -190,10 +193,9 @@ def read(path: Path, default_start: datetime) -> Trace:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError([Problem(shown, "", f"cannot read: {exc}")]) from None
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UserError([Problem(shown, f"line {exc.lineno}", f"not JSON: {exc.msg}")]) from None
+        from gpufleet import inputs
+
+        data = inputs.parse_json(text, shown)  # duplicate keys, NaN and Infinity refused, as in every JSON input
         if isinstance(data, dict):
             data = data.get("rows")
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
@@ -203,8 +205,10 @@ def read(path: Path, default_start: datetime) -> Trace:
     rows = [dict(r) for r in reader]
     if reader.fieldnames is None:
         raise UserError([Problem(shown, "header", "empty file: give a header row time,requests_per_s")])
-    if rows and None in rows[0]:
-        raise UserError([Problem(shown, "row 1", "more values than header columns")])
+    if twice := sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1}):  # the last copy was read
+        raise UserError([Problem(shown, "header", f"column {c!r} appears twice: keep one") for c in twice])
+    if longer := [i for i, r in enumerate(rows, start=1) if None in r][:10]:  # row 1 only was checked
+        raise UserError([Problem(shown, f"row {i}", "more values than header columns") for i in longer])
     if not rows:
         _check_header(set(reader.fieldnames), shown)  # a wrong header first, then the missing rows
     return rows_to_trace(rows, shown, default_start)
