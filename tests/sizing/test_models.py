@@ -306,6 +306,17 @@ def test_a_bad_config_field_is_one_line_with_the_file_and_field(tmp_path):
     assert "num_hidden_layers" in str(e.value) and str(cfg) in str(e.value)
 
 
+@pytest.mark.parametrize("kv_heads", [1000, 3])
+def test_kv_heads_that_do_not_divide_the_attention_heads_are_refused(tmp_path, kv_heads):
+    """num_key_value_heads 1000 for 4 query heads was sized as a 250x KV cache without a word."""
+    cfg = tmp_path / "config.json"
+    base = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}
+    cfg.write_text(json.dumps({**base, "num_key_value_heads": kv_heads}))
+    with pytest.raises(UserError) as e:
+        models.resolve(str(cfg))
+    assert f"{cfg}: num_key_value_heads: {kv_heads} does not divide num_attention_heads 4" in str(e.value)
+
+
 def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_transformers():
     snap = models.config_defaults()
     script = (ROOT / "scripts" / "config_defaults_snapshot.py").read_text()

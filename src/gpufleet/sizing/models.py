@@ -229,6 +229,17 @@ def from_config_dict(
     hidden = _whole(cfg, shown, "hidden_size")
     heads = _whole(cfg, shown, "num_attention_heads")
     kv_heads = _whole(cfg, shown, "num_key_value_heads", default=heads)
+    if heads % kv_heads:  # the KV cache was sized from it (1000 KV heads for 28 query heads: a 36x cache, no refusal)
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "num_key_value_heads",
+                    f"{kv_heads} does not divide num_attention_heads {heads}: each KV head serves a whole number of "
+                    "query heads (grouped-query attention); is this the model's own config.json?",
+                )
+            ]
+        )
     head_dim = _whole(cfg, shown, "head_dim", default=max(hidden // heads, 1))
     vocab = _whole(cfg, shown, "vocab_size")
     intermediate = _whole(cfg, shown, "intermediate_size", default=4 * hidden)
