@@ -204,3 +204,22 @@ def test_missing_credentials_and_bad_region(monkeypatch, data):
         refresh.refresh("alicloud", "cn-hangzhou", "127.0.0.1:9", "http", data=data)
     with pytest.raises(UserError, match="did you mean 'cn-hangzhou'"):
         refresh.refresh("alicloud", "cn-hangzou", data=data)
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        # an endpoint no client can reach failed each instance type in turn, then exit 1 ("no price was written")
+        (("alicloud", "cn-hangzhou", "exa mple:443"), "--endpoint: 'exa mple:443' is not HOST[:PORT]"),
+        (("alicloud", "cn-hangzhou", "https://ecs.aliyuncs.com"), "--endpoint: 'https://ecs.aliyuncs.com' is not HOST"),
+        (("alicloud", "cn-hangzhou", "127.0.0.1:99999"), "--endpoint: '127.0.0.1:99999' has a port that is not 1-65535"),
+        (("alicloud", "cn-hangzhou", "bad_host!:80"), "--endpoint: 'bad_host!:80' is not an IP address or a host name"),
+        # --image-id is Tencent's: with alicloud it was ignored
+        (("alicloud", "cn-hangzhou", None, "https", "img-x"), "--image-id: Tencent only"),
+    ],
+)
+def test_refresh_refuses_a_bad_endpoint_or_image_before_asking(monkeypatch, args, says):
+    monkeypatch.delenv("ALIBABA_CLOUD_ACCESS_KEY_ID", raising=False)  # refused before the credentials are looked at
+    with pytest.raises(UserError) as exc:
+        refresh.refresh(*args)
+    assert says in str(exc.value) and "environment" not in str(exc.value)

@@ -42,12 +42,38 @@ def creds(names: tuple[str, str], cloud: str) -> tuple[str, str]:
     return os.environ[names[0]], os.environ[names[1]]
 
 
-def _check(cloud: str, region: str) -> None:
+def _check(cloud: str, region: str, endpoint: str | None = None, image_id: str | None = None) -> None:
     if why := registry.unknown(cloud):
         raise UserError([Problem("--cloud", "", why)])
+    problems = []
     regions = stackcat.regions(cloud)
     if region not in regions:
-        raise UserError([Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions))])
+        problems.append(Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions)))
+    if endpoint is not None and (why := _endpoint_problem(endpoint)):
+        # an endpoint no client can reach failed every instance type one by one, then exit 1 ("no price was written")
+        problems.append(Problem("--endpoint", "", f"{endpoint!r} {why}: give HOST[:PORT], e.g. ecs.{region}.aliyuncs.com"))
+    if image_id is not None and cloud != "tencentcloud":  # alicloud's prices take no image: it was ignored
+        problems.append(Problem("--image-id", "", f"Tencent only: {cloud} prices its instance types without an image; drop it"))
+    if problems:
+        raise UserError(problems)
+
+
+def _endpoint_problem(endpoint: str) -> str | None:
+    """Why `endpoint` is not HOST[:PORT] (a host name or IP address, a port 1-65535), as `is ...`; None when it is."""
+    from urllib.parse import urlsplit
+
+    from gpufleet.inputs import host_problem
+
+    if not endpoint or any(ch in endpoint for ch in "/?#@") or any(ch.isspace() or not ch.isprintable() for ch in endpoint):
+        return "is not HOST[:PORT] (no scheme, path, space or control character)"
+    try:
+        parts = urlsplit("//" + endpoint)
+        parts.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError:
+        return "has a port that is not 1-65535"
+    if parts.port == 0:
+        return "has a port that is not 1-65535"
+    return host_problem(parts.hostname or "")
 
 
 def d(x) -> Decimal:
@@ -78,7 +104,7 @@ def refresh(
     today: str | None = None,
     data: Path | None = None,
 ) -> RefreshResult:
-    _check(cloud, region)
+    _check(cloud, region, endpoint, image_id)
     today = today or date.today().isoformat()
     rows, failed = registry.module(cloud, "prices").fetch(region, today, endpoint, protocol, image_id)
     cat = pricecat.load(cloud, region, data)
