@@ -64,7 +64,11 @@ def test_cost_budget_by_team_exits_1_when_a_team_is_over(tmp_path):
     assert r.exit_code == 0 and '"ok": true' in r.output, r.output
     f.write_text("budgets:\n  other-team: 1000000\n")
     r = budget("--by", "team", "--budgets", str(f), "--allow-unpriced")
-    assert r.exit_code == 1 and "no budget in the file for ml-platform" in r.output
+    assert r.exit_code == 1 and "no budget in the file for ml-platform: " in r.output
+    # a misspelt team's budget was ignored without a word: the team read "no budget in the file"
+    f.write_text("budgets:\n  ml-platfrom: 1000000\n")
+    r = budget("--by", "team", "--budgets", str(f), "--allow-unpriced")
+    assert r.exit_code == 1 and "no budget in the file for ml-platform (the file's 'ml-platfrom' is close: misspelt?)" in r.output
     f.write_text("budgets:\n  ml-platform: lots\n")
     r = budget("--by", "team", "--budgets", str(f))
     assert isinstance(r.exception, UserError) and "budgets.ml-platform: must be a number" in str(r.exception)  # exit 2

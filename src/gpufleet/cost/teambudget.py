@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpufleet import inputs
 from gpufleet.cost import figures
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,14 @@ def load(path: Path) -> dict[str, Decimal]:
 def check(r, limits: dict[str, Decimal], allow_unpriced: bool = False) -> list[TeamVerdict]:
     cur = r.currency
     out = []
+    stray = [name for name in limits if name not in {g.name for g in r.groups}]  # a budget no group has: a misspelling?
     for g in r.groups:
         cost, limit = g.with_shared, limits.get(g.name)
         what = f"{figures.at_least(cost, g.complete)} {cur} ({g.monthly} own + {g.allocated} shared, allocated {r.allocate})"
         if limit is None:
-            out.append(TeamVerdict(g.name, False, cost, None, g.complete, f"no budget in the file for {g.name}: {what}"))
+            hint = did_you_mean(g.name, stray)  # ' (did you mean 'x'?)' for a near miss
+            typo = f" (the file's {hint.removeprefix(' (did you mean ')[:-2]} is close: misspelt?)" if "did you" in hint else ""
+            out.append(TeamVerdict(g.name, False, cost, None, g.complete, f"no budget in the file for {g.name}{typo}: {what}"))
         elif cost > limit:
             out.append(TeamVerdict(g.name, False, cost, limit, g.complete, f"over budget: {what} > {limit}"))
         elif not g.complete and not allow_unpriced:
