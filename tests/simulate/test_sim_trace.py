@@ -112,3 +112,17 @@ def test_profiles_have_the_documented_shape():
 def test_bad_json_traces(tmp_path, text, says):
     found = problems(tmp_path, text, "t.json")
     assert any(says in p for p in found) and all(p.startswith(str(tmp_path / "t.json")) for p in found), found
+
+
+def test_a_trace_that_cannot_be_read_is_named_as_every_input_file(tmp_path):
+    """A folder read "cannot read: [Errno 21] Is a directory: '<path>'", and bytes not UTF-8 a codec's message."""
+    folder = tmp_path / "t.csv"
+    folder.mkdir()
+    with pytest.raises(UserError) as e:
+        trace.read(folder, START)
+    assert [str(p) for p in e.value.problems] == [f"{folder}: is a folder, not a file"]
+    bad = tmp_path / "b.csv"
+    bad.write_bytes(b"time,requests_per_s\n0,\xff\n")
+    with pytest.raises(UserError) as e:
+        trace.read(bad, START)
+    assert [str(p) for p in e.value.problems] == [f"{bad}:2:3: not UTF-8 text: byte 0xff; save the file as UTF-8"]

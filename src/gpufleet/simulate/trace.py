@@ -29,6 +29,7 @@ OPTIONAL = ("prompt_tokens", "output_tokens")
 PROFILES = ("day", "step", "spike")
 PROFILE_STEP_S = 10.0
 MAX_ROWS = 5_000_000
+MAX_BYTES = 1024 * 1024 * 1024  # 5,000,000 rows of an ISO time, a rate and two token counts fit in about 300 MiB
 MAX_SPAN_S = MAX_ROWS * PROFILE_STEP_S
 MAX_RECLAIMS_PER_HOUR = 3600 / PROFILE_STEP_S
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC) + timedelta(days=2)  # a day either side for the zones
@@ -185,13 +186,12 @@ def span_problems(start: datetime, span_s: float, shown: str, field: str) -> lis
 
 
 def read(path: Path, default_start: datetime) -> Trace:
+    from gpufleet import inputs
+
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError([Problem(shown, "", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError([Problem(shown, "", f"cannot read: {exc}")]) from None
+    # the one reader of input files: a folder, a name too long or bytes that are not UTF-8 are named as elsewhere
+    # (this said "cannot read: [Errno 21] Is a directory: '<the path again>'"); a trace may be larger than a YAML file
+    text = inputs.read_text(path, shown, max_bytes=MAX_BYTES)
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
         from gpufleet import inputs
 
