@@ -262,3 +262,10 @@ def test_reconcile_refuses_a_column_it_reads_twice(tmp_path, capsys):
     bill.write_text(buf.getvalue(), encoding="utf-8")
     err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
     assert f"error {bill}: header: column 'PretaxAmount' appears 2 times: keep one and export it again" in err
+
+
+def test_estimate_refuses_allow_unpriced_without_a_budget(tmp_path, capsys):
+    """--allow-unpriced only changes the --budget check; alone it was ignored (exit 0, the user believing a gate ran)."""
+    out = tmp_path / "e.json"
+    err = refused(capsys, "cost", "estimate", "-s", PROD, "--allow-unpriced", "--json", "-o", out)
+    assert "error --allow-unpriced: give --budget too (e.g. --budget 25000 --allow-unpriced)" in err and not out.exists()

@@ -85,6 +85,8 @@ def estimate_cmd(
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack], usage_file, discounts_file))
     limit = budgets.parse(budget)
+    if allow_unpriced and limit is None:  # it changes only the --budget check: alone it was ignored
+        raise UserError([Problem("--allow-unpriced", "", "give --budget too (e.g. --budget 25000 --allow-unpriced)")])
     from gpufleet.cost import fx
     from gpufleet.plan import stack_estimate
 
