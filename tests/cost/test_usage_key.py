@@ -79,6 +79,9 @@ def test_without_the_key_and_without_a_file_a_note_says_defaults_are_used(tmp_pa
         ("/etc/usage.yaml", "is an absolute path"),
         (12, "expected a file path, got 12"),
         ("a" * 300 + ".yaml", "no such file aaa"),  # longer than a file name can be: was an OSError traceback
+        # outside the project (read, as an absolute path is not), and a folder (said to be no such file)
+        ("cost/../../etc/hostname", "cost/../../etc/hostname leads out of the project folder"),
+        ("cost/usage", "cost/usage is a folder, not a file"),
     ],
 )
 def test_a_wrong_key_names_the_file_the_field_and_the_fix(tmp_path, key, message):

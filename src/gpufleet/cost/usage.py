@@ -143,8 +143,12 @@ def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | 
             raise UserError([Problem(shown, field, f"expected a file path, got {named!r}: {fix}")])
         if Path(named).is_absolute():
             raise UserError([Problem(shown, field, f"{named} is an absolute path: {fix}")])
+        if os.path.normpath(named).split(os.sep)[0] == "..":  # ../../etc/hostname was read, from outside the project
+            raise UserError([Problem(shown, field, f"{named} leads out of the project folder: {fix}")])
         root = project_root()
         path = root / named
+        if os.path.isdir(path):
+            raise UserError([Problem(shown, field, f"{named} is a folder, not a file: {fix}")])
         if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
             raise UserError([Problem(shown, field, f"no such file {named} (from the project folder {root}): {fix}")])
         return path, named, ""
