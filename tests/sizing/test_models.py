@@ -317,6 +317,17 @@ def test_kv_heads_that_do_not_divide_the_attention_heads_are_refused(tmp_path, k
     assert f"{cfg}: num_key_value_heads: {kv_heads} does not divide num_attention_heads 4" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("m" * 300, "--model: unknown model"), ("m" * 300 + ".json", "cannot read"), ("m" * 300 + ".gguf", "no such GGUF file")],
+)
+def test_a_model_path_longer_than_the_file_system_allows_is_one_line(tmp_path, name, says):
+    """Path.is_dir / is_file raised OSError ENAMETOOLONG on a name of > 255 bytes (a traceback)."""
+    with pytest.raises(UserError) as e:
+        models.resolve(str(tmp_path / name))
+    assert says in str(e.value)
+
+
 def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_transformers():
     snap = models.config_defaults()
     script = (ROOT / "scripts" / "config_defaults_snapshot.py").read_text()

@@ -9,6 +9,7 @@ quantization/gguf.py). `import gguf` (with numpy) costs about 0.8 s, so it is im
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError
@@ -39,7 +40,7 @@ def read(path: Path) -> tuple[dict, float, str]:
     """(config.json-style fields from the metadata, bytes of all tensors, the model's name). models.resolve builds the
     ModelArch from them (this module stays below models in the import graph)."""
     shown = str(path)
-    if not path.is_file():
+    if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
         raise UserError([Problem(shown, "", "no such GGUF file")])
     try:
         from gguf import GGML_QUANT_SIZES, GGUFReader

@@ -16,6 +16,7 @@ embeddings and the LM head. KV cache per token comes from the same structure (ML
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -482,8 +483,9 @@ def resolve(model: str) -> ModelArch:
         cfg, total, name = gguf_file.read(path)
         m = from_config_dict(cfg, f"{path} (GGUF metadata)", name=name, source=str(path))
         return replace(m, weight_bytes_given=total, notes=(*m.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors"))
-    if path.suffix == ".json" or path.is_dir():
-        return from_config(path / "config.json" if path.is_dir() else path)
+    is_dir = os.path.isdir(path)  # Path.is_dir raises on a name of > 255 bytes (ENAMETOOLONG): a traceback
+    if path.suffix == ".json" or is_dir:
+        return from_config(path / "config.json" if is_dir else path)
     found = lookup(model)
     if found is None:
         raise UserError(
