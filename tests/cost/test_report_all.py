@@ -149,3 +149,15 @@ def test_bad_input_exits_2():
     assert r.returncode == 2 and "--by" in r.stderr and "--all" in r.stderr and "Traceback" not in r.stderr
     r = cli("cost", "report", "--all", "--format", "xlsx")
     assert r.returncode == 2 and "--format" in r.stderr
+
+
+def test_a_stack_file_whose_name_is_no_stack_name_is_named_not_priced(tmp_path, monkeypatch):
+    """stacks/Pulumi.é-dev.yaml was priced into the report, though every other command refuses the name é-dev."""
+    import shutil
+
+    for part in ("Pulumi.yaml", "stacks", "images", "cost"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, tmp_path / part)
+    shutil.copy(tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml", tmp_path / "stacks" / "Pulumi.é-dev.yaml")
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    (odd,) = [c for c in allstacks.price_all() if c.stack == "é-dev"]
+    assert odd.estimate is None and "'é-dev' is not a stack name" in odd.problem and "rename the file" in odd.problem
