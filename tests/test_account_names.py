@@ -86,6 +86,16 @@ def test_an_injected_clash_is_refused_naming_both_stacks_and_the_scope(project, 
     assert "CAM" in err or "cam v20190116" in err  # the roles too
 
 
+def test_check_refuses_a_stack_file_whose_name_is_no_stack_name(project, capsys):
+    """stacks/Pulumi.é-dev.yaml was previewed (its names reported as clashes), though every command refuses é-dev."""
+    shutil.copy(project / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml", project / "stacks" / "Pulumi.é-dev.yaml")
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "error stacks/Pulumi.é-dev.yaml: 'é-dev' is not a stack name" in err, err
+    assert "declared by stacks" not in err
+
+
 def test_check_passes_the_shipped_stacks(project, capsys):
     main(["check"])
     out = capsys.readouterr().out

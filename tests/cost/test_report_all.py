@@ -160,4 +160,8 @@ def test_a_stack_file_whose_name_is_no_stack_name_is_named_not_priced(tmp_path, 
     shutil.copy(tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml", tmp_path / "stacks" / "Pulumi.é-dev.yaml")
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
     (odd,) = [c for c in allstacks.price_all() if c.stack == "é-dev"]
-    assert odd.estimate is None and "'é-dev' is not a stack name" in odd.problem and "rename the file" in odd.problem
+    assert (
+        odd.estimate is None
+        and "'é-dev' is not a stack name" in odd.problem
+        and "rename the file Pulumi.<name>.yaml" in odd.problem
+    )

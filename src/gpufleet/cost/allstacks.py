@@ -87,9 +87,6 @@ def price_all(stacks: list[str] | None = None) -> list[StackCost]:
 
     out = []
     for name in stacks if stacks is not None else loader.stack_names():
-        if why := loader.bad_stack_name(name):  # stacks/Pulumi.é-dev.yaml was priced, though no command takes é-dev
-            out.append(StackCost(name, {}, None, f"stacks/Pulumi.{name}.yaml: {why}; rename the file"))
-            continue
         try:
             fleet, est = plan.stack_estimate(name)
         except UserError as exc:

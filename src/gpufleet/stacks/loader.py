@@ -137,6 +137,8 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     """(display file name, the whole `config:` mapping) of a stack file."""
     path = stack_path(stack, root)
     shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
+    if why := bad_stack_name(stack):  # a file of stacks/ (cost report --all, check) whose name no command takes
+        raise UserError([Problem(shown, "", f"{why}; rename the file Pulumi.<name>.yaml")])
     if not path.exists():
         raise UserError([no_such_stack(shown, stack, stack_names(root))])
     return shown, read_config(path, shown)
