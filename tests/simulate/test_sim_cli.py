@@ -99,6 +99,8 @@ def test_a_trace_file_both_clouds(app, tmp_path):
     [
         (("--profile", "weekly", "--qps-per-node", "5"), "--profile: unknown 'weekly'"),
         (("--profile", "day"), "--qps-per-node / --from-loadtest: give exactly one"),
+        # the profile was ignored (the trace is the traffic)
+        (("--qps-per-node", "5", "--trace", str(ROOT / "README.md"), "--profile", "spike"), "--profile: not used with --trace"),
         (("--qps-per-node", "5", "--start", "2026-12-07T09:00"), "--start:"),
         (("--qps-per-node", "5", "--reclaim-at", "soon"), "--reclaim-at: 'soon'"),
         (("--qps-per-node", "5", "--reclaim-at", "nan"), "--reclaim-at: must be a finite number"),

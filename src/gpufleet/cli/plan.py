@@ -352,7 +352,9 @@ def scaling_cmd(
         "--trace",
         help="CSV (header: time,requests_per_s[,prompt_tokens,output_tokens]) or JSON rows; time ISO 8601 with a zone or seconds",
     ),
-    profile: str = typer.Option("day", "--profile", help="without --trace: day (a business day), step (5x for an hour) or spike"),
+    profile: str | None = typer.Option(
+        None, "--profile", help="without --trace: day (a business day, the default), step (5x for an hour) or spike"
+    ),
     from_loadtest: Path | None = typer.Option(
         None, "--from-loadtest", help="per-node capacity: the knee of `gpufleet loadtest --save-json FILE`"
     ),
@@ -397,6 +399,9 @@ def scaling_cmd(
         fmt, as_json, SCALING_FORMATS, output, options.inputs(output, [stack], trace_file, from_loadtest)
     )
     problems = _choice_problems([("--profile", profile, trace.PROFILES)])
+    if profile is not None and trace_file is not None:  # the trace is the traffic: the profile was ignored
+        problems.append(Problem("--profile", "", "not used with --trace (the trace is the traffic): give one of them"))
+    profile = profile or "day"
     if (qps_per_node is None) == (from_loadtest is None):
         problems.append(Problem("--qps-per-node / --from-loadtest", "", "give exactly one (what one node serves)"))
     problems += number_problems(reclaim_per_hour, "--reclaim-per-hour", "", 0, trace.MAX_RECLAIMS_PER_HOUR)
