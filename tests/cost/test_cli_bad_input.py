@@ -269,3 +269,10 @@ def test_estimate_refuses_allow_unpriced_without_a_budget(tmp_path, capsys):
     out = tmp_path / "e.json"
     err = refused(capsys, "cost", "estimate", "-s", PROD, "--allow-unpriced", "--json", "-o", out)
     assert "error --allow-unpriced: give --budget too (e.g. --budget 25000 --allow-unpriced)" in err and not out.exists()
+
+
+def test_tokens_refuses_redundancy_without_a_peak(tmp_path, capsys):
+    """--redundancy only sizes the --peak-qps fleet; alone it was ignored (exit 0)."""
+    out = tmp_path / "t.json"
+    err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", LOADTEST, "--redundancy", "3", "--json", "-o", out)
+    assert "error --redundancy: give --peak-qps too (e.g. --peak-qps 40 --redundancy 2)" in err and not out.exists()

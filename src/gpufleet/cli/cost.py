@@ -291,8 +291,8 @@ def tokens_cmd(
         metavar="QPS",
         help="requests/s at the busiest time: the node count `plan capacity` would buy and its monthly cost",
     ),
-    redundancy: int = typer.Option(
-        1, "--redundancy", metavar="N", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity"
+    redundancy: int | None = typer.Option(
+        None, "--redundancy", metavar="N", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity (default 1)"
     ),
     usage_file: str | None = typer.Option(
         None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
@@ -324,6 +324,9 @@ def tokens_cmd(
     chosen = options.chosen_format(
         fmt, as_json, TOKEN_FORMATS, out, options.inputs(out, [stack], from_loadtest, usage_file, discounts_file)
     )
+    if redundancy is not None and peak_qps is None:  # it sizes the --peak-qps fleet only: alone it was ignored
+        raise UserError([Problem("--redundancy", "", "give --peak-qps too (e.g. --peak-qps 40 --redundancy 2)")])
+    redundancy = 1 if redundancy is None else redundancy
     utilisations = tokens.parse_utilisation(utilization)
     shown = str(from_loadtest)
     result = read_json_object(from_loadtest, "write one with `gpufleet loadtest ... --save-json FILE`")
