@@ -287,3 +287,17 @@ def test_compare_xlsx_has_an_auditable_sheet_per_option(options, tmp_path):
         )
     for formula, cached, computed in cells.values():
         assert computed == pytest.approx(cached, abs=1e-6), formula
+
+
+def test_text_from_an_input_file_is_never_a_formula(tmp_path):
+    """A discount match `=1+1*` became the formula 1+1* in the Assumptions sheet (xlsxwriter's strings_to_formulas)."""
+    from openpyxl import load_workbook
+
+    from gpufleet.cli import main
+
+    d = tmp_path / "d.yaml"
+    d.write_text('discounts:\n  - {match: "=1+1*", billing: payg, factor: 0.8, note: "=HYPERLINK(1)"}\n')
+    path = tmp_path / "e.xlsx"
+    main(["cost", "estimate", "-s", "alicloud-cn-hangzhou-prod", "--discounts", str(d), "--format", "xlsx", "-o", str(path)])
+    cells = [c for ws in load_workbook(path) for row in ws.iter_rows() for c in row if "1+1" in str(c.value)]
+    assert cells and all(c.data_type == "s" and c.value.startswith("=1+1* (payg) x0.8") for c in cells)

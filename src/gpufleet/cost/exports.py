@@ -320,11 +320,16 @@ def _ratio(part: Decimal, whole: Decimal) -> float:
     return 0.0 if whole == 0 else float(part) / float(whole)
 
 
+# Formulas are written with write_formula only: a text cell starting with '=' (a discount's match or note, a usage file's
+# name) was turned into a formula by xlsxwriter's default strings_to_formulas (`=HYPERLINK(...)` from a --discounts file).
+_BOOK_OPTIONS = {"in_memory": True, "strings_to_formulas": False}
+
+
 def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
     """Summary (category totals, total and quality shares as formulas over the Lines sheet), Lines, Assumptions."""
     import xlsxwriter
 
-    wb = xlsxwriter.Workbook(path, {"in_memory": True})
+    wb = xlsxwriter.Workbook(path, _BOOK_OPTIONS)
     f = _formats(wb)
     ws = wb.add_worksheet("Summary")
     _, first, last = _write_lines(wb, f, [(e.stack, e)])
@@ -387,7 +392,7 @@ def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> No
 
     from gpufleet.cost.decision import decide
 
-    wb = xlsxwriter.Workbook(path, {"in_memory": True})
+    wb = xlsxwriter.Workbook(path, _BOOK_OPTIONS)
     f = _formats(wb)
     decision = decide(options)
     _decision_sheet(wb, f, decision)
