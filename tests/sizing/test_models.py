@@ -361,6 +361,19 @@ def test_a_refusal_log_without_memory_is_checked_on_the_structural_refusals():
     assert calibration.verdict_of(ok) == ("tight", [])  # nothing structural: memory unknown, so not "fits"
 
 
+def test_plan_fit_refuses_model_gpu_and_serving_options_with_a_stack(capsys):
+    """`--stack S --model <a 72B>` printed the fit of the stack's own 7B model, exit 0: the options were ignored."""
+    from gpufleet.cli import main
+
+    argv = ["plan", "fit", "--stack", "alicloud-cn-hangzhou-prod", "--model", "Qwen/Qwen2.5-72B-Instruct", "--gpus", "2"]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--reserved-gib", "1", "--json"])  # --reserved-gib, --cloud and the output options apply to a stack
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert "error --model: not used with --stack (the stack's spec gives the model, GPU and serving flags)" in err
+    assert "error --gpus: not used with --stack" in err and "--reserved-gib" not in err and "--json" not in err
+
+
 def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
     gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--json", "--gpu", "A10", "--max-model-len", "8192"]
     args = ["--model", "Qwen/Qwen3-30B-A3B", "--gpus", "2", "--data-parallel-size", "2", "--enable-expert-parallel",

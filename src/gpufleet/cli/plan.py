@@ -48,6 +48,7 @@ def _choice_problems(checks: list[tuple[str, str | None, Collection[str]]]) -> l
 
 @plan_app.command("fit")
 def fit_cmd(
+    ctx: typer.Context,
     model: str | None = typer.Option(
         None,
         "--model",
@@ -145,6 +146,15 @@ def fit_cmd(
                     "",
                     "describe a GPU the catalog lacks: not with --gpu, --stack or --cloud",
                 )
+            ]
+        )
+    if stack and (ignored := options.given(ctx, but=("stack", "reserved_gib", "cloud", "fmt", "as_json", "output"))):
+        # the stack's spec gives the model, the GPU and the serving flags: `--stack S --model <a 72B>` printed the
+        # stack's own 7B model fitting, exit 0
+        raise UserError(
+            [
+                Problem(flag, "", "not used with --stack (the stack's spec gives the model, GPU and serving flags): drop one")
+                for flag in ignored
             ]
         )
     if stack:
