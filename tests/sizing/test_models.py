@@ -374,6 +374,16 @@ def test_plan_fit_refuses_model_gpu_and_serving_options_with_a_stack(capsys):
     assert "error --gpus: not used with --stack" in err and "--reserved-gib" not in err and "--json" not in err
 
 
+def test_plan_fit_refuses_a_lora_rank_without_lora_slots(capsys):
+    """--max-lora-rank without --max-loras was ignored (LoRA off), exit 0."""
+    from gpufleet.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A10", "--max-lora-rank", "64", "--json"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "error --max-lora-rank: give --max-loras N too (LoRA is off without it)" in err, err
+
+
 def test_plan_fit_cli_takes_the_parallel_lora_and_offload_options():
     gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--json", "--gpu", "A10", "--max-model-len", "8192"]
     args = ["--model", "Qwen/Qwen3-30B-A3B", "--gpus", "2", "--data-parallel-size", "2", "--enable-expert-parallel",

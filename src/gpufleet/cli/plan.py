@@ -190,6 +190,8 @@ def fit_cmd(
             problems += _custom_gpu_problems(gpu_memory_gib, compute_capability)
         if vllm_version and (why := profiler.version_problem(vllm_version)):
             problems.append(Problem("--vllm-version", "", why))
+        if max_loras == 0 and "--max-lora-rank" in options.given(ctx):  # no LoRA slot: the rank was ignored
+            problems.append(Problem("--max-lora-rank", "", "give --max-loras N too (LoRA is off without it)"))
         if problems:
             raise UserError(problems)
         arch = models.resolve(model)
