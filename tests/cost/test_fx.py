@@ -46,6 +46,7 @@ def test_every_figure_converted_and_labelled():
         ("USD", "999999999999999999999999999999999999999@2026-12-01", "from 0.01 to 1000"),
         # --fx was silently ignored when --currency named the catalog's own currency
         ("CNY", "7.12@2026-12-01", "not used with --currency CNY"),
+        ("USD", "7.12@2099-01-01", "2099-01-01 is after today"),  # was accepted, every figure labelled as of 2099
         ("EUR", "7@2026-12-01", "unknown currency"),
         (None, "7.12@2026-12-01", "give --currency too"),
     ],

@@ -76,6 +76,10 @@ def parse(currency: str | None, fx: str | None, catalog_currency: str = "CNY") -
                 )
             ]
         ) from None
+    from gpufleet.clock import now
+
+    if date.fromisoformat(when) > (today := now().date()):  # a rate dated 2099 labelled every figure as of 2099
+        raise UserError([Problem("--fx", "", f"{when} is after today ({today}): give the day the rate was quoted")])
     return Rate(catalog_currency, currency, value, when)
 
 
