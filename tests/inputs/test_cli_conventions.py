@@ -302,6 +302,9 @@ def test_o_writes_the_format_output(capsys, project, tmp_path):
     assert run_cli([*FIT_OK, "-o", table], capsys).code == 0
     text = table.read_text()
     assert "fits" in text and "\x1b[" not in text
+    odd = tmp_path / "a\nb\x1b[2J.json"  # a name a shell can give: written as named, shown escaped on one line
+    r = run_cli([*FIT_OK, "--json", "-o", odd], capsys)
+    assert r.code == 0 and odd.exists() and "\x1b" not in r.err and "wrote " + str(tmp_path) + "/a\\nb\\x1b[2J.json" in r.err
 
 
 def test_render_writes_a_folder_under_its_own_name(capsys, tmp_path):

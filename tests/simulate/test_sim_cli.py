@@ -104,6 +104,7 @@ def test_a_trace_file_both_clouds(app, tmp_path):
         (("--qps-per-node", "5", "--start", "2026-12-07T09:00"), "--start:"),
         (("--qps-per-node", "5", "--reclaim-at", "soon"), "--reclaim-at: 'soon'"),
         (("--qps-per-node", "5", "--reclaim-at", "nan"), "--reclaim-at: must be a finite number"),
+        (("--qps-per-node", "5", "--reclaim-at", ",,"), "--reclaim-at: ',,' names no time"),  # was read as no reclaims
         # at most one reclaim a profile step (1e9 was an OOM kill, 1e7 a MemoryError, nan ran)
         (("--qps-per-node", "5", "--reclaim-per-hour", "1e9"), "--reclaim-per-hour: must be at most 360"),
         (("--qps-per-node", "5", "--reclaim-per-hour", "1e7"), "--reclaim-per-hour: must be at most 360"),

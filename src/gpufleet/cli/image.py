@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import Problem, UserError, console, did_you_mean, print_problems
+from gpufleet.errors import Problem, UserError, console, did_you_mean, one_line, print_problems
 
 FORMATS = ("table", "json")
 
@@ -350,7 +350,7 @@ def render_cmd(
         if (text := getattr(s, phase))
     }
     write_folder(out_dir, scripts, flag="--out-dir")  # all or nothing
-    _out().print(f"wrote {len(scripts)} scripts to {out_dir}")
+    _out().print(f"wrote {len(scripts)} scripts to {one_line(str(out_dir))}")
 
 
 def _images_stack(value: str) -> Path:

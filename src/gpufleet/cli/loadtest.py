@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import Problem, UserError, console
+from gpufleet.errors import Problem, UserError, console, one_line
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -187,9 +187,10 @@ def loadtest_cmd(
         c.print(loadstats.knee_note(result))
         for lv in result["levels"]:
             for e in lv["top_errors"]:
-                c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {e['message']}", highlight=False)
+                c.print(f"  concurrency {lv['concurrency']}: {e['count']}x {one_line(str(e['message']))}", highlight=False)
         if save_json:
-            c.print(f"wrote {save_json}: gpufleet plan capacity --peak-qps X --from-loadtest {save_json}")
+            shown = one_line(str(save_json))
+            c.print(f"wrote {shown}: gpufleet plan capacity --peak-qps X --from-loadtest {shown}")
 
     # on standard output as wide as the terminal; in -o FILE 200 columns (figures are never cut)
     renderers.render(chosen, out, json=renderers.Json(lambda: result), table=renderers.Draw(draw, file_width=200))

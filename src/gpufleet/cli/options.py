@@ -30,7 +30,7 @@ from typing import Any
 
 import typer
 
-from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.errors import Problem, UserError, did_you_mean, one_line
 
 BINARY_FORMATS = frozenset({"xlsx"})
 
@@ -230,4 +230,4 @@ def emit(content: str | bytes | Callable[[io.StringIO], None], out: Path | None,
         return
     write_atomic(out, content)
     if say_written and not is_stdout(out):
-        typer.echo(f"wrote {out}", err=True)
+        typer.echo(f"wrote {one_line(str(out))}", err=True)  # a newline or escape in the name printed as such

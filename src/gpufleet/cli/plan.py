@@ -425,6 +425,8 @@ def scaling_cmd(
             problems.append(Problem("--reclaim-at", "", f"{part!r} is not a number of seconds"))
         else:
             problems += number_problems(at[-1], "--reclaim-at", "", 0, trace.MAX_SPAN_S)
+    if reclaim_at is not None and not at and not any(p.file == "--reclaim-at" for p in problems):
+        problems.append(Problem("--reclaim-at", "", f"{reclaim_at!r} names no time: give seconds from the start, e.g. 3600,7200"))
     when = None
     if start:
         try:
