@@ -314,3 +314,10 @@ def test_recipe_path_that_does_not_exist_says_no_such_file(capsys, tmp_path, mon
     r = run_cli(["image", "check", "-r", path], capsys)
     refused(r, "no such file: give the path of a recipe file, or a recipe name (cuda12-vllm-v100, cuda13-vllm)")
     assert "no such image recipe" not in r.err
+
+
+def test_a_recipe_named_twice_is_checked_once(capsys):
+    import json
+
+    r = run_cli(["image", "check", "-r", "cuda13-vllm", "-r", "cuda13-vllm", "--json"], capsys)
+    assert r.code == 0 and [x["recipe"] for x in json.loads(r.out)["recipes"]] == ["cuda13-vllm"], r.text

@@ -98,6 +98,7 @@ def check(
     from gpufleet.images.steps import build_blockers, unverified
     from gpufleet.stacks import catalog
 
+    recipe = list(dict.fromkeys(recipe)) if recipe else recipe  # each recipe once (-r X -r X checked it twice)
     files = [recipe_path(name) for name in recipe or recipe_names()] if output else []  # the recipe files it reads
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], *files))
     if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
