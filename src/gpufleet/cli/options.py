@@ -123,12 +123,11 @@ def finite(value: float | None) -> float | None:
 def given(ctx: typer.Context, but: Sequence[str] = ()) -> list[str]:
     """The options of the command given on the command line (not left at their default), but the ones named (by
     parameter name), as their first flag: for options another one makes meaningless (plan fit --stack)."""
-    sources = {p.name: ctx.get_parameter_source(p.name) for p in ctx.command.params if p.name}
     # by name: typer ships its own copy of click (typer._click), whose ParameterSource is not click's
     return [
         p.opts[0]
         for p in ctx.command.params
-        if p.name not in but and p.opts and getattr(sources.get(p.name), "name", "") == "COMMANDLINE"
+        if p.name and p.name not in but and p.opts and getattr(ctx.get_parameter_source(p.name), "name", "") == "COMMANDLINE"
     ]
 
 
