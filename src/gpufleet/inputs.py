@@ -99,6 +99,13 @@ def _at(shown: str, mark, message: str) -> Problem:
 def read_text(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> str:
     """The file as UTF-8 text (a BOM is dropped); a missing, oversized (> max_bytes), non-UTF-8 or unreadable file is a
     UserError. The size is checked before anything is parsed."""
+    shown = shown or str(path)
+    return decode(read_bytes(path, shown, missing, max_bytes), shown)
+
+
+def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes; a missing, oversized (> max_bytes), folder or unreadable file is a UserError (read_text's
+    reading, for a file in another encoding than UTF-8: a bill in GB18030)."""
     path = Path(path)
     shown = shown or str(path)
     try:
@@ -115,7 +122,7 @@ def read_text(path: Path | str, shown: str | None = None, missing: str = "", max
         raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
     if len(data) > max_bytes:
         raise UserError([Problem(shown, "", f"larger than {_size(max_bytes)}: not an input file of gpufleet")])
-    return decode(data, shown)
+    return data
 
 
 def _size(n: int) -> str:

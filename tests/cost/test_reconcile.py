@@ -87,3 +87,13 @@ def test_not_a_bill_and_a_bad_amount_are_one_line_errors(tmp_path):
     with pytest.raises(UserError) as exc:
         reconcile.read_bill(f)
     assert "row 2.PretaxAmount: not a number" in str(exc.value)
+
+
+def test_a_bill_that_is_a_folder_or_missing_is_one_line(tmp_path):
+    (tmp_path / "bill.csv").mkdir()
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(tmp_path / "bill.csv")
+    assert str(exc.value) == f"{tmp_path / 'bill.csv'}: is a folder, not a file"  # was "[Errno 21] Is a directory"
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(tmp_path / "gone.csv")
+    assert "no such file: give the billing-detail CSV" in str(exc.value)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpufleet import naming, registry
+from gpufleet import inputs, naming, registry
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
@@ -86,6 +86,11 @@ class Result:
     undeclared: list[BillLine]
     not_billed: list[str]  # declared resources with a cost and no bill line
     cycle: str = ""  # the billing cycle reconciled (YYYY-MM), "" when the bill has no cycle column
+
+
+# gpufleet's own cap on a bill export: a month of line items of a fleet's resources is far smaller (the caps of the
+# other inputs are 10 MiB; the traffic trace's 1 GiB)
+MAX_BILL_BYTES = 1024 * 1024 * 1024
 
 
 def _decode(raw: bytes, shown: str) -> str:
@@ -194,10 +199,7 @@ def one_cycle(lines: list[BillLine], month: str | None, shown: str, column: str)
 def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
     """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
     shown = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError([Problem(shown, "", f"cannot read the bill: {exc.strerror or exc}")]) from None
+    raw = inputs.read_bytes(path, shown, "give the billing-detail CSV exported from the console", MAX_BILL_BYTES)
     rows = _rows(_decode(raw, shown), shown)
     if not rows:
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
