@@ -88,6 +88,19 @@ def test_discount_file(tmp_path, ali_inventory, prod_fleet):
     )
     assert _line(e, "autoscaled node").unit_price == Decimal("9.53") * Decimal("0.8")
     assert _line(e, "NAT gateway").unit_price == Decimal("0.23")
+    assert e.discounts == ["instance/* (payg) x0.8 contract 2026"]
+
+
+def test_a_discount_that_prices_no_line_says_so(tmp_path, ali_inventory, prod_fleet):
+    f = tmp_path / "d.yaml"
+    f.write_text("discounts:\n  - {match: 'instnce/*', factor: 0.8}\n  - {match: 'instance/*', billing: spot, factor: 0.5}\n")
+    e = estimate.price_inventory(
+        prod_fleet.stack, prod_fleet.spec, "ecs.gn7i-c8g1.2xlarge", ali_inventory, usage.Usage(), estimate.load_discounts(str(f))
+    )
+    assert e.discounts == [  # a payg stack: neither rule priced anything, and both were listed as if they applied
+        "instnce/* (*) x0.8: applied to no priced line of this stack; check its match and billing",
+        "instance/* (spot) x0.5: applied to no priced line of this stack; check its match and billing",
+    ]
 
 
 def test_break_even():

@@ -297,6 +297,17 @@ def _discount(discounts: list[Discount], key: str, billing: str) -> Discount | N
     return next((d for d in discounts if fnmatch.fnmatch(key, d.match) and d.billing in ("*", billing)), None)
 
 
+def discount_notes(discounts: list[Discount], lines: list[Line]) -> list[str]:
+    """Each rule as the estimate lists it; a rule that priced no line says so (a misspelt match or billing was listed as
+    if it applied)."""
+    applied = {id(d) for ln in lines if ln.unit_price is not None and (d := _discount(discounts, ln.price_key, ln.billing))}
+    return [
+        f"{d.match} ({d.billing}) x{d.factor} {d.note}".rstrip()
+        + ("" if id(d) in applied else ": applied to no priced line of this stack; check its match and billing")
+        for d in discounts
+    ]
+
+
 def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
     """A rollout's serving groups and the average nodes each runs (stacks/rollout.py sizes them): the fleet's group as
     the usage or its schedules say, at its minimum once promoted; the candidate's from its own size and schedules.
@@ -523,7 +534,7 @@ def price_inventory(
         assumptions,
         free,
         break_even(cat, instance_type),
-        [f"{d.match} ({d.billing}) x{d.factor} {d.note}".rstrip() for d in discounts],
+        discount_notes(discounts, lines),
         prefix=f"{spec.name}-{spec.environment}",
     )
     if scenarios:
