@@ -94,6 +94,16 @@ def test_a_trace_file_both_clouds(app, tmp_path):
         assert doc["summary"]["cost"]["per_million_output_tokens"]
 
 
+def test_a_peak_beyond_the_groups_max_says_what_it_needs(app, tmp_path):
+    """The peak's node count was capped at the groups' max: 10,000 req/s on a fleet of at most 8 'needed 8 nodes'."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time,requests_per_s\n0,10000\n60,10000\n")
+    args = ("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "13.75", "--trace", str(trace))
+    doc = json.loads(run(app, *args, "--json").output)
+    assert doc["summary"]["peak_nodes_needed"] == 728 and doc["summary"]["nodes_max"] == 8
+    assert "peak 10000 req/s needs 728 nodes, more than the groups' max of 8; never reached" in run(app, *args).output
+
+
 @pytest.mark.parametrize(
     "args, says",
     [

@@ -110,6 +110,13 @@ def _sampled(n: int, most: int) -> list[int]:
     return list(range(0, n, every))
 
 
+def peak_needs(s: dict) -> str:
+    """What the peak needs, and whether the groups may hold it (summary's peak_nodes_needed is not capped at their max)."""
+    need, top = s["peak_nodes_needed"], s["nodes_max"]
+    beyond = f", more than the groups' max of {top}" if need > top else ""
+    return f"peak {s['peak_requests_per_s']:g} req/s needs {need} nodes{beyond}"
+
+
 def table(doc: dict, c, rows: int = 30) -> None:
     from rich.table import Table
 
@@ -136,9 +143,10 @@ def table(doc: dict, c, rows: int = 30) -> None:
     s = doc["summary"]
     ttp = s["time_to_peak_nodes_s"]
     c.print(
-        f"peak {s['peak_requests_per_s']:g} req/s needs {s['peak_nodes_needed']} nodes; "
+        f"{peak_needs(s)}; "
         + (
-            f"reached {ttp:g} s after the load first exceeded the serving nodes"
+            f"{'the max was ' if s['peak_nodes_needed'] > s['nodes_max'] else ''}reached {ttp:g} s after the load first exceeded "
+            "the serving nodes"
             if ttp is not None
             else "no shortfall to recover from"
             if s["peak_serving"] >= s["peak_nodes_needed"]
@@ -213,7 +221,7 @@ def chart_html(doc: dict) -> str:
     slo = s["slo_ttft_ms"]
     cost = s.get("cost") or {}
     facts = [
-        f"peak {s['peak_requests_per_s']:g} req/s needs {s['peak_nodes_needed']} nodes",
+        peak_needs(s),
         f"time to peak nodes: {'-' if s['time_to_peak_nodes_s'] is None else str(s['time_to_peak_nodes_s']) + ' s'}",
         f"seconds over SLO: {s['seconds_over_slo']:g}",
         f"scale events: {s['scale_outs']} out, {s['scale_ins']} in",

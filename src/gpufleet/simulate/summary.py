@@ -1,5 +1,5 @@
-"""What a simulated trace comes to: time to the peak's nodes, seconds over the SLO, peak queue, scale events,
-node-hours by billing model."""
+"""What a simulated trace comes to: the nodes the peak needs (even beyond the groups' max) and the time to them,
+seconds over the SLO, peak queue, scale events, node-hours by billing model."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ def summary(r: Result, slo_ttft_s: float | None) -> dict:
     serving = r.counts["serving"]
     peak_rate = max(r.arrivals, default=0.0)
     top = sum(g.max for g in r.behaviour.groups)
-    need = min(needed_nodes(peak_rate, r.capacity.requests_per_s), top)
+    need = needed_nodes(peak_rate, r.capacity.requests_per_s)  # what the peak needs, even beyond what the groups may hold
     # from the first step the load is above what is serving to the first step enough nodes serve
     first_short = next((i for i, (a, s) in enumerate(zip(r.arrivals, serving)) if a > s * r.capacity.requests_per_s), None)
     reached = None
     if first_short is not None:
-        reached = next((i for i in range(first_short, len(serving)) if serving[i] >= need), None)
+        reached = next((i for i in range(first_short, len(serving)) if serving[i] >= min(need, top)), None)
     over = 0.0
     if slo_ttft_s is not None:
         over = sum(dt for t in r.ttft_s if t is None or t > slo_ttft_s)
@@ -39,6 +39,7 @@ def summary(r: Result, slo_ttft_s: float | None) -> dict:
         "step_s": dt,
         "peak_requests_per_s": peak_rate,
         "peak_nodes_needed": need,
+        "nodes_max": top,
         "peak_serving": max(serving, default=0),
         "time_to_peak_nodes_s": None if reached is None or first_short is None else (reached - first_short) * dt,
         "seconds_over_slo": over,

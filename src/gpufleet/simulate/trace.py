@@ -3,7 +3,8 @@
 CSV: a header row with `time` (ISO 8601 with a zone, or seconds from the start) and `requests_per_s`, optionally
 `prompt_tokens` and `output_tokens` (means per request). JSON: a list of objects with the same keys (or an object with
 `rows`). Rows are sorted, evenly spaced (the first gap is the step; a longer gap is refused), rates non-negative. A bad
-trace is a UserError naming the file, the row (1 = the first data row) and the column.
+trace is a UserError naming the file, the row (1 = the first data row) and the column. Rates and token counts are at
+most MAX_VALUE (a billion: more is a unit mistake, and would print a node count hundreds of digits long).
 
 Limits (one budget: MAX_ROWS steps of the built-in profiles' PROFILE_STEP_S): at most MAX_ROWS rows and MAX_SPAN_S
 of simulated time (about 578 days; the engine's alarms, scalers and health checks run on their own periods, so its
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from gpufleet.cron import SEARCH_DAYS
 from gpufleet.errors import Problem, UserError
+from gpufleet.sizing.capacity import MAX_PEAK_QPS
 
 COLUMNS = ("time", "requests_per_s")
 OPTIONAL = ("prompt_tokens", "output_tokens")
@@ -32,6 +34,7 @@ MAX_ROWS = 5_000_000
 MAX_BYTES = 1024 * 1024 * 1024  # 5,000,000 rows of an ISO time, a rate and two token counts fit in about 300 MiB
 MAX_SPAN_S = MAX_ROWS * PROFILE_STEP_S
 MAX_RECLAIMS_PER_HOUR = 3600 / PROFILE_STEP_S
+MAX_VALUE = MAX_PEAK_QPS  # a rate or a mean token count per request: more than a billion is a unit mistake
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC) + timedelta(days=2)  # a day either side for the zones
 LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=SEARCH_DAYS + 2)
 MAX_SECONDS = (LATEST - EARLIEST).total_seconds()  # a time in seconds no date range could hold
@@ -65,6 +68,9 @@ def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> fl
         return None
     if not math.isfinite(v) or v < 0:
         problems.append(Problem(shown, f"row {row}: {col}", f"{text!r} must be a finite number >= 0"))
+        return None
+    if v > MAX_VALUE:
+        problems.append(Problem(shown, f"row {row}: {col}", f"{text!r} must be at most {MAX_VALUE:g} (check the unit)"))
         return None
     return v
 

@@ -16,6 +16,7 @@ from gpufleet.inputs import kind, number_problems, read_json_object
 
 # What one node can take, requests/s: --qps-per-node and a load test's levels and knee stay within it.
 MAX_QPS_PER_NODE = 1e9
+MAX_PEAK_QPS = 1e9  # a fleet's peak (--peak-qps, a trace's requests_per_s): more is a unit mistake
 MAX_PROBLEMS = 10  # of a load-test file, reported together
 
 
@@ -36,7 +37,7 @@ class Plan:
 
 def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: str = "given") -> Plan:
     # finite and positive (nan or inf would give 0 or unbounded nodes); at most a million nodes' worth
-    problems = number_problems(peak_qps, "--peak-qps", "", 0, 1e9, above=True)
+    problems = number_problems(peak_qps, "--peak-qps", "", 0, MAX_PEAK_QPS, above=True)
     problems += number_problems(qps_per_node, "--qps-per-node", "", 0, MAX_QPS_PER_NODE, above=True)
     problems += number_problems(redundancy, "--redundancy", "", 0, 1000)
     if problems:
