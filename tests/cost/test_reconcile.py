@@ -97,3 +97,19 @@ def test_a_bill_that_is_a_folder_or_missing_is_one_line(tmp_path):
     with pytest.raises(UserError) as exc:
         reconcile.read_bill(tmp_path / "gone.csv")
     assert "no such file: give the billing-detail CSV" in str(exc.value)
+
+
+def test_a_row_repeated_in_every_column_is_counted_and_said(tmp_path):
+    """An export joined twice counted its lines twice, silently: the repeat is still counted (a bill may hold two
+    equal line items), and the result names it."""
+    lines = ALI.read_text(encoding="utf-8").splitlines()
+    bill = tmp_path / "twice.csv"
+    bill.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
+    once, twice = reconcile.run("alicloud-cn-hangzhou-prod", ALI), reconcile.run("alicloud-cn-hangzhou-prod", bill)
+    assert once.repeated == [] and twice.repeated == [(len(lines) + 1, 2)]
+    amount = Decimal(next(csv.DictReader(io.StringIO("\n".join(lines[:2]))))["PretaxAmount"])
+    assert sum(m.bill for m in twice.resources) == sum(m.bill for m in once.resources) + amount
+    assert reconcile.as_json(twice)["repeated_rows"] == [{"row": len(lines) + 1, "same_as": 2}]
+    assert f"1 row(s) repeat an earlier row in every column, and are counted again (row {len(lines) + 1} = row 2)" in (
+        reconcile.text(twice)
+    )

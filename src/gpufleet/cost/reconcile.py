@@ -58,6 +58,7 @@ class BillLine:
     region: str
     amount: Decimal
     cycle: str = ""  # the billing cycle (YYYY-MM) when the bill has the column
+    same_as: int | None = None  # an earlier row equal to this one in every column (an export joined twice?)
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Result:
     undeclared: list[BillLine]
     not_billed: list[str]  # declared resources with a cost and no bill line
     cycle: str = ""  # the billing cycle reconciled (YYYY-MM), "" when the bill has no cycle column
+    repeated: list[tuple[int, int]] = field(default_factory=list)  # (row, the earlier row it repeats in every column)
 
 
 # gpufleet's own cap on a bill export: a month of line items of a fleet's resources is far smaller (the caps of the
@@ -227,9 +229,11 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
         )
     idx = {role: header.index(h) for role, h in cols.items() if h}
     lines, problems = [], []
+    seen: dict[tuple[str, ...], int] = {}  # a row as written -> its first row number
     for n, r in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in r):
             continue
+        same_as = seen.setdefault(tuple(c.strip() for c in r), n)
 
         def get(role: str, r: list[str] = r) -> str:
             i = idx.get(role)
@@ -244,7 +248,16 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
             continue
         lines.append(
             BillLine(
-                n, get("id"), get("name"), _tags(get("tag")), get("product"), get("detail"), get("region"), amount, get("cycle")
+                n,
+                get("id"),
+                get("name"),
+                _tags(get("tag")),
+                get("product"),
+                get("detail"),
+                get("region"),
+                amount,
+                get("cycle"),
+                same_as if same_as != n else None,
             )
         )
     if problems:
@@ -328,7 +341,10 @@ def reconcile(
     # bill line's category from its product (else its resource's)
     cats = {c: Match(c, c, estimate=a.value, estimate_complete=a.complete, bill=bill_cats[c]) for c, a in e.categories.items()}
     not_billed = [m.resource for m in matched if not m.lines and m.estimate > 0]
-    return Result(stack, cloud, e.currency, dict(columns), [*matched, *stack_level.values()], cats, undeclared, not_billed)
+    repeated = [(b.row, b.same_as) for b in lines if b.same_as is not None]  # counted, and said
+    return Result(
+        stack, cloud, e.currency, dict(columns), [*matched, *stack_level.values()], cats, undeclared, not_billed, "", repeated
+    )
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
@@ -369,6 +385,7 @@ def as_json(r: Result) -> dict:
             for b in r.undeclared
         ],
         "not_billed": r.not_billed,
+        "repeated_rows": [{"row": row, "same_as": first} for row, first in r.repeated],
         "money_format": "decimal strings",
     }
 
@@ -394,4 +411,11 @@ def text(r: Result) -> str:
         out += [f"  row {b.row}: {b.product} {b.instance_id} {b.name} {b.amount}" for b in r.undeclared]
     if r.not_billed:
         out.append("estimated but not on the bill: " + ", ".join(r.not_billed))
+    if r.repeated:
+        pairs = ", ".join(f"row {row} = row {first}" for row, first in r.repeated[:10])
+        more = f" and {len(r.repeated) - 10} more" if len(r.repeated) > 10 else ""
+        out.append(
+            f"{len(r.repeated)} row(s) repeat an earlier row in every column, and are counted again ({pairs}{more}): "
+            "if the export was joined twice, export the month again"
+        )
     return "\n".join(out) + "\n"
