@@ -315,17 +315,21 @@ def load_json(path: Path | str, shown: str | None = None, missing: str = "") -> 
 # --- shapes: a wrong type is a problem on its field -------------------------------------------------
 
 
-def model_error(error: Mapping[str, Any], suggestion: str = "") -> str:
+def model_error(error: Mapping[str, Any], suggestion: str = "", yaml_hints: bool = True) -> str:
     """The message of one error of a gpufleet pydantic model (ErrorDetails: type, msg, input): an unknown field with
-    the suggestion given, a wrong type with what was given and how to write it (the models are strict: YAML `true`,
-    "8000" or 32.0 for a count is refused, not read as 1, 8000 or 32), a validator's message without pydantic's prefix."""
+    the suggestion given, a wrong type with what was given and how to write it in YAML (yaml_hints; the models are
+    strict: YAML `true`, "8000" or 32.0 for a count is refused, not read as 1, 8000 or 32), a mapping expected (not
+    pydantic's "instance of <class>"), a validator's message without pydantic's prefix."""
     if error["type"] == "extra_forbidden":
         return "unknown field; remove it or check its spelling" + suggestion
     if error["type"] == "invalid_key":  # a YAML key read as a number, true/false or a date (`1: x`, `yes: 2`)
         return f"the key {_given(error['input'])} is not text: field names are text; remove it or check its spelling"
+    if error["type"] in ("model_type", "dict_type"):
+        under = " (its fields indented under the key)" if yaml_hints else ""
+        return f"Input should be a mapping{under}, got {_given(error['input'])}"
     msg = str(error["msg"])
     if error["type"] in _WRONG_TYPE:
-        return f"{msg}, got {_given(error['input'])}; {_WRONG_TYPE[error['type']]}"
+        return f"{msg}, got {_given(error['input'])}" + (f"; {_WRONG_TYPE[error['type']]}" if yaml_hints else "")
     return msg.removeprefix("Value error, ")
 
 

@@ -282,15 +282,21 @@ def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_an
     path = tmp_path / ".rollout-s.json"
     good = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[MEASURED]).as_json()
     cases = [
-        ({"step": "x"}, "step: expected a whole number -1 to 2 (an index into steps), got text 'x'"),
-        ({"step": 3}, "step: expected a whole number -1 to 2 (an index into steps), got a number 3"),
-        ({"steps": [0, "5"]}, "steps[1]: expected a whole number 0 to 100, got text '5'"),
-        ({"status": "done"}, "status: expected one of rolling, promoted, rolled_back, aborted, finished, got text 'done'"),
-        ({"in_progress": "x"}, "in_progress: expected a mapping or null, got text 'x'"),
-        ({"awaiting_deploy": {"change": {"kind": "weight"}, "commands": []}}, "awaiting_deploy.change.weight: missing"),
-        ({"retire_after": "2026-12-06T13:00:00"}, "retire_after: expected a date and time with its zone or null"),
-        ({"history": [MEASURED | {"gates": [{"name": "health"}]}]}, "history[0].gates[0].threshold: missing"),
-        ({"reason": ["x"]}, "reason: expected text or null, got a list"),
+        ({"step": "x"}, "step: Input should be a valid integer, got text 'x'"),
+        ({"step": True}, "step: Input should be a valid integer, got true"),
+        ({"step": 3}, "step: 3 is not an index into steps (a whole number -1 to 2)"),
+        ({"steps": [0, "5"]}, "steps.1: Input should be a valid integer, got text '5'"),
+        ({"steps": [0, 500]}, "steps.1: Input should be less than or equal to 100"),
+        ({"status": "done"}, "status: Input should be 'rolling', 'promoted', 'rolled_back', 'aborted' or 'finished'"),
+        ({"in_progress": "x"}, "in_progress: Input should be a mapping, got text 'x'"),
+        ({"awaiting_deploy": {"change": {"kind": "weight"}, "commands": []}}, "awaiting_deploy.change: a weight change needs"),
+        ({"retire_after": "2026-12-06T13:00:00"}, "retire_after: '2026-12-06T13:00:00' is not a date and time with its zone"),
+        ({"history": [MEASURED | {"gates": [{"name": "health"}]}]}, "history.0.gates.0.threshold: Field required"),
+        ({"reason": ["x"]}, "reason: Input should be a valid string, got a list"),
+        (
+            {"in_progress": {"command": "step", "since": "x", "changes": [], "then": {"colour": 1}}},
+            "in_progress.then.colour: unknown field; remove it or check its spelling (a transition sets only status, step",
+        ),
     ]
     for change, expected in cases:
         path.write_text(json.dumps(good | change))

@@ -16,11 +16,21 @@ import getpass
 import json
 import os
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
@@ -78,9 +88,6 @@ class State:
 
 # what to do about a damaged state file (no command can go on from it)
 FIX = "restore it, or remove it to forget the rollout; the stack file stays as it is"
-STATUSES = ("rolling", "promoted", "rolled_back", "aborted", "finished")
-KINDS = ("weight", "promote", "finish", "rollback")  # plan.Change.kind
-THEN = ("status", "step", "retire_after")  # what a transition sets when it ends (runner.Run.begin)
 
 
 def load(path: Path) -> State | None:
@@ -121,123 +128,130 @@ def load(path: Path) -> State | None:
 
 # ---- the state file's shape: each field the commands read, of the type they read it as -----------------------------
 
-_MISSING = object()
+
+class _Shape(BaseModel):
+    """A part of the state file: strict types (JSON's 5 is not "5"), keys the commands do not read are left alone."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
 
 
-def _whole(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _weight(v: Any) -> bool:
-    return _whole(v) and 0 <= v <= 100
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _text(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _zoned_time(v: Any) -> bool:
+def _zoned(v: str) -> str:
     try:
-        return isinstance(v, str) and datetime.fromisoformat(v).tzinfo is not None
+        zoned = datetime.fromisoformat(v).tzinfo is not None
     except ValueError:
-        return False
+        zoned = False
+    if not zoned:
+        raise ValueError(f"{v!r} is not a date and time with its zone (e.g. 2026-12-06T14:00:00+00:00)")
+    return v
 
 
-def _one_of(*choices: str) -> tuple[Callable[[Any], bool], str]:
-    return (lambda v: isinstance(v, str) and v in choices), f"one of {', '.join(choices)}"
+Weight = Annotated[int, Field(ge=0, le=100)]
+Zoned = Annotated[str, AfterValidator(_zoned)]
+Status = Literal["rolling", "promoted", "rolled_back", "aborted", "finished"]
 
 
-WEIGHT, TEXT, ZONED = (_weight, "a whole number 0 to 100"), (_text, "text"), (_zoned_time, "a date and time with its zone")
+class _Change(_Shape):  # plan.Change as recorded
+    kind: Literal["weight", "promote", "finish", "rollback"]
+    weight: Weight | None = None
+
+    @model_validator(mode="after")
+    def _weighted(self):
+        if self.kind == "weight" and self.weight is None:
+            raise ValueError("a weight change needs its weight (a whole number 0 to 100)")
+        return self
 
 
-class _Shape:
-    """Collects (field, why) for each value of a parsed state file that is missing or of the wrong type."""
+THEN = " (a transition sets only status, step and retire_after)"  # _Then's unknown keys: the only model forbidding any
 
-    def __init__(self) -> None:
-        self.problems: list[tuple[str, str]] = []
 
-    def want(self, field: str, value: Any, rule: tuple[Callable[[Any], bool], str], optional: bool = False) -> bool:
-        """`value` passes `rule` (a test and what it wants); `optional`: null (or missing) passes too."""
-        ok, what = rule
-        if ok(value) or (optional and value in (None, _MISSING)):
-            return True
-        if value is _MISSING:
-            self.problems.append((field, f"missing (expected {what})"))
-            return False
-        from gpufleet.inputs import kind
+class _Then(_Shape):  # what a transition sets when it ends (runner.Run.begin)
+    model_config = ConfigDict(extra="forbid")
 
-        got = kind(value)
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(repr(value)) <= 40:
-            got += f" {value!r}"
-        self.problems.append((field, f"expected {what}{' or null' if optional else ''}, got {got}"))
-        return False
+    status: Status | None = None
+    step: int | None = None
+    retire_after: Zoned | None = None
 
-    def keys(self, mapping: dict, field: str, rules: dict[str, tuple[Callable[[Any], bool], str]], optional: bool = False):
-        for key, rule in rules.items():
-            self.want(f"{field}.{key}" if field else key, mapping.get(key, _MISSING), rule, optional)
 
-    def mapping(self, field: str, value: Any, optional: bool = False) -> dict | None:
-        ok = self.want(field, value, (lambda v: isinstance(v, dict), "a mapping"), optional)
-        return value if ok and isinstance(value, dict) else None
+class _InProgress(_Shape):
+    command: str
+    since: str
+    changes: list[_Change]
+    then: _Then
 
-    def items(self, field: str, value: Any) -> list:
-        return value if self.want(field, value, (lambda v: isinstance(v, list), "a list")) else []
 
-    def change(self, field: str, value: Any) -> None:
-        if (c := self.mapping(field, value)) is not None and self.want(f"{field}.kind", c.get("kind", _MISSING), _one_of(*KINDS)):
-            self.want(f"{field}.weight", c.get("weight", _MISSING), WEIGHT, optional=c["kind"] != "weight")
+class _Awaiting(_Shape):
+    change: _Change
+    commands: list[str]
+
+
+class _Gate(_Shape):  # gates.Gate.as_json
+    name: str
+    detail: str
+    op: Literal["<=", ">=", "=="]
+    threshold: float
+    passed: bool
+    measured: float | None = None
+
+
+class _Changed(_Shape):
+    id: str
+    similarity: float
+    current: str | None = None
+    candidate: str | None = None
+
+
+class _Answers(_Shape):
+    changed: list[_Changed] | None = None
+
+
+class _Figures(_Shape):
+    answers: _Answers | None = None
+
+
+class _Measurement(_Shape):  # one entry of the history (runner.Run.gate): what `rollout status` shows of it
+    at: str
+    command: str
+    to: str
+    result: str
+    weight: int | None = None
+    gates: list[_Gate]
+    figures: _Figures
+
+
+class _StateFile(_Shape):
+    stack: str
+    strategy: str
+    started_at: str
+    started_by: str | None = None
+    status: Status
+    steps: list[Weight] = Field(min_length=1)
+    step: int
+    in_progress: _InProgress | None = None
+    awaiting_deploy: _Awaiting | None = None
+    retire_after: Zoned | None = None
+    reason: str | None = None
+    history: list[_Measurement] | None = None
+
+    @field_validator("step")
+    @classmethod
+    def _an_index(cls, v: int, info: ValidationInfo) -> int:
+        if "steps" not in info.data:  # steps is validated first; a broken one is its own problem
+            return v
+        n = len(info.data["steps"])
+        if not -1 <= v < n:
+            raise ValueError(f"{v} is not an index into steps (a whole number -1 to {n - 1})")
+        return v
 
 
 def shape_problems(raw: dict) -> list[tuple[str, str]]:
     """(field, why) for each field of a parsed state file that is missing or not of the type the commands read."""
-    s = _Shape()
-    s.keys(raw, "", {"stack": TEXT, "strategy": TEXT, "started_at": TEXT, "status": _one_of(*STATUSES)})
-    s.keys(raw, "", {"started_by": TEXT, "reason": TEXT, "retire_after": ZONED}, optional=True)
-    steps, step = raw.get("steps", _MISSING), (_whole, "a whole number")
-    if s.want("steps", steps, (lambda v: isinstance(v, list) and bool(v), "a non-empty list of weights")):
-        if all([s.want(f"steps[{i}]", w, WEIGHT) for i, w in enumerate(steps)]):
-            n = len(steps)
-            step = (lambda v: _whole(v) and -1 <= v < n), f"a whole number -1 to {n - 1} (an index into steps)"
-    s.want("step", raw.get("step", _MISSING), step)
-    if (p := s.mapping("in_progress", raw.get("in_progress"), optional=True)) is not None:
-        s.keys(p, "in_progress", {"command": TEXT, "since": TEXT})
-        for i, c in enumerate(s.items("in_progress.changes", p.get("changes", _MISSING))):
-            s.change(f"in_progress.changes[{i}]", c)
-        if (then := s.mapping("in_progress.then", p.get("then", _MISSING))) is not None:
-            for key in sorted(set(then) - set(THEN), key=str):
-                s.problems.append((f"in_progress.then.{key}", f"unknown: a transition sets only {', '.join(THEN)}"))
-            s.keys(then, "in_progress.then", {"status": _one_of(*STATUSES), "step": (_whole, "a whole number")}, optional=True)
-            s.keys(then, "in_progress.then", {"retire_after": ZONED}, optional=True)
-    if (a := s.mapping("awaiting_deploy", raw.get("awaiting_deploy"), optional=True)) is not None:
-        s.change("awaiting_deploy.change", a.get("change", _MISSING))
-        for i, cmd in enumerate(s.items("awaiting_deploy.commands", a.get("commands", _MISSING))):
-            s.want(f"awaiting_deploy.commands[{i}]", cmd, TEXT)
-    for i, h in enumerate(s.items("history", raw.get("history") or [])):
-        _measurement(s, f"history[{i}]", h)
-    return s.problems
+    from gpufleet import inputs
 
-
-def _measurement(s: _Shape, field: str, value: Any) -> None:
-    """One entry of the history (runner.Run.gate): what `rollout status` shows of it."""
-    if (h := s.mapping(field, value)) is None:
-        return
-    s.keys(h, field, {"at": TEXT, "command": TEXT, "to": TEXT, "result": TEXT})
-    s.keys(h, field, {"weight": (_whole, "a whole number")}, optional=True)
-    for j, g in enumerate(s.items(f"{field}.gates", h.get("gates", _MISSING))):
-        if (gate := s.mapping(f"{field}.gates[{j}]", g)) is not None:
-            rules = {"name": TEXT, "detail": TEXT, "op": _one_of("<=", ">=", "=="), "threshold": (_number, "a number")}
-            s.keys(gate, f"{field}.gates[{j}]", {**rules, "passed": (lambda v: isinstance(v, bool), "true or false")})
-            s.keys(gate, f"{field}.gates[{j}]", {"measured": (_number, "a number")}, optional=True)
-    figures = s.mapping(f"{field}.figures", h.get("figures", _MISSING))
-    answers = s.mapping(f"{field}.figures.answers", figures.get("answers"), optional=True) if figures is not None else None
-    for j, c in enumerate(s.items(f"{field}.figures.answers.changed", answers.get("changed") or []) if answers else []):
-        if (ch := s.mapping(f"{field}.figures.answers.changed[{j}]", c)) is not None:
-            s.keys(ch, f"{field}.figures.answers.changed[{j}]", {"id": TEXT, "similarity": (_number, "a number")})
-            s.keys(ch, f"{field}.figures.answers.changed[{j}]", {"current": TEXT, "candidate": TEXT}, optional=True)
+    try:
+        _StateFile.model_validate(raw)
+    except ValidationError as exc:
+        return [(".".join(map(str, e["loc"])), inputs.model_error(e, THEN, yaml_hints=False)) for e in exc.errors()]
+    return []
 
 
 def save(path: Path, state: State) -> None:
