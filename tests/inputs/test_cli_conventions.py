@@ -282,8 +282,8 @@ RUN = [line for _, line in OWN_EXAMPLES if line not in NOT_RUN]
 def test_examples_run(line, project, tmp_path):
     """Each offline example, as printed, in a copy of the project (region new writes a stack there): exit 0."""
     shutil.copytree(
-        ROOT / "src" / "gpufleet" / "images" / "program", project / "images" / "program"
-    )  # example paths are the project's
+        ROOT / "src" / "gpufleet" / "images" / "program", project / "src" / "gpufleet" / "images" / "program"
+    )  # example paths are the project's (the images program's stack files are the package's)
     shutil.copytree(ROOT / "examples", project / "examples")
     env = {**os.environ, "GPUFLEET_PROJECT": str(project), "COLUMNS": "120"}
     done = subprocess.run([GF, *shlex.split(line)[1:]], cwd=project, env=env, capture_output=True, text=True, timeout=120)
@@ -480,3 +480,15 @@ def test_image_check_prints_json_that_says_what_the_table_says(capsys):
     failed = run_cli(["image", "check", "-r", "cuda13-vllm", "--gpu", "V100-16G", "--json"], capsys)
     doc = json.loads(failed.out)
     assert failed.code == 1 and not doc["ok"] and doc["recipes"][0]["problems"][0]["field"] == "recipe.gpus"
+
+
+def test_image_pipeline_examples_run_from_the_project_root(capsys, monkeypatch):
+    """The images program lives in the package, src/gpufleet/images/program/ (docs/cli.md, docs/images.md): an example
+    that names its stack file by path runs as printed from the project root, where the other examples are written
+    (test_examples_run runs them in a copy of the project)."""
+    monkeypatch.chdir(ROOT)
+    lines = examples(COMMANDS["image pipeline"])
+    assert any("/" in line for line in lines), "no example by path"
+    for line in lines:
+        r = run_cli(shlex.split(line)[1:], capsys)
+        assert r.code == 0, f"{line}\n{r.err}"
