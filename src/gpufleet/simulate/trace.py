@@ -7,7 +7,7 @@ trace is a UserError naming the file, the row (1 = the first data row) and the c
 most MAX_VALUE (a billion: more is a unit mistake, and would print a node count hundreds of digits long).
 
 Limits (one budget: MAX_ROWS steps of the built-in profiles' PROFILE_STEP_S): at most MAX_ROWS rows and MAX_SPAN_S
-of simulated time (about 578 days; the engine's alarms, scalers and health checks run on their own periods, so its
+of simulated time (578.7 days; the engine's alarms, scalers and health checks run on their own periods, so its
 work grows with the simulated time whatever the rows), at most MAX_RECLAIMS_PER_HOUR spot reclaims an hour (one a
 profile step: as many as MAX_ROWS over the longest trace), and the trace's dates between EARLIEST and LATEST (the
 schedules' firings are searched up to cron.SEARCH_DAYS past the end; Python's dates end at year 9999).
@@ -174,7 +174,7 @@ def span_problems(start: datetime, span_s: float, shown: str, field: str) -> lis
             Problem(
                 shown,
                 field,
-                f"the trace lasts {span_s / 86400:.4g} days (each row lasts the step to the next): at most {MAX_SPAN_S / 86400:.0f} days "
+                f"the trace lasts {span_s / 86400:.4g} days (each row lasts the step to the next): at most {MAX_SPAN_S / 86400:.4g} days "
                 f"({MAX_ROWS} steps of {PROFILE_STEP_S:g} s); split it or use a coarser step over a shorter time",
             )
         ]

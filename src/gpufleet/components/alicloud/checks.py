@@ -97,8 +97,8 @@ def scaling_note(spec) -> str:
     return (
         f"scaling: ESS event-triggered tasks on the custom metric {sig.name(a.metric)} (per-node average in the fleet's "
         f"CloudMonitor group, dimension {sig.dimension}): out above {t.scale_out_above:g}{unit} for {a.evaluation_minutes} x "
-        f"{sig.period_s} s = {out_s} s (+ up to {sig.period_s} s until the nodes' next report: {out_s + sig.period_s} s "
-        f"at most), in when waiting < {a.queue.scale_in_below:g} and KV cache < {a.kv_cache.scale_in_below:g}% for "
+        f"{sig.period_s} s = {out_s} s (+ up to {sig.period_s} s until the nodes' next report: {out_s + sig.period_s} s, "
+        f"and CloudMonitor's report lag; `plan scaling` gives the whole reaction), in when waiting < {a.queue.scale_in_below:g} and KV cache < {a.kv_cache.scale_in_below:g}% for "
         f"{a.scale_in_evaluation_minutes} x {sig.period_s} s; {cool}; a node leaving runs the drain for up to "
         f"{a.drain_timeout_s} s (SCALE_IN lifecycle hook); {NO_DATA}"
     )
