@@ -355,7 +355,7 @@ def render_cmd(
 
 
 def _images_stack(value: str) -> Path:
-    """The stack file of the images program for a name (images/program/Pulumi.<name>.yaml) or a path. The name, given
+    """The stack file of the images program for a name (the package's images/program/Pulumi.<name>.yaml) or a path. The name, given
     or the file's, must be a stack name (loader.bad_stack_name, as for every --stack) before any file is looked up."""
     from gpufleet.images.pipeline import PROGRAM
     from gpufleet.stacks.loader import bad_stack_name
@@ -379,7 +379,7 @@ def pipeline_cmd(
         "--stack",
         "-s",
         "--stack-file",
-        help="a stack of the images program: its name (images/program/Pulumi.<name>.yaml) or its file's path",
+        help="a stack of the images program: its name (a stack shipped in gpufleet's images/program/ folder: src/gpufleet/images/program/Pulumi.<name>.yaml in a checkout) or its file's path",
         metavar="NAME|PATH",
         autocompletion=_images_stacks,
     ),
