@@ -9,8 +9,8 @@ from gpufleet.errors import UserError
 def test_schedule_average_weights_the_week():
     # Mon-Fri 01:00 -> 4 nodes, every day 14:00 -> 2: 5 x 13 h at 4, the other 103 h at 2
     avg, how = usage.schedule_average(2, [("0 1 * * 1-5", 4), ("0 14 * * *", 2)])
-    assert avg == (Decimal(65 * 4 + 103 * 2) / 168).quantize(Decimal("0.0001")) == Decimal("2.7738")
-    assert "schedules" in how
+    assert avg == Decimal(65 * 4 + 103 * 2) / 168  # 2.773809...: priced unrounded (2.7738 x 730 h was 0.0071 h short)
+    assert how.startswith("2.7738 nodes on average") and "schedules" in how
 
 
 def test_no_schedule_is_the_desired_capacity():

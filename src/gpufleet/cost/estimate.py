@@ -22,7 +22,7 @@ from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.resources import CATEGORIES, COMPUTE, PricingContext
+from gpufleet.cost.resources import CATEGORIES, COMPUTE, PricingContext, shown_nodes
 from gpufleet.cost.usage import Usage, keys_of, schedule_average
 from gpufleet.errors import Problem, UserError, did_you_mean
 
@@ -343,7 +343,9 @@ def fleet_average(spec, usage: Usage, groups: bool = True) -> tuple[Decimal, str
     parts = group_averages(spec, usage) if groups else ()
     if parts:
         total = sum((n for _, n in parts), Decimal(0))
-        return total, " + ".join(f"{n} ({prefix})" for prefix, n in parts) + " average nodes of the rollout's two groups"
+        return total, " + ".join(
+            f"{shown_nodes(n)} ({prefix})" for prefix, n in parts
+        ) + " average nodes of the rollout's two groups"
     if usage.replicas_average is not None:
         return usage.replicas_average, f"{usage.replicas_average} average running nodes (usage replicas_average)"
     schedules = [(s.cron, s.desired if s.desired is not None else s.min) for s in spec.autoscaling.schedules]
@@ -580,7 +582,7 @@ def _scenarios(
         out["spot_fallback"] = Scenario(
             "spot_fallback",
             avg,
-            f"the average {avg} nodes with every spot line priced at pay-as-you-go (all reclaimed and replaced){mix}",
+            f"the average {shown_nodes(avg)} nodes with every spot line priced at pay-as-you-go (all reclaimed and replaced){mix}",
             amount(priced(avg, spot_as_payg=True)[0]),
         )
     return out

@@ -17,7 +17,7 @@ from gpufleet.cost.decision import label
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
-from gpufleet.cost.resources import COMPUTE
+from gpufleet.cost.resources import COMPUTE, shown_nodes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,7 +75,7 @@ def _range(a: Amount) -> dict:
 
 def scenario_json(s: Scenario) -> dict:
     return {
-        "nodes": str(s.nodes),
+        "nodes": str(shown_nodes(s.nodes)),
         "how": s.how,
         "monthly_total": str(s.total.value),
         "complete": s.total.complete,
@@ -176,7 +176,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
         _money_column(s, f"monthly {e.currency}")
         s.add_column("how", overflow="fold")
         for k, sc in e.scenarios.items():
-            s.add_row(SCENARIO_NAMES.get(k, k), str(sc.nodes), sc.total.text(), sc.how)
+            s.add_row(SCENARIO_NAMES.get(k, k), str(shown_nodes(sc.nodes)), sc.total.text(), sc.how)
         console.print(s)
     lev = overhead.levers(e)
     if lev:

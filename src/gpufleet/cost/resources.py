@@ -100,6 +100,12 @@ class PricingContext:
         return [r for r in self.resources if r["type"] == token]
 
 
+def shown_nodes(n: Decimal) -> Decimal:
+    """An average node count as printed: at most 4 decimals. Only for text: prices use the exact average (the week's
+    466/168 = 2.773809... nodes, not 2.7738, whose 0.0071 h a month short was 7 cents of a 9.53 CNY/h line)."""
+    return n if n == n.quantize(Decimal("0.0001")) else n.quantize(Decimal("0.0001"))
+
+
 def d(x, default: str = "0") -> Decimal:
     return Decimal(str(x if x is not None else default))
 
@@ -167,7 +173,8 @@ def asg_share(ctx: PricingContext, group_token: str, group: dict | None, baselin
         share = total * d(group["inputs"].get("desiredCapacity"), "0") / sum(weights)
     return (
         share,
-        f"{share.quantize(Decimal('0.0001'))} average nodes = (fleet average {ctx.replicas_average} - {baseline} subscription nodes)",
+        f"{share.quantize(Decimal('0.0001'))} average nodes = (fleet average {shown_nodes(ctx.replicas_average)} - {baseline} "
+        "subscription nodes)",
     )
 
 

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpufleet import registry
+from gpufleet.cost.resources import shown_nodes
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.registry import UsageKey
 from gpufleet.stacks.loader import USAGE_KEY
@@ -272,6 +273,6 @@ def schedule_average(desired: int, schedules: list[tuple[str, int]]) -> tuple[De
     for i, (m, count) in enumerate(events):
         nxt = events[i + 1][0] if i + 1 < len(events) else events[0][0] + WEEK_MIN
         total += (nxt - m) * count
-    avg = (Decimal(total) / Decimal(WEEK_MIN)).quantize(Decimal("0.0001"))
+    avg = Decimal(total) / Decimal(WEEK_MIN)  # exact: rounded only where printed (resources.shown_nodes)
     how = "; ".join(f"{c!r} -> {n}" for c, n in schedules)
-    return avg, f"{avg} nodes on average: week weighted by the schedules ({how}, UTC)"
+    return avg, f"{shown_nodes(avg)} nodes on average: week weighted by the schedules ({how}, UTC)"

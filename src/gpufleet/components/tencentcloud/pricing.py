@@ -27,6 +27,7 @@ from gpufleet.cost.resources import (
     policy_actions,
     policy_resource,
     qty,
+    shown_nodes,
     traffic_bound,
 )
 
@@ -67,7 +68,11 @@ def _tc_nodes(ctx: PricingContext, cfg: dict, baseline: int) -> tuple[Decimal, s
     size = min(total, d(fixed[0]["inputs"].get("minSize"), "0"))
     if group is fixed[0]:
         return size, f"{size} nodes: the on-demand base group's fixed size"
-    return total - size, f"{total - size} average nodes = fleet average {ctx.replicas_average} - {size} on-demand base nodes"
+    return (
+        total - size,
+        f"{shown_nodes(total - size)} average nodes = fleet average {shown_nodes(ctx.replicas_average)} - {size} on-demand "
+        "base nodes",
+    )
 
 
 def tc_scaling_config(res: dict, ctx: PricingContext) -> list[CostComponent]:

@@ -1,0 +1,52 @@
+"""Shipped stacks priced by hand (the catalog's unit prices, the preview's resources, 730 h a month), each expected
+figure worked out below without gpufleet's cost code."""
+
+from decimal import Decimal
+
+from gpufleet import plan
+from gpufleet.cost import estimate, usage
+from gpufleet.validation import load_fleet
+
+
+def _estimate(stack):
+    fleet = load_fleet(stack)
+    inv = plan.for_stack(stack).resources
+    return estimate.price_inventory(fleet.stack, fleet.spec, fleet.instance_type.type, inv, usage.load(fleet.stack))
+
+
+def _cost(est, component_start):
+    return next(l for l in est.lines if l.component.startswith(component_start)).monthly_cost
+
+
+def test_the_schedules_average_is_priced_unrounded():
+    # Both prod stacks: 4 nodes Mon-Fri 01:00-14:00 UTC (5 x 13 = 65 h a week), 2 nodes the other 103 h:
+    # (65 x 4 + 103 x 2) / 168 = 466 / 168 = 2.773809... nodes; x 730 h = 2024.8810 node-hours a month
+    # (2.7738 x 730 = 2024.874 was 0.0071 h short).
+    #
+    # alicloud-cn-hangzhou-prod (catalog cn-hangzhou, usage cost/usage/alicloud-cn-hangzhou-prod.yaml):
+    #   GPU        2024.8810 h x 9.53                = 19297.12  (was 19297.05)
+    #   system     2024.8810 h x 100 GiB x 0.0010    =   202.49
+    #   data       2024.8810 h x 200 GiB x 0.0021    =   850.45
+    #   snapshot   100 GiB x 0.12                    =    12.00
+    #   CLB        730 x 0.147 + 500 GB x 0.80 + 730 x 0.02 = 107.31 + 400.00 + 14.60
+    #   EIP        730 x 0.02 + 50 GB x 0.80         =    14.60 + 40.00
+    #   NAT        730 x 0.23 + 730 CU-h x 0.23      =   167.90 + 167.90
+    #   KMS        2499.00
+    #   total of the rounded lines                   = 23773.37  (was 23773.30)
+    ali = _estimate("alicloud-cn-hangzhou-prod")
+    assert _cost(ali, "autoscaled node ecs.gn7i-c8g1.2xlarge") == Decimal("19297.12")
+    assert _cost(ali, "system disk") == Decimal("202.49") and _cost(ali, "data disk 1") == Decimal("850.45")
+    assert ali.monthly_total == Decimal("23773.37")
+    # tencentcloud-ap-guangzhou-prod (catalog ap-guangzhou, no usage file):
+    #   GPU        2024.8810 h x 9.20                = 18628.90  (was 18628.84)
+    #   system     2024.8810 h x 100 GiB x 0.000553  =   111.98
+    #   data       2024.8810 h x 200 GiB x 0.001659  =   671.86  (was 671.85)
+    #   snapshot 100 x 0.1023 = 10.23; CLB 730 x 0.1581 = 115.41; NAT small 730 x 0.5 = 365.00;
+    #   SSM 2.21 + 0.28; SCF package 10.09; bound EIP 0.00
+    #   total of the rounded lines                   = 19915.96  (was 19915.89)
+    tc = _estimate("tencentcloud-ap-guangzhou-prod")
+    assert _cost(tc, "autoscaled node GNV4.3XLARGE44") == Decimal("18628.90")
+    assert _cost(tc, "data disk 1") == Decimal("671.86")
+    assert tc.monthly_total == Decimal("19915.96")
+    # printed averages stay at 4 decimals
+    assert tc.scenarios["average"].how.startswith("2.7738 nodes on average")
