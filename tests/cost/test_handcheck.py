@@ -50,3 +50,27 @@ def test_the_schedules_average_is_priced_unrounded():
     assert tc.monthly_total == Decimal("19915.96")
     # printed averages stay at 4 decimals
     assert tc.scenarios["average"].how.startswith("2.7738 nodes on average")
+
+
+def test_one_image_one_snapshot_in_a_spot_fleet_with_an_on_demand_base():
+    # tencentcloud-ap-guangzhou-prod as spot (cost compare's option: prod keeps replicas.min = 2 on demand): the program
+    # declares two scaling configs (the base group's and the spot group's), both booting img-placeholder-cuda13-gz.
+    # One image is one snapshot (100 GiB system disk as the upper bound x 0.1023 = 10.23), not two (20.46).
+    # By hand (catalog ap-guangzhou, week average 466/168 nodes: 2 on demand, 0.773809... spot):
+    #   base GPU   2 x 730 h x 9.20                          = 13432.00
+    #   base disks 1460 h x (100 x 0.000553 + 200 x 0.001659) =    80.74 + 484.43
+    #   spot GPU   0.773809 x 730 = 564.8810 h x 1.84        =  1039.38
+    #   spot disks 564.8810 h x 100 x 0.000553, x 200 x 0.001659 = 31.24 + 187.43
+    #   snapshot 10.23; CLB 115.41; NAT 365.00; SSM 2.21 + 0.28; SCF 10.09; bound EIP 0.00
+    #   total                                                = 15758.44  (was 15768.67 with the second snapshot)
+    from gpufleet.cost import compare
+
+    fleet = load_fleet("tencentcloud-ap-guangzhou-prod")
+    new = compare.redeclare(plan.for_stack(fleet.stack).raw, fleet, "tencentcloud", "spot")[0]
+    option = plan.for_spec(new, fleet.stack, file="x")
+    inv = option.resources
+    assert len([r for r in inv if r["type"] == "tencentcloud:As/scalingConfig:ScalingConfig"]) == 2
+    e = estimate.price_inventory(fleet.stack, option.fleet.spec, option.fleet.instance_type.type, inv, usage.Usage())
+    snaps = [l for l in e.lines if l.component.startswith("image snapshot")]
+    assert [l.monthly_cost for l in snaps] == [Decimal("10.23")]
+    assert e.monthly_total == Decimal("15758.44")

@@ -258,6 +258,11 @@ def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: i
     image = res["inputs"].get(image_field)
     if not image:
         return []
+    # one snapshot per image: a second configuration booting it (a spot fleet's on-demand base group, a rollout's
+    # candidate on the fleet's image) stores no second copy; it is priced at the first configuration using the image
+    first = next((r for r in ctx.of_type(res["type"]) if r["inputs"].get(image_field) == image), res)
+    if first.get("name") != res.get("name"):
+        return []
     gb, note = ctx.usage.image_snapshot_gb, "usage image_snapshot_gb"
     if gb is None:
         gb, note = Decimal(disk_gib), f"usage image_snapshot_gb unknown: the {disk_gib} GiB system disk, an upper bound"
