@@ -334,7 +334,9 @@ def tokens_cmd(
     fleet = plan.for_stack(stack).fleet
     nodes = tokens.node_months(stack, usage.load(stack, usage_file), estimate.load_discounts(discounts_file))
     rows = [(n, tokens.points(n, t, utilisations)) for n in nodes]
-    pk = tokens.peak(peak_qps, t, nodes, redundancy) if peak_qps is not None else None
+    from gpufleet.cost.compare import spot_base
+
+    pk = tokens.peak(peak_qps, t, nodes, redundancy, spot_base(fleet.spec, "spot")) if peak_qps is not None else None
     warns = tokens.warnings(result, shown, fleet)
     currency = pricecat.load(fleet.spec.cloud, fleet.spec.region).currency
     renderers.render(
@@ -403,6 +405,8 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
             c.print(Text(f"{n.billing}: {n.problem}", "yellow"))
     if pk is not None:
         costs = ", ".join(f"{b} {v if v is not None else 'unpriced'}" for b, v in pk.monthly.items())
+        if pk.spot_on_demand_base:
+            costs += f" (spot: {pk.spot_on_demand_base} of the {pk.nodes} nodes pay-as-you-go, the spec's on-demand base)"
         c.print(
             f"peak {pk.peak_qps:g} QPS: {pk.nodes} nodes (plan capacity, N+{pk.plan['redundancy']}, "
             f"{pk.plan['qps_per_node']:g} QPS per node); {currency}/month for them: {costs}"

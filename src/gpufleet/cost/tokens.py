@@ -228,14 +228,23 @@ class Peak:
     nodes: int
     plan: dict
     monthly: dict[str, Decimal | None]
+    spot_on_demand_base: int = 0  # of the nodes, those a spot fleet keeps pay-as-you-go (prod: replicas.min)
 
 
-def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int = 1) -> Peak:
-    """The nodes `plan capacity` buys for the peak at the knee's requests/s, and what they cost a month, per billing."""
+def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int = 1, spot_base: int = 0) -> Peak:
+    """The nodes `plan capacity` buys for the peak at the knee's requests/s, and what they cost a month, per billing.
+
+    Under spot, `spot_base` of them (the on-demand base the spec requires: prod keeps replicas.min pay-as-you-go,
+    compare.spot_base) are pay-as-you-go nodes: 4 nodes of a prod spot fleet with min 2 are 2 payg + 2 spot."""
     from gpufleet.sizing import capacity
 
     p = capacity.plan(peak_qps, float(t.requests_per_s), redundancy, t.how)
-    return Peak(peak_qps, p.nodes, p.to_json(), {n.billing: None if n.monthly is None else n.monthly * p.nodes for n in nodes})
+    monthly = {n.billing: None if n.monthly is None else n.monthly * p.nodes for n in nodes}
+    base = min(spot_base, p.nodes)
+    if base and "spot" in monthly:
+        payg, spot = (next((n.monthly for n in nodes if n.billing == b), None) for b in ("payg", "spot"))
+        monthly["spot"] = None if payg is None or spot is None else payg * base + spot * (p.nodes - base)
+    return Peak(peak_qps, p.nodes, p.to_json(), monthly, base)
 
 
 # --- the loadtest's stack against the stack's ----------------------------------------------------
@@ -308,6 +317,7 @@ def as_json(stack: str, currency: str, shown: str, t: Throughput, rows: list[tup
             "nodes": pk.nodes,
             "plan": pk.plan,
             "monthly": {b: s(v) for b, v in pk.monthly.items()},
+            "spot_on_demand_base": pk.spot_on_demand_base,
         },
         "warnings": warns,
         "money_format": "decimal strings",
