@@ -1,7 +1,7 @@
 """What usage takes a stack's overhead (everything but GPU compute) to a given share of the bill.
 
 The seed's figure, "disk, bandwidth, load balancer and NAT make 30-50 % of a GPU bill", is not what the shipped stacks
-show (5-19 % at their usage). It depends on traffic and disk: this table says, for one lever at a time and the rest as
+show (6.5-32.6 % at their usage: docs/cost.md). It depends on traffic and disk: this table says, for one lever at a time and the rest as
 priced, how much of it reaches each share, so a reader can look the figure up for their own traffic:
 
     share = (O + p x) / (G + O + p x)   =>   x = (share x (G + O) - O) / ((1 - share) x p)
