@@ -35,16 +35,22 @@ def cli(*args):
 def node_by_hand(billing: str) -> Decimal:
     """One prod node-month from the catalog rows: the instance and its 100 GiB PL0 system and 200 GiB PL1 data disks
     (stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml: disks.system standard 100, disks.data performance 200); hourly
-    rows x 730 for payg and spot (disks of a spot node are pay-as-you-go), monthly rows once for a subscription."""
+    rows x 730 for payg and spot (disks of a spot node are pay-as-you-go), monthly rows once for a subscription. A spot
+    node is spread evenly over the configuration's three A10 types (ESS SpotInstancePools 3: a third of 730 h each)."""
     cat = catalog.load("alicloud", "cn-hangzhou")
     hours = Decimal(730) if billing in ("payg", "spot") else Decimal(1)
     disk_billing = "payg" if billing in ("payg", "spot") else billing
+    pools = ("ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge", "ecs.gn7i-c32g1.8xlarge") if billing == "spot" else ()
 
     def cents(x: Decimal) -> Decimal:
         return x.quantize(Decimal("0.01"))
 
+    if pools:  # 3.1000, 2.4000 and 4.3279 an hour: 754.33 + 584.00 + 1053.12
+        instance = sum((cents(hours / 3 * cat.get(f"instance/{t}", "spot").price) for t in pools), Decimal(0))
+    else:
+        instance = cents(hours * cat.get("instance/ecs.gn7i-c8g1.2xlarge", billing).price)
     return (
-        cents(hours * cat.get("instance/ecs.gn7i-c8g1.2xlarge", billing).price)
+        instance
         + cents(100 * hours * cat.get("disk/cloud_essd/PL0", disk_billing).price)
         + cents(200 * hours * cat.get("disk/cloud_essd/PL1", disk_billing).price)
     )
@@ -94,10 +100,11 @@ def test_peak_nodes_are_what_plan_capacity_buys():
     for b in ("payg", "monthly", "yearly"):
         assert Decimal(j["peak"]["monthly"][b]) == node[b] * plan["nodes"]
     # prod spot keeps replicas.min (2) nodes on demand (spec rule; cost compare prices it so): by hand, 4 nodes are
-    # 2 x 7336.50 payg (9.53 x 730 + 100 GiB x 730 x 0.0010 + 200 GiB x 730 x 0.0021) + 2 x 2642.60 spot
-    # (3.10 x 730 + the same disks 73.00 + 306.60) = 14673.00 + 5285.20 = 19958.20, not 4 x 2642.60 = 10570.40
+    # 2 x 7336.50 payg (9.53 x 730 + 100 GiB x 730 x 0.0010 + 200 GiB x 730 x 0.0021) + 2 x 2771.05 spot (a third of
+    # 730 h on each of the three A10 types ESS spreads spot nodes over: 754.33 + 584.00 + 1053.12 at 3.10, 2.40 and
+    # 4.3279 an hour, + the same disks 73.00 + 306.60) = 14673.00 + 5542.10 = 20215.10, not 4 x 2771.05 = 11084.20
     assert plan["nodes"] == 4 and j["peak"]["spot_on_demand_base"] == 2
-    assert Decimal(j["peak"]["monthly"]["spot"]) == Decimal("19958.20")
+    assert Decimal(j["peak"]["monthly"]["spot"]) == Decimal("20215.10")
 
 
 def test_fresh_load_test_of_another_configuration_warns(tmp_path):

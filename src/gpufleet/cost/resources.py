@@ -128,11 +128,17 @@ def node_components(
     disks: list[Disk],
     cap: Decimal | None = None,
     note: str = "",
+    pool: tuple[str, ...] = (),
 ) -> list[CostComponent]:
-    """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months."""
+    """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months. pool:
+    the instance types the nodes are spread over evenly (a spot pool; default itype alone), one line each; the disks
+    are the same whatever the type."""
     hours = billing in ("payg", "spot")
     qty = nodes * HOURS_PER_MONTH if hours else nodes
-    out = [CostComponent(f"{kind} {itype} ({billing})", qty, f"instance/{itype}", billing, COMPUTE, note, cap)]
+    types = pool or (itype,)
+    out = [
+        CostComponent(f"{kind} {t} ({billing})", qty / len(types), f"instance/{t}", billing, COMPUTE, note, cap) for t in types
+    ]
     disk_billing = "payg" if hours else billing
     for label, (category, level, size, key) in zip(_disk_labels(len(disks)), disks):
         per_node = Decimal(size) * (HOURS_PER_MONTH if hours else 1)

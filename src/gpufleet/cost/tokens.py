@@ -136,22 +136,23 @@ class NodeMonth:
 
 def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth:
     """One node-month from an estimate of the stack with one running node: the instance and disks of the node resource
-    whose instance line is exactly one node for the month (730 hours, or 1 month on a subscription); the resource's
-    shared lines (its image's snapshot) are not the node's."""
+    whose instance lines of the billing are exactly one node for the month (730 hours, or 1 month on a subscription;
+    several lines when a spot node is spread over pools); the resource's shared lines (its image's snapshot) are not
+    the node's."""
     if e is None:
         return NodeMonth(billing, None, (), False, "", problem or "not priced")
     for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == COMPUTE):
         mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
         gpus = [l for l in mine if l.category == COMPUTE]
-        node = next((l for l in gpus if l.billing == billing), gpus[0])  # a mixed group: the line of this billing
-        one = HOURS_PER_MONTH if node.billing in ("payg", "spot") else Decimal(1)
-        if node.monthly_quantity != one:
-            continue
+        node = [l for l in gpus if l.billing == billing] or [l for l in gpus if l.billing == gpus[0].billing]
+        one = HOURS_PER_MONTH if node[0].billing in ("payg", "spot") else Decimal(1)
+        if sum((l.monthly_quantity or Decimal(0) for l in node), Decimal(0)).quantize(Decimal("0.01")) != one:
+            continue  # (a line's quantity is kept to 4 decimals: a third of 730 hours three times is 729.9999)
         # a group with an on-demand base runs more nodes than this one: its disks are shared out per node
-        nodes = sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one
-        lines = [node, *(l for l in mine if l.category != COMPUTE)]
+        nodes = (sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one).quantize(Decimal("0.01"))
+        lines = [*node, *(l for l in mine if l.category != COMPUTE)]
         complete = all(l.monthly_cost is not None for l in lines)
-        share = {id(l): Decimal(1) if l is node else 1 / nodes for l in lines}
+        share = {id(l): Decimal(1) if l in node else 1 / nodes for l in lines}
         return NodeMonth(
             billing,
             money(sum((l.monthly_cost * share[id(l)] for l in lines if l.monthly_cost is not None), Decimal(0)))

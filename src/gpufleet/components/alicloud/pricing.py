@@ -85,11 +85,36 @@ def ali_scaling_configuration(res: dict, ctx: PricingContext) -> list[CostCompon
     group = group_for(ctx, res, ALI_GROUP, "scalingGroupId")
     if billing == "spot" and group is not None:
         payg, spot, mix = _ali_spot_mix(group["inputs"], nodes)
+        pool = _spot_pool(i, group["inputs"], ctx)
+        spread = f"spread evenly over {len(pool)} spot pools" if len(pool) > 1 else ""
         if payg:
             return node_components("autoscaled node, on-demand part", itype, "payg", payg, disks, None, f"{how}; {mix}") + (
-                node_components("autoscaled node, spot part", itype, "spot", spot, disks, cap, mix) if spot else []
+                node_components("autoscaled node, spot part", itype, "spot", spot, disks, cap, f"{mix}; {spread}", pool)
+                if spot
+                else []
             )
+        return node_components("autoscaled node", itype, billing, nodes, disks, cap, f"{how}; {spread}".rstrip("; "), pool)
     return node_components("autoscaled node", itype, billing, nodes, disks, cap, how)
+
+
+def _spot_pool(inputs: dict, group: dict, ctx: PricingContext) -> tuple[str, ...]:
+    """The instance types ESS spreads spot nodes over: "the scaling group creates spot instances in a balanced manner
+    across the specified number of lowest-cost instance types" (CreateScalingGroup SpotInstancePools; lowest-cost per
+    instance, CapacityOptions.PriceComparisonMode's default PricePerUnit; alibabacloud_ess20220222 1.13.3). The program
+    sets as many pools as types; fewer are the cheapest by the catalog's spot price (an unpriced type last)."""
+    types = list(inputs.get("instanceTypes") or [inputs.get("instanceType")])
+    pools = int(group.get("spotInstancePools") or 1)
+    if pools >= len(types):
+        return tuple(types)
+    from gpufleet.cost import catalog
+
+    rows = catalog.load("alicloud", ctx.region)
+
+    def spot_price(itype: str) -> Decimal:
+        row = rows.get(f"instance/{itype}", "spot")
+        return row.price if row is not None and row.price is not None else Decimal("Infinity")
+
+    return tuple(sorted(types, key=spot_price)[:pools])
 
 
 def _ali_spot_mix(group: dict, nodes: Decimal) -> tuple[Decimal, Decimal, str]:
