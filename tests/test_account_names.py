@@ -133,6 +133,24 @@ def test_long_names_are_cut_within_every_documented_limit(project):
     assert len(base) <= naming.BASE_MAX and all(n.value.startswith(base) for n in mine if n.rule.scope == "account")
 
 
+def test_alicloud_schedule_names_are_cut_within_the_providers_limit(project):
+    """ESS scheduled task names are <group base>-<schedule>: base (up to 32) + a schedule name (up to 31) passed the
+    provider's 40 (`region new --fleet qwen25-coder` for alicloud prod rendered nothing: 'length 42 is outside 2-40')."""
+    from gpufleet.components.alicloud import rules
+
+    _write(project, cloud="alicloud", region="cn-hangzhou", env="prod", fleet="qwen25-coder")
+    report = account.check(project, "alicloud")
+    assert report.problems == [] and report.clashes == []
+    tasks = [
+        n.value
+        for n in report.names
+        if n.stack == "alicloud-cn-hangzhou-prod-qwen25-coder" and n.rule.type == "alicloud:ess/scheduledTask:ScheduledTask"
+    ]
+    assert len(set(tasks)) == 2 and all(len(t) <= rules.SCHEDULED_TASK_NAME_MAX for t in tasks)
+    assert "qwen25-coder-cn-hangzhou-prod-night" in tasks  # short enough: as before
+    assert naming.fit("qwen25-coder-cn-hangzhou-prod-business-day", rules.SCHEDULED_TASK_NAME_MAX) in tasks
+
+
 def test_fit_is_stable_and_distinct():
     a, b = "x" * 40 + "-one", "x" * 40 + "-two"
     assert naming.fit(a, 32) == naming.fit(a, 32) != naming.fit(b, 32)

@@ -50,6 +50,7 @@ LAUNCH_TIME_MAX_DAYS = 90  # ess_scheduled_task.html.markdown: launch_time "not 
 RECURRENCE_END_MAX_DAYS = 365  # ... recurrence_end_time "not later than 365 days from the date of scheduled task creation"
 LAUNCH_TIME_FORMAT = "%Y-%m-%dT%H:%MZ"  # "YYYY-MM-DDThh:mmZ", UTC
 RECURRENCE_END_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # "YYYY-MM-DDThh:mm:ssZ", UTC
+SCHEDULED_TASK_NAME_MAX = 40  # ess_scheduled_task.html.markdown: scheduled_task_name "2-40 characters" (the API: 64)
 CRON_ZONE_HOURS = 0  # recurrence_value Cron "is written in UTC"
 USER_DATA_MAX_BYTES = 16384  # ECS user data: "the original data is at most 16KB" (website/docs/r/launch_template.html.markdown)
 DISK_CATEGORIES_ESS = ("cloud", "ephemeral_ssd", "cloud_ssd", "cloud_essd", "cloud_efficiency", "cloud_essd_xc1")
@@ -422,9 +423,9 @@ RULES: tuple[Rule, ...] = (
         TASK,
         "scheduled_task_name",
         "length",
-        doc("ess_scheduled_task") + " (2-40 characters)",
+        doc("ess_scheduled_task") + f" (2-{SCHEDULED_TASK_NAME_MAX} characters)",
         low=2,
-        high=40,
+        high=SCHEDULED_TASK_NAME_MAX,
         spec="fleet.autoscaling.schedules",
     ),
     Rule(

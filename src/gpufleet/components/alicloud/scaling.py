@@ -172,7 +172,7 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
         w = cron.window(s.cron, fleet.spec.autoscaling, now)
         out.append(
             {
-                "scheduled_task_name": f"{naming.group_base(fleet.spec)}-{s.name}",  # unique in the region and account
+                "scheduled_task_name": scheduled_task_name(fleet, s.name),
                 "recurrence_type": "Cron",
                 "recurrence_value": s.cron,
                 "min_value": s.min,
@@ -184,6 +184,12 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
             }
         )
     return out
+
+
+def scheduled_task_name(fleet: Fleet, schedule: str) -> str:
+    """<group base>-<schedule name>, unique in the region and account; cut to the provider's limit (40, shorter than
+    the 32 of the base plus a schedule name of up to 31) and ended with a digest of the whole, so it stays unique."""
+    return naming.fit(f"{naming.group_base(fleet.spec)}-{schedule}", rules.SCHEDULED_TASK_NAME_MAX)
 
 
 def schedule_ignored(fleet: Fleet) -> list[str]:
