@@ -128,6 +128,22 @@ def test_model_not_fitting_gpu(project):
     )
 
 
+def test_a_provider_rule_the_new_stack_breaks_is_said_on_its_file(project, monkeypatch):
+    """The preview `region new` runs before writing names the stack file it would write, as `gpufleet preview` does
+    (it said '<alicloud-cn-beijing-prod>: fleet.autoscaling.schedules: ...')."""
+    from gpufleet.components.alicloud import scaling
+
+    monkeypatch.setattr(scaling, "scheduled_task_name", lambda fleet, schedule: "x" * 41)  # over the provider's 40
+    msg = refused(
+        project,
+        "stacks/Pulumi.alicloud-cn-beijing-prod.yaml: fleet.autoscaling.schedules: ",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="prod",
+    )
+    assert "<alicloud-cn-beijing-prod>" not in msg
+
+
 def test_round_trip_prod_beijing(project):
     p = regions.plan("alicloud", "cn-beijing", "prod", root=project)
     assert not p.path.exists()

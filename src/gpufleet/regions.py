@@ -71,7 +71,7 @@ def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) ->
     name another stack already uses in its documented scope is refused before anything is written."""
     from gpufleet import account, preview
 
-    inventory = preview.preview_spec(raw, stack)
+    inventory = preview.preview_fleet(fleet, raw)  # its problems on the file it would be (fleet.file), not <stack>
     others = [s for s in loader.stack_names(root) if s != stack]
     report = account.check(
         root, fleet.spec.cloud, extra=((stack, shown, fleet, inventory.resources),), skip_broken=True, only=others
