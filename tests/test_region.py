@@ -113,7 +113,18 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
     msg = refused(
         project, "no image of recipe 'cuda13-vllm' for alicloud cn-beijing", cloud="alicloud", region="cn-beijing", env="dev"
     )
-    assert "re-run its image pipeline" in msg
+    assert "re-run its image pipeline (src/gpufleet/images/program/, phase: image)" in msg
+    assert "`gpufleet image lock record --recipe cuda13-vllm ...`" in msg  # how the copy's id gets into the lock
+    assert "images/pipeline.py" not in msg and "(images/recipes/" not in msg  # no such files in the project
+    assert "add cn-beijing" not in msg  # the recipe lists cn-beijing already
+    monkeypatch.setattr(lock, "recipe_regions", lambda recipe: {"alicloud": ["cn-hangzhou"]})
+    msg = refused(
+        project,
+        "add cn-beijing to regions.alicloud of the recipe (src/gpufleet/images/recipes/cuda13-vllm.yaml)",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+    )
 
 
 def test_model_not_fitting_gpu(project):

@@ -11,6 +11,12 @@ from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 from gpufleet.stacks.project import project_root
 
+# The package's recipes and image pipeline, as the docs name them (they are not in the project's images/, which holds
+# only lock.json).
+RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
+RECIPES_SHOWN = "src/gpufleet/images/recipes"
+PIPELINE_SHOWN = "src/gpufleet/images/program/"
+
 
 def lock_path() -> Path:
     """images/lock.json of the project (user state: read and written in the project root only)."""
@@ -80,6 +86,17 @@ def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
     return out
 
 
+def recipe_regions(recipe: str) -> dict:
+    """cloud -> the regions the package's recipe copies its image to ({} when it cannot be read: a message only)."""
+    from gpufleet import inputs
+
+    try:
+        regions = inputs.load_mapping(RECIPES / f"{recipe}.yaml", f"{RECIPES_SHOWN}/{recipe}.yaml").get("regions")
+    except (UserError, OSError):
+        return {}
+    return {c: list(rs) for c, rs in regions.items() if isinstance(rs, list)} if isinstance(regions, dict) else {}
+
+
 def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
     """The locked image, or a message saying what is missing and how to get it."""
     path = path or lock_path()
@@ -87,15 +104,21 @@ def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) ->
     if entry is None:
         return (
             f"no image of recipe {recipe!r} in {path.name} (locked: {', '.join(sorted(load(path)['images'])) or 'none'}); "
-            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline (images/pipeline.py) then creates and copies it"
+            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline ({PIPELINE_SHOWN}) then "
+            f"creates and copies it, and `gpufleet image lock record --recipe {recipe} ...` locks it (docs/images.md)"
         )
     where = entry.get("regions", {}).get(cloud, {}).get(region)
     if where is None:
         have = sorted(f"{c}/{r}" for c, rs in entry.get("regions", {}).items() for r in rs)
         return (
             f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
-            f"add {cloud} {region} to the recipe's regions (images/recipes/{recipe}.yaml) and re-run its image pipeline "
-            f"(images/pipeline.py), which copies the image there"
+            + (
+                ""
+                if region in recipe_regions(recipe).get(cloud, ())
+                else f"add {region} to regions.{cloud} of the recipe ({RECIPES_SHOWN}/{recipe}.yaml), then "
+            )
+            + f"re-run its image pipeline ({PIPELINE_SHOWN}, phase: image), which copies the image there, and lock the "
+            f"copy's id with `gpufleet image lock record --recipe {recipe} ...` (docs/images.md)"
         )
     return ImageRef(
         recipe=recipe,
