@@ -175,6 +175,36 @@ def test_spec_refuses_what_the_provider_refuses(stack, path, value, field, limit
     assert hits and limit in hits[0].message and "refuses" in hits[0].message
 
 
+def _spec_field(path: str) -> bool:
+    """Whether `fleet.a.b` is a field of FleetSpec (through optional, list and union members)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from gpufleet.stacks.spec import FleetSpec
+
+    def models(annotation) -> list[type[BaseModel]]:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return [annotation]
+        return [m for arg in typing.get_args(annotation) for m in models(arg)]
+
+    level: list[type[BaseModel]] = [FleetSpec]
+    for part in path.split(".")[1:]:
+        fields = [m.model_fields[part] for m in level if part in m.model_fields]
+        if not fields:
+            return False
+        level = [m for f in fields for m in models(f.annotation)]
+    return True
+
+
+@pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
+def test_every_rule_names_a_spec_field_that_exists(cloud):
+    """A broken rule is said on its `spec` field: one the spec lacks sent the user to no key of the stack file
+    (alicloud VPC / vSwitch cidr_block said fleet.network.cidr, Tencent EIP bandwidth fleet.network.nat_bandwidth_mbps)."""
+    wrong = sorted({f"{r.type} {r.arg}: {r.spec}" for r in contract.rules_for(cloud) if r.spec and not _spec_field(r.spec)})
+    assert wrong == []
+
+
 def test_preview_refuses_a_broken_rule_naming_the_spec_field(monkeypatch):
     from gpufleet.components.alicloud import rules
     from gpufleet.preview import preview_spec

@@ -917,7 +917,7 @@ RULES = RULES + (
         "alibabacloud_vpc20160428 7.2.2 CreateVpc CidrBlock (mask 16 to 28 bits)",
         regex=r".*/(1[6-9]|2[0-8])",
         note="a /16 to /28 block",
-        spec="fleet.network.cidr",
+        spec="fleet.network.vpc_cidr",
     ),
     Rule(
         SWITCH,
@@ -926,7 +926,7 @@ RULES = RULES + (
         "alibabacloud_vpc20160428 7.2.2 CreateVSwitch CidrBlock (mask 16 to 29 bits)",
         regex=r".*/(1[6-9]|2[0-9])",
         note="a /16 to /29 block",
-        spec="fleet.network.cidr",
+        spec="fleet.network.subnet_prefix",
     ),
 )
 

@@ -718,7 +718,7 @@ RULES = RULES + (
             low=1,
             high=high,
             when={"internet_charge_type": charge},
-            spec="fleet.network.nat_bandwidth_mbps",
+            spec="fleet.egress.bandwidth_mbps",
         )
         for charge, high in (
             ("BANDWIDTH_PACKAGE", 2000),
