@@ -93,6 +93,32 @@ def test_cidr_overlap(project):
     assert "a free /16 is 10.1.0.0/16" in msg  # 10.0/16 is the staging stack's
 
 
+def test_a_zone_given_twice_is_said_on_zone(project):
+    msg = refused(
+        project,
+        "--zone: cn-beijing-h is given 2 times; name each zone once",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="prod",
+        zones=["cn-beijing-h", "cn-beijing-h"],
+    )
+    assert "fleet.zones" not in msg  # was 'stacks/Pulumi.alicloud-cn-beijing-prod.yaml: fleet.zones: lists a zone twice'
+
+
+@pytest.mark.parametrize(
+    "cidr, said",
+    [
+        ("8.8.0.0/16", "--cidr: 8.8.0.0/16 is not a private range"),  # the spec refuses it
+        ("10.99.0.0/30", "--cidr: VPC prefix must be between /8 and /24"),
+        ("172.16.0.0/12", "--cidr: alicloud:vpc/network:Network"),  # the provider contract refuses it (/16 to /28)
+    ],
+)
+def test_a_cidr_the_new_stack_refuses_is_said_on_cidr(project, cidr, said):
+    """The stack file is not written: the option given is what to change (the field it became is said after)."""
+    msg = refused(project, said, cloud="alicloud", region="cn-beijing", env="dev", cidr=cidr)
+    assert msg.startswith("arguments: --cidr: ") and "(stacks/Pulumi.alicloud-cn-beijing-dev.yaml: fleet.network.vpc_cidr)" in msg
+
+
 def test_allocated_cidr_avoids_every_stack(project):
     taken = regions.existing_cidrs("alicloud", project)
     vpc = regions.allocate_cidr(taken)

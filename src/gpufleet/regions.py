@@ -82,6 +82,19 @@ def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) ->
         raise UserError([Problem(p.file, p.path, f"{p.message}; {hint}") for p in problems])
 
 
+# The stack file's fields an option of `region new` sets as given (the rest come from the catalog and the defaults).
+OPTION_FIELDS = {"fleet.zones": "--zone", "fleet.network.vpc_cidr": "--cidr"}
+
+
+def on_option(p: Problem, shown: str, given: dict[str, bool]) -> Problem:
+    """A problem of the rendered stack on a field an option given set, said on that option (the file is not written
+    yet: the option is what to change), with the field it became."""
+    option = OPTION_FIELDS.get(p.path)
+    if p.file != shown or option is None or not given.get(option):
+        return p
+    return Problem(ARG, option, f"{p.message} ({shown}: {p.path})")
+
+
 def cidr_problems(cidr: str) -> list[Problem]:
     """Why `cidr` is not an IPv4 network like 10.40.0.0/16."""
     try:
@@ -110,6 +123,10 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
         )
     if wanted:
         problems = [Problem(ARG, "--zone", why) for z in wanted if (why := catalog.zone_problem(cloud, region, z, gpu))]
+        problems += [
+            Problem(ARG, "--zone", f"{z} is given {wanted.count(z)} times; name each zone once")
+            for z in sorted({z for z in wanted if wanted.count(z) > 1})
+        ]
         if problems:
             raise UserError(problems)
         chosen = list(wanted)
@@ -298,8 +315,12 @@ def plan(
         raw = inputs.parse_yaml(text, shown)["config"][loader.CONFIG_KEY]
     except (UserError, KeyError, TypeError) as exc:
         raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
-    validated = validation.validate(raw, stack=stack, file=shown)
-    refuse_name_clashes(stack, shown, validated, raw, root)
+    given = {"--zone": bool(zones), "--cidr": cidr is not None}
+    try:
+        validated = validation.validate(raw, stack=stack, file=shown)
+        refuse_name_clashes(stack, shown, validated, raw, root)
+    except UserError as exc:
+        raise UserError([on_option(p, shown, given) for p in exc.problems]) from None
     return Plan(stack=stack, path=path, text=text, reasons=reasons)
 
 
