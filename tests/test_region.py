@@ -119,6 +119,19 @@ def test_a_cidr_the_new_stack_refuses_is_said_on_cidr(project, cidr, said):
     assert msg.startswith("arguments: --cidr: ") and "(stacks/Pulumi.alicloud-cn-beijing-dev.yaml: fleet.network.vpc_cidr)" in msg
 
 
+def test_a_template_that_renders_no_stack_file_is_said_on_from(project):
+    msg = refused(
+        project,
+        "--from: template defaults.yaml did not render a stack file (it holds no config: gpufleet:fleet: mapping); "
+        "pass a stack template of src/gpufleet/stacks/templates/: stack.yaml.j2",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+        template="defaults.yaml",
+    )
+    assert "'config'" not in msg  # was '...did not render a stack file: 'config'' (a KeyError's text)
+
+
 def test_allocated_cidr_avoids_every_stack(project):
     taken = regions.existing_cidrs("alicloud", project)
     vpc = regions.allocate_cidr(taken)

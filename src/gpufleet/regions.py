@@ -314,7 +314,22 @@ def plan(
     try:
         raw = inputs.parse_yaml(text, shown)["config"][loader.CONFIG_KEY]
     except (UserError, KeyError, TypeError) as exc:
-        raise UserError([Problem(shown, "", f"template {template} did not render a stack file: {exc}")]) from None
+        why = (
+            "; ".join(str(p) for p in exc.problems)
+            if isinstance(exc, UserError)
+            else f"it holds no config: {loader.CONFIG_KEY}: mapping"
+        )
+        known = ", ".join(sorted(p.name for p in TEMPLATES.glob("*.j2")))
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--from",
+                    f"template {template} did not render a stack file ({why}); pass a stack template of "
+                    f"{TEMPLATES_SHOWN}/: {known}",
+                )
+            ]
+        ) from None
     given = {"--zone": bool(zones), "--cidr": cidr is not None}
     try:
         validated = validation.validate(raw, stack=stack, file=shown)
