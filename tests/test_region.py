@@ -278,3 +278,27 @@ def test_the_template_folder_the_help_and_errors_name_exists(project, capsys):
         in capsys.readouterr().err
     )
     assert files(project) == files(ROOT)
+
+
+def test_every_region_region_new_offers_has_a_price_catalog_and_a_locked_image():
+    """The fleet as a whole: each (cloud, region) of the catalog that `region new` offers, and each GPU sold there,
+    has a price catalog with a row for the catalog's default instance type (a missing price is a row marked missing)
+    and an image of the recipe serving that GPU in images/lock.json (a placeholder counts)."""
+    from gpufleet.cost import catalog as prices
+    from gpufleet.stacks import catalog, lock
+
+    gaps = []
+    for cloud in catalog.clouds():
+        for region, zones in catalog.regions(cloud).items():
+            if region not in prices.regions(cloud):
+                gaps.append(f"{cloud} {region}: no price catalog")
+                continue
+            rows = prices.load(cloud, region)
+            for gpu in sorted({g for kinds in zones.values() for g in kinds}):
+                itype = catalog.default_instance_type(cloud, gpu, 1)
+                if itype is not None and rows.get(f"instance/{itype.type}", "payg") is None:
+                    gaps.append(f"{cloud} {region}: no price row for {itype.type} ({gpu})")
+                ref = lock.image_for(regions.recipe_for(gpu), cloud, region, ROOT / "images" / "lock.json")
+                if isinstance(ref, str):
+                    gaps.append(f"{cloud} {region} {gpu}: {ref}")
+    assert gaps == []
