@@ -151,6 +151,17 @@ def test_alicloud_schedule_names_are_cut_within_the_providers_limit(project):
     assert naming.fit("qwen25-coder-cn-hangzhou-prod-business-day", rules.SCHEDULED_TASK_NAME_MAX) in tasks
 
 
+def test_region_new_says_which_stacks_names_it_could_not_compare(project):
+    """A stack file that does not validate is skipped (one broken file must not stop opening a region), but its names
+    were then not compared, silently: a new stack clashing with it was written without a word."""
+    _edit(project, "alicloud-cn-hangzhou-prod", replicas={"min": 9, "max": 8, "desired": 2})  # does not validate
+    _edit(project, "tencentcloud-ap-guangzhou-prod", replicas={"min": 9, "max": 8, "desired": 2})  # another cloud's
+    p = regions.plan(root=project, cloud="alicloud", region="cn-hangzhou", env="prod", name="alicloud-cn-hangzhou-prod-b")
+    unseen = [r for r in p.reasons if r.startswith("names without comparing them")]
+    assert len(unseen) == 1 and "those of alicloud-cn-hangzhou-prod (its file does not validate" in unseen[0]
+    assert "`gpufleet check` compares them once it does" in unseen[0]
+
+
 def test_fit_is_stable_and_distinct():
     a, b = "x" * 40 + "-one", "x" * 40 + "-two"
     assert naming.fit(a, 32) == naming.fit(a, 32) != naming.fit(b, 32)

@@ -18,6 +18,7 @@ class Report:
     problems: list[Problem] = field(default_factory=list)  # per stack (lengths, duplicates, unknown inputs)
     clashes: list[namescope.Clash] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # stack files that do not validate (their own problems)
+    broken: list[str] = field(default_factory=list)  # the stacks skipped (skip_broken): their names are not compared
     files: dict[str, str] = field(default_factory=dict)  # stack -> its file as shown
 
 
@@ -48,6 +49,7 @@ def check(
             if not skip_broken:
                 raise
             report.skipped += [str(x) for x in exc.problems]
+            report.broken.append(stack)
     previewed += list(extra)
     for stack, file, fleet, resources in previewed:
         report.stacks.setdefault(fleet.spec.cloud, []).append(stack)

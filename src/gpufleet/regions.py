@@ -66,9 +66,10 @@ def fleet_problems(fleet: str) -> list[Problem]:
     ]
 
 
-def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) -> None:
+def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) -> list[str]:
     """Preview the new stack with every stack of its cloud, as in one account (gpufleet/account.py): a cloud-side
-    name another stack already uses in its documented scope is refused before anything is written."""
+    name another stack already uses in its documented scope is refused before anything is written. Returns the
+    stacks whose names could not be compared (their files do not validate: skipped, not fatal, as for the CIDRs)."""
     from gpufleet import account, preview
 
     inventory = preview.preview_fleet(fleet, raw)  # its problems on the file it would be (fleet.file), not <stack>
@@ -80,6 +81,18 @@ def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) ->
     if problems:
         hint = f"pass --fleet NAME (a second fleet of {fleet.spec.environment} in {fleet.spec.region}), e.g. --fleet qwen"
         raise UserError([Problem(p.file, p.path, f"{p.message}; {hint}") for p in problems])
+    return [s for s in report.broken if stack_cloud(s, root) in (fleet.spec.cloud, None)]
+
+
+def stack_cloud(stack: str, root: Path) -> str | None:
+    """The cloud a stack file names (None when it cannot be read or names none)."""
+    try:
+        _, config = loader.read_stack_config(stack, root)
+    except UserError:
+        return None
+    fleet = config.get(loader.CONFIG_KEY)
+    cloud = fleet.get("cloud") if isinstance(fleet, dict) else None
+    return cloud if isinstance(cloud, str) else None
 
 
 # The stack file's fields an option of `region new` sets as given (the rest come from the catalog and the defaults).
@@ -333,9 +346,14 @@ def plan(
     given = {"--zone": bool(zones), "--cidr": cidr is not None}
     try:
         validated = validation.validate(raw, stack=stack, file=shown)
-        refuse_name_clashes(stack, shown, validated, raw, root)
+        unseen = refuse_name_clashes(stack, shown, validated, raw, root)
     except UserError as exc:
         raise UserError([on_option(p, shown, given) for p in exc.problems]) from None
+    reasons += tuple(
+        f"names without comparing them with those of {s} (its file does not validate: `gpufleet preview --stack {s}` "
+        "says why; `gpufleet check` compares them once it does)"
+        for s in unseen
+    )
     return Plan(stack=stack, path=path, text=text, reasons=reasons)
 
 
