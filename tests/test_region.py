@@ -302,3 +302,18 @@ def test_every_region_region_new_offers_has_a_price_catalog_and_a_locked_image()
                 if isinstance(ref, str):
                     gaps.append(f"{cloud} {region} {gpu}: {ref}")
     assert gaps == []
+
+
+def test_a_project_without_its_program_says_so_not_a_traceback(project, capsys):
+    """A project made by hand (Pulumi.yaml, stacks/, then `region new`) may lack stacks/__main__.py: region new wrote
+    the stack, and the next `gpufleet check` / `preview` ended in FileNotFoundError's traceback."""
+    from gpufleet.cli import main
+
+    (project / "stacks" / "__main__.py").unlink()
+    regions.write(regions.plan("tencentcloud", "ap-shanghai", "dev", root=project))
+    for args in (["check"], ["preview", "--stack", "tencentcloud-ap-shanghai-dev"]):
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err, err
+        assert "stacks/__main__.py: missing: the Pulumi program" in err

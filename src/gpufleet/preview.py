@@ -41,6 +41,21 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     fleet = validation.load_fleet(stack, root)  # clear errors before any resource is registered
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
+    if not main.is_file():  # a project made by hand (Pulumi.yaml, stacks/ and `region new`) may lack it
+        from gpufleet.errors import Problem, UserError
+
+        raise UserError(
+            [
+                Problem(
+                    "stacks/__main__.py",
+                    "",
+                    f"{'is a folder' if main.is_dir() else 'missing'}: the Pulumi program that `pulumi up` and "
+                    "`gpufleet preview` run for every stack (Pulumi.yaml main: stacks/); put it back as in the gpufleet "
+                    "repository: `import pulumi`, `from gpufleet.components.fleet import declare_program`, "
+                    "`from gpufleet.validation import load_fleet`, `declare_program(load_fleet(pulumi.get_stack()))`",
+                )
+            ]
+        )
     return _run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config, fleet)
 
 
