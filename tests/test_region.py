@@ -317,3 +317,22 @@ def test_a_project_without_its_program_says_so_not_a_traceback(project, capsys):
         err = capsys.readouterr().err
         assert exc.value.code == 2 and "Traceback" not in err, err
         assert "stacks/__main__.py: missing: the Pulumi program" in err
+
+
+def test_a_name_read_as_another_fleets_is_refused_on_name(project):
+    """`--name tencentcloud-ap-shanghai-prod-x` for an alicloud cn-shanghai dev fleet was written, and then every
+    command refused the file ('the stack's name ... says cloud tencentcloud ...; rename the file')."""
+    msg = refused(
+        project,
+        "--name: 'tencentcloud-ap-shanghai-prod-x' reads as a stack of tencentcloud ap-shanghai prod",
+        cloud="alicloud",
+        region="cn-shanghai",
+        env="dev",
+        name="tencentcloud-ap-shanghai-prod-x",
+        fleet="zz",
+    )
+    assert "leave --name out (alicloud-cn-shanghai-dev-zz)" in msg
+    for name in ("alicloud-cn-shanghai-dev-zz", "zz-shanghai"):  # this fleet's form, or no form: written
+        regions.write(regions.plan("alicloud", "cn-shanghai", "dev", name=name, fleet="zz", root=project))
+        assert validation.load_fleet(name, project).spec.region == "cn-shanghai"
+        (project / "stacks" / f"Pulumi.{name}.yaml").unlink()

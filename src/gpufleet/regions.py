@@ -53,6 +53,24 @@ def name_problems(name: str) -> list[Problem]:
     return [Problem(ARG, "--name", why)] if why else []
 
 
+def said_problems(stack: str, cloud: str, region: str, env: str, fleet: str) -> list[Problem]:
+    """A --name read as another fleet's (`<cloud>-<region>-<environment>[-<fleet>]`, loader.named_triple): every
+    command would refuse the stack file (loader.stack_name_problems), so it is not written."""
+    named = loader.named_triple(stack) if not name_problems(stack) else None
+    if named is None or named == (cloud, region, env):
+        return []
+    ours = f"{cloud}-{region}-{env}" + (f"-{fleet}" if fleet != DEFAULT_FLEET else "")
+    return [
+        Problem(
+            ARG,
+            "--name",
+            f"{stack!r} reads as a stack of {' '.join(named)} (<cloud>-<region>-<environment>[-<fleet>]), not of "
+            f"{cloud} {region} {env}: every command would refuse its file; leave --name out ({ours}) or pass one that "
+            f"starts with {cloud}-{region}-{env} or reads as no stack of that form",
+        )
+    ]
+
+
 def fleet_problems(fleet: str) -> list[Problem]:
     """Why `fleet` cannot be a fleet name (spec.py FleetSpec.name: it starts every cloud-side name)."""
     if FLEET_NAME.fullmatch(fleet):
@@ -273,7 +291,12 @@ def plan(
     if gpu not in catalog.gpu_kinds():
         raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
     stack = name if name is not None else f"{cloud}-{region}-{env}" + (f"-{fleet}" if fleet != DEFAULT_FLEET else "")
-    problems = name_problems(stack) + fleet_problems(fleet) + (cidr_problems(cidr) if cidr is not None else [])
+    problems = (
+        name_problems(stack)
+        + said_problems(stack, cloud, region, env, fleet)
+        + fleet_problems(fleet)
+        + (cidr_problems(cidr) if cidr is not None else [])
+    )
     if problems:
         raise UserError(problems)
     path = loader.stack_path(stack, root)

@@ -282,7 +282,7 @@ def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list
                 "same region (or remove this key)",
             )
         )
-    named = _named_triple(stack)
+    named = named_triple(stack)
     if named is not None and named != (cloud, region, env):
         said = ", ".join(
             f"{what} {n}" for what, n, f in zip(("cloud", "region", "environment"), named, (cloud, region, env)) if n != f
@@ -299,7 +299,7 @@ def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list
     return out
 
 
-def _named_triple(stack: str) -> tuple[str, str, str] | None:
+def named_triple(stack: str) -> tuple[str, str, str] | None:
     """(cloud, region, environment) of a stack named as `gpufleet region new` names one, `<registered cloud>-<region>-
     <dev|staging|prod>` with an optional `-<fleet name>` (any suffix), else None."""
     clouds = "|".join(re.escape(c) for c in registry.names())
