@@ -325,7 +325,9 @@ def plan(
         + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
         if not cidr
         else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
-        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms to {d['alarms']['contact_group']}: {env} defaults ({TEMPLATES_SHOWN}/defaults.yaml)",
+        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms.contact_group "
+        f"{d['alarms']['contact_group']}: {env} defaults ({TEMPLATES_SHOWN}/defaults.yaml); the contact group is a "
+        "placeholder: put your on-call group's name or id there (`gpufleet preview` says what the cloud takes)",
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
         *dtype_reason,
         *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),
