@@ -294,6 +294,30 @@ def test_plan_fit_reads_a_gguf_file_and_a_bad_one_is_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and "not a readable GGUF file" in r.stderr
 
 
+def test_a_gguf_string_that_is_not_utf8_is_one_line_naming_the_file_and_key(tmp_path):
+    """A corrupt byte in a metadata string (general.name) raised UnicodeDecodeError from gguf's reader: a traceback."""
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path)
+    raw = path.read_bytes()
+    path.write_bytes(raw.replace(b"tiny-llama", b"\x9biny-llama", 1))
+    with pytest.raises(UserError) as e:
+        models.resolve(str(path))
+    assert f"{path}: general.name: holds text that is not UTF-8" in str(e.value)
+
+
+def test_a_gguf_header_counting_more_than_the_file_holds_is_refused_before_reading(tmp_path):
+    """A corrupt tensor count (2**40) in a large file: GGUFReader walked the zero bytes as tensor infos for hours.
+    The header's counts are checked against the file's size first."""
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path)
+    raw = bytearray(path.read_bytes())
+    raw[8:16] = (2**40).to_bytes(8, "little")
+    path.write_bytes(bytes(raw))
+    with pytest.raises(UserError) as e:
+        models.resolve(str(path))
+    assert f"{path}: not a readable GGUF file" in str(e.value) and "header counts 1099511627776 tensors" in str(e.value)
+
+
 def test_a_bad_config_field_is_one_line_with_the_file_and_field(tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text(

@@ -28,12 +28,35 @@ ARCH_TYPES = {
 }
 
 
-def _value(reader, key: str):
+def _value(reader, key: str, shown: str):
     field = reader.fields.get(key)
     if field is None:
         return None
-    value = field.contents()
-    return value.decode() if isinstance(value, bytes) else value
+    try:
+        value = field.contents()
+        return value.decode() if isinstance(value, bytes) else value
+    except UnicodeDecodeError:  # GGUF strings are UTF-8: a corrupt file's were a traceback
+        raise UserError([Problem(shown, key, "holds text that is not UTF-8: the GGUF file is corrupt")]) from None
+
+
+# The fixed header: magic, version (uint32), tensor count, key-value count (uint64). Each tensor info takes at least 24
+# bytes (name length, dimension count, type, offset) and each key-value at least 13 (key length, type, a 1-byte value).
+HEADER = 24
+MIN_TENSOR_INFO, MIN_KEY_VALUE = 24, 13
+
+
+def _header_problem(path: Path, size: int) -> str | None:
+    """Counts in the header that the file cannot hold (a corrupt header). GGUFReader walks a count of 2**40 tensor infos
+    through a large file's zero bytes for hours instead of failing."""
+    with open(path, "rb") as f:
+        head = f.read(HEADER)
+    if len(head) < HEADER or head[:4] != b"GGUF":
+        return None  # GGUFReader says what is wrong
+    order = "big" if int.from_bytes(head[4:8], "little") & 0xFFFF == 0 else "little"  # as GGUFReader detects it
+    tensors, kvs = int.from_bytes(head[8:16], order), int.from_bytes(head[16:24], order)
+    if HEADER + tensors * MIN_TENSOR_INFO + kvs * MIN_KEY_VALUE > size:
+        return f"its header counts {tensors} tensors and {kvs} metadata keys, more than its {size} bytes can hold"
+    return None
 
 
 def read(path: Path) -> tuple[dict, float, str]:
@@ -43,17 +66,19 @@ def read(path: Path) -> tuple[dict, float, str]:
     if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
         raise UserError([Problem(shown, "", "no such GGUF file")])
     try:
+        if why := _header_problem(path, os.path.getsize(path)):
+            raise ValueError(why)
         from gguf import GGML_QUANT_SIZES, GGUFReader
 
         reader = GGUFReader(path, "r")
     except (ValueError, OSError, KeyError, IndexError) as e:  # not a GGUF file, truncated, unknown version
-        raise UserError([Problem(shown, "", f"not a readable GGUF file: {e}")]) from None
-    arch = _value(reader, "general.architecture")
+        raise UserError([Problem(shown, "", f"not a readable GGUF file (truncated or corrupt?): {e}")]) from None
+    arch = _value(reader, "general.architecture", shown)
     if not isinstance(arch, str):
         raise UserError([Problem(shown, "general.architecture", "missing; is this a model GGUF file?")])
 
     def key(name: str, default=None):
-        v = _value(reader, f"{arch}.{name}")
+        v = _value(reader, f"{arch}.{name}", shown)
         return default if v is None else v
 
     total = 0
@@ -65,7 +90,7 @@ def read(path: Path) -> tuple[dict, float, str]:
             vocab = int(t.shape[-1]) if len(t.shape) > 1 else None
     hidden = key("embedding_length")
     heads = key("attention.head_count")
-    tokens = _value(reader, "tokenizer.ggml.tokens")
+    tokens = _value(reader, "tokenizer.ggml.tokens", shown)
     cfg = {
         "model_type": ARCH_TYPES.get(arch, arch),
         "num_hidden_layers": key("block_count"),
@@ -94,4 +119,4 @@ def read(path: Path) -> tuple[dict, float, str]:
             "v_head_dim": key("attention.value_length"),
         }
     cfg = {k: v for k, v in cfg.items() if v is not None}
-    return cfg, float(total), str(_value(reader, "general.name") or path.stem)
+    return cfg, float(total), str(_value(reader, "general.name", shown) or path.stem)
