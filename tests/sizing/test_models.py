@@ -91,6 +91,18 @@ def test_pipeline_stages_split_layers_as_vllm_does_and_too_many_are_refused():
     assert any("more than the model's 2 layers" in p for p in parallel.problems(tiny, 1, 4, 1, False, "v1"))
 
 
+def test_more_pipeline_stages_than_layers_is_refused_alone_with_the_stages_that_fit():
+    """PP 29 for 28 layers: the last stage held no layer, so 0 KV tokens, and a second, false problem said the weights
+    (1.02 GiB) left no KV cache in a 20.41 GiB budget; the advice said no node size fits. Now the refusal stands alone,
+    the KV cache is sized by the stages that hold layers, and the advice names the stage count that fits."""
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]  # 28 layers
+    r = fit.fit(q7, KINDS["A10"], fit.Serving(pipeline_parallel=29, max_model_len=4096), KINDS)
+    assert r.verdict == "does not fit" and len(r.problems) == 1 and "more than the model's 28 layers" in r.problems[0]
+    ok = fit.measure(q7, KINDS["A10"], fit.Serving(pipeline_parallel=28, max_model_len=4096))
+    assert r.kv_tokens == ok.kv_tokens > 0
+    assert r.advice == ["pipeline_parallel_size 28 (one layer per stage) fits"]
+
+
 def test_pipeline_parallel_halves_weights_and_kv_per_gpu():
     l70 = CATALOG["meta-llama/Llama-3.1-70B-Instruct"]
     one = fit.measure(l70, KINDS["A100-80G"], fit.Serving(gpus=2, dtype="bfloat16", max_model_len=8192))
@@ -98,6 +110,20 @@ def test_pipeline_parallel_halves_weights_and_kv_per_gpu():
     assert pp.weights_gib == pytest.approx(one.weights_gib / 2, rel=0.03)
     assert pp.kv_bytes_per_token == one.kv_bytes_per_token // 2  # 40 of the 80 layers on each GPU
     assert pp.kv_tokens > 2 * one.kv_tokens
+
+
+@pytest.mark.parametrize("version", ["0.33.0", "0.10.0"])
+def test_max_num_batched_tokens_below_max_num_seqs_is_refused_in_vllms_words(version):
+    """vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (the stack spec refuses it too); `plan fit
+    --max-num-batched-tokens 100` said fits, exit 0. A value vLLM's defaults fill in is not checked here."""
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]
+    r = fit.fit(q7, KINDS["A10"], fit.Serving(max_num_batched_tokens=100, max_model_len=4096, vllm_version=version), KINDS)
+    assert r.verdict == "does not fit" and not r.fits
+    assert r.problems[0].startswith("max_num_batched_tokens (100) must be greater than or equal to max_num_seqs (256).")
+    assert "raise max_num_batched_tokens to at least 256 or lower max_num_seqs to at most 100" in r.problems[0]
+    assert "raise max_num_batched_tokens to 256 (max_num_seqs) and it fits" in r.advice
+    fine = fit.measure(q7, KINDS["A10"], fit.Serving(max_num_batched_tokens=100, max_num_seqs=100, max_model_len=4096))
+    assert fine.verdict == "fits"
 
 
 def test_expert_parallel_splits_whole_experts_and_refuses_an_uneven_split_on_v1():

@@ -334,6 +334,17 @@ def kv_bytes_per_token(
     return parallel.kv_elements_per_token(model, gpus, n) * kv
 
 
+BATCHED_REFUSAL = "max_num_batched_tokens ({batched}) must be greater than or equal to max_num_seqs ({seqs})."
+# vLLM's words: SchedulerConfig._verify_args (vllm/config/scheduler.py; the stack spec refuses the same, stacks/spec.py)
+
+
+def batched_problem(batched: int, seqs: int) -> str:
+    """vLLM's refusal of a step budget smaller than the sequences it schedules (one token each), with the fix."""
+    return BATCHED_REFUSAL.format(batched=batched, seqs=seqs) + (
+        f" (vLLM refuses to start; raise max_num_batched_tokens to at least {seqs} or lower max_num_seqs to at most {batched})"
+    )
+
+
 def _quant_problem(quantization: str | None, gpu) -> str | None:
     if quantization is None:
         return None
@@ -402,6 +413,7 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
 def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     """The numbers, the terms and the verdict, without advice."""
     gpu = as_gpu(gpu)
+    batched_given = s.max_num_batched_tokens is not None
     s, eng, notes = resolve(model, gpu, s)
     # resolve fills every field that None leaves to `vllm serve` (version, length and the serve defaults)
     assert s.vllm_version is not None and s.max_model_len is not None and s.gpu_memory_utilization is not None
@@ -419,6 +431,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         p := profiler.reserved_problem(s.reserved_gib, gpu.memory_gib, gpu.memory_gib * s.gpu_memory_utilization, eng)
     ):
         problems.append(p)
+    if batched_given and s.max_num_batched_tokens < s.max_num_seqs:
+        problems.append(batched_problem(s.max_num_batched_tokens, s.max_num_seqs))
     if model.max_positions and s.max_model_len > model.max_positions:
         problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
     n, pp = s.gpus, s.pipeline_parallel
@@ -458,7 +472,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         per_token = kv_bytes_per_token(model, dtype, s.kv_cache_dtype, n, eng, len(ids))
         tokens = max(0, int(kv_gib * GIB // (profiler.BLOCK_SIZE * per_token))) * profiler.BLOCK_SIZE if per_token else 0
         rows.append((tokens, w, lora / GIB, kv_gib, per_token, len(ids)))
-    kv_tokens, w_gib, lora_gib, kv_gib, per_token, stage_n = min(rows)
+    # a stage without layers (pipeline_parallel_size above the layers, refused above) holds no KV cache: it does not set
+    # the token count (it made 0 tokens and a false "no KV cache" problem beside the refusal)
+    kv_tokens, w_gib, lora_gib, kv_gib, per_token, stage_n = min(r for r in rows if r[5] or not any(x[5] for x in rows))
     weights = profiler.Term(
         "weights",
         w_gib,
@@ -689,6 +705,10 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
             out.append(f"lower gpu_memory_utilization to {util} and the sampler warm-up fits outside the budget")
         if seqs is not None:
             out.append(f"lower max_num_seqs to {seqs} and the sampler warm-up fits")
+    if any(p.startswith(BATCHED_REFUSAL.split("(")[0]) for p in r.problems) and ok(max_num_batched_tokens=seqs):
+        out.append(f"raise max_num_batched_tokens to {seqs} (max_num_seqs) and it fits")
+    if s.pipeline_parallel > model.layers and ok(pipeline_parallel=model.layers):
+        out.append(f"pipeline_parallel_size {model.layers} (one layer per stage) fits")
     if any("max_position_embeddings" in p for p in r.problems):
         out.append(f"set max_model_len to at most {model.max_positions}")
     if r.kv_cache_gib > 0 and r.kv_tokens < r.max_model_len:
