@@ -171,8 +171,34 @@ def test_qwens_own_72b_int4_checkpoints_carry_the_padded_mlp():
     weights for the GPTQ-Int4 one as gptq_marlin keeps it."""
     base, gptq, awq = (CATALOG[f"Qwen/Qwen2.5-72B-Instruct{s}"] for s in ("", "-GPTQ-Int4", "-AWQ"))
     assert base.intermediate_size == 29568 and gptq.intermediate_size == awq.intermediate_size == 29696
-    assert replace(gptq, intermediate_size=29568, name=base.name, source=base.source) == base
+    assert replace(gptq, intermediate_size=29568, name=base.name, source=base.source, checkpoint_quantization=()) == base
+    assert gptq.checkpoint_quantization == ("gptq_marlin", "gptq") and awq.checkpoint_quantization == ("awq_marlin", "awq")
     assert fit.weight_bytes(gptq, "float16", "gptq_marlin") / GIB == pytest.approx(38.526 - 0.0078, rel=0.005)
+
+
+def test_without_quantization_the_checkpoints_own_format_is_sized_as_vllm_runs_it():
+    """vLLM runs a checkpoint's quantization_config when --quantization is not given; `plan fit --model
+    deepseek-ai/DeepSeek-V3 --gpu A100-80G --gpus 8` counted its FP8 weights in 16 bits (157.94 GiB per GPU against
+    80.52), and the AWQ catalog row at TP 1 as 145 GiB of bfloat16."""
+    v3 = CATALOG["deepseek-ai/DeepSeek-V3"]
+    a100, t4 = KINDS["A100-80G"], KINDS["T4"]
+    plain = fit.measure(v3, a100, fit.Serving(gpus=8, max_model_len=4096))
+    fp8 = fit.measure(v3, a100, fit.Serving(gpus=8, max_model_len=4096, quantization="fp8"))
+    assert plain.quantization == "fp8" and plain.weights_gib == fp8.weights_gib
+    assert any("the checkpoint's quantization_config" in a for a in plain.assumptions)
+    awq = CATALOG["Qwen/Qwen2.5-72B-Instruct-AWQ"]
+    on_a100 = fit.measure(awq, a100, fit.Serving(max_model_len=4096))
+    assert on_a100.quantization == "awq_marlin" and on_a100.weights_gib < 40  # vLLM's Marlin kernel from 8.0
+    assert fit.measure(awq, t4, fit.Serving(gpus=8, max_model_len=4096)).quantization == "awq"  # T4 is 7.5
+    gptq = CATALOG["Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4"]
+    assert fit.measure(gptq, a100, fit.Serving(max_model_len=4096)).quantization == "gptq_marlin"
+    # a given --quantization is taken as given
+    assert fit.measure(v3, a100, fit.Serving(gpus=8, max_model_len=4096, quantization="awq")).quantization == "awq"
+    # a method or width without a row is said, and sized in 16 bits as before
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
+    int8 = models.from_config_dict({**cfg, "quantization_config": {"quant_method": "gptq", "bits": 8}}, "x")
+    assert int8.checkpoint_quantization == () and any("quant_method gptq, 8 bits" in n for n in int8.notes)
+    assert fit.measure(int8, a100, fit.Serving(max_model_len=64)).quantization is None
 
 
 def test_quantized_weights_keep_embeddings_in_16_bits():

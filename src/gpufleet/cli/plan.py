@@ -86,7 +86,7 @@ def fit_cmd(
         None,
         "--quantization",
         help="weight format: awq, gptq (and their _marlin kernels), bitsandbytes, int8, fp8, w8a8 / w4a16 "
-        "(compressed-tensors), mxfp4; a .gguf --model is read from its file",
+        "(compressed-tensors), mxfp4; default: the checkpoint's quantization_config; a .gguf --model is read from its file",
     ),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2"),
     max_model_len: int | None = typer.Option(None, "--max-model-len", min=1, help="default: the model's maximum"),

@@ -367,6 +367,13 @@ def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.E
         s, vllm_version=version, max_model_len=length, **{k: v if v is not None else defaults[k] for k, v in given.items()}
     )
     notes = []
+    if s.quantization is None and model.checkpoint_quantization:  # vLLM runs the checkpoint's own format
+        runs = [q for q in model.checkpoint_quantization if _cc(formats()[q]["min_cc"]) <= gpu.cc]
+        filled = replace(filled, quantization=(runs or model.checkpoint_quantization[-1:])[0])
+        notes.append(
+            f"quantization {filled.quantization}: the checkpoint's quantization_config, which vLLM runs when "
+            "--quantization is not given"
+        )
     taken = [f"{k} {defaults[k]}" for k, v in given.items() if v is None]
     if taken:
         notes.append(f"defaults of `vllm serve` taken: {', '.join(taken)} ({source})")

@@ -97,6 +97,9 @@ class ModelArch:
     weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
     # a block-quantized checkpoint's quantization_config.weight_block_size (output rows, input columns), e.g. FP8
     weight_block_size: tuple[int, int] | None = None
+    # the checkpoint's own weight format (quantization_config.quant_method), which vLLM runs when --quantization is not
+    # given: the quantization.yaml formats vLLM would pick, by preference (fit.resolve takes the first the GPU runs)
+    checkpoint_quantization: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     # ---- structure -> parameters
@@ -301,6 +304,9 @@ def from_config_dict(
     if model_type not in MODELLED:
         notes.append(f"architecture {model_type or '(no model_type)'!r} is not one whose structure this tool models")
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
+    checkpoint_formats, unmodelled = checkpoint_quantization(cfg)
+    if unmodelled:
+        notes.append(unmodelled)
     return ModelArch(
         name=name or str(raw.get("_name_or_path") or shown),
         layers=layers,
@@ -333,8 +339,34 @@ def from_config_dict(
         card_parameters_b=card_b,
         parameters_estimated=model_type not in MODELLED,
         weight_block_size=weight_block_size(cfg),
+        checkpoint_quantization=checkpoint_formats,
         notes=tuple(notes),
         **mla,
+    )
+
+
+def checkpoint_quantization(cfg: dict) -> tuple[tuple[str, ...], str | None]:
+    """(the weight formats of quantization.yaml vLLM would run for the checkpoint's quantization_config, by preference;
+    a note when it names a method or width no row models). vLLM reads quant_method when --quantization is not given
+    (ModelConfig._verify_quantization) and moves a 4-bit GPTQ (symmetric) or AWQ checkpoint to its Marlin kernel from
+    compute capability 8.0 (GPTQMarlinConfig / AWQMarlinConfig.override_quantization_method)."""
+    qc = cfg.get("quantization_config")
+    if not isinstance(qc, dict) or not qc.get("quant_method"):
+        return (), None
+    method = str(qc["quant_method"]).lower()
+    bits = qc.get("bits", qc.get("w_bit"))
+    if method in ("fp8", "mxfp4"):
+        return (method,), None
+    if method == "awq" and bits == 4:
+        return ("awq_marlin", "awq"), None
+    if method == "gptq" and bits == 4:
+        return (("gptq_marlin", "gptq") if qc.get("sym", True) else ("gptq",)), None
+    if method == "bitsandbytes" and qc.get("load_in_4bit"):
+        return ("bitsandbytes",), None
+    return (), (
+        f"the checkpoint's quantization_config (quant_method {method}"
+        + (f", {bits} bits" if bits is not None else ", no bits given")
+        + ") is not a format this tool sizes: its weights are counted in 16 bits; give --quantization for its format"
     )
 
 
