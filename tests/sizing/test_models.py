@@ -346,6 +346,41 @@ def test_plan_fit_reads_a_gguf_file_and_a_bad_one_is_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and "not a readable GGUF file" in r.stderr
 
 
+@pytest.mark.parametrize("mla_keys", [True, False])
+def test_a_deepseek_gguf_reads_its_per_head_widths_dense_layers_and_shared_experts(tmp_path, mla_keys):
+    """llama.cpp's converter writes an MLA model's cached widths under attention.key_length (kv_lora_rank + rope = 576)
+    and value_length (512), the per-head ones under the _mla keys; read as per-head widths, qk_nope_head_dim came out
+    512 for 128. leading_dense_block_count and expert_shared_count were not read (transformers' deepseek_v2 defaults,
+    0 and 2, stood in). A file from before the _mla keys has the per-head widths under the plain keys."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    path = tmp_path / "tiny-ds.gguf"
+    w = gguf.GGUFWriter(str(path), "deepseek2")
+    for add, value in [("block_count", 4), ("embedding_length", 64), ("feed_forward_length", 256), ("head_count", 4),
+                       ("head_count_kv", 4), ("context_length", 512), ("rope_dimension_count", 16),
+                       ("kv_lora_rank", 32), ("expert_count", 8), ("expert_used_count", 2),
+                       ("expert_feed_forward_length", 32), ("expert_shared_count", 1),
+                       ("leading_dense_block_count", 1)]:  # fmt: skip
+        getattr(w, f"add_{add}")(value)
+    if mla_keys:  # the converter since the _mla keys: cached widths under the plain keys
+        w.add_key_length(32 + 16)
+        w.add_value_length(32)
+        w.add_key_length_mla(24 + 16)
+        w.add_value_length_mla(24)
+    else:
+        w.add_key_length(24 + 16)
+        w.add_value_length(24)
+    w.add_tensor("token_embd.weight", np.zeros((100, 64), dtype=np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    m = models.resolve(str(path))
+    assert (m.kv_lora_rank, m.qk_rope_head_dim, m.qk_nope_head_dim, m.v_head_dim) == (32, 16, 24, 24)
+    assert m.moe_layer_ids == (1, 2, 3) and m.shared_intermediate == 32  # one dense first layer, one shared expert
+
+
 def test_a_gguf_string_that_is_not_utf8_is_one_line_naming_the_file_and_key(tmp_path):
     """A corrupt byte in a metadata string (general.name) raised UnicodeDecodeError from gguf's reader: a traceback."""
     path = tmp_path / "tiny.gguf"

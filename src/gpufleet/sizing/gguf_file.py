@@ -109,14 +109,24 @@ def read(path: Path) -> tuple[dict, float, str]:
             "num_experts": key("expert_count"),
             "num_experts_per_tok": key("expert_used_count", 0),
             "moe_intermediate_size": key("expert_feed_forward_length", cfg["intermediate_size"]),
+            # DeepSeek's dense first layers and shared experts, Qwen2-MoE's shared expert: without them the
+            # architecture's transformers defaults stood in (DeepSeek-V3 in GGUF: 0 dense layers and 2 shared experts
+            # for its 3 and 1)
+            "first_k_dense_replace": key("leading_dense_block_count"),
+            "n_shared_experts": key("expert_shared_count"),
+            "shared_expert_intermediate_size": key("expert_shared_feed_forward_length"),
         }
     if key("attention.kv_lora_rank"):
+        # llama.cpp's converter (DeepseekV2Model.set_gguf_parameters) writes the cached latent's widths under
+        # key_length (kv_lora_rank + rope) and value_length (kv_lora_rank), and the per-head widths under the _mla
+        # keys; files written before those keys have the per-head widths under the plain keys
+        k_head = key("attention.key_length_mla", key("attention.key_length"))
         cfg |= {
             "kv_lora_rank": key("attention.kv_lora_rank"),
             "q_lora_rank": key("attention.q_lora_rank", 0),
             "qk_rope_head_dim": key("rope.dimension_count"),
-            "qk_nope_head_dim": (key("attention.key_length") or 0) - (key("rope.dimension_count") or 0),
-            "v_head_dim": key("attention.value_length"),
+            "qk_nope_head_dim": (k_head or 0) - (key("rope.dimension_count") or 0),
+            "v_head_dim": key("attention.value_length_mla", key("attention.value_length")),
         }
     cfg = {k: v for k, v in cfg.items() if v is not None}
     return cfg, float(total), str(_value(reader, "general.name", shown) or path.stem)
