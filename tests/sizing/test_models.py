@@ -201,6 +201,21 @@ def test_without_quantization_the_checkpoints_own_format_is_sized_as_vllm_runs_i
     assert fit.measure(int8, a100, fit.Serving(max_model_len=64)).quantization is None
 
 
+@pytest.mark.parametrize(("quantization", "dtype"), [("awq", "bfloat16"), ("gptq", "bfloat16"), ("gptq", "float32")])
+def test_awq_and_gptq_refuse_an_activation_dtype_their_kernels_do_not_take(quantization, dtype):
+    """vLLM: 'torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]' (AWQ and
+    GPTQ kernels take float16 only); `plan fit --dtype bfloat16 --quantization awq --gpu A10` said fits, exit 0."""
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]
+    r = fit.measure(q7, KINDS["A10"], fit.Serving(dtype=dtype, quantization=quantization, max_model_len=4096))
+    said = f"torch.{dtype} is not supported for quantization method {quantization}. Supported dtypes: [torch.float16]"
+    assert r.verdict == "does not fit" and r.problems[0].startswith(said) and "use dtype float16" in r.problems[0]
+    assert ("or quantization " + quantization + "_marlin") in r.problems[0] if dtype == "bfloat16" else True
+    for fine in (fit.Serving(dtype="float16", quantization=quantization, max_model_len=4096),
+                 fit.Serving(quantization=quantization, max_model_len=4096),  # auto: the checkpoint's own dtype
+                 fit.Serving(dtype=dtype, quantization=f"{quantization}_marlin", max_model_len=4096)):  # fmt: skip
+        assert not any("is not supported for quantization method" in p for p in fit.measure(q7, KINDS["A10"], fine).problems)
+
+
 def test_quantized_weights_keep_embeddings_in_16_bits():
     q72 = CATALOG["Qwen/Qwen2.5-72B-Instruct"]
     gptq = fit.weight_bytes(q72, "float16", "gptq")

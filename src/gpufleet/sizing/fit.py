@@ -345,6 +345,21 @@ def batched_problem(batched: int, seqs: int) -> str:
     )
 
 
+def act_dtype_problem(quantization: str | None, dtype: str) -> str | None:
+    """vLLM's refusal of an activation dtype the format's kernels do not take (quantization.yaml act_dtypes), for a
+    --dtype given explicitly ('auto' takes the checkpoint's, which a quantized checkpoint sets to one it takes)."""
+    allowed = formats().get(quantization or "", {}).get("act_dtypes")
+    if not allowed or dtype == "auto" or dtype in allowed:
+        return None
+    marlin = f"{quantization}_marlin"
+    return (
+        f"torch.{dtype} is not supported for quantization method {quantization}. Supported dtypes: "
+        f"[{', '.join('torch.' + d for d in allowed)}] (vLLM refuses to start; use dtype {' or '.join(allowed)}"
+        + (f", or quantization {marlin}, which takes bfloat16" if dtype == "bfloat16" and marlin in formats() else "")
+        + ")"
+    )
+
+
 def _quant_problem(quantization: str | None, gpu) -> str | None:
     if quantization is None:
         return None
@@ -429,7 +444,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     quant = s.quantization if s.quantization in formats() else None
     if quant == "gguf" and model.weight_bytes_given is None:
         dtype_problem = (dtype_problem + "; " if dtype_problem else "") + "quantization gguf: give the .gguf file as --model"
-    problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu)) if p]
+    problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu), act_dtype_problem(s.quantization, s.dtype)) if p]
     problems += parallel.problems(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel, eng.name)
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
@@ -728,7 +743,10 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
         if (
             s.quantization is None
             and not _quant_problem(q, gpu)
-            and ok(quantization=q, dtype="auto" if s.dtype == "bfloat16" and gpu.cc < (8, 0) else s.dtype)
+            and ok(
+                quantization=q,
+                dtype="auto" if s.dtype == "bfloat16" and (gpu.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype,
+            )
         ):
             out.append(
                 f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})"
@@ -766,7 +784,7 @@ def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, s
             for q in (s.quantization, "awq", "gptq"):
                 if q and _quant_problem(q, kind):
                     continue
-                dtype = "float16" if s.dtype == "bfloat16" and kind.cc < (8, 0) else s.dtype
+                dtype = "float16" if s.dtype == "bfloat16" and (kind.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype
                 if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
                     options.append((kind.memory_gib * n, n, kind.name, q))
     if not options:
