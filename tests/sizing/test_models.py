@@ -126,6 +126,18 @@ def test_max_num_batched_tokens_below_max_num_seqs_is_refused_in_vllms_words(ver
     assert fine.verdict == "fits"
 
 
+def test_a_lora_rank_vllm_has_no_kernels_for_is_refused():
+    """vLLM takes max_lora_rank one of 1, 8, 16, 32, 64, 128, 256, 320, 512 (vllm/config/lora.py MaxLoRARanks);
+    `plan fit --max-loras 2 --max-lora-rank 17` sized 17-rank slots and said fits."""
+    q7 = CATALOG["Qwen/Qwen2.5-7B-Instruct"]
+    r = fit.measure(q7, KINDS["A10"], fit.Serving(max_loras=2, max_lora_rank=17, max_model_len=4096))
+    assert r.verdict == "does not fit" and r.problems[0].startswith("max_lora_rank (17) must be one of (1, 8, 16, 32, 64")
+    assert "use max_lora_rank 32" in r.problems[0]
+    for rank in fit.LORA_RANKS:
+        ok = fit.measure(q7, KINDS["A10"], fit.Serving(max_loras=1, max_lora_rank=rank, max_model_len=4096))
+        assert not any("max_lora_rank" in p for p in ok.problems)
+
+
 def test_expert_parallel_splits_whole_experts_and_refuses_an_uneven_split_on_v1():
     q30 = CATALOG["Qwen/Qwen3-30B-A3B"]  # 128 experts
     tp4 = parallel.rank_params(q30, 4, 1, 1, False)[0]

@@ -334,6 +334,21 @@ def kv_bytes_per_token(
     return parallel.kv_elements_per_token(model, gpus, n) * kv
 
 
+# The LoRA ranks vLLM takes (vllm/config/lora.py `MaxLoRARanks = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]`, read in
+# public copies of v0.26.0 and main; LoRAConfig.__post_init__'s `possible_max_ranks` before it held the same from 8 up)
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def lora_rank_problem(max_loras: int, rank: int) -> str | None:
+    """vLLM's refusal of a --max-lora-rank outside the ranks its LoRA kernels are built for (with LoRA on)."""
+    if not max_loras or rank in LORA_RANKS:
+        return None
+    up = next((r for r in LORA_RANKS if r > rank), None)
+    return f"max_lora_rank ({rank}) must be one of {LORA_RANKS}. (vLLM refuses to start; " + (
+        f"use max_lora_rank {up}, the next rank it takes, which holds adapters up to that rank)" if up else ")"
+    )
+
+
 BATCHED_REFUSAL = "max_num_batched_tokens ({batched}) must be greater than or equal to max_num_seqs ({seqs})."
 # vLLM's words: SchedulerConfig._verify_args (vllm/config/scheduler.py; the stack spec refuses the same, stacks/spec.py)
 
@@ -452,6 +467,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     if not counted and (
         p := profiler.reserved_problem(s.reserved_gib, gpu.memory_gib, gpu.memory_gib * s.gpu_memory_utilization, eng)
     ):
+        problems.append(p)
+    if p := lora_rank_problem(s.max_loras, s.max_lora_rank):
         problems.append(p)
     if batched_given and s.max_num_batched_tokens < s.max_num_seqs:
         problems.append(batched_problem(s.max_num_batched_tokens, s.max_num_seqs))
