@@ -211,6 +211,15 @@ def test_without_quantization_the_checkpoints_own_format_is_sized_as_vllm_runs_i
     int8 = models.from_config_dict({**cfg, "quantization_config": {"quant_method": "gptq", "bits": 8}}, "x")
     assert int8.checkpoint_quantization == () and any("quant_method gptq, 8 bits" in n for n in int8.notes)
     assert fit.measure(int8, a100, fit.Serving(max_model_len=64)).quantization is None
+    # compressed-tensors: the weights' scheme of its config groups (W8A8: 8 bits; W4A16: 4 bits in groups of 128)
+    for bits, group, want in ((8, None, ("compressed-tensors",)), (4, 128, ("w4a16",)), (4, 32, ())):
+        qc = {
+            "quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"weights": {"num_bits": bits, "group_size": group}}},
+        }
+        assert models.from_config_dict({**cfg, "quantization_config": qc}, "x").checkpoint_quantization == want
+    for odd in ({"quant_method": "compressed-tensors", "config_groups": "x"}, {"quant_method": ["x"]}, "fp8"):
+        assert models.from_config_dict({**cfg, "quantization_config": odd}, "x").checkpoint_quantization == ()
 
 
 @pytest.mark.parametrize(("quantization", "dtype"), [("awq", "bfloat16"), ("gptq", "bfloat16"), ("gptq", "float32")])

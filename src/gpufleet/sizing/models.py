@@ -363,6 +363,15 @@ def checkpoint_quantization(cfg: dict) -> tuple[tuple[str, ...], str | None]:
         return (("gptq_marlin", "gptq") if qc.get("sym", True) else ("gptq",)), None
     if method == "bitsandbytes" and qc.get("load_in_4bit"):
         return ("bitsandbytes",), None
+    if method == "compressed-tensors":  # the weights' scheme of every config group: W8A8 (8 bits) or W4A16 (4, g128)
+        found = qc.get("config_groups")
+        groups = [g.get("weights") for g in (found.values() if isinstance(found, dict) else ()) if isinstance(g, dict)]
+        schemes = {(w.get("num_bits"), w.get("group_size")) for w in groups if isinstance(w, dict)}
+        if schemes and all(b == 8 for b, _ in schemes):
+            return ("compressed-tensors",), None
+        if schemes == {(4, 128)}:
+            return ("w4a16",), None
+        bits = "/".join(str(b) for b in sorted({b for b, _ in schemes if isinstance(b, int)})) or None
     return (), (
         f"the checkpoint's quantization_config (quant_method {method}"
         + (f", {bits} bits" if bits is not None else ", no bits given")
