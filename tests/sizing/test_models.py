@@ -417,6 +417,27 @@ def test_a_deepseek_gguf_reads_its_per_head_widths_dense_layers_and_shared_exper
     assert m.moe_layer_ids == (1, 2, 3) and m.shared_intermediate == 32  # one dense first layer, one shared expert
 
 
+def test_a_layer_count_no_model_has_is_one_line_not_a_hang(tmp_path):
+    """A corrupt GGUF's block_count of 822,083,586 (found by fuzzing) passed as a whole number below 2**40 and
+    `plan fit` walked the layers for minutes; a config.json with 1,000,000 layers did too (timed out at 120 s)."""
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path)
+    raw = path.read_bytes()
+    at = raw.index(b"llama.block_count") + len(b"llama.block_count") + 4  # the key, its uint32 type, the value
+    path.write_bytes(raw[:at] + (822083586).to_bytes(4, "little") + raw[at + 4 :])
+    with pytest.raises(UserError) as e:
+        models.resolve(str(path))
+    assert "num_hidden_layers: 822083586 layers is more than any decoder model has" in str(e.value)
+    cfg = tmp_path / "config.json"
+    base = {"model_type": "qwen3_moe", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 8}
+    cfg.write_text(json.dumps({**base, "num_hidden_layers": 1_000_000}))
+    with pytest.raises(UserError):
+        models.resolve(str(cfg))
+    cfg.write_text(json.dumps({**base, "num_hidden_layers": models.MAX_LAYERS, "num_experts_per_tok": 2}))
+    deep = models.resolve(str(cfg))  # the most layers taken: sized (the MoE layers are looked up in a set)
+    assert fit.measure(deep, KINDS["A10"], fit.Serving(max_model_len=64, pipeline_parallel=2)).kv_bytes_per_token > 0
+
+
 def test_a_gguf_string_that_is_not_utf8_is_one_line_naming_the_file_and_key(tmp_path):
     """A corrupt byte in a metadata string (general.name) raised UnicodeDecodeError from gguf's reader: a traceback."""
     path = tmp_path / "tiny.gguf"

@@ -191,6 +191,9 @@ def config_defaults() -> dict:
     return json.loads(DEFAULTS.read_text())
 
 
+MAX_LAYERS = 10_000
+
+
 def _whole(cfg: dict, shown: str, name: str, default=None, minimum: int = 1) -> int:
     v = cfg.get(name)
     if v is None:
@@ -230,6 +233,17 @@ def from_config_dict(
     """A ModelArch from config.json's fields; `shown` names the file in error messages."""
     cfg, model_type, _known = with_defaults(raw)
     layers = _whole(cfg, shown, "num_hidden_layers")
+    if layers > MAX_LAYERS:  # sizing walks the layers: 822 million (a corrupt GGUF's block_count) never finished
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "num_hidden_layers",
+                    f"{layers} layers is more than any decoder model has (at most {MAX_LAYERS} here; published models "
+                    "have a few hundred at most): is this the model's own config?",
+                )
+            ]
+        )
     hidden = _whole(cfg, shown, "hidden_size")
     heads = _whole(cfg, shown, "num_attention_heads")
     kv_heads = _whole(cfg, shown, "num_key_value_heads", default=heads)

@@ -73,12 +73,13 @@ def rank_params(m: ModelArch, tp: int, pp: int, dp: int, ep: bool) -> list[RankP
     ep_size = tp * dp if ep and m.is_moe else 1
     out = []
     stages = stage_layers(m.layers, pp)
+    moe_layers = set(m.moe_layer_ids)  # a set: membership in the tuple made this quadratic in the layers
     for s, ids in enumerate(stages):
         quant = kept = expert = 0.0
         for i in ids:
             quant += attention_per_rank(m, tp)
             kept += m.norms_per_layer * m.hidden_size + (m.kv_lora_rank if m.is_mla else 0)
-            if i in m.moe_layer_ids:
+            if i in moe_layers:
                 per_expert = m.mlp_parameters(m.expert_intermediate)
                 routed = math.ceil(m.experts / ep_size) * per_expert if ep_size > 1 else m.experts * per_expert / tp
                 quant += routed + m.mlp_parameters(m.shared_intermediate) / tp
