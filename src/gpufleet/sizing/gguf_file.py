@@ -52,8 +52,8 @@ def _header_problem(path: Path, size: int) -> str | None:
         head = f.read(HEADER)
     if len(head) < HEADER or head[:4] != b"GGUF":
         return None  # GGUFReader says what is wrong
-    order = "big" if int.from_bytes(head[4:8], "little") & 0xFFFF == 0 else "little"  # as GGUFReader detects it
-    tensors, kvs = int.from_bytes(head[8:16], order), int.from_bytes(head[16:24], order)
+    big = int.from_bytes(head[4:8], "little") & 0xFFFF == 0  # the byte order, as GGUFReader detects it
+    tensors, kvs = (int.from_bytes(head[i : i + 8], "big" if big else "little") for i in (8, 16))
     if HEADER + tensors * MIN_TENSOR_INFO + kvs * MIN_KEY_VALUE > size:
         return f"its header counts {tensors} tensors and {kvs} metadata keys, more than its {size} bytes can hold"
     return None
