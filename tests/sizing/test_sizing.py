@@ -504,3 +504,19 @@ def test_block_fp8_through_marlin_adds_group_scales_below_89_only():
     assert (
         fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (8, 0))[0] == fit.rank_weight_bytes(v3, "bfloat16", "awq", s, (9, 0))[0]
     )
+
+
+def test_auto_dtype_runs_a_float32_checkpoint_in_16_bits():
+    """vLLM's dtype auto downcasts a float32 checkpoint to the GPU's preferred 16-bit type (vllm/config/model.py
+    _resolve_auto_dtype, "Downcast for float32 models": bfloat16 from compute capability 8.0, else float16); it was
+    sized at 4 bytes a parameter, twice what vLLM loads. An explicit --dtype float32 stays float32."""
+    from dataclasses import replace
+
+    q7 = replace(models.catalog()["Qwen/Qwen2.5-7B-Instruct"], torch_dtype="float32")
+    kinds = gpu_kinds()
+    assert fit.effective_dtype(q7, kinds["A10"], "auto") == ("bfloat16", None)
+    assert fit.effective_dtype(q7, kinds["T4"], "auto") == ("float16", None)
+    assert fit.effective_dtype(q7, kinds["A10"], "float32") == ("float32", None)
+    auto = fit.measure(q7, kinds["A10"], fit.Serving(dtype="auto", max_model_len=8192))
+    bf16 = fit.measure(models.catalog()["Qwen/Qwen2.5-7B-Instruct"], kinds["A10"], fit.Serving(max_model_len=8192))
+    assert auto.weights_gib == bf16.weights_gib

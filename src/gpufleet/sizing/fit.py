@@ -154,9 +154,11 @@ class Fit:
 
 
 def effective_dtype(model: ModelArch, gpu, dtype: str) -> tuple[str, str | None]:
-    """(dtype vLLM runs, problem or None). 'auto' takes the checkpoint's dtype; vLLM casts bf16 to fp16 below 8.0."""
+    """(dtype vLLM runs, problem or None). 'auto' takes the checkpoint's 16-bit dtype; a float32 checkpoint (or a dtype
+    it does not know) runs in the GPU's preferred 16-bit type, bfloat16 from compute capability 8.0, else float16
+    (vllm/config/model.py _resolve_auto_dtype: "Downcast for float32 models"; platforms/cuda.py supported_dtypes)."""
     if dtype == "auto":
-        chosen = model.torch_dtype if model.torch_dtype in DTYPE_BYTES else "bfloat16"
+        chosen = model.torch_dtype if model.torch_dtype in ("float16", "half", "bfloat16") else "bfloat16"
         if chosen == "bfloat16" and gpu.cc < (8, 0):
             return "float16", None
         return chosen, None
