@@ -326,7 +326,7 @@ def test_preview_notes_compute_the_reaction_time_from_the_spec(stack):
     (note,) = [n for n in registry.notes(fleet.spec.cloud, fleet.spec) if n.startswith("scaling:")]
     assert "cooldown_s 420 s" in note
     if stack == ALI:
-        assert "for 3 x 60 s = 180 s" in note and "240 s at most" in note
+        assert "for 3 x 60 s = 180 s" in note and "next report: 240 s, and CloudMonitor's report lag" in note
         # before the first data point the custom-metric tasks are INSUFFICIENT_DATA: ESS runs neither
         assert "before the first data point" in note and "INSUFFICIENT_DATA" in note
     else:
