@@ -56,6 +56,13 @@ def test_shipped_stacks_second_regions_and_a_second_fleet_coexist(project):
     # every account- or region-wide name each stack sends (roles, policies, groups, rules, schedules, functions)
     assert len(scoped) > 40
     assert {n.rule.type for n in scoped} >= {"alicloud:ram/role:Role", "tencentcloud:As/scalingGroup:ScalingGroup"}
+    # a second fleet gets its own API key (it shared gpufleet-prod-vllm-api-key with the first), the first keeps its name
+    key = {
+        s: loader.read_stack_config(s, project)[1][loader.CONFIG_KEY]["serving"]["api_key_secret"]
+        for s in loader.stack_names(project)
+    }
+    assert key["alicloud-cn-hangzhou-prod-qwen"] == "gpufleet-prod-qwen-vllm-api-key"
+    assert key["alicloud-cn-shanghai-prod"] == key["alicloud-cn-hangzhou-prod"] == "gpufleet-prod-vllm-api-key"
 
 
 def test_before_names_were_scoped_two_regions_clashed_in_the_account(project):

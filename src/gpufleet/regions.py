@@ -28,6 +28,11 @@ ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
 DEFAULT_FLEET = "llm"  # the template's fleet name (FleetSpec.name's default)
+
+
+def fleet_suffix(fleet: str) -> str:
+    """What a second fleet adds to the default fleet's names: its stack name and its API-key secret's."""
+    return f"-{fleet}" if fleet != DEFAULT_FLEET else ""
 FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
 
 
@@ -59,7 +64,7 @@ def said_problems(stack: str, cloud: str, region: str, env: str, fleet: str) -> 
     named = loader.named_triple(stack) if not name_problems(stack) else None
     if named is None or named == (cloud, region, env):
         return []
-    ours = f"{cloud}-{region}-{env}" + (f"-{fleet}" if fleet != DEFAULT_FLEET else "")
+    ours = f"{cloud}-{region}-{env}{fleet_suffix(fleet)}"
     return [
         Problem(
             ARG,
@@ -290,7 +295,7 @@ def plan(
     gpu = gpu or d["gpu"]
     if gpu not in catalog.gpu_kinds():
         raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
-    stack = name if name is not None else f"{cloud}-{region}-{env}" + (f"-{fleet}" if fleet != DEFAULT_FLEET else "")
+    stack = name if name is not None else f"{cloud}-{region}-{env}{fleet_suffix(fleet)}"
     problems = (
         name_problems(stack)
         + said_problems(stack, cloud, region, env, fleet)
@@ -338,6 +343,7 @@ def plan(
         region=region,
         env=env,
         name=fleet,
+        api_key_secret=f"gpufleet-{env}{fleet_suffix(fleet)}-vllm-api-key",  # a fleet's own key, not its neighbour's
         gpu=gpu,
         zones=chosen,
         instance_type=itype.type,
