@@ -33,6 +33,8 @@ DEFAULT_FLEET = "llm"  # the template's fleet name (FleetSpec.name's default)
 def fleet_suffix(fleet: str) -> str:
     """What a second fleet adds to the default fleet's names: its stack name and its API-key secret's."""
     return f"-{fleet}" if fleet != DEFAULT_FLEET else ""
+
+
 FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
 
 

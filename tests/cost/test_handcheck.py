@@ -101,6 +101,10 @@ def test_alibaba_spot_nodes_are_priced_over_the_pools_ess_spreads_them_on():
     assert [(l.component, l.monthly_cost) for l in on_demand] == [
         ("autoscaled node, on-demand part ecs.gn7i-c8g1.2xlarge (payg)", Decimal("13913.80"))  # 2 x 730 h x 9.53
     ]
+    # reclaimed, a spot node of any pool is replaced on demand by the cheapest type per instance (ESS compares prices
+    # per instance by default, PriceComparisonMode PricePerUnit): the 564.8810 spot hours at 9.53 = 5383.32 instead of
+    # the three spot lines' 1850.53, +3532.79 (each pool replaced by its own type on demand, 9.53, 10.0905 and 13.3047, made it +4349.08)
+    assert e.scenarios["spot_fallback"].total.value - e.monthly_total == Decimal("3532.79")
 
 
 def test_fewer_spot_pools_than_types_are_the_cheapest_by_spot_price():

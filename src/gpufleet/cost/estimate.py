@@ -403,11 +403,13 @@ def _price_lines(
                 free.append((token, res["name"], why))
             continue
         for comp in fn(res, ctx):
-            billing, cap, note = comp.billing, comp.price_cap, comp.note
+            billing, cap, note, key = comp.billing, comp.price_cap, comp.note, comp.price_key
             if spot_as_payg and billing == "spot":
-                billing, cap = "payg", None
-                note = _note(note, "spot node reclaimed: replaced at pay-as-you-go")
-            row = cat.get(comp.price_key, billing)
+                billing, cap, key = "payg", None, comp.replaced_by or key
+                note = _note(
+                    note, "spot node reclaimed: replaced at pay-as-you-go" + (f" by {key}" if key != comp.price_key else "")
+                )
+            row = cat.get(key, billing)
             unit = row.unit if row else "-"
             price = row.price if row else None
             low, high, is_stale = row_spread_and_staleness(row, today) if row else (None, None, False)
@@ -416,7 +418,7 @@ def _price_lines(
                 note = _note(note, f"spot price limit {cap} below the catalog's {price}")
                 price = cap
                 low, high = min(low, cap) if low is not None else cap, cap  # the limit is the most that is paid
-            d = _discount(discounts, comp.price_key, billing) if price is not None else None
+            d = _discount(discounts, key, billing) if price is not None else None
             if d is not None and price is not None:  # d is None without a price
                 price = price * d.factor
                 low = None if low is None else low * d.factor
@@ -427,7 +429,7 @@ def _price_lines(
                 cost = Decimal("0.00")  # nothing used: nothing to pay, whatever the price
                 note = _note(note, "quantity 0: no charge although the price is unknown")
             if row is None:
-                note = _note(note, f"no catalog row {comp.price_key} ({billing})")
+                note = _note(note, f"no catalog row {key} ({billing})")
             lines.append(
                 Line(
                     token,
@@ -439,7 +441,7 @@ def _price_lines(
                     cost,
                     comp.category,
                     quality,
-                    comp.price_key,
+                    key,
                     billing,
                     row.source if row else "",
                     row.as_of if row else "",

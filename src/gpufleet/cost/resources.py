@@ -49,6 +49,7 @@ class CostComponent:
     bound: Decimal | None = None  # the most monthly_quantity can be when it is unknown (a declared cap), see bound_how
     bound_how: str = ""
     shared_id: str = ""  # with `shared`: what the stacks share (a bucket's or secret's name); "" = one per cloud/region
+    replaced_by: str = ""  # a spot node's item when it is reclaimed and replaced at pay-as-you-go; "" = price_key
 
 
 def bandwidth_cap_gb(mbps) -> Decimal:
@@ -136,8 +137,18 @@ def node_components(
     hours = billing in ("payg", "spot")
     qty = nodes * HOURS_PER_MONTH if hours else nodes
     types = pool or (itype,)
-    out = [
-        CostComponent(f"{kind} {t} ({billing})", qty / len(types), f"instance/{t}", billing, COMPUTE, note, cap) for t in types
+    out = [  # a reclaimed spot node of any pool is replaced by itype, the cheapest on demand (ESS's default per-instance price)
+        CostComponent(
+            f"{kind} {t} ({billing})",
+            qty / len(types),
+            f"instance/{t}",
+            billing,
+            COMPUTE,
+            note,
+            cap,
+            replaced_by=f"instance/{itype}",
+        )
+        for t in types
     ]
     disk_billing = "payg" if hours else billing
     for label, (category, level, size, key) in zip(_disk_labels(len(disks)), disks):
