@@ -152,7 +152,7 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
         nodes = (sum((l.monthly_quantity or Decimal(0) for l in gpus), Decimal(0)) / one).quantize(Decimal("0.01"))
         lines = [*node, *(l for l in mine if l.category != COMPUTE)]
         complete = all(l.monthly_cost is not None for l in lines)
-        share = {id(l): Decimal(1) if l in node else 1 / nodes for l in lines}
+        share = {id(l): Decimal(1) if any(l is x for x in node) else 1 / nodes for l in lines}
         return NodeMonth(
             billing,
             money(sum((l.monthly_cost * share[id(l)] for l in lines if l.monthly_cost is not None), Decimal(0)))

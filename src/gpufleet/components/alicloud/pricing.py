@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from gpufleet.cost import catalog
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.derive import DeriveContext
 from gpufleet.cost.resources import (
@@ -106,8 +107,6 @@ def _spot_pool(inputs: dict, group: dict, ctx: PricingContext) -> tuple[str, ...
     pools = int(group.get("spotInstancePools") or 1)
     if pools >= len(types):
         return tuple(types)
-    from gpufleet.cost import catalog
-
     rows = catalog.load("alicloud", ctx.region)
 
     def spot_price(itype: str) -> Decimal:
