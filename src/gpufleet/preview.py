@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet import mockengine, validation
+from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import loader
 
 SECRET = mockengine.SECRET
@@ -42,8 +43,6 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
     if not main.is_file():  # a project made by hand (Pulumi.yaml, stacks/ and `region new`) may lack it
-        from gpufleet.errors import Problem, UserError
-
         raise UserError(
             [
                 Problem(
@@ -92,7 +91,6 @@ def require_contract(fleet: loader.Fleet, inventory: Inventory) -> Inventory:
     """The provider contract (gpufleet/contract.py) on what the program declared: a broken rule is a problem on the
     spec field that leads to the value, with the rule's citation (exit 2; `pulumi up` would have been refused)."""
     from gpufleet import clock, contract
-    from gpufleet.errors import Problem, UserError
 
     violations = contract.check_inventory(inventory.resources, clock.now(), fleet.spec.cloud)
     if violations:
