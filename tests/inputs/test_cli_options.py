@@ -177,3 +177,27 @@ def test_plan_scaling_refuses_an_output_over_its_trace(tmp_path, capsys):
     words = ["plan", "scaling", "-s", "alicloud-cn-hangzhou-prod", "--trace", str(trace), "--qps-per-node", "2"]
     r = run_cli([*words, "--format", "json", "-o", str(trace)], capsys)
     assert r.code == 2 and "is an input of this command" in r.err and trace.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["preview", "--stack", DEV, "-o", ""], "'-o' / '--output'"),
+        (["cost", "estimate", "--stack", DEV, "--format", "json", "-o", "  "], "'-o' / '--output'"),
+        (["cost", "reconcile", "--stack", DEV, "--bill", ""], "'--bill'"),
+        (["image", "render", "-r", "cuda13-vllm", "--out-dir", ""], "'--out-dir' / '--out'"),
+    ],
+)
+def test_an_empty_path_is_refused_naming_the_option(tmp_path, monkeypatch, capsys, argv, flag):
+    """Path("") is "." (the current folder): -o "" was refused as "a folder" and a file option read the folder."""
+    monkeypatch.chdir(ROOT)
+    before = sorted(p.name for p in ROOT.iterdir())
+    r = run_cli(argv, capsys)
+    assert r.code == 2, r.text
+    assert f"Invalid value for {flag}: is empty: give a path" in r.err
+    assert sorted(p.name for p in ROOT.iterdir()) == before
+
+
+def test_the_path_parser_passes_a_default_path_through():
+    assert options.path(Path("~/.ssh/known_hosts")) == Path("~/.ssh/known_hosts")
+    assert options.path("-") == Path("-")

@@ -202,7 +202,11 @@ def diff_cmd(
         metavar="NAME|PATH",
     ),
     baseline: Path | None = typer.Option(
-        None, "--baseline", help="A = a saved `gpufleet cost estimate --format json -o FILE.json`", metavar="FILE.json"
+        None,
+        "--baseline",
+        parser=options.path,
+        help="A = a saved `gpufleet cost estimate --format json -o FILE.json`",
+        metavar="FILE.json",
     ),
     usage_file: str | None = typer.Option(None, "--usage", help="usage profile YAML for the stacks priced now"),
     fmt: str = options.fmt(DIFF_FORMATS),
@@ -276,7 +280,11 @@ TOKEN_FORMATS = ("table", "json")
 def tokens_cmd(
     stack: str = options.stack(),
     from_loadtest: Path = typer.Option(
-        ..., "--from-loadtest", metavar="FILE", help="a result file of `gpufleet loadtest --save-json FILE` (or --json -o FILE)"
+        ...,
+        "--from-loadtest",
+        metavar="FILE",
+        parser=options.path,
+        help="a result file of `gpufleet loadtest --save-json FILE` (or --json -o FILE)",
     ),
     utilization: str = typer.Option(
         "0.3,0.5,0.8",
@@ -520,7 +528,9 @@ def _report_table(buf, out, r) -> None:
 @cost_app.command("budget")
 def budget_cmd(
     by: str = typer.Option("team", "--by", metavar="TAG", help="the tag the budgets are per: team | cost-center"),
-    budgets_file: Path = typer.Option(..., "--budgets", metavar="FILE", help="YAML: budgets: {TEAM: monthly amount}"),
+    budgets_file: Path = typer.Option(
+        ..., "--budgets", metavar="FILE", parser=options.path, help="YAML: budgets: {TEAM: monthly amount}"
+    ),
     allocate_by: str = typer.Option("evenly", "--allocate", metavar="RULE", help="shared costs: evenly | node-hours"),
     allow_unpriced: bool = typer.Option(
         False, "--allow-unpriced", help="check a team's lower bound when one of its lines has no price"
@@ -567,7 +577,9 @@ def budget_cmd(
 @cost_app.command("reconcile")
 def reconcile_cmd(
     stack: str = options.stack(),
-    bill: Path = typer.Option(..., "--bill", metavar="FILE", help="the cloud's billing-detail CSV (Alibaba or Tencent export)"),
+    bill: Path = typer.Option(
+        ..., "--bill", metavar="FILE", parser=options.path, help="the cloud's billing-detail CSV (Alibaba or Tencent export)"
+    ),
     month: str | None = typer.Option(
         None, "--month", metavar="YYYY-MM", help="the billing cycle to reconcile (needed when the bill spans several)"
     ),

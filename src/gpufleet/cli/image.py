@@ -224,8 +224,10 @@ def build(
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
     port: int = typer.Option(22, "--port", "-p", min=1, max=65535, help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
-    key: Path | None = typer.Option(None, "--key", "-k", help="private key file"),
-    known_hosts: Path = typer.Option(Path("~/.ssh/known_hosts"), "--known-hosts", help="host keys to verify against"),
+    key: Path | None = typer.Option(None, "--key", "-k", parser=options.path, help="private key file"),
+    known_hosts: Path = typer.Option(
+        Path("~/.ssh/known_hosts"), "--known-hosts", parser=options.path, help="host keys to verify against"
+    ),
     accept_new_host_key: bool = typer.Option(
         False, "--accept-new-host-key", help="record the key of a host not yet in --known-hosts (a fresh builder)"
     ),
@@ -241,6 +243,7 @@ def build(
     manifest_out: Path | None = typer.Option(
         None,
         "--manifest-out",
+        parser=options.path,
         help="where to save the manifest read back from the host; default build/images/<recipe>-<host>.manifest.json",
     ),
 ) -> None:
@@ -331,7 +334,12 @@ def build(
 def render_cmd(
     recipe: str = typer.Option(..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file"),
     out_dir: Path = typer.Option(
-        ..., "--out-dir", "--out", help="folder for <nn>-<step>.<phase>.sh (created; --out is the old spelling)", metavar="DIR"
+        ...,
+        "--out-dir",
+        "--out",
+        parser=options.path,
+        help="folder for <nn>-<step>.<phase>.sh (created; --out is the old spelling)",
+        metavar="DIR",
     ),
 ) -> None:
     """Write a recipe's rendered step scripts (what the builder runs), e.g. for review or shellcheck.
@@ -544,10 +552,14 @@ def lock_record(
     recipe: str = typer.Option(
         ..., "--recipe", "-r", autocompletion=options.complete_recipe, help="recipe name or file that was built"
     ),
-    manifest: Path = typer.Option(..., "--manifest", "-m", help="the manifest `image build` brought back"),
+    manifest: Path = typer.Option(..., "--manifest", "-m", parser=options.path, help="the manifest `image build` brought back"),
     image: list[str] | None = typer.Option(None, "--image", help="CLOUD/REGION=IMAGE_ID, repeatable"),
-    outputs: Path | None = typer.Option(None, "--outputs", help="`pulumi stack output --json` of the images stack"),
-    lock_file: Path | None = typer.Option(None, "--lock", help="the lock file to update; default: images/lock.json"),
+    outputs: Path | None = typer.Option(
+        None, "--outputs", parser=options.path, help="`pulumi stack output --json` of the images stack"
+    ),
+    lock_file: Path | None = typer.Option(
+        None, "--lock", parser=options.path, help="the lock file to update; default: images/lock.json"
+    ),
 ) -> None:
     """Lock a finished build: its image id in every region of the recipe, its pins and manifest digest.
 

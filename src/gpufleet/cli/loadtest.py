@@ -125,6 +125,7 @@ def loadtest_cmd(
         None,
         "--save-json",
         metavar="FILE",
+        parser=options.path,
         help="also write the result JSON here, whatever --format prints (for plan capacity / cost tokens --from-loadtest)",
     ),
 ) -> None:

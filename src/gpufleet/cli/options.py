@@ -146,7 +146,15 @@ def json_alias() -> Any:
 
 
 def output(help: str = "write the --format output to this file instead of standard output ('-' = standard output)") -> Any:
-    return typer.Option(None, "-o", "--output", help=help, metavar="FILE")
+    return typer.Option(None, "-o", "--output", help=help, metavar="FILE", parser=path)
+
+
+def path(value: str | Path) -> Path:
+    """The parser of every file and folder option: a path, but not an empty one (Path("") is ".", the current folder,
+    which -o would refuse as "a folder" and a file option would read as one)."""
+    if not str(value).strip():
+        raise typer.BadParameter("is empty: give a path")
+    return Path(value)
 
 
 def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | None) -> tuple[Path | str | None, ...]:

@@ -302,7 +302,7 @@ def capacity_cmd(
     peak_qps: float = options.real(..., "--peak-qps", help="requests per second at the busiest time"),
     qps_per_node: float | None = options.real(None, "--qps-per-node", help="requests per second one node sustains"),
     from_loadtest: Path | None = typer.Option(
-        None, "--from-loadtest", help="a result file written by `gpufleet loadtest --save-json FILE`"
+        None, "--from-loadtest", parser=options.path, help="a result file written by `gpufleet loadtest --save-json FILE`"
     ),
     redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
     stack: str | None = options.stack(
@@ -362,13 +362,14 @@ def scaling_cmd(
     trace_file: Path | None = typer.Option(
         None,
         "--trace",
+        parser=options.path,
         help="CSV (header: time,requests_per_s[,prompt_tokens,output_tokens]) or JSON rows; time ISO 8601 with a zone or seconds",
     ),
     profile: str | None = typer.Option(
         None, "--profile", help="without --trace: day (a business day, the default), step (5x for an hour) or spike"
     ),
     from_loadtest: Path | None = typer.Option(
-        None, "--from-loadtest", help="per-node capacity: the knee of `gpufleet loadtest --save-json FILE`"
+        None, "--from-loadtest", parser=options.path, help="per-node capacity: the knee of `gpufleet loadtest --save-json FILE`"
     ),
     qps_per_node: float | None = options.real(
         None, "--qps-per-node", help="per-node capacity as plan capacity takes it (instead of --from-loadtest)"
