@@ -186,6 +186,9 @@ def test_plan_scaling_refuses_an_output_over_its_trace(tmp_path, capsys):
         (["cost", "estimate", "--stack", DEV, "--format", "json", "-o", "  "], "'-o' / '--output'"),
         (["cost", "reconcile", "--stack", DEV, "--bill", ""], "'--bill'"),
         (["image", "render", "-r", "cuda13-vllm", "--out-dir", ""], "'--out-dir' / '--out'"),
+        (["cost", "estimate", "--stack", DEV, "--usage", ""], "'--usage'"),  # was read as "no usage file"
+        (["cost", "compare", "--stack", DEV, "--discounts", ""], "'--discounts'"),
+        (["rollout", "step", "--stack", DEV, "--prompts", ""], "'--prompts'"),
     ],
 )
 def test_an_empty_path_is_refused_naming_the_option(tmp_path, monkeypatch, capsys, argv, flag):

@@ -47,10 +47,18 @@ def _registered_clouds() -> tuple[str, ...]:
 def estimate_cmd(
     stack: str = options.stack(),
     usage_file: str | None = typer.Option(
-        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
+        None,
+        "--usage",
+        metavar="FILE",
+        parser=options.file_name,
+        help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
     ),
     discounts_file: str | None = typer.Option(
-        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+        None,
+        "--discounts",
+        metavar="FILE",
+        parser=options.file_name,
+        help="negotiated rates: discounts: [{match, billing, factor}]",
     ),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
@@ -137,10 +145,18 @@ def compare_cmd(
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
     usage_file: str | None = typer.Option(
-        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
+        None,
+        "--usage",
+        metavar="FILE",
+        parser=options.file_name,
+        help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
     ),
     discounts_file: str | None = typer.Option(
-        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+        None,
+        "--discounts",
+        metavar="FILE",
+        parser=options.file_name,
+        help="negotiated rates: discounts: [{match, billing, factor}]",
     ),
     currency: str | None = typer.Option(
         None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
@@ -208,7 +224,9 @@ def diff_cmd(
         help="A = a saved `gpufleet cost estimate --format json -o FILE.json`",
         metavar="FILE.json",
     ),
-    usage_file: str | None = typer.Option(None, "--usage", help="usage profile YAML for the stacks priced now"),
+    usage_file: str | None = typer.Option(
+        None, "--usage", parser=options.file_name, help="usage profile YAML for the stacks priced now"
+    ),
     fmt: str = options.fmt(DIFF_FORMATS),
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),
@@ -303,10 +321,18 @@ def tokens_cmd(
         None, "--redundancy", metavar="N", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity (default 1)"
     ),
     usage_file: str | None = typer.Option(
-        None, "--usage", metavar="FILE", help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)"
+        None,
+        "--usage",
+        metavar="FILE",
+        parser=options.file_name,
+        help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
     ),
     discounts_file: str | None = typer.Option(
-        None, "--discounts", metavar="FILE", help="negotiated rates: discounts: [{match, billing, factor}]"
+        None,
+        "--discounts",
+        metavar="FILE",
+        parser=options.file_name,
+        help="negotiated rates: discounts: [{match, billing, factor}]",
     ),
     fmt: str = options.fmt(TOKEN_FORMATS),
     as_json: bool = options.json_alias(),

@@ -152,9 +152,14 @@ def output(help: str = "write the --format output to this file instead of standa
 def path(value: str | Path) -> Path:
     """The parser of every file and folder option: a path, but not an empty one (Path("") is ".", the current folder,
     which -o would refuse as "a folder" and a file option would read as one)."""
-    if not str(value).strip():
+    return Path(file_name(str(value)))
+
+
+def file_name(value: str) -> str:
+    """The parser of a file option kept as text (--usage, --discounts): not empty, which read as "not given"."""
+    if not value.strip():
         raise typer.BadParameter("is empty: give a path")
-    return Path(value)
+    return value
 
 
 def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | None) -> tuple[Path | str | None, ...]:

@@ -421,11 +421,14 @@ O_CANDIDATE_URL = _url("--candidate-url", CANDIDATE_URL)
 O_CURRENT_METRICS = _url("--current-metrics-url", "the current group's " + METRICS_URL, required=False)
 O_CANDIDATE_METRICS = _url("--candidate-metrics-url", "the candidate group's " + METRICS_URL, required=False)
 O_KEY_ENV = typer.Option(None, "--api-key-env", metavar="NAME", help="NAME of the environment variable holding the API key")
-O_KEY_FILE = typer.Option(None, "--api-key-file", metavar="FILE", help="a file holding the API key (never printed)")
+O_KEY_FILE = typer.Option(
+    None, "--api-key-file", metavar="FILE", parser=options.path, help="a file holding the API key (never printed)"
+)
 O_PROMPTS = typer.Option(
     None,
     "--prompts",
     metavar="FILE",
+    parser=options.path,
     help="your answer-regression prompts (YAML or .jsonl), added to the shipped set (default: rollout.gates.answers.prompts)",
 )
 O_CONCURRENCY = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load")
