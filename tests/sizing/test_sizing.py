@@ -2,6 +2,7 @@
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,33 @@ def test_72b_fp16_on_one_t4_fails_validation_with_why_and_what_to_change():
         and "To fix:" in problem.message
         and "gpu.count" in problem.message
     )
+
+
+def test_a_dtype_the_kernels_refuse_gets_the_dtype_or_format_that_fits_not_another_gpu():
+    # AWQ with bfloat16 on an A100: vLLM refuses the dtype, and the fix is dtype float16 (or awq_marlin), each checked;
+    # the advice was "no single change fits; the smallest that does: 1x T4", which did not say float16 (and a T4
+    # with the stack's bfloat16 is refused too)
+    arch, a100 = models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["A100-40G"]
+    s = fit.Serving(dtype="bfloat16", quantization="awq", max_model_len=4096, max_num_seqs=16)
+    r = fit.fit(arch, a100, s, KINDS)
+    assert not r.fits and r.advice == [
+        "use dtype float16 (what the awq kernels take) and it fits",
+        "quantization awq_marlin takes bfloat16 and fits",
+    ]
+    assert fit.fit(arch, a100, replace(s, dtype="float16"), KINDS).fits
+    assert fit.fit(arch, a100, replace(s, quantization="awq_marlin"), KINDS).fits
+
+
+def test_bfloat16_on_an_older_gpu_is_advised_alone_only_when_it_is_enough():
+    # 72B in bfloat16 on a T4: float16 is needed but far from enough; the advice was only "use dtype float16 (or
+    # auto)". Now the combination that fits, with the dtype it needs.
+    arch, t4 = models.lookup("Qwen/Qwen2.5-72B-Instruct"), KINDS["T4"]
+    r = fit.fit(arch, t4, fit.Serving(dtype="bfloat16", max_model_len=4096), KINDS)
+    assert not r.fits and len(r.advice) == 1 and "no single change fits" in r.advice[0] and "dtype float16" in r.advice[0]
+    small = models.lookup("Qwen/Qwen2.5-7B-Instruct")
+    s = fit.Serving(dtype="bfloat16", quantization="awq", max_model_len=4096, max_num_seqs=16)
+    assert fit.fit(small, t4, s, KINDS).advice == ["use dtype float16 (or auto) and it fits"]
+    assert fit.fit(small, t4, replace(s, dtype="float16"), KINDS).fits
 
 
 def test_advice_names_only_node_sizes_the_cloud_sells():

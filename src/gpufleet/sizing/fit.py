@@ -726,8 +726,17 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
     def ok(**changes) -> bool:
         return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits
 
-    if r.problems and any("Bfloat16 is only supported" in p for p in r.problems):
-        out.append("use dtype float16 (or auto)")
+    if any("Bfloat16 is only supported" in p for p in r.problems):
+        if ok(dtype="float16"):  # not enough alone: the combination below says float16 with what else it needs
+            out.append("use dtype float16 (or auto) and it fits")
+    elif act_dtype_problem(s.quantization, s.dtype):  # the format's kernels refuse the dtype: name the change that fits
+        assert s.quantization is not None
+        taken = next((d for d in formats()[s.quantization]["act_dtypes"] if ok(dtype=d)), None)
+        if taken is not None:
+            out.append(f"use dtype {taken} (what the {s.quantization} kernels take) and it fits")
+        marlin = f"{s.quantization}_marlin"
+        if marlin in formats() and not _quant_problem(marlin, gpu) and ok(quantization=marlin):
+            out.append(f"quantization {marlin} takes {s.dtype} and fits")
     if any("held by other processes" in p for p in r.problems):
         most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
         util = next((u for u in _lower_utilizations(most) if ok(gpu_memory_utilization=u)), None)
@@ -805,11 +814,12 @@ def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, s
                     continue
                 dtype = "float16" if s.dtype == "bfloat16" and (kind.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype
                 if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
-                    options.append((kind.memory_gib * n, n, kind.name, q))
+                    options.append((kind.memory_gib * n, n, kind.name, q, dtype))
     if not options:
         return "no GPU node size in the catalog (up to 8 GPUs) fits this model with these settings"
-    _, n, name, q = min(options, key=lambda o: (o[0], o[1], o[3] is not None))
+    _, n, name, q, dtype = min(options, key=lambda o: (o[0], o[1], o[3] is not None))
     return (
         f"no single change fits; the smallest that does: {n}x {name} (gpu.kind {name}, gpu.count {n}, tensor_parallel_size {n})"
         + (f" with a 4-bit {q.upper()} checkpoint" if q and q != s.quantization else "")
+        + (f", dtype {dtype}" if dtype != s.dtype else "")
     )
