@@ -321,3 +321,23 @@ def test_a_recipe_named_twice_is_checked_once(capsys):
 
     r = run_cli(["image", "check", "-r", "cuda13-vllm", "-r", "cuda13-vllm", "--json"], capsys)
     assert r.code == 0 and [x["recipe"] for x in json.loads(r.out)["recipes"]] == ["cuda13-vllm"], r.text
+
+
+@pytest.mark.parametrize("template", ["nope", "apt_repo", "../templates/apt_repos"])
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+def test_a_step_template_that_does_not_exist_is_named_not_a_traceback(capsys, tmp_path, template, command):
+    doc = yaml.safe_load(SHIPPED.read_text())
+    path = variant(tmp_path, steps=[{**doc["steps"][0], "template": template}, *doc["steps"][1:]])
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    refused(r, str(path), "recipe.steps.0.template", f"no template {template}.sh.j2 in", "apt_repos")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_step_name_twice_and_a_missing_pin_name_their_field(capsys, tmp_path):
+    doc = yaml.safe_load(SHIPPED.read_text())
+    pins = {k: v for k, v in doc["pins"].items() if k != "vllm"}
+    path = variant(tmp_path, pins=pins, steps=[doc["steps"][0], *doc["steps"]])
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, f"{path}: recipe.steps: step names repeat: apt-repos", f"{path}: recipe.pins: missing vllm")
+    assert "recipe.:" not in r.err

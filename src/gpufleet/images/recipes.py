@@ -13,7 +13,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -204,20 +213,19 @@ class Recipe(Strict):
 
     @field_validator("pins")
     @classmethod
-    def _pins(cls, v: dict[str, str]) -> dict[str, str]:
+    def _pins(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        missing = [k for k in REQUIRED_PINS if not v.get(k)]
+        if info.data.get("gpus") and missing:  # gpus is read before pins (field order)
+            raise ValueError(f"missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})")
         return {k: str(x) for k, x in v.items()}
 
-    @model_validator(mode="after")
-    def _gpu_pins(self):
-        missing = [k for k in REQUIRED_PINS if not self.pins.get(k)]
-        if self.gpus and missing:
-            raise ValueError(
-                f"pins: missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})"
-            )
-        names = [s.name for s in self.steps]
+    @field_validator("steps")
+    @classmethod
+    def _step_names(cls, v: list[Step]) -> list[Step]:
+        names = [s.name for s in v]
         if len(set(names)) != len(names):
             raise ValueError(f"step names repeat: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
-        return self
+        return v
 
     @property
     def cuda_major(self) -> int:
@@ -230,6 +238,29 @@ class Recipe(Strict):
 
     def step(self, name: str) -> Step:
         return next(s for s in self.steps if s.name == name)
+
+    def template_folders(self) -> list[Path]:
+        """Where the steps' templates are looked up, in order: the recipe's own `templates` folder (relative to its
+        file), then the shipped images/templates/."""
+        folders = []
+        if self.templates:
+            base = Path(self.file).parent if Path(self.file).is_absolute() else (RECIPES.parent.parent / self.file).parent
+            folders.append((base / self.templates).resolve())
+        return [*folders, gateway.TEMPLATES]
+
+    def template_problems(self) -> list[tuple[str, str]]:
+        """(field path, message) for each step whose template is in none of the template folders (a name with a '..'
+        part is in none: Jinja2 refuses to leave its folders)."""
+        folders = self.template_folders()
+        known = sorted({p.name.removesuffix(".sh.j2") for f in folders for p in f.glob("*.sh.j2")})
+        return [
+            (
+                f"recipe.steps.{i}.template",
+                f"no template {s.template}.sh.j2 in {' or '.join(map(str, folders))}" + did_you_mean(s.template, known),
+            )
+            for i, s in enumerate(self.steps)
+            if ".." in s.template.split("/") or not any(os.path.isfile(f / f"{s.template}.sh.j2") for f in folders)
+        ]
 
 
 def recipe_names() -> list[str]:
@@ -278,10 +309,12 @@ def _load(path_str: str, name: str) -> Recipe:
         recipe = Recipe.model_validate({**raw, "file": shown})
     except ValidationError as exc:
         raise UserError(
-            [Problem(shown, "recipe." + ".".join(map(str, e["loc"])), inputs.model_error(e)) for e in exc.errors()]
+            [Problem(shown, ".".join(["recipe", *map(str, e["loc"])]), inputs.model_error(e)) for e in exc.errors()]
         ) from None
     if path.parent == RECIPES and recipe.name != path.stem:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
+    if missing := recipe.template_problems():
+        raise UserError([Problem(shown, where, why) for where, why in missing])
     return recipe
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from gpufleet.images.recipes import RECIPES, Recipe
+from gpufleet.images.recipes import Recipe
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -37,13 +37,8 @@ def _shell_indent(text: str, width: int) -> str:
 
 
 def environment(recipe: Recipe) -> jinja2.Environment:
-    folders = []
-    if recipe.templates:
-        base = Path(recipe.file).parent if Path(recipe.file).is_absolute() else (RECIPES.parent.parent / recipe.file).parent
-        folders.append(str((base / recipe.templates).resolve()))
-    folders.append(str(TEMPLATES))
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folders),
+        loader=jinja2.FileSystemLoader([str(f) for f in recipe.template_folders()]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
