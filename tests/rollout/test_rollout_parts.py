@@ -287,6 +287,10 @@ def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_an
         ({"step": 3}, "step: 3 is not an index into steps (a whole number -1 to 2)"),
         ({"steps": [0, "5"]}, "steps.1: Input should be a valid integer, got text '5'"),
         ({"steps": [0, 500]}, "steps.1: Input should be less than or equal to 100"),
+        ({"steps": [0, 50, 5, 100]}, "steps: [0, 50, 5, 100] is not a list of increasing percentages 0-100"),  # 25 -> 100
+        ({"steps": [0, 5, 50]}, "steps: [0, 5, 50] must end at 100"),
+        ({"strategy": "yolo"}, "strategy: Input should be 'canary' or 'blue_green'"),
+        ({"stack": "other"}, "stack: is 'other': the rollout of another stack than s"),  # a copy of another's state
         ({"status": "done"}, "status: Input should be 'rolling', 'promoted', 'rolled_back', 'aborted' or 'finished'"),
         ({"in_progress": "x"}, "in_progress: Input should be a mapping, got text 'x'"),
         ({"awaiting_deploy": {"change": {"kind": "weight"}, "commands": []}}, "awaiting_deploy.change: a weight change needs"),

@@ -142,3 +142,40 @@ def test_a_rolled_back_candidate_must_be_given_a_size_before_starting_again(tmp_
     assert rollout_of(path)["candidate"]["replicas"] == {"min": 0, "max": 8, "desired": 0}
     with pytest.raises(UserError, match="is 0 nodes"):
         runner.start(context(path))
+
+
+@pytest.mark.parametrize(
+    "edits, said",
+    [
+        ([("candidate_weight: 5 ", "candidate_weight: 25 ")], "candidate_weight: is 25 %, but the rollout recorded"),
+        (
+            [("phase: rolling", "phase: promoted"), ("candidate_weight: 5 ", "candidate_weight: 100 ")],
+            "phase: is promoted, but the rollout recorded",
+        ),
+    ],
+    ids=["weight", "phase"],
+)
+def test_a_stack_file_edited_away_from_the_recorded_step_is_refused_before_measuring(tmp_path, edits, said):
+    """The stack file's weight changed by hand between two commands was not noticed: `step` measured the gates "before"
+    the next step of the state file and wrote it over the hand edit (a canary at 25 % by hand, reported at 5 %)."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)  # the stack file at 5 %, its deploy awaited
+    text = edited = path.read_text()
+    for old, new in edits:
+        assert old in edited
+        edited = edited.replace(old, new)
+    path.write_text(edited)
+    state_file = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+
+    def measured():
+        raise AssertionError("measured the gates of a stack file that is not where the rollout is")
+
+    for call in (runner.step, runner.promote):
+        with pytest.raises(UserError, match=f"rollout.{said}.* is rolling at 5 %.*set it back"):
+            call(context(path), measured)  # takes the 5 % deploy as done, then refuses
+        st = json.loads(state_file.read_text())
+        assert (st["step"], st["awaiting_deploy"], st["in_progress"], len(st["history"])) == (1, None, None, 1)
+    path.write_text(text)
+    runner.step(context(path), passing)
+    assert rollout_of(path)["candidate_weight"] == 25  # set back: the rollout goes on

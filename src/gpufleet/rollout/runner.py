@@ -266,6 +266,28 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
     return st
 
 
+def _declared_as_recorded(run: Run, st: State) -> None:
+    """Refuse (before measuring or writing anything) a stack file whose rollout is not where the state file recorded it:
+    a hand edit between two commands would have the gates measured before a step the file does not hold, and the
+    report name a weight that is not the one declared."""
+    r = run.ctx.rollout
+    declared = (r.phase, 100 if r.phase == "promoted" else r.candidate_weight)
+    if declared == ("rolling", st.weight):
+        return
+    field, value = ("phase", r.phase) if r.phase != "rolling" else ("candidate_weight", f"{r.candidate_weight} %")
+    raise UserError(
+        [
+            Problem(
+                run.ctx.shown,
+                f"gpufleet:fleet.rollout.{field}",
+                f"is {value}, but the rollout recorded in {run.state_path.name} is rolling at {st.weight} % (steps "
+                f"{' → '.join(map(str, st.steps))}): set it back to phase rolling, candidate_weight {st.weight} (the "
+                f"weight deployed), or roll back with `gpufleet rollout abort --stack {run.ctx.stack_arg}`",
+            )
+        ]
+    )
+
+
 def _finish_report(run: Run) -> dict:
     st = run.state
     if st is not None:
@@ -332,6 +354,7 @@ def step(ctx: Context, measure: Measure) -> dict:
         st = _require_state(run, ("rolling",))
         if st is None:  # _require_state returns only a rolling state
             return _finish_report(run)
+        _declared_as_recorded(run, st)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
             run.note(
@@ -348,6 +371,7 @@ def promote(ctx: Context, measure: Measure) -> dict:
         st = _require_state(run, ("rolling",))
         if st is None:  # _require_state returns only a rolling state
             return _finish_report(run)
+        _declared_as_recorded(run, st)
         if st.step != len(st.steps) - 1:
             raise UserError(
                 [

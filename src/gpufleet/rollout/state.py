@@ -34,6 +34,7 @@ from pydantic import (
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
+from gpufleet.stacks.spec import Strategy, steps_problem
 
 VERSION = 1
 ACTIVE = ("rolling", "promoted")  # a rollout in one of these blocks a new `rollout start`
@@ -110,6 +111,8 @@ def load(path: Path) -> State | None:
         raise UserError([Problem(shown, "version", f"is not {VERSION}: a state file of another gpufleet version")])
     if problems := shape_problems(raw):
         raise UserError([Problem(shown, field, f"{why}; {FIX}") for field, why in problems])
+    if raw["stack"] != (mine := path.name.removeprefix(".rollout-").removesuffix(".json")):
+        raise UserError([Problem(shown, "stack", f"is {raw['stack']!r}: the rollout of another stack than {mine}; {FIX}")])
     return State(
         stack=raw["stack"],
         strategy=raw["strategy"],
@@ -220,7 +223,7 @@ class _Measurement(_Shape):  # one entry of the history (runner.Run.gate): what 
 
 class _StateFile(_Shape):
     stack: str
-    strategy: str
+    strategy: Strategy
     started_at: str
     started_by: str | None = None
     status: Status
@@ -231,6 +234,13 @@ class _StateFile(_Shape):
     retire_after: Zoned | None = None
     reason: str | None = None
     history: list[_Measurement] | None = None
+
+    @field_validator("steps")
+    @classmethod
+    def _a_plan(cls, v: list[int]) -> list[int]:
+        if why := steps_problem(v):
+            raise ValueError(why)
+        return v
 
     @field_validator("step")
     @classmethod

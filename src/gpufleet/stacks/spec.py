@@ -750,6 +750,16 @@ RolloutPhase = Literal["rolling", "promoted"]
 DEFAULT_STEPS: dict[str, tuple[int, ...]] = {"canary": (0, 5, 25, 50, 100), "blue_green": (0, 100)}
 
 
+def steps_problem(v: list[int]) -> str | None:
+    """Why `v` cannot be a rollout's traffic steps (the spec's `rollout.steps`, the plan a state file records); None
+    when it can."""
+    if not v or any(not 0 <= s <= 100 for s in v) or any(a >= b for a, b in zip(v, v[1:])):
+        return f"{v} is not a list of increasing percentages 0-100 (e.g. [0, 5, 25, 50, 100])"
+    if v[-1] != 100:
+        return f"{v} must end at 100: the last step sends every request to the candidate"
+    return None
+
+
 def _label(v: str | None) -> str | None:
     if v is not None and not LABEL.match(v):
         raise ValueError(
@@ -818,12 +828,8 @@ class Rollout(Strict):
     @field_validator("steps")
     @classmethod
     def _steps(cls, v: list[int] | None) -> list[int] | None:
-        if v is None:
-            return v
-        if not v or any(not 0 <= s <= 100 for s in v) or any(a >= b for a, b in zip(v, v[1:])):
-            raise ValueError(f"{v} is not a list of increasing percentages 0-100 (e.g. [0, 5, 25, 50, 100])")
-        if v[-1] != 100:
-            raise ValueError(f"{v} must end at 100: the last step sends every request to the candidate")
+        if v is not None and (why := steps_problem(v)):
+            raise ValueError(why)
         return v
 
     @field_validator("retire_after")
