@@ -70,6 +70,11 @@ def test_done_phase_keeps_only_images(tmp_path):
         ({"instance_type": "ecs.gn6v-c8g1.2xlarge"}, "which recipe cuda13-vllm does not serve"),
         ({"instance_type": "ecs.gn7i-c8g1.2xlarg"}, "did you mean 'ecs.gn7i-c8g1.2xlarge'"),
         ({"phase": "deploy"}, "phase:"),
+        # an empty id was taken: the builder launched with no key pair (`image build` cannot log in), no VPC, no image
+        ({"key_name": ""}, "builder.key_name: '' is not an id: write the cloud's id or name"),
+        ({"vpc_id": ""}, "builder.vpc_id: '' is not an id"),
+        ({"subnet_id": "vsw-a b"}, "builder.subnet_id: 'vsw-a b' is not an id"),
+        ({"base_image_id": "m-x\n"}, "builder.base_image_id: 'm-x\\n' is not an id"),
         ({"cloud": "alicloudd"}, "builder.cloud: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
         (
             {"zone": "cn-hangzhou-hh"},

@@ -107,6 +107,15 @@ class _Builder(BaseModel):
     system_disk_gib: int = Field(100, ge=40)
     key_name: str
 
+    @field_validator("zone", "instance_type", "vpc_id", "subnet_id", "base_image_id", "key_name")
+    @classmethod
+    def _an_id(cls, v: str) -> str:
+        # an id or name of the cloud's: one word (an empty key_name launched the builder with no key pair, so `image
+        # build` could not log in; an empty vpc_id / subnet_id / base_image_id reached the provider as "not given")
+        if not v or any(c.isspace() for c in v):
+            raise ValueError(f"{v!r} is not an id: write the cloud's id or name, one word with no spaces")
+        return v
+
 
 class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
