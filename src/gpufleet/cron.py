@@ -26,6 +26,7 @@ FIELDS = (
     ("month", 1, 12, MONTHS),
     ("day-of-week", 0, 7, DAYS),
 )
+MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # the most days each month has (29 February: leap years)
 SEARCH_DAYS = 366 * 5  # a cron that never fires (e.g. 30 February) is reported, not searched forever
 
 
@@ -97,12 +98,23 @@ def _field(text: str, field: int) -> tuple[frozenset[int], bool]:
     return frozenset(values), text == "*"
 
 
+def _listing(values: frozenset[int]) -> str:
+    return ", ".join(map(str, sorted(values)))
+
+
 def parse(text: str) -> Cron:
     """The cron expression, or CronError saying which field is wrong and why."""
     parts = text.split()
     if len(parts) != 5:
         raise CronError(f"has {len(parts)} fields; needs 5: minute hour day-of-month month day-of-week")
     fields = [_field(p, i) for i, p in enumerate(parts)]
+    days, months = fields[2][0], fields[3][0]
+    if not fields[2][1] and fields[4][1] and not any(d <= MONTH_DAYS[m - 1] for d in days for m in months):
+        # day-of-week `*`: only these days of these months (a restricted day-of-week would fire on its week days too)
+        raise CronError(
+            f"day-of-month field: never fires: none of the months {_listing(months)} has a day {_listing(days)} "
+            "(e.g. 30 February, 31 April); choose a day those months have"
+        )
     return Cron(
         text=text,
         minutes=fields[0][0],

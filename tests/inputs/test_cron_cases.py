@@ -32,6 +32,8 @@ def _problems(raw) -> list[str]:
         ("*/0 * * * *", "step"),
         ("0 1 * * *\n", "one line"),
         (" 0 1 * * *", "one line"),
+        ("0 14 31 2 *", "never fires: none of the months 2 has a day 31"),  # a CronError traceback in preview
+        ("0 14 31 2,4,6 *", "never fires: none of the months 2, 4, 6 has a day 31"),
     ],
 )
 def test_bad_cron_is_refused_naming_the_field(cron, words):
