@@ -341,3 +341,18 @@ def test_a_step_name_twice_and_a_missing_pin_name_their_field(capsys, tmp_path):
     r = run_cli(["image", "check", "-r", path], capsys)
     refused(r, f"{path}: recipe.steps: step names repeat: apt-repos", f"{path}: recipe.pins: missing vllm")
     assert "recipe.:" not in r.err
+
+
+@pytest.mark.parametrize(
+    "changes, said",
+    [
+        ({"regions": {"alicloudd": ["cn-hangzhou"]}}, "recipe.regions: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
+        ({"regions": {"alicloud": ["cn-hangzhuo"]}}, "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml (did you"),
+        ({"regions": {"alicloud": ["cn-beijing", "cn-beijing"]}}, "recipe.regions: alicloud: cn-beijing listed twice"),
+        ({"base_image": {"tencent": {"name_regex": "x", "source": "y"}}}, "recipe.base_image: unknown cloud 'tencent'"),
+    ],
+)
+def test_a_cloud_or_region_of_no_catalog_in_a_recipe_is_named(capsys, tmp_path, changes, said):
+    """A misspelt cloud under `regions` was skipped without a word: the image copied nowhere there, no CLI of it."""
+    r = run_cli(["image", "check", "-r", variant(tmp_path, **changes)], capsys)
+    refused(r, said)

@@ -219,6 +219,33 @@ class Recipe(Strict):
             raise ValueError(f"missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})")
         return {k: str(x) for k, x in v.items()}
 
+    @field_validator("base_image", "regions")
+    @classmethod
+    def _clouds(cls, v: dict) -> dict:
+        # a cloud no one registered (or misspelt) was skipped: no image copied there, no CLI of it on the node
+        if bad := [why for cloud in v if (why := registry.unknown(cloud))]:
+            raise ValueError("; ".join(bad))
+        return v
+
+    @field_validator("regions")
+    @classmethod
+    def _regions(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        from gpufleet.stacks import catalog
+
+        bad = []
+        for cloud, regions in v.items():
+            known = list(catalog.regions(cloud))
+            bad += [
+                f"{cloud}: {r!r} is not a region of stacks/data/{cloud}.yaml" + did_you_mean(r, known)
+                for r in regions
+                if r not in known
+            ]
+            if dupes := sorted({r for r in regions if regions.count(r) > 1}):
+                bad.append(f"{cloud}: {', '.join(dupes)} listed twice")
+        if bad:
+            raise ValueError("; ".join(bad))
+        return v
+
     @field_validator("steps")
     @classmethod
     def _step_names(cls, v: list[Step]) -> list[Step]:
