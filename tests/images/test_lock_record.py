@@ -88,6 +88,19 @@ def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):
     assert lock.image_for(RECIPE.name, "tencentcloud", "ap-guangzhou", lock_file).image_id == "img-gz1"
 
 
+def test_an_image_output_that_is_not_text_is_named_not_said_missing(files, tmp_path):
+    manifest, lock_file = files
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"image:alicloud:cn-hangzhou": 5, "image:alicloud:cn-beijing": None}))
+    before = lock_file.read_bytes()
+    r = record(manifest, lock_file, "--outputs", str(outputs))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{outputs}: image:alicloud:cn-hangzhou: is a number: an image output is the image id (text)" in r.stderr
+    assert f"{outputs}: image:alicloud:cn-beijing: is nothing (null)" in r.stderr
+    assert "no image:<cloud>:<region> outputs" not in r.stderr
+    assert lock_file.read_bytes() == before
+
+
 def test_build_with_other_pins_is_refused_and_lock_untouched(files):
     manifest, lock_file = files
     doc = json.loads(manifest.read_text())

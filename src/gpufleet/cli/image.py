@@ -505,10 +505,16 @@ def _output_images(path: Path) -> tuple[list[Located], list[Problem]]:
     except UserError as exc:
         return [], exc.problems
     images: list[Located] = []
+    odd: list[Problem] = []
     for key, value in doc.items() if isinstance(doc, dict) else []:
         parts = key.split(":")
-        if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced" and isinstance(value, str):
-            images.append((parts[1], parts[2], value))
+        if len(parts) == 3 and parts[0] == "image" and parts[2] != "synced":
+            if isinstance(value, str):
+                images.append((parts[1], parts[2], value))
+            else:  # was skipped, and the file then said it held no image outputs
+                odd.append(Problem(str(path), key, f"is {inputs.kind(value)}: an image output is the image id (text)"))
+    if odd:
+        return [], odd
     if not images:
         return [], [
             Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
