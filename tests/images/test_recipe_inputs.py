@@ -249,6 +249,26 @@ def test_user_that_is_no_login_name_is_refused(capsys, user, why):
     refused(build(capsys, "-H", "127.0.0.1", "-u", user), "--user", why, "e.g. --user ubuntu")
 
 
+@pytest.mark.parametrize("flag, value", [("--backoff", "1e308"), ("--keepalive-s", "1e9"), ("--connect-timeout", "99999999999")])
+def test_a_wait_longer_than_an_hour_is_refused_before_connecting(capsys, tmp_path, flag, value):
+    """--backoff 1e308 was an OverflowError traceback at the first reconnect (time.sleep); a keepalive or connect timeout
+    that large overflows the same way (threading's wait, the socket's timeout)."""
+    refused(build(capsys, "-H", "127.0.0.1", "-p", "1", flag, value), f"{flag}: ", "is more than an hour: give at most 3600")
+
+
+def test_the_reconnect_backoff_doubles_up_to_an_hour():
+    from gpufleet.images.runner import ConnectionLost, Runner
+
+    def lost():
+        raise ConnectionLost("cannot connect")
+
+    slept: list[float] = []
+    runner = Runner(load_recipe("cuda13-vllm"), lost, report=lambda e: None, retries=80, backoff_s=1000, sleep=slept.append)
+    with pytest.raises(ConnectionLost, match="gave up after 80"):
+        runner.build(dry_run=True)
+    assert slept[:4] == [1000, 2000, 3600, 3600] and len(slept) == 80 and max(slept) == 3600
+
+
 def test_missing_or_folder_key_file_is_refused_before_connecting(capsys, tmp_path):
     refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path / "nope"), f"--key: {tmp_path / 'nope'}: no such file")
     refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path), f"--key: {tmp_path}: is a folder")

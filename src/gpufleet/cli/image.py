@@ -213,6 +213,17 @@ def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) 
     return problems
 
 
+def _wait_problems(waits: dict[str, float]) -> list[Problem]:
+    """The options that would have the runner wait longer than it can (runner.MAX_WAIT_S, an hour) at once."""
+    from gpufleet.images.runner import MAX_WAIT_S
+
+    return [
+        Problem(flag, "", f"{value:g} s is more than an hour: give at most {MAX_WAIT_S} seconds")
+        for flag, value in waits.items()
+        if value > MAX_WAIT_S
+    ]
+
+
 def _read_for(flag: str, exc: UserError) -> list[Problem]:
     """The problems of a file given with `flag`, as `flag: file[:line:column]: message`."""
     return [Problem(flag, f"{p.file}:{p.line}:{p.column}" if p.line else p.file, p.message) for p in exc.problems]
@@ -235,7 +246,9 @@ def build(
         False, "--dry-run", help="run only the checks and print the plan; without --host, print the ordered steps"
     ),
     retries: int = typer.Option(3, "--retries", min=0, help="reconnect attempts after a lost connection"),
-    backoff: float = options.real(2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time"),
+    backoff: float = options.real(
+        2.0, "--backoff", min=0, help="seconds before the first reconnect; doubles each time, up to an hour"
+    ),
     connect_timeout: int = typer.Option(10, "--connect-timeout", min=1, help="seconds to wait for the SSH connection"),
     keepalive: float = options.real(
         10.0, "--keepalive-s", min=0, help="SSH keepalive interval; no answer for 2 intervals = a lost connection (0: off)"
@@ -269,6 +282,7 @@ def build(
         problems += output_problems(manifest_out, flag="--manifest-out")
     if host is not None:
         problems += _target_problems(host, user, key, known_hosts)
+        problems += _wait_problems({"--backoff": backoff, "--connect-timeout": connect_timeout, "--keepalive-s": keepalive})
     if problems:
         raise UserError(problems)
     if host is None:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     import paramiko
 
 NOT_SATISFIED = 1
+# The longest single wait of a build: the connect timeout, a keepalive interval, one reconnect's backoff (doubling up
+# to it). Python's sleeps and socket timeouts overflow near 1e10 s (an OverflowError traceback from `--backoff 1e308`).
+MAX_WAIT_S = 3600
 
 
 class ConnectionLost(Exception):
@@ -320,7 +323,7 @@ class Runner:
                 attempt += 1
                 if attempt > self.retries:
                     raise ConnectionLost(f"{exc} (gave up after {self.retries} reconnect attempts)") from None
-                delay = self.backoff_s * 2 ** (attempt - 1)
+                delay = min(self.backoff_s * 2.0 ** min(attempt - 1, 64), MAX_WAIT_S)
                 result.reconnects += 1
                 self.report(Event("retry", detail=f"{exc}; reconnecting in {delay:g}s (attempt {attempt}/{self.retries})"))
                 self.sleep(delay)
