@@ -179,3 +179,15 @@ def test_a_stack_file_edited_away_from_the_recorded_step_is_refused_before_measu
     path.write_text(text)
     runner.step(context(path), passing)
     assert rollout_of(path)["candidate_weight"] == 25  # set back: the rollout goes on
+
+
+def test_finish_of_a_rolling_rollout_with_a_deploy_awaited_is_refused_not_done(tmp_path):
+    """`finish` while a step's deploy was awaited took the deploy as done and ended with exit 0, as if it had finished."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)  # 5 %, its deploy awaited
+    with pytest.raises(UserError, match="status: is rolling: `rollout finish` needs promoted or finished"):
+        runner.finish(context(path))  # takes the 5 % deploy as done, then refuses
+    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
+    assert (st["status"], st["weight"], st["awaiting_deploy"]) == ("rolling", 5, None)
+    assert rollout_of(path)["candidate_weight"] == 5

@@ -252,12 +252,12 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
         raise UserError(
             [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack_arg}` first")]
         )
-    was_open, was_awaited = st.in_progress is not None, st.awaiting_deploy is not None
+    was_open, was_awaited, was = st.in_progress is not None, st.awaiting_deploy is not None, st.status
     if not run.resume():
         return None
     if was_open and not was_awaited:
         return None  # a transition a crash or a failed deploy left, made now: that is this command's work
-    if st.status not in statuses and was_open:
+    if st.status not in statuses and was_open and st.status != was:
         return None  # the awaited transition ended the rollout (a rollback, a finish): that is this command's report
     if st.status not in statuses:
         raise UserError(
