@@ -89,3 +89,23 @@ def test_user_state_is_read_in_a_project_only_reference_data_anywhere(tmp_path):
         text=True,
     )
     assert fit.returncode in (0, 1) and json.loads(fit.stdout)["model"], fit.stderr
+
+
+@pytest.mark.parametrize("where", ["missing", "file"])
+def test_a_gpufleet_project_that_is_no_folder_is_refused_naming_it(tmp_path, where):
+    """GPUFLEET_PROJECT naming no folder was taken as an empty project: `image lock show` printed an empty lock (exit 0),
+    `preview` said the stack file did not exist, `region new` that no image was locked."""
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "projcet"
+    if where == "file":
+        project.write_text("")
+    env = {**os.environ, "GPUFLEET_PROJECT": str(project)}
+    gf = [sys.executable, "-c", "from gpufleet.cli import main; main()"]
+    for argv in (["image", "lock", "show"], ["preview", "--stack", STACK]):
+        run = subprocess.run([*gf, *argv], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        what = "is a file" if where == "file" else "does not exist"
+        assert f"GPUFLEET_PROJECT: {project}: {what}: set it to the project's folder" in " ".join(run.stderr.split())

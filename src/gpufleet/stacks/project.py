@@ -15,7 +15,20 @@ def project_root(start: Path | None = None) -> Path:
     UserError, never the package's own folder (an installed gpufleet would otherwise read and write site-packages).
     """
     if os.environ.get("GPUFLEET_PROJECT"):
-        return Path(os.environ["GPUFLEET_PROJECT"])
+        given = Path(os.environ["GPUFLEET_PROJECT"])
+        if not os.path.isdir(given):  # else its stacks read as missing and its lock as empty (os.path: False on OSError)
+            what = "is a file" if os.path.lexists(given) else "does not exist"
+            raise UserError(
+                [
+                    Problem(
+                        "GPUFLEET_PROJECT",
+                        "",
+                        f"{given}: {what}: set it to the project's folder (the one holding Pulumi.yaml and stacks/), "
+                        "or unset it to find the project from the current folder",
+                    )
+                ]
+            )
+        return given
     cwd = start or Path.cwd()
     here = cwd.resolve()
     for folder in (here, *here.parents):
