@@ -376,3 +376,38 @@ def test_a_cloud_or_region_of_no_catalog_in_a_recipe_is_named(capsys, tmp_path, 
     """A misspelt cloud under `regions` was skipped without a word: the image copied nowhere there, no CLI of it."""
     r = run_cli(["image", "check", "-r", variant(tmp_path, **changes)], capsys)
     refused(r, said)
+
+
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+@pytest.mark.parametrize("lock", ["folder", "not UTF-8", "empty name"])
+def test_a_python_lock_that_cannot_be_read_is_named_not_a_traceback(capsys, tmp_path, command, lock):
+    """python_lock naming a folder or a non-UTF-8 file was an IsADirectoryError / UnicodeDecodeError traceback (exit 1);
+    an empty name was read as no lock."""
+    target = tmp_path / "lock.txt"
+    if lock == "folder":
+        target.mkdir()
+    else:
+        target.write_bytes(b"\xff\xfe")
+    path = variant(tmp_path, python_lock="" if lock == "empty name" else str(target))
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    said = {"folder": f"{target}: is a folder", "not UTF-8": f"{target}: not UTF-8 text", "empty name": "is empty"}[lock]
+    refused(r, f"{path}: recipe.python_lock: {said}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("user", "v llm;touch /tmp/x", "is not a system user name"),  # was written into User= and useradd as is
+        ("prefix", "opt/gpufleet", "is not an absolute path"),  # the layout under the builder's working folder
+        ("models", "/data/../models", "is not an absolute path"),
+        ("venv", "/opt/gpufleet/venv\nExecStartPre=/bin/false", "is not an absolute path"),
+        ("unit", "vllm", "is not a service unit name"),
+        ("cache", "../cache", "is not a CacheDirectory= name"),
+    ],
+)
+def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp_path, field, value, said):
+    doc = yaml.safe_load(SHIPPED.read_text())
+    r = run_cli(["image", "check", "-r", variant(tmp_path, layout={**doc["layout"], field: value})], capsys)
+    refused(r, f"recipe.layout.{field}: ", said)

@@ -143,6 +143,39 @@ class Layout(Strict):
     ready_unit: str = Field("gpufleet-ready.service", description="ends the scale-out lifecycle wait once vLLM serves")
     drain_command: str = Field("/usr/local/bin/gpufleet-drain", description="what a scale-in lifecycle hook runs")
 
+    # Each value is written into shell scripts, unit files (User=, ExecStart=, CacheDirectory=) and cloud-init: a
+    # space, a newline or a relative path there made a broken unit or a layout under the builder's working folder.
+    @field_validator(
+        "prefix", "venv", "models", "manifest", "bin", "env_file", "argv_file", "api_key_file", "gateway_env_file",
+        "gateway_lib", "drain_command",
+    )  # fmt: skip
+    @classmethod
+    def _absolute(cls, v: str) -> str:
+        if not re.fullmatch(r"(/[A-Za-z0-9._+-]+)+", v) or any(part in (".", "..") for part in v.split("/")):
+            raise ValueError(f"{v!r} is not an absolute path of letters, digits and . _ + - (e.g. /opt/gpufleet)")
+        return v
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", v):
+            raise ValueError(f"{v!r} is not a system user name: a lowercase letter or _, then lowercase letters, digits, _ or -")
+        return v
+
+    @field_validator("unit", "prepare_unit", "gateway_unit", "metrics_unit", "spot_unit", "ready_unit")
+    @classmethod
+    def _unit(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9:_.@-]+\.service", v):
+            raise ValueError(f"{v!r} is not a service unit name: letters, digits and : _ . @ -, ending .service")
+        return v
+
+    @field_validator("cache")
+    @classmethod
+    def _cache(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", v) or v in (".", ".."):
+            raise ValueError(f"{v!r} is not a CacheDirectory= name: one folder name of letters, digits and . _ -")
+        return v
+
 
 class Step(Strict):
     name: Annotated[str, AfterValidator(_step_name)] = Field(description=f"the step's name: {NAME_RULE}")
@@ -165,7 +198,7 @@ class Recipe(Strict):
     )
     torch_cuda_archs_source: str = ""
     dtypes: list[str] = Field([], description="dtypes the recipe promises to serve")
-    python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/")
+    python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/ (null: none)")
     python_tools: list[PythonTool] = Field([], description="CLIs from PyPI the node's boot scripts call")
     tool_mirror: str = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
     apt_repos: list[AptRepo] = Field([])
@@ -218,6 +251,13 @@ class Recipe(Strict):
         if info.data.get("gpus") and missing:  # gpus is read before pins (field order)
             raise ValueError(f"missing {', '.join(missing)} (a recipe that serves GPUs pins all of {', '.join(REQUIRED_PINS)})")
         return {k: str(x) for k, x in v.items()}
+
+    @field_validator("python_lock")
+    @classmethod
+    def _lock_named(cls, v: str | None) -> str | None:
+        if v == "":  # was read as "no lock" (null), silently
+            raise ValueError("is empty: give the lock file's path relative to images/ (e.g. locks/cuda13-vllm.txt)")
+        return v
 
     @field_validator("base_image", "regions")
     @classmethod

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from gpufleet import inputs
+from gpufleet.errors import Problem, UserError
 from gpufleet.images import node
 from gpufleet.images.recipes import RECIPES, Recipe, Step
 from gpufleet.images.templating import environment
@@ -55,7 +57,12 @@ def python_lock_text(recipe: Recipe) -> str:
     if not recipe.python_lock:
         return ""
     path = RECIPES.parent / recipe.python_lock
-    return path.read_text() if path.exists() else ""
+    if not path.exists():  # a missing lock is a check failure (compat.lock_problems) and a build blocker, not an error
+        return ""
+    try:
+        return inputs.read_text(path, str(path))
+    except UserError as exc:  # a folder, not UTF-8, too large: named as the recipe's field, not a traceback
+        raise UserError([Problem(recipe.file, "recipe.python_lock", f"{p.file}: {p.message}") for p in exc.problems]) from None
 
 
 def render(recipe: Recipe) -> list[RenderedStep]:
