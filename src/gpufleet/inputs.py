@@ -48,7 +48,7 @@ class _Refused(yaml.constructor.ConstructorError):
 
 
 class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """SafeLoader that refuses duplicate keys, non-finite floats and integers beyond +-2**63."""
+    """SafeLoader that refuses duplicate keys, non-finite floats, integers beyond +-2**63 and impossible dates."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -83,9 +83,21 @@ class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             raise _Refused(None, None, f"{node.value!r} is out of range (integers stay within +-2**63)", node.start_mark)
         return value
 
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:  # 2026-13-01: PyYAML's own ValueError, a traceback
+            raise _Refused(
+                None,
+                None,
+                f"{node.value!r} is not a date or time ({exc}): correct it, or quote it if it is text",
+                node.start_mark,
+            ) from None
+
 
 StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
 StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
 
 
 def _at(shown: str, mark, message: str) -> Problem:

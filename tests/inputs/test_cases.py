@@ -60,6 +60,10 @@ def refused(argv, capsys, *folders, names=None, code=2):
         (b"[" * 100 + b"]" * 100, "f.yaml:1:65: ", "nested deeper than 64"),
         (b"a: &a [1]\n" + b"".join(b"b%d: *a\n" % i for i in range(101)), "f.yaml:102:7: ", "more than 100 aliases"),
         (b"{[1]: 2}\n", "f.yaml:1:2: ", "cannot be a key"),
+        # a date-shaped value no calendar has: PyYAML's ValueError was a traceback (preview of retire_after: 2026-13-01)
+        (b"x: 2026-13-01T00:00:00Z\n", "f.yaml:1:4: ", "'2026-13-01T00:00:00Z' is not a date or time (month must be in 1..12)"),
+        (b"x: 2026-02-30\n", "f.yaml:1:4: ", "is not a date or time (day is out of range for month): correct it, or quote"),
+        (b"2026-12-01 25:00:00: x\n", "f.yaml:1:1: ", "is not a date or time (hour must be in 0..23)"),
         (b"a: [\n", "f.yaml:2:1: ", "not valid YAML: did not find expected node content"),
         # issue 27: a control character is one line with the file's line and column, not an offset in a string
         (b'config:\n  x: "a\x01b"\n', "f.yaml:2:8: ", "not valid YAML: control characters are not allowed (U+0001 here)"),
