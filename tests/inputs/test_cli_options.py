@@ -59,6 +59,16 @@ def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
     assert json.loads(outside.out)["stack"] == "copied-dev"
 
 
+def test_a_link_elsewhere_to_a_stack_file_of_the_project_is_read_under_its_own_name(capsys, tmp_path):
+    """The link was resolved before its folder was compared: taken for stacks/Pulumi.linked-dev.yaml, which is not
+    there ("no such stack file")."""
+    link = tmp_path / "Pulumi.linked-dev.yaml"
+    link.symlink_to(ROOT / "stacks" / f"Pulumi.{DEV}.yaml")
+    r = run_cli(["preview", "--stack", str(link), "--json"], capsys)
+    assert r.code == 0, r.text
+    assert json.loads(r.out)["stack"] == "linked-dev"
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [

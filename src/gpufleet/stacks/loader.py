@@ -120,7 +120,9 @@ def use_stack_file(path: Path) -> str:
         what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
         raise UserError([Problem("--stack", str(path), f"{what}: give an existing stack file or a stack name")])
     try:
-        inside = path.resolve().parent == (project_root() / "stacks").resolve()
+        # the folder the file is in, as given: a link elsewhere to a file of stacks/ is read where it is under its own
+        # name (resolving the link first took it for the file of stacks/ named like the link, which is not there)
+        inside = path.absolute().parent.resolve() == (project_root() / "stacks").resolve()
     except UserError:
         inside = False  # no project here: the file is read from where it is
     if not inside:
