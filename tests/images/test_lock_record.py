@@ -101,6 +101,20 @@ def test_an_image_output_that_is_not_text_is_named_not_said_missing(files, tmp_p
     assert lock_file.read_bytes() == before
 
 
+def test_a_manifest_whose_host_did_not_hold_the_pins_is_refused_and_lock_untouched(files):
+    """The manifest's pins were compared, not what the build observed on the host: a build whose vLLM was 0.1 (or a
+    hand-edited manifest) was locked as the recipe's image."""
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**doc, "observed": {"vllm_version": "0.1.0", "python_version": ["3.12"]}}))
+    before = lock_file.read_bytes()
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{manifest}: observed.vllm_version: the host had '0.1.0', but pin vllm is {RECIPE.pins['vllm']}" in r.stderr
+    assert f"{manifest}: observed.python_version: the host had ['3.12']" in r.stderr
+    assert lock_file.read_bytes() == before
+
+
 def test_build_with_other_pins_is_refused_and_lock_untouched(files):
     manifest, lock_file = files
     doc = json.loads(manifest.read_text())

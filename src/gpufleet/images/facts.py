@@ -75,6 +75,25 @@ def matches(observed: str | None, pin: str) -> bool:
     return observed is not None and (observed == pin or observed.startswith(pin + "."))
 
 
+def observed_problems(recipe, observed) -> list[tuple[str, str]]:
+    """(field, message) for each fact a build manifest observed on the host that does not meet the pin its step checks
+    (the runner's own test after apply): such an image does not hold what the recipe pins."""
+    if not isinstance(observed, dict):
+        return [("observed", "is not a mapping of fact to the value read on the host")]
+    out = []
+    for step in recipe.steps:
+        if step.fact and step.pin and step.fact in observed:
+            value, want = observed[step.fact], recipe.pins[step.pin]
+            if not isinstance(value, str) or not matches(value, want):
+                out.append(
+                    (
+                        f"observed.{step.fact}",
+                        f"the host had {value!r}, but pin {step.pin} is {want}: not an image of this recipe; rebuild it",
+                    )
+                )
+    return out
+
+
 @dataclass(frozen=True)
 class Fact:
     name: str
