@@ -97,6 +97,12 @@ def test_bad_input_names_file_field_and_fix(changes, expected):
         ({"serving__max_num_seqs": 32.0}, "fleet.serving.max_num_seqs: Input should be a valid integer, got 32.0"),
         ({"serving__gpu_memory_utilization": "0.9"}, "fleet.serving.gpu_memory_utilization: Input should be a valid number"),
         ({"name": 7}, "fleet.name: Input should be a valid string, got 7; write text (quote it"),
+        # `spot_price_limit: 1e6` unquoted: YAML 1.1 reads it as text; "write a number without quotes" was no fix
+        (
+            {"billing__spot_price_limit": "1e6"},
+            "got text '1e6'; YAML reads 1e6 as text, not a number (its floats need a dot and a signed exponent): write 1000000",
+        ),
+        ({"disks__system__size_gib": "1.0e2"}, "got text '1.0e2'; YAML reads 1.0e2 as text, not a number (its floats"),
     ],
 )
 def test_a_value_of_another_type_is_refused_saying_what_was_given(changes, expected):

@@ -341,8 +341,27 @@ def model_error(error: Mapping[str, Any], suggestion: str = "", yaml_hints: bool
         return f"Input should be a mapping{under}, got {_given(error['input'])}"
     msg = str(error["msg"])
     if error["type"] in _WRONG_TYPE:
-        return f"{msg}, got {_given(error['input'])}" + (f"; {_WRONG_TYPE[error['type']]}" if yaml_hints else "")
+        hint = _WRONG_TYPE[error["type"]]
+        if error["type"] in ("int_type", "float_type") and (plain := _number_read_as_text(error["input"])):
+            hint = plain  # not quoted at all: "without quotes" was no fix
+        return f"{msg}, got {_given(error['input'])}" + (f"; {hint}" if yaml_hints else "")
     return msg.removeprefix("Value error, ")
+
+
+def _number_read_as_text(value: Any) -> str | None:
+    """How to write a number that YAML read as text even unquoted (1e6, 1.0e6: a YAML 1.1 float needs a dot and a
+    signed exponent); None for any other value."""
+    if not isinstance(value, str) or not re.fullmatch(r"[-+]?[\d.]+[eE][-+]?\d+", value):
+        return None
+    try:
+        n = float(value)
+    except ValueError:
+        return None
+    if not math.isfinite(n) or not isinstance(yaml.safe_load(value), str):
+        return None
+    candidates = [str(int(n))] if n.is_integer() and abs(n) < 1e15 else []
+    written = next(w for w in [*candidates, f"{n:g}", f"{n:e}"] if not isinstance(yaml.safe_load(w), str))
+    return f"YAML reads {value} as text, not a number (its floats need a dot and a signed exponent): write {written}"
 
 
 _WRONG_TYPE = {
