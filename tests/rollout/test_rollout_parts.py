@@ -334,6 +334,17 @@ def test_a_state_file_that_cannot_be_read_is_refused_by_every_command(tmp_path, 
         assert stack.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == sorted([stack.name, path.name])
 
 
+def test_a_folder_in_the_place_of_the_lock_is_refused_saying_to_remove_it(tmp_path):
+    path = tmp_path / ".rollout-s.lock"
+    path.mkdir()
+    with pytest.raises(UserError) as exc:
+        with state.Lock(path, "step"):
+            pass
+    assert str(exc.value) == f"{path}: cannot open the lock: Is a directory: remove it (the lock is a file gpufleet makes" + (
+        " and removes; nothing is in it between commands)"
+    )
+
+
 def test_a_second_holder_of_the_lock_is_refused_naming_the_first(tmp_path):
     path = tmp_path / ".rollout-s.lock"
     with state.Lock(path, "step"):

@@ -318,7 +318,12 @@ class Lock:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
             except OSError as exc:
-                raise UserError([Problem(str(self.path), "", f"cannot open the lock: {exc.strerror}")]) from None
+                fix = (
+                    "remove it (the lock is a file gpufleet makes and removes; nothing is in it between commands)"
+                    if os.path.isdir(self.path)
+                    else "make its folder writable"
+                )
+                raise UserError([Problem(str(self.path), "", f"cannot open the lock: {exc.strerror}: {fix}")]) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
