@@ -411,3 +411,9 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
     doc = yaml.safe_load(SHIPPED.read_text())
     r = run_cli(["image", "check", "-r", variant(tmp_path, layout={**doc["layout"], field: value})], capsys)
     refused(r, f"recipe.layout.{field}: ", said)
+
+
+def test_a_templates_folder_that_does_not_exist_is_named(capsys, tmp_path):
+    """A misspelt `templates:` folder was passed over: every step rendered from the shipped templates instead."""
+    r = run_cli(["image", "check", "-r", variant(tmp_path, templates="my-templtes")], capsys)
+    refused(r, "recipe.templates: ", f"{tmp_path / 'my-templtes'} is not a folder")

@@ -319,6 +319,10 @@ class Recipe(Strict):
         """(field path, message) for each step whose template is in none of the template folders (a name with a '..'
         part is in none: Jinja2 refuses to leave its folders)."""
         folders = self.template_folders()
+        if self.templates and not os.path.isdir(folders[0]):  # a misspelt folder: the shipped templates used instead
+            return [
+                ("recipe.templates", f"{folders[0]} is not a folder: give the recipe's template folder, relative to its file")
+            ]
         known = sorted({p.name.removesuffix(".sh.j2") for f in folders for p in f.glob("*.sh.j2")})
         return [
             (
