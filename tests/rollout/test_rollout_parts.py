@@ -531,3 +531,32 @@ def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, t
         "error --requests",
     ], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == [stack.name]  # no state, no lock
+
+
+@pytest.mark.parametrize(
+    "urls, said",
+    [
+        (["--current-url", "http://10.0.0.5:8000", "--candidate-url", "http://10.0.0.5:8000/"], "--candidate-url: "),
+        (["--current-url", "http://Node:80", "--candidate-url", "http://node"], "--candidate-url: "),
+        (
+            ["--current-url", "http://127.0.0.1:1", "--candidate-url", "http://127.0.0.1:2"],  # both nodes' default metrics
+            "--candidate-metrics-url: http://127.0.0.1:9180/metrics/vllm is the current group's metrics URL too",
+        ),
+    ],
+)
+def test_one_endpoint_for_both_groups_is_refused_before_measuring(capsys, tmp_path, urls, said):
+    """The same URL for both groups measured a group against itself: every gate passed and the canary moved on."""
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(SystemExit) as exc:
+        main(["rollout", "step", "--stack", str(stack), *urls])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err and "measuring" not in err, err
+    assert f"error {said}" in err, err
+    assert "would compare the current group with itself" in err or "read the current group as the candidate" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

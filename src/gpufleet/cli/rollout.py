@@ -111,6 +111,16 @@ def _api_key(env_name: str | None, key_file: Path | None) -> str | None:
     return value
 
 
+def _endpoint(url: str) -> tuple:
+    """What makes two URLs (checked before) the same server and path: scheme, host, port (the scheme's default when
+    none is written) and the path without a trailing /."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return (parts.scheme.lower(), (parts.hostname or "").lower(), port, parts.path.rstrip("/"), parts.query)
+
+
 def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
     """The metrics URL `given`, checked, else the node gateway's on the host of the group's `url` (checked before)."""
     from urllib.parse import urlsplit
@@ -176,6 +186,25 @@ def _measure(
 
     cur_m = metrics_url("current", current_url, current_metrics_url)
     cand_m = metrics_url("candidate", candidate_url, candidate_metrics_url)
+    # one endpoint for both groups: every gate compared a group with itself and passed (the canary moved on unmeasured)
+    if usable["current"] and usable["candidate"] and _endpoint(current_url) == _endpoint(candidate_url):
+        problems.append(
+            Problem(
+                "--candidate-url",
+                "",
+                f"{candidate_url} is the --current-url's endpoint: the gates would compare the current group with itself; "
+                "give a node (or a listener) of the candidate group",
+            )
+        )
+    elif cur_m and cand_m and _endpoint(cur_m) == _endpoint(cand_m):
+        problems.append(
+            Problem(
+                "--candidate-metrics-url",
+                "",
+                f"{cand_m} is the current group's metrics URL too: the queue and KV-cache gates would read the current "
+                "group as the candidate; give the candidate group's vLLM metrics",
+            )
+        )
     user_prompts = prompts or (_spec_prompts(ctx, rollout) if rollout is not None else None)
     ps = check(answers.load, user_prompts)
     for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):
