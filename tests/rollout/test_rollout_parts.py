@@ -152,6 +152,22 @@ def test_a_bad_prompts_file_names_the_entry(tmp_path):
         answers.load(f)
 
 
+def test_a_key_a_prompts_file_does_not_read_is_refused(tmp_path):
+    """`max_tokens:` in a user's file, or an `answer:` beside a prompt, was passed over without a word."""
+    f = tmp_path / "mine.yaml"
+    f.write_text("max_tokens: 512\nprompts:\n  - {id: q1, prompt: What is 2+2?, answer: '4'}\n")
+    with pytest.raises(UserError) as exc:
+        answers.load(f)
+    assert [str(p) for p in exc.value.problems] == [
+        f"{f}: max_tokens: unknown key: a prompt file holds `prompts:` only (max_tokens and seed are the shipped set's)",
+        f"{f}: prompts[0].answer: unknown key: a prompt is {{id: NAME, prompt: TEXT}}",
+    ]
+    j = tmp_path / "mine.jsonl"
+    j.write_text('{"id": "q1", "prompt": "x", "expected": "y"}\n')
+    with pytest.raises(UserError, match=r"prompts\[0\]\.expected: unknown key"):
+        answers.load(j)
+
+
 def test_a_prompts_file_that_is_not_utf8_is_named(tmp_path):
     for name in ("mine.yaml", "mine.jsonl"):
         f = tmp_path / name

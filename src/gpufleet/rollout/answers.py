@@ -35,13 +35,23 @@ class PromptSet:
     seed: int
 
 
-def _entries(raw: object, shown: str) -> list[tuple[str, str]]:
+def _entries(raw: object, shown: str, settings: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The (id, prompt) of a prompt file; a key it does not read is refused (a user's `max_tokens:` or `answer:` was
+    passed over: the shipped set's `settings` decide the decoding, and the gate compares the groups' answers)."""
     items = raw.get("prompts") if isinstance(raw, dict) else raw
     if not isinstance(items, list) or not items:
         raise UserError([Problem(shown, "prompts", "must be a non-empty list of prompts (strings or {id, prompt})")])
     out, problems = [], []
+    if isinstance(raw, dict):
+        problems += [
+            Problem(shown, str(k), "unknown key: a prompt file holds `prompts:` only (max_tokens and seed are the shipped set's)")
+            for k in raw
+            if k != "prompts" and k not in settings
+        ]
     for i, item in enumerate(items):
-        if isinstance(item, str) and item.strip():
+        if isinstance(item, dict) and (extra := [str(k) for k in item if k not in ("id", "prompt")]):
+            problems.append(Problem(shown, f"prompts[{i}].{extra[0]}", "unknown key: a prompt is {id: NAME, prompt: TEXT}"))
+        elif isinstance(item, str) and item.strip():
             out.append((f"{Path(shown).stem}-{i + 1}", item))
         elif isinstance(item, dict) and isinstance(item.get("prompt"), str) and item["prompt"].strip():
             out.append((str(item.get("id") or f"{Path(shown).stem}-{i + 1}"), item["prompt"]))
@@ -70,7 +80,7 @@ def _jsonl(text: str, shown: str) -> list:
 def load(user_file: Path | None = None) -> PromptSet:
     """The default prompts plus the user's file (UserError `file: prompts[i]: message` for a bad one)."""
     default = yaml.safe_load(DEFAULT.read_text(encoding="utf-8"))
-    prompts = _entries(default, "rollout/data/prompts.yaml")
+    prompts = _entries(default, "rollout/data/prompts.yaml", settings=("max_tokens", "seed"))
     if user_file is not None:
         from gpufleet import inputs
 
