@@ -548,3 +548,15 @@ def test_auto_dtype_runs_a_float32_checkpoint_in_16_bits():
     auto = fit.measure(q7, kinds["A10"], fit.Serving(dtype="auto", max_model_len=8192))
     bf16 = fit.measure(models.catalog()["Qwen/Qwen2.5-7B-Instruct"], kinds["A10"], fit.Serving(max_model_len=8192))
     assert auto.weights_gib == bf16.weights_gib
+
+
+def test_a_stack_that_does_not_fit_is_named_by_its_model_and_the_catalog_row_it_is_sized_as():
+    # dev serves Qwen2.5-7B-Instruct-AWQ, sized as the Qwen2.5-7B-Instruct catalog row: the message named only the
+    # row, so it read as if the unquantised model were served
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-dev", ROOT)
+    spec = fleet.spec.model_copy(update={"serving": fleet.spec.serving.model_copy(update={"gpu_memory_utilization": 0.3})})
+    from gpufleet.sizing.checks import fit_problems
+
+    (field, message), *_ = fit_problems(replace(fleet, spec=spec))
+    assert field == "fleet.serving"
+    assert message.startswith("Qwen/Qwen2.5-7B-Instruct-AWQ (sized as Qwen/Qwen2.5-7B-Instruct) does not fit 1x T4")

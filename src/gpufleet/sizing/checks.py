@@ -122,10 +122,11 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
     r = fit.fit(model, fleet.gpu, serving, gpu_kinds(), sold_sizes(spec.cloud))
     if r.fits:
         return []
+    shown = spec.model.name if spec.model.name == name else f"{spec.model.name} (sized as {name})"
     return [
         (
             "fleet.serving",
-            f"{name} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "
+            f"{shown} does not fit {spec.serving.tensor_parallel_size}x {fleet.gpu.name} as configured: "
             + "; ".join(r.problems)
             + ". To fix: "
             + "; or ".join(r.advice)
