@@ -105,6 +105,19 @@ def test_a_zone_given_twice_is_said_on_zone(project):
     assert "fleet.zones" not in msg  # was 'stacks/Pulumi.alicloud-cn-beijing-prod.yaml: fleet.zones: lists a zone twice'
 
 
+def test_a_cidr_with_host_bits_is_refused_as_the_spec_refuses_them(project):
+    # 10.99.0.1/16 was written as 10.99.0.0/16 and reported "as asked"; the spec refuses host bits in its CIDRs
+    msg = refused(
+        project,
+        "--cidr: '10.99.0.1/16' is not a network address (host bits set): did you mean 10.99.0.0/16?",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+        cidr="10.99.0.1/16",
+    )
+    assert msg.startswith("arguments: --cidr: ")
+
+
 @pytest.mark.parametrize(
     "cidr, said",
     [

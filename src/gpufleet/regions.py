@@ -141,6 +141,10 @@ def cidr_problems(cidr: str) -> list[Problem]:
         return [Problem(ARG, "--cidr", f"{cidr!r} is not an IPv4 network: give an address and a prefix, e.g. 10.40.0.0/16")]
     if net.version != 4:
         return [Problem(ARG, "--cidr", f"{cidr!r} is IPv6; the VPC needs an IPv4 network, e.g. 10.40.0.0/16")]
+    if (
+        ipaddress.ip_interface(cidr).ip != net.network_address
+    ):  # host bits set: the spec refuses them in network.vpc_cidr and ssh_cidrs; here they were dropped silently
+        return [Problem(ARG, "--cidr", f"{cidr!r} is not a network address (host bits set): did you mean {net}?")]
     return []
 
 
