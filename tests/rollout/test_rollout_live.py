@@ -416,6 +416,23 @@ def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, caps
     assert rep["history"] == [] and rep["status"] == "rolling"
 
 
+def test_a_current_group_failing_every_request_judges_nothing_and_rolls_nothing_back(fleet, capsys):
+    # both groups failing alike (a --timeout-s too short, a network to both) rolled the candidate back (exit 1): the
+    # gates compare it with the current group, which gave nothing to compare with
+    path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
+    stack = ["--stack", str(path)]
+    assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
+    before = path.read_text()
+    cur.behaviour.fail_every = 1
+    code, rep, err = run_cli(capsys, "rollout", "step", *stack, *gate_args(cur, cand))
+    assert code == 2 and rep is None and "Traceback" not in err
+    assert f"--current-url: not one of 16 requests to the current group at {cur.url} succeeded (most: " in err
+    assert "nothing was changed" in err
+    assert path.read_text() == before
+    code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
+    assert rep["history"] == [] and rep["status"] == "rolling"
+
+
 def test_blue_green_goes_from_0_to_100_with_both_groups_at_full_size(fleet, capsys):
     path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=2, max_ttft_p95_ratio=2)
     path.write_text(

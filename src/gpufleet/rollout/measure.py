@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 
 import httpx
@@ -132,6 +133,26 @@ def refuse_unusable(ep: Endpoint, samples: tuple[loadstats.Sample, ...]) -> None
     raise UserError([Problem(flag, "", f"{why}; nothing was changed")])
 
 
+def refuse_unmeasured_baseline(ep: Endpoint, samples: tuple[loadstats.Sample, ...]) -> None:
+    """A UserError (exit 2, nothing rolled back) when not one request to the current group succeeded: every gate
+    compares the candidate with it, so a candidate failing the same way (a --timeout-s too short for the answers, a
+    network between here and both groups) would be rolled back for what is not the version."""
+    if not samples or any(x.ok for x in samples):
+        return
+    why = Counter(x.error or f"HTTP {x.status}" for x in samples).most_common(1)[0][0]
+    raise UserError(
+        [
+            Problem(
+                f"--{ep.name}-url",
+                "",
+                f"not one of {len(samples)} requests to the {ep.name} group at {ep.url} succeeded (most: {why}); the "
+                "gates compare the candidate with it, so none can be judged: check that group, --timeout-s and "
+                "--max-tokens; nothing was changed",
+            )
+        ]
+    )
+
+
 def _settings(ep: Endpoint, s: LoadSettings) -> loadtest.Settings:
     return loadtest.Settings(
         url=ep.url.rstrip("/"),
@@ -184,6 +205,7 @@ async def measure(current: Endpoint, candidate: Endpoint, s: LoadSettings) -> di
         await asyncio.gather(*polling)
     for ep, r in zip((current, candidate), runs, strict=True):
         refuse_unusable(ep, r.samples)
+    refuse_unmeasured_baseline(current, runs[0].samples)
     for ep, poller in zip((current, candidate), pollers, strict=True):
         if poller.reads == 0:  # not one answer in Prometheus text: the URL is wrong, not the version
             raise UserError(
