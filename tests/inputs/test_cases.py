@@ -552,6 +552,28 @@ def test_lock_json_truncated(tmp_path, content):
     assert str(p) in str(exc.value)
 
 
+def test_lock_json_keys_it_does_not_hold_are_named_with_the_key_meant(tmp_path):
+    # a hand-edited key image lock record does not write (a typo: imageid, pin) was passed over
+    from gpufleet.stacks import lock
+
+    doc = json.loads((ROOT / "images" / "lock.json").read_text())
+    entry = doc["images"]["cuda13-vllm"]
+    entry["regions"]["alicloud"]["cn-hangzhou"]["imageid"] = "m-x"
+    entry["pin"] = {}
+    doc["image"] = {}
+    p = tmp_path / "lock.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as exc:
+        lock.load(p)
+    assert [(x.path, x.message.split(";")[0]) for x in exc.value.problems] == [
+        ("image", "unknown key"),
+        ("images.cuda13-vllm.pin", "unknown key"),
+        ("images.cuda13-vllm.regions.alicloud.cn-hangzhou.imageid", "unknown key"),
+    ]
+    assert "(did you mean 'image_id'?)" in exc.value.problems[2].message
+    assert lock.load(ROOT / "images" / "lock.json")  # the shipped lock holds only keys it writes
+
+
 # --- image ids, tags ----------------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
 from gpufleet.stacks.project import project_root
 
@@ -47,9 +47,10 @@ def load(path: Path | None = None) -> dict:
     shown = f"images/{path.name}" if path == default else str(path)
     doc = inputs.load_mapping(path, shown)
     images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
-    problems: list[Problem] = []
+    problems = _unknown(doc, DOC_KEYS, shown, "")
     for recipe, entry in images.items():
         entry = inputs.mapping(entry, shown, f"images.{recipe}")
+        problems += _unknown(entry, RECIPE_KEYS, shown, f"images.{recipe}.")
         pins = inputs.mapping(entry.get("pins", {}), shown, f"images.{recipe}.pins")
         problems += [
             Problem(shown, f"images.{recipe}.pins.{k}", f"is {inputs.kind(v)}: a pin is a version string")
@@ -59,10 +60,26 @@ def load(path: Path | None = None) -> dict:
         for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
             for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
                 at = f"images.{recipe}.regions.{cloud}.{region}"
-                problems += [Problem(shown, f"{at}.{k}", m) for k, m in _entry_problems(cloud, inputs.mapping(where, shown, at))]
+                where = inputs.mapping(where, shown, at)
+                problems += _unknown(where, ENTRY_KEYS, shown, f"{at}.")
+                problems += [Problem(shown, f"{at}.{k}", m) for k, m in _entry_problems(cloud, where)]
     if problems:
         raise UserError(problems)
     return doc
+
+
+# The keys `image lock record` writes (record below): a hand-edited key it does not know (a typo) was passed over.
+DOC_KEYS = ("comment", "images")
+RECIPE_KEYS = ("pins", "regions")
+ENTRY_KEYS = ("image_id", "manifest_sha256", "placeholder")
+
+
+def _unknown(doc: dict, known: tuple[str, ...], shown: str, at: str) -> list[Problem]:
+    return [
+        Problem(shown, f"{at}{k}", f"unknown key; the lock file holds {', '.join(known)}" + did_you_mean(str(k), list(known)))
+        for k in doc
+        if k not in known
+    ]
 
 
 def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
