@@ -369,6 +369,7 @@ def test_a_step_name_twice_and_a_missing_pin_name_their_field(capsys, tmp_path):
         ({"regions": {"alicloudd": ["cn-hangzhou"]}}, "recipe.regions: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
         ({"regions": {"alicloud": ["cn-hangzhuo"]}}, "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml (did you"),
         ({"regions": {"alicloud": ["cn-beijing", "cn-beijing"]}}, "recipe.regions: alicloud: cn-beijing listed twice"),
+        ({"gpus": ["T4", "A10", "T4"]}, "recipe.gpus: T4 listed twice: name each once"),  # was accepted
         ({"base_image": {"tencent": {"name_regex": "x", "source": "y"}}}, "recipe.base_image: unknown cloud 'tencent'"),
     ],
 )

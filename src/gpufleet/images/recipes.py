@@ -286,6 +286,13 @@ class Recipe(Strict):
             raise ValueError("; ".join(bad))
         return v
 
+    @field_validator("gpus", "dtypes", "torch_cuda_archs")
+    @classmethod
+    def _once(cls, v: list[str]) -> list[str]:
+        if dupes := sorted({x for x in v if v.count(x) > 1}):
+            raise ValueError(f"{', '.join(dupes)} listed twice: name each once")
+        return v
+
     @field_validator("steps")
     @classmethod
     def _step_names(cls, v: list[Step]) -> list[Step]:
