@@ -101,6 +101,16 @@ def test_an_image_output_that_is_not_text_is_named_not_said_missing(files, tmp_p
     assert lock_file.read_bytes() == before
 
 
+def test_an_outputs_file_that_cannot_be_read_is_the_one_problem_not_every_region_missing(files, tmp_path):
+    # the ids it holds are not known: "--image: images: no image id for <every region>" was added, blaming --image
+    manifest, lock_file = files
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text('{"image:alicloud:cn-hangzhou": ')
+    r = record(manifest, lock_file, "--outputs", str(outputs))
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error ")]
+    assert r.returncode == 2 and errors == [f"error {outputs}:1:32: not valid JSON: Expecting value"], r.stderr
+
+
 def test_a_manifest_whose_host_did_not_hold_the_pins_is_refused_and_lock_untouched(files):
     """The manifest's pins were compared, not what the build observed on the host: a build whose vLLM was 0.1 (or a
     hand-edited manifest) was locked as the recipe's image."""

@@ -609,15 +609,17 @@ def lock_record(
     except UserError as exc:
         problems += exc.problems
     given: list[tuple[str, list[Located]]] = []
+    unread = False  # the --outputs file could not be read: the ids it holds are not known missing
     if outputs is not None:
         found_ids, found = _output_images(outputs)
         given.append((str(outputs), found_ids))
         problems += found
+        unread = bool(found)
     found_ids, found = _image_args(image or [])
     given.append(("--image", found_ids))
     problems += found
     images, found = _locked_images(r, given)
-    problems += found
+    problems += [p for p in found if not (unread and p.path == "images")]  # "images": lock.image_problems' missing ids
     if problems:
         raise UserError(problems)
     digest = hashlib.sha256(text.encode()).hexdigest()
