@@ -17,6 +17,9 @@ from .test_contract import _raw
         ("alicloud", "bucket_name", "gpufleet-models-cn-hangzhou", "Gpufleet_models"),
         ("tencentcloud", "tag_key", "gpufleet:fleet", "qcs:owner"),
         ("alicloud", "tag_key", "gpufleet:fleet", "aliyun-owner"),
+        # the documented rule is the prefix and a URL: a newline is no part of it (it was refused as "not aliyun*"), a
+        # URL after one still is
+        ("alicloud", "tag_value", "line one\nline two", "see\nhttps://example.com"),
         ("tencentcloud", "tag_value", "ml-platform", " padded "),
         ("alicloud", "user_data", "x" * 16000, "x" * 16500),
         ("tencentcloud", "user_data", "x" * 12000, "x" * 12500),

@@ -1145,7 +1145,7 @@ NAMES: dict[str, tuple[Rule, ...]] = {
             "tag_key",
             "pattern",
             TAGS_DOC,
-            regex=r"(?!aliyun|acs:)(?!.*https?://).*",
+            regex=r"(?s)(?!aliyun|acs:)(?!.*https?://).*",  # (?s): the rule is the prefix and a URL; a newline is not it
             note="not aliyun*/acs:*, no http(s)://",
         ),
     ),
@@ -1156,7 +1156,7 @@ NAMES: dict[str, tuple[Rule, ...]] = {
             "tag_value",
             "pattern",
             TAGS_DOC,
-            regex=r"(?!aliyun|acs:)(?!.*https?://).*",
+            regex=r"(?s)(?!aliyun|acs:)(?!.*https?://).*",  # (?s): the rule is the prefix and a URL; a newline is not it
             note="not aliyun*/acs:*, no http(s)://",
         ),
     ),
