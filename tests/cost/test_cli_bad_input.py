@@ -111,6 +111,24 @@ def test_reconcile_refuses_an_empty_amount(tmp_path, capsys):
     assert f"{bill}: row 3.PretaxAmount: empty: every bill line has an amount" in err
 
 
+@pytest.mark.parametrize("amount", ["9,98", "1.234,50", "1,2345.00", ",5", "1,,000"])
+def test_reconcile_refuses_a_decimal_comma(tmp_path, capsys, amount):
+    """A comma that does not group thousands was dropped: `9,98` (a spreadsheet in another locale) read as 998, and
+    `1.234,50` as 1.2345, silently."""
+    bill = bill_with(tmp_path, 2, "PretaxAmount", amount)
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill)
+    assert f"{bill}: row 2.PretaxAmount: not a number: {amount!r} has a comma that does not group thousands" in err
+    assert "write the amount with a decimal point" in err
+
+
+@pytest.mark.parametrize(("cell", "amount"), [("1,234.50", "1234.50"), ("¥ 12,345,678.9", "12345678.9"), ("-1,000", "-1000")])
+def test_reconcile_reads_thousands_separators(tmp_path, cell, amount):
+    from gpufleet.cost import reconcile
+
+    bill = bill_with(tmp_path, 2, "PretaxAmount", cell)
+    assert reconcile.read_bill(bill)[2][0].amount == reconcile.Decimal(amount)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

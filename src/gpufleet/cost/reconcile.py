@@ -140,11 +140,23 @@ def _rows(text: str, shown: str) -> list[list[str]]:
 MAX_AMOUNT_DIGITS = 15
 
 
+# A comma in an amount groups thousands (`1,234.50`, as both vendors' exports write it); any other comma is a decimal
+# comma (`9,98`, `1.234,50` from a spreadsheet in another locale), which dropping the commas read as 998 and 1.2345.
+_GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
+
+
 def _amount(cell: str) -> tuple[Decimal | None, str]:
     """(the amount of a bill's amount cell, "") or (None, what is wrong with it); `1,234.50` and a `¥` are read."""
-    text = cell.replace(",", "").replace("¥", "").replace("￥", "")
+    text = cell.replace("¥", "").replace("￥", "").strip()
     if not text:
         return None, "empty: every bill line has an amount (0 when it cost nothing); export the bill again"
+    if "," in text:
+        if not _GROUPED.fullmatch(text):
+            return None, (
+                f"not a number: {cell!r} has a comma that does not group thousands (a decimal comma?); write the "
+                "amount with a decimal point (9.98, 1234.50) or export the bill again"
+            )
+        text = text.replace(",", "")
     try:
         amount = Decimal(text)
     except InvalidOperation:
