@@ -128,6 +128,54 @@ def test_baseline_problems_are_user_errors(tmp_path):
     assert isinstance(r.exception, UserError) and "unknown format 'html'" in str(r.exception)
 
 
+def _saved(tmp_path, *argv):
+    """A saved `cost estimate --json` of PROD (with argv), as a dict."""
+    r = CliRunner().invoke(_app(), ["cost", "estimate", "--stack", PROD, "--json", *argv])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "why"),
+    [
+        (lambda d: d.pop("monthly_total"), "monthly_total", "missing"),  # was a decimal.InvalidOperation traceback
+        (lambda d: d["lines"][0].update(monthly_quantity="Infinity"), "lines.0.monthly_quantity", "not a finite number"),
+        (lambda d: d["lines"][0].update(monthly_cost="1e999999"), "lines.0.monthly_cost", "not a finite number"),
+        (lambda d: d["lines"][0].update(unit_price=[1]), "lines.0.unit_price", "expected a decimal string"),
+        (lambda d: d["scenarios"]["average"].update(monthly_total="sNaN"), "scenarios.average.monthly_total", "not a finite"),
+        (lambda d: d["scenarios"]["peak"].update(complete="yes"), "scenarios.peak.complete", "expected true or false"),
+        (lambda d: d.update(lines=["x"]), "lines.0", "expected an object, got text"),  # was "TypeError: string indices ..."
+        (lambda d: d["lines"][0].update(category="nope"), "lines.0.category", "unknown category 'nope'"),  # was read
+        (lambda d: d.update(stack={"a": 1}), "stack", "expected text, got a mapping"),  # was read, and printed as A
+    ],
+)
+def test_a_baseline_field_that_cannot_be_read_back_is_named(tmp_path, capsys, edit, field, why):
+    from gpufleet.cli import main
+
+    doc = _saved(tmp_path)
+    edit(doc)
+    f = tmp_path / "before.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as exc:
+        diff.load_baseline(f)
+    assert str(exc.value).startswith(f"{f}: {field}: {why}") and "not a readable saved cost estimate" in str(exc.value)
+    with pytest.raises(SystemExit) as code:
+        main(["cost", "diff", "--stack", PROD, "--baseline", str(f)])
+    err = capsys.readouterr().err
+    assert code.value.code == 2 and "Traceback" not in err and f"{f}: {field}: " in err
+
+
+def test_a_baseline_in_another_currency_is_refused(tmp_path):
+    """A baseline saved with --currency USD was subtracted from B's CNY figures: a +612% "increase" of a stack that had
+    not changed."""
+    f = tmp_path / "before-usd.json"
+    f.write_text(json.dumps(_saved(tmp_path, "--currency", "USD", "--fx", "7.12@2026-12-01")))
+    r = CliRunner().invoke(_app(), ["cost", "diff", "--stack", PROD, "--baseline", str(f)])
+    assert isinstance(r.exception, UserError), r.output
+    assert str(r.exception).startswith(f"{f}: currency: A is in USD (converted from CNY at 7.12 CNY/USD, 2026-12-01), B in CNY")
+    assert "save A without --currency" in str(r.exception)
+
+
 def test_dev_to_prod_names_the_unpriced_lines_and_the_bounded_part():
     """issue 27: dev -> prod said "unknown (−∞ to +14966.78)". It now says the bound in words, which lines have no
     price (resource and what it bills) and the change over the lines priced on both sides."""

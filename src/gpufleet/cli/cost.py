@@ -250,7 +250,7 @@ def diff_cmd(
         raise UserError([Problem("--stack", "", f"{hint}; got {len(stacks)}")])
     a = diff.load_baseline(baseline) if baseline is not None else stack_estimate(stacks[0], usage_file)[1]
     b = stack_estimate(stacks[-1], usage_file)[1]
-    result = diff.run(a, b)
+    result = diff.run(a, b, str(baseline) if baseline is not None else "--stack")
     renderers.render(
         chosen,
         output,

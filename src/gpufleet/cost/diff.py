@@ -13,9 +13,10 @@ saving only when its whole interval is below zero, an increase only when it is a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from gpufleet import inputs
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario, money
 from gpufleet.cost.resources import CATEGORIES
@@ -209,21 +210,121 @@ def percent(d: Delta, base: Amount) -> str:
     return f"{(d.value / base.value * 100).quantize(Decimal('0.1')):+}%"
 
 
-def run(a: Estimate, b: Estimate) -> Result:
+def run(a: Estimate, b: Estimate, a_shown: str = "--stack") -> Result:
+    """B minus A; A in another currency than B is a UserError on `a_shown` (the baseline file, or --stack): a baseline
+    saved with `--currency USD --fx ...` was subtracted from B's CNY figures as if they were CNY."""
+    if a.currency != b.currency:
+        raise UserError(
+            [
+                Problem(
+                    a_shown,
+                    "currency",
+                    f"A is in {a.currency}, B in {b.currency}: a diff subtracts figures of one currency; save A "
+                    "without --currency (gpufleet cost estimate --stack S --format json -o FILE.json)",
+                )
+            ]
+        )
     return Result(a, b, diff(a, a.prefix, b, b.prefix))
 
 
 # --- the saved baseline (cost estimate --format json) -------------------------------------------------------------
 
 
-def _dec(x) -> Decimal | None:
-    return None if x is None else Decimal(str(x))
+# A figure of a saved estimate (a quantity, a unit price, money) is below 10**18: money() rounds it to the cent in 28
+# significant digits, and nothing a fleet costs a month comes near it.
+MAX_FIGURE = Decimal(10) ** 18
+
+
+class _Unreadable(Exception):
+    """A field of a saved estimate that cannot be read back (field path, what is wrong)."""
+
+
+def _dec(x, field: str) -> Decimal | None:
+    """A saved figure (a decimal string, as estimate_json writes it; a number is read too), None for null."""
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (str, int, float)):
+        raise _Unreadable(field, f'expected a decimal string such as "12.50" or null, got {inputs.kind(x)}')
+    try:
+        d = Decimal(str(x))
+    except InvalidOperation:
+        d = None
+    if d is None or not d.is_finite() or abs(d) >= MAX_FIGURE:
+        raise _Unreadable(field, f"not a finite number below 10**18: {str(x)[:40]!r}")
+    return d
+
+
+def _required(doc: dict, key: str, field: str, read):
+    if key not in doc:
+        raise _Unreadable(field, "missing")
+    value = read(doc[key], field)
+    if value is None:
+        raise _Unreadable(field, "is null; a saved estimate has a value here")
+    return value
+
+
+def _str(x, field: str) -> str:
+    if not isinstance(x, str):
+        raise _Unreadable(field, f"expected text, got {inputs.kind(x)}")
+    return x
+
+
+def _bool(x, field: str) -> bool:
+    if not isinstance(x, bool):
+        raise _Unreadable(field, f"expected true or false, got {inputs.kind(x)}")
+    return x
+
+
+def _list(x, field: str) -> list:
+    if not isinstance(x, list):
+        raise _Unreadable(field, f"expected a list, got {inputs.kind(x)}")
+    return x
+
+
+def _obj(x, field: str) -> dict:
+    if not isinstance(x, dict):
+        raise _Unreadable(field, f"expected an object, got {inputs.kind(x)}")
+    return x
+
+
+def _line(l, at: str) -> Line:
+    l = _obj(l, at)
+    text = {k: _required(l, k, f"{at}.{k}", _str) for k in _LINE_TEXT}
+    if text["category"] not in CATEGORIES:
+        raise _Unreadable(f"{at}.category", f"unknown category {text['category']!r} (one of {', '.join(CATEGORIES)})")
+    figure = {k: _dec(l.get(k), f"{at}.{k}") for k in _LINE_FIGURES}
+    extra = {k: _str(l.get(k, ""), f"{at}.{k}") for k in ("price_source", "price_as_of", "note", "derivation")}
+    return Line(
+        *(text[k] for k in _LINE_TEXT[:4]),
+        figure["monthly_quantity"],
+        figure["unit_price"],
+        figure["monthly_cost"],
+        *(text[k] for k in _LINE_TEXT[4:]),
+        *extra.values(),
+        figure["unit_price_low"],
+        figure["unit_price_high"],
+        bool(l.get("stale", False)),
+    )
+
+
+_LINE_TEXT = ("resource_type", "resource_name", "component", "unit", "category", "price_quality", "price_key", "billing")
+_LINE_FIGURES = ("monthly_quantity", "unit_price", "monthly_cost", "unit_price_low", "unit_price_high")
+_ESTIMATE_TEXT = ("stack", "cloud", "region", "instance_type", "billing", "currency", "catalog_as_of", "catalog_built")
+
+
+def _scenario(k: str, s, at: str) -> Scenario:
+    s = _obj(s, at)
+    value = _required(s, "monthly_total", f"{at}.monthly_total", _dec)
+    r = _obj(s.get("range"), f"{at}.range")
+    low = _required(r, "low", f"{at}.range.low", _dec)
+    high = _dec(r.get("high"), f"{at}.range.high")
+    total = Amount(value, low, high if high is not None else value, _required(s, "complete", f"{at}.complete", _bool))
+    return Scenario(k, _required(s, "nodes", f"{at}.nodes", _dec), _str(s.get("how", ""), f"{at}.how"), total)
 
 
 def load_baseline(path: Path) -> Estimate:
-    """An Estimate from a saved `cost estimate --format json` (schema_version checked; bad input is a UserError)."""
-    from gpufleet import inputs
-
+    """An Estimate from a saved `cost estimate --format json` (schema_version checked; each field read back is checked
+    for its type, a figure for being a finite number: bad input is a UserError naming the field)."""
     shown = str(path)
     how = "save one with `gpufleet cost estimate --stack S --format json -o FILE.json`"
     doc = inputs.mapping(inputs.load_json(path, shown, how), shown, "", "a saved cost estimate (JSON object)")
@@ -241,57 +342,23 @@ def load_baseline(path: Path) -> Estimate:
             ]
         )
     try:
-        lines = [
-            Line(
-                l["resource_type"],
-                l["resource_name"],
-                l["component"],
-                l["unit"],
-                _dec(l["monthly_quantity"]),
-                _dec(l["unit_price"]),
-                _dec(l["monthly_cost"]),
-                l["category"],
-                l["price_quality"],
-                l["price_key"],
-                l["billing"],
-                l.get("price_source", ""),
-                l.get("price_as_of", ""),
-                l.get("note", ""),
-                l.get("derivation", ""),
-                _dec(l.get("unit_price_low")),
-                _dec(l.get("unit_price_high")),
-                bool(l.get("stale", False)),
-            )
-            for l in doc["lines"]
-        ]
-        scenarios = {}
-        for k, s in (doc.get("scenarios") or {}).items():
-            complete = bool(s["complete"])
-            value = Decimal(s["monthly_total"])
-            high = s["range"]["high"]
-            total = Amount(value, Decimal(s["range"]["low"]), Decimal(high) if high is not None else value, complete)
-            scenarios[k] = Scenario(k, Decimal(s["nodes"]), s["how"], total)
+        lines = [_line(l, f"lines.{i}") for i, l in enumerate(_list(doc.get("lines"), "lines"))]
+        scenarios = {k: _scenario(k, s, f"scenarios.{k}") for k, s in _obj(doc.get("scenarios") or {}, "scenarios").items()}
+        text = {k: _required(doc, k, k, _str) for k in _ESTIMATE_TEXT}
+        total = _required(doc, "monthly_total", "monthly_total", _dec)
         est = Estimate(
-            doc["stack"],
-            doc["cloud"],
-            doc["region"],
-            doc["instance_type"],
-            doc["billing"],
-            doc["currency"],
-            doc["catalog_as_of"],
-            doc["catalog_built"],
+            *text.values(),
             lines,
-            list(doc.get("assumptions") or []),
+            [str(a) for a in _list(doc.get("assumptions") or [], "assumptions")],
             [],
             None,
-            list(doc.get("discounts") or []),
+            list(_list(doc.get("discounts") or [], "discounts")),
             scenarios,
-            doc.get("prefix") or "",
+            _str(doc.get("prefix") or "", "prefix"),
         )
-    except (KeyError, TypeError, ArithmeticError, AttributeError) as exc:
-        raise UserError(
-            [Problem(shown, "", f"not a readable saved cost estimate ({type(exc).__name__}: {exc}); {how}")]
-        ) from None
-    if money(est.monthly_total) != Decimal(str(doc.get("monthly_total"))):
+    except _Unreadable as exc:
+        field, message = exc.args
+        raise UserError([Problem(shown, field, f"{message}: not a readable saved cost estimate; {how}")]) from None
+    if money(est.monthly_total) != total:
         raise UserError([Problem(shown, "monthly_total", "does not match the sum of its lines: the file was edited; " + how)])
     return est
