@@ -233,6 +233,10 @@ NO_HOST = (
         ("http://exa mple:8000", "has a space or control character in it"),
         ("http://h\tx:8000", "has a space or control character in it"),  # urlsplit drops the tab; the client would not
         ("ftp://h", "is not an http:// or https:// URL with a host"),
+        # the chat path was appended after the query: http://h:8000?x=1/v1/chat/completions, a request for /
+        ("http://h:8000?x=1", "has a query or fragment (?... or #...), after which the chat path cannot be added"),
+        ("http://h:8000/v1?", "has a query or fragment (?... or #...), after which the chat path cannot be added"),
+        ("http://h:8000#top", "has a query or fragment (?... or #...), after which the chat path cannot be added"),
     ],
 )
 def test_a_url_the_client_cannot_request_is_refused_naming_the_option(url, why):

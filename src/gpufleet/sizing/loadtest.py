@@ -138,7 +138,8 @@ def http_url(url: str, flag: str, fix: str) -> SplitResult:
 
 def chat_endpoint(url: str, flag: str = "--url") -> str:
     """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work)."""
-    parts = http_url(url, flag, "give the server's base URL, e.g. http://10.0.0.5:8000")
+    fix = "give the server's base URL, e.g. http://10.0.0.5:8000"
+    parts = http_url(url, flag, fix)
     if parts.username or parts.password:
         raise UserError(
             [
@@ -147,6 +148,16 @@ def chat_endpoint(url: str, flag: str = "--url") -> str:
                     "",
                     "has credentials in it, which would be written to the result: put the key "
                     "in an environment variable and pass --api-key-env VAR",
+                )
+            ]
+        )
+    if "?" in url or "#" in url:  # the path was appended after it: http://h:8000?x=1/v1/chat/completions requested /
+        raise UserError(
+            [
+                Problem(
+                    flag,
+                    "",
+                    f"{url!r} has a query or fragment (?... or #...), after which the chat path cannot be added: {fix}",
                 )
             ]
         )
