@@ -165,3 +165,26 @@ def test_a_stack_file_whose_name_is_no_stack_name_is_named_not_priced(tmp_path, 
         and "'é-dev' is not a stack name" in odd.problem
         and "rename the file Pulumi.<name>.yaml" in odd.problem
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "--all"],
+        ["report", "--all", "--json"],
+        ["budget", "--budgets", str(ROOT / "examples" / "budgets-example.yaml")],
+    ],
+)
+def test_a_project_without_a_stack_is_refused(tmp_path, monkeypatch, capsys, argv):
+    """A project with no stacks/Pulumi.*.yaml: the table was an IndexError traceback, the JSON a report of currency
+    "n/a" (exit 0), and `cost budget` passed every budget (exit 0, nothing printed)."""
+    from gpufleet.cli import main
+
+    (tmp_path / "Pulumi.yaml").write_text("name: gpufleet\nruntime: python\n")
+    (tmp_path / "stacks").mkdir()
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", *argv])
+    out = capsys.readouterr()
+    assert exc.value.code == 2 and out.out == "" and "Traceback" not in out.err
+    assert f"{tmp_path / 'stacks'}: no stack file (Pulumi.<name>.yaml): nothing to report" in out.err

@@ -80,13 +80,28 @@ class Report:
 
 
 def price_all(stacks: list[str] | None = None) -> list[StackCost]:
-    """Every stack of the project (or the ones named), priced; a stack that fails keeps its row with the reason."""
+    """Every stack of the project (or the ones named), priced; a stack that fails keeps its row with the reason. A
+    project without a stack file is a UserError: a report (and a budget check) of no stack printed a table of nothing,
+    a traceback, or passed every budget."""
     from gpufleet import plan
-    from gpufleet.errors import UserError
+    from gpufleet.errors import Problem, UserError
     from gpufleet.stacks import loader
+    from gpufleet.stacks.project import project_root
 
+    if stacks is None and not (stacks := loader.stack_names()):
+        root = project_root()
+        raise UserError(
+            [
+                Problem(
+                    str(root / "stacks"),
+                    "",
+                    "no stack file (Pulumi.<name>.yaml): nothing to report; run in the project whose stacks you mean (or "
+                    "set GPUFLEET_PROJECT to it), or add a stack (gpufleet region new ...)",
+                )
+            ]
+        )
     out = []
-    for name in stacks if stacks is not None else loader.stack_names():
+    for name in stacks:
         try:
             fleet, est = plan.stack_estimate(name)
         except UserError as exc:
