@@ -109,6 +109,22 @@ def test_check_passes_the_shipped_stacks(project, capsys):
     assert "alicloud: 3 stacks previewed together" in out and "no name used twice in its scope" in out
 
 
+@pytest.mark.parametrize(
+    ("remove", "argv"),
+    [("Pulumi.*.yaml", ["check"]), ("Pulumi.tencentcloud-*.yaml", ["check", "--cloud", "tencentcloud", "--json"])],
+)
+def test_check_of_no_stack_is_refused_not_passed(project, capsys, remove, argv):
+    """A project without stacks (or --cloud of a cloud it has none of) printed an empty line and exited 0: a check
+    that checked nothing passed."""
+    for f in (project / "stacks").glob(remove):
+        f.unlink()
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    assert exc.value.code == 2 and out.out == "", out
+    assert f"error {project / 'stacks'}: no stack" in out.err and "nothing to check" in out.err
+
+
 def test_check_reads_each_stacks_usage_profile_as_cost_does(project, capsys):
     """preview does not read gpufleet:usage; check does, so a broken profile fails before the first cost report."""
     (project / "cost" / "usage" / "alicloud-cn-hangzhou-prod.yaml").write_text("replicas_averag: 3\n")

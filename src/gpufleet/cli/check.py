@@ -39,6 +39,21 @@ def check(
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, stack_names() if output else []))
     report = account.check(cloud=cloud)
+    if not report.stacks:  # nothing previewed: this printed an empty line and exited 0, as if every stack had passed
+        from gpufleet.errors import Problem
+        from gpufleet.stacks.project import project_root
+
+        of = f" of {cloud}" if cloud else ""
+        raise UserError(
+            [
+                Problem(
+                    str(project_root() / "stacks"),
+                    "",
+                    f"no stack{of} (Pulumi.<name>.yaml): nothing to check; run in the project whose stacks you mean (or set "
+                    "GPUFLEET_PROJECT to it)" + (", or leave out --cloud" if cloud else ""),
+                )
+            ]
+        )
     problems = report.problems + account.clash_problems(report) + _usage_problems(report.stacks)
     if problems:
         raise UserError(problems)
