@@ -294,3 +294,14 @@ def test_tokens_refuses_redundancy_without_a_peak(tmp_path, capsys):
     out = tmp_path / "t.json"
     err = refused(capsys, "cost", "tokens", "-s", PROD, "--from-loadtest", LOADTEST, "--redundancy", "3", "--json", "-o", out)
     assert "error --redundancy: give --peak-qps too (e.g. --peak-qps 40 --redundancy 2)" in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv", [["cost", "tokens", "-s", PROD, "--from-loadtest", LOADTEST], ["plan", "capacity", "--from-loadtest", LOADTEST]]
+)
+def test_a_peak_beyond_a_million_nodes_names_options_the_command_has(capsys, argv):
+    """With a load test's knee as the per-node rate this named `--peak-qps / --qps-per-node`; cost tokens has no
+    --qps-per-node, and plan capacity was not given one."""
+    err = refused(capsys, *argv, "--peak-qps", "1e9")
+    assert "error --peak-qps: would need more than a million nodes (1e+09 / 13.768 QPS per node, the knee of " in err
+    assert "--qps-per-node" not in err

@@ -43,10 +43,16 @@ def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: 
     if problems:
         raise UserError(problems)
     if peak_qps / qps_per_node > 1_000_000:
+        # a load test's per-node rate is no option of the command (cost tokens has no --qps-per-node): named by its source
+        given = qps_source == "given"
         raise UserError(
             [
                 Problem(
-                    "--peak-qps / --qps-per-node", "", f"would need more than a million nodes ({peak_qps:g} / {qps_per_node:g})"
+                    "--peak-qps / --qps-per-node" if given else "--peak-qps",
+                    "",
+                    f"would need more than a million nodes ({peak_qps:g} / {qps_per_node:g}"
+                    + ("" if given else f" QPS per node, the {qps_source}")
+                    + ")",
                 )
             ]
         )
