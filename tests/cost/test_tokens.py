@@ -145,6 +145,19 @@ def test_a_result_without_its_stack_says_so(tmp_path):
     assert j["loadtest"]["prompt_tokens"] is None
 
 
+@pytest.mark.parametrize("serving", [1.5, True, "dtype", ["dtype"]])
+def test_a_recorded_serving_that_is_no_mapping_is_said_not_a_traceback(tmp_path, serving):
+    """`stack.serving: 1.5` in a hand-edited result was a TypeError traceback ("dtype": an AttributeError); a list was
+    read as serving flags the stack shares."""
+    result = json.loads(EXAMPLE.read_text())
+    result["stack"]["serving"] = serving
+    f = tmp_path / "lt.json"
+    f.write_text(json.dumps(result))
+    r = cli("cost", "tokens", "-s", STACK, "--from-loadtest", str(f), "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"{f}: serving: measured with {serving!r}, not a mapping of serving flags" in json.loads(r.stdout)["warnings"][0]
+
+
 def test_bad_input_exits_2(tmp_path):
     for bad in ("0", "1.5", "x", "0.3,,0.5"):
         r = cli("cost", "tokens", "-s", STACK, "--from-loadtest", str(EXAMPLE), "--utilization", bad)

@@ -487,6 +487,8 @@ def stack_differences(recorded: dict, current: dict) -> list[str]:
         if key in recorded and recorded.get(key) != current.get(key):
             out.append(f"{key}: measured with {recorded.get(key)!r}, the stack has {current.get(key)!r}")
     was, now = recorded.get("serving") or {}, current.get("serving") or {}
+    if not isinstance(was, dict):  # a hand-edited result: `serving: 1.5` was a TypeError traceback, "dtype" an AttributeError
+        return [*out, f"serving: measured with {was!r}, not a mapping of serving flags: they cannot be compared with the stack's"]
     for key in SERVING_FIELDS:
         if key in was and was.get(key) != now.get(key):
             out.append(f"serving.{key}: measured with {was.get(key)!r}, the stack has {now.get(key)!r}")
