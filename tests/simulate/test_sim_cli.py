@@ -150,6 +150,8 @@ LOADTEST_FAULTS = [  # (change to the example load test, what the refusal names)
     (lambda d: d["levels"][1]["latency_ms"].update(p95="slow"), "levels.1.latency_ms.p95: must be a number"),
     (lambda d: d["levels"][1].update(concurrency=True), "levels.1.concurrency: must be a number"),
     (lambda d: d["knee"].update(requests_per_s=1e300), "knee.requests_per_s: must be at most 1e+09"),
+    # plan scaling: an OverflowError traceback (tokens served); cost tokens already capped it
+    (lambda d: d["levels"][2].update(output_tokens_per_s=1e308), "levels.2.output_tokens_per_s: must be at most 1e+09"),
     (lambda d: d["knee"].update(requests_per_s=True), "knee.requests_per_s: must be a number"),
     (lambda d: d["knee"].update(requests_per_s=99.0), "knee: does not match the levels: 99 requests/s"),
     (lambda d: d["knee"].update(concurrency=8), "knee.concurrency: 8 names no level"),

@@ -100,8 +100,9 @@ def result_problems(data: dict, shown: str) -> list[Problem]:
     """Problems of a load-test result (format: gpufleet.sizing.loadstats), each naming its field (`levels.2.ttft_ms`):
 
     - levels: a non-empty list of mappings, each with concurrency (a whole number >= 1, once), requests_per_s (0 to
-      MAX_QPS_PER_NODE) and error_rate (0 to 1); requests, errors, output_tokens_per_s, latency_ms and ttft_ms (mappings
-      of percentiles) are optional, numbers >= 0 where given (a percentile may be null: no request succeeded);
+      MAX_QPS_PER_NODE) and error_rate (0 to 1); requests, errors, output_tokens_per_s (at most MAX_QPS_PER_NODE),
+      latency_ms and ttft_ms (mappings of percentiles) are optional, numbers >= 0 where given (a percentile may be null:
+      no request succeeded);
     - slo_p95_ms: null or a number above 0;
     - knee: null or the level the load test found (loadstats.find_knee): {concurrency, requests_per_s} of a level
       with zero errors whose p95 latency is within slo_p95_ms.
@@ -131,7 +132,8 @@ def _level_problems(level: Any, shown: str, at: str) -> list[Problem]:
     if not isinstance(level, dict):
         return [Problem(shown, at, f"expected a mapping (one load level), got {kind(level)}")]
     required = {"concurrency": (1, None), "requests_per_s": (0, MAX_QPS_PER_NODE), "error_rate": (0, 1)}
-    optional = {"requests": (0, None), "errors": (0, None), "output_tokens_per_s": (0, None)}
+    # output tokens/s within the requests/s cap too (as cost tokens reads it): 1e308 overflowed plan scaling's tokens served
+    optional = {"requests": (0, None), "errors": (0, None), "output_tokens_per_s": (0, MAX_QPS_PER_NODE)}
     problems = []
     for key, (low, high) in required.items():
         if key not in level:
