@@ -590,6 +590,46 @@ def test_rope_cache_shape_follows_the_scaling_type(cfg, shape):
     assert models.rope_cache_shape(cfg, 4096, 128) == shape
 
 
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"rope_scaling": {"type": "linear", "factor": 1e308}}, "rope_scaling.factor: must be at most 1e+06, not 1e+308"),
+        ({"rope_scaling": {"type": "linear", "factor": "abc"}}, "rope_scaling.factor: must be a number, got text"),
+        ({"rope_scaling": {"type": "dynamic", "factor": -4}}, "rope_scaling.factor: must be above 0, not -4"),
+        (
+            {"rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": "x"}},
+            "rope_scaling.original_max_position_embeddings: must be a number, got text",
+        ),
+        ({"rope_parameters": {"rope_type": "linear", "factor": [2]}}, "rope_parameters.factor: must be a number, got a list"),
+        ({"partial_rotary_factor": "x"}, "partial_rotary_factor: must be a number, got text"),
+        ({"partial_rotary_factor": 1e308}, "partial_rotary_factor: must be at most 1, not 1e+308"),
+    ],
+)
+def test_a_config_json_with_rope_numbers_that_are_no_positive_number_is_refused(tmp_path, extra, says):
+    """plan fit --model config.json: these were ValueError, TypeError and OverflowError tracebacks (a negative factor
+    was read as negative positions)."""
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 4096,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "vocab_size": 32000,
+        "intermediate_size": 11008,
+        "max_position_embeddings": 4096,
+        "torch_dtype": "float16",
+        **extra,
+    }
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    r = subprocess.run(
+        [sys.executable, "-c", "from gpufleet.cli import main; main()", "plan", "fit", "--model", str(f), "--gpu", "A10"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr and f"error {f}: {says}" in r.stderr, r.stderr
+
+
 def test_rope_cache_counts_in_the_weights_and_stays_on_the_gpu_under_offload():
     llama = CATALOG["meta-llama/Llama-3.1-8B-Instruct"]
     assert (llama.rope_positions, llama.rotary_dim) == (131072, 128)  # llama3 scaling keeps the model's maximum

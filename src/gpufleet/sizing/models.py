@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.inputs import read_json_object
+from gpufleet.inputs import number_problems, read_json_object
 
 DATA = Path(__file__).parent / "data"
 CATALOG = DATA / "models.yaml"
@@ -304,7 +304,7 @@ def from_config_dict(
 
     sliding, sliding_layers = _sliding(cfg, model_type, layers, shown)
     max_positions = _whole(cfg, shown, "max_position_embeddings", default=0, minimum=0)
-    rope_positions, rotary_dim = rope_cache_shape(cfg, max_positions, mla.get("qk_rope_head_dim") or head_dim)
+    rope_positions, rotary_dim = rope_cache_shape(cfg, max_positions, mla.get("qk_rope_head_dim") or head_dim, shown)
     if sliding_layers:
         notes.append(
             f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens; their KV cache is counted "
@@ -403,26 +403,38 @@ def weight_block_size(cfg: dict) -> tuple[int, int] | None:
     return None
 
 
-def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int) -> tuple[int, int]:
+def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int, shown: str = "config.json") -> tuple[int, int]:
     """(positions, rotary dims) of the cos/sin cache vLLM's get_rope builds for the model: one tensor of positions x
     rotary_dim (cos and sin of rotary_dim / 2 frequencies side by side), shared by every layer (get_rope caches the
     module by its arguments). Positions: max_position_embeddings, times the factor for linear and dynamic scaling,
     original_max_position_embeddings x factor for YaRN (DeepSeek's too), original + max for Phi-3's long/short caches;
     rotary dims: head_dim (MLA: qk_rope_head_dim) x partial_rotary_factor. A config row without rope_scaling takes the
-    plain cache."""
-    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
-    kind = str(scaling.get("rope_type") or scaling.get("type") or "default") if isinstance(scaling, dict) else "default"
-    factor = float(scaling.get("factor") or 1.0) if isinstance(scaling, dict) else 1.0
-    original = int(scaling.get("original_max_position_embeddings") or max_positions) if isinstance(scaling, dict) else 0
+    plain cache. A factor, original length or partial_rotary_factor that is no positive number (text, a list, 1e308)
+    is a UserError on `shown` naming the field (they were ValueError and OverflowError tracebacks)."""
+    key = "rope_scaling" if cfg.get("rope_scaling") else "rope_parameters"
+    scaling = cfg.get(key) if isinstance(cfg.get(key), dict) else {}  # another shape: the plain cache, as before
+    kind = str(scaling.get("rope_type") or scaling.get("type") or "default")
+    factor = _positive(scaling.get("factor") or 1.0, shown, f"{key}.factor")
+    given = scaling.get("original_max_position_embeddings")
+    original = _positive(given, shown, f"{key}.original_max_position_embeddings") if given else max_positions
     if kind in ("yarn", "deepseek_yarn"):
         positions = int(original * factor)
     elif kind in ("linear", "dynamic"):
         positions = int(max_positions * factor)
     elif kind in ("longrope", "su"):
-        positions = max_positions + original
+        positions = int(max_positions + original)
     else:  # default, llama3, mrope: the model's own maximum
         positions = max_positions
-    return positions, int(head_dim * float(cfg.get("partial_rotary_factor") or 1.0))
+    partial = _positive(cfg.get("partial_rotary_factor") or 1.0, shown, "partial_rotary_factor", maximum=1)
+    return positions, int(head_dim * partial)
+
+
+def _positive(value, shown: str, field: str, maximum: float = 1e6) -> float:
+    """A scaling number of config.json: above 0 and at most `maximum` (a million: a factor or length beyond any model's;
+    positions stay far below 2**40 with max_position_embeddings below it)."""
+    if problems := number_problems(value, shown, field, 0, maximum, above=True):
+        raise UserError(problems)
+    return float(value)
 
 
 def _sliding(cfg: dict, model_type: str, layers: int, shown: str) -> tuple[int, int]:
