@@ -603,9 +603,16 @@ def test_rope_cache_shape_follows_the_scaling_type(cfg, shape):
         ({"rope_parameters": {"rope_type": "linear", "factor": [2]}}, "rope_parameters.factor: must be a number, got a list"),
         ({"partial_rotary_factor": "x"}, "partial_rotary_factor: must be a number, got text"),
         ({"partial_rotary_factor": 1e308}, "partial_rotary_factor: must be at most 1, not 1e+308"),
+        # the sliding window's numbers (a ValueError traceback; -5 was read as a window of -5 tokens)
+        (
+            {"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": True, "max_window_layers": "x"},
+            "max_window_layers: must be a whole number, got 'x'",
+        ),
+        ({"model_type": "gemma3_text", "sliding_window": 512, "sliding_window_pattern": "x"}, "sliding_window_pattern: must be"),
+        ({"model_type": "mistral", "sliding_window": -5}, "sliding_window: must be a whole number from 1 to 2**40, got -5"),
     ],
 )
-def test_a_config_json_with_rope_numbers_that_are_no_positive_number_is_refused(tmp_path, extra, says):
+def test_a_config_json_rope_or_sliding_window_number_that_cannot_be_read_is_refused(tmp_path, extra, says):
     """plan fit --model config.json: these were ValueError, TypeError and OverflowError tracebacks (a negative factor
     was read as negative positions)."""
     cfg = {

@@ -442,18 +442,19 @@ def _sliding(cfg: dict, model_type: str, layers: int, shown: str) -> tuple[int, 
     window = cfg.get("sliding_window")
     if not window or not isinstance(window, int):
         return 0, 0
+    window = _whole(cfg, shown, "sliding_window")  # -5 was read as a window of -5 tokens, true as one of 1
     types = cfg.get("layer_types")
     if isinstance(types, list) and types:
         return window, sum(1 for t in types if t == "sliding_attention")
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         if not cfg.get("use_sliding_window"):
             return 0, 0
-        start = int(cfg.get("max_window_layers") or layers)
+        start = _whole(cfg, shown, "max_window_layers", default=layers, minimum=0) or layers  # "x": a ValueError
         return window, max(0, layers - start)
     if model_type == "gemma2":  # alternating, sliding on even layers (transformers' Gemma2Config)
         return window, (layers + 1) // 2
     if model_type == "gemma3_text":
-        pattern = int(cfg.get("sliding_window_pattern") or 6)
+        pattern = _whole(cfg, shown, "sliding_window_pattern", default=6, minimum=0) or 6
         return window, sum(1 for i in range(layers) if (i + 1) % pattern != 0)
     if model_type in ("mistral", "mixtral"):
         return window, layers
