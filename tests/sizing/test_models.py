@@ -610,6 +610,19 @@ def test_rope_cache_shape_follows_the_scaling_type(cfg, shape):
         ),
         ({"model_type": "gemma3_text", "sliding_window": 512, "sliding_window_pattern": "x"}, "sliding_window_pattern: must be"),
         ({"model_type": "mistral", "sliding_window": -5}, "sliding_window: must be a whole number from 1 to 2**40, got -5"),
+        # a MoE's dense layers: 1.5 was a TypeError traceback, "x" read as no dense layer
+        (
+            {"model_type": "qwen3_moe", "num_experts": 8, "mlp_only_layers": 1.5},
+            "mlp_only_layers: expected a list of layer numbers, got a number",
+        ),
+        (
+            {"model_type": "qwen3_moe", "num_experts": 8, "mlp_only_layers": "x"},
+            "mlp_only_layers: expected a list of layer numbers, got text",
+        ),
+        (
+            {"model_type": "qwen3_moe", "num_experts": 8, "mlp_only_layers": [1, "2"]},
+            "mlp_only_layers: expected a list of layer numbers, got '2' in it",
+        ),
     ],
 )
 def test_a_config_json_rope_or_sliding_window_number_that_cannot_be_read_is_refused(tmp_path, extra, says):

@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.inputs import number_problems, read_json_object
+from gpufleet.inputs import kind, number_problems, read_json_object
 
 DATA = Path(__file__).parent / "data"
 CATALOG = DATA / "models.yaml"
@@ -284,7 +284,11 @@ def from_config_dict(
             moe_ids = tuple(range(layers))
         else:  # Qwen2-MoE / Qwen3-MoE: decoder_sparse_step and mlp_only_layers
             step = _whole(cfg, shown, "decoder_sparse_step", default=1)
-            dense_only = set(cfg.get("mlp_only_layers") or [])
+            dense_only = cfg.get("mlp_only_layers") or []
+            bad = [i for i in dense_only if isinstance(i, bool) or not isinstance(i, int)] if isinstance(dense_only, list) else []
+            if bad or not isinstance(dense_only, list):  # 1.5 was a TypeError traceback, "x" read as no dense layer
+                got = f"{bad[0]!r} in it" if bad else kind(dense_only)
+                raise UserError([Problem(shown, "mlp_only_layers", f"expected a list of layer numbers, got {got}")])
             moe_ids = tuple(i for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
             shared_width = _whole(cfg, shown, "shared_expert_intermediate_size", default=0, minimum=0)
             shared_gate = shared_width > 0
