@@ -3,8 +3,11 @@
 import copy
 from decimal import Decimal
 
+import pytest
+
 from gpufleet.cost import estimate, usage
 from gpufleet.cost.catalog import load
+from gpufleet.errors import UserError
 
 
 def _line(est, component_start):
@@ -102,6 +105,22 @@ def test_a_discount_that_prices_no_line_says_so(tmp_path, ali_inventory, prod_fl
         "instnce/* (*) x0.8: applied to no priced line of this stack; check its match and billing",
         "instance/* (spot) x0.5: applied to no priced line of this stack; check its match and billing",
     ]
+
+
+@pytest.mark.parametrize(
+    ("billing", "says"),
+    [
+        ("null", "discounts.0.billing: expected text, got nothing (null) (choose one of: payg, "),  # was "unknown billing 'None'"
+        ("yearlly", "discounts.0.billing: unknown billing 'yearlly' (did you mean 'yearly'?)"),
+        ("[payg]", "discounts.0.billing: expected text, got a list (choose one of: "),
+    ],
+)
+def test_a_discount_billing_that_is_not_one_says_the_choices(tmp_path, billing, says):
+    f = tmp_path / "d.yaml"
+    f.write_text(f'discounts:\n  - {{match: "instance/*", factor: 0.8, billing: {billing}}}\n')
+    with pytest.raises(UserError) as exc:
+        estimate.load_discounts(str(f))
+    assert str(exc.value).startswith(f"{f}: {says}")
 
 
 def test_break_even():

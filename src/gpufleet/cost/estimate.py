@@ -274,9 +274,14 @@ def load_discounts(path: str | None) -> list[Discount]:
             if not d["match"].strip():
                 problems.append(Problem(path, f"discounts.{i}.match", "empty: give a glob such as instance/*"))
                 continue
-            billing = str(d.get("billing", "*"))
-            if billing not in (*pricecat.BILLINGS, "*"):
-                problems.append(Problem(path, f"discounts.{i}.billing", f"unknown billing {billing!r}"))
+            billing = d.get("billing", "*")
+            if billing not in (*pricecat.BILLINGS, "*"):  # named the choices, and `billing: null` was "unknown billing 'None'"
+                given = (
+                    f"unknown billing {billing!r}" if isinstance(billing, str) else f"expected text, got {inputs.kind(billing)}"
+                )
+                choices = did_you_mean(str(billing), (*pricecat.BILLINGS, "*")) if isinstance(billing, str) else ""
+                choices = choices or f" (choose one of: {', '.join((*pricecat.BILLINGS, '*'))})"
+                problems.append(Problem(path, f"discounts.{i}.billing", given + choices))
                 continue
             if (j := first.setdefault((d["match"], billing), i)) != i:  # the first rule that matches applies
                 problems.append(
