@@ -18,6 +18,7 @@ YAML is parsed with libyaml's CSafeLoader when PyYAML was built with it (about 1
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -393,7 +394,17 @@ def kind(value: Any) -> str:
         return "text"
     if isinstance(value, (int, float)):
         return "a number"
+    if isinstance(value, (datetime.date, datetime.datetime)):  # YAML reads 2026-01-01 unquoted as a date
+        return f"a date ({value.isoformat()})"
     return type(value).__name__
+
+
+def given(value: Any) -> str:
+    """A value a user wrote, as a message shows it: text and numbers as written (repr), anything else by its kind (a
+    date was shown as `datetime.date(2026, 1, 1)`)."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return repr(value)
+    return kind(value)
 
 
 def mapping(value: Any, shown: str, field: str = "", what: str = "a mapping of keys to values") -> dict:

@@ -38,3 +38,25 @@ def test_layers_and_unknown_keys(tmp_path):
         usage.load(None, str(f))
     text = str(exc.value)
     assert "did you mean 'lb_egress_gb'" in text and "nat_cu_hours: must be a number >= 0" in text
+
+
+def test_a_value_that_is_no_number_is_shown_by_what_it_is(tmp_path):
+    """An unquoted date was shown as Python's `datetime.date(2026, 1, 1)`, in the usage file and the budgets file."""
+    from gpufleet.cost import teambudget
+
+    f = tmp_path / "u.yaml"
+    f.write_text("lb_egress_gb: 2026-01-01\nnat_egress_gb: [1]\n")
+    with pytest.raises(UserError) as exc:
+        usage.load(None, str(f))
+    assert str(exc.value).splitlines() == [
+        f"{f}: lb_egress_gb: must be a finite number, not a date (2026-01-01)",
+        f"{f}: nat_egress_gb: must be a finite number, not a list",
+    ]
+    b = tmp_path / "budgets.yaml"
+    b.write_text("budgets:\n  ml-platform: 2026-01-01\n  ai-dev: '1e'\n")
+    with pytest.raises(UserError) as exc:
+        teambudget.load(b)
+    assert str(exc.value).splitlines() == [
+        f"{b}: budgets.ml-platform: must be a number >= 0 (e.g. 60000), not a date (2026-01-01)",
+        f"{b}: budgets.ai-dev: must be a number >= 0 (e.g. 60000), not '1e'",
+    ]

@@ -43,7 +43,7 @@ def load(path: Path) -> dict[str, Decimal]:
                 raise InvalidOperation
             out[str(team)] = value
         except InvalidOperation:
-            problems.append(Problem(shown, f"budgets.{team}", f"must be a number >= 0 (e.g. 60000), not {amount!r}"))
+            problems.append(Problem(shown, f"budgets.{team}", f"must be a number >= 0 (e.g. 60000), not {inputs.given(amount)}"))
     if problems:
         raise UserError(problems)
     return out

@@ -112,7 +112,7 @@ def _read(path: Path, shown: str) -> dict:
         except InvalidOperation:
             d = None
         if d is None or not d.is_finite():
-            problems.append(Problem(shown, k, f"must be a finite number, not {v!r}"))
+            problems.append(Problem(shown, k, f"must be a finite number, not {inputs.given(v)}"))
             continue
         if d < 0 or d > USAGE_MAX:
             problems.append(Problem(shown, k, f"must be a number >= 0 and at most 10**12, not {v!r}"))
