@@ -122,6 +122,9 @@ def test_a_peak_beyond_the_groups_max_says_what_it_needs(app, tmp_path):
         (("--qps-per-node", "5", "--reclaim-per-hour", "nan"), "'--reclaim-per-hour': nan is not a finite number"),
         (("--qps-per-node", "5", "--start", "9999-12-31T23:00:00Z"), "--start: 9999-12-31T23:00:00+00:00 plus"),
         (("--qps-per-node", "5", "--start", "0001-01-01T00:00:00Z"), "start between 0001-01-03 and"),
+        # a pay-as-you-go fleet has no spot node to reclaim: the reclaims did nothing and the day passed (exit 0)
+        (("--qps-per-node", "5", "--reclaim-at", "3600"), "--reclaim-at: alicloud-cn-hangzhou-prod launches no spot node"),
+        (("--qps-per-node", "5", "--reclaim-per-hour", "2"), "--reclaim-per-hour: alicloud-cn-hangzhou-prod launches no spot"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, args, says):

@@ -105,6 +105,22 @@ def for_stack(
 
     p = plan.for_stack(stack)
     b = behaviour(p.fleet, p.resources)
+    if (reclaim_at or reclaim_per_hour) and not any(g.billing == "spot" for g in b.groups):
+        # a reclaim takes a spot node: on a fleet without one they did nothing, and the day ran as if it had coped
+        from gpufleet.errors import Problem, UserError
+
+        flag = "--reclaim-at" if reclaim_at else "--reclaim-per-hour"
+        billed = ", ".join(sorted({g.billing for g in b.groups}))
+        raise UserError(
+            [
+                Problem(
+                    flag,
+                    "",
+                    f"{stack} launches no spot node (its groups are billed {billed}): a reclaim would take nothing; drop "
+                    f"{flag}, or simulate a stack with billing spot",
+                )
+            ]
+        )
     when = start or trace.next_start(clock.now())
     tr = trace.read(trace_file, when) if trace_file is not None else default_trace(profile, b, cap, when)
     r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
