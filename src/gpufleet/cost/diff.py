@@ -295,15 +295,24 @@ def _line(l, at: str) -> Line:
     figure = {k: _dec(l.get(k), f"{at}.{k}") for k in _LINE_FIGURES}
     extra = {k: _str(l.get(k, ""), f"{at}.{k}") for k in ("price_source", "price_as_of", "note", "derivation")}
     return Line(
-        *(text[k] for k in _LINE_TEXT[:4]),
-        figure["monthly_quantity"],
-        figure["unit_price"],
-        figure["monthly_cost"],
-        *(text[k] for k in _LINE_TEXT[4:]),
-        *extra.values(),
-        figure["unit_price_low"],
-        figure["unit_price_high"],
-        bool(l.get("stale", False)),
+        resource_type=text["resource_type"],
+        resource_name=text["resource_name"],
+        component=text["component"],
+        unit=text["unit"],
+        monthly_quantity=figure["monthly_quantity"],
+        unit_price=figure["unit_price"],
+        monthly_cost=figure["monthly_cost"],
+        category=text["category"],
+        price_quality=text["price_quality"],
+        price_key=text["price_key"],
+        billing=text["billing"],
+        source=extra["price_source"],
+        as_of=extra["price_as_of"],
+        note=extra["note"],
+        derivation=extra["derivation"],
+        price_low=figure["unit_price_low"],
+        price_high=figure["unit_price_high"],
+        stale=bool(l.get("stale", False)),
     )
 
 
@@ -347,14 +356,20 @@ def load_baseline(path: Path) -> Estimate:
         text = {k: _required(doc, k, k, _str) for k in _ESTIMATE_TEXT}
         total = _required(doc, "monthly_total", "monthly_total", _dec)
         est = Estimate(
-            *text.values(),
-            lines,
-            [str(a) for a in _list(doc.get("assumptions") or [], "assumptions")],
-            [],
-            None,
-            list(_list(doc.get("discounts") or [], "discounts")),
-            scenarios,
-            _str(doc.get("prefix") or "", "prefix"),
+            stack=text["stack"],
+            cloud=text["cloud"],
+            region=text["region"],
+            instance_type=text["instance_type"],
+            billing=text["billing"],
+            currency=text["currency"],
+            catalog_as_of=text["catalog_as_of"],
+            catalog_built=text["catalog_built"],
+            lines=lines,
+            assumptions=[str(a) for a in _list(doc.get("assumptions") or [], "assumptions")],
+            free=[],
+            discounts=list(_list(doc.get("discounts") or [], "discounts")),
+            scenarios=scenarios,
+            prefix=_str(doc.get("prefix") or "", "prefix"),
         )
     except _Unreadable as exc:
         field, message = exc.args

@@ -416,7 +416,8 @@ def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int, shown: str = 
     plain cache. A factor, original length or partial_rotary_factor that is no positive number (text, a list, 1e308)
     is a UserError on `shown` naming the field (they were ValueError and OverflowError tracebacks)."""
     key = "rope_scaling" if cfg.get("rope_scaling") else "rope_parameters"
-    scaling = cfg.get(key) if isinstance(cfg.get(key), dict) else {}  # another shape: the plain cache, as before
+    found = cfg.get(key)
+    scaling: dict = found if isinstance(found, dict) else {}  # another shape: the plain cache, as before
     kind = str(scaling.get("rope_type") or scaling.get("type") or "default")
     factor = _positive(scaling.get("factor") or 1.0, shown, f"{key}.factor")
     given = scaling.get("original_max_position_embeddings")
