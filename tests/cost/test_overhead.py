@@ -42,3 +42,24 @@ def test_the_table_and_json_show_it(priced):
     assert {r["lever"] for r in j} >= set(overhead.LEVERS.values()) | {"data disk size per node (GiB)"}
     disk = next(r for r in j if r["lever"].startswith("data disk"))
     assert Decimal(disk["extra_for_share"]["30%"]) > 0 and disk["now"] == "200"
+
+
+def test_no_share_while_compute_is_unpriced(priced):
+    # an Alibaba A100-40G node (no sourced price) read "overhead share 100.0%" and offered levers toward 30 % / 50 %
+    from gpufleet.cost.resources import COMPUTE
+
+    run, u = priced
+    e = run(u)
+    unpriced = [
+        dataclasses.replace(l, unit_price=None, monthly_cost=None, price_quality="missing") if l.category == COMPUTE else l
+        for l in e.lines
+    ]
+    e = dataclasses.replace(e, lines=unpriced)
+    assert e.overhead_share is None and overhead.levers(e) == []
+    j = report.estimate_json(e)
+    assert j["overhead_share"] is None and j["overhead_scenarios"] == []
+    from rich.console import Console
+
+    console = Console(record=True, width=400)
+    report.estimate_table(e, console)
+    assert "overhead share n/a (compute unpriced)" in console.export_text()

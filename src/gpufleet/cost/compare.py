@@ -333,7 +333,7 @@ def as_json(stack: str, options: list[Option]) -> dict:
                 "rank": r.rank,
                 "not_ranked": r.why or None if e else None,
                 "by_category": {k: a.as_json() for k, a in e.categories.items()} if e else None,
-                "overhead_share": str(e.overhead_share) if e else None,
+                "overhead_share": str(e.overhead_share) if e and e.overhead_share is not None else None,
                 "scenarios": {k: str(s.total.value) for k, s in e.scenarios.items()} if e else None,
                 "unpriced": [f"{l.resource_name}: {l.component}" for l in e.unpriced] if e else None,
                 "unpriced_lines": len(e.unpriced) if e else None,

@@ -214,7 +214,11 @@ class Estimate:
         return {c: a.value for c, a in self.categories.items()}
 
     @property
-    def overhead_share(self) -> Decimal:
+    def overhead_share(self) -> Decimal | None:
+        """What is not compute, as a share of the priced total; None while a compute line is unpriced (the share of
+        an unknown total: it read 100 % for a node type the catalog has no price for)."""
+        if not self.categories[COMPUTE].complete:
+            return None
         total = self.monthly_total
         return Decimal(0) if total == 0 else ((total - self.by_category[COMPUTE]) / total).quantize(Decimal("0.0001"))
 

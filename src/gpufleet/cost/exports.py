@@ -197,7 +197,7 @@ def compare_csv(stack: str, options: list[Option]) -> str:
                 str(view.complete(e)).lower(),
                 rng[0] if rng else "",
                 rng[1] if rng else "",
-                e.overhead_share,
+                "" if e.overhead_share is None else e.overhead_share,  # compute unpriced
                 q.estimated_share,
                 q.unpriced_lines,
                 len(e.estimated),
@@ -844,7 +844,7 @@ def compare_html(stack: str, options: list[Option]) -> str:
                     "instance_type": o.instance_type or "-",
                     "by_category": view.category_texts(o.estimate) if o.estimate else None,
                     "total": view.total_text(o.estimate) if o.estimate else "n/a",
-                    "overhead": f"{o.estimate.overhead_share:.1%}" if o.estimate else "",
+                    "overhead": figures.share(o.estimate.overhead_share) if o.estimate else "",
                     "equivalence": o.mapping,
                     "problem": o.problem,
                 }

@@ -53,6 +53,11 @@ def change(value: Decimal | None, low: Decimal | None, high: Decimal | None) -> 
     return "not known"
 
 
+def share(x: Decimal | None) -> str:
+    """An overhead share for a table: 18.8%, or n/a while compute is unpriced (Estimate.overhead_share)."""
+    return "n/a (compute unpriced)" if x is None else f"{x:.1%}"
+
+
 def rounded(x: Decimal, places: int) -> str:
     """A figure the JSON gives in full, shortened for a table: rounded half up, as money is (never half to even)."""
     return str(x.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))

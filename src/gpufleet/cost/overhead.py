@@ -49,6 +49,8 @@ def lever_names(cloud: str) -> dict[str, str]:
 
 
 def levers(e) -> list[Lever]:
+    if e.overhead_share is None:  # compute unpriced: no share to move
+        return []
     gpu = e.by_category[COMPUTE]
     over = e.monthly_total - gpu
     out = []

@@ -10,7 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpufleet.cost import exports, overhead, view
+from gpufleet.cost import exports, figures, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, rank
 from gpufleet.cost.decision import label
@@ -106,7 +106,7 @@ def estimate_json(e: Estimate) -> dict:
         "range": _range(total),
         "oldest_as_of": e.oldest_as_of,
         "by_category": {k: a.as_json() for k, a in e.categories.items()},
-        "overhead_share": str(e.overhead_share),
+        "overhead_share": None if e.overhead_share is None else str(e.overhead_share),
         "scenarios": {k: scenario_json(s) for k, s in e.scenarios.items()},
         "unpriced": [line_json(l) for l in e.unpriced],
         "unpriced_lines": len(e.unpriced),
@@ -165,7 +165,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
     console.print(
         Text.assemble(
             (f"monthly total {total.text()} {e.currency}", "bold"),
-            f"  (oldest price {e.oldest_as_of or 'n/a'}; overhead share {e.overhead_share:.1%})",
+            f"  (oldest price {e.oldest_as_of or 'n/a'}; overhead share {figures.share(e.overhead_share)})",
         )
     )
     console.print("  " + "; ".join(f"{k} {a.text()}" for k, a in e.categories.items()))
@@ -181,7 +181,8 @@ def estimate_table(e: Estimate, console: Console) -> None:
     lev = overhead.levers(e)
     if lev:
         o = Table(
-            title=f"overhead {e.overhead_share:.1%} now: what takes it to 30% / 50% (one lever at a time)", title_justify="left"
+            title=f"overhead {figures.share(e.overhead_share)} now: what takes it to 30% / 50% (one lever at a time)",
+            title_justify="left",
         )
         o.add_column("lever")
         o.add_column("now", justify="right")
