@@ -40,7 +40,7 @@ def test_format_faults_are_named_together(tmp_path):
     assert [p.file for p in e.value.problems] == ["--json"]
     with pytest.raises(UserError) as e:
         options.chosen_format("yaml", False, ("table", "json"))
-    assert "one of table, json" in e.value.problems[0].message
+    assert e.value.problems[0].message == "unknown format 'yaml' (choose one of: json, table)"  # the choices once
     with pytest.raises(UserError) as e:
         options.chosen_format("xlsx", False, ("table", "xlsx"), Path("-"))
     assert "-o FILE.xlsx" in e.value.problems[0].message
@@ -214,3 +214,22 @@ def test_an_empty_path_is_refused_naming_the_option(tmp_path, monkeypatch, capsy
 def test_the_path_parser_passes_a_default_path_through():
     assert options.path(Path("~/.ssh/known_hosts")) == Path("~/.ssh/known_hosts")
     assert options.path("-") == Path("-")
+
+
+def test_without_format_the_output_files_extension_chooses_it(tmp_path):
+    # -o q3.xlsx with no --format wrote a text table into q3.xlsx; a format given that the extension contradicts is
+    # refused, naming -o
+    choices = ("table", "json", "csv", "xlsx")
+    assert options.chosen_format(None, False, choices, tmp_path / "q3.xlsx") == "xlsx"
+    assert options.chosen_format(None, False, choices, tmp_path / "Q3.CSV") == "csv"
+    assert options.chosen_format(None, False, choices, tmp_path / "q3.txt") == "table"
+    assert options.chosen_format(None, False, choices, Path("-")) == "table"
+    assert options.chosen_format(None, False, choices) == "table"
+    assert options.chosen_format(None, False, ("table", "json"), tmp_path / "q3.xlsx") == "table"  # not one of its own
+    assert options.chosen_format(None, True, choices, tmp_path / "a.json") == "json"
+    for value, as_json, name in (("table", False, "q3.xlsx"), (None, True, "a.csv"), ("csv", False, "a.json")):
+        with pytest.raises(UserError) as e:
+            options.chosen_format(value, as_json, choices, tmp_path / name)
+        (p,) = e.value.problems
+        assert p.file == "-o" and "names a ." in p.message and "give --format" in p.message
+        assert not (tmp_path / name).exists()

@@ -131,11 +131,11 @@ def given(ctx: typer.Context, but: Sequence[str] = ()) -> list[str]:
     ]
 
 
-def fmt(choices: Sequence[str], default: str = "table") -> Any:
+def fmt(choices: Sequence[str]) -> Any:
     return typer.Option(
-        default,
+        None,
         "--format",
-        help=f"how to print the result: {' | '.join(choices)}",
+        help=f"how to print the result: {' | '.join(choices)} (default: what -o FILE's extension names, else table)",
         metavar="FORMAT",
         autocompletion=lambda incomplete: [c for c in choices if c.startswith(incomplete)],
     )
@@ -191,22 +191,35 @@ def inputs(out: Path | None, stacks: Sequence[str | None], *files: Path | str | 
 
 
 def chosen_format(
-    value: str, as_json: bool, choices: Sequence[str], out: Path | None = None, reads: Sequence[Path | str | None] = ()
+    value: str | None,
+    as_json: bool,
+    choices: Sequence[str],
+    out: Path | None = None,
+    reads: Sequence[Path | str | None] = (),
 ) -> str:
-    """The format asked for, or a UserError: an unknown name, --json with another --format, binary without -o, an
-    -o that cannot be written or is one of `reads` (the command's input files: its stack file, a usage file, ...)."""
+    """The format asked for (no --format: the one -o FILE's extension names, else table), or a UserError: an unknown
+    name, --json with another --format, binary without -o, an -o whose extension names another format (a text table
+    in q3.xlsx), an -o that cannot be written or is one of `reads` (the command's input files: its stack file, a usage
+    file, ...)."""
     from gpufleet.files import output_problems
 
+    named = out.suffix.lower().lstrip(".") if out is not None and str(out) != "-" else ""
+    if value is None:
+        value = named if named in choices and not as_json else "table"
     problems: list[Problem] = []
     if as_json and value not in ("json", "table"):
         problems.append(Problem("--json", "", f"is --format json; it cannot be combined with --format {value}"))
     chosen = "json" if as_json else value
     if chosen not in choices:
-        problems.append(
-            Problem("--format", "", f"unknown format {value!r}; one of {', '.join(choices)}" + did_you_mean(value, list(choices)))
-        )
+        problems.append(Problem("--format", "", f"unknown format {value!r}" + did_you_mean(value, list(choices))))
     elif chosen in BINARY_FORMATS and (out is None or str(out) == "-"):
         problems.append(Problem("--format", chosen, f"is a binary file: give -o FILE.{chosen}"))
+    elif named in choices and named != chosen:
+        problems.append(
+            Problem(
+                "-o", str(out), f"names a .{named} file but the output is {chosen}: give --format {named}, or another file name"
+            )
+        )
     if out is not None:
         problems += output_problems(out, reads=tuple(reads))
     if problems:
