@@ -263,28 +263,26 @@ def _required(doc: dict, key: str, field: str, read):
     return value
 
 
-def _str(x, field: str) -> str:
-    if not isinstance(x, str):
-        raise _Unreadable(field, f"expected text, got {inputs.kind(x)}")
+def _of(x, field: str, kind: type, what: str):
+    if not isinstance(x, kind):
+        raise _Unreadable(field, f"expected {what}, got {inputs.kind(x)}")
     return x
+
+
+def _str(x, field: str) -> str:
+    return _of(x, field, str, "text")
 
 
 def _bool(x, field: str) -> bool:
-    if not isinstance(x, bool):
-        raise _Unreadable(field, f"expected true or false, got {inputs.kind(x)}")
-    return x
+    return _of(x, field, bool, "true or false")
 
 
 def _list(x, field: str) -> list:
-    if not isinstance(x, list):
-        raise _Unreadable(field, f"expected a list, got {inputs.kind(x)}")
-    return x
+    return _of(x, field, list, "a list")
 
 
 def _obj(x, field: str) -> dict:
-    if not isinstance(x, dict):
-        raise _Unreadable(field, f"expected an object, got {inputs.kind(x)}")
-    return x
+    return _of(x, field, dict, "an object")
 
 
 def _line(l, at: str) -> Line:
