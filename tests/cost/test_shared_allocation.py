@@ -69,6 +69,11 @@ def test_cost_budget_by_team_exits_1_when_a_team_is_over(tmp_path):
     f.write_text("budgets:\n  ml-platfrom: 1000000\n")
     r = budget("--by", "team", "--budgets", str(f), "--allow-unpriced")
     assert r.exit_code == 1 and "no budget in the file for ml-platform (the file's 'ml-platfrom' is close: misspelt?)" in r.output
+    f.write_text("budgets:\n  ~: 5\n")  # a YAML null key was a team called "None"
+    r = budget("--by", "team", "--budgets", str(f))
+    assert isinstance(r.exception, UserError) and "budgets.None: a team is named by its tag value (text), not " in str(
+        r.exception
+    )
     f.write_text("budgets:\n  ml-platform: lots\n")
     r = budget("--by", "team", "--budgets", str(f))
     assert isinstance(r.exception, UserError) and "budgets.ml-platform: must be a number" in str(r.exception)  # exit 2

@@ -4,7 +4,8 @@ costs, cost/allstacks.py) against the budget the file gives it.
 The file: `budgets: {ml-platform: 60000, search: 12000}` (monthly, in the catalog currency). A team whose priced cost
 (a lower bound when a line has no price) is above its budget is over; a team with an unpriced line is not checked
 unless --allow-unpriced (then its lower bound is compared and the verdict says so); a team with stacks and no budget
-is named.
+is named. One file may hold the budgets of teams and cost centers (examples/budgets-example.yaml): a budget no group of
+this grouping has is not an error (a near miss of a group's name is said on that group).
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def load(path: Path) -> dict[str, Decimal]:
     raw = inputs.mapping(doc.get("budgets"), shown, "budgets", "a mapping of team to monthly amount, e.g. {ml-platform: 60000}")
     out: dict[str, Decimal] = {}
     for team, amount in raw.items():
+        if not isinstance(team, str) or not team.strip():  # `~: 5` was a team called "None"
+            problems.append(
+                Problem(shown, f"budgets.{team}", f"a team is named by its tag value (text), not {inputs.given(team)}")
+            )
+            continue
         try:
             if isinstance(amount, bool):
                 raise InvalidOperation
