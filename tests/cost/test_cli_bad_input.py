@@ -179,6 +179,7 @@ def test_output_is_never_an_input_of_the_command(tmp_path, capsys, argv):
         ("20261203", "is not a date"),  # date.fromisoformat reads it; the files say YYYY-MM-DD
         ("2026-W49-1", "is not a date"),
         ("2026-12-06", "is after today (2026-12-05)"),
+        ("1900-01-01", "is before the newest price in the sources ("),  # was stamped on every catalog
     ],
 )
 def test_catalog_build_refuses_a_bad_date(capsys, monkeypatch, date, why):

@@ -668,6 +668,11 @@ def build_cmd(
     ]
     if problems:
         raise UserError(problems)
+    newest = max(derive.derive(c, region, built).as_of for c in clouds for region in derive.load_sources(c)["regions"])
+    if built < newest:  # --date 1900-01-01 stamped catalogs built before the prices in them were quoted
+        raise UserError(
+            [Problem("--date", "", f"{built} is before the newest price in the sources ({newest}): give the day it is built")]
+        )
     for c in clouds:
         written = derive.build(c, built)
         for p in written:
