@@ -330,14 +330,20 @@ class Recipe(Strict):
             return [
                 ("recipe.templates", f"{folders[0]} is not a folder: give the recipe's template folder, relative to its file")
             ]
+        missing = [
+            (i, s)
+            for i, s in enumerate(self.steps)
+            if ".." in s.template.split("/") or not any(os.path.isfile(f / f"{s.template}.sh.j2") for f in folders)
+        ]
+        if not missing:  # the usual case: no folder listing (every stack load reads its recipe)
+            return []
         known = sorted({p.name.removesuffix(".sh.j2") for f in folders for p in f.glob("*.sh.j2")})
         return [
             (
                 f"recipe.steps.{i}.template",
                 f"no template {s.template}.sh.j2 in {' or '.join(map(str, folders))}" + did_you_mean(s.template, known),
             )
-            for i, s in enumerate(self.steps)
-            if ".." in s.template.split("/") or not any(os.path.isfile(f / f"{s.template}.sh.j2") for f in folders)
+            for i, s in missing
         ]
 
 
