@@ -648,7 +648,7 @@ def build_cmd(
     \b
     Examples:
       gpufleet catalog build
-      gpufleet catalog build --cloud tencentcloud --date 2026-12-01
+      gpufleet catalog build --cloud tencentcloud --date 2026-12-05
     """
     from gpufleet.cost import catalog as pricecat
     from gpufleet.cost import derive
