@@ -656,3 +656,23 @@ def test_loadtest_output_checked_before_the_run(tmp_path, capsys):
 @pytest.mark.parametrize("clouds", [",", " , ", ""])
 def test_compare_clouds_empty(project, capsys, clouds):
     refused(["cost", "compare", "--stack", STACK, "--clouds", clouds], capsys, project, names="--clouds")
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("config:\n", "config: is empty: a Pulumi stack file holds its settings under `config:`"),
+        ("secretsprovider: passphrase\n", "config: missing: a Pulumi stack file holds its settings under `config:`"),
+        ("config:\n  gpufleet:fleet:\n", "config.gpufleet:fleet: is empty: put the fleet spec under this key"),
+        ("config:\n  alicloud:region: cn-hangzhou\n", "config.gpufleet:fleet: missing: put the fleet spec under this key"),
+    ],
+)
+def test_an_empty_config_is_said_empty_not_missing(tmp_path, text, said):
+    # `config:` with nothing under it (null) was reported as "config: missing"
+    from gpufleet.stacks import loader
+
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.x-dev.yaml").write_text(text)
+    with pytest.raises(UserError) as exc:
+        loader.load_fleet("x-dev", tmp_path)
+    assert said in str(exc.value)

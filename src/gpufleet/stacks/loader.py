@@ -187,8 +187,9 @@ def _parse_config(path: Path, shown: str) -> dict:
     if not isinstance(doc, dict):
         raise UserError([Problem(shown, "", f"is {inputs.kind(doc)}: a Pulumi stack file is a mapping with `config:` in it")])
     config = doc.get("config")
-    if config is None:
-        raise UserError([Problem(shown, "config", "missing: a Pulumi stack file holds its settings under `config:`")])
+    if config is None:  # `config:` with nothing under it (null) was said to be missing
+        what = "is empty" if "config" in doc else "missing"
+        raise UserError([Problem(shown, "config", f"{what}: a Pulumi stack file holds its settings under `config:`")])
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", f"is {inputs.kind(config)}: it must be a mapping of setting names to values")])
     if problems := config_key_problems(config, shown):
@@ -245,7 +246,8 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
     if raw is None:
-        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", "missing: put the fleet spec under this key (see README)")])
+        what = "is empty" if CONFIG_KEY in config else "missing"
+        raise UserError([Problem(shown, f"config.{CONFIG_KEY}", f"{what}: put the fleet spec under this key (see README)")])
     if not isinstance(raw, dict):
         raise UserError(
             [Problem(shown, f"config.{CONFIG_KEY}", f"is {inputs.kind(raw)}: the fleet spec is a mapping (cloud:, region:, ...)")]
