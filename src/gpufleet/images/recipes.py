@@ -280,7 +280,7 @@ class Recipe(Strict):
                 for r in regions
                 if r not in known
             ]
-            if dupes := sorted({r for r in regions if regions.count(r) > 1}):
+            if dupes := _repeated(regions):
                 bad.append(f"{cloud}: {', '.join(dupes)} listed twice")
         if bad:
             raise ValueError("; ".join(bad))
@@ -289,16 +289,15 @@ class Recipe(Strict):
     @field_validator("gpus", "dtypes", "torch_cuda_archs")
     @classmethod
     def _once(cls, v: list[str]) -> list[str]:
-        if dupes := sorted({x for x in v if v.count(x) > 1}):
+        if dupes := _repeated(v):
             raise ValueError(f"{', '.join(dupes)} listed twice: name each once")
         return v
 
     @field_validator("steps")
     @classmethod
     def _step_names(cls, v: list[Step]) -> list[Step]:
-        names = [s.name for s in v]
-        if len(set(names)) != len(names):
-            raise ValueError(f"step names repeat: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+        if dupes := _repeated([s.name for s in v]):
+            raise ValueError(f"step names repeat: {', '.join(dupes)}")
         return v
 
     @property
@@ -345,6 +344,11 @@ class Recipe(Strict):
             )
             for i, s in missing
         ]
+
+
+def _repeated(values: list[str]) -> list[str]:
+    """The values listed more than once, sorted."""
+    return sorted({x for x in values if values.count(x) > 1})
 
 
 def recipe_names() -> list[str]:
