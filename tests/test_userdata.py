@@ -133,10 +133,10 @@ def test_cloud_init_schema(stack, tmp_path):
 def test_a_value_systemd_would_interpret_is_refused():
     fleet = validation.load_fleet(STACKS[0], ROOT)
     spec = fleet.spec.model_copy(update={"region": "cn-hangzhou\nMODEL_SHA256=0"})
-    import dataclasses
+    import msgspec
 
     with pytest.raises(ValueError, match="GPUFLEET_REGION"):
-        userdata.environment(dataclasses.replace(fleet, spec=spec), "r")
+        userdata.environment(msgspec.structs.replace(fleet, spec=spec), "r")
 
 
 @pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed")

@@ -3,16 +3,16 @@ its vendor documents (gpufleet/namescope.py). `gpufleet check` and `gpufleet reg
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from gpufleet import namescope
 from gpufleet.errors import Problem, UserError
 
 
-@dataclass
-class Report:
+class Report(Struct):
     stacks: dict[str, list[str]] = field(default_factory=dict)  # cloud -> stacks previewed
     names: list[namescope.Name] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)  # per stack (lengths, duplicates, unknown inputs)

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
+
+from msgspec import Struct, field
 
 ABSENT = "<absent>"  # what a `required` rule's of_spec returns when the spec leaves the value out
 PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows a value not known during a real preview
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Struct, frozen=True):
     """One provider rule on one argument of one resource type (contract rule files), with its source."""
 
     type: str
@@ -41,7 +41,7 @@ class Rule:
     date_format: str | None = None  # strptime format the provider documents
     max_days_ahead: int | None = None  # date at most this many days after the run
     future: bool = False  # date after the run
-    of_spec: Callable | None = field(default=None, compare=False)  # the spec value the provider receives as is
+    of_spec: Callable | None = None  # the spec value the provider receives as is
     note: str = ""
 
     @property
@@ -49,8 +49,7 @@ class Rule:
         return (self.type, self.arg.split(".")[0])
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Struct, frozen=True):
     """A declared value that breaks a Rule."""
 
     rule: Rule

@@ -13,8 +13,9 @@ offset, so preview shows each firing in the provider's zone and in UTC.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+
+from msgspec import Struct
 
 MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
@@ -34,8 +35,7 @@ class CronError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Cron:
+class Cron(Struct, frozen=True):
     """A cron expression parsed into the values each field allows."""
 
     text: str
@@ -149,8 +149,7 @@ def zone(offset_hours: int) -> timezone:
     return UTC if offset_hours == 0 else timezone(timedelta(hours=offset_hours), f"UTC{offset_hours:+d}")
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(Struct, frozen=True):
     """When a recurring schedule starts firing and when its recurrence ends (aware datetimes, UTC)."""
 
     first: datetime

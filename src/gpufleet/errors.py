@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """One thing wrong with one field of one file: `file: path: message`, or `file:line:column: message` for a
     place in the file's text (a YAML syntax error); line and column count from 1, 0 = not known."""
 

@@ -15,9 +15,10 @@ VPC- and group-scoped names never clash across stacks: each stack creates its ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet import inputs
 
@@ -25,8 +26,7 @@ SCOPES = ("account", "region", "vpc", "group", "none")
 DATA = "name_scopes.yaml"
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(Struct, frozen=True):
     type: str
     input: str
     scope: str
@@ -37,8 +37,7 @@ class Scope:
     ref: str | None = None  # "<type> <input>": this input repeats another entry's name
 
 
-@dataclass(frozen=True)
-class Name:
+class Name(Struct, frozen=True):
     stack: str
     cloud: str
     region: str
@@ -158,8 +157,7 @@ def stack_problems(names: list[Name], unknown: tuple[str, ...] | list[str] = ())
     return out
 
 
-@dataclass(frozen=True)
-class Clash:
+class Clash(Struct, frozen=True):
     value: str
     rule: Scope
     scope: str  # where it must be unique, for people

@@ -21,7 +21,8 @@ RAM/CAM role and policy names cannot be renamed in place (the provider replaces 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 BASE_MAX = 32
 DIGEST = 6  # hex digits of sha256 ending a cut base
@@ -67,8 +68,7 @@ def group_base(spec) -> str:
     return fit(f"{spec.name}-{label}-{spec.region}-{spec.environment}", BASE_MAX)
 
 
-@dataclass(frozen=True)
-class Names:
+class Names(Struct, frozen=True):
     """The physical names of one serving group's resources (`physical` without the Fleet): what a component's Args
     carry so the component need not see the spec. Called with a logical name, gives the cloud-side name."""
 

@@ -6,16 +6,16 @@ validating and declaring the stack again. Orchestration lives here, not in the C
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from gpufleet import validation
 from gpufleet.stacks import loader
 
 
-@dataclass
-class Plan:
+class Plan(Struct):
     """A stack's validated fleet and, once previewed, what its program declares."""
 
     stack: str
@@ -23,7 +23,7 @@ class Plan:
     raw: dict[str, Any]  # the `gpufleet:fleet` mapping the fleet was validated from (read-only)
     root: Path | None = None
     from_file: bool = True  # the stack file (the program loads it) or data (cost compare's options)
-    _inventory: Any = field(default=None, repr=False)
+    _inventory: Any = None  # the preview, once run
 
     @property
     def inventory(self):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import runpy
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from gpufleet import mockengine, validation
 from gpufleet.errors import Problem, UserError
@@ -16,8 +17,7 @@ from gpufleet.stacks import loader
 SECRET = mockengine.SECRET
 
 
-@dataclass
-class Inventory:
+class Inventory(Struct):
     """What a preview recorded: the resources the program registered and its outputs."""
 
     stack: str

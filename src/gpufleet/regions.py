@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+from msgspec import Struct
 
 from gpufleet import inputs, validation
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -38,8 +38,7 @@ def fleet_suffix(fleet: str) -> str:
 FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     stack: str
     path: Path
     text: str

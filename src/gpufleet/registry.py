@@ -21,10 +21,11 @@ import enum
 import importlib
 import importlib.util
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
+
+from msgspec import Struct, field
 
 
 class Capability(enum.StrEnum):
@@ -36,8 +37,7 @@ class Capability(enum.StrEnum):
     GPU_HARDWARE_ALARMS = "gpu_hardware_alarms"
 
 
-@dataclass(frozen=True)
-class InstanceMetadata:
+class InstanceMetadata(Struct, frozen=True):
     """How a node reads its own instance metadata (the node agent, images/node_agent.py: spot notice, role keys)."""
 
     url: str  # base of the metadata paths, ending in /
@@ -49,8 +49,7 @@ class InstanceMetadata:
     instance_id: str = ""  # path under url: the instance's own id ("": not read)
 
 
-@dataclass(frozen=True)
-class NodeTool:
+class NodeTool(Struct, frozen=True):
     """A cloud CLI the node's boot scripts call; every image recipe copied to the cloud installs it (images/recipes.py
     adds it to the recipe): a release binary mirrored at the recipe's tool_mirror + command, or a PyPI package."""
 
@@ -61,8 +60,7 @@ class NodeTool:
     version: str = ""
 
 
-@dataclass(frozen=True)
-class CloudProfile:
+class CloudProfile(Struct, frozen=True):
     """Per-cloud facts the cloud-neutral code reads (node user-data, region templates, cost compare, catalogs)."""
 
     name: str
@@ -94,8 +92,7 @@ class CloudProfile:
     fetch_command: str = ""
 
 
-@dataclass(frozen=True)
-class ListCap:
+class ListCap(Struct, frozen=True):
     """The most items a list (or mapping) of the spec may hold on a cloud, and the cloud's quota or rule that sets it.
 
     A cloud's checks module holds them as LIST_CAPS (spec path -> ListCap); the loader checks them on the raw stack
@@ -141,8 +138,7 @@ class PricingModule(Protocol):
     def catalog_rows(self, ctx: Any) -> None: ...  # the non-instance rows of a region's derived price catalog
 
 
-@dataclass(frozen=True)
-class UsageKey:
+class UsageKey(Struct, frozen=True):
     """A quantity a resource's cost depends on that the program cannot know, declared next to the resource it prices
     (Infracost's usage keys): the keys every cloud reads in cost/resources.py USAGE, a cloud's own in its pricing
     module's optional USAGE. Set in a usage file; null (unknown) by default."""

@@ -1,10 +1,10 @@
 """`cost estimate --budget`: an A100 stack priced from a fixture catalog without the A100 rows (not the shipped data,
 which may gain the price) has an incomplete total, and the budget never passes it silently."""
 
-import dataclasses
 import shutil
 from decimal import Decimal
 
+import msgspec
 import pytest
 import typer
 import yaml
@@ -28,7 +28,7 @@ def a100_stack(tmp_path, monkeypatch):
     doc = yaml.safe_load(path.read_text())
     doc["rows"] = [r for r in doc["rows"] if r["key"] != f"instance/{A100_TYPE}"]
     path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
-    monkeypatch.setattr(profile, "PROFILE", dataclasses.replace(profile.PROFILE, price_data=data))
+    monkeypatch.setattr(profile, "PROFILE", msgspec.structs.replace(profile.PROFILE, price_data=data))
     stack = yaml.safe_load((catalog.DATA.parents[3] / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text())
     stack["config"]["gpufleet:fleet"]["gpu"] = {"kind": "A100-40G", "count": 1, "instance_type": A100_TYPE}
     f = tmp_path / "Pulumi.alicloud-cn-hangzhou-a100.yaml"

@@ -4,11 +4,11 @@ Missing prices are tested with a fixture catalog (a copy of the shipped one with
 the shipped data lacking a price. Staleness uses an injected date.
 """
 
-import dataclasses
 import io
 from datetime import date
 from decimal import Decimal
 
+import msgspec
 import pytest
 import yaml
 from rich.console import Console
@@ -35,7 +35,9 @@ def _price(fleet, inventory, data=None, u=None, today=None):
 
 
 def _complete_usage():
-    return usage.Usage(lb_egress_gb=Decimal(500), nat_egress_gb=Decimal(50), nat_cu_hours=Decimal(730), lb_lcu_hours=Decimal(0))
+    return usage.Usage.of(
+        lb_egress_gb=Decimal(500), nat_egress_gb=Decimal(50), nat_cu_hours=Decimal(730), lb_lcu_hours=Decimal(0)
+    )
 
 
 def test_a_missing_gpu_price_makes_the_total_a_lower_bound(tmp_path, ali_inventory, prod_fleet):
@@ -77,8 +79,7 @@ def test_complete_when_every_line_has_a_price(ali_inventory, prod_fleet):
     assert e.total.text().startswith("≥ ") != e.complete
 
 
-@dataclasses.dataclass(frozen=True)
-class SpreadRow(PriceRow):
+class SpreadRow(PriceRow, frozen=True):
     """A catalog row with a sourced spread (PriceRow gains low/high on the cost-data branch)."""
 
     low: Decimal | None = None
@@ -88,7 +89,7 @@ class SpreadRow(PriceRow):
 def test_spread_of_an_estimated_price_gives_a_range(ali_inventory, prod_fleet):
     cat = catalog.load("alicloud", "cn-hangzhou")
     row = cat.get(GN7I, "payg")
-    fields = {f.name: getattr(row, f.name) for f in dataclasses.fields(PriceRow)}
+    fields = {f.name: getattr(row, f.name) for f in msgspec.structs.fields(PriceRow)}
     spread = SpreadRow(**{**fields, "low": Decimal("7"), "high": Decimal("10")})
     assert estimate.row_spread_and_staleness(spread, date(2026, 12, 1))[:2] == (Decimal("7"), Decimal("10"))
     own = tuple(row.price if getattr(row, k, None) is None else getattr(row, k) for k in ("low", "high"))
@@ -141,7 +142,7 @@ def test_scenarios_floor_average_peak(ali_inventory, prod_fleet):
         prod_fleet.spec,
         prod_fleet.instance_type.type,
         ali_inventory,
-        _complete_usage().__class__(**{**_complete_usage().known(), "replicas_average": Decimal(8)}),
+        _complete_usage().with_keys(replicas_average=Decimal(8)),
         scenarios=False,
     )
     assert peak.total == s["peak"].total

@@ -20,7 +20,7 @@ def test_the_fixture_has_no_a100_row_but_the_a10_rows():
 
 def _priced(inv, fleet, itype):
     return estimate.price_inventory(
-        fleet.stack, fleet.spec, itype, inv, Usage(lb_egress_gb=Decimal(500), model_bucket_gb=Decimal(40)), data=NO_A100
+        fleet.stack, fleet.spec, itype, inv, Usage.of(lb_egress_gb=Decimal(500), model_bucket_gb=Decimal(40)), data=NO_A100
     )
 
 

@@ -1,7 +1,6 @@
 """`cost report --all`: every shipped stack priced once and grouped by its spec's tags; shared costs (components
 marked shared) counted once across stacks; a stack that cannot be priced makes the total a lower bound."""
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -9,6 +8,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
 import pytest
 import yaml
 
@@ -58,8 +58,7 @@ def test_every_shipped_stack_once_grouped_by_its_tag():
     assert max(len(line) for line in table.stdout.splitlines()) <= 100
 
 
-@dataclasses.dataclass(frozen=True)
-class SharedLine(Line):
+class SharedLine(Line, frozen=True):
     shared: bool = True
 
 
@@ -78,9 +77,9 @@ def prod():
 def test_shared_costs_are_counted_once_with_a_note(prod):
     own = [l for l in prod.lines if not l.shared]  # prod's own shared lines: the next test
     own_total = sum(l.monthly_cost for l in own if l.monthly_cost is not None)
-    a = dataclasses.replace(prod, stack="a", lines=[*own, kms("1000")])
-    b = dataclasses.replace(prod, stack="b", lines=[*own, kms("1000")])
-    c = dataclasses.replace(prod, stack="c", lines=list(own))
+    a = msgspec.structs.replace(prod, stack="a", lines=[*own, kms("1000")])
+    b = msgspec.structs.replace(prod, stack="b", lines=[*own, kms("1000")])
+    c = msgspec.structs.replace(prod, stack="c", lines=list(own))
     r = allstacks.report(
         [
             allstacks.StackCost("a", {"team": "search"}, a),
@@ -112,7 +111,7 @@ def test_the_shared_lines_of_a_real_estimate_are_counted_once(prod):
     kms_instance = cents(cat.get("kms/instance", "any").price)
     assert sorted(l.component.split(" ")[0] for l in prod.lines if l.shared) == ["KMS", "image", "model"]
     own_total = prod.monthly_total - snapshot - kms_instance
-    r = allstacks.report([allstacks.StackCost(s, {"team": s}, dataclasses.replace(prod, stack=s)) for s in "abc"], "team")
+    r = allstacks.report([allstacks.StackCost(s, {"team": s}, msgspec.structs.replace(prod, stack=s)) for s in "abc"], "team")
     assert [g.monthly for g in r.groups] == [own_total] * 3 and all(g.unpriced_lines == 1 for g in r.groups)  # LCU
     assert r.shared.monthly == snapshot + kms_instance and r.shared.unpriced_lines == 1 and not r.shared.complete
     assert r.shared.stacks == ["a", "b", "c"]
@@ -125,9 +124,9 @@ def test_a_shared_cost_one_stack_prices_is_counted_at_that_price(prod):
     price = catalog.load("alicloud", "cn-hangzhou").get("oss/standard", "any").price
     bucket = next(l for l in prod.lines if l.price_key == "oss/standard")
     assert bucket.shared and bucket.monthly_cost is None and bucket.unit_price == price
-    sized = dataclasses.replace(bucket, monthly_quantity=Decimal(500), monthly_cost=cents(500 * price))
-    a = dataclasses.replace(prod, stack="a")
-    b = dataclasses.replace(prod, stack="b", lines=[sized if l is bucket else l for l in prod.lines])
+    sized = msgspec.structs.replace(bucket, monthly_quantity=Decimal(500), monthly_cost=cents(500 * price))
+    a = msgspec.structs.replace(prod, stack="a")
+    b = msgspec.structs.replace(prod, stack="b", lines=[sized if l is bucket else l for l in prod.lines])
     r = allstacks.report([allstacks.StackCost("a", {}, a), allstacks.StackCost("b", {}, b)], "team")
     priced_shared = sum(l.monthly_cost for l in prod.lines if l.shared and l.monthly_cost is not None)
     assert r.shared.monthly == priced_shared + cents(500 * price) and r.shared.complete

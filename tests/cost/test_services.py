@@ -58,7 +58,7 @@ def test_tencent_prod_lists_ssm_bucket_and_snapshot():
 
 
 def test_usage_sets_bucket_and_snapshot_sizes():
-    lines = _lines("alicloud-cn-hangzhou-prod", Usage(model_bucket_gb=Decimal(40), image_snapshot_gb=Decimal(30)))
+    lines = _lines("alicloud-cn-hangzhou-prod", Usage.of(model_bucket_gb=Decimal(40), image_snapshot_gb=Decimal(30)))
     assert _one(lines, "model bucket storage").monthly_cost == Decimal("4.80")
     assert _one(lines, "image snapshot").monthly_cost == Decimal("3.60")
 

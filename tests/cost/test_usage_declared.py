@@ -3,7 +3,6 @@ cost/resources.py USAGE, a cloud's own in its pricing module's USAGE; the usage 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -33,7 +32,7 @@ def test_every_key_a_pricing_function_reads_is_declared_for_its_cloud():
         cloud = path.parent.name if path.parent.parent.name == "components" else None
         allowed = shared | ({k.name for k in registry.usage_keys(cloud)} if cloud else set())
         for key in re.findall(r"(?:\bctx\.|(?<![/\w.]))usage\.([a-z][a-z0-9_]*)\b", path.read_text()):
-            if key in vars(usage) or key in {"get", "known", "files", "notes", "values", "py", "yaml"}:
+            if key in vars(usage) or key in {"get", "known", "with_keys", "files", "notes", "values", "py", "yaml"}:
                 continue  # the module's functions (usage.load), the profile's own methods and fields
             read += 1
             assert key in allowed, f"{path.relative_to(SRC)} reads usage key {key!r}, declared for none of its clouds"
@@ -41,12 +40,12 @@ def test_every_key_a_pricing_function_reads_is_declared_for_its_cloud():
 
 
 def test_a_profile_holds_declared_keys_only_and_unknown_is_none():
-    assert usage.Usage(lb_egress_gb=None) == usage.Usage()
+    assert usage.Usage.of(lb_egress_gb=None) == usage.Usage()
     with pytest.raises(TypeError, match="lb_egres"):
-        usage.Usage(lb_egres=Decimal(1))
-    u = usage.Usage(nat_cu_hours=Decimal(730), files=("a.yaml",))
+        usage.Usage.of(lb_egres=Decimal(1))
+    u = usage.Usage.of(nat_cu_hours=Decimal(730), files=("a.yaml",))
     assert u.nat_cu_hours == Decimal(730) and u.lb_egress_gb is None
-    v = dataclasses.replace(u, replicas_average=Decimal(3))
+    v = u.with_keys(replicas_average=Decimal(3))
     assert (v.replicas_average, v.nat_cu_hours, v.files) == (Decimal(3), Decimal(730), ("a.yaml",))
     assert list(v.known("alicloud"))[: len(resources.USAGE)] == [k.name for k in resources.USAGE]
     assert "nat_cu_hours" in v.known("alicloud") and "nat_cu_hours" not in v.known("tencentcloud")

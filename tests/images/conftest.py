@@ -12,16 +12,15 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from msgspec import Struct
 from selftest_recipe import write_recipe
 from tools import require
 
 
-@dataclass
-class Sshd:
+class Sshd(Struct):
     port: int
     pid: int
     key: Path

@@ -81,7 +81,7 @@ def test_tencentcloud_phases():
 
 
 def test_wide_operator_cidr_is_refused():
-    import dataclasses
+    import msgspec
 
     with pytest.raises(ValueError, match="operator only"):
-        declare(load_recipe("cuda13-vllm"), dataclasses.replace(ALI, operator_cidr="0.0.0.0/0"), "build")
+        declare(load_recipe("cuda13-vllm"), msgspec.structs.replace(ALI, operator_cidr="0.0.0.0/0"), "build")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = {"cases": 0}
 
 
-@dataclass
-class Run:
+class Run(Struct):
     code: int
     out: str
     err: str

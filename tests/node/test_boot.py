@@ -9,7 +9,6 @@ once and serves; each wrong unit / environment is shown to keep the service down
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import ipaddress
@@ -21,6 +20,7 @@ import tarfile
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from gpufleet import validation
@@ -142,7 +142,7 @@ def start(stack, layers, tmp: Path, *, sha256=None, disk=True, dropin="", policy
     spec = fleet.spec
     if sha256 or real_sha != spec.model.sha256:  # the spec's sha256 is an example; the test's archive is real
         spec = spec.model_copy(update={"model": spec.model.model_copy(update={"sha256": sha256 or real_sha})})
-        fleet = dataclasses.replace(fleet, spec=spec)
+        fleet = msgspec.structs.replace(fleet, spec=spec)
     seed = boot.prepare_dir(tmp / "seed")
     (seed / "meta-data").write_text(f"instance-id: iid-{stack}\nlocal-hostname: node\n")
     text = userdata.render(fleet, role)

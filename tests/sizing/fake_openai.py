@@ -20,8 +20,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from msgspec import Struct, field
 
 
 def default_answer(prompt: str) -> str:
@@ -30,8 +31,7 @@ def default_answer(prompt: str) -> str:
     return f"The answer to '{' '.join(words[:6])}' is {len(words)} words long and ends with {words[-1] if words else '-'}."
 
 
-@dataclass
-class Behaviour:
+class Behaviour(Struct):
     model: str = "fake-model"
     api_key: str | None = None
     tokens: int = 4  # tokens per answer (fewer when max_tokens is lower)

@@ -3,10 +3,10 @@
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from gpufleet.errors import UserError
 from gpufleet.sizing import fit, gguf_file, models, parallel, profiler

@@ -2,10 +2,10 @@
 
 import copy
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from gpufleet import validation
 from gpufleet.errors import UserError
@@ -449,20 +449,20 @@ def test_v1_sampler_warm_up_after_the_kv_cache_must_fit_outside_the_budget():
     base = fit.Serving(vllm_version="0.19.0", max_model_len=8192, max_num_seqs=1024, max_num_batched_tokens=8192)
 
     def run(**changes):
-        return fit.measure(gpt_oss, h100, fit.Serving(**{**base.__dict__, **changes}))
+        return fit.measure(gpt_oss, h100, replace(base, **changes))
 
     near = run(gpu_memory_utilization=0.95)  # the logged OOM: 2.51 GiB left, a 2.97 GiB warm-up (2.87 logged)
     assert near.verdict == "tight" and any("warming up sampler with 1024 dummy requests" in a for a in near.assumptions)
     over = run(gpu_memory_utilization=0.99)  # 0.79 GiB outside the budget, less than context (0.51) and graphs (0.94)
     assert over.verdict == "does not fit" and any("warming up sampler with 1024" in p for p in over.problems)
     assert "lower max_num_seqs or gpu_memory_utilization" in " ".join(over.problems)
-    advice = fit.fit(gpt_oss, h100, fit.Serving(**{**base.__dict__, "gpu_memory_utilization": 0.99})).advice
+    advice = fit.fit(gpt_oss, h100, replace(base, gpu_memory_utilization=0.99)).advice
     assert "lower gpu_memory_utilization to 0.98 and the sampler warm-up fits outside the budget" in advice
     assert run(gpu_memory_utilization=0.95, max_num_seqs=256).verdict == "fits"  # a quarter of the warm-up
     assert run(gpu_memory_utilization=0.90).verdict == "fits"  # the TP 2 run's setting
     eager = run(gpu_memory_utilization=0.99, enforce_eager=True)  # no graphs outside the budget: 0.28 GiB left
     assert eager.verdict == "tight"
-    v0 = fit.measure(gpt_oss, h100, fit.Serving(**{**base.__dict__, "gpu_memory_utilization": 0.99, "engine": "v0"}))
+    v0 = fit.measure(gpt_oss, h100, replace(base, gpu_memory_utilization=0.99, engine="v0"))
     assert not any("warming up sampler" in p for p in v0.problems)
 
 
@@ -538,7 +538,7 @@ def test_auto_dtype_runs_a_float32_checkpoint_in_16_bits():
     """vLLM's dtype auto downcasts a float32 checkpoint to the GPU's preferred 16-bit type (vllm/config/model.py
     _resolve_auto_dtype, "Downcast for float32 models": bfloat16 from compute capability 8.0, else float16); it was
     sized at 4 bytes a parameter, twice what vLLM loads. An explicit --dtype float32 stays float32."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     q7 = replace(models.catalog()["Qwen/Qwen2.5-7B-Instruct"], torch_dtype="float32")
     kinds = gpu_kinds()

@@ -10,7 +10,6 @@ at import time, so that tier runs in a venv that has vLLM and pytest but not gpu
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import importlib.util
 import json
@@ -18,6 +17,7 @@ import re
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def _rendered_flags() -> dict[str, set[str]]:
         serving = fleet.spec.serving
         unset = {name: "x" for name, value in serving if value is None or value is False}
         full = serving.model_copy(update=unset)
-        every = dataclasses.replace(fleet, spec=fleet.spec.model_copy(update={"serving": full}))
+        every = msgspec.structs.replace(fleet, spec=fleet.spec.model_copy(update={"serving": full}))
         for one in (fleet, every):
             flags.setdefault(stack, set()).update(a for a in userdata.vllm_args(one) if a.startswith("-"))
     return flags

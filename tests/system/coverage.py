@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
+from msgspec import Struct, field
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,14 +36,13 @@ def api_map(cloud: str) -> dict:
     return yaml.safe_load((Path(contract.rules_module(cloud).__file__).parent / "api_map.yaml").read_text())
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Struct, frozen=True):
     type: str
     arg: str
     ref: str | None  # <base>/<Action>:<Member path>, None when `none`
     scope: str | None = None
     map: tuple[str, ...] = ()
-    waive: dict = field(default_factory=dict, hash=False, compare=False)
+    waive: dict = field(default_factory=dict)
     none: str | None = None
     names: tuple[str, ...] = ()  # the cloud's NAMES kinds (rules.py) that check each map part (e.g. tag_key, tag_value)
 
@@ -165,8 +164,7 @@ def stated_in(rule: contract.Rule, lim: speclib.Limit) -> bool:
     return lim.kind in ("format", "exclusion", "billing") and encodes(rule, lim)
 
 
-@dataclass
-class Report:
+class Report(Struct):
     problems: list[str] = field(default_factory=list)
     sent: int = 0  # arguments sent that become an API member
     no_member: int = 0  # arguments the provider keeps (no API member)

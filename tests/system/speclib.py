@@ -18,15 +18,15 @@ import importlib.metadata
 import importlib.util
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 KINDS = ("range", "enum", "length", "format", "unique", "exclusion", "billing")
 
 
-@dataclass(frozen=True)
-class Limit:
+class Limit(Struct, frozen=True):
     kind: str  # one of KINDS
     low: float | None = None
     high: float | None = None
@@ -246,8 +246,7 @@ def tccli_api(service_version: str) -> dict:
     return json.loads((_package_dir("tccli") / "services" / service_version / "api.json").read_text())
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(Struct, frozen=True):
     ref: str
     document: str
     type: str  # the API's type name (string, int, object, list, ...)

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import typer
+from msgspec.structs import asdict
 from rich.text import Text
 
 from gpufleet.cli import options, renderers
@@ -468,7 +469,7 @@ def lock_show(
     renderers.render(
         chosen,
         output,
-        json=renderers.Json(lambda: [r.__dict__ for r in rows]),
+        json=renderers.Json(lambda: [asdict(r) for r in rows]),
         table=renderers.Draw(lambda out: out.print(_lock_table(rows))),
     )
 

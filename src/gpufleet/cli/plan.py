@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 from pathlib import Path
 
 import typer
+from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, did_you_mean

@@ -16,17 +16,17 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from gpufleet.cli import options
 
 Content = str | bytes | Callable[[io.StringIO], None]  # what options.emit prints or writes
 
 
-@dataclass(frozen=True)
-class Json:
+class Json(Struct, frozen=True):
     """A JSON document (computed when the format is chosen) and how the command writes it."""
 
     doc: Callable[[], Any]
@@ -45,16 +45,14 @@ class Json:
 _C1 = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
 
 
-@dataclass(frozen=True)
-class Draw:
+class Draw(Struct, frozen=True):
     """A rich drawing on a console: standard output with colour when it is a terminal, or -o FILE as plain text."""
 
     draw: Callable[[Any], None]
     file_width: int | None = None  # the columns of the text in -o FILE (None: the console's default)
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(Struct, frozen=True):
     """Text, bytes or a function writing text to a buffer, printed or written as it is."""
 
     content: Callable[[], Content]

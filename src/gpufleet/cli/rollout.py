@@ -4,13 +4,14 @@ in gpufleet.rollout; this module reads the options and prints the report."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import typer
+from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console, one_line
+from gpufleet.secret import Secret
 
 FORMATS = ("table", "json")
 EXAMPLE = "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"  # a stack with a rollout section (ships in examples/)
@@ -233,7 +234,7 @@ def _measure(
         timeout_s=timeout_s,
         max_duration_s=max(timeout_s, 60.0),
         health_path=fleet.spec.load_balancer.health_check.path,
-        api_key=key,
+        api_key=Secret(key) if key else None,
     )
     assert rollout is not None  # else a problem above
     t = gates.thresholds(rollout.gates, fleet.spec.autoscaling.queue.scale_out_above)

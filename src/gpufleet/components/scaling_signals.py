@@ -6,17 +6,17 @@ clouds' scaling modules read them here and write no metric name of their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet import inputs
 
 PATH = Path(__file__).parent / "data" / "scaling_metrics.yaml"
 
 
-@dataclass(frozen=True)
-class Signals:
+class Signals(Struct, frozen=True):
     """Where the node publishes the scaling metrics: namespace, dimension, period and names."""
 
     namespace: str

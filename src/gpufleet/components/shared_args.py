@@ -3,7 +3,7 @@ alarms read the same spec fields on both clouds (each cloud's program builds the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from gpufleet import naming
 from gpufleet.naming import Names
@@ -11,8 +11,7 @@ from gpufleet.stacks.loader import Fleet
 from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 
-@dataclass(frozen=True)
-class NetworkArgs:
+class NetworkArgs(Struct, frozen=True):
     """What a cloud's network uses (built by network_args)."""
 
     names: Names
@@ -25,8 +24,7 @@ class NetworkArgs:
     tags: dict[str, str]
 
 
-@dataclass(frozen=True)
-class AlarmsArgs:
+class AlarmsArgs(Struct, frozen=True):
     """What a cloud's alarms use (built by alarms_args)."""
 
     names: Names

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
 from decimal import Decimal
+
+from msgspec import Struct, field
 
 from gpufleet.cost import figures, view
 from gpufleet.cost.estimate import Estimate, Line, money
@@ -30,16 +31,14 @@ UNTAGGED = "untagged"
 SHARED = "shared (counted once)"
 
 
-@dataclass(frozen=True)
-class StackCost:
+class StackCost(Struct, frozen=True):
     stack: str
     tags: dict[str, str]
     estimate: Estimate | None
     problem: str = ""
 
 
-@dataclass
-class Group:
+class Group(Struct):
     name: str
     stacks: list[str] = field(default_factory=list)
     monthly: Decimal = Decimal(0)
@@ -67,8 +66,7 @@ class Group:
         return figures.at_least(money(self.monthly), self.complete)
 
 
-@dataclass
-class Report:
+class Report(Struct):
     by: str
     currency: str
     groups: list[Group]

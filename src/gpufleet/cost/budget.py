@@ -4,15 +4,15 @@ bound (`--allow-unpriced`), and then the verdict says so; even the lower bound a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from msgspec import Struct
 
 from gpufleet.cost import figures, view
 from gpufleet.errors import Problem, UserError
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     ok: bool
     message: str
 

@@ -23,13 +23,14 @@ points exist. A row older than STALE_DAYS is `stale(row, today)`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
 import yaml
+from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -42,8 +43,7 @@ HOURS_PER_MONTH = Decimal(730)
 STALE_DAYS = 365  # a price whose source is older than this is marked stale
 
 
-@dataclass(frozen=True)
-class PriceRow:
+class PriceRow(Struct, frozen=True):
     key: str  # e.g. instance/ecs.gn7i-c8g1.2xlarge, disk/cloud_essd/PL1, nat/cu
     billing: str  # payg | monthly | yearly | spot | any
     price: Decimal | None
@@ -122,8 +122,7 @@ def stale(row: PriceRow, today: date) -> bool:
     return when is not None and today - when > timedelta(days=STALE_DAYS)
 
 
-@dataclass
-class Catalog:
+class Catalog(Struct):
     cloud: str
     region: str
     currency: str

@@ -19,9 +19,10 @@ spot above them cannot be said in one stack (the plan says so and suggests the s
 from __future__ import annotations
 
 import copy
-import dataclasses
-from dataclasses import dataclass, field
 from decimal import Decimal
+
+import msgspec
+from msgspec import Struct, field
 
 from gpufleet import clock
 from gpufleet.cost import catalog as pricecat
@@ -33,8 +34,7 @@ from gpufleet.errors import Problem, UserError
 RATIO = Decimal("0.0001")
 
 
-@dataclass(frozen=True)
-class Prices:
+class Prices(Struct, frozen=True):
     """Per node of the stack's instance type: hourly pay-as-you-go and spot, monthly subscription, yearly per month."""
 
     payg_hourly: Decimal
@@ -46,8 +46,7 @@ class Prices:
     spreads: dict[str, tuple[Decimal, Decimal]] = field(default_factory=dict)  # billing -> sourced (low, high)
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(Struct, frozen=True):
     index: int  # 1 = the node that runs most
     hours: Decimal  # a month
     utilisation: Decimal
@@ -56,8 +55,7 @@ class Node:
     rest_cost: Decimal  # a month, left pay-as-you-go (or spot)
 
 
-@dataclass
-class Plan:
+class Plan(Struct):
     stack: str
     instance_type: str
     prices: Prices
@@ -226,7 +224,7 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
         if top is not None and n.utilisation <= top:
             hi = top
             own_rest = "payg" if rest == "spot" and n.index <= (spec.billing.on_demand_base or 0) else rest
-            nodes[i] = dataclasses.replace(n, choice=own_rest, cost=n.rest_cost)
+            nodes[i] = msgspec.structs.replace(n, choice=own_rest, cost=n.rest_cost)
             kept.append(f"{n.index} ({n.utilisation:.1%} <= {hi:.1%})")
     if kept:
         notes.append(

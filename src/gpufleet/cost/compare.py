@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
 from decimal import Decimal
+
+from msgspec import Struct
 
 from gpufleet.cost import estimate
 from gpufleet.cost.decision import decide, label
@@ -75,8 +76,7 @@ def gpu_for(cloud: str, kind: str) -> tuple[str | None, str]:
     )
 
 
-@dataclass
-class Option:
+class Option(Struct):
     cloud: str
     region: str
     instance_type: str | None
@@ -225,8 +225,7 @@ def compare(
     return out
 
 
-@dataclass(frozen=True)
-class Rank:
+class Rank(Struct, frozen=True):
     rank: int | None  # 1 = cheapest; None = not ranked
     why: str  # why not ranked ("overlaps X, Y"), else ""
 

@@ -22,8 +22,9 @@ the cautious reading).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
+
+from msgspec import Struct, field
 
 from gpufleet.cost.estimate import Estimate, Line, money
 
@@ -52,8 +53,7 @@ def _rests_on(l: Line, what: str) -> bool:
     return (key is not None and what == f"usage {key}") or (l.monthly_cost is None and unknown(l) == what)
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(Struct, frozen=True):
     """One option's part of a pairwise comparison: central value and the sourced spread (low-high)."""
 
     value: Decimal
@@ -99,8 +99,7 @@ def _side(lines: list[Line]) -> Side:
     return Side(money(value), money(low), money(high), len(lines))
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(Struct, frozen=True):
     """`b` against `a`: margin = b - a (positive: a is cheaper)."""
 
     a: Side
@@ -142,15 +141,13 @@ def pair(a: Estimate, b: Estimate) -> Pair:
     return Pair(sa, sb, margin, sb.low - sa.high, sb.high - sa.low, conf, cancelled, bounded, tuple(open_))
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Struct, frozen=True):
     label: str
     versus_current: Pair | None  # None: this is the current option, or there is no current option
     rank: int  # 1 = cheapest by central margin
 
 
-@dataclass
-class Decision:
+class Decision(Struct):
     currency: str
     current: str | None  # the stack as declared (its cloud, region and billing), when among the options
     cheapest: str | None

@@ -23,10 +23,12 @@ Instance types come from stacks/data/<cloud>.yaml through gpufleet.stacks.catalo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from gpufleet import registry
 from gpufleet.cost import catalog as pricecat
@@ -77,8 +79,7 @@ def series(cloud: str, itype: str) -> str:
 # --- the public price points ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Quote:
+class Quote(Struct, frozen=True):
     """One published price (a row of cost/data/quotes-<cloud>.yaml)."""
 
     item: str
@@ -107,15 +108,13 @@ class Quote:
         return f"{self.item} {self.billing} {self.price} {self.currency}/{self.unit} {self.as_of}"
 
 
-@dataclass(frozen=True)
-class RatioPoint:
+class RatioPoint(Struct, frozen=True):
     value: Decimal
     cite: str
     as_of: str
 
 
-@dataclass(frozen=True)
-class QuoteFile:
+class QuoteFile(Struct, frozen=True):
     rows: list[Quote]
     ratios: list[dict]
 
@@ -158,8 +157,7 @@ def fraction(text) -> Decimal:
 # --- a price with its spread ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Est:
+class Est(Struct, frozen=True):
     """A price on its way into a row: the price, its sourced spread, quality, source, date, how, quotes used."""
 
     price: Decimal
@@ -185,8 +183,7 @@ class Est:
         )
 
 
-@dataclass(frozen=True)
-class Ratio:
+class Ratio(Struct, frozen=True):
     value: Decimal
     low: Decimal
     high: Decimal

@@ -12,9 +12,10 @@ saving only when its whole interval is below zero, an increase only when it is a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.cost import figures
@@ -25,8 +26,7 @@ from gpufleet.errors import Problem, UserError
 SCHEMA_VERSION = 2  # of the saved estimate (cost/report.py estimate_json) this reads
 
 
-@dataclass(frozen=True)
-class Delta:
+class Delta(Struct, frozen=True):
     """B minus A: the point value of the priced parts and the interval it can lie in (None = unbounded)."""
 
     value: Decimal | None  # None when a side is unpriced: no single number can be given
@@ -80,8 +80,7 @@ def line_delta(a: Line | None, b: Line | None) -> Delta:
     return Delta(cb - ca, lb - ha, hb - la)  # type: ignore[operator]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Struct, frozen=True):
     key: str
     a: Line | None
     b: Line | None
@@ -165,8 +164,7 @@ def _amount_delta(a: Amount, b: Amount) -> Delta:
     )
 
 
-@dataclass
-class Result:
+class Result(Struct):
     a: Estimate
     b: Estimate
     changes: list[Change]

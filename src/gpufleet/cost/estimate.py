@@ -13,10 +13,11 @@ fallback (every spot node replaced at pay-as-you-go).
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
@@ -33,8 +34,7 @@ def money(x: Decimal) -> Decimal:
     return x.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(Struct, frozen=True):
     resource_type: str
     resource_name: str
     component: str
@@ -93,8 +93,7 @@ def _times(price: Decimal | None, quantity: Decimal | None) -> Decimal | None:
     return None if price is None or quantity is None else money(price * quantity)
 
 
-@dataclass(frozen=True)
-class Amount:
+class Amount(Struct, frozen=True):
     """A sum of lines: the priced part (`value`), its sourced spread, and whether every line has a price.
 
     An incomplete amount is a lower bound: the unpriced lines would only add to it. Never shown as a plain number.
@@ -147,24 +146,21 @@ def amount(lines: list[Line]) -> Amount:
     )
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(Struct, frozen=True):
     name: str  # average | floor | peak | spot_fallback
     nodes: Decimal  # GPU nodes running on average in this scenario
     how: str
     total: Amount
 
 
-@dataclass(frozen=True)
-class Discount:
+class Discount(Struct, frozen=True):
     match: str  # glob over price keys, e.g. instance/*
     billing: str  # payg | monthly | yearly | spot | any | *
     factor: Decimal
     note: str
 
 
-@dataclass
-class Estimate:
+class Estimate(Struct):
     stack: str
     cloud: str
     region: str

@@ -12,11 +12,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
 from decimal import Decimal
 from html import escape
 from pathlib import Path
 from typing import BinaryIO
+
+from msgspec import Struct
 
 from gpufleet.cost import figures, view
 from gpufleet.cost.compare import Option
@@ -214,8 +215,7 @@ def compare_csv(stack: str, options: list[Option]) -> str:
 # --- XLSX --------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Formats:
+class _Formats(Struct):
     bold: object
     title: object
     money: object
@@ -685,8 +685,7 @@ def estimated_prices(options: list[Option]) -> list[dict]:
 COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b07aa1")
 
 
-@dataclass(frozen=True)
-class Bar:
+class Bar(Struct, frozen=True):
     """One total in the chart: its segments (category, status, value) and the lines it could not price."""
 
     label: str

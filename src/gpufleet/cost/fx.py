@@ -10,10 +10,12 @@ not that list price (the two rates differ), and the list price is in its derivat
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
+
+import msgspec
+from msgspec import Struct
 
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.errors import Problem, UserError
@@ -25,8 +27,7 @@ _FX = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*@\s*(\d{4}-\d{2}-\d{2})\s*$")
 FX_MIN, FX_MAX = Decimal("0.01"), Decimal("1000")
 
 
-@dataclasses.dataclass(frozen=True)
-class Rate:
+class Rate(Struct, frozen=True):
     source: str  # catalog currency (CNY)
     target: str  # USD
     per_unit: Decimal  # source per 1 target (7.12 CNY per USD)
@@ -99,7 +100,7 @@ def _line(l: Line, r: Rate) -> Line:
         if from_usd
         else ""
     )
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         l,
         unit_price=_div(l.unit_price, r),
         price_low=_div(l.price_low, r),
@@ -113,7 +114,7 @@ def _amount(a: Amount, r: Rate) -> Amount:
     def m(x: Decimal) -> Decimal:
         return (x / r.per_unit).quantize(Decimal("0.01"))
 
-    return dataclasses.replace(a, value=m(a.value), low=m(a.low), high=m(a.high))
+    return msgspec.structs.replace(a, value=m(a.value), low=m(a.low), high=m(a.high))
 
 
 def convert(e: Estimate, r: Rate | None) -> Estimate:
@@ -122,7 +123,7 @@ def convert(e: Estimate, r: Rate | None) -> Estimate:
         return e
     if e.currency != r.source:
         raise UserError([Problem("--fx", "", f"the rate is {r.source}/{r.target} but {e.stack} is priced in {e.currency}")])
-    out = dataclasses.replace(
+    out = msgspec.structs.replace(
         e,
         currency=r.label(),
         lines=[_line(l, r) for l in e.lines],

@@ -14,8 +14,9 @@ top of what is priced now. A lever without a unit price in the catalog is left o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
+
+from msgspec import Struct
 
 from gpufleet.cost import usage
 from gpufleet.cost.decision import usage_key
@@ -28,8 +29,7 @@ LEVERS = {k.name: k.lever for k in USAGE if k.lever}
 _GIB = re.compile(r"data disk 1 .* (\d+) GiB$")
 
 
-@dataclass(frozen=True)
-class Lever:
+class Lever(Struct, frozen=True):
     name: str
     unit_cost: Decimal  # money per unit of the lever
     now: Decimal | None  # the usage priced now (None: unknown, priced as 0 here)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from gpufleet import inputs, naming, registry
 from gpufleet.cost import figures
@@ -47,8 +48,7 @@ PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (p
 )
 
 
-@dataclass(frozen=True)
-class BillLine:
+class BillLine(Struct, frozen=True):
     row: int
     instance_id: str
     name: str
@@ -61,8 +61,7 @@ class BillLine:
     same_as: int | None = None  # an earlier row equal to this one in every column (an export joined twice?)
 
 
-@dataclass
-class Match:
+class Match(Struct):
     resource: str  # the declared resource's name, or "" for a stack-level (tag) match
     category: str
     estimate: Decimal = Decimal(0)
@@ -76,8 +75,7 @@ class Match:
         return money(self.bill - self.estimate)
 
 
-@dataclass
-class Result:
+class Result(Struct):
     stack: str
     cloud: str
     currency: str

@@ -14,10 +14,11 @@ documented sample responses.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from gpufleet import registry
 from gpufleet.cost import catalog as pricecat
@@ -26,8 +27,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog as stackcat
 
 
-@dataclass
-class RefreshResult:
+class RefreshResult(Struct):
     path: Path
     written: list[PriceRow] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)

@@ -9,10 +9,11 @@ shipped stack and fails on a type in neither.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Protocol
+
+from msgspec import Struct, field
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.registry import UsageKey
@@ -34,8 +35,7 @@ NODE_CATEGORIES = tuple(c["name"] for c in _CATEGORY_ROWS if c["node"])  # one n
 (COMPUTE,) = (c["name"] for c in _CATEGORY_ROWS if c["compute"])  # the instances; every other category is overhead
 
 
-@dataclass(frozen=True)
-class CostComponent:
+class CostComponent(Struct, frozen=True):
     name: str
     monthly_quantity: Decimal | None  # None: depends on usage nobody gave; shown as a unit price
     price_key: str
@@ -85,8 +85,7 @@ class UsageProfile(Protocol):
     def __getattr__(self, name: str) -> Decimal | None: ...
 
 
-@dataclass
-class PricingContext:
+class PricingContext(Struct):
     cloud: str
     region: str
     usage: UsageProfile

@@ -10,17 +10,17 @@ this grouping has is not an error (a near miss of a group's name is said on that
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.cost import figures
 from gpufleet.errors import Problem, UserError, did_you_mean
 
 
-@dataclass(frozen=True)
-class TeamVerdict:
+class TeamVerdict(Struct, frozen=True):
     group: str
     ok: bool
     cost: Decimal

@@ -13,9 +13,9 @@ the node serves on average over the month, the knee itself being 100 %.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from msgspec import Struct
 
 from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
@@ -41,8 +41,7 @@ def q(x: Decimal, places: str) -> Decimal:
 # --- the load test -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Throughput:
+class Throughput(Struct, frozen=True):
     """The load-test level the costs are computed at, and what its requests were."""
 
     concurrency: int
@@ -124,8 +123,7 @@ def parse_utilisation(text: str) -> list[Decimal]:
 # --- one node for a month ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NodeMonth:
+class NodeMonth(Struct, frozen=True):
     billing: str
     monthly: Decimal | None  # None: a line of the node has no price
     lines: tuple[str, ...]  # what it adds up
@@ -180,7 +178,7 @@ def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = B
     spec = plan.for_stack(stack).fleet.spec
     out = []
     for billing in billings:  # one node above the on-demand base a spot option keeps, so that node is the spot one
-        one = dataclasses.replace(usage, replicas_average=Decimal(1 + compare.spot_base(spec, billing)))
+        one = usage.with_keys(replicas_average=Decimal(1 + compare.spot_base(spec, billing)))
         out += [
             node_month(o.billing, o.estimate, o.problem) for o in compare.compare(stack, [spec.cloud], [billing], one, discounts)
         ]
@@ -198,8 +196,7 @@ def per_request(monthly: Decimal, requests_per_s: Decimal, utilisation: Decimal)
     return monthly / (requests_per_s * utilisation * SECONDS_PER_MONTH)
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(Struct, frozen=True):
     label: str
     utilisation: Decimal
     output_tokens_per_s: Decimal
@@ -223,8 +220,7 @@ def points(node: NodeMonth, t: Throughput, utilisations: list[Decimal]) -> list[
     return out
 
 
-@dataclass(frozen=True)
-class Peak:
+class Peak(Struct, frozen=True):
     peak_qps: float
     nodes: int
     plan: dict

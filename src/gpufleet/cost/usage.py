@@ -9,9 +9,10 @@ A key left null is unknown: its cost line shows the unit price and no monthly co
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet import registry
 from gpufleet.cost.resources import shown_nodes
@@ -23,36 +24,42 @@ HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
 
 
-@dataclass(frozen=True, init=False)
-class Usage:
+class Usage(Struct, frozen=True):
     """The usage profile's values by key: the keys every cloud's pricing reads (cost/resources.py USAGE, each declared
     next to what it prices) and each cloud's own (its pricing module's USAGE, registry.usage_keys). A key read as an
-    attribute (`usage.lb_egress_gb`) or with get(); None (also when never given) is unknown."""
+    attribute (`usage.lb_egress_gb`) or with get(); None (also when never given) is unknown. Built with of() (keys by
+    name, checked); `Usage()` is the profile that knows nothing."""
 
-    values: tuple[tuple[str, Decimal], ...] = field(default=())  # the known keys, sorted; no None
-    files: tuple[str, ...] = field(default=())
-    notes: tuple[str, ...] = field(default=())  # e.g. that no usage file applies to the stack
-    origins: tuple[tuple[str, str], ...] = field(default=())  # key -> the usage file that set it (not the defaults)
+    values: tuple[tuple[str, Decimal], ...] = ()  # the known keys, sorted; no None
+    files: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # e.g. that no usage file applies to the stack
+    origins: tuple[tuple[str, str], ...] = ()  # key -> the usage file that set it (not the defaults)
 
-    def __init__(
-        self,
+    @classmethod
+    def of(
+        cls,
         *,
         values: tuple[tuple[str, Decimal], ...] = (),
         files: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
         origins: tuple[tuple[str, str], ...] = (),
         **keys: Decimal | None,
-    ):
-        """Keys by name (over `values`, so that dataclasses.replace(usage, lb_egress_gb=...) sets one)."""
+    ) -> Usage:
+        """Keys by name, over `values` (a key given as None is unknown); a key no pricing declares is refused."""
         given = dict(values) | keys
         unknown = [k for k in given if k not in declared()]
         if unknown:
             raise TypeError(f"Usage: unknown usage key {unknown[0]!r}")
-        object.__setattr__(self, "values", tuple(sorted((k, v) for k, v in given.items() if v is not None)))
-        object.__setattr__(self, "files", tuple(files))
-        object.__setattr__(self, "notes", tuple(notes))
-        # a key set by name (dataclasses.replace) comes from no file
-        object.__setattr__(self, "origins", tuple((k, f) for k, f in origins if k not in keys))
+        return cls(
+            values=tuple(sorted((k, v) for k, v in given.items() if v is not None)),
+            files=tuple(files),
+            notes=tuple(notes),
+            origins=tuple((k, f) for k, f in origins if k not in keys),  # a key set by name comes from no file
+        )
+
+    def with_keys(self, **keys: Decimal | None) -> Usage:
+        """This profile with those keys set by name (they then come from no file)."""
+        return Usage.of(values=self.values, files=self.files, notes=self.notes, origins=self.origins, **keys)
 
     def get(self, key: str) -> Decimal | None:
         """A usage key's value (None: unknown)."""
@@ -60,7 +67,7 @@ class Usage:
 
     def __getattr__(self, name: str) -> Decimal | None:
         if not name.startswith("_") and name in declared():
-            return dict(self.__dict__.get("values", ())).get(name)
+            return dict(self.values).get(name)
         raise AttributeError(name)
 
     def known(self, cloud: str | None = None) -> dict[str, Decimal | None]:
@@ -184,7 +191,7 @@ def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Pat
             files.append(shown)
             origins.update(dict.fromkeys(layer, shown))
         values.update(layer)
-    u = Usage(values=tuple(values.items()), files=tuple(files), notes=tuple(notes), origins=tuple(sorted(origins.items())))
+    u = Usage.of(values=tuple(values.items()), files=tuple(files), notes=tuple(notes), origins=tuple(sorted(origins.items())))
     if stack and dict(u.origins).get("replicas_average"):
         from gpufleet.stacks.loader import read_stack_config
         from gpufleet.validation import load_fleet

@@ -5,8 +5,9 @@ staleness and whether it is a cost the stacks share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
+
+from msgspec import Struct
 
 from gpufleet.cost import figures
 
@@ -83,8 +84,7 @@ def category_unpriced(e) -> dict[str, int]:
     return {c: a.lines - a.priced for c, a in e.categories.items()}
 
 
-@dataclass(frozen=True)
-class Quality:
+class Quality(Struct, frozen=True):
     """How much of a total rests on each kind of price."""
 
     sourced: Decimal

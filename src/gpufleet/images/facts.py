@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
 def parse_nvidia_smi_driver(text: str) -> str | None:
@@ -94,8 +95,7 @@ def observed_problems(recipe, observed) -> list[tuple[str, str]]:
     return out
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(Struct, frozen=True):
     name: str
     command: Callable[..., str]  # (recipe, step vars) -> shell command
     parse: Callable[[str], str | None]

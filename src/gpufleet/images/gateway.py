@@ -57,7 +57,8 @@ PATH = re.compile(r"^/[A-Za-z0-9._~/-]{0,200}\Z")
 
 @dataclass(frozen=True)
 class GatewayValues:
-    """The values the node's gateway configuration is rendered from."""
+    """The values the node's gateway configuration is rendered from. A dataclass, where gpufleet's other records are
+    msgspec Structs: this file runs on the node, whose python3 has the standard library and jinja2 only."""
 
     serving_port: int
     vllm_port: int

@@ -8,8 +8,10 @@ take every path from the recipe's Layout, so they cannot disagree (tests/test_us
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from gpufleet import registry
 from gpufleet.components import scaling_signals
@@ -57,8 +59,7 @@ def agent_config(recipe: Recipe) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class NodeFile:
+class NodeFile(Struct, frozen=True):
     path: str
     mode: str
     content: str

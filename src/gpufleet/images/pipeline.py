@@ -12,11 +12,11 @@ In "done" the image keeps the builder's instance id as recorded in "image" (`bui
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import pulumi
+from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpufleet import inputs
@@ -25,8 +25,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 Phase = Literal["build", "image", "done"]
 
 
-@dataclass(frozen=True)
-class BuilderSpec:
+class BuilderSpec(Struct, frozen=True):
     """Where the builder runs; every value comes from the images stack config, none is chosen here."""
 
     cloud: str

@@ -29,9 +29,10 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct, field
 
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
@@ -60,8 +61,7 @@ class StepFailed(Exception):
         super().__init__(f"step {step}: {why}")
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(Struct, frozen=True):
     exit: int
     stdout: str
     stderr: str
@@ -76,8 +76,7 @@ class Host(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Struct, frozen=True):
     host: str
     port: int = 22
     user: str = "root"
@@ -233,8 +232,7 @@ class SshHost:
         self.conn.close()
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(Struct, frozen=True):
     kind: str  # check | satisfied | apply | applied | would-apply | failed | cleanup | retry | manifest
     step: str = ""
     index: int = 0
@@ -242,8 +240,7 @@ class Event:
     detail: str = ""
 
 
-@dataclass
-class BuildResult:
+class BuildResult(Struct):
     recipe: str
     status: str  # changed | unchanged | planned
     applied: list[str] = field(default_factory=list)

@@ -9,7 +9,8 @@ value comes from the typed BuildContext.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
@@ -21,8 +22,7 @@ PHASES = ("check", "apply", "cleanup")
 HEADER = "#!/usr/bin/env bash\n# gpufleet image step {recipe} / {step} / {phase}\nset -euo pipefail\n"
 
 
-@dataclass(frozen=True)
-class BuildContext:
+class BuildContext(Struct, frozen=True):
     """What a step template may read."""
 
     recipe: Recipe
@@ -38,8 +38,7 @@ class BuildContext:
         return self.recipe.layout
 
 
-@dataclass(frozen=True)
-class RenderedStep:
+class RenderedStep(Struct, frozen=True):
     name: str
     check: str
     apply: str

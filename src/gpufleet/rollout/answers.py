@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import yaml
+from msgspec import Struct
 
 from gpufleet.errors import Problem, UserError
 
@@ -28,8 +28,7 @@ DEFAULT = Path(__file__).parent / "data" / "prompts.yaml"
 SHOWN = 160  # characters of each answer kept in the report
 
 
-@dataclass(frozen=True)
-class PromptSet:
+class PromptSet(Struct, frozen=True):
     prompts: tuple[tuple[str, str], ...]  # (id, prompt)
     max_tokens: int
     seed: int

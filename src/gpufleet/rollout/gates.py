@@ -14,11 +14,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(Struct, frozen=True):
     max_error_rate: float
     max_latency_p95_ratio: float
     max_ttft_p95_ratio: float
@@ -43,8 +42,7 @@ def thresholds(g, queue_default: float) -> Thresholds:
     )
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(Struct, frozen=True):
     name: str
     measured: float | None
     threshold: float

@@ -14,28 +14,27 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import dataclass, field
 
 import httpx
+from msgspec import Struct
 
 from gpufleet.components import scaling_signals
 from gpufleet.errors import Problem, UserError
 from gpufleet.images import node_agent
 from gpufleet.rollout import answers
 from gpufleet.rollout.gates import Gate, Thresholds, answer_gates, traffic_gates
+from gpufleet.secret import Secret
 from gpufleet.sizing import loadstats, loadtest
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(Struct, frozen=True):
     name: str  # current | candidate
     url: str  # serving base URL (http://node:8000 or the group's own listener)
     model: str
     metrics_url: str
 
 
-@dataclass(frozen=True)
-class LoadSettings:
+class LoadSettings(Struct, frozen=True):
     concurrency: int = 4
     requests: int = 40
     max_tokens: int = 64
@@ -43,7 +42,7 @@ class LoadSettings:
     max_duration_s: float = 120.0
     poll_s: float = 0.25
     health_path: str = "/health"
-    api_key: str | None = field(default=None, repr=False)
+    api_key: Secret | None = None  # masked in repr
 
 
 def signal_specs() -> dict[str, dict]:

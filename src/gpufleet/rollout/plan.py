@@ -9,13 +9,12 @@ window) removes the old group. A failed gate or `abort` rolls back: weight 0, th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 DEFAULT_STEPS = {"canary": (0, 5, 25, 50, 100), "blue_green": (0, 100)}
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Struct, frozen=True):
     """One change of the stack file, made by gpufleet.stacks.rollout.rollout_step_spec, then deployed.
 
     kind: `weight` (candidate_weight = value), `promote`, `finish`, `rollback` (candidate replicas to 0)."""

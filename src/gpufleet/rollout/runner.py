@@ -12,10 +12,11 @@ sets a value, so making it twice is making it once) and deploys.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
@@ -25,8 +26,7 @@ from gpufleet.rollout.plan import Change
 from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, operator, paths, save
 
 
-@dataclass
-class Context:
+class Context(Struct):
     stack: str
     stack_file: Path
     project: Path

@@ -16,11 +16,12 @@ import getpass
 import json
 import os
 import socket
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
+from msgspec import Struct, field
+from msgspec.structs import replace
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -49,8 +50,7 @@ def now_iso(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).isoformat(timespec="seconds")
 
 
-@dataclass
-class State:
+class State(Struct):
     stack: str
     strategy: str
     steps: list[int]

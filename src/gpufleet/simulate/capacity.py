@@ -9,12 +9,12 @@ wait the longest), plus the load test's TTFT p95 at the load level, as the TTFT 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 
-@dataclass(frozen=True)
-class NodeCapacity:
+
+class NodeCapacity(Struct, frozen=True):
     requests_per_s: float  # the knee: what one node serves within the load test's SLO
     source: str
     output_tokens_per_request: float | None = None

@@ -13,7 +13,8 @@ What a fleet must show (tests/simulate/test_check.py runs it on every shipped st
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from gpufleet.simulate import run, summary
 from gpufleet.simulate.capacity import NodeCapacity
@@ -24,8 +25,7 @@ STEP_AT_S = 3600.0  # the step profile: an hour low, then 5x
 HIGH_S = 3600.0
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Struct, frozen=True):
     name: str
     ok: bool
     detail: str

@@ -10,10 +10,10 @@ activity then restores the desired capacity without cooldown, as the groups do.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 import simpy
+from msgspec import Struct, field
 
 from gpufleet import cron
 from gpufleet.simulate.capacity import NodeCapacity
@@ -23,8 +23,7 @@ from gpufleet.simulate.trace import Trace
 SIGNALS = ("queue", "kv_cache", "cpu")
 
 
-@dataclass
-class Node:
+class Node(Struct):
     id: int
     group: str
     billing: str
@@ -51,8 +50,7 @@ class Node:
         return "booting"
 
 
-@dataclass
-class Event:
+class Event(Struct):
     time_s: float
     group: str
     kind: str  # out | in | schedule | reclaim | refused
@@ -60,8 +58,7 @@ class Event:
     desired: int
 
 
-@dataclass
-class GroupState:
+class GroupState(Struct):
     spec: Group
     min: int
     max: int
@@ -70,8 +67,7 @@ class GroupState:
     cooldown_until: float = -math.inf
 
 
-@dataclass
-class Result:
+class Result(Struct):
     trace: Trace
     behaviour: Behaviour
     capacity: NodeCapacity

@@ -7,13 +7,13 @@ Behaviour; the engine (gpufleet.simulate.engine) runs it. Nothing here knows a c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 QUALITIES = ("measured", "documented", "estimate")
 
 
-@dataclass(frozen=True)
-class Timing:
+class Timing(Struct, frozen=True):
     """One duration the fleet takes, with where the number comes from."""
 
     name: str
@@ -25,8 +25,7 @@ class Timing:
         return {"name": self.name, "seconds": self.seconds, "quality": self.quality, "source": self.source}
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(Struct, frozen=True):
     """A scaling group as declared: its bounds and what a node it launches is billed as."""
 
     name: str
@@ -49,8 +48,7 @@ class Group:
     ready_s: float | None = None
 
 
-@dataclass(frozen=True)
-class Hook:
+class Hook(Struct, frozen=True):
     """A lifecycle hook: a launching (out) or leaving (in) node waits until it is completed or times out."""
 
     group: str
@@ -60,8 +58,7 @@ class Hook:
     why: str
 
 
-@dataclass(frozen=True)
-class Alarm:
+class Alarm(Struct, frozen=True):
     """A cloud-side alarm on the nodes' reports (one value per node per publish period), averaged over the group:
     breaching for `evaluation_count` periods in a row executes the rule on `group` (adjustment nodes)."""
 
@@ -75,8 +72,7 @@ class Alarm:
     why: str = ""
 
 
-@dataclass(frozen=True)
-class Poller:
+class Poller(Struct, frozen=True):
     """A scaler that reads every answering node's value each period and decides (the Tencent SCF function):
     decide({node: value | None}) -> "out" | "in" | "hold"; out/in execute the named policies."""
 
@@ -88,8 +84,7 @@ class Poller:
     policies: dict[str, tuple[str, int, bool, str]]  # out|in -> (group, adjustment, accepted, why)
 
 
-@dataclass(frozen=True)
-class Schedule:
+class Schedule(Struct, frozen=True):
     name: str
     group: str
     cron: str
@@ -99,15 +94,13 @@ class Schedule:
     desired: int
 
 
-@dataclass(frozen=True)
-class HealthCheck:
+class HealthCheck(Struct, frozen=True):
     interval_s: float
     healthy_threshold: int
     unhealthy_threshold: int
 
 
-@dataclass
-class Behaviour:
+class Behaviour(Struct):
     """Everything the engine needs to run one fleet: groups, what scales them, the hooks, the schedules, timings."""
 
     cloud: str

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
+
+from msgspec.structs import replace
 
 from gpufleet.simulate import engine, timings
 from gpufleet.simulate.capacity import NodeCapacity

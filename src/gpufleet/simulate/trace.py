@@ -18,9 +18,10 @@ from __future__ import annotations
 import csv
 import json
 import math
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet.cron import SEARCH_DAYS
 from gpufleet.errors import Problem, UserError
@@ -40,8 +41,7 @@ LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=SEARCH_DAYS + 2)
 MAX_SECONDS = (LATEST - EARLIEST).total_seconds()  # a time in seconds no date range could hold
 
 
-@dataclass(frozen=True)
-class Trace:
+class Trace(Struct, frozen=True):
     start: datetime  # wall-clock time of the first row (UTC); schedules fire against it
     step_s: float
     rates: list[float]  # requests/s, one per step

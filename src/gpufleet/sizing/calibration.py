@@ -13,12 +13,13 @@ held memory of something other than the vLLM worker gives it as other_memory_gib
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import statistics
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+import msgspec
+from msgspec import Struct
 
 from gpufleet.sizing import fit, models, parallel, profiler
 
@@ -47,7 +48,7 @@ def arch_of(row: dict) -> models.ModelArch | None:
     qc = row.get("checkpoint_quantization_config")
     if arch is None or not qc:
         return arch
-    return dataclasses.replace(arch, weight_block_size=models.weight_block_size({"quantization_config": qc}))
+    return msgspec.structs.replace(arch, weight_block_size=models.weight_block_size({"quantization_config": qc}))
 
 
 def catalog_arch_of(row: dict) -> models.ModelArch | None:
@@ -158,8 +159,7 @@ def predict(row: dict) -> fit.Fit:
     return fit.measure(arch, gpu_of(row), serving(row))
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Struct, frozen=True):
     id: str
     split: str
     unit: str  # "tokens" or "GiB"
@@ -266,8 +266,7 @@ def check(row: dict) -> Check:
     )
 
 
-@dataclass(frozen=True)
-class WeightCheck:
+class WeightCheck(Struct, frozen=True):
     id: str
     logged_gib: float
     predicted_gib: float
@@ -535,8 +534,7 @@ def class_table_markdown() -> str:
 KV_BYTES_TOLERANCE = 0.02  # the logged GiB are rounded to 0.01; only caches of 1 GiB and more are compared
 
 
-@dataclass(frozen=True)
-class KvBytesCheck:
+class KvBytesCheck(Struct, frozen=True):
     id: str
     logged: float  # bytes per token per GPU, from the log's figures
     predicted: int

@@ -7,9 +7,11 @@ else the best requests/s among error-free levels.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import kind, number_problems, read_json_object
@@ -20,8 +22,7 @@ MAX_PEAK_QPS = 1e9  # a fleet's peak (--peak-qps, a trace's requests_per_s): mor
 MAX_PROBLEMS = 10  # of a load-test file, reported together
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     peak_qps: float
     qps_per_node: float
     qps_source: str
@@ -32,7 +33,7 @@ class Plan:
     desired: int
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        return asdict(self)
 
 
 def plan(peak_qps: float, qps_per_node: float, redundancy: int = 1, qps_source: str = "given") -> Plan:

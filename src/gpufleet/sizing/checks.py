@@ -3,8 +3,9 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models

@@ -10,9 +10,11 @@ All sizes in GiB = 2**30 bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+
+from msgspec import Struct, field
+from msgspec.structs import asdict, replace
 
 from gpufleet.sizing import parallel, profiler
 from gpufleet.sizing.models import ModelArch
@@ -37,8 +39,7 @@ def _cc(text: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(Struct, frozen=True):
     """One GPU as the memory model sees it: usable memory (what CUDA reports as total) and compute capability."""
 
     name: str
@@ -86,8 +87,7 @@ def custom_gpu(memory_gib: float, compute_capability: str) -> Gpu:
     )
 
 
-@dataclass(frozen=True)
-class Serving:
+class Serving(Struct, frozen=True):
     """Serving parameters; None takes what the pinned `vllm serve` does (model length: the model's maximum)."""
 
     gpus: int = 1  # tensor-parallel size
@@ -110,8 +110,7 @@ class Serving:
     engine: str | None = None  # "v0" / "v1" when the version is not known exactly (a log that names its engine)
 
 
-@dataclass
-class Fit:
+class Fit(Struct):
     """What `plan fit` reports: the per-GPU budget term by term, the KV cache, the verdict and advice."""
 
     model: str
@@ -146,7 +145,7 @@ class Fit:
     def to_json(self) -> dict:
         # full precision: the table rounds these for display (2 decimals), so no figure it shows can contradict the JSON
         # (tests/test_formats_agree.py); rounding both would round twice
-        out = dict(self.__dict__)
+        out = asdict(self)
         out["terms"] = [t.to_json() for t in self.terms]
         out["kv_tokens_range"] = list(self.kv_tokens_range)
         out["per_gpu"] = "budget, weights, overhead, KV cache and terms are per GPU; KV tokens serve the whole group"

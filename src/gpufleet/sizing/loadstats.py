@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class Sample:
+class Sample(Struct, frozen=True):
     """One request's outcome. Times in milliseconds from just before the request was sent."""
 
     ok: bool
@@ -33,8 +33,7 @@ class Sample:
     fatal: bool = False  # more load cannot change it: the request is wrong or the server unreachable
 
 
-@dataclass(frozen=True)
-class LevelRun:
+class LevelRun(Struct, frozen=True):
     """All samples of one concurrency level and the seconds from its start to its last completion."""
 
     concurrency: int

@@ -22,14 +22,15 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import SplitResult, urlsplit
 
 import httpx
+from msgspec import Struct
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import host_problem
+from gpufleet.secret import Secret
 from gpufleet.sizing.loadstats import LevelRun, Sample, error_summary, level_stats, result_json
 
 DEFAULT_PROMPT = "Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message in a bottle."
@@ -41,8 +42,7 @@ FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 422})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Struct, frozen=True):
     url: str  # as given, without a trailing slash; written to the result
     endpoint: str  # the chat-completions URL requested
     model: str
@@ -53,7 +53,7 @@ class Settings:
     timeout_s: float  # per request, connect to last byte
     max_duration_s: float  # per level: no request starts after this
     prompt: str = DEFAULT_PROMPT
-    api_key: str | None = field(default=None, repr=False)
+    api_key: Secret | None = None  # masked in repr
 
     def headers(self) -> dict[str, str]:
         h = {"Accept": "text/event-stream"}
@@ -274,7 +274,7 @@ def settings(
         timeout_s=timeout_s,
         max_duration_s=max_duration_s,
         prompt=prompt or DEFAULT_PROMPT,
-        api_key=key,
+        api_key=Secret(key) if key else None,
     )
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.inputs import kind, number_problems, read_json_object
@@ -51,8 +52,7 @@ CHATGLM_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class ModelArch:
+class ModelArch(Struct, frozen=True):
     """A model's structure as the sizing reads it from its config.json (from_config_dict)."""
 
     name: str
@@ -549,7 +549,7 @@ def resolve(model: str) -> ModelArch:
     """A catalog name, the path of a config.json (or of a folder holding one), or a GGUF file."""
     path = Path(model)
     if path.suffix.lower() == ".gguf":
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from gpufleet.sizing import gguf_file
 

@@ -19,7 +19,8 @@ All figures are parameters (or cache elements); the caller applies bytes per ele
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from gpufleet.sizing.models import ModelArch, kv_heads_per_rank
 
@@ -41,8 +42,7 @@ def stage_layers(layers: int, pp: int) -> list[range]:
     return out
 
 
-@dataclass(frozen=True)
-class RankParams:
+class RankParams(Struct, frozen=True):
     """Parameters one GPU of a stage holds: `quantizable` (linear layers: attention, MLP, experts) and `kept`
     (embedding, LM head, norms, routers: 16-bit in every format); `expert` is the part of quantizable that is
     routed experts (mxfp4 quantizes only those)."""

@@ -26,9 +26,10 @@ Per GPU, for tensor-parallel size n (all GiB = 2**30 bytes):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
@@ -206,8 +207,7 @@ def version_for(gpu_name: str, given: str | None) -> str:
     return next((v for v, kinds in pins().items() if gpu_name in kinds), newest_pinned())
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(Struct, frozen=True):
     """How a vLLM version profiles memory (sizing/data/vllm_engines.yaml)."""
 
     version: str
@@ -316,8 +316,7 @@ def _as_number(v: tuple[int, ...]) -> float:
     return sum(part / 1000**i for i, part in enumerate(v))
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(Struct, frozen=True):
     """One term of the per-GPU memory budget, with its source and whether it is an estimate."""
 
     name: str
@@ -504,8 +503,7 @@ def graphs_outside_budget_gib(max_num_seqs: int, model_type: str = "") -> float:
     return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest_capture_size(max_num_seqs, model_type)
 
 
-@dataclass(frozen=True)
-class Warmup:
+class Warmup(Struct, frozen=True):
     """The sampler warm-up after the KV cache (V1), per GPU of the last pipeline stage (all GiB)."""
 
     outside_gib: float  # usable x (1 - gpu_memory_utilization) - other processes' memory the budget does not count

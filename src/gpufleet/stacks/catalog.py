@@ -7,9 +7,10 @@ looks up. The clouds are the registry's (gpufleet.registry).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 DATA = Path(__file__).parent / "data"
 
@@ -26,8 +27,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-@dataclass(frozen=True)
-class GpuKind:
+class GpuKind(Struct, frozen=True):
     """A GPU kind of stacks/data/gpus.yaml."""
 
     name: str
@@ -42,8 +42,7 @@ class GpuKind:
         return int(major), int(minor)
 
 
-@dataclass(frozen=True)
-class InstanceType:
+class InstanceType(Struct, frozen=True):
     """A GPU instance type a cloud's catalog lists."""
 
     cloud: str
@@ -96,8 +95,7 @@ def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
         return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(Struct, frozen=True):
     """Where a region is (its cloud's catalog: regions.<region>.location): the city and its centre."""
 
     city: str

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+from msgspec import Struct
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -37,8 +37,7 @@ NAMESPACE = "gpufleet:"
 MAX_STACK_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Fleet:
+class Fleet(Struct, frozen=True):
     """A validated spec with what it resolves to (instance type, GPU facts, image)."""
 
     stack: str
@@ -74,7 +73,7 @@ class Fleet:
 
         if self.spec.rollout is None or self.candidate is None:
             return [(self, rollout.DEFAULT_WEIGHT)]
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         current, candidate = rollout.weights(self.spec)
         return [(replace(self, spec=rollout.current_spec(self.spec), candidate=None), current), (self.candidate, candidate)]
@@ -354,7 +353,7 @@ def _candidate_field(path: str) -> str:
 def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     """The fleet with its rollout's candidate group resolved; the finished spec (what `rollout finish` leaves) is
     validated like any fleet, so a candidate that could not become the fleet is refused before it is deployed."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from gpufleet.stacks import rollout
 

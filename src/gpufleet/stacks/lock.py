@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
@@ -23,8 +24,7 @@ def lock_path() -> Path:
     return project_root() / "images" / "lock.json"
 
 
-@dataclass(frozen=True)
-class ImageRef:
+class ImageRef(Struct, frozen=True):
     """A golden image of the lock file: recipe, cloud, region, id and pins."""
 
     recipe: str

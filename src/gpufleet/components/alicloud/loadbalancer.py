@@ -6,10 +6,9 @@ replace nodes, the pay-by-CLCU instance fee is documented, and it mirrors Tencen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_alicloud as alicloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 from gpufleet.stacks.spec import LoadBalancer as LoadBalancerSpec
@@ -18,8 +17,7 @@ from gpufleet.stacks.spec import LoadBalancer as LoadBalancerSpec
 CIPHER_POLICIES = {"tls1.2": "tls_cipher_policy_1_2", "tls1.2-strict": "tls_cipher_policy_1_2_strict"}
 
 
-@dataclass(frozen=True)
-class LoadBalancerArgs:
+class LoadBalancerArgs(Struct, frozen=True):
     """What the load balancer uses (built by program.load_balancer_args)."""
 
     names: Names

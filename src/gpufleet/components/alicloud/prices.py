@@ -9,9 +9,11 @@ with the API reference's documented sample responses (tests/cost/fixtures/vendor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.cost.refresh import creds, d, row
@@ -25,8 +27,7 @@ ASKS = {  # billing -> (DescribePrice fields, catalog unit, divisor to the catal
 }
 
 
-@dataclass(frozen=True)
-class Quoted:
+class Quoted(Struct, frozen=True):
     price: Decimal
     trade: Decimal | None
     currency: str
@@ -56,8 +57,7 @@ def parse_describe_price(body: dict) -> Quoted:
     )
 
 
-@dataclass(frozen=True)
-class Spot:
+class Spot(Struct, frozen=True):
     price: Decimal  # the dearest zone's newest price (a node may land in any zone)
     low: Decimal  # the cheapest zone's
     as_of: str  # the date of the newest price read

@@ -4,16 +4,15 @@ lifecycle wait on its scaling group; nothing else (docs/clouds.md lists what the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pulumi
 import pulumi_alicloud as alicloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 
 
-@dataclass(frozen=True)
-class NodeRoleArgs:
+class NodeRoleArgs(Struct, frozen=True):
     """What the node role uses (built by program.role_args): of a rollout, both groups' models and secrets."""
 
     names: Names

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pulumi
 import pulumi_alicloud as alicloud
+from msgspec import Struct
 
 from gpufleet import clock, cron, naming
 from gpufleet.components import scaling_signals, userdata
@@ -19,8 +19,7 @@ from gpufleet.stacks.loader import Fleet
 from gpufleet.stacks.spec import Autoscaling, BillingSpec, Disks, Replicas
 
 
-@dataclass(frozen=True)
-class ScalingArgs:
+class ScalingArgs(Struct, frozen=True):
     """What one serving group's scaling uses (built by program.scaling_args): its spec's sections, the values the
     program resolved for it, and the outputs of the components declared before it."""
 

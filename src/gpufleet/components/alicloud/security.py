@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_alicloud as alicloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 
 
-@dataclass(frozen=True)
-class SecurityArgs:
+class SecurityArgs(Struct, frozen=True):
     """What the node security group uses (built by program.security_args)."""
 
     names: Names

@@ -21,11 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from msgspec import Struct
 
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.role import attached_role
@@ -63,8 +63,7 @@ def write_zip() -> str:
     return path
 
 
-@dataclass(frozen=True)
-class AutoscalerArgs:
+class AutoscalerArgs(Struct, frozen=True):
     """What the SCF scaler uses (built by program.autoscaler_args): the group's scaling signal, where the function
     runs, and the scaling groups and policies it executes (scaling.py)."""
 

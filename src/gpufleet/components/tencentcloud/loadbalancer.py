@@ -13,17 +13,15 @@ attaches to the listener and the rule (forward_balancer_ids rule_id). See docs/t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 from gpufleet.stacks.spec import LoadBalancer as LoadBalancerSpec
 
 
-@dataclass(frozen=True)
-class LoadBalancerArgs:
+class LoadBalancerArgs(Struct, frozen=True):
     """What the load balancer uses (built by program.load_balancer_args)."""
 
     names: Names

@@ -8,9 +8,10 @@ answers with the API reference's documented examples (tests/cost/fixtures/vendor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from msgspec import Struct
 
 from gpufleet.cost.catalog import HOURS_PER_MONTH, PriceRow
 from gpufleet.cost.refresh import creds, d, row
@@ -27,8 +28,7 @@ ASKS: dict[str, tuple[dict[str, Any], str, int]] = {  # billing -> (request fiel
 STEP_HOURS = (96, 360)  # step 2 from 96 h, step 3 from 360 h (cost/data/step-pricing-tencentcloud.yaml)
 
 
-@dataclass(frozen=True)
-class Inquired:
+class Inquired(Struct, frozen=True):
     price: Decimal  # per hour (hourly charge types) or per month (prepaid, divided by the term)
     trade: Decimal | None
     how: str

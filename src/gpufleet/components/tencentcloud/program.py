@@ -1,6 +1,6 @@
 """The Tencent Cloud fleet: network -> security -> role -> load balancer -> scaling (+ SCF scaler) -> alarms.
 
-Each component takes `(name, args, opts)`: its `…Args` dataclass holds exactly what it uses, built here from the Fleet
+Each component takes `(name, args, opts)`: its `…Args` struct holds exactly what it uses, built here from the Fleet
 by the small pure functions below (the components never see the spec)."""
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 
@@ -23,8 +23,7 @@ def _cos_resource(source: str, region: str) -> str:
     return f"qcs::cos:{region}:uid/{appid}:{bucket}/*"
 
 
-@dataclass(frozen=True)
-class NodeRoleArgs:
+class NodeRoleArgs(Struct, frozen=True):
     """What the node role uses (built by program.role_args): of a rollout, both groups' models and secrets."""
 
     names: Names

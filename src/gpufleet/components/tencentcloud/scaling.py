@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from msgspec import Struct
 
 from gpufleet import clock, cron
 from gpufleet.components.tencentcloud import rules
@@ -19,8 +19,7 @@ from gpufleet.stacks.rollout import DEFAULT_WEIGHT
 from gpufleet.stacks.spec import Autoscaling, BillingSpec, Disks, Replicas
 
 
-@dataclass(frozen=True)
-class ScalingArgs:
+class ScalingArgs(Struct, frozen=True):
     """What one serving group's scaling uses (built by program.scaling_args): its spec's sections, the values the
     program resolved for it, and the outputs of the components declared before it."""
 

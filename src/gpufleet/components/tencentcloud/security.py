@@ -19,10 +19,9 @@ bypass were ever turned off; with it off, clients would need their CIDRs on the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+from msgspec import Struct
 
 from gpufleet.naming import Names
 from gpufleet.stacks.loader import Fleet
@@ -96,8 +95,7 @@ EGRESS_ALL = [
 ]
 
 
-@dataclass(frozen=True)
-class SecurityArgs:
+class SecurityArgs(Struct, frozen=True):
     """What the two security groups use (built by program.security_args): their ingress rules, in order."""
 
     names: Names
