@@ -83,7 +83,10 @@ class _Fleet:
         from types import SimpleNamespace
 
         self.spec = SimpleNamespace(
-            image=SimpleNamespace(recipe=recipe), serving=SimpleNamespace(dtype=dtype), gpu=SimpleNamespace(kind=gpu)
+            cloud=base.spec.cloud,
+            image=SimpleNamespace(recipe=recipe),
+            serving=SimpleNamespace(dtype=dtype),
+            gpu=SimpleNamespace(kind=gpu),
         )
         self.gpu = catalog.gpu_kinds()[gpu]
         self.image_pins = pins

@@ -379,6 +379,17 @@ def test_a_cloud_or_region_of_no_catalog_in_a_recipe_is_named(capsys, tmp_path, 
     refused(r, said)
 
 
+def test_a_stack_reads_its_recipe_for_its_own_cloud_and_the_image_commands_for_every_cloud(tmp_path):
+    """A stack's validation and program read the recipe for the stack's cloud: a misspelt region of another cloud is
+    the image commands' to refuse (above), not a reason to refuse a stack of this one; its own cloud's is refused."""
+    path = str(variant(tmp_path, regions={"alicloud": ["cn-hangzhuo"], "tencentcloud": ["ap-guangzhou"]}))
+    assert load_recipe(path, cloud="tencentcloud").regions["alicloud"] == ["cn-hangzhuo"]
+    for cloud in ("alicloud", None):
+        with pytest.raises(UserError) as exc:
+            load_recipe(path, cloud=cloud)
+        assert "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml" in exc.value.problems[0].message
+
+
 @pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
 @pytest.mark.parametrize("lock", ["folder", "not UTF-8", "empty name"])
 def test_a_python_lock_that_cannot_be_read_is_named_not_a_traceback(capsys, tmp_path, command, lock):

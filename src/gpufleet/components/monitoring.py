@@ -26,9 +26,9 @@ RATE_WINDOW = "5m"  # the dashboard's rate() window
 
 
 def vllm_version(fleet) -> str:
-    from gpufleet.images.recipes import load_recipe
+    from gpufleet.images.recipes import fleet_recipe
 
-    return load_recipe(fleet.spec.image.recipe).pins["vllm"]
+    return fleet_recipe(fleet.spec).pins["vllm"]
 
 
 def _sel(fleet, extra: str = "") -> str:

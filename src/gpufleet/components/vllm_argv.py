@@ -7,12 +7,12 @@ loader's flag check reads it (sizing/checks.py flag_problems) on every command t
 from __future__ import annotations
 
 from gpufleet.components.prompt_logging import forced_flags
-from gpufleet.images.recipes import Layout, load_recipe
+from gpufleet.images.recipes import Layout, fleet_recipe
 from gpufleet.stacks.loader import Fleet
 
 
 def layout(fleet: Fleet) -> Layout:
-    return load_recipe(fleet.spec.image.recipe).layout
+    return fleet_recipe(fleet.spec).layout
 
 
 def vllm_args(fleet: Fleet) -> list[str]:
@@ -46,4 +46,4 @@ def vllm_args(fleet: Fleet) -> list[str]:
             continue
         flag = "--" + name.replace("_", "-")
         args += [flag] if value is True else [flag, str(value)]
-    return args + forced_flags(load_recipe(fleet.spec.image.recipe).pins.get("vllm"))
+    return args + forced_flags(fleet_recipe(fleet.spec).pins.get("vllm"))

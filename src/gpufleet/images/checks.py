@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from gpufleet.errors import UserError
 from gpufleet.images import compat
-from gpufleet.images.recipes import load_recipe
+from gpufleet.images.recipes import fleet_recipe
 
 
 def spec_problems(fleet) -> list[tuple[str, str]]:
     """(field path, message) for each clash between the fleet and its image recipe."""
     name = fleet.spec.image.recipe
     try:
-        recipe = load_recipe(name)
+        recipe = fleet_recipe(fleet.spec)
     except UserError as exc:
         return [("fleet.image.recipe", "; ".join(p.message for p in exc.problems))]
     out: list[tuple[str, str]] = []

@@ -34,7 +34,7 @@ SERVING_FIELD = {
 
 def serving_of(spec) -> fit.Serving:
     """The serving parameters a stack renders, memory-relevant extra_args included, and its recipe's vLLM."""
-    from gpufleet.images.recipes import load_recipe
+    from gpufleet.images.recipes import fleet_recipe
 
     s = spec.serving
     extra = {k.replace("-", "_"): v for k, v in s.extra_args.items()}
@@ -48,7 +48,7 @@ def serving_of(spec) -> fit.Serving:
         max_num_seqs=s.max_num_seqs,
         max_num_batched_tokens=s.max_num_batched_tokens,
         gpu_memory_utilization=s.gpu_memory_utilization,
-        vllm_version=load_recipe(spec.image.recipe).pins.get("vllm"),
+        vllm_version=fleet_recipe(spec).pins.get("vllm"),
     )
     changes: dict[str, Any] = {
         SERVING_FIELD.get(k, k): _typed(k, v) for k, v in given.items() if k not in ("enable_lora", "max_loras")
@@ -138,9 +138,9 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
     from gpufleet.components.vllm_argv import vllm_args
-    from gpufleet.images.recipes import load_recipe
+    from gpufleet.images.recipes import fleet_recipe
 
-    version = load_recipe(fleet.spec.image.recipe).pins.get("vllm")
+    version = fleet_recipe(fleet.spec).pins.get("vllm")
     if not version:
         return []
     return [
