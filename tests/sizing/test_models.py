@@ -496,6 +496,14 @@ def test_a_model_path_longer_than_the_file_system_allows_is_one_line(tmp_path, n
     assert says in str(e.value)
 
 
+def test_each_model_type_read_from_its_line_is_its_row_of_the_whole_snapshot():
+    """with_defaults reads one type's line (type_defaults), not the 150 KB file: every line must be its type's row."""
+    types = models.config_defaults()["types"]
+    assert len(types) > 500
+    assert all(models.type_defaults(t) == row for t, row in types.items())
+    assert models.type_defaults("transformers") is None and models.type_defaults("no-such-type") is None
+
+
 def test_config_defaults_snapshot_reads_the_fields_models_uses_and_matches_transformers():
     snap = models.config_defaults()
     script = (ROOT / "scripts" / "config_defaults_snapshot.py").read_text()

@@ -187,8 +187,28 @@ def kv_heads_per_rank(kv_heads: int, tp: int) -> int:
 
 
 @cache
+def _defaults_text() -> str:
+    return DEFAULTS.read_text(encoding="utf-8")
+
+
+@cache
 def config_defaults() -> dict:
-    return json.loads(DEFAULTS.read_text())
+    """The whole snapshot: transformers' version, the fields, every model_type's row."""
+    return json.loads(_defaults_text())
+
+
+@cache
+def type_defaults(model_type: str) -> dict | None:
+    """One model_type's row of the snapshot (None: a type it does not list), read from that type's own line: the
+    snapshot script writes one line per type (`  "<type>": {...},`), and json.loads of the whole 150 KB file was 11M
+    instructions of a 2,900M preview (issue 25). tests/sizing/test_models.py reads every type both ways."""
+    text = _defaults_text()
+    key = f"\n  {json.dumps(model_type)}: "
+    at = text.find(key)
+    if at < 0:
+        return None
+    start = at + len(key)
+    return json.loads(text[start : text.index("\n", start)].removesuffix(","))
 
 
 MAX_LAYERS = 10_000
@@ -210,21 +230,20 @@ def _whole(cfg: dict, shown: str, name: str, default=None, minimum: int = 1) -> 
 def with_defaults(cfg: dict) -> tuple[dict, str, bool]:
     """(the text model's fields with its architecture's defaults filled in, model_type, type known to the
     snapshot). A composite (multimodal) config's text_config is what vLLM sizes the language model from."""
-    types = config_defaults()["types"]
     model_type = str(cfg.get("model_type") or "")
-    row = types.get(model_type, {})
+    row = type_defaults(model_type) or {}
     if isinstance(cfg.get("text_config"), dict):
         text = dict(cfg["text_config"])
         model_type = str(text.get("model_type") or row.get("text_config_type") or model_type)
         cfg = {**{k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype", "quantization_config")}, **text}
-        row = types.get(model_type, {})
+        row = type_defaults(model_type) or {}
     if model_type in ("chatglm", "glm") or "multi_query_group_num" in cfg:
         cfg = {CHATGLM_NAMES.get(k, k): v for k, v in cfg.items()}
     for alias_of, alias in (row.get("attribute_map") or {}).items():
         if alias in cfg and alias_of not in cfg:
             cfg[alias_of] = cfg[alias]
     filled = {**{k: v for k, v in (row.get("defaults") or {}).items() if v != "<not a plain value>"}, **cfg}
-    return filled, model_type, model_type in types
+    return filled, model_type, type_defaults(model_type) is not None
 
 
 def from_config_dict(
