@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -54,7 +53,7 @@ http {{
 
 def values(stack: str = "alicloud-cn-hangzhou-prod", **changes) -> gateway.GatewayValues:
     fleet = validation.load_fleet(stack, ROOT, sizing=False)
-    return replace(gateway.values_from_fleet(fleet), **changes)
+    return gateway.values_from_fleet(fleet)._replace(**changes)
 
 
 class Nginx:
