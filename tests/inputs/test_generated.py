@@ -10,6 +10,7 @@ import copy
 import ipaddress
 import os
 import shutil
+import unicodedata
 
 import yaml
 from hypothesis import HealthCheck, example, given, settings
@@ -269,7 +270,7 @@ identifier = st.from_regex(r"[a-z][a-z_]{1,12}", fullmatch=True)
 
 def _contact_ok(v: str) -> bool:
     """The documented rule (docs/spec.md), written independently of the pattern in spec.py."""
-    control = any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in v)
+    control = any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or unicodedata.category(c) == "Cf" for c in v)
     return 1 <= len(v) <= 128 and not control and v == v.strip()
 
 

@@ -82,7 +82,9 @@ def test_ipv6_is_refused_where_the_clouds_take_ipv4(project, capsys, stack, fiel
 
 
 @pytest.mark.parametrize("stack", STACKS)
-@pytest.mark.parametrize("value", ["", "on\ncall", "on\tcall", " oncall", "x" * 1_000_000, "a\x00b"])
+@pytest.mark.parametrize(
+    "value", ["", "on\ncall", "on\tcall", " oncall", "x" * 1_000_000, "a\x00b", "oncall\u202egpu", "on\u200bcall"]
+)
 def test_contact_group_refused(project, capsys, stack, value):
     edit(project, stack, fleet_change(lambda f: f.setdefault("alarms", {}).update(contact_group=value)))
     one_line_refusal(

@@ -8,6 +8,7 @@ snake_case in YAML. Components, templates and cost functions take values from he
 # annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
 import ipaddress
 import re
+import unicodedata
 from datetime import date, datetime
 from typing import Literal
 
@@ -717,10 +718,13 @@ class Alarms(Strict):
     @field_validator("contact_group")
     @classmethod
     def _contact(cls, v: str) -> str:
-        if not CONTACT_GROUP.match(v):
+        # an invisible format character (Unicode Cf: U+202E turns the rest of a line around, U+200B is a zero width
+        # space) would make the name in the console differ from the one shown here
+        if not CONTACT_GROUP.match(v) or any(unicodedata.category(c) == "Cf" for c in v):
             raise ValueError(
                 f"{v[:40]!r}{'…' if len(v) > 40 else ''} ({len(v)} characters) is not a contact group name: 1 to "
-                f"{CONTACT_GROUP_MAX} characters, no leading or trailing space, no newline, tab or other control character"
+                f"{CONTACT_GROUP_MAX} characters, no leading or trailing space, no newline, tab or other control "
+                "character, no invisible format character (U+200B, U+202E, ...)"
             )
         return v
 
