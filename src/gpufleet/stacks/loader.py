@@ -332,9 +332,9 @@ def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ..
         fleet = _with_candidate(fleet, problems)
     if fleet is not None and not problems:
         for check in checks:
-            problems += [Problem(file, p, m) for p, m in check(fleet)]
+            own = check(fleet)
+            problems += [Problem(file, p, m) for p, m in own]
             if fleet.candidate is not None:
-                own = {(p, m) for p, m in check(fleet)}
                 problems += [Problem(file, _candidate_field(p), m) for p, m in check(fleet.candidate) if (p, m) not in own]
     if problems or fleet is None:  # every path that leaves fleet None has added a problem
         raise UserError(problems)
