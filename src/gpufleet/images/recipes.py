@@ -377,7 +377,7 @@ def load_recipe(name: str, flag: str = "", cloud: str | None = None) -> Recipe:
 
     `cloud`: a stack's, whose validation and program read the recipe for that cloud alone; its `regions` are then
     checked against that cloud's catalog only (the image commands, cloud None, check every cloud's). Reading another
-    cloud's catalog for it was 15M instructions of a 2,900M Tencent preview (issue 25; scripts/bench.py)."""
+    cloud's catalog for it was 12M instructions of a 2,900M Tencent preview (issue 25; scripts/bench.py)."""
     if not is_path(name) and (why := name_problem(name)) and not os.path.isfile(name):  # a file: `-r My.json`
         raise UserError([Problem(flag or _shown(RECIPES), "", why)])
     path = recipe_path(name)
