@@ -5,6 +5,7 @@ If an SDK upgrade renames or changes `_sync_await`, `rpc._special_sig_key` / `_s
 """
 
 import inspect
+import os
 
 import pulumi
 from pulumi.runtime import mocks, rpc, sync_await
@@ -47,3 +48,12 @@ def test_runs_twice_in_one_process():
     first = mockengine.run(_program, "a", {}, {})
     second = mockengine.run(_program, "b", {}, {})
     assert len(first[0]) == len(second[0])
+
+
+def test_runs_reuse_the_sdk_threads():
+    """The SDK hands each registration to its loop's default executor and gives each executor thread an event loop of
+    its own (a socket pair and an epoll): a process that previews many times (`cost compare`, the tests) keeps one
+    executor's threads, so those loops stop at the executor's size instead of growing with every run."""
+    for i in range(10):
+        mockengine.run(_program, f"run-{i}", {}, {})
+    assert 0 < len(mockengine._THREAD_LOOPS) <= min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default size

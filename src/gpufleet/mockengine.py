@@ -18,6 +18,7 @@ import contextvars
 import json
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pulumi
@@ -97,10 +98,12 @@ def run(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs).
 
-    The program runs on a fresh thread, in a copy of the caller's context (the SDK's settings are context variables):
-    for every resource the SDK records the whole call stack (pulumi.runtime.resource._get_stack_trace: each frame's
-    source line and file URI), and on the caller's stack that is also the CLI's and the preview's 20-odd frames, read
-    and converted again for each of the 40-odd resources of a fleet. What is recorded does not depend on it."""
+    The program runs on a fresh thread, in a copy of the caller's context (the SDK's settings are context
+    variables): for every resource the SDK records the whole call stack (pulumi.runtime.resource._get_stack_trace: each
+    frame's source line and file URI), and on the caller's stack that is also the CLI's and the preview's 20-odd frames,
+    read and converted again for each of the 40-odd resources of a fleet. What is recorded does not depend on it.
+    Every run gets a fresh event loop; the threads the SDK hands its registrations to are kept from run to run
+    (_POOL), as they are when a program runs more than once on one loop."""
     outcome: list[Any] = []
     context = contextvars.copy_context()
     worker = threading.Thread(target=context.run, args=(_run_here, program, stack, config, computed, outcome), daemon=True)
@@ -118,7 +121,8 @@ def _run_here(
     computed: dict[str, tuple[str, ...]] | None,
     outcome: list[Any],
 ) -> None:
-    loop = asyncio.new_event_loop()  # this thread's, closed when the program's work is done
+    loop = asyncio.new_event_loop()  # this run's, closed when the program's work is done
+    loop.set_default_executor(_POOL)
     asyncio.set_event_loop(loop)
     try:
         settings.reset_options(project=PROJECT, stack=stack, preview=True)
@@ -140,6 +144,18 @@ def _run_here(
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+class _KeptPool(ThreadPoolExecutor):
+    """The event loops' default executor, kept when a loop closes (BaseEventLoop.close shuts its executor down):
+    each of its threads gets an event loop from the SDK at its first registration, so new threads for each run would
+    mean new loops, sockets and threads for every preview (`cost compare` runs eight)."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass
+
+
+_POOL = _KeptPool(thread_name_prefix="gpufleet-sdk")
 
 
 # The mock monitor registers resources on worker threads, and the SDK gives each thread an event loop that it
