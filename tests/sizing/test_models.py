@@ -20,9 +20,20 @@ CATALOG = models.catalog()
 
 @pytest.mark.parametrize("name", sorted(CATALOG))
 def test_every_catalog_model_counts_its_card_parameters_within_two_percent(name):
-    m = CATALOG[name]
-    assert m.card_parameters_b, f"{name}: no card parameter count to check against"
-    assert abs(m.parameters_b / m.card_parameters_b - 1) <= 0.02, f"{name}: {m.parameters_b:.2f}B vs card {m.card_parameters_b}B"
+    m, card = CATALOG[name], models.card_parameters_b(name)
+    assert card, f"{name}: no card parameter count to check against"
+    assert abs(m.parameters_b / card - 1) <= 0.02, f"{name}: {m.parameters_b:.2f}B vs card {card}B"
+
+
+def test_the_config_copies_are_named_by_their_files_as_sources_records_them():
+    """The catalog names a config.json copy by its file (Org--Name.json), without reading SOURCES.yaml: every SOURCES
+    row names the same model and its Hub URL, and every copy has a row."""
+    rows = models._sources()
+    copies = {p.name for p in models.CONFIGS.glob("*.json")}
+    assert set(rows) == copies
+    for file, row in rows.items():
+        name = models._config_name(models.CONFIGS / file)
+        assert row["model"] == name and row["hf_url"] == models.hub_config_url(name) == CATALOG[name].source
 
 
 def test_the_catalog_holds_moe_mla_and_architecture_default_rows():

@@ -291,7 +291,7 @@ def weight_check(row: dict) -> WeightCheck:
     assert arch is not None
     s = serving(row)
     dtype, _ = fit.effective_dtype(arch, fit.Gpu("x", row.get("compute_capability") or GENERIC_CC, 80.0, "", True), s.dtype)
-    quant = s.quantization if s.quantization in fit.formats() else None
+    quant = fit.known_format(s.quantization)
     cc = gpu_of(row).cc if row.get("compute_capability") else None  # a layout that depends on the GPU needs it named
     eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu_of(row).cc, s.engine)
     got = fit.stage_weights_gib(arch, dtype, quant, s, cc, eng)[0]  # rank 0 (first stage) is the worker vLLM's log shows

@@ -34,6 +34,17 @@ def formats() -> dict[str, dict]:
         return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
 
 
+def quant_format(quantization: str | None) -> dict:
+    """The quantization.yaml entry of a format ({} for none or an unknown one): an unquantized model (most fleets)
+    does not read the table."""
+    return formats().get(quantization, {}) if quantization else {}
+
+
+def known_format(quantization: str | None) -> str | None:
+    """The format if quantization.yaml models it, else None."""
+    return quantization if quantization and quantization in formats() else None
+
+
 def _cc(text: str) -> tuple[int, int]:
     major, minor = text.split(".")
     return int(major), int(minor)
@@ -186,7 +197,7 @@ def marlin_group_scale_bits(quantization: str | None, block: tuple[int, int] | N
     weight-only through Marlin (compute capability below the format's marlin_below_cc): one model-dtype scale per
     block_k input rows per output column (quantization.yaml, fp8). 0 elsewhere (no GPU named, native kernels, or no
     weight_block_size in the checkpoint's config)."""
-    q = formats().get(quantization or "", {})
+    q = quant_format(quantization)
     if block is None or cc is None or "marlin_below_cc" not in q or cc >= _cc(q["marlin_below_cc"]):
         return 0.0
     return q["marlin_scale_bits"] / block[1]
@@ -213,7 +224,7 @@ def _mxfp4_layout(quantization: str | None, cc: tuple[int, int] | None) -> dict 
     """The modelled storage layout of the format on this GPU (None: its plain bits per weight)."""
     if quantization is None or cc is None:
         return None
-    for layout in (formats().get(quantization, {}).get("layout") or {}).values():
+    for layout in (quant_format(quantization).get("layout") or {}).values():
         if _cc(layout["cc_from"]) <= cc < _cc(layout["cc_below"]):
             return layout
     return None
@@ -234,7 +245,7 @@ def rank_weight_bytes(
     inter = model.expert_intermediate if ep else model.expert_intermediate // s.gpus
     out = []
     for r in stages:
-        if quantization and quantization in formats() and not formats()[quantization].get("from_file"):
+        if known_format(quantization) and not quant_format(quantization).get("from_file"):
             marlin = marlin_group_scale_bits(quantization, model.weight_block_size, cc)
             per = (bits_per_weight(quantization) + marlin) / 8
             per_expert = (bits_per_weight(quantization, experts=True) + marlin) / 8
@@ -364,7 +375,7 @@ def batched_problem(batched: int, seqs: int) -> str:
 def act_dtype_problem(quantization: str | None, dtype: str) -> str | None:
     """vLLM's refusal of an activation dtype the format's kernels do not take (quantization.yaml act_dtypes), for a
     --dtype given explicitly ('auto' takes the checkpoint's, which a quantized checkpoint sets to one it takes)."""
-    allowed = formats().get(quantization or "", {}).get("act_dtypes")
+    allowed = quant_format(quantization).get("act_dtypes")
     if not allowed or dtype == "auto" or dtype in allowed:
         return None
     marlin = f"{quantization}_marlin"
@@ -457,7 +468,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     assert s.vllm_version is not None and s.max_model_len is not None and s.gpu_memory_utilization is not None
     assert s.max_num_seqs is not None and s.max_num_batched_tokens is not None
     dtype, dtype_problem = effective_dtype(model, gpu, s.dtype)
-    quant = s.quantization if s.quantization in formats() else None
+    quant = known_format(s.quantization)
     if quant == "gguf" and model.weight_bytes_given is None:
         dtype_problem = (dtype_problem + "; " if dtype_problem else "") + "quantization gguf: give the .gguf file as --model"
     problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu), act_dtype_problem(s.quantization, s.dtype)) if p]

@@ -92,7 +92,6 @@ class ModelArch(Struct, frozen=True):
     # the rotary embedding's cos/sin cache vLLM builds once per model (rope_cache_shape): positions x rotary dims
     rope_positions: int = 0
     rotary_dim: int = 0
-    card_parameters_b: float | None = None  # the model card's figure, where known (checked within 2 %)
     parameters_estimated: bool = False  # structure not modelled (model_type outside MODELLED)
     weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
     # a block-quantized checkpoint's quantization_config.weight_block_size (output rows, input columns), e.g. FP8
@@ -246,9 +245,7 @@ def with_defaults(cfg: dict) -> tuple[dict, str, bool]:
     return filled, model_type, type_defaults(model_type) is not None
 
 
-def from_config_dict(
-    raw: dict, shown: str, name: str | None = None, source: str | None = None, card_b: float | None = None
-) -> ModelArch:
+def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str | None = None) -> ModelArch:
     """A ModelArch from config.json's fields; `shown` names the file in error messages."""
     cfg, model_type, _known = with_defaults(raw)
     layers = _whole(cfg, shown, "num_hidden_layers")
@@ -373,7 +370,6 @@ def from_config_dict(
         mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0),
         rope_positions=rope_positions,
         rotary_dim=rotary_dim,
-        card_parameters_b=card_b,
         parameters_estimated=model_type not in MODELLED,
         weight_block_size=weight_block_size(cfg),
         checkpoint_quantization=checkpoint_formats,
@@ -505,7 +501,17 @@ def _sources() -> dict:
     return rows if isinstance(rows, dict) else {}
 
 
-def _card_of(row: dict) -> float | None:
+def hub_config_url(name: str) -> str:
+    """Where a model's config.json is published on the Hugging Face Hub (SOURCES.yaml's hf_url of each copy)."""
+    return f"https://huggingface.co/{name}/blob/main/config.json"
+
+
+def card_parameters_b(name: str) -> float | None:
+    """The model card's total parameter count in billions, where known, that a catalog model's count is checked
+    against within 2 % (tests/sizing/test_models.py): SOURCES.yaml for a config.json copy, else its models.yaml row.
+    Read only here: sizing a model does not need it (nor SOURCES.yaml, a tenth of the data a preview reads)."""
+    path = _config_files(CONFIGS).get(name)
+    row = (_sources().get(path.name) or {}) if path is not None else (_rows(CATALOG).get(name) or {})
     v = row.get("card_parameters_b")
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -513,10 +519,11 @@ def _card_of(row: dict) -> float | None:
 # Keyed by the data paths, so that a caller pointing CONFIGS or CATALOG elsewhere (the tests) reads those.
 @cache
 def _config_files(configs: Path) -> dict[str, Path]:
-    """Model name -> its config.json copy in data/configs (SOURCES.yaml's `model`, else the file's name)."""
+    """Model name -> its config.json copy in data/configs, named by the file (`Org--Name.json`; SOURCES.yaml's `model`
+    says the same, checked by tests/sizing/test_models.py)."""
     if not configs.is_dir():
         return {}
-    return {str((_sources().get(p.name) or {}).get("model") or _config_name(p)): p for p in sorted(configs.glob("*.json"))}
+    return {_config_name(p): p for p in sorted(configs.glob("*.json"))}
 
 
 @cache
@@ -530,10 +537,9 @@ def _rows(path: Path) -> dict:
 
 @cache
 def _from_file(name: str, path: Path) -> ModelArch:
-    row = _sources().get(path.name) or {}
     shown = f"sizing/data/configs/{path.name}"
     raw = read_json_object(path, "a model's config.json")
-    return from_config_dict(raw, shown, name=name, source=str(row.get("hf_url") or shown), card_b=_card_of(row))
+    return from_config_dict(raw, shown, name=name, source=hub_config_url(name))
 
 
 @cache
@@ -542,10 +548,7 @@ def _from_row(name: str, path: Path) -> ModelArch:
 
     row = _rows(path)[name]
     with inputs.shaped("sizing/data/models.yaml"):
-        return from_config_dict(
-            row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"],
-            card_b=row.get("card_parameters_b"),
-        )  # fmt: skip
+        return from_config_dict(row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"])
 
 
 @cache
