@@ -243,19 +243,20 @@ def rank_weight_bytes(
     layout = _mxfp4_layout(quantization, cc) if model.gated_mlp and model.is_moe else None
     ep = s.expert_parallel and s.gpus * s.data_parallel > 1
     inter = model.expert_intermediate if ep else model.expert_intermediate // s.gpus
+    fmt = known_format(quantization)
     out = []
     for r in stages:
-        if known_format(quantization) and not quant_format(quantization).get("from_file"):
-            marlin = marlin_group_scale_bits(quantization, model.weight_block_size, cc)
-            per = (bits_per_weight(quantization) + marlin) / 8
-            per_expert = (bits_per_weight(quantization, experts=True) + marlin) / 8
+        if fmt and not formats()[fmt].get("from_file"):
+            marlin = marlin_group_scale_bits(fmt, model.weight_block_size, cc)
+            per = (bits_per_weight(fmt) + marlin) / 8
+            per_expert = (bits_per_weight(fmt, experts=True) + marlin) / 8
             if layout is not None:  # expert-layers on the rank x one expert's bytes in the kernel's layout
                 experts = r.expert / model.mlp_parameters(inter)
                 out.append(
                     experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout)
                     + (r.quantizable - r.expert + r.kept) * dense
                 )
-            elif formats()[quantization].get("experts_only"):
+            elif formats()[fmt].get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
                 out.append((r.quantizable - r.expert) * per + r.expert * per_expert + r.kept * 2)
