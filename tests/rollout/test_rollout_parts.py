@@ -576,3 +576,24 @@ def test_one_endpoint_for_both_groups_is_refused_before_measuring(capsys, tmp_pa
     assert f"error {said}" in err, err
     assert "would compare the current group with itself" in err or "read the current group as the candidate" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_gate_concurrency_is_capped_as_a_load_test_is(capsys, tmp_path):
+    """Both endpoints are loaded at once, one connection per worker: --concurrency 5000 would open 10,000 sockets
+    (past the default limit of open files) before any gate read a number."""
+    import shutil
+
+    from gpufleet.cli import main
+    from gpufleet.sizing.loadtest import MAX_CONCURRENCY
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    most = MAX_CONCURRENCY // 2
+    for given, refused in ((most, False), (most + 1, True)):
+        argv = ["rollout", "step", "--stack", str(stack), "--current-url", "ftp://a", "--candidate-url", "http://b:1"]
+        argv += ["--concurrency", str(given), "--requests", str(given)]
+        with pytest.raises(SystemExit) as exc:
+            main(argv)  # refused either way (ftp://): whether --concurrency is among the problems is the point
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err
+        assert (f"error --concurrency: {given} is above {most}" in err) is refused, err

@@ -211,6 +211,17 @@ def _measure(
     for flag, value in (("--concurrency", concurrency), ("--requests", requests), ("--max-tokens", max_tokens)):
         if value < 1:
             problems.append(Problem(flag, "", f"must be 1 or more (got {value})"))
+    most = loadtest.MAX_CONCURRENCY // 2  # both endpoints are loaded at once, one connection per worker
+    if concurrency > most:
+        problems.append(
+            Problem(
+                "--concurrency",
+                "",
+                f"{concurrency} is above {most}: the gate loads both endpoints at once with that many connections each "
+                f"(a load test's cap is {loadtest.MAX_CONCURRENCY}); measure a node's capacity with `gpufleet loadtest` "
+                "and give the gate a few requests in flight per node",
+            )
+        )
     if requests < concurrency:
         problems.append(
             Problem(
