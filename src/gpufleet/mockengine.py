@@ -12,11 +12,11 @@ outstanding work has finished. Secrets are shown as "[secret]".
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import atexit
 import contextvars
 import json
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -98,17 +98,19 @@ def run(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs).
 
-    The program runs on a fresh thread, in a copy of the caller's context (the SDK's settings are context
-    variables): for every resource the SDK records the whole call stack (pulumi.runtime.resource._get_stack_trace: each
-    frame's source line and file URI), and on the caller's stack that is also the CLI's and the preview's 20-odd frames,
-    read and converted again for each of the 40-odd resources of a fleet. What is recorded does not depend on it.
+    For every resource the SDK walks the whole call stack (pulumi.runtime.resource._get_stack_trace: each frame's
+    source line read, its file made a URI), about 60,000 instructions a frame and resource. So the program runs on a
+    thread of its own, started bare (_thread: no threading bootstrap frames), in a copy of the caller's context (the
+    SDK's settings are context variables): on the caller's stack it would also walk the CLI's and the preview's 20-odd
+    frames for each of the 40-odd resources of a fleet. What is recorded does not depend on it.
     Every run gets a fresh event loop; the threads the SDK hands its registrations to are kept from run to run
     (_POOL), as they are when a program runs more than once on one loop."""
     outcome: list[Any] = []
     context = contextvars.copy_context()
-    worker = threading.Thread(target=context.run, args=(_run_here, program, stack, config, computed, outcome), daemon=True)
-    worker.start()
-    worker.join()  # _run_here appends the result or the exception, whatever the program does
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(context.run, (_run_here, program, stack, config, computed, outcome, done))
+    done.acquire()  # released by _run_here once it has appended the result or the exception
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
@@ -120,30 +122,35 @@ def _run_here(
     config: dict[str, Any],
     computed: dict[str, tuple[str, ...]] | None,
     outcome: list[Any],
+    done: _thread.LockType,
 ) -> None:
-    loop = asyncio.new_event_loop()  # this run's, closed when the program's work is done
-    loop.set_default_executor(_POOL)
-    asyncio.set_event_loop(loop)
+    """The program on a fresh event loop; its result or exception appended to `outcome`, then `done` released (one
+    frame: it is under every resource's stack walk)."""
     try:
-        settings.reset_options(project=PROJECT, stack=stack, preview=True)
-        pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
-        mocks = _Mocks(computed)
-        recorder = _Recorder(mocks)
-        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+        loop = asyncio.new_event_loop()  # this run's, closed when the program's work is done
+        loop.set_default_executor(_POOL)
+        asyncio.set_event_loop(loop)
         try:
-            program()
-            sync_await(pstack.wait_for_rpcs())
-            root = settings.get_root_resource()
-            outputs = {name: _resolve(value) for name, value in (root.outputs if isinstance(root, pstack.Stack) else {}).items()}
+            settings.reset_options(project=PROJECT, stack=stack, preview=True)
+            pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
+            mocks = _Mocks(computed)
+            recorder = _Recorder(mocks)
+            pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+            try:
+                program()
+                sync_await(pstack.wait_for_rpcs())
+                root = settings.get_root_resource()
+                outputs = {n: _resolve(v) for n, v in (root.outputs if isinstance(root, pstack.Stack) else {}).items()}
+            finally:
+                settings.reset_options()
+            outcome.append((sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"])), outputs))
         finally:
-            settings.reset_options()
-        resources = sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"]))
-        outcome.append((resources, outputs))
+            asyncio.set_event_loop(None)
+            loop.close()
     except BaseException as exc:  # noqa: BLE001 -- re-raised on the caller's thread by run()
         outcome.append(exc)
     finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+        done.release()
 
 
 class _KeptPool(ThreadPoolExecutor):

@@ -3,8 +3,8 @@ no CLI, no credentials, no network; what it records is the inventory cost, the p
 
 from __future__ import annotations
 
-import runpy
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +55,17 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
                 )
             ]
         )
-    return _run(lambda: runpy.run_path(str(main), run_name="__main__"), stack, config, fleet)
+    # Run as a script (runpy.run_path's globals), called straight from the mock engine's thread: runpy's three frames
+    # would sit under every resource's stack walk (mockengine.run).
+    code = compile(main.read_bytes(), str(main), "exec")
+    return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
 
 
 def preview_fleet(fleet: loader.Fleet, raw: dict[str, Any]) -> Inventory:
     """Preview a fleet validated from data (cost compare's options): the same program, not validated again."""
     from gpufleet.components.fleet import declare_program
 
-    return _run(lambda: declare_program(fleet), fleet.stack, {loader.CONFIG_KEY: raw}, fleet)
+    return _run(partial(declare_program, fleet), fleet.stack, {loader.CONFIG_KEY: raw}, fleet)
 
 
 def preview_spec(raw: dict[str, Any], stack: str) -> Inventory:
