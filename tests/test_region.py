@@ -349,3 +349,23 @@ def test_a_name_read_as_another_fleets_is_refused_on_name(project):
         regions.write(regions.plan("alicloud", "cn-shanghai", "dev", name=name, fleet="zz", root=project))
         assert validation.load_fleet(name, project).spec.region == "cn-shanghai"
         (project / "stacks" / f"Pulumi.{name}.yaml").unlink()
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (b"import pulumi\ndef (:\n", "stacks/__main__.py:2:5: not valid Python (invalid syntax): the Pulumi program"),
+        (b"x = 1\x00\n", "stacks/__main__.py: not valid Python (source code string cannot contain null bytes)"),
+    ],
+)
+def test_a_broken_program_is_named_with_its_line_not_a_traceback(project, capsys, text, said):
+    """stacks/__main__.py is the user's to edit: a syntax error in it was SyntaxError's traceback from `preview`."""
+    from gpufleet.cli import main
+
+    (project / "stacks" / "__main__.py").write_bytes(text)
+    regions.write(regions.plan("tencentcloud", "ap-shanghai", "dev", root=project))
+    with pytest.raises(SystemExit) as exc:
+        main(["preview", "--stack", "tencentcloud-ap-shanghai-dev"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert said in err and "put it back as in the gpufleet repository" in err, err

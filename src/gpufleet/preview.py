@@ -31,6 +31,14 @@ class Inventory(Struct):
         return [r for r in self.resources if r["type"] == token]
 
 
+PROGRAM = "stacks/__main__.py"
+PUT_BACK = (
+    "the Pulumi program that `pulumi up` and `gpufleet preview` run for every stack (Pulumi.yaml main: stacks/); put "
+    "it back as in the gpufleet repository: `import pulumi`, `from gpufleet.components.fleet import declare_program`, "
+    "`from gpufleet.validation import load_fleet`, `declare_program(load_fleet(pulumi.get_stack()))`"
+)
+
+
 def program_file(root: Path | None = None) -> Path:
     return (root or loader.project_root()) / "stacks" / "__main__.py"
 
@@ -43,21 +51,19 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     _, config = loader.read_stack_config(stack, root)
     main = program_file(root)
     if not main.is_file():  # a project made by hand (Pulumi.yaml, stacks/ and `region new`) may lack it
-        raise UserError(
-            [
-                Problem(
-                    "stacks/__main__.py",
-                    "",
-                    f"{'is a folder' if main.is_dir() else 'missing'}: the Pulumi program that `pulumi up` and "
-                    "`gpufleet preview` run for every stack (Pulumi.yaml main: stacks/); put it back as in the gpufleet "
-                    "repository: `import pulumi`, `from gpufleet.components.fleet import declare_program`, "
-                    "`from gpufleet.validation import load_fleet`, `declare_program(load_fleet(pulumi.get_stack()))`",
-                )
-            ]
-        )
-    # Run as a script (runpy.run_path's globals), called straight from the mock engine's thread: runpy's three frames
-    # would sit under every resource's stack walk (mockengine.run).
-    code = compile(main.read_bytes(), str(main), "exec")
+        raise UserError([Problem(PROGRAM, "", f"{'is a folder' if main.is_dir() else 'missing'}: {PUT_BACK}")])
+    try:
+        text = main.read_bytes()
+    except OSError as exc:
+        raise UserError([Problem(PROGRAM, "", f"cannot be read ({exc.strerror}): {PUT_BACK}")]) from None
+    try:
+        code = compile(text, str(main), "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
+        line, column = (exc.lineno or 0, exc.offset or 0) if isinstance(exc, SyntaxError) else (0, 0)
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise UserError([Problem(PROGRAM, "", f"not valid Python ({why}): {PUT_BACK}", line=line, column=column)]) from None
+    # Run as a script (`__name__` "__main__"), called straight from the mock engine's thread: runpy.run_path's three
+    # frames would sit under every resource's stack walk (mockengine.run).
     return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
 
 
