@@ -509,7 +509,8 @@ def hub_config_url(name: str) -> str:
 def card_parameters_b(name: str) -> float | None:
     """The model card's total parameter count in billions, where known, that a catalog model's count is checked
     against within 2 % (tests/sizing/test_models.py): SOURCES.yaml for a config.json copy, else its models.yaml row.
-    Read only here: sizing a model does not need it (nor SOURCES.yaml, a tenth of the data a preview reads)."""
+    Read only here: sizing a model needs neither it nor SOURCES.yaml (8.8M instructions, a sixth of what a preview
+    spent reading YAML)."""
     path = _config_files(CONFIGS).get(name)
     row = (_sources().get(path.name) or {}) if path is not None else (_rows(CATALOG).get(name) or {})
     v = row.get("card_parameters_b")
