@@ -355,7 +355,7 @@ def test_a_name_read_as_another_fleets_is_refused_on_name(project):
     "text, said",
     [
         (b"import pulumi\ndef (:\n", "stacks/__main__.py:2:5: not valid Python (invalid syntax): the Pulumi program"),
-        (b"x = 1\x00\n", "stacks/__main__.py: not valid Python (source code string cannot contain null bytes)"),
+        (b"x = 1\x00\n", "null bytes"),  # 3.11: ValueError "source code string cannot ..."; 3.12: a SyntaxError
     ],
 )
 def test_a_broken_program_is_named_with_its_line_not_a_traceback(project, capsys, text, said):
@@ -368,4 +368,5 @@ def test_a_broken_program_is_named_with_its_line_not_a_traceback(project, capsys
         main(["preview", "--stack", "tencentcloud-ap-shanghai-dev"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err, err
-    assert said in err and "put it back as in the gpufleet repository" in err, err
+    assert said in err and "stacks/__main__.py" in err and "not valid Python (" in err, err
+    assert "put it back as in the gpufleet repository" in err, err
