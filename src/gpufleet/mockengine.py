@@ -145,12 +145,24 @@ def _run_here(
                 settings.reset_options()
             outcome.append((sorted(recorder.records, key=lambda r: (r["parent"] or "", r["type"], r["name"])), outputs))
         finally:
+            _cancel_pending(loop)
             asyncio.set_event_loop(None)
             loop.close()
     except BaseException as exc:  # noqa: BLE001 -- re-raised on the caller's thread by run()
         outcome.append(exc)
     finally:
         done.release()
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what a failed program left waiting (its registrations' RPCs), as asyncio.run does before it closes its
+    loop: collected later, each printed "Task was destroyed but it is pending!" under the program's error. A program
+    that ran to the end leaves none."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 class _KeptPool(ThreadPoolExecutor):

@@ -3,6 +3,7 @@ no CLI, no credentials, no network; what it records is the inventory cost, the p
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -64,7 +65,25 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
         raise UserError([Problem(PROGRAM, "", f"not valid Python ({why}): {PUT_BACK}", line=line, column=column)]) from None
     # Run as a script (`__name__` "__main__"), called straight from the mock engine's thread: runpy.run_path's three
     # frames would sit under every resource's stack walk (mockengine.run).
-    return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
+    try:
+        return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
+    except Exception as exc:
+        if (place := _program_place(exc, str(main))) is None:
+            raise  # raised inside gpufleet or the SDK: a bug, shown as one
+        why = f"{type(exc).__name__}: {exc}"
+        raise UserError([Problem(PROGRAM, "", f"the program failed ({why}): {PUT_BACK}", *place)]) from None
+
+
+def _program_place(exc: BaseException, path: str) -> tuple[int, int] | None:
+    """(line, column) of stacks/__main__.py where `exc` was raised by the program's own code (a name it misspells, an
+    import that fails), else None."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or tb.tb_frame.f_code.co_filename != path:
+        return None
+    _, _, column, _ = next(itertools.islice(tb.tb_frame.f_code.co_positions(), tb.tb_lasti // 2, None), (0, 0, None, 0))
+    return tb.tb_lineno, (column or 0) + 1
 
 
 def preview_fleet(fleet: loader.Fleet, raw: dict[str, Any]) -> Inventory:
