@@ -244,9 +244,10 @@ def rank_weight_bytes(
     ep = s.expert_parallel and s.gpus * s.data_parallel > 1
     inter = model.expert_intermediate if ep else model.expert_intermediate // s.gpus
     fmt = known_format(quantization)
+    q = quant_format(fmt)
     out = []
     for r in stages:
-        if fmt and not formats()[fmt].get("from_file"):
+        if fmt and not q.get("from_file"):
             marlin = marlin_group_scale_bits(fmt, model.weight_block_size, cc)
             per = (bits_per_weight(fmt) + marlin) / 8
             per_expert = (bits_per_weight(fmt, experts=True) + marlin) / 8
@@ -256,7 +257,7 @@ def rank_weight_bytes(
                     experts * mxfp4_triton_expert_bytes(model.hidden_size, inter, layout)
                     + (r.quantizable - r.expert + r.kept) * dense
                 )
-            elif formats()[fmt].get("experts_only"):
+            elif q.get("experts_only"):
                 out.append(r.expert * per + (r.quantizable - r.expert + r.kept) * dense)
             else:
                 out.append((r.quantizable - r.expert) * per + r.expert * per_expert + r.kept * 2)
