@@ -271,3 +271,11 @@ def test_pinned_versions_read_lightly_match_the_validated_recipes():
         if v := recipe.pins.get("vllm"):
             expected.setdefault(v, []).extend(recipe.gpus)
     assert profiler.pins() == expected
+
+
+def test_the_calibration_covers_what_issue_30_asks():
+    """At least 30 KV-tested logs: 8 MoE, 6 at TP >= 2, 4 on T4 / V100 / A10-class cards, 4 from the V0 engine."""
+    checks = [calibration.check(r) for r in ROWS]
+    by_class = {c: sum(1 for k in checks if c in k.classes) for c in ("moe", "tp", "small_gpu", "v0")}
+    assert len(checks) >= 30 and by_class["moe"] >= 8 and by_class["tp"] >= 6, by_class
+    assert by_class["small_gpu"] >= 4 and by_class["v0"] >= 4, by_class

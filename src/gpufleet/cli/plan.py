@@ -195,6 +195,16 @@ def fit_cmd(
         if problems:
             raise UserError(problems)
         arch = models.resolve(model)
+        if arch.weight_bytes_given is not None and quantization not in (None, "gguf"):
+            raise UserError(
+                [
+                    Problem(
+                        "--quantization",
+                        "",
+                        f"{model} is a GGUF file: its weights are in the file's own formats; drop --quantization",
+                    )
+                ]
+            )
         if quantization is None and arch.weight_bytes_given is not None:
             quantization = "gguf"
         if custom:
@@ -203,6 +213,17 @@ def fit_cmd(
         else:
             assert gpu is not None  # checked above: --gpu unless custom
             gpu_kind = gpu_kinds()[gpu]
+        usable = fit.as_gpu(gpu_kind).memory_gib
+        if reserved_gib >= usable:  # no memory left for vLLM at all: a typo, not a sizing question
+            raise UserError(
+                [
+                    Problem(
+                        "--reserved-gib",
+                        "",
+                        f"{reserved_gib:g} GiB is all of one GPU's {usable:g} GiB: give what other processes hold",
+                    )
+                ]
+            )
         serving = fit.Serving(
             gpus=gpus,
             dtype=dtype,

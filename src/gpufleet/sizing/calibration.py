@@ -45,6 +45,11 @@ def arch_of(row: dict) -> models.ModelArch | None:
     where the row states it (checkpoint_quantization_config: a quantized checkpoint of a model whose config.json copy
     is the unquantized one)."""
     arch = catalog_arch_of(row)
+    served = row.get("quantization")
+    if arch is not None and arch.checkpoint_method is not None and served in fit.formats():
+        # the config.json copy is the architecture's (e.g. DeepSeek-V3's own FP8 one); the log served the checkpoint
+        # its `quantization` names (e.g. an AWQ one), whose quantization_config names that method
+        arch = msgspec.structs.replace(arch, checkpoint_method=fit.checkpoint_method_of(served))
     qc = row.get("checkpoint_quantization_config")
     if arch is None or not qc:
         return arch

@@ -389,6 +389,25 @@ def act_dtype_problem(quantization: str | None, dtype: str) -> str | None:
     )
 
 
+def checkpoint_method_of(quantization: str) -> str:
+    """The quant_method of the checkpoints a format runs (quantization.yaml header, in_flight)."""
+    return str(quant_format(quantization).get("serve_as") or quantization.removesuffix("_marlin"))
+
+
+def checkpoint_problem(model: ModelArch, quantization: str | None) -> str | None:
+    """vLLM's refusal of a --quantization naming another method than the checkpoint's quantization_config."""
+    if quantization is None or model.checkpoint_method is None or quantization not in formats():
+        return None
+    given = checkpoint_method_of(quantization)
+    if given == model.checkpoint_method:
+        return None
+    return (
+        f"Quantization method specified in the model config ({model.checkpoint_method}) does not match the quantization "
+        f"method specified in the `quantization` argument ({given}). (vLLM refuses to start; drop --quantization: vLLM "
+        f"runs the checkpoint's own {model.checkpoint_method})"
+    )
+
+
 def _quant_problem(quantization: str | None, gpu) -> str | None:
     if quantization is None:
         return None
@@ -411,6 +430,18 @@ def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.E
         s, vllm_version=version, max_model_len=length, **{k: v if v is not None else defaults[k] for k, v in given.items()}
     )
     notes = []
+    if (
+        s.quantization is not None
+        and model.checkpoint_method is None
+        and model.weight_bytes_given is None
+        and not quant_format(s.quantization).get("in_flight")
+        and s.quantization in formats()
+    ):
+        notes.append(
+            f"quantization {s.quantization}: sized as this model's {s.quantization} checkpoint; vLLM quantizes a "
+            f"16-bit checkpoint itself only to fp8 or bitsandbytes, so serve a {s.quantization} checkpoint of it (give "
+            "that as --model)"
+        )
     if s.quantization is None and model.checkpoint_quantization:  # vLLM runs the checkpoint's own format
         runs = [q for q in model.checkpoint_quantization if _cc(formats()[q]["min_cc"]) <= gpu.cc]
         filled = replace(filled, quantization=(runs or model.checkpoint_quantization[-1:])[0])
@@ -446,18 +477,28 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
 
 
 def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
-    """Why the model's error may be larger than the calibrated one (the verdict then says "tight" near the line)."""
+    """Why the model's error may be larger than the calibrated one: the band widens and the verdict is at best "tight"."""
     out = []
     if model.parameters_estimated:
         out.append(f"the architecture {model.model_type!r} is not one whose structure this tool models")
     if model.weight_bytes_given is not None:
         out.append("weights from a GGUF file's tensors (vLLM's GGUF support is experimental)")
+    newest = profiler.newest_pinned()
     if not profiler.known_version(s.vllm_version or ""):
         out.append(f"vLLM version {s.vllm_version!r} is not known exactly ({eng.name.upper()} assumed)")
-    if model.sliding_layers and eng.name == "v1":
-        out.append("sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention")
+    elif profiler.parse_version(s.vllm_version or "") > profiler.parse_version(newest):
+        out.append(f"vLLM {s.vllm_version} is newer than the newest version this memory model follows ({newest})")
     if s.max_loras and model.is_moe:
         out.append("LoRA on MoE experts is not counted")
+    return out
+
+
+def _widened(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
+    """Why the band is wider than the calibrated one: _unsure, and errors on the safe side only (a sliding window is
+    counted as full attention: vLLM V1 has more KV room than that, never less), which leave "fits" standing."""
+    out = _unsure(model, s, eng)
+    if model.sliding_layers and eng.name == "v1":
+        out.append("sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention")
     return out
 
 
@@ -473,7 +514,16 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     quant = known_format(s.quantization)
     if quant == "gguf" and model.weight_bytes_given is None:
         dtype_problem = (dtype_problem + "; " if dtype_problem else "") + "quantization gguf: give the .gguf file as --model"
-    problems = [p for p in (dtype_problem, _quant_problem(s.quantization, gpu), act_dtype_problem(s.quantization, s.dtype)) if p]
+    problems = [
+        p
+        for p in (
+            dtype_problem,
+            checkpoint_problem(model, s.quantization),
+            _quant_problem(s.quantization, gpu),
+            act_dtype_problem(s.quantization, s.dtype),
+        )
+        if p
+    ]
     problems += parallel.problems(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel, eng.name)
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
@@ -562,7 +612,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "the budget at this version)",
         True,
     )
-    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(_unsure(model, s, eng)))
+    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(_widened(model, s, eng)))
     result = Fit(
         model=model.name,
         gpu=gpu.name,
@@ -633,7 +683,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     if warm_problem and not memory_problem:
         problems.append(warm_problem)
     result.fits = not problems
-    unsure = _unsure(model, s, eng)
+    unsure, widened = _unsure(model, s, eng), _widened(model, s, eng)
     if structural:
         result.verdict = "does not fit"
     elif memory_problem:
@@ -641,13 +691,13 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     elif warm_problem:
         result.verdict = "does not fit"
     else:
-        result.verdict = "tight" if low < s.max_model_len or warm_risk else "fits"
+        result.verdict = "tight" if low < s.max_model_len or warm_risk or unsure else "fits"
     if warm_risk and result.verdict == "tight":
         result.assumptions.append(warm_risk)
     if result.verdict == "tight":
         result.assumptions.append(
             f"tight: the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
-            + (f" ({'; '.join(unsure)})" if unsure else "")
+            + (f" ({'; '.join(widened)})" if widened else "")
         )
     return result
 

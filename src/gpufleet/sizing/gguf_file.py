@@ -42,6 +42,9 @@ def _value(reader, key: str, shown: str):
 # The fixed header: magic, version (uint32), tensor count, key-value count (uint64). Each tensor info takes at least 24
 # bytes (name length, dimension count, type, offset) and each key-value at least 13 (key length, type, a 1-byte value).
 HEADER = 24
+# The metadata every model GGUF carries under its architecture's prefix (llama.cpp's converter writes them for each
+# architecture; llama.cpp's loader fails without them).
+REQUIRED = ("block_count", "embedding_length", "attention.head_count")
 MIN_TENSOR_INFO, MIN_KEY_VALUE = 24, 13
 
 
@@ -88,6 +91,18 @@ def read(path: Path) -> tuple[dict, float, str]:
         total += int(t.n_elements) // block * size
         if t.name == "token_embd.weight":
             vocab = int(t.shape[-1]) if len(t.shape) > 1 else None
+    missing = [f"{arch}.{name}" for name in REQUIRED if key(name) is None]
+    if missing:  # llama.cpp refuses such a file ("key not found in model"); sizing it took the architecture's defaults
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    ", ".join(missing),
+                    "missing from the GGUF metadata: a model file carries its layer count, width and attention heads "
+                    "(llama.cpp and vLLM read them); is this a complete model file?",
+                )
+            ]
+        )
     hidden = key("embedding_length")
     heads = key("attention.head_count")
     tokens = _value(reader, "tokenizer.ggml.tokens", shown)

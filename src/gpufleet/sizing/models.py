@@ -99,6 +99,8 @@ class ModelArch(Struct, frozen=True):
     # the checkpoint's own weight format (quantization_config.quant_method), which vLLM runs when --quantization is not
     # given: the quantization.yaml formats vLLM would pick, by preference (fit.resolve takes the first the GPU runs)
     checkpoint_quantization: tuple[str, ...] = ()
+    # quantization_config.quant_method as vLLM reads it (lower case), modelled or not; None: a 16-bit checkpoint
+    checkpoint_method: str | None = None
     notes: tuple[str, ...] = field(default=())
 
     # ---- structure -> parameters
@@ -373,9 +375,16 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         parameters_estimated=model_type not in MODELLED,
         weight_block_size=weight_block_size(cfg),
         checkpoint_quantization=checkpoint_formats,
+        checkpoint_method=checkpoint_method(cfg),
         notes=tuple(notes),
         **mla,
     )
+
+
+def checkpoint_method(cfg: dict) -> str | None:
+    """The checkpoint's quantization_config.quant_method, lower case as vLLM compares it (ModelConfig._verify_quantization)."""
+    qc = cfg.get("quantization_config")
+    return str(qc["quant_method"]).lower() if isinstance(qc, dict) and qc.get("quant_method") else None
 
 
 def checkpoint_quantization(cfg: dict) -> tuple[tuple[str, ...], str | None]:
