@@ -16,7 +16,7 @@ from pathlib import Path
 from msgspec import Struct, field
 from msgspec.structs import asdict, replace
 
-from gpufleet.sizing import parallel, profiler
+from gpufleet.sizing import architectures, parallel, profiler
 from gpufleet.sizing.models import ModelArch
 
 GIB = 2**30
@@ -490,6 +490,8 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
         out.append(f"vLLM {s.vllm_version} is newer than the newest version this memory model follows ({newest})")
     if s.max_loras and model.is_moe:
         out.append("LoRA on MoE experts is not counted")
+    if why := architectures.support(model.architectures, s.vllm_version or "").unsure:
+        out.append(why)
     return out
 
 
@@ -518,6 +520,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         p
         for p in (
             dtype_problem,
+            architectures.support(model.architectures, s.vllm_version).refused,
             checkpoint_problem(model, s.quantization),
             _quant_problem(s.quantization, gpu),
             act_dtype_problem(s.quantization, s.dtype),

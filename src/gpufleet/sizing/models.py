@@ -101,6 +101,8 @@ class ModelArch(Struct, frozen=True):
     checkpoint_quantization: tuple[str, ...] = ()
     # quantization_config.quant_method as vLLM reads it (lower case), modelled or not; None: a 16-bit checkpoint
     checkpoint_method: str | None = None
+    # config.json's `architectures`, which vLLM looks up in its model registry (sizing/architectures.py); () unknown
+    architectures: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     # ---- structure -> parameters
@@ -376,6 +378,7 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         weight_block_size=weight_block_size(cfg),
         checkpoint_quantization=checkpoint_formats,
         checkpoint_method=checkpoint_method(cfg),
+        architectures=tuple(a for a in raw.get("architectures") or () if isinstance(a, str)),
         notes=tuple(notes),
         **mla,
     )

@@ -1,0 +1,64 @@
+"""Which vLLM release serves a model's architecture: sizing/data/vllm_architectures.json, read from each release's
+model registry (scripts/vllm_registry_snapshot.py), and what vLLM says when it does not.
+
+vLLM takes config.json's `architectures` and serves the model if it lists any of them (ModelRegistry.inspect_model_cls);
+from 0.8 it tries its Transformers backend for one it does not list, which runs only where transformers has the class
+and it is compatible, so the answer there is unsure, not a refusal. Releases between two snapshots: an architecture in
+the older one is served; one only in the newer one may or may not be (unsure)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from msgspec import Struct
+
+from gpufleet.sizing.profiler import parse_version
+
+DATA = Path(__file__).parent / "data" / "vllm_architectures.json"
+
+
+class Support(Struct, frozen=True):
+    refused: str | None = None  # vLLM's refusal, in its words, with the fix
+    unsure: str | None = None  # why it may not serve it (the verdict is then at best "tight")
+
+
+@cache
+def releases() -> dict[str, dict]:
+    return json.loads(DATA.read_text(encoding="utf-8"))["releases"]
+
+
+def support(architectures: tuple[str, ...], version: str) -> Support:
+    """Whether vLLM `version` serves a model whose config.json lists `architectures` (nothing known: no answer)."""
+    v = parse_version(version)
+    if not architectures or len(v) < 2:
+        return Support()
+    known = sorted(releases(), key=parse_version)
+    older = [r for r in known if parse_version(r) <= v]
+    nxt = next((r for r in known if parse_version(r) > v), None)
+    archs = list(architectures)
+    if older and any(a in releases()[older[-1]]["generate"] for a in archs):
+        return Support()
+    exact = bool(older) and parse_version(older[-1]) == v
+    if not exact and nxt and any(a in releases()[nxt]["generate"] for a in archs):
+        missing = f", not {older[-1]}" if older else ""
+        return Support(unsure=f"vLLM {version} may not serve {archs[0]}: of the registries read, {nxt}'s lists it{missing}")
+    if not older:
+        return Support(unsure=f"vLLM {version} is older than the oldest release whose registry was read ({known[0]})")
+    base = releases()[older[-1]]
+    gone = next((a for a in archs if a in base["previously_supported"]), None)
+    if gone:
+        return Support(
+            refused=f"Model architecture {gone} was supported in vLLM until v{base['previously_supported'][gone]}, and is "
+            "not supported anymore. (vLLM refuses to start; use that release or older)"
+        )
+    if base["transformers_fallback"]:
+        return Support(
+            unsure=f"{archs[0]} is not in vLLM {older[-1]}'s registry: vLLM serves it only through its Transformers "
+            "backend, where transformers has the class and it is compatible"
+        )
+    return Support(
+        refused=f"Model architectures {archs} are not supported for now. (vLLM {version} refuses to start: its registry "
+        f"({older[-1]}) lists {len(base['generate'])} architectures, not this one; use a release that serves it)"
+    )

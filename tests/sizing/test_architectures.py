@@ -1,0 +1,72 @@
+"""Which vLLM release serves an architecture (sizing/architectures.py over sizing/data/vllm_architectures.json, read
+from each release's model registry by scripts/vllm_registry_snapshot.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from gpufleet.sizing import architectures, fit, models, profiler
+from gpufleet.stacks.catalog import gpu_kinds
+
+ROOT = Path(__file__).resolve().parents[2]
+A100 = gpu_kinds()["A100-80G"]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("vllm_registry_snapshot", ROOT / "scripts" / "vllm_registry_snapshot.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("vllm_registry_snapshot", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_pinned_release_has_its_registry_read():
+    """The images' pins are read exactly, not between two snapshots."""
+    assert set(profiler.pins()) <= set(architectures.releases())
+    for entry in architectures.releases().values():
+        assert entry["source"].startswith("https://pypi.org/project/vllm/") and len(entry["registry_sha256"]) == 64
+
+
+def test_the_generator_reads_dict_literals_without_importing_vllm():
+    gen = _script()
+    source = 'A = 1\n_TEXT_GENERATION_MODELS = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM"), **{}}\nX: dict = {"k": 1}\n'
+    found = gen.dict_literals(source)
+    assert set(found) == {"_TEXT_GENERATION_MODELS", "X"} and gen.string_keys(found["_TEXT_GENERATION_MODELS"]) == [
+        "LlamaForCausalLM"
+    ]
+
+
+def test_a_release_that_does_not_list_the_architecture_refuses_it_in_vllms_words():
+    qwen3 = models.catalog()["Qwen/Qwen3-30B-A3B"]
+    r = fit.measure(qwen3, A100, fit.Serving(vllm_version="0.6.3", max_model_len=4096))
+    assert r.verdict == "does not fit"
+    assert any(p.startswith("Model architectures ['Qwen3MoeForCausalLM'] are not supported for now.") for p in r.problems)
+
+
+def test_between_two_registries_read_an_architecture_only_the_newer_lists_is_unsure():
+    qwen3 = models.catalog()["Qwen/Qwen3-30B-A3B"]
+    r = fit.measure(qwen3, A100, fit.Serving(vllm_version="0.8.2", max_model_len=4096))
+    assert r.verdict == "tight" and r.fits
+    assert any("vLLM 0.8.2 may not serve Qwen3MoeForCausalLM" in a for a in r.assumptions)
+    assert fit.measure(qwen3, A100, fit.Serving(vllm_version="0.8.5", max_model_len=4096)).verdict == "fits"
+
+
+def test_an_unlisted_architecture_is_refused_before_the_transformers_backend_and_unsure_after():
+    assert architectures.support(("FooForCausalLM",), "0.7.1").refused is not None
+    assert architectures.support(("FooForCausalLM",), "0.7.1").refused.startswith("Model architectures ['FooForCausalLM']")
+    later = architectures.support(("FooForCausalLM",), "0.33.0")
+    assert later.refused is None and "Transformers backend" in (later.unsure or "")
+
+
+def test_an_architecture_a_release_dropped_is_refused_with_the_last_release_that_served_it():
+    newest = max(architectures.releases(), key=profiler.parse_version)
+    gone, until = next(iter(architectures.releases()[newest]["previously_supported"].items()))
+    refused = architectures.support((gone,), newest).refused
+    assert refused is not None and refused.startswith(f"Model architecture {gone} was supported in vLLM until v{until}")
+
+
+def test_unknown_architectures_or_versions_give_no_answer():
+    assert architectures.support((), "0.33.0") == architectures.Support()
+    assert architectures.support(("LlamaForCausalLM",), "V1 (2026-08)") == architectures.Support()
