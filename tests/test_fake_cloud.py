@@ -9,6 +9,7 @@ endpoint), and the prepare script fetches the weights with the fetch command of 
 import ast
 import hashlib
 import hmac
+import importlib
 import inspect
 import json
 import shutil
@@ -83,6 +84,27 @@ def project(tmp_path_factory):
 def test_the_fake_cloud_fulfils_the_contract(project):
     assert registry.problems(("fakecloud",)) == []
     assert any("has no alarms" in n for n in registry.notes("fakecloud"))
+
+
+def test_what_the_fake_cloud_leaves_out_is_the_registrys_defaults(project):
+    """No gateway, rules or prices module, no checks.notes, no pricing FREE_PREFIXES: the registry's defaults stand in."""
+    assert not {"gateway.py", "rules.py", "prices.py"} & {p.name for p in PACKAGE.iterdir()}
+    assert not hasattr(importlib.import_module("fake_cloud.checks"), "notes")
+    assert registry.module("fakecloud", "gateway").TRUSTED_PROXIES == ()
+    rules = registry.module("fakecloud", "rules")
+    assert (rules.RULES, rules.GAPS, rules.DOCSTRING_OVERRIDES, rules.CRON_ZONE_HOURS) == ((), {}, {}, 0)
+    assert set(rules.NAMES) == set(registry.NAME_KINDS) and not any(rules.NAMES.values())
+    assert registry.module("fakecloud", "pricing").FREE_PREFIXES == {}
+    assert registry.list_caps("fakecloud") == {}
+    spec = validation.load_fleet(STACK).spec
+    assert registry.notes("fakecloud", spec) == registry.notes("fakecloud")  # the capabilities' notes alone
+    assert registry.module("fakecloud", "checks").spec_problems(spec) == []  # its own member, read through
+
+
+def test_catalog_refresh_says_the_fake_cloud_has_no_pricing_api(project, capsys):
+    assert _run(["catalog", "refresh", "--cloud", "fakecloud", "--region", "fk-east-1"]) == 2
+    err = capsys.readouterr().err
+    assert "fakecloud has no pricing API; prices come from `catalog build`" in " ".join(err.split()), err
 
 
 def test_preview(project):

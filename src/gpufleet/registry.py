@@ -6,9 +6,10 @@ Protocol below. Nothing outside a cloud's package asks which cloud it is: it ask
 module and calls it.
 
 Optional members have their default here, so a cloud writes only what differs (as SkyPilot's sky/clouds/cloud.py
-base does, without a base class): CloudProfile's fields with defaults; the package's node module (node_module_file:
-none = the node calls no cloud API of its own); its pricing's USAGE (usage_keys: none = only cost/usage.py's keys) and
-BILL_COLUMNS (cost/reconcile.py: none = no bill format).
+base does, without a base class): CloudProfile's fields with defaults; DEFAULTS, the members of a concern module a
+cloud may leave out (and the modules it may leave out whole: gateway, rules, prices), which module() fills in; the
+package's node module (node_module_file: none = the node calls no cloud API of its own); its pricing's USAGE
+(usage_keys: none = only cost/usage.py's keys) and BILL_COLUMNS (cost/reconcile.py: none = no bill format).
 
 Adding a cloud = its package + one `register(name, package)` call (here for the shipped clouds; a package outside
 gpufleet may also be named in $GPUFLEET_CLOUDS as `name=package[,name=package]`). tests/test_clouds.py names what
@@ -21,11 +22,14 @@ import enum
 import importlib
 import importlib.util
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from msgspec import Struct, field
+
+from gpufleet.errors import Problem, UserError
 
 
 class Capability(enum.StrEnum):
@@ -90,6 +94,19 @@ class CloudProfile(Struct, frozen=True):
     # object_scheme: bash run under `set -euo pipefail` with MODEL_SOURCE, GPUFLEET_ROLE and GPUFLEET_REGION in its
     # environment, writing the archive to "${archive}"; "" when the cloud's object storage is not fetched from the node.
     fetch_command: str = ""
+    vendor: str = ""  # the vendor as help texts and messages name it ("Alibaba"; "": the cloud's name)
+    provider_package: str = ""  # the Pulumi provider's distribution, whose version `gpufleet --version` shows
+    # The pricing API (the prices module, `gpufleet catalog refresh`): its default endpoint as HOST[:PORT] ("{region}"
+    # filled in; also the example --endpoint gives), the environment variables holding the user's API keys, and
+    # whether it prices an instance type with an image (--image-id).
+    price_endpoint: str = ""
+    price_credentials: tuple[str, ...] = ()
+    prices_take_image: bool = False
+
+    @property
+    def said(self) -> str:
+        """The cloud as help texts and messages name it: its vendor, else its name."""
+        return self.vendor or self.name
 
 
 class ListCap(Struct, frozen=True):
@@ -122,7 +139,7 @@ class ProgramModule(Protocol):
 
 @runtime_checkable
 class ChecksModule(Protocol):
-    # optional: LIST_CAPS, spec path (autoscaling.schedules, tags, ...) -> the cloud's cap on its length (list_caps())
+    LIST_CAPS: dict[str, ListCap]  # spec path (autoscaling.schedules, tags, ...) -> the cloud's cap on its length
 
     def spec_problems(self, spec: Any) -> list[tuple[str, str]]: ...
 
@@ -174,6 +191,7 @@ class RulesModule(Protocol):
     NAMES: dict[str, tuple[Any, ...]]  # kind (tag_key, tag_value, secret_name, bucket_name, user_data) -> rules
     CRON_ZONE_HOURS: int  # the zone the provider reads schedule times and recurrences in
     GAPS: dict[str, str]  # hardening the pinned provider cannot declare -> why (components/hardening.py notes them)
+    DOCSTRING_OVERRIDES: dict[tuple[str, str], str]  # (resource, argument) -> why a rule departs from the SDK docstring
 
 
 @runtime_checkable
@@ -201,6 +219,43 @@ CONCERNS: dict[str, type] = {
     "rules": RulesModule,
     "gateway": GatewayModule,
     "simulation": SimulationModule,
+}
+
+# The names' kinds a rules module's NAMES covers (contract.name_problems).
+NAME_KINDS = ("tag_key", "tag_value", "secret_name", "bucket_name", "user_data")
+
+
+def _no_notes(spec: Any) -> list[str]:
+    return []
+
+
+def _no_prices(cloud: str) -> Callable[..., tuple[list[Any], list[str]]]:
+    def fetch(
+        region: str, today: str, endpoint: str | None = None, protocol: str = "https", image_id: str | None = None
+    ) -> tuple[list[Any], list[str]]:
+        raise UserError([Problem("--cloud", "", f"{cloud} has no pricing API; prices come from `catalog build`")])
+
+    return fetch
+
+
+# concern -> member -> its default (given the cloud's name) when the cloud's module leaves it out; a concern all of
+# whose members have one may be left out whole.
+DEFAULTS: dict[str, dict[str, Callable[[str], Any]]] = {
+    "checks": {
+        "notes": lambda cloud: _no_notes,  # nothing to tell about a fleet beyond the capabilities
+        "LIST_CAPS": lambda cloud: {},  # no list of the spec is capped
+    },
+    "rules": {  # no provider contract yet: a cloud starts here and adds each rule with its citation
+        "RULES": lambda cloud: (),
+        "NAMES": lambda cloud: {kind: () for kind in NAME_KINDS},
+        "CRON_ZONE_HOURS": lambda cloud: 0,  # schedule times read in UTC
+        "GAPS": lambda cloud: {},
+        "DOCSTRING_OVERRIDES": lambda cloud: {},
+    },
+    # the load balancer passes the client's connection through: the node's gateway trusts no proxy's X-Forwarded-For
+    "gateway": {"TRUSTED_PROXIES": lambda cloud: ()},
+    "pricing": {"FREE_PREFIXES": lambda cloud: {}},  # no family of free types beyond cost/resources.py's
+    "prices": {"fetch": _no_prices},  # no pricing API: `catalog refresh` says so
 }
 
 _ENTRIES: dict[str, dict[str, str]] = {}
@@ -236,6 +291,12 @@ def names() -> tuple[str, ...]:
     return tuple(_ENTRIES)
 
 
+def spoken(words: Iterable[str], conj: str = "or") -> str:
+    """Words as help texts list them: 'a', 'a or b', 'a, b or c'."""
+    *head, last = list(words) or [""]
+    return f"{', '.join(head)} {conj} {last}" if head else last
+
+
 def unknown(cloud: str) -> str | None:
     """Why `cloud` names no registered cloud (the message every `--cloud`-like input gives), None when it names one."""
     if cloud in _ENTRIES:
@@ -249,16 +310,48 @@ def entries() -> dict[str, dict[str, str]]:
     return {k: dict(v) for k, v in _ENTRIES.items()}
 
 
+class _Defaulted(ModuleType):
+    """A cloud's concern module with the registry's defaults for the members it leaves out (for a module the package
+    does not have: the defaults alone). Its own members are read from the module itself, as they are now."""
+
+    def __init__(self, name: str, mod: ModuleType | None, defaults: dict[str, Any]) -> None:
+        super().__init__(name, mod.__doc__ if mod is not None else "The registry's defaults (gpufleet/registry.py DEFAULTS).")
+        vars(self).update(defaults, _gpufleet_module=mod)
+
+    def __getattr__(self, member: str) -> Any:
+        mod = vars(self)["_gpufleet_module"]
+        if mod is None:
+            raise AttributeError(f"{self.__name__} does not exist; the registry gives only its defaults, not {member!r}")
+        return getattr(mod, member)
+
+
 def module(cloud: str, concern: str) -> ModuleType:
-    """The cloud's module for that concern, imported now and checked against the concern's Protocol."""
+    """The cloud's module for that concern, imported now, completed with DEFAULTS for the members it leaves out and
+    checked against the concern's Protocol (a module with nothing to fill in is returned as it is)."""
     path = _ENTRIES[cloud][concern]
     mod = _CHECKED.get((cloud, concern))
     if mod is None or mod.__name__ != path:
-        mod = importlib.import_module(path)
-        if not isinstance(mod, CONCERNS[concern]):
+        found = _import(path, concern)
+        absent = {k: v(cloud) for k, v in DEFAULTS.get(concern, {}).items() if found is None or not hasattr(found, k)}
+        mod = _Defaulted(path, found, absent) if absent else found
+        if mod is None or not isinstance(mod, CONCERNS[concern]):
             raise TypeError(f"{cloud}: {path} does not fulfil {CONCERNS[concern].__name__}: {', '.join(_missing(mod, concern))}")
         _CHECKED[(cloud, concern)] = mod
     return mod
+
+
+def _import(path: str, concern: str) -> ModuleType | None:
+    """The module at `path`; None when it does not exist and the concern may be left out whole (see DEFAULTS)."""
+    try:
+        return importlib.import_module(path)
+    except ModuleNotFoundError as exc:
+        if exc.name == path and _optional(concern):
+            return None
+        raise
+
+
+def _optional(concern: str) -> bool:
+    return not set(_members(concern)) - set(DEFAULTS.get(concern, {}))
 
 
 def _members(concern: str) -> list[str]:
@@ -266,8 +359,9 @@ def _members(concern: str) -> list[str]:
     return sorted({*proto.__annotations__, *(k for k, v in vars(proto).items() if not k.startswith("_") and callable(v))})
 
 
-def _missing(mod: ModuleType, concern: str) -> list[str]:
-    return [m for m in _members(concern) if not hasattr(mod, m)]
+def _missing(mod: ModuleType | None, concern: str) -> list[str]:
+    """The concern's members `mod` lacks that have no default."""
+    return [m for m in _members(concern) if not hasattr(mod, m) and m not in DEFAULTS.get(concern, {})]
 
 
 def node_module_file(cloud: str) -> Path | None:
@@ -291,7 +385,7 @@ def program(cloud: str) -> ModuleType:
 
 def list_caps(cloud: str) -> dict[str, ListCap]:
     """The cloud's caps on the spec's lists (see ListCap; default: none)."""
-    return dict(getattr(module(cloud, "checks"), "LIST_CAPS", {}))
+    return dict(module(cloud, "checks").LIST_CAPS)
 
 
 def usage_keys(cloud: str) -> tuple[UsageKey, ...]:
@@ -319,9 +413,11 @@ def problems(clouds: tuple[str, ...] | None = None) -> list[str]:
             continue
         for concern, path in _ENTRIES[cloud].items():
             try:
-                mod = importlib.import_module(path)
+                mod = _import(path, concern)
             except ImportError as exc:
                 out.append(f"{cloud}: {concern} module {path} does not import ({exc})")
+                continue
+            if mod is None:  # left out whole: the registry's defaults
                 continue
             out += [f"{cloud}: {path} has no {m}" for m in _missing(mod, concern)]
             if concern == "profile" and isinstance(getattr(mod, "PROFILE", None), CloudProfile):

@@ -41,7 +41,6 @@ FREE = {
     "fakecloud:net/subnet:Subnet": "subnet: no charge",
     "fakecloud:net/firewall:Firewall": "firewall: no charge",
 }
-FREE_PREFIXES: dict[str, str] = {}
 
 
 def catalog_rows(ctx: DeriveContext) -> None:

@@ -26,7 +26,13 @@ app = typer.Typer(
 )
 
 
-VERSIONED = ("gpufleet", "pulumi", "pulumi-alicloud", "tencentcloud-iac-pulumi")
+def versioned() -> tuple[str, ...]:
+    """The distributions `--version` shows: gpufleet, the Pulumi SDK and each registered cloud's provider (its profile's
+    provider_package), in the registry's order."""
+    from gpufleet import registry
+
+    providers = (registry.profile(cloud).provider_package for cloud in registry.names())
+    return ("gpufleet", "pulumi", *dict.fromkeys(p for p in providers if p))
 
 
 def versions() -> dict[str, str | None]:
@@ -34,7 +40,7 @@ def versions() -> dict[str, str | None]:
     from importlib import metadata
 
     found: dict[str, str | None] = {}
-    for dist in VERSIONED:
+    for dist in versioned():
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -10,6 +10,7 @@ from typing import Literal
 
 import typer
 
+from gpufleet import registry
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console
 from gpufleet.files import output_problems
@@ -38,8 +39,6 @@ def _all_stacks() -> list[str]:
 
 
 def _registered_clouds() -> tuple[str, ...]:
-    from gpufleet import registry
-
     return registry.names()
 
 
@@ -180,7 +179,7 @@ def compare_cmd(
     billing_list = [b.strip() for b in billing.split(",") if b.strip()]
     problems = []
     if not cloud_list:
-        problems.append(Problem("--clouds", "", f"names no cloud ({clouds!r}); e.g. alicloud,tencentcloud"))
+        problems.append(Problem("--clouds", "", f"names no cloud ({clouds!r}); e.g. {','.join(_registered_clouds())}"))
     if not billing_list:
         problems.append(Problem("--billing", "", f"names no billing model ({billing!r}); e.g. payg,monthly"))
     if problems:
@@ -634,9 +633,30 @@ def reconcile_cmd(
     )
 
 
+# The registered clouds as the catalog commands' help lists them ("alicloud | tencentcloud"); their profiles are read
+# here, at import: profile modules import nothing but the registry (no SDK, no provider).
+CLOUDS_HELP = " | ".join(registry.names())
+EVERY_CLOUD = "both" if len(registry.names()) == 2 else "all"
+
+
+def _credentials_help() -> str:
+    """Each cloud's pricing credentials as help says them: ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET (a name after the first
+    without the words it shares with the first), the clouds joined by "or"."""
+
+    def said(names: tuple[str, ...]) -> str:
+        first, *rest = names
+        shared = [os.path.commonprefix([first, n]) for n in rest]
+        return "/".join([first, *(n[s.rfind("_") + 1 :] for n, s in zip(rest, shared, strict=True))])
+
+    return registry.spoken(said(p.price_credentials) for c in registry.names() if (p := registry.profile(c)).price_credentials)
+
+
+IMAGE_PRICED_BY = registry.spoken([p.said for c in registry.names() if (p := registry.profile(c)).prices_take_image], "and")
+
+
 @catalog_app.command("build")
 def build_cmd(
-    cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help="alicloud | tencentcloud (default: both)"),
+    cloud: str | None = typer.Option(None, "--cloud", metavar="CLOUD", help=f"{CLOUDS_HELP} (default: {EVERY_CLOUD})"),
     today: str | None = typer.Option(
         None, "--date", metavar="YYYY-MM-DD", help="build date written to the files, not after today (default: today)"
     ),
@@ -681,18 +701,10 @@ def build_cmd(
             typer.echo(f"{c}: every catalog already says these prices; nothing written")
 
 
-@catalog_app.command("refresh")
-def refresh_cmd(
-    cloud: str = typer.Option(..., "--cloud", metavar="CLOUD", help="alicloud | tencentcloud"),
-    region: str = typer.Option(..., "--region", metavar="REGION", help="the region whose catalog is refreshed, e.g. cn-hangzhou"),
-    endpoint: str | None = typer.Option(None, "--endpoint", metavar="HOST[:PORT]", help="API endpoint (default: the vendor's)"),
-    protocol: str = typer.Option("https", "--protocol", hidden=True),
-    image_id: str | None = typer.Option(
-        None, "--image-id", metavar="ID", help="Tencent: image to price with (default: from images/lock.json)"
-    ),
-) -> None:
-    """Fetch GPU instance prices from the vendor's pricing API with your credentials (ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET
-    or TENCENTCLOUD_SECRET_ID/KEY) and write them to the catalog with quality `vendor API`.
+@catalog_app.command(
+    "refresh",
+    help=f"""Fetch GPU instance prices from the vendor's pricing API with your credentials ({_credentials_help()})
+    and write them to the catalog with quality `vendor API`.
 
     Needs the network and credentials. Exit 1: no price was written; exit 2: bad input.
 
@@ -700,7 +712,21 @@ def refresh_cmd(
     Examples:
       gpufleet catalog refresh --cloud alicloud --region cn-hangzhou
       gpufleet catalog refresh --cloud tencentcloud --region ap-guangzhou
-    """
+    """,
+)
+def refresh_cmd(
+    cloud: str = typer.Option(..., "--cloud", metavar="CLOUD", help=CLOUDS_HELP),
+    region: str = typer.Option(..., "--region", metavar="REGION", help="the region whose catalog is refreshed, e.g. cn-hangzhou"),
+    endpoint: str | None = typer.Option(None, "--endpoint", metavar="HOST[:PORT]", help="API endpoint (default: the vendor's)"),
+    protocol: str = typer.Option("https", "--protocol", hidden=True),
+    image_id: str | None = typer.Option(
+        None,
+        "--image-id",
+        metavar="ID",
+        help=f"{IMAGE_PRICED_BY + ': ' if IMAGE_PRICED_BY else ''}image to price with (default: from images/lock.json)",
+    ),
+) -> None:
+    # its help is the command's help= above: it names each cloud's credentials, read from the registry
     from gpufleet.cost import refresh
 
     res = refresh.refresh(cloud, region, endpoint, protocol, image_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from gpufleet import registry
 from gpufleet.cli import options
 
 
@@ -20,7 +21,7 @@ def register(app: typer.Typer) -> None:
 
 
 def new(
-    cloud: str = typer.Option(..., "--cloud", autocompletion=options.complete_cloud, help="alicloud or tencentcloud"),
+    cloud: str = typer.Option(..., "--cloud", autocompletion=options.complete_cloud, help=registry.spoken(registry.names())),
     region: str = typer.Option(..., "--region", help="e.g. cn-beijing"),
     env: str = typer.Option(..., "--env", help="dev, staging or prod"),
     gpu: str | None = typer.Option(

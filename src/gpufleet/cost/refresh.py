@@ -1,7 +1,8 @@
 """`gpufleet catalog refresh`: ask the vendor's pricing API for the GPU instance prices of one region, for every
 billing model (pay-as-you-go, 1 month, 1 year, spot).
 
-Each cloud's fetcher is its prices module (components/<cloud>/prices.py, `fetch`): Alibaba DescribePrice (PriceUnit
+Each cloud's fetcher is its prices module (components/<cloud>/prices.py, `fetch`; a cloud without one has no pricing
+API, which the registry's default says), its endpoint, credentials and image need from its profile: Alibaba DescribePrice (PriceUnit
 Hour / Month / Year) and DescribeSpotPriceHistory (DescribeSpotAdvice when there is no history); Tencent
 InquiryPriceRunInstances (POSTPAID_BY_HOUR, PREPAID 1 and 12 months, SPOTPAID). It uses the user's credentials from
 the environment; this writes rows with quality `vendor API`, the date of the price (the fetch date, or the spot
@@ -33,7 +34,8 @@ class RefreshResult(Struct):
     failed: list[str] = field(default_factory=list)
 
 
-def creds(names: tuple[str, str], cloud: str) -> tuple[str, str]:
+def creds(names: tuple[str, ...], cloud: str) -> tuple[str, str]:
+    """The user's API key id and secret from the environment variables `names` (the profile's price_credentials)."""
     missing = [n for n in names if not os.environ.get(n)]
     if missing:
         raise UserError(
@@ -49,11 +51,15 @@ def _check(cloud: str, region: str, endpoint: str | None = None, image_id: str |
     regions = stackcat.regions(cloud)
     if region not in regions:
         problems.append(Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions)))
+    profile = registry.profile(cloud)
     if endpoint is not None and (why := _endpoint_problem(endpoint)):
         # an endpoint no client can reach failed every instance type one by one, then exit 1 ("no price was written")
-        problems.append(Problem("--endpoint", "", f"{endpoint!r} {why}: give HOST[:PORT], e.g. ecs.{region}.aliyuncs.com"))
-    if image_id is not None and cloud != "tencentcloud":  # alicloud's prices take no image: it was ignored
-        problems.append(Problem("--image-id", "", f"Tencent only: {cloud} prices its instance types without an image; drop it"))
+        example = f", e.g. {profile.price_endpoint.format(region=region)}" if profile.price_endpoint else ""
+        problems.append(Problem("--endpoint", "", f"{endpoint!r} {why}: give HOST[:PORT]{example}"))
+    if image_id is not None and not profile.prices_take_image:  # a cloud whose prices take no image ignored it
+        takers = [p.said for c in registry.names() if (p := registry.profile(c)).prices_take_image]
+        only = f"{registry.spoken(takers, 'and')} only: " if takers else ""
+        problems.append(Problem("--image-id", "", f"{only}{cloud} prices its instance types without an image; drop it"))
     if problems:
         raise UserError(problems)
 

@@ -15,11 +15,12 @@ from decimal import Decimal
 from msgspec import Struct
 from msgspec.structs import replace
 
+from gpufleet.components.alicloud.profile import PROFILE
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.cost.refresh import creds, d, row
 from gpufleet.stacks import catalog as stackcat
 
-ENV = ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+ENV = PROFILE.price_credentials
 ASKS = {  # billing -> (DescribePrice fields, catalog unit, divisor to the catalog unit)
     "payg": ({"price_unit": "Hour", "period": 1}, "hour", 1),
     "monthly": ({"price_unit": "Month", "period": 1}, "month", 1),
@@ -110,7 +111,7 @@ def fetch(
     from alibabacloud_tea_openapi.utils_models import Config
 
     ak, sk = creds(ENV, "alicloud")
-    endpoint = endpoint or f"ecs.{region}.aliyuncs.com"
+    endpoint = endpoint or PROFILE.price_endpoint.format(region=region)
     client = Client(Config(access_key_id=ak, access_key_secret=sk, endpoint=endpoint, protocol=protocol, region_id=region))
     rows: list[PriceRow] = []
     failed: list[str] = []

@@ -8,6 +8,11 @@ from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTo
 
 PROFILE = CloudProfile(
     name="alicloud",
+    vendor="Alibaba",
+    provider_package="pulumi-alicloud",
+    # ECS DescribePrice / DescribeSpotPriceHistory (prices.py): the region's ECS endpoint, the SDK's credentials
+    price_endpoint="ecs.{region}.aliyuncs.com",
+    price_credentials=("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
     role_kind="ECS RAM role",
     disk_categories={
         "standard": {"category": "cloud_essd", "performance_level": "PL0"},

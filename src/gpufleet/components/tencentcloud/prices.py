@@ -13,12 +13,13 @@ from typing import Any
 
 from msgspec import Struct
 
+from gpufleet.components.tencentcloud.profile import PROFILE
 from gpufleet.cost.catalog import HOURS_PER_MONTH, PriceRow
 from gpufleet.cost.refresh import creds, d, row
 from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import catalog as stackcat
 
-ENV = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY")
+ENV = PROFILE.price_credentials
 ASKS: dict[str, tuple[dict[str, Any], str, int]] = {  # billing -> (request fields, catalog unit, months in the term)
     "payg": ({"InstanceChargeType": "POSTPAID_BY_HOUR"}, "hour", 0),
     "monthly": ({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 1}}, "month", 1),
@@ -97,7 +98,7 @@ def fetch(
     from tencentcloud.cvm.v20170312 import cvm_client
 
     sid, skey = creds(ENV, "tencentcloud")
-    endpoint = endpoint or "cvm.tencentcloudapi.com"
+    endpoint = endpoint or PROFILE.price_endpoint.format(region=region)
     client = cvm_client.CvmClient(
         credential.Credential(sid, skey), region, ClientProfile(httpProfile=HttpProfile(endpoint=endpoint, protocol=protocol))
     )

@@ -8,6 +8,12 @@ from gpufleet.registry import Capability, CloudProfile, InstanceMetadata, NodeTo
 
 PROFILE = CloudProfile(
     name="tencentcloud",
+    vendor="Tencent",
+    provider_package="tencentcloud-iac-pulumi",
+    # CVM InquiryPriceRunInstances (prices.py): one endpoint for every region; it prices an instance type with an image
+    price_endpoint="cvm.tencentcloudapi.com",
+    price_credentials=("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"),
+    prices_take_image=True,
     role_kind="CVM CAM role",
     disk_categories={
         "standard": {"category": "CLOUD_PREMIUM"},
