@@ -116,7 +116,7 @@ def test_api_key_in_extra_args_is_refused_and_never_reaches_user_data():
 
 
 def test_vllm_0_10_gets_disable_log_requests_and_0_33_does_not():
-    from gpufleet.components.prompt_logging import forced_flags
+    from gpufleet.sizing.prompt_logging import forced_flags
 
     assert forced_flags("0.10.0") == ["--disable-log-requests"]
     assert forced_flags("0.33.0") == []

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gpufleet import account, plan, validation
+from gpufleet.cost.stack import stack_estimate
 from gpufleet.errors import UserError
 from gpufleet.preview import preview_stack
 from gpufleet.simulate import capacity, run, trace
@@ -295,7 +296,7 @@ def test_the_names_of_both_groups_are_unique_in_their_scopes(example, tmp_path):
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_cost_prices_the_candidate_group_on_top_of_the_fleet(example, tmp_path):
     stack = write_stack(tmp_path, example, 5)
-    _, est = plan.stack_estimate(stack)
+    _, est = stack_estimate(stack)
     nodes = {ln.resource_name: ln.monthly_quantity for ln in est.lines if ln.category == "gpu_compute" and ln.unit == "hour"}
     assert nodes["llm-v2-prod-asg-config"] == 730  # the canary's one node all month
     assert float(nodes["llm-prod-asg-config"]) == pytest.approx(2.7738 * 730, rel=1e-4)  # the fleet's schedules' average

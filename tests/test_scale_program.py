@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from gpufleet import preview, validation
-from gpufleet.components import scaling_signals
 from gpufleet.components.alicloud import rules as ali_rules
 from gpufleet.components.alicloud import scaling as ali_scaling
 from gpufleet.components.tencentcloud import autoscaler
 from gpufleet.components.tencentcloud import rules as tc_rules
 from gpufleet.errors import UserError
+from gpufleet.images import scaling_signals
 from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[1]

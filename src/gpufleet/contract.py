@@ -12,6 +12,7 @@ each element of a list or object), a kind, the source, and the spec field that l
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -255,7 +256,6 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 def name_problems(cloud: str, kind: str, value: str) -> list[str]:
     """Why `value` is not a legal `kind` on `cloud` (kinds: tag_key, tag_value, secret_name, bucket_name, user_data),
     each with its citation. user_data is the text as written; the check is on its Base64 encoding, as sent."""
-    import base64
 
     if kind == "user_data":
         value = base64.b64encode(value.encode()).decode()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 from collections.abc import Iterable
 
 from msgspec import Struct
@@ -76,8 +78,6 @@ def console(stderr: bool = False, **kwargs):
       and no styling at all (no ANSI escape), unless FORCE_COLOR asks for it.
     - An output that is not a terminal: COLUMNS wide if set, else WIDE (rich would use 80 or the terminal of stdin).
     """
-    import os
-    import sys
 
     from rich.console import Console
 

@@ -58,19 +58,3 @@ def for_stack(stack: str, root: Path | None = None) -> Plan:
 def for_spec(raw: dict[str, Any], stack: str, file: str) -> Plan:
     """A plan of a spec given as data (validated here, once)."""
     return Plan(stack=stack, fleet=validation.validate(raw, stack=stack, file=file), raw=raw, from_file=False)
-
-
-def stack_estimate(stack: str, usage_file: str | None = None, discounts_file: str | None = None):
-    """(fleet, Estimate) of a stack: its plan's inventory priced with its usage profile and discounts."""
-    from gpufleet.cost import estimate, usage
-
-    plan = for_stack(stack)
-    fleet = plan.fleet
-    return fleet, estimate.price_inventory(
-        stack,
-        fleet.spec,
-        fleet.instance_type.type,
-        plan.resources,
-        usage.load(stack, usage_file),
-        estimate.load_discounts(discounts_file),
-    )

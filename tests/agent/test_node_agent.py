@@ -284,7 +284,7 @@ def test_spot_notice_drains(tmp_path, servers, cloud):
 
 
 def test_no_metric_name_is_written_outside_the_data_file():
-    """components/data/scaling_metrics.yaml is the one home of the names: the agent, its units and templates, and the
+    """images/data/scaling_metrics.yaml is the one home of the names: the agent, its units and templates, and the
     scaler function read them from the rendered config, never from a literal of their own."""
     sm = node.scaling_metrics()
     names = {m["name"] for m in sm["metrics"].values()} | {v for m in sm["metrics"].values() for v in m["vllm"]}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet import plan
 from gpufleet.cost import resources
+from gpufleet.cost.stack import stack_estimate
 from gpufleet.stacks import loader
 
 
@@ -17,6 +17,6 @@ def test_one_compute_category_and_it_is_part_of_a_node():
 
 @pytest.mark.parametrize("stack", loader.stack_names())
 def test_every_priced_line_is_in_a_declared_category(stack):
-    _, est = plan.stack_estimate(stack)
+    _, est = stack_estimate(stack)
     assert {l.category for l in est.lines} <= set(resources.CATEGORIES)
     assert est.by_category[resources.COMPUTE] > 0  # the instances are the compute category

@@ -232,7 +232,7 @@ def test_spot_fallback_with_an_on_demand_base_in_a_second_group(ali_inventory, p
 
 
 def test_every_shipped_stack_estimate_fits_100_columns_with_money_in_full():
-    from gpufleet.plan import stack_estimate
+    from gpufleet.cost.stack import stack_estimate
     from gpufleet.stacks.loader import stack_names
 
     for stack in stack_names():

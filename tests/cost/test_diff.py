@@ -179,7 +179,7 @@ def test_a_baseline_in_another_currency_is_refused(tmp_path):
 def test_dev_to_prod_names_the_unpriced_lines_and_the_bounded_part():
     """issue 27: dev -> prod said "unknown (−∞ to +14966.78)". It now says the bound in words, which lines have no
     price (resource and what it bills) and the change over the lines priced on both sides."""
-    from gpufleet.plan import stack_estimate
+    from gpufleet.cost.stack import stack_estimate
 
     a = stack_estimate("alicloud-cn-hangzhou-dev")[1]
     b = stack_estimate("alicloud-cn-hangzhou-prod")[1]

@@ -12,9 +12,9 @@ import msgspec
 import pytest
 import yaml
 
-from gpufleet import plan
 from gpufleet.cost import allstacks, catalog
 from gpufleet.cost.estimate import Line
+from gpufleet.cost.stack import stack_estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,7 @@ def test_every_shipped_stack_once_grouped_by_its_tag():
         expect.setdefault(t.get("cost-center", "untagged"), []).append(stack)
     assert {g["name"]: sorted(g["stacks"]) for g in j["groups"]} == {k: sorted(v) for k, v in expect.items()}
     assert sorted(j["total"]["stacks"]) == sorted(tags)
-    own = {s: plan.stack_estimate(s)[1] for s in tags}
+    own = {s: stack_estimate(s)[1] for s in tags}
     shared = Decimal(j["shared"]["monthly_total"])
     # without shared lines the total is the sum of the stacks' own estimates; with them, less the repeats
     assert Decimal(j["total"]["monthly_total"]) <= sum(e.monthly_total for e in own.values()) + shared
@@ -71,7 +71,7 @@ def kms(price: str) -> SharedLine:
 
 @pytest.fixture
 def prod():
-    return plan.stack_estimate("alicloud-cn-hangzhou-prod")[1]
+    return stack_estimate("alicloud-cn-hangzhou-prod")[1]
 
 
 def test_shared_costs_are_counted_once_with_a_note(prod):

@@ -7,7 +7,7 @@ import pytest
 
 from gpufleet import plan, validation
 from gpufleet.cost import catalog, compare, resources, usage
-from gpufleet.plan import stack_estimate
+from gpufleet.cost.stack import stack_estimate
 from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]

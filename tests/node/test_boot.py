@@ -236,7 +236,7 @@ def _serves(node: boot.Node) -> None:
 
 
 def _exposition(running: float, waiting: float, kv: float) -> str:
-    """vLLM 0.33's /metrics for the stand-in, names from components/data/scaling_metrics.yaml."""
+    """vLLM 0.33's /metrics for the stand-in, names from images/data/scaling_metrics.yaml."""
     m = node_files.scaling_metrics()["metrics"]
     values = {"queue": waiting, "running": running, "kv_cache": kv}
     return "".join(f'{m[k]["vllm"][0]}{{engine="0",model_name="m"}} {v}\n' for k, v in values.items())

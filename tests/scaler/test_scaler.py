@@ -20,7 +20,7 @@ from gpufleet.components.tencentcloud.scaler import package
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "ap-guangzhou"
 PATH = "/metrics/vllm"
-SM = yaml.safe_load((ROOT / "src" / "gpufleet" / "components/data/scaling_metrics.yaml").read_text())
+SM = yaml.safe_load((ROOT / "src" / "gpufleet" / "images/data/scaling_metrics.yaml").read_text())
 
 
 def exposition(waiting: float, kv: float, running: float = 1, engines: int = 1, old: bool = False) -> str:

@@ -11,12 +11,13 @@ user-data writes the two files they read, at the paths of the recipe's Layout:
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
-from gpufleet.components.vllm_argv import layout, vllm_args
 from gpufleet.images.node_env import ENV_KEYS
 from gpufleet.registry import profile
+from gpufleet.sizing.vllm_argv import layout, vllm_args
 from gpufleet.stacks.loader import Fleet
 
 # The user-data is this one short document, built here rather than from a Jinja template: every preview renders it, and
@@ -111,7 +112,6 @@ def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=
 
 def base64_output(text) -> object:
     """User-data as the providers take it: Base64 of the text (a str or a pulumi Output of one)."""
-    import base64
 
     import pulumi
 

@@ -23,7 +23,12 @@ from decimal import Decimal
 from msgspec import Struct, field
 
 from gpufleet.cost import figures, view
+from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, Line, money
+from gpufleet.cost.stack import stack_estimate
+from gpufleet.errors import Problem, UserError
+from gpufleet.stacks import loader
+from gpufleet.stacks.project import project_root
 
 GROUP_TAGS = ("team", "cost-center")
 ALLOCATIONS = ("evenly", "node-hours")  # how a shared cost is split across the stacks declaring it
@@ -81,11 +86,6 @@ def price_all(stacks: list[str] | None = None) -> list[StackCost]:
     """Every stack of the project (or the ones named), priced; a stack that fails keeps its row with the reason. A
     project without a stack file is a UserError: a report (and a budget check) of no stack printed a table of nothing,
     a traceback, or passed every budget."""
-    from gpufleet import plan
-    from gpufleet.errors import Problem, UserError
-    from gpufleet.stacks import loader
-    from gpufleet.stacks.project import project_root
-
     if stacks is None and not (stacks := loader.stack_names()):
         root = project_root()
         raise UserError(
@@ -101,7 +101,7 @@ def price_all(stacks: list[str] | None = None) -> list[StackCost]:
     out = []
     for name in stacks:
         try:
-            fleet, est = plan.stack_estimate(name)
+            fleet, est = stack_estimate(name)
         except UserError as exc:
             out.append(StackCost(name, {}, None, "; ".join(str(p) for p in exc.problems)))
             continue
@@ -142,7 +142,6 @@ def _shared_note(name: str, declared: list[tuple[str, Line]], counted: Line) -> 
 
 def node_hours(e: Estimate) -> Decimal:
     """The stack's GPU node-hours a month: its average running nodes (the estimate's average scenario) x 730."""
-    from gpufleet.cost.catalog import HOURS_PER_MONTH
 
     avg = e.scenarios.get("average")
     return (avg.nodes if avg is not None else Decimal(0)) * HOURS_PER_MONTH

@@ -25,6 +25,7 @@ import msgspec
 from msgspec import Struct, field
 
 from gpufleet import clock
+from gpufleet import plan as plans
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import money
@@ -298,7 +299,6 @@ def _express(p: Plan, spec, raw: dict, file: str) -> None:
 
 
 def plan_stack(stack: str) -> Plan:
-    from gpufleet import plan as plans
 
     base = plans.for_stack(stack)
     fleet = base.fleet

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from msgspec import Struct
 
+from gpufleet import plan as plans
 from gpufleet.cost import estimate
 from gpufleet.cost.decision import decide, label
 from gpufleet.cost.estimate import Estimate
@@ -193,7 +194,6 @@ def compare(
         raise UserError(problems)
     # each option once: `--billing payg,payg` priced the same option twice and ranked it as its own runner-up
     clouds, billings = list(dict.fromkeys(clouds)), list(dict.fromkeys(billings))
-    from gpufleet import plan as plans
 
     base = plans.for_stack(stack)
     fleet, raw, shown = base.fleet, base.raw, base.fleet.file

@@ -24,7 +24,9 @@ from gpufleet import inputs, naming, registry
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
+from gpufleet.cost.stack import stack_estimate
 from gpufleet.errors import Problem, UserError
+from gpufleet.plan import for_stack
 
 
 def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -358,7 +360,6 @@ def reconcile(
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
-    from gpufleet.plan import for_stack, stack_estimate
 
     fleet, e = stack_estimate(stack)
     cloud, columns, lines = read_bill(bill, fleet.spec.cloud)

@@ -8,6 +8,7 @@ shipped stack and fails on a type in neither.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -244,7 +245,6 @@ def _same(action: str) -> str:
 def policy_actions(document, spelled: Callable[[str], str] = _same) -> set[str]:
     """The actions a policy document grants (JSON text or a mapping), each as `spelled` writes it: the cloud's pricing
     module passes how its policy language spells an action in the `service:Action` form (e.g. without a prefix)."""
-    import json
 
     doc = document
     if isinstance(doc, str):
@@ -288,7 +288,6 @@ def image_snapshot(res: dict, ctx: PricingContext, image_field: str, disk_gib: i
 def policy_resource(document, action: str, spelled: Callable[[str], str] = _same) -> str:
     """The first resource a policy document grants `action` on ("" when none): what a shared line is (`spelled`: as in
     policy_actions)."""
-    import json
 
     doc = document
     if isinstance(doc, str):

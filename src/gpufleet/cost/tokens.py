@@ -17,6 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from msgspec import Struct
 
+from gpufleet import plan
 from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, money
@@ -172,7 +173,6 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
 
 def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = BILLINGS) -> list[NodeMonth]:
     """One node-month per billing model: the stack re-declared with that billing (cost compare), one running node."""
-    from gpufleet import plan
     from gpufleet.cost import compare
 
     spec = plan.for_stack(stack).fleet.spec

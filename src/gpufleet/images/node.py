@@ -14,8 +14,7 @@ from msgspec import Struct
 from msgspec.structs import asdict
 
 from gpufleet import registry
-from gpufleet.components import scaling_signals
-from gpufleet.images import agent_settings, gateway, node_agent
+from gpufleet.images import agent_settings, gateway, node_agent, scaling_signals
 from gpufleet.images.node_env import AGENT_ENV_KEYS
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.templating import environment
@@ -32,7 +31,7 @@ def scaling_metrics() -> dict:
 
 
 def agent_config(recipe: Recipe) -> dict:
-    """The node agent's config (agent.json beside it): the signals from components/data/scaling_metrics.yaml, the
+    """The node agent's config (agent.json beside it): the signals from images/data/scaling_metrics.yaml, the
     timings from images/node_agent.yaml, the files it reads from the recipe's layout, each cloud's metadata facts."""
     lay, sm = recipe.layout, scaling_metrics()
     clouds = {}

@@ -2,7 +2,7 @@
 """gpufleet node agent: the scaling signals, draining and the spot notice on a node (docs/scaling-node.md).
 
 Standard library only; the image installs this file and its config (images/node.py: agent.json, rendered from
-components/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profiles) and three entry points:
+images/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profiles) and three entry points:
 
 - `metrics`: every period, read vLLM's /metrics on 127.0.0.1 and publish the queue, running and KV-cache signals with
   the node's cloud's publisher (e.g. Alibaba: CloudMonitor custom metrics signed with the instance RAM role's STS keys,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 from pathlib import Path
 
 import httpx
@@ -64,7 +65,6 @@ def _entries(raw: object, shown: str, settings: tuple[str, ...] = ()) -> list[tu
 
 
 def _jsonl(text: str, shown: str) -> list:
-    import json
 
     out = []
     for n, line in enumerate(text.splitlines(), 1):

@@ -7,7 +7,7 @@
 - vLLM's own metrics: each endpoint's Prometheus text (the node gateway's /metrics/vllm, or the URL given) is read
   every `poll_s` while the load runs; the highest `vllm:num_requests_waiting` (summed over engines) and KV-cache use
   (`vllm:kv_cache_usage_perc`, else `vllm:gpu_cache_usage_perc`, x 100) are kept. The names and how they add up are
-  the node agent's (components/data/scaling_metrics.yaml, images/node_agent.signal_value).
+  the node agent's (images/data/scaling_metrics.yaml, images/node_agent.signal_value).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from collections import Counter
 import httpx
 from msgspec import Struct
 
-from gpufleet.components import scaling_signals
 from gpufleet.errors import Problem, UserError
-from gpufleet.images import node_agent
+from gpufleet.images import node_agent, scaling_signals
 from gpufleet.rollout import answers
 from gpufleet.rollout.gates import Gate, Thresholds, answer_gates, traffic_gates
 from gpufleet.secret import Secret

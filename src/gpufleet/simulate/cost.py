@@ -12,20 +12,18 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpufleet.cost import tokens as tok
+from gpufleet.cost import usage as usage_mod
+from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.cost.estimate import money
+from gpufleet.cost.resources import NODE_CATEGORIES
+from gpufleet.cost.stack import stack_estimate
 from gpufleet.simulate.engine import Result
-
-HOURS_PER_MONTH = Decimal(730)
 
 
 def trace_cost(stack: str, r: Result, node_hours: dict[str, float], tokens: float | None, usage_file: str | None = None) -> dict:
-    from gpufleet import plan
-    from gpufleet.cost import tokens as tok
-    from gpufleet.cost import usage as usage_mod
-    from gpufleet.cost.estimate import money
-    from gpufleet.cost.resources import NODE_CATEGORIES
-
     usage = usage_mod.load(stack, usage_file)
-    fleet, est = plan.stack_estimate(stack, usage_file)
+    fleet, est = stack_estimate(stack, usage_file)
     hours = Decimal(str(r.trace.duration_s)) / Decimal(3600)
     lines, complete, total = [], True, Decimal(0)
     months = {nm.billing: nm for nm in tok.node_months(stack, usage, billings=tuple(sorted(node_hours)))}

@@ -9,6 +9,7 @@ from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
+from gpufleet.sizing.vllm_argv import vllm_args
 
 # `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
 # spec sets itself (kv_cache_dtype, max_model_len, tensor_parallel_size, ...) cannot be given there (stacks/spec.py
@@ -137,7 +138,6 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
-    from gpufleet.components.vllm_argv import vllm_args
     from gpufleet.images.recipes import fleet_recipe
 
     version = fleet_recipe(fleet.spec).pins.get("vllm")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpufleet.components.alicloud import names
+from gpufleet.images import scaling_signals
 from gpufleet.registry import ListCap
 
 # Tags: at most 20 on a scaling group (Auto Scaling TagResources, "You can attach up to 20 tags to a scaling
@@ -80,7 +81,6 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 
 def scaling_note(spec) -> str:
     """What drives scaling and how fast it can react, from the spec (gpufleet preview)."""
-    from gpufleet.components import scaling_signals
 
     a = spec.autoscaling
     cool = f"at most one step per cooldown_s {a.cooldown_s} s"

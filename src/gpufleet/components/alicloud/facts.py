@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from gpufleet.components import scaling_signals
+from gpufleet.images import scaling_signals
 
 
 def of(inv, token):

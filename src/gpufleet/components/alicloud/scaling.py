@@ -11,8 +11,9 @@ import pulumi_alicloud as alicloud
 from msgspec import Struct
 
 from gpufleet import clock, cron, naming
-from gpufleet.components import scaling_signals, userdata
+from gpufleet.components import userdata
 from gpufleet.components.alicloud import rules
+from gpufleet.images import scaling_signals
 from gpufleet.naming import Names
 from gpufleet.registry import profile
 from gpufleet.stacks.loader import Fleet
@@ -213,7 +214,7 @@ def alarm_args(a: Autoscaling) -> list[dict]:
     """ESS event-triggered tasks, scale out then scale in (website/docs/r/ess_alarm.html.markdown).
 
     metric queue / kv_cache: custom metrics the nodes publish into the fleet's CloudMonitor group under the dimension
-    of their scaling group (components/data/scaling_metrics.yaml); the statistic is the average over the nodes'
+    of their scaling group (images/data/scaling_metrics.yaml); the statistic is the average over the nodes'
     reports, so thresholds are per node. Scale out when the chosen signal is above its threshold; scale in only when
     the queue and the KV cache are both low (two expressions joined by &&). metric cpu_utilization: ESS's system
     metric CpuUtilization, as before. The group ids are filled in by the component."""

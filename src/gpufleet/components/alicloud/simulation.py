@@ -8,8 +8,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from gpufleet.components import scaling_signals
 from gpufleet.components.alicloud import rules
+from gpufleet.images import scaling_signals
 from gpufleet.simulate import timings as timing_data
 from gpufleet.simulate.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
 

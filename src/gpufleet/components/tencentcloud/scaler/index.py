@@ -9,7 +9,7 @@ gateway's VPC-only metrics port. One run:
 3. GET http://<ip>:GPUFLEET_METRICS_PORT GPUFLEET_METRICS_PATH on every node at once, each with a short timeout;
    the node's value of GPUFLEET_METRIC (queue: waiting requests, summed over engines; kv_cache: KV-cache usage in
    percent, averaged over engines), names and scale from signals.json (rendered from
-   components/data/scaling_metrics.yaml by package.py);
+   images/data/scaling_metrics.yaml by package.py);
 4. the average over the nodes that answered: above GPUFLEET_SCALE_OUT_ABOVE -> AS ExecuteScalingPolicy
    GPUFLEET_SCALE_OUT_POLICY; below GPUFLEET_SCALE_IN_BELOW -> GPUFLEET_SCALE_IN_POLICY, only when every node
    answered; both with HonorCooldown, so the group's cooldown paces repeated runs.

@@ -1,5 +1,5 @@
 """The scaler function's code package: index.py and signals.json (the signals' vLLM names and scale from
-components/data/scaling_metrics.yaml, the node-read timeout from images/node_agent.yaml), zipped byte-for-byte the
+images/data/scaling_metrics.yaml, the node-read timeout from images/node_agent.yaml), zipped byte-for-byte the
 same on every run so the program's preview and `pulumi up` see no change unless the code changes."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from gpufleet.components import scaling_signals
-from gpufleet.images import agent_settings
+from gpufleet.images import agent_settings, scaling_signals
 
 HERE = Path(__file__).parent
 HANDLER = "index.main_handler"  # the SCF handler: file index.py, function main_handler

@@ -1,4 +1,4 @@
-"""The scaling signals the node publishes and the programs scale on: components/data/scaling_metrics.yaml, read once.
+"""The scaling signals the node publishes and the programs scale on: images/data/scaling_metrics.yaml, read once.
 
 That file is the one home of the metric names, the dimension key, the namespace and the period (issue 18); the
 clouds' scaling modules read them here and write no metric name of their own.
@@ -31,7 +31,7 @@ class Signals(Struct, frozen=True):
 @cache
 def raw() -> dict:
     """The whole file, as the node agent's config and the Tencent scaler's package carry its metrics."""
-    return inputs.load_mapping(PATH, "components/data/scaling_metrics.yaml")
+    return inputs.load_mapping(PATH, "images/data/scaling_metrics.yaml")
 
 
 @cache

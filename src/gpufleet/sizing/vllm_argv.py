@@ -6,8 +6,8 @@ loader's flag check reads it (sizing/checks.py flag_problems) on every command t
 
 from __future__ import annotations
 
-from gpufleet.components.prompt_logging import forced_flags
 from gpufleet.images.recipes import Layout, fleet_recipe
+from gpufleet.sizing.prompt_logging import forced_flags
 from gpufleet.stacks.loader import Fleet
 
 
