@@ -8,8 +8,9 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from gpufleet import namescope
+from gpufleet import namescope, plan, registry
 from gpufleet.errors import Problem, UserError
+from gpufleet.stacks import loader
 
 
 class Report(Struct):
@@ -34,8 +35,6 @@ def check(
     only: list[str] | None = None,
 ) -> Report:
     """Preview every stack file (of `cloud`, or all) and `extra` (stack, file, fleet, resources) together."""
-    from gpufleet import plan
-    from gpufleet.stacks import loader
 
     report = Report()
     previewed: list[tuple[str, str, Any, list[dict]]] = []
@@ -65,7 +64,6 @@ def check(
 def quota_problems(previewed: list[tuple[str, str, Any, list[dict]]]) -> list[Problem]:
     """Lists whose cloud quota is per account in a region (registry.ListCap scope "region", e.g. Alibaba ESS scheduled
     tasks): their total over the stacks of one cloud and region against the quota, on each stack that adds to it."""
-    from gpufleet import registry
 
     totals: dict[tuple[str, str, str], list[tuple[str, str, int]]] = {}
     for stack, file, fleet, _ in previewed:

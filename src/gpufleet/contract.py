@@ -13,6 +13,7 @@ each element of a list or object), a kind, the source, and the spec field that l
 from __future__ import annotations
 
 import base64
+import ipaddress
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -20,6 +21,8 @@ from functools import cache
 from typing import Any
 
 from msgspec import Struct, field
+
+from gpufleet import cron, registry
 
 ABSENT = "<absent>"  # what a `required` rule's of_spec returns when the spec leaves the value out
 PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # how the engine shows a value not known during a real preview
@@ -147,8 +150,6 @@ def check_value(rule: Rule, value: Any, now: datetime) -> str | None:
         if (rule.low is not None and len(value) < rule.low) or (rule.high is not None and len(value) > rule.high):
             return f"length {len(value)} is outside {_show(rule.low)}-{_show(rule.high)}"
     elif k in ("cidr", "ip"):
-        import ipaddress
-
         try:
             ipaddress.ip_network(value, strict=True) if k == "cidr" else ipaddress.ip_address(value)
         except (TypeError, ValueError):
@@ -208,7 +209,6 @@ def check_resource(rules: Iterable[Rule], resource: dict, now: datetime) -> list
 
 
 def rules_module(cloud: str):
-    from gpufleet import registry
 
     return registry.module(cloud, "rules")
 
@@ -291,7 +291,6 @@ WARN_DAYS = 30  # preview warns this long before a schedule window ends
 
 def schedule_notes(spec, now: datetime) -> list[str]:
     """Each schedule's next firing in the provider's cron zone and in UTC, and a warning 30 days before its window ends."""
-    from gpufleet import cron
 
     zone = cron.zone(rules_module(spec.cloud).CRON_ZONE_HOURS)
     out = []

@@ -79,6 +79,7 @@ def console(stderr: bool = False, **kwargs):
     - An output that is not a terminal: COLUMNS wide if set, else WIDE (rich would use 80 or the terminal of stdin).
     """
 
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.console import Console
 
     stream = kwargs.get("file") or (sys.stderr if stderr else sys.stdout)
@@ -96,6 +97,7 @@ def console(stderr: bool = False, **kwargs):
 
 def print_problems(problems: Iterable[Problem], out=None) -> None:
     """`error file: path: message`, each literally (the word `error` in red)."""
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.text import Text
 
     out = out or console(stderr=True)

@@ -19,6 +19,7 @@ YAML is parsed with libyaml's CSafeLoader when PyYAML was built with it (about 1
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import json
 import math
 import os
@@ -463,7 +464,6 @@ HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 def host_problem(host: str) -> str | None:
     """Why `host` (an SSH builder's address, a URL's host) is neither an IP address (IPv6 with its zone too) nor a host
     name, as `is not ...` to follow the host; None when it is one."""
-    import ipaddress
 
     try:
         ipaddress.ip_address(host)

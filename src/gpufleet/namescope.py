@@ -20,7 +20,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from gpufleet import inputs
+from gpufleet import inputs, registry
 
 SCOPES = ("account", "region", "vpc", "group", "none")
 DATA = "name_scopes.yaml"
@@ -65,7 +65,6 @@ class Name(Struct, frozen=True):
 
 
 def data_file(cloud: str) -> Path:
-    from gpufleet import registry
 
     return Path(str(registry.module(cloud, "profile").__file__)).parent / DATA
 

@@ -29,6 +29,7 @@ class Plan(Struct):
     def inventory(self):
         """What the program declares under the mock engine (gpufleet.preview.Inventory), run on first use."""
         if self._inventory is None:
+            # deferred: the preview imports the SDK and providers (~100 ms); plan fit --stack needs no preview
             from gpufleet import preview
 
             if self.from_file:

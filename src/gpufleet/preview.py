@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from gpufleet import mockengine, validation
+from gpufleet import clock, contract, mockengine, registry, validation
 from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import loader
 
@@ -88,6 +88,7 @@ def _program_place(exc: BaseException, path: str) -> tuple[int, int] | None:
 
 def preview_fleet(fleet: loader.Fleet, raw: dict[str, Any]) -> Inventory:
     """Preview a fleet validated from data (cost compare's options): the same program, not validated again."""
+    # deferred: the components import the providers (~100 ms): only a run declares them
     from gpufleet.components.fleet import declare_program
 
     return _run(partial(declare_program, fleet), fleet.stack, {loader.CONFIG_KEY: raw}, fleet)
@@ -108,7 +109,7 @@ def run(
 
 def _run(program: Callable[[], object], stack: str, config: dict[str, Any], fleet: loader.Fleet) -> Inventory:
     """The fleet's program under the mock engine, then the provider contract on what it declared."""
-    from gpufleet import registry
+    # deferred: cryptography (~14 ms): only a given certificate is read
     from gpufleet.components import hardening
 
     config = hardening.offline_config(fleet.spec, config)
@@ -118,7 +119,6 @@ def _run(program: Callable[[], object], stack: str, config: dict[str, Any], flee
 def require_contract(fleet: loader.Fleet, inventory: Inventory) -> Inventory:
     """The provider contract (gpufleet/contract.py) on what the program declared: a broken rule is a problem on the
     spec field that leads to the value, with the rule's citation (exit 2; `pulumi up` would have been refused)."""
-    from gpufleet import clock, contract
 
     violations = contract.check_inventory(inventory.resources, clock.now(), fleet.spec.cloud)
     if violations:

@@ -14,11 +14,11 @@ from pathlib import Path
 import jinja2
 from msgspec import Struct
 
-from gpufleet import inputs, validation
+from gpufleet import account, inputs, preview, validation
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive
 from gpufleet.registry import profile
-from gpufleet.stacks import catalog, loader
+from gpufleet.stacks import catalog, loader, lock
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
@@ -94,7 +94,6 @@ def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) ->
     """Preview the new stack with every stack of its cloud, as in one account (gpufleet/account.py): a cloud-side
     name another stack already uses in its documented scope is refused before anything is written. Returns the
     stacks whose names could not be compared (their files do not validate: skipped, not fatal, as for the CIDRs)."""
-    from gpufleet import account, preview
 
     inventory = preview.preview_fleet(fleet, raw)  # its problems on the file it would be (fleet.file), not <stack>
     others = [s for s in loader.stack_names(root) if s != stack]
@@ -249,9 +248,8 @@ def recipe_for(gpu: str) -> str:
 def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:
     """What images/lock.json holds for the recipe in the region, as the reason `region new` prints; a UserError when it
     holds nothing there. A placeholder entry is said to be one: no image was built, `pulumi up` would refuse it."""
-    from gpufleet.stacks.lock import image_for
 
-    ref = image_for(recipe, cloud, region)
+    ref = lock.image_for(recipe, cloud, region)
     if isinstance(ref, str):
         raise UserError([Problem("images/lock.json", f"{recipe}.{cloud}.{region}", ref)])
     if ref.placeholder:

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from msgspec import Struct, field
 
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, did_you_mean
 
 
 class Capability(enum.StrEnum):
@@ -301,7 +301,6 @@ def unknown(cloud: str) -> str | None:
     """Why `cloud` names no registered cloud (the message every `--cloud`-like input gives), None when it names one."""
     if cloud in _ENTRIES:
         return None
-    from gpufleet.errors import did_you_mean
 
     return f"unknown cloud {cloud!r}" + did_you_mean(cloud, names())
 

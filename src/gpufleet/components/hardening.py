@@ -11,6 +11,7 @@ EXPIRY_WARN_DAYS = 30  # preview warns when a PEM certificate it can read expire
 
 def certificate_expiry(pem: str) -> datetime | None:
     """notAfter of the first certificate in a PEM text, or None when it is not a readable certificate."""
+    # deferred: cryptography (~14 ms on the preview): only a given certificate is read with it
     from cryptography import x509
 
     try:

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from gpufleet import inputs
+from gpufleet.images.recipes import fleet_recipe
+
 METRIC_NAMES = Path(__file__).parent / "data" / "metric_names.yaml"
 FLEET_LABEL = "gpufleet_fleet"
 # The dashboard's latency percentile: a display choice, not an alarm threshold (alarms come from the spec).
@@ -26,7 +29,6 @@ RATE_WINDOW = "5m"  # the dashboard's rate() window
 
 
 def vllm_version(fleet) -> str:
-    from gpufleet.images.recipes import fleet_recipe
 
     return fleet_recipe(fleet.spec).pins["vllm"]
 
@@ -199,7 +201,6 @@ def expressions_as_rules(fleet) -> dict:
 
 @cache
 def _names() -> dict:
-    from gpufleet import inputs
 
     return inputs.load_mapping(METRIC_NAMES, "components/data/metric_names.yaml")
 

@@ -73,6 +73,7 @@ def argv_text(fleet: Fleet) -> str:
 
 def gateway_env_text(fleet: Fleet) -> str:
     """The gateway's environment (images/gateway.py), held to the same EnvironmentFile= character rule."""
+    # deferred: keeps jinja2 (images.templating) off the preview path
     from gpufleet.images import gateway
 
     env = gateway.env_map(gateway.values_from_fleet(fleet))
@@ -105,6 +106,7 @@ def block_content(text: str, width: int = 6) -> str:
 
 def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=""):
     """render() once the ids are known: a pulumi Output of the user-data when an id is a resource's output."""
+    # deferred: the Pulumi SDK and providers (~100 ms): only the program and the image pipeline need them
     import pulumi
 
     return pulumi.Output.all(metrics_group, scaling_group).apply(lambda ids: render(fleet, role_name, *ids))
@@ -113,6 +115,7 @@ def render_output(fleet: Fleet, role_name: str, metrics_group="", scaling_group=
 def base64_output(text) -> object:
     """User-data as the providers take it: Base64 of the text (a str or a pulumi Output of one)."""
 
+    # deferred: the Pulumi SDK and providers (~100 ms): only the program and the image pipeline need them
     import pulumi
 
     return pulumi.Output.from_input(text).apply(lambda t: base64.b64encode(t.encode()).decode())

@@ -32,7 +32,7 @@ import yaml
 from msgspec import Struct, field
 from msgspec.structs import asdict
 
-from gpufleet import inputs
+from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
 
@@ -153,7 +153,6 @@ def data_dir(cloud: str, data: Path | None = None) -> Path:
     """Where the cloud's price catalogs are: `data` when given (tests), else the folder its profile names."""
     if data is not None:
         return data
-    from gpufleet import registry
 
     return registry.profile(cloud).price_data
 

@@ -28,9 +28,10 @@ from gpufleet import clock
 from gpufleet import plan as plans
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.estimate import money
+from gpufleet.cost.estimate import money, row_spread_and_staleness
 from gpufleet.cost.usage import WEEK_MIN, cron_week_minutes
 from gpufleet.errors import Problem, UserError
+from gpufleet.stacks import loader
 
 RATIO = Decimal("0.0001")
 
@@ -173,7 +174,6 @@ def catalog_prices(cloud: str, region: str, instance_type: str, data=None) -> Pr
 
 
 def _spread(row: pricecat.PriceRow) -> tuple[Decimal, Decimal] | None:
-    from gpufleet.cost.estimate import row_spread_and_staleness
 
     low, high, _ = row_spread_and_staleness(row, clock.now().date())
     return None if low is None or high is None or low == high == row.price else (low, high)
@@ -239,7 +239,6 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
 
 def _express(p: Plan, spec, raw: dict, file: str) -> None:
     """A `billing:` block (and the replicas / schedules it needs) the spec validates, or what the spec cannot say."""
-    from gpufleet.stacks import loader
 
     k = len(p.subscribed)
     term = p.term

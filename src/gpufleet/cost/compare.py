@@ -15,7 +15,7 @@ from msgspec import Struct
 from gpufleet import plan as plans
 from gpufleet.cost import estimate
 from gpufleet.cost.decision import decide, label
-from gpufleet.cost.estimate import Estimate
+from gpufleet.cost.estimate import Estimate, amount
 from gpufleet.cost.usage import Usage
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.registry import profile
@@ -237,7 +237,6 @@ def _same_unknown(l) -> tuple:
 def _span(e: Estimate, drop: set[tuple]) -> tuple[Decimal, Decimal | None]:
     """What the total can be, leaving out the unpriced lines in `drop`: the sourced spread of the priced part, with
     no upper bound when another line is unpriced."""
-    from gpufleet.cost.estimate import amount
 
     t = amount([l for l in e.lines if l.monthly_cost is not None or _same_unknown(l) not in drop])
     return t.low, (t.high if t.complete else None)

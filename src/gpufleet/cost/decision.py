@@ -26,6 +26,7 @@ from decimal import Decimal
 
 from msgspec import Struct, field
 
+from gpufleet.cost import view
 from gpufleet.cost.estimate import Estimate, Line, money
 
 CONFIDENCES = ("certain", "likely", "toss-up")
@@ -277,7 +278,6 @@ def decide(options) -> Decision:
             d.not_compared, d.bounded = list(p2.not_compared), list(p2.bounded)
     elif not d.why:
         d.confidence, d.why = "certain", "the only option priced"
-    from gpufleet.cost import view
 
     share = view.quality(cheapest.estimate).estimated_share
     if share:  # the confidence reads the sourced spreads; how good the prices are is another question, said here

@@ -23,6 +23,7 @@ Instance types come from stacks/data/<cloud>.yaml through gpufleet.stacks.catalo
 from __future__ import annotations
 
 import re
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -30,9 +31,11 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import replace
 
-from gpufleet import registry
+from gpufleet import inputs, registry
+from gpufleet.clock import now
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
+from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import catalog as stackcat
 
 Q4 = Decimal("0.0001")
@@ -60,7 +63,6 @@ def _shown(path: Path) -> str:
 
 
 def load_sources(cloud: str, data: Path | None = None) -> dict:
-    from gpufleet import inputs
 
     path = _data(cloud, data) / f"sources-{cloud}.yaml"
     return inputs.load_mapping(path, _shown(path))
@@ -120,7 +122,6 @@ class QuoteFile(Struct, frozen=True):
 
 
 def load_quotes(cloud: str, data: Path | None = None) -> QuoteFile:
-    from gpufleet import inputs
 
     path = _data(cloud, data) / f"quotes-{cloud}.yaml"
     if not path.exists():
@@ -658,7 +659,6 @@ def _instance_rows(ctx: DeriveContext, cloud: str) -> None:
 
 def load_steps(cloud: str, data: Path | None = None) -> dict | None:
     """The cloud's step-pricing facts (cost/data/step-pricing-<cloud>.yaml), None when it has none."""
-    from gpufleet import inputs
 
     path = _data(cloud, data) / f"step-pricing-{cloud}.yaml"
     return inputs.load_mapping(path, _shown(path)) if path.exists() else None
@@ -676,10 +676,6 @@ def derive(cloud: str, region: str, today: str, data: Path | None = None) -> Cat
 def build_date(text: str | None, flag: str = "--date") -> str:
     """The build date a catalog is stamped with: `text` as YYYY-MM-DD, a real day and not after today (the run's clock,
     gpufleet.clock), or today when None; a UserError otherwise."""
-    from datetime import date
-
-    from gpufleet.clock import now
-    from gpufleet.errors import Problem, UserError
 
     today = now().date()
     if text is None:

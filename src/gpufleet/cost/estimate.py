@@ -19,13 +19,15 @@ from pathlib import Path
 
 from msgspec import Struct, field
 
-from gpufleet import clock, registry
+from gpufleet import clock, inputs, registry
 from gpufleet.cost import catalog as pricecat
-from gpufleet.cost import resources
+from gpufleet.cost import figures, resources
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.resources import CATEGORIES, COMPUTE, PricingContext, shown_nodes
 from gpufleet.cost.usage import Usage, keys_of, schedule_average
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.naming import group_prefix
+from gpufleet.stacks import rollout
 
 CENT = Decimal("0.01")
 
@@ -112,7 +114,6 @@ class Amount(Struct, frozen=True):
 
     def text(self, spread: bool = True) -> str:
         """`123.45`, `123.45 (110.00–140.00)` for an estimated price, `≥ 123.45` with unpriced lines, `unpriced`."""
-        from gpufleet.cost import figures
 
         if self.lines and not self.priced:
             return figures.UNPRICED
@@ -243,7 +244,6 @@ def load_discounts(path: str | None) -> list[Discount]:
     """Finance's negotiated rates: `discounts: [{match: "instance/*", billing: payg, factor: 0.8, note: ...}]`."""
     if not path:
         return []
-    from gpufleet import inputs
 
     doc = inputs.load_mapping(path, path, what="a mapping with a `discounts:` list")
     out, problems = [], []
@@ -319,8 +319,6 @@ def group_averages(spec, usage: Usage) -> tuple[tuple[str, Decimal], ...]:
     Empty without a rollout."""
     if getattr(spec, "rollout", None) is None:
         return ()
-    from gpufleet.naming import group_prefix
-    from gpufleet.stacks import rollout
 
     current, candidate = rollout.current_spec(spec), rollout.candidate_spec(spec)
     held = spec.rollout.phase == "promoted"
@@ -334,8 +332,6 @@ def group_bounds(spec) -> tuple[tuple[str, int, int], ...]:
     peak: the group's max, or a schedule's higher max). Empty without a rollout."""
     if getattr(spec, "rollout", None) is None:
         return ()
-    from gpufleet.naming import group_prefix
-    from gpufleet.stacks import rollout
 
     out = []
     for g in (rollout.current_spec(spec), rollout.candidate_spec(spec)):

@@ -21,6 +21,7 @@ from msgspec import Struct
 
 from gpufleet.cost import figures, view
 from gpufleet.cost.compare import Option
+from gpufleet.cost.decision import decide
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
 
@@ -240,6 +241,7 @@ def _formats(wb) -> _Formats:
 
 
 def _col(c: int) -> str:
+    # deferred: the export's own library: only that --format loads it
     from xlsxwriter.utility import xl_col_to_name
 
     return xl_col_to_name(c)
@@ -327,6 +329,7 @@ _BOOK_OPTIONS = {"in_memory": True, "strings_to_formulas": False}
 
 def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
     """Summary (category totals, total and quality shares as formulas over the Lines sheet), Lines, Assumptions."""
+    # deferred: the export's own library: only that --format loads it
     import xlsxwriter
 
     wb = xlsxwriter.Workbook(path, _BOOK_OPTIONS)
@@ -388,9 +391,8 @@ def estimate_xlsx(e: Estimate, path: Path | BinaryIO) -> None:
 def compare_xlsx(stack: str, options: list[Option], path: Path | BinaryIO) -> None:
     """Summary (one row per option: categories as SUMIFS over Lines, total as SUM, stacked chart), Lines,
     Estimated prices, Assumptions."""
+    # deferred: the export's own library: only that --format loads it
     import xlsxwriter
-
-    from gpufleet.cost.decision import decide
 
     wb = xlsxwriter.Workbook(path, _BOOK_OPTIONS)
     f = _formats(wb)
@@ -752,6 +754,7 @@ def chart_svg(bars: list[Bar], currency: str, width: int = 960) -> str:
 
 
 def _env():
+    # deferred: jinja2 (with markupsafe): only the HTML export renders with it
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     return Environment(
@@ -783,6 +786,7 @@ def _legend() -> list[dict]:
 
 
 def estimate_html(e: Estimate) -> str:
+    # deferred: markupsafe: only the HTML export needs it
     from markupsafe import Markup
 
     return (
@@ -804,7 +808,6 @@ def estimate_html(e: Estimate) -> str:
 
 def versus_texts(options: list[Option]) -> dict[str, tuple[str, str]]:
     """Per option label: (decision rank, "margin confidence" against the current option), as every report shows them."""
-    from gpufleet.cost.decision import decide
 
     d = decide(options)
     out = {}
@@ -816,9 +819,8 @@ def versus_texts(options: list[Option]) -> dict[str, tuple[str, str]]:
 
 
 def compare_html(stack: str, options: list[Option]) -> str:
+    # deferred: markupsafe: only the HTML export needs it
     from markupsafe import Markup
-
-    from gpufleet.cost.decision import decide
 
     decision = decide(options).as_json()
     versus = versus_texts(options)

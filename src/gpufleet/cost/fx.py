@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 import msgspec
 from msgspec import Struct
 
+from gpufleet.clock import now
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.errors import Problem, UserError
 
@@ -77,7 +78,6 @@ def parse(currency: str | None, fx: str | None, catalog_currency: str = "CNY") -
                 )
             ]
         ) from None
-    from gpufleet.clock import now
 
     if date.fromisoformat(when) > (today := now().date()):  # a rate dated 2099 labelled every figure as of 2099
         raise UserError([Problem("--fx", "", f"{when} is after today ({today}): give the day the rate was quoted")])

@@ -18,6 +18,7 @@ import os
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from msgspec import Struct, field
 
@@ -25,6 +26,7 @@ from gpufleet import registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.inputs import host_problem
 from gpufleet.stacks import catalog as stackcat
 
 
@@ -66,9 +68,6 @@ def _check(cloud: str, region: str, endpoint: str | None = None, image_id: str |
 
 def _endpoint_problem(endpoint: str) -> str | None:
     """Why `endpoint` is not HOST[:PORT] (a host name or IP address, a port 1-65535), as `is ...`; None when it is."""
-    from urllib.parse import urlsplit
-
-    from gpufleet.inputs import host_problem
 
     if not endpoint or any(ch in endpoint for ch in "/?#@") or any(ch.isspace() or not ch.isprintable() for ch in endpoint):
         return "is not HOST[:PORT] (no scheme, path, space or control character)"

@@ -10,10 +10,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from gpufleet.cost import exports, figures, overhead, view
 from gpufleet.cost.commitment import Plan as CommitPlan
 from gpufleet.cost.compare import Option, rank
-from gpufleet.cost.decision import label
+from gpufleet.cost.decision import decide, label
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
@@ -143,6 +145,7 @@ def _money_column(t: Table, name: str) -> None:
 
 
 def estimate_table(e: Estimate, console: Console) -> None:
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
     from rich.text import Text
 
@@ -275,10 +278,9 @@ def _meta(options: list[Option]) -> tuple[str, str, list[str]]:
 
 def compare_table(stack: str, options: list[Option], console: Console) -> None:
     """Options as rows, fitting 100 columns with every total in full; what does not fit goes in the notes below."""
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
     from rich.text import Text
-
-    from gpufleet.cost.decision import decide
 
     currency, as_of, assumptions = _meta(options)
     d = decide(options)
@@ -422,6 +424,7 @@ def diff_json(r: DiffResult) -> dict:
 
 
 def diff_table(r: DiffResult, console: Console) -> None:
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
     from rich.text import Text
 
@@ -496,7 +499,7 @@ def diff_markdown(r: DiffResult) -> str:
 
 
 def commit_table(p: CommitPlan, console: Console) -> None:
-    import yaml
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
     from rich.text import Text
 

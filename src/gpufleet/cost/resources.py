@@ -16,6 +16,7 @@ from typing import Protocol
 
 from msgspec import Struct, field
 
+from gpufleet import inputs, registry
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.registry import UsageKey
 
@@ -23,7 +24,6 @@ DAYS_PER_MONTH = HOURS_PER_MONTH / 24
 
 
 def _categories() -> list[dict]:
-    from gpufleet import inputs
 
     path = Path(__file__).parent / "data" / "categories.yaml"
     with inputs.shaped("cost/data/categories.yaml"):
@@ -345,7 +345,6 @@ NEUTRAL_FREE_PREFIXES: dict[str, str] = {
 
 
 def _pricing(cloud: str):
-    from gpufleet import registry
 
     return registry.module(cloud, "pricing")
 

@@ -18,11 +18,13 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from msgspec import Struct
 
 from gpufleet import plan
-from gpufleet.cost import view
+from gpufleet.cost import compare, view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import COMPUTE, NODE_CATEGORIES
 from gpufleet.errors import Problem, UserError
+from gpufleet.inputs import number_problems
+from gpufleet.sizing import capacity, loadtest
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600  # 730 h
 BILLINGS = ("payg", "monthly", "yearly", "spot")
@@ -59,8 +61,6 @@ class Throughput(Struct, frozen=True):
 
 def throughput(result: dict, shown: str) -> Throughput:
     """The reference level of a load-test result (its knee, else its best error-free level), or a UserError."""
-    from gpufleet.inputs import number_problems
-    from gpufleet.sizing import capacity
 
     qps, how = capacity.per_node_qps_of(result, shown)
     levels = result["levels"]
@@ -173,7 +173,6 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
 
 def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = BILLINGS) -> list[NodeMonth]:
     """One node-month per billing model: the stack re-declared with that billing (cost compare), one running node."""
-    from gpufleet.cost import compare
 
     spec = plan.for_stack(stack).fleet.spec
     out = []
@@ -233,7 +232,6 @@ def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int
 
     Under spot, `spot_base` of them (the on-demand base the spec requires: prod keeps replicas.min pay-as-you-go,
     compare.spot_base) are pay-as-you-go nodes: 4 nodes of a prod spot fleet with min 2 are 2 payg + 2 spot."""
-    from gpufleet.sizing import capacity
 
     p = capacity.plan(peak_qps, float(t.requests_per_s), redundancy, t.how)
     monthly = {n.billing: None if n.monthly is None else n.monthly * p.nodes for n in nodes}
@@ -248,7 +246,6 @@ def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int
 
 
 def warnings(result: dict, shown: str, fleet) -> list[str]:
-    from gpufleet.sizing import loadtest
 
     recorded = result.get("stack")
     if not isinstance(recorded, dict):

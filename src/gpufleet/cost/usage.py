@@ -14,11 +14,15 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from gpufleet import registry
+from gpufleet import inputs, registry
+from gpufleet.cost import resources
 from gpufleet.cost.resources import shown_nodes
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.registry import UsageKey
-from gpufleet.stacks.loader import USAGE_KEY
+from gpufleet.stacks import rollout
+from gpufleet.stacks.loader import USAGE_KEY, read_stack_config
+from gpufleet.stacks.project import project_root
+from gpufleet.validation import load_fleet
 
 HERE = Path(__file__).parent
 DEFAULTS = HERE / "data" / "usage-defaults.yaml"
@@ -81,7 +85,6 @@ USAGE_MAX = Decimal(10) ** 12  # no usage quantity of a month comes near a trill
 def keys_of(cloud: str | None = None) -> list[UsageKey]:
     """The usage keys a cloud's estimate reads: every cloud's (cost/resources.py USAGE), then the cloud's own (every
     registered cloud's when None)."""
-    from gpufleet.cost import resources
 
     clouds = [cloud] if cloud else registry.names()
     own = [k for c in clouds for k in registry.usage_keys(c)]
@@ -101,7 +104,6 @@ CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, r
 
 
 def _read(path: Path, shown: str) -> dict:
-    from gpufleet import inputs
 
     doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
     problems: list[Problem] = []
@@ -132,15 +134,12 @@ def _read(path: Path, shown: str) -> dict:
 
 def _stack_dir() -> Path:
     """cost/usage/ of the project (user state, read from the project root only)."""
-    from gpufleet.stacks.project import project_root
 
     return project_root() / "cost" / "usage"
 
 
 def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | None, str, str]:
     """(the stack's usage file or None, how it is shown, a note when there is none) for a stack name."""
-    from gpufleet.stacks.loader import read_stack_config
-    from gpufleet.stacks.project import project_root
 
     shown, config = read_stack_config(stack)
     named = config.get(CONFIG_KEY)
@@ -193,9 +192,6 @@ def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Pat
         values.update(layer)
     u = Usage.of(values=tuple(values.items()), files=tuple(files), notes=tuple(notes), origins=tuple(sorted(origins.items())))
     if stack and dict(u.origins).get("replicas_average"):
-        from gpufleet.stacks.loader import read_stack_config
-        from gpufleet.validation import load_fleet
-
         if problems := fleet_problems(u, load_fleet(stack).spec, read_stack_config(stack)[0]):
             raise UserError(problems)
     return u
@@ -209,8 +205,6 @@ def fleet_problems(u: Usage, spec, stack_file: str = "the stack") -> list[Proble
     if avg is None or shown is None:
         return []
     if getattr(spec, "rollout", None) is not None:
-        from gpufleet.stacks import rollout
-
         spec = rollout.current_spec(spec)
     lo, hi = spec.replicas.min, max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
     if lo <= avg <= hi:

@@ -9,6 +9,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from gpufleet import inputs
+from gpufleet.errors import did_you_mean
+from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import catalog
 
 RULES = Path(__file__).parent / "compat.yaml"
@@ -16,7 +19,6 @@ RULES = Path(__file__).parent / "compat.yaml"
 
 @lru_cache(maxsize=1)
 def rules() -> dict:
-    from gpufleet import inputs
 
     return inputs.load_mapping(RULES, "images/compat.yaml")
 
@@ -129,8 +131,6 @@ def recipe_problems(recipe) -> list[tuple[str, str]]:
     kinds = catalog.gpu_kinds()
     for i, name in enumerate(recipe.gpus):
         if name not in kinds:
-            from gpufleet.errors import did_you_mean
-
             out.append((f"recipe.gpus.{i}", f"unknown GPU kind {name!r}" + did_you_mean(name, kinds)))
             continue
         out += [(f"recipe.gpus.{i}", f"{name}: {msg}") for msg in gpu_clashes(recipe, kinds[name])]
@@ -180,7 +180,6 @@ def dtype_clash(dtype: str, gpu) -> str | None:
 
 
 def recipes_serving(gpu_name: str) -> list[str]:
-    from gpufleet.images.recipes import load_recipe, recipe_names
 
     return [n for n in recipe_names() if gpu_name in load_recipe(n).gpus]
 

@@ -84,6 +84,7 @@ class GatewayValues(NamedTuple):
 
 def values_from_fleet(fleet) -> GatewayValues:
     """The gateway's values from a validated Fleet (controller side)."""
+    # deferred: runs on the node as a plain script, where no gpufleet package is installed
     from gpufleet import registry
 
     spec = fleet.spec
@@ -238,6 +239,7 @@ def _write(path: str, text: str, mode: int, group: str | None = None) -> None:
             handle.write(text)
         os.chmod(tmp, mode)
         if group is not None:
+            # deferred: runs on the node as a plain script, where no gpufleet package is installed
             import grp
 
             os.chown(tmp, 0, grp.getgrnam(group).gr_gid)

@@ -12,6 +12,7 @@ In "done" the image keeps the builder's instance id as recorded in "image" (`bui
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
@@ -19,8 +20,11 @@ import pulumi
 from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpufleet import inputs
+from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.stacks import catalog
+from gpufleet.stacks.loader import no_such_stack, read_config
 
 Phase = Literal["build", "image", "done"]
 
@@ -49,7 +53,6 @@ def tags(recipe, manifest_sha256: str | None) -> dict[str, str]:
 
 def cidr_problem(cidr: str) -> str | None:
     """Why `cidr` may not be the builder's SSH source, or None."""
-    import ipaddress
 
     try:
         net = ipaddress.ip_network(cidr)
@@ -66,7 +69,6 @@ def declare(
     problem = cidr_problem(spec.operator_cidr)
     if problem:
         raise ValueError(problem)
-    from gpufleet import registry
 
     return registry.module(spec.cloud, "image").declare(recipe, spec, phase, manifest_sha256, builder_instance_id)
 
@@ -91,7 +93,6 @@ class _Builder(BaseModel):
     @field_validator("cloud")
     @classmethod
     def _registered(cls, cloud: str) -> str:
-        from gpufleet import registry
 
         if why := registry.unknown(cloud):
             raise ValueError(why)
@@ -128,7 +129,6 @@ class PipelineConfig(BaseModel):
 
 
 def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
-    from gpufleet.stacks import catalog
 
     b = cfg.builder
     out = []
@@ -178,8 +178,6 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
 
 def load_pipeline(stack_file: Path):
     """(recipe, BuilderSpec, config) of an images stack file, or a UserError naming every problem."""
-    from gpufleet.images.recipes import load_recipe, recipe_names
-    from gpufleet.stacks.loader import no_such_stack, read_config
 
     shown = str(stack_file)
     if not stack_file.exists():

@@ -24,9 +24,10 @@ from pydantic import (
     model_validator,
 )
 
-from gpufleet import registry
+from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import gateway
+from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
@@ -270,7 +271,6 @@ class Recipe(Strict):
     @field_validator("regions")
     @classmethod
     def _regions(cls, v: dict[str, list[str]], info: ValidationInfo) -> dict[str, list[str]]:
-        from gpufleet.stacks import catalog
 
         clouds = (info.context or {}).get("clouds")  # see load_recipe
         bad = []
@@ -401,7 +401,6 @@ def _load(path_str: str, name: str, cloud: str | None = None) -> Recipe:
             if Path(name).suffix:  # a file name, perhaps: say that it was looked for too
                 why += f"; no file {name} either: give a recipe name or the path of a recipe file"
         raise UserError([Problem(shown, "", why)])
-    from gpufleet import inputs
 
     raw = inputs.load_mapping(path, shown, what="a recipe (a mapping of keys to values)")
     try:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct, field
 
+from gpufleet import inputs
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.steps import RenderedStep, render
@@ -118,9 +119,8 @@ def read_known_hosts(path: Path, into: paramiko.HostKeys | None = None) -> param
     yet. A file that cannot be read as text (a folder, not UTF-8, too large) is a UserError naming it; a line that is
     not a host key is skipped, as OpenSSH skips it (paramiko's own loader stops with a traceback at some: a key that is
     not base64, an RSA key too short)."""
+    # deferred: the SSH stack: only an image build over SSH needs it
     import paramiko
-
-    from gpufleet import inputs
 
     keys = paramiko.HostKeys() if into is None else into
     if not path.exists():
@@ -143,6 +143,7 @@ class SshHost:
     """One Fabric connection. `sudo -n` when the user is not root; one command per run."""
 
     def __init__(self, target: Target):
+        # deferred: the SSH stack: only an image build over SSH needs it
         import fabric
         import paramiko
 
@@ -210,6 +211,7 @@ class SshHost:
                 return
 
     def run(self, script: str, timeout_s: int) -> Result:
+        # deferred: the SSH stack: only an image build over SSH needs it
         import invoke
         import paramiko
 

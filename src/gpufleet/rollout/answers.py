@@ -23,6 +23,7 @@ import httpx
 import yaml
 from msgspec import Struct
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
 
 DEFAULT = Path(__file__).parent / "data" / "prompts.yaml"
@@ -81,8 +82,6 @@ def load(user_file: Path | None = None) -> PromptSet:
     default = yaml.safe_load(DEFAULT.read_text(encoding="utf-8"))
     prompts = _entries(default, "rollout/data/prompts.yaml", settings=("max_tokens", "seed"))
     if user_file is not None:
-        from gpufleet import inputs
-
         shown = str(user_file)
         text = inputs.read_text(user_file, shown)  # a missing, unreadable, non-UTF-8 file or a folder: a UserError
         raw = _jsonl(text, shown) if shown.endswith(".jsonl") else inputs.parse_yaml(text, shown)

@@ -34,6 +34,7 @@ class DeployFailed(Exception):
 
 def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[str], None]) -> None:
     """`pulumi up` through the Automation API; a failed update raises DeployFailed."""
+    # deferred: the Pulumi SDK and providers (~100 ms): only the program and the image pipeline need them
     from pulumi import automation as auto
 
     try:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import asyncio as aio
 from collections import Counter
 
 import httpx
@@ -238,7 +239,6 @@ def gates(
 ) -> tuple[list[Gate], dict]:
     """Every gate of one step: the traffic gates under load, then the answer gates (after the load, so the answers'
     requests do not change the latency measured). Returns the gates and the figures behind them."""
-    import asyncio as aio
 
     traffic = aio.run(measure(current, candidate, s))
     compared = aio.run(_answers(current, candidate, ps, s))

@@ -18,12 +18,15 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 from gpufleet.rollout import deploy, plan
 from gpufleet.rollout.gates import Gate, failed
 from gpufleet.rollout.plan import Change
 from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, operator, paths, save
+from gpufleet.stacks.loader import MAX_STACK_BYTES
+from gpufleet.stacks.rollout import StepError, rollout_step_spec
 
 
 class Context(Struct):
@@ -52,7 +55,6 @@ Measure = Callable[[], tuple[list[Gate], dict]]
 
 def spec_change(text: str, change: Change, now: datetime) -> str:
     """The stack file's text after `change` (gpufleet.stacks.rollout owns how a rollout section changes)."""
-    from gpufleet.stacks.rollout import rollout_step_spec
 
     if change.kind == "weight":
         assert change.weight is not None
@@ -152,20 +154,16 @@ class Run:
         return True
 
     def _text(self) -> str:
-        from gpufleet import inputs
-        from gpufleet.stacks.loader import MAX_STACK_BYTES
 
         # as the loader read it (a BOM dropped)
         return inputs.read_text(self.ctx.stack_file, self.ctx.shown, max_bytes=MAX_STACK_BYTES)
 
     def _changed(self, text: str, change: Change) -> str:
         """The stack file's text after `change`, or a UserError when it cannot be written line by line."""
-        from gpufleet import inputs
 
         section = (inputs.parse_yaml(text, self.ctx.shown)["config"]["gpufleet:fleet"] or {}).get("rollout") or {}
         if (change.kind == "promote" and section.get("phase") == "promoted") or (change.kind == "finish" and not section):
             return text  # made before a crash (promoting again would move retire_after; a finished file has no section)
-        from gpufleet.stacks.rollout import StepError
 
         try:
             return spec_change(text, change, self.ctx.now().replace(microsecond=0))
@@ -175,7 +173,6 @@ class Run:
             ) from None
 
     def _write(self, change: Change) -> None:
-        from gpufleet import inputs
 
         path = self.ctx.stack_file
         text = self._text()

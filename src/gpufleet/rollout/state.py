@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import json
 import os
@@ -33,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
 from gpufleet.files import write_atomic
 from gpufleet.stacks.spec import Strategy, steps_problem
@@ -94,7 +96,6 @@ FIX = "restore it, or remove it to forget the rollout; the stack file stays as i
 def load(path: Path) -> State | None:
     """The state file, None when there is none; a damaged one (not UTF-8, not JSON, a folder, a field missing or of the
     wrong type) is a UserError naming the file and each field, before anything is done."""
-    from gpufleet import inputs
 
     if not os.path.lexists(path):
         return None
@@ -255,7 +256,6 @@ class _StateFile(_Shape):
 
 def shape_problems(raw: dict) -> list[tuple[str, str]]:
     """(field, why) for each field of a parsed state file that is missing or not of the type the commands read."""
-    from gpufleet import inputs
 
     try:
         _StateFile.model_validate(raw)
@@ -312,7 +312,6 @@ class Lock:
         )
 
     def __enter__(self) -> Lock:
-        import fcntl
 
         for _ in range(50):
             try:

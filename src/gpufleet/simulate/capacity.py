@@ -13,6 +13,11 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from gpufleet.errors import UserError
+from gpufleet.inputs import number_problems, read_json_object
+from gpufleet.sizing import capacity
+from gpufleet.sizing.capacity import MAX_QPS_PER_NODE
+
 
 class NodeCapacity(Struct, frozen=True):
     requests_per_s: float  # the knee: what one node serves within the load test's SLO
@@ -44,8 +49,6 @@ class NodeCapacity(Struct, frozen=True):
 
 def from_loadtest(path: Path) -> NodeCapacity:
     """The knee of a `gpufleet loadtest --save-json` file (the rule `plan capacity` and `cost tokens` use)."""
-    from gpufleet.inputs import read_json_object
-    from gpufleet.sizing import capacity
 
     data = read_json_object(path, "write one with `gpufleet loadtest ... --save-json FILE`")
     qps, how = capacity.per_node_qps_of(data, str(path))
@@ -67,9 +70,6 @@ def from_loadtest(path: Path) -> NodeCapacity:
 
 
 def given(requests_per_s: float, source: str = "given") -> NodeCapacity:
-    from gpufleet.errors import UserError
-    from gpufleet.inputs import number_problems
-    from gpufleet.sizing.capacity import MAX_QPS_PER_NODE
 
     problems = number_problems(requests_per_s, "--qps-per-node", "", 0, MAX_QPS_PER_NODE, above=True)
     if problems:

@@ -118,6 +118,7 @@ def peak_needs(s: dict) -> str:
 
 
 def table(doc: dict, c, rows: int = 30) -> None:
+    # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
 
     tl = doc["timeline"]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from msgspec.structs import replace
 
-from gpufleet.simulate import engine, timings
+from gpufleet import clock, cron, plan, registry
+from gpufleet.simulate import cost, engine, report, summary, timings, trace
 from gpufleet.simulate.capacity import NodeCapacity
 from gpufleet.simulate.model import Behaviour
 from gpufleet.simulate.trace import PROFILE_STEP_S, Trace
@@ -14,7 +15,6 @@ from gpufleet.simulate.trace import PROFILE_STEP_S, Trace
 
 def behaviour(fleet, resources: list[dict], node_completes: bool | None = None) -> Behaviour:
     """The Behaviour of a fleet's declared resources, read by its cloud's simulation module."""
-    from gpufleet import registry
 
     mod = registry.module(fleet.spec.cloud, "simulation")
     b = mod.behaviour(resources, timings.node(fleet), node_completes)
@@ -44,9 +44,6 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
     """A business day in UTC hours as multiples of `low`, shaped by the declared schedules: the load is 5x low while
     the schedule with the most desired nodes holds, low while the one with the fewest does (a weekday's firings).
     Without schedules: quiet at night, a morning ramp, a busy day, quiet again (UTC hours, a China business day)."""
-    from datetime import UTC, datetime, timedelta
-
-    from gpufleet import cron
 
     monday = datetime(2026, 12, 7, tzinfo=UTC)
     firings = []
@@ -80,7 +77,6 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
 
 
 def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, step_s: float = PROFILE_STEP_S) -> Trace:
-    from gpufleet.simulate import trace
 
     return trace.profile(name, step_low(b, cap), start, step_s, day_shape(b))
 
@@ -101,8 +97,6 @@ def for_stack(
     priced: bool = True,
 ) -> dict:
     """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes."""
-    from gpufleet import clock, plan
-    from gpufleet.simulate import cost, report, summary, trace
 
     p = plan.for_stack(stack)
     b = behaviour(p.fleet, p.resources)

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from gpufleet.simulate.model import QUALITIES, Timing
+from gpufleet.sizing import checks, fit, models
 
 NODE = Path(__file__).parent / "data" / "node.yaml"
 GIB_TO_GBIT = 2**30 * 8 / 1e9  # 8.59 Gbit per GiB
@@ -36,8 +37,6 @@ def read(path: Path) -> dict[str, Timing]:
 def weights_gib(fleet) -> tuple[float | None, str]:
     """The weights' size the node fetches: the model's weights as plan fit sizes them (all GPUs of the node)."""
     try:
-        from gpufleet.sizing import checks, fit, models
-
         arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
         serving = checks.serving_of(fleet.spec)
         r = fit.fit(arch, fleet.gpu, serving)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from gpufleet import inputs
 from gpufleet.cron import SEARCH_DAYS
 from gpufleet.errors import Problem, UserError
 from gpufleet.sizing.capacity import MAX_PEAK_QPS
@@ -192,15 +193,12 @@ def span_problems(start: datetime, span_s: float, shown: str, field: str) -> lis
 
 
 def read(path: Path, default_start: datetime) -> Trace:
-    from gpufleet import inputs
 
     shown = str(path)
     # the one reader of input files: a folder, a name too long or bytes that are not UTF-8 are named as elsewhere
     # (this said "cannot read: [Errno 21] Is a directory: '<the path again>'"); a trace may be larger than a YAML file
     text = inputs.read_text(path, shown, max_bytes=MAX_BYTES)
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
-        from gpufleet import inputs
-
         data = inputs.parse_json(text, shown)  # duplicate keys, NaN and Infinity refused, as in every JSON input
         if isinstance(data, dict):
             data = data.get("rows")

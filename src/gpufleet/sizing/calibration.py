@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 from msgspec import Struct
 
+from gpufleet import inputs
 from gpufleet.sizing import fit, models, parallel, profiler
 
 DATA = Path(__file__).parent / "data" / "calibration.yaml"
@@ -35,7 +36,6 @@ GENERIC_CC = "8.0"  # for a structural check of a log that does not name its GPU
 
 @cache
 def table() -> dict:
-    from gpufleet import inputs
 
     return inputs.load_mapping(DATA, "sizing/data/calibration.yaml")
 

@@ -8,8 +8,10 @@ from typing import Any
 from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
+from gpufleet.images.recipes import fleet_recipe
 from gpufleet.sizing import fit, flags, models
 from gpufleet.sizing.vllm_argv import vllm_args
+from gpufleet.stacks.catalog import gpu_kinds, instance_types
 
 # `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
 # spec sets itself (kv_cache_dtype, max_model_len, tensor_parallel_size, ...) cannot be given there (stacks/spec.py
@@ -35,7 +37,6 @@ SERVING_FIELD = {
 
 def serving_of(spec) -> fit.Serving:
     """The serving parameters a stack renders, memory-relevant extra_args included, and its recipe's vLLM."""
-    from gpufleet.images.recipes import fleet_recipe
 
     s = spec.serving
     extra = {k.replace("-", "_"): v for k, v in s.extra_args.items()}
@@ -89,13 +90,11 @@ def extra_args_problems(spec) -> list[tuple[str, str]]:
 
 def sold_sizes(cloud: str) -> set[tuple[str, int]]:
     """(GPU, GPUs per node) of every instance type the cloud's catalog lists."""
-    from gpufleet.stacks.catalog import instance_types
 
     return {(t.gpu, t.gpus) for t in instance_types(cloud)}
 
 
 def fit_problems(fleet) -> list[tuple[str, str]]:
-    from gpufleet.stacks.catalog import gpu_kinds
 
     spec = fleet.spec
     name = spec.model.catalog or spec.model.name
@@ -138,7 +137,6 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
-    from gpufleet.images.recipes import fleet_recipe
 
     version = fleet_recipe(fleet.spec).pins.get("vllm")
     if not version:

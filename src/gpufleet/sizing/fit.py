@@ -16,8 +16,10 @@ from pathlib import Path
 from msgspec import Struct, field
 from msgspec.structs import asdict, replace
 
+from gpufleet import inputs
 from gpufleet.sizing import architectures, parallel, profiler
 from gpufleet.sizing.models import ModelArch
+from gpufleet.stacks import catalog
 
 GIB = 2**30
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
@@ -28,7 +30,6 @@ QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 
 @lru_cache(maxsize=1)
 def formats() -> dict[str, dict]:
-    from gpufleet import inputs
 
     with inputs.shaped("sizing/data/quantization.yaml"):
         return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
@@ -66,7 +67,6 @@ class Gpu(Struct, frozen=True):
 
 
 def usable_memory() -> dict[str, dict]:
-    from gpufleet.stacks import catalog
 
     return catalog.usable_memory()  # read once per process with the rest of gpus.yaml
 

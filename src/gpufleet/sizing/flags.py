@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from gpufleet import inputs
 from gpufleet.errors import did_you_mean
 
 SNAPSHOTS = Path(__file__).parent / "data" / "vllm_args"
@@ -16,7 +17,6 @@ SNAPSHOTS = Path(__file__).parent / "data" / "vllm_args"
 @cache
 def snapshot(version: str) -> dict | None:
     path = SNAPSHOTS / f"{version}.json"
-    from gpufleet import inputs
 
     if not path.exists():
         return None

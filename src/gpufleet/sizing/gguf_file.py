@@ -71,6 +71,7 @@ def read(path: Path) -> tuple[dict, float, str]:
     try:
         if why := _header_problem(path, os.path.getsize(path)):
             raise ValueError(why)
+        # deferred: gguf (numpy): only a .gguf model is read with it
         from gguf import GGML_QUANT_SIZES, GGUFReader
 
         reader = GGUFReader(path, "r")

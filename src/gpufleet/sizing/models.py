@@ -21,7 +21,9 @@ from functools import cache
 from pathlib import Path
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.inputs import kind, number_problems, read_json_object
 
@@ -506,7 +508,6 @@ def _sources() -> dict:
     path = CONFIGS / "SOURCES.yaml"
     if not path.exists():
         return {}
-    from gpufleet import inputs
 
     doc = inputs.load_mapping(path, "sizing/data/configs/SOURCES.yaml")
     rows = doc.get("configs") or {}
@@ -542,7 +543,6 @@ def _config_files(configs: Path) -> dict[str, Path]:
 @cache
 def _rows(path: Path) -> dict:
     """data/models.yaml `models:` (name -> source, card_parameters_b, config)."""
-    from gpufleet import inputs
 
     with inputs.shaped("sizing/data/models.yaml"):
         return inputs.load_mapping(path, "sizing/data/models.yaml")["models"]
@@ -557,7 +557,6 @@ def _from_file(name: str, path: Path) -> ModelArch:
 
 @cache
 def _from_row(name: str, path: Path) -> ModelArch:
-    from gpufleet import inputs
 
     row = _rows(path)[name]
     with inputs.shaped("sizing/data/models.yaml"):
@@ -584,8 +583,7 @@ def resolve(model: str) -> ModelArch:
     """A catalog name, the path of a config.json (or of a folder holding one), or a GGUF file."""
     path = Path(model)
     if path.suffix.lower() == ".gguf":
-        from msgspec.structs import replace
-
+        # deferred: gguf (numpy): only a .gguf model is read with it
         from gpufleet.sizing import gguf_file
 
         cfg, total, name = gguf_file.read(path)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from gpufleet import inputs
+
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
@@ -160,7 +162,6 @@ WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
 
 @cache
 def _data() -> dict:
-    from gpufleet import inputs
 
     return inputs.load_mapping(DATA, "sizing/data/vllm_engines.yaml")
 
@@ -186,7 +187,6 @@ def pins() -> dict[str, list[str]]:
     """vLLM version -> GPU kinds, from the image recipes (the one place versions are pinned). Only the two keys are
     read, through the strict reader, not the whole recipe model: `plan fit` should not pay for building it (the
     recipes are validated in full wherever a stack or a build uses them)."""
-    from gpufleet import inputs
 
     out: dict[str, list[str]] = {}
     for path in sorted(RECIPES.glob("*.yaml")):

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from gpufleet import inputs, registry
+from gpufleet.errors import did_you_mean
+
 DATA = Path(__file__).parent / "data"
 
 
 def clouds() -> tuple[str, ...]:
-    from gpufleet import registry
 
     return registry.names()
 
@@ -56,7 +58,6 @@ class InstanceType(Struct, frozen=True):
 
 @cache
 def _read(path: Path) -> dict:
-    from gpufleet import inputs
 
     return inputs.load_mapping(path, _shown(path))
 
@@ -66,7 +67,6 @@ def _shown(path: Path) -> str:
 
 
 def _catalog(cloud: str) -> Path:
-    from gpufleet import registry
 
     return registry.profile(cloud).catalog
 
@@ -76,7 +76,6 @@ def _load(cloud: str) -> dict:
 
 
 def gpu_kinds() -> dict[str, GpuKind]:
-    from gpufleet import inputs
 
     with inputs.shaped("stacks/data/gpus.yaml"):
         return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
@@ -89,7 +88,6 @@ def usable_memory() -> dict[str, dict]:
 
 def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
     """region -> zone -> GPU kinds sold there."""
-    from gpufleet import inputs
 
     with inputs.shaped(_shown(_catalog(cloud))):
         return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
@@ -105,7 +103,6 @@ class Location(Struct, frozen=True):
 
 def locations(cloud: str) -> dict[str, Location]:
     """region -> its Location, for the regions whose catalog entry gives one."""
-    from gpufleet import inputs
 
     with inputs.shaped(_shown(_catalog(cloud))):
         return {r: Location(**v["location"]) for r, v in _load(cloud)["regions"].items() if v.get("location")}
@@ -127,7 +124,6 @@ def default_instance_type(cloud: str, gpu: str, gpus: int) -> InstanceType | Non
 def zone_problem(cloud: str, region: str, zone: str, gpu: str | None = None) -> str | None:
     """Why `zone` cannot be used in `region` (a region of the cloud's catalog): it is not one of its zones, or it does
     not sell `gpu`; None when it can."""
-    from gpufleet.errors import did_you_mean
 
     zones = regions(cloud)[region]
     if zone not in zones:

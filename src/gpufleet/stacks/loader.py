@@ -7,6 +7,7 @@ raised together as one UserError; nothing is registered when there is any.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable
@@ -14,12 +15,14 @@ from pathlib import Path
 from typing import Any, get_args
 
 from msgspec import Struct
+from msgspec.structs import replace
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from gpufleet import contract, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.stacks import catalog
+from gpufleet.naming import group_prefix
+from gpufleet.stacks import catalog, rollout
 from gpufleet.stacks.lock import image_for
 from gpufleet.stacks.project import project_root
 from gpufleet.stacks.spec import Environment, FleetSpec
@@ -62,18 +65,15 @@ class Fleet(Struct, frozen=True):
     def group_prefix(self) -> str:
         """The logical prefix of the serving group's resources: <name>-<label>-<environment> with fleet.label, else
         the prefix (names without a label are the names before issue 31)."""
-        from gpufleet.naming import group_prefix
 
         return group_prefix(self.spec)
 
     def serving_groups(self) -> list[tuple[Fleet, int]]:
         """(the group's fleet, its per-node backend weight) of each serving group: the fleet's own, then a rollout's
         candidate (stacks/rollout.py derives the weights). Without a rollout: the fleet itself, rollout.DEFAULT_WEIGHT."""
-        from gpufleet.stacks import rollout
 
         if self.spec.rollout is None or self.candidate is None:
             return [(self, rollout.DEFAULT_WEIGHT)]
-        from msgspec.structs import replace
 
         current, candidate = rollout.weights(self.spec)
         return [(replace(self, spec=rollout.current_spec(self.spec), candidate=None), current), (self.candidate, candidate)]
@@ -353,9 +353,6 @@ def _candidate_field(path: str) -> str:
 def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     """The fleet with its rollout's candidate group resolved; the finished spec (what `rollout finish` leaves) is
     validated like any fleet, so a candidate that could not become the fleet is refused before it is deployed."""
-    from msgspec.structs import replace
-
-    from gpufleet.stacks import rollout
 
     spec = fleet.spec
     try:
@@ -535,7 +532,6 @@ def cross_problems(spec: FleetSpec) -> list[tuple[str, str]]:
             out.append((f"fleet.autoscaling.schedules.{i}.max", f"{s.max} is above replicas.max ({spec.replicas.max})"))
         if spec.environment == "prod" and s.min < 2:
             out.append((f"fleet.autoscaling.schedules.{i}.min", "prod keeps at least 2 nodes at every hour"))
-    import ipaddress
 
     vpc = ipaddress.ip_network(spec.network.vpc_cidr)
     room = 2 ** (spec.network.subnet_prefix - vpc.prefixlen)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
+from gpufleet.inputs import kind
 from gpufleet.stacks.project import project_root
 
 # The package's recipes and image pipeline, as the docs name them (they are not in the project's images/, which holds
@@ -38,7 +40,6 @@ class ImageRef(Struct, frozen=True):
 
 def load(path: Path | None = None) -> dict:
     """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError."""
-    from gpufleet import inputs
 
     default = lock_path()
     path = path or default
@@ -84,8 +85,6 @@ def _unknown(doc: dict, known: tuple[str, ...], shown: str, at: str) -> list[Pro
 
 def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
     """(key, message) for each field of one region's entry that is not what `image lock record` writes."""
-    from gpufleet import registry
-    from gpufleet.inputs import kind
 
     out = []
     placeholder = where.get("placeholder", False)
@@ -105,7 +104,6 @@ def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
 
 def recipe_regions(recipe: str) -> dict:
     """cloud -> the regions the package's recipe copies its image to ({} when it cannot be read: a message only)."""
-    from gpufleet import inputs
 
     try:
         regions = inputs.load_mapping(RECIPES / f"{recipe}.yaml", f"{RECIPES_SHOWN}/{recipe}.yaml").get("regions")
@@ -169,7 +167,6 @@ ID_BODY = re.compile(r"[0-9a-z]+(-[0-9a-z]+)*")
 def id_problem(cloud: str, image_id: str, placeholder: bool) -> str | None:
     """Why `image_id` is not an image id of `cloud` (a registered one): `image lock record` refuses it, and a lock.json
     entry holding it (a hand edit) is refused when a stack reads it. Only a placeholder entry's id says placeholder."""
-    from gpufleet import registry
 
     prefix = registry.profile(cloud).image_id_prefix
     body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
@@ -182,7 +179,6 @@ def id_problem(cloud: str, image_id: str, placeholder: bool) -> str | None:
 def manifest_problems(recipe, manifest: dict) -> list[tuple[str, str]]:
     """(field, message) for each reason the build manifest is not a build of this recipe as it is now: it must be the
     recipe's, with exactly the recipe's pins (a mapping of version strings)."""
-    from gpufleet.inputs import kind
 
     problems: list[tuple[str, str]] = []
     if manifest.get("recipe") != recipe.name:

@@ -22,12 +22,16 @@ its share roughly doubles. `share(...)` of the live counts is what the load bala
 
 from __future__ import annotations
 
+import copy
 import re
 from datetime import datetime, timedelta
 from fractions import Fraction
 from functools import cache
 from typing import Literal
 
+from gpufleet import inputs
+from gpufleet.errors import UserError
+from gpufleet.naming import group_prefix
 from gpufleet.stacks.spec import FleetSpec, Replicas
 
 WEIGHT_MAX = 100  # the highest backend weight both vendors take (module docstring)
@@ -104,7 +108,6 @@ def notes(spec: FleetSpec) -> list[str]:
     r = spec.rollout
     if r is None:
         return []
-    from gpufleet.naming import group_prefix
 
     current, candidate = current_replicas(spec), candidate_replicas(spec)
     wc, wn = weights(spec)
@@ -235,8 +238,6 @@ def rollout_step_spec(stack_yaml_text: str, step: Step, now: datetime | None = N
 def _parse(text: str):
     """The stack file's text as data, read as the loader reads it (inputs.parse_yaml: libyaml, which takes a tab after
     `key:`; PyYAML's own scanner refused it, a ScannerError traceback in rollout start)."""
-    from gpufleet import inputs
-    from gpufleet.errors import UserError
 
     try:
         return inputs.parse_yaml(text, "the stack file")
@@ -245,7 +246,6 @@ def _parse(text: str):
 
 
 def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
-    import copy
 
     doc = copy.deepcopy(doc)
     fleet = doc["config"]["gpufleet:fleet"]

@@ -14,6 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gpufleet import registry
+from gpufleet.cron import SEARCH_DAYS, parse
+from gpufleet.inputs import host_problem
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
 
@@ -210,12 +213,9 @@ class Model(Strict):
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        from gpufleet import registry
 
         schemes = [registry.profile(c).object_scheme for c in registry.names()]
         if https := HTTPS_SOURCE.match(v):  # the host and port as a URL's anywhere (inputs.host_problem)
-            from gpufleet.inputs import host_problem
-
             if problem := host_problem(https["host"]):
                 raise ValueError(f"{v!r}: its host {https['host']!r} {problem}")
             if https["port"] is not None and not 1 <= int(https["port"]) <= 65535:
@@ -550,7 +550,6 @@ class Schedule(Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, v: str) -> str:
-        from gpufleet.cron import parse
 
         if not re.fullmatch(r"[^\s](?:[^\n\r\t]*[^\s])?", v):  # a newline or tab would reach the provider as written
             raise ValueError("must be one line of 5 fields separated by spaces, with no leading or trailing space or newline")
@@ -670,8 +669,6 @@ class Autoscaling(Strict):
         if self.scale_in_below >= self.scale_out_above:
             raise ValueError("scale_in_below must be lower than scale_out_above")
         if self.schedule_window_start is not None:
-            from gpufleet.cron import SEARCH_DAYS
-
             # the window, and the search for a schedule's first firing in it, must end within the calendar (year 9999):
             # beyond it the dates cannot be written (an OverflowError traceback in preview)
             if (date.max - self.schedule_window_start).days <= self.schedule_window_days + SEARCH_DAYS:

@@ -10,6 +10,7 @@ from gpufleet.images.pipeline import tags
 
 
 def declare(recipe, spec, phase, sha, builder_id) -> dict:
+    # deferred: the Pulumi SDK and providers (~100 ms): only the program and the image pipeline need them
     import pulumi_alicloud as alicloud
 
     t = tags(recipe, sha)

@@ -106,6 +106,7 @@ def fetch(
     region: str, today: str, endpoint: str | None = None, protocol: str = "https", image_id: str | None = None
 ) -> tuple[list[PriceRow], list[str]]:
     """Every catalog instance type x billing of the region (image_id is not asked for)."""
+    # deferred: the vendor's API SDK: only `catalog refresh` calls it
     from alibabacloud_ecs20140526 import models
     from alibabacloud_ecs20140526.client import Client
     from alibabacloud_tea_openapi.utils_models import Config

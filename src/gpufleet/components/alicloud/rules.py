@@ -12,6 +12,7 @@ Checked: 2026-12-03.
 from __future__ import annotations
 
 from gpufleet.contract import Rule
+from gpufleet.registry import profile
 
 REPO = "aliyun/terraform-provider-alicloud@81c43b6"
 
@@ -80,7 +81,6 @@ def _hc(spec):
 
 def _level(tier: str) -> str | None:
     """The ESSD performance level the program sends for a spec disk tier (the cloud profile's disk categories)."""
-    from gpufleet.registry import profile
 
     return profile("alicloud").disk_categories[tier].get("performance_level")
 

@@ -86,6 +86,7 @@ def instance_types(fleet: Fleet) -> list[str]:
     primary = fleet.instance_type.type
     if fleet.spec.billing.model != "spot":
         return [primary]
+    # deferred: read only when the pricing needs the catalog's types
     from gpufleet.stacks.catalog import instance_types as catalog_types
 
     priced = _priced_types(fleet.spec.region)
@@ -98,6 +99,7 @@ def instance_types(fleet: Fleet) -> list[str]:
 
 
 def _priced_types(region: str) -> set[str]:
+    # deferred: keeps the cost package off the preview path
     from gpufleet.cost import catalog
 
     try:

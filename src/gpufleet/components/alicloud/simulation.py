@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from gpufleet.components.alicloud import rules
+from gpufleet.components.alicloud import node_agent, rules
 from gpufleet.images import scaling_signals
 from gpufleet.simulate import timings as timing_data
 from gpufleet.simulate.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
@@ -37,8 +37,6 @@ def node_completes_launch_hook() -> tuple[bool, str]:
     agent the image runs (Alibaba's part of it, components/alicloud/node_agent.py, shipped beside images/node_agent.py),
     since the hook names no notification target that would."""
     try:
-        from gpufleet.components.alicloud import node_agent
-
         text = inspect.getsource(node_agent)
     except (ImportError, OSError):
         return False, "the node agent could not be read"

@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from gpufleet.components.tencentcloud import names
+from gpufleet import cron
+from gpufleet.components.tencentcloud import names, rules
 from gpufleet.registry import ListCap
 
 # Tags: at most 30 on a scaling group ("每个伸缩组最多支持30个标签", tccli 3.1.189.1
@@ -72,8 +73,6 @@ def tag_problems(spec) -> list[tuple[str, str]]:
 def cron_to_utc8(text: str) -> str:
     """The spec's UTC cron as the same instants in the zone Tencent AS reads (UTC+8, rules.CRON_ZONE_HOURS);
     a ValueError (cron.CronError) when no single cron says that."""
-    from gpufleet import cron
-    from gpufleet.components.tencentcloud import rules
 
     return cron.shift(text, rules.CRON_ZONE_HOURS)
 
@@ -111,7 +110,6 @@ def spec_problems(spec) -> list[tuple[str, str]]:
 
 def scaling_notes(spec) -> list[str]:
     """What drives scaling and how fast it can react, from the spec (gpufleet preview)."""
-    from gpufleet.components.tencentcloud import rules
 
     a = spec.autoscaling
     cool = f"at most one step per cooldown_s {a.cooldown_s} s"
@@ -123,6 +121,8 @@ def scaling_notes(spec) -> list[str]:
             f"{a.evaluation_minutes * 60} s, in at <= {a.scale_in_below}% for {a.scale_in_evaluation_minutes} x 60 s; {cool}"
         )
     else:
+        # deferred: the autoscaler component imports the Pulumi SDK and provider (~100 ms), and these checks run
+        # wherever a stack is loaded (plan fit --stack included)
         from gpufleet.components.tencentcloud import autoscaler
 
         t = getattr(a, a.metric)

@@ -9,6 +9,7 @@ from gpufleet.images.pipeline import tags
 
 
 def declare(recipe, spec, phase, sha, builder_id) -> dict:
+    # deferred: the Tencent provider (tens of ms): only the image pipeline needs it
     import tencentcloud_iac_pulumi.cvm as tc_cvm
     import tencentcloud_iac_pulumi.image as tc_image
     import tencentcloud_iac_pulumi.instance as tc_instance

@@ -18,6 +18,7 @@ from gpufleet.cost.catalog import HOURS_PER_MONTH, PriceRow
 from gpufleet.cost.refresh import creds, d, row
 from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import catalog as stackcat
+from gpufleet.stacks.lock import load
 
 ENV = PROFILE.price_credentials
 ASKS: dict[str, tuple[dict[str, Any], str, int]] = {  # billing -> (request fields, catalog unit, months in the term)
@@ -70,7 +71,6 @@ def parse_inquiry(body: dict, months: int) -> Inquired | None:
 
 def _image_id(region: str) -> str:
     """InquiryPriceRunInstances needs an image of the region: the first one images/lock.json records."""
-    from gpufleet.stacks.lock import load
 
     recipes = load().get("images", {})
     image_id = next(
@@ -91,6 +91,7 @@ def fetch(
 ) -> tuple[list[PriceRow], list[str]]:
     """Every catalog instance type x billing of the region, asked in a zone selling its GPU."""
     image_id = image_id or _image_id(region)
+    # deferred: the vendor's API SDK: only `catalog refresh` calls it
     from tencentcloud.common import credential
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
     from tencentcloud.common.profile.client_profile import ClientProfile

@@ -86,6 +86,7 @@ def spot_max_price(fleet: Fleet) -> str | None:
     limit = fleet.spec.billing.spot_price_limit
     if limit is not None:
         return f"{limit:.4f}"
+    # deferred: keeps the cost package off the preview path
     from gpufleet.cost import catalog
 
     try:
