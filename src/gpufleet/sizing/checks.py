@@ -8,9 +8,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
-from gpufleet.images.recipes import fleet_recipe
 from gpufleet.sizing import fit, flags, models
-from gpufleet.sizing.vllm_argv import vllm_args
 from gpufleet.stacks.catalog import gpu_kinds, instance_types
 
 # `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
@@ -37,6 +35,8 @@ SERVING_FIELD = {
 
 def serving_of(spec) -> fit.Serving:
     """The serving parameters a stack renders, memory-relevant extra_args included, and its recipe's vLLM."""
+    # deferred: the recipe models (pydantic) are not for `plan fit` without --stack, which imports this module
+    from gpufleet.images.recipes import fleet_recipe
 
     s = spec.serving
     extra = {k.replace("-", "_"): v for k, v in s.extra_args.items()}
@@ -137,6 +137,10 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
+    # deferred: the recipes and the argv read the image recipe models and the stack loader (pydantic models, about 500M
+    # instructions): `plan fit` without --stack imports this module and must not pay for them
+    from gpufleet.images.recipes import fleet_recipe
+    from gpufleet.sizing.vllm_argv import vllm_args
 
     version = fleet_recipe(fleet.spec).pins.get("vllm")
     if not version:
