@@ -29,6 +29,7 @@ def releases() -> dict[str, dict]:
     return json.loads(DATA.read_text(encoding="utf-8"))["releases"]
 
 
+@cache  # asked for every sizing of a stack (its advice sizes many variants of the same model and version)
 def support(architectures: tuple[str, ...], version: str) -> Support:
     """Whether vLLM `version` serves a model whose config.json lists `architectures` (nothing known: no answer)."""
     v = parse_version(version)
