@@ -209,7 +209,6 @@ def check_resource(rules: Iterable[Rule], resource: dict, now: datetime) -> list
 
 
 def rules_module(cloud: str):
-
     return registry.module(cloud, "rules")
 
 

@@ -65,7 +65,6 @@ class Name(Struct, frozen=True):
 
 
 def data_file(cloud: str) -> Path:
-
     return Path(str(registry.module(cloud, "profile").__file__)).parent / DATA
 
 

@@ -29,7 +29,6 @@ RATE_WINDOW = "5m"  # the dashboard's rate() window
 
 
 def vllm_version(fleet) -> str:
-
     return fleet_recipe(fleet.spec).pins["vllm"]
 
 
@@ -201,7 +200,6 @@ def expressions_as_rules(fleet) -> dict:
 
 @cache
 def _names() -> dict:
-
     return inputs.load_mapping(METRIC_NAMES, "components/data/metric_names.yaml")
 
 

@@ -174,7 +174,6 @@ def catalog_prices(cloud: str, region: str, instance_type: str, data=None) -> Pr
 
 
 def _spread(row: pricecat.PriceRow) -> tuple[Decimal, Decimal] | None:
-
     low, high, _ = row_spread_and_staleness(row, clock.now().date())
     return None if low is None or high is None or low == high == row.price else (low, high)
 
@@ -298,7 +297,6 @@ def _express(p: Plan, spec, raw: dict, file: str) -> None:
 
 
 def plan_stack(stack: str) -> Plan:
-
     base = plans.for_stack(stack)
     fleet = base.fleet
     prices = catalog_prices(fleet.spec.cloud, fleet.spec.region, fleet.instance_type.type)

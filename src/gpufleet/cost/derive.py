@@ -63,7 +63,6 @@ def _shown(path: Path) -> str:
 
 
 def load_sources(cloud: str, data: Path | None = None) -> dict:
-
     path = _data(cloud, data) / f"sources-{cloud}.yaml"
     return inputs.load_mapping(path, _shown(path))
 
@@ -122,7 +121,6 @@ class QuoteFile(Struct, frozen=True):
 
 
 def load_quotes(cloud: str, data: Path | None = None) -> QuoteFile:
-
     path = _data(cloud, data) / f"quotes-{cloud}.yaml"
     if not path.exists():
         return QuoteFile([], [])  # a cloud with no public price points: every instance row is `missing`

@@ -360,7 +360,6 @@ def reconcile(
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
-
     fleet, e = stack_estimate(stack)
     cloud, columns, lines = read_bill(bill, fleet.spec.cloud)
     cycle, lines = one_cycle(lines, month, str(bill), columns.get("cycle", ""))

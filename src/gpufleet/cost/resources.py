@@ -24,7 +24,6 @@ DAYS_PER_MONTH = HOURS_PER_MONTH / 24
 
 
 def _categories() -> list[dict]:
-
     path = Path(__file__).parent / "data" / "categories.yaml"
     with inputs.shaped("cost/data/categories.yaml"):
         return inputs.load_mapping(path, "cost/data/categories.yaml")["categories"]
@@ -345,7 +344,6 @@ NEUTRAL_FREE_PREFIXES: dict[str, str] = {
 
 
 def _pricing(cloud: str):
-
     return registry.module(cloud, "pricing")
 
 

@@ -246,7 +246,6 @@ def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int
 
 
 def warnings(result: dict, shown: str, fleet) -> list[str]:
-
     recorded = result.get("stack")
     if not isinstance(recorded, dict):
         return [

@@ -104,7 +104,6 @@ CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, r
 
 
 def _read(path: Path, shown: str) -> dict:
-
     doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
     problems: list[Problem] = []
     out: dict[str, Decimal | None] = {}

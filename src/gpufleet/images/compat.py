@@ -19,7 +19,6 @@ RULES = Path(__file__).parent / "compat.yaml"
 
 @lru_cache(maxsize=1)
 def rules() -> dict:
-
     return inputs.load_mapping(RULES, "images/compat.yaml")
 
 
@@ -180,7 +179,6 @@ def dtype_clash(dtype: str, gpu) -> str | None:
 
 
 def recipes_serving(gpu_name: str) -> list[str]:
-
     return [n for n in recipe_names() if gpu_name in load_recipe(n).gpus]
 
 

@@ -93,7 +93,6 @@ class _Builder(BaseModel):
     @field_validator("cloud")
     @classmethod
     def _registered(cls, cloud: str) -> str:
-
         if why := registry.unknown(cloud):
             raise ValueError(why)
         return cloud
@@ -129,7 +128,6 @@ class PipelineConfig(BaseModel):
 
 
 def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
-
     b = cfg.builder
     out = []
     regions = recipe.regions.get(b.cloud, [])

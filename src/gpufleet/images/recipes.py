@@ -271,7 +271,6 @@ class Recipe(Strict):
     @field_validator("regions")
     @classmethod
     def _regions(cls, v: dict[str, list[str]], info: ValidationInfo) -> dict[str, list[str]]:
-
         clouds = (info.context or {}).get("clouds")  # see load_recipe
         bad = []
         for cloud, regions in v.items():

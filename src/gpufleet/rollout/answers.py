@@ -66,7 +66,6 @@ def _entries(raw: object, shown: str, settings: tuple[str, ...] = ()) -> list[tu
 
 
 def _jsonl(text: str, shown: str) -> list:
-
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():

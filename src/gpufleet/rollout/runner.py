@@ -154,7 +154,6 @@ class Run:
         return True
 
     def _text(self) -> str:
-
         # as the loader read it (a BOM dropped)
         return inputs.read_text(self.ctx.stack_file, self.ctx.shown, max_bytes=MAX_STACK_BYTES)
 
@@ -173,7 +172,6 @@ class Run:
             ) from None
 
     def _write(self, change: Change) -> None:
-
         path = self.ctx.stack_file
         text = self._text()
         new = self._changed(text, change)

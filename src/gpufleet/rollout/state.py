@@ -312,7 +312,6 @@ class Lock:
         )
 
     def __enter__(self) -> Lock:
-
         for _ in range(50):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)

@@ -70,7 +70,6 @@ def from_loadtest(path: Path) -> NodeCapacity:
 
 
 def given(requests_per_s: float, source: str = "given") -> NodeCapacity:
-
     problems = number_problems(requests_per_s, "--qps-per-node", "", 0, MAX_QPS_PER_NODE, above=True)
     if problems:
         raise UserError(problems)

@@ -77,7 +77,6 @@ def day_shape(b: Behaviour) -> list[tuple[float, float]]:
 
 
 def default_trace(name: str, b: Behaviour, cap: NodeCapacity, start: datetime, step_s: float = PROFILE_STEP_S) -> Trace:
-
     return trace.profile(name, step_low(b, cap), start, step_s, day_shape(b))
 
 

@@ -193,7 +193,6 @@ def span_problems(start: datetime, span_s: float, shown: str, field: str) -> lis
 
 
 def read(path: Path, default_start: datetime) -> Trace:
-
     shown = str(path)
     # the one reader of input files: a folder, a name too long or bytes that are not UTF-8 are named as elsewhere
     # (this said "cannot read: [Errno 21] Is a directory: '<the path again>'"); a trace may be larger than a YAML file

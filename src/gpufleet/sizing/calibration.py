@@ -36,7 +36,6 @@ GENERIC_CC = "8.0"  # for a structural check of a log that does not name its GPU
 
 @cache
 def table() -> dict:
-
     return inputs.load_mapping(DATA, "sizing/data/calibration.yaml")
 
 

@@ -95,7 +95,6 @@ def sold_sizes(cloud: str) -> set[tuple[str, int]]:
 
 
 def fit_problems(fleet) -> list[tuple[str, str]]:
-
     spec = fleet.spec
     name = spec.model.catalog or spec.model.name
     model = models.lookup(name)

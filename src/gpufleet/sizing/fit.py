@@ -30,7 +30,6 @@ QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 
 @lru_cache(maxsize=1)
 def formats() -> dict[str, dict]:
-
     with inputs.shaped("sizing/data/quantization.yaml"):
         return inputs.load_mapping(QUANT, "sizing/data/quantization.yaml")["formats"]
 
@@ -67,7 +66,6 @@ class Gpu(Struct, frozen=True):
 
 
 def usable_memory() -> dict[str, dict]:
-
     return catalog.usable_memory()  # read once per process with the rest of gpus.yaml
 
 

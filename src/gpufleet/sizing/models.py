@@ -557,7 +557,6 @@ def _from_file(name: str, path: Path) -> ModelArch:
 
 @cache
 def _from_row(name: str, path: Path) -> ModelArch:
-
     row = _rows(path)[name]
     with inputs.shaped("sizing/data/models.yaml"):
         return from_config_dict(row["config"], f"sizing/data/models.yaml: models.{name}.config", name=name, source=row["source"])

@@ -162,7 +162,6 @@ WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
 
 @cache
 def _data() -> dict:
-
     return inputs.load_mapping(DATA, "sizing/data/vllm_engines.yaml")
 
 

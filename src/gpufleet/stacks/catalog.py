@@ -19,7 +19,6 @@ DATA = Path(__file__).parent / "data"
 
 
 def clouds() -> tuple[str, ...]:
-
     return registry.names()
 
 
@@ -58,7 +57,6 @@ class InstanceType(Struct, frozen=True):
 
 @cache
 def _read(path: Path) -> dict:
-
     return inputs.load_mapping(path, _shown(path))
 
 
@@ -67,7 +65,6 @@ def _shown(path: Path) -> str:
 
 
 def _catalog(cloud: str) -> Path:
-
     return registry.profile(cloud).catalog
 
 
@@ -76,7 +73,6 @@ def _load(cloud: str) -> dict:
 
 
 def gpu_kinds() -> dict[str, GpuKind]:
-
     with inputs.shaped("stacks/data/gpus.yaml"):
         return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
 

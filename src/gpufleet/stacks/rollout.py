@@ -246,7 +246,6 @@ def _parse(text: str):
 
 
 def _expected(doc: dict, step: Step, now: datetime | None) -> dict:
-
     doc = copy.deepcopy(doc)
     fleet = doc["config"]["gpufleet:fleet"]
     r = fleet["rollout"]

@@ -213,7 +213,6 @@ class Model(Strict):
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-
         schemes = [registry.profile(c).object_scheme for c in registry.names()]
         if https := HTTPS_SOURCE.match(v):  # the host and port as a URL's anywhere (inputs.host_problem)
             if problem := host_problem(https["host"]):
@@ -550,7 +549,6 @@ class Schedule(Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, v: str) -> str:
-
         if not re.fullmatch(r"[^\s](?:[^\n\r\t]*[^\s])?", v):  # a newline or tab would reach the provider as written
             raise ValueError("must be one line of 5 fields separated by spaces, with no leading or trailing space or newline")
         parse(v)  # CronError is a ValueError: reported on this field
