@@ -627,3 +627,15 @@ def test_plan_fit_refuses_reserved_memory_of_a_whole_gpu(tmp_path):
     r = subprocess.run([*gf, "--reserved-gib", "30"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--reserved-gib" in r.stderr and "is all of one GPU's 22.18 GiB" in r.stderr
+
+
+def test_fp8_on_a_t4_follows_the_vllm_release():
+    """vLLM's FP8 weight-only Marlin path needs 8.0 up to 0.11.0 and 7.5 from 0.15.0 (is_fp8_marlin_supported and
+    Fp8Config.get_min_capability in the wheels; quantization.yaml min_cc_from): the T4 pin (0.33.0) runs fp8."""
+    base = models.catalog()["Qwen/Qwen2.5-7B-Instruct"]
+    t4 = KINDS["T4"]
+    assert fit.min_cc("fp8", "0.11.0") == "8.0" and fit.min_cc("fp8", "0.15.0") == fit.min_cc("fp8", "0.33.0") == "7.5"
+    pinned = fit.measure(base, t4, fit.Serving(quantization="fp8", max_model_len=4096))
+    assert not any("needs compute capability" in p for p in pinned.problems)
+    old = fit.measure(base, t4, fit.Serving(quantization="fp8", max_model_len=4096, vllm_version="0.11.0"))
+    assert any(p.startswith("fp8 needs compute capability >= 8.0 in vLLM 0.11.0") for p in old.problems)

@@ -406,14 +406,25 @@ def checkpoint_problem(model: ModelArch, quantization: str | None) -> str | None
     )
 
 
-def _quant_problem(quantization: str | None, gpu) -> str | None:
+def min_cc(quantization: str, version: str) -> str:
+    """The compute capability vLLM `version` needs for the format: its row's min_cc, or the min_cc_from entry of the
+    newest release at or before `version` (quantization.yaml)."""
+    q = formats()[quantization]
+    v = profiler.parse_version(version)
+    later = [(profiler.parse_version(r), cc) for r, cc in (q.get("min_cc_from") or {}).items()]
+    return max((e for e in later if e[0] <= v), default=(None, q["min_cc"]))[1]
+
+
+def _quant_problem(quantization: str | None, gpu, version: str | None = None) -> str | None:
+    """Why vLLM `version` (default: the pin of the recipe serving that GPU) does not run the format on the GPU."""
     if quantization is None:
         return None
     if quantization not in formats():
         return f"unknown quantization {quantization!r}; one of {', '.join(formats())}"
-    q = formats()[quantization]
-    if gpu.cc < _cc(q["min_cc"]):
-        return f"{quantization} needs compute capability >= {q['min_cc']} in vLLM; {gpu.name} has {gpu.compute_capability}"
+    version = version or profiler.version_for(gpu.name, None)
+    need = min_cc(quantization, version)
+    if gpu.cc < _cc(need):
+        return f"{quantization} needs compute capability >= {need} in vLLM {version}; {gpu.name} has {gpu.compute_capability}"
     return None
 
 
@@ -441,7 +452,7 @@ def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.E
             "that as --model)"
         )
     if s.quantization is None and model.checkpoint_quantization:  # vLLM runs the checkpoint's own format
-        runs = [q for q in model.checkpoint_quantization if _cc(formats()[q]["min_cc"]) <= gpu.cc]
+        runs = [q for q in model.checkpoint_quantization if _cc(min_cc(q, version)) <= gpu.cc]
         filled = replace(filled, quantization=(runs or model.checkpoint_quantization[-1:])[0])
         notes.append(
             f"quantization {filled.quantization}: the checkpoint's quantization_config, which vLLM runs when "
@@ -520,7 +531,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             dtype_problem,
             architectures.support(model.architectures, s.vllm_version).refused,
             checkpoint_problem(model, s.quantization),
-            _quant_problem(s.quantization, gpu),
+            _quant_problem(s.quantization, gpu, s.vllm_version),
             act_dtype_problem(s.quantization, s.dtype),
         )
         if p
@@ -798,7 +809,7 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
         if taken is not None:
             out.append(f"use dtype {taken} (what the {s.quantization} kernels take) and it fits")
         marlin = f"{s.quantization}_marlin"
-        if marlin in formats() and not _quant_problem(marlin, gpu) and ok(quantization=marlin):
+        if marlin in formats() and not _quant_problem(marlin, gpu, r.vllm_version) and ok(quantization=marlin):
             out.append(f"quantization {marlin} takes {s.dtype} and fits")
     if any("held by other processes" in p for p in r.problems):
         most = int((gpu.memory_gib - s.reserved_gib) / gpu.memory_gib * 100) / 100
@@ -833,14 +844,15 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
     for q in ("awq", "gptq"):
         if (
             s.quantization is None
-            and not _quant_problem(q, gpu)
+            and not _quant_problem(q, gpu, r.vllm_version)
             and ok(
                 quantization=q,
                 dtype="auto" if s.dtype == "bfloat16" and (gpu.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype,
             )
         ):
             out.append(
-                f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability {formats()[q]['min_cc']})"
+                f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability "
+                f"{min_cc(q, r.vllm_version)})"
             )
             break
     eng = profiler.engine(r.vllm_version, gpu.cc)
@@ -873,7 +885,7 @@ def _smallest_combination(model: ModelArch, gpu: Gpu, s: Serving, kinds: dict, s
     for kind in {gpu.name: gpu, **{k: as_gpu(v) for k, v in kinds.items()}}.values():
         for n in (n for n in (1, 2, 4, 8) if sold(kind.name, n)):
             for q in (s.quantization, "awq", "gptq"):
-                if q and _quant_problem(q, kind):
+                if q and _quant_problem(q, kind, s.vllm_version):
                     continue
                 dtype = "float16" if s.dtype == "bfloat16" and (kind.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype
                 if measure(model, kind, replace(s, gpus=n, quantization=q, dtype=dtype)).fits:
