@@ -504,13 +504,12 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
     return out
 
 
-def _widened(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
-    """Why the band is wider than the calibrated one: _unsure, and errors on the safe side only (a sliding window is
-    counted as full attention: vLLM V1 has more KV room than that, never less), which leave "fits" standing."""
-    out = _unsure(model, s, eng)
+def _safe_side(model: ModelArch, eng: profiler.Engine) -> list[str]:
+    """Errors on the safe side only, which widen the band but leave "fits" standing (a sliding window is counted as
+    full attention: vLLM V1 has more KV room than that, never less)."""
     if model.sliding_layers and eng.name == "v1":
-        out.append("sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention")
-    return out
+        return ["sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention"]
+    return []
 
 
 def measure(model: ModelArch, gpu, s: Serving) -> Fit:
@@ -624,7 +623,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "the budget at this version)",
         True,
     )
-    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(_widened(model, s, eng)))
+    unsure = _unsure(model, s, eng)
+    widened = unsure + _safe_side(model, eng)
+    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(widened))
     result = Fit(
         model=model.name,
         gpu=gpu.name,
@@ -695,7 +696,6 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     if warm_problem and not memory_problem:
         problems.append(warm_problem)
     result.fits = not problems
-    unsure, widened = _unsure(model, s, eng), _widened(model, s, eng)
     if structural:
         result.verdict = "does not fit"
     elif memory_problem:
