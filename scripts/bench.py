@@ -123,7 +123,7 @@ def floors(tmp: Path, groups: set[str]) -> tuple[dict[str, list[str]], dict[str,
     if groups and not groups & {"preview", "cost"}:
         return out, counts
     from gpufleet import plan
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
     from gpufleet.stacks import catalog
 
     for cloud, stack in PROD.items():

@@ -376,7 +376,7 @@ def test_a_recipe_copied_to_the_fake_cloud_installs_its_cli_from_its_profile(pro
 
 def test_cost_compare_maps_regions_from_each_clouds_own_locations(project):
     """No region map between clouds: the fake cloud lists where its region is, the other clouds theirs."""
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
 
     assert compare.region_for("fakecloud", "fk-east-1", "alicloud") == (
         "cn-shanghai",

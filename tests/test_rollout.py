@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from gpufleet import account, plan, validation
-from gpufleet.cost.stack import stack_estimate
 from gpufleet.errors import UserError
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.preview import preview_stack
 from gpufleet.simulate import capacity, run, trace
 from gpufleet.stacks import loader, rollout
@@ -335,7 +335,7 @@ def test_the_simulation_splits_the_requests_by_the_declared_weights(example, tmp
 
 
 def test_the_candidates_nodes_load_their_own_model_in_the_simulation(tmp_path):
-    from gpufleet.simulate import timings
+    from gpufleet.behaviour import timings
 
     stack = write_stack(tmp_path, EXAMPLES[0], "promoted")  # the candidate takes every request: it scales out
     p = plan.for_stack(stack)
@@ -538,7 +538,8 @@ def test_a_prompt_file_in_the_project_is_accepted():
 
 
 def test_cost_compare_moves_the_candidate_to_the_other_cloud_too():
-    from gpufleet.cost import compare, usage
+    from gpufleet.cost import usage
+    from gpufleet.finance import compare
 
     stack = loader.use_stack_file(EXAMPLES[0])
     (opt,) = compare.compare(stack, ["tencentcloud"], ["payg"], usage.load(stack))

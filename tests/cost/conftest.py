@@ -4,7 +4,7 @@ import pytest
 
 from gpufleet import plan
 from gpufleet.cost import estimate, usage
-from gpufleet.cost.compare import Option
+from gpufleet.finance.compare import Option
 from gpufleet.validation import load_fleet
 
 

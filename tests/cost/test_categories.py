@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpufleet.cost import resources
-from gpufleet.cost.stack import stack_estimate
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.stacks import loader
 
 

@@ -49,7 +49,7 @@ def test_reconcile_refuses_an_amount_out_of_range(tmp_path, capsys, amount):
 
 
 def test_reconcile_reads_large_and_tiny_amounts_that_are_money(tmp_path, capsys):
-    from gpufleet.cost import reconcile
+    from gpufleet.finance import reconcile
 
     bill = bill_with(tmp_path, 2, "PretaxAmount", "999999999999999.99")
     assert reconcile.read_bill(bill)[2][0].amount == reconcile.Decimal("999999999999999.99")
@@ -123,7 +123,7 @@ def test_reconcile_refuses_a_decimal_comma(tmp_path, capsys, amount):
 
 @pytest.mark.parametrize(("cell", "amount"), [("1,234.50", "1234.50"), ("¥ 12,345,678.9", "12345678.9"), ("-1,000", "-1000")])
 def test_reconcile_reads_thousands_separators(tmp_path, cell, amount):
-    from gpufleet.cost import reconcile
+    from gpufleet.finance import reconcile
 
     bill = bill_with(tmp_path, 2, "PretaxAmount", cell)
     assert reconcile.read_bill(bill)[2][0].amount == reconcile.Decimal(amount)

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from gpufleet import plan, validation
 from gpufleet.cli import cost as cost_cli
-from gpufleet.cost import commitment, usage
+from gpufleet.cost import usage
+from gpufleet.finance import commitment
 
 PROD = "alicloud-cn-hangzhou-prod"
 

@@ -1,7 +1,7 @@
 """Re-declaring the fleet for another cloud / billing: the spec dict the program is run with."""
 
 from gpufleet import validation
-from gpufleet.cost import compare
+from gpufleet.finance import compare
 from gpufleet.stacks import loader
 
 PROD = "alicloud-cn-hangzhou-prod"

@@ -13,8 +13,9 @@ import pytest
 import yaml
 from rich.console import Console
 
-from gpufleet.cost import catalog, estimate, report, usage
+from gpufleet.cost import catalog, estimate, usage
 from gpufleet.cost.catalog import PriceRow
+from gpufleet.finance import report
 
 GN7I = "instance/ecs.gn7i-c8g1.2xlarge"
 
@@ -232,7 +233,7 @@ def test_spot_fallback_with_an_on_demand_base_in_a_second_group(ali_inventory, p
 
 
 def test_every_shipped_stack_estimate_fits_100_columns_with_money_in_full():
-    from gpufleet.cost.stack import stack_estimate
+    from gpufleet.finance.stack import stack_estimate
     from gpufleet.stacks.loader import stack_names
 
     for stack in stack_names():

@@ -9,9 +9,9 @@ from gpufleet import plan, validation
 from gpufleet.components.tencentcloud import pricing as tc
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import decision, estimate, usage
-from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.cost.resources import PricingContext
+from gpufleet.finance.compare import Option
 from gpufleet.stacks import loader
 
 CNY = Decimal("0.01")
@@ -108,7 +108,7 @@ def test_the_current_option_cheapest_names_the_runner_up_and_its_confidence():
 
 @pytest.mark.parametrize("stack", loader.stack_names())
 def test_every_shipped_stack_gets_an_answer(stack):
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
 
     opts = compare.compare(stack, ["alicloud", "tencentcloud"], ["payg", "monthly", "yearly", "spot"], usage.load(stack))
     d = decision.decide(opts)

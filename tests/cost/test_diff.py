@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from gpufleet import plan
 from gpufleet.cli import cost as cost_cli
-from gpufleet.cost import catalog, diff, estimate, report, usage
+from gpufleet.cost import catalog, diff, estimate, usage
 from gpufleet.errors import UserError
+from gpufleet.finance import report
 
 PROD = "alicloud-cn-hangzhou-prod"
 A100 = "ecs.gn7-c12g1.3xlarge"
@@ -179,7 +180,7 @@ def test_a_baseline_in_another_currency_is_refused(tmp_path):
 def test_dev_to_prod_names_the_unpriced_lines_and_the_bounded_part():
     """issue 27: dev -> prod said "unknown (−∞ to +14966.78)". It now says the bound in words, which lines have no
     price (resource and what it bills) and the change over the lines priced on both sides."""
-    from gpufleet.cost.stack import stack_estimate
+    from gpufleet.finance.stack import stack_estimate
 
     a = stack_estimate("alicloud-cn-hangzhou-dev")[1]
     b = stack_estimate("alicloud-cn-hangzhou-prod")[1]

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpufleet.cost import commitment
 from gpufleet.cost.catalog import HOURS_PER_MONTH
+from gpufleet.finance import commitment
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "cost.md"

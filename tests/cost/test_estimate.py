@@ -130,7 +130,7 @@ def test_break_even():
 
 def test_tencent_lines(prod_fleet):
     from gpufleet import plan
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
 
     raw = plan.for_stack(prod_fleet.stack).raw
     new = compare.redeclare(raw, prod_fleet, "tencentcloud", "payg")[0]

@@ -1,4 +1,4 @@
-"""The files finance opens (cost/exports.py): XLSX formulas recomputed by an independent evaluator (pycel) and
+"""The files finance opens (finance/exports.py): XLSX formulas recomputed by an independent evaluator (pycel) and
 compared with the JSON totals, CSV rows, the HTML chart's marks, and the same through the command."""
 
 import csv
@@ -12,7 +12,8 @@ from html import escape
 import pytest
 from tools import require
 
-from gpufleet.cost import decision, exports, report, view
+from gpufleet.cost import decision, view
+from gpufleet.finance import exports, report
 
 
 def recompute(path, tmp_path):

@@ -63,7 +63,7 @@ def test_one_image_one_snapshot_in_a_spot_fleet_with_an_on_demand_base():
     #   spot disks 564.8810 h x 100 x 0.000553, x 200 x 0.001659 = 31.24 + 187.43
     #   snapshot 10.23; CLB 115.41; NAT 365.00; SSM 2.21 + 0.28; SCF 10.09; bound EIP 0.00
     #   total                                                = 15758.44  (was 15768.67 with the second snapshot)
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
 
     fleet = load_fleet("tencentcloud-ap-guangzhou-prod")
     new = compare.redeclare(plan.for_stack(fleet.stack).raw, fleet, "tencentcloud", "spot")[0]
@@ -85,7 +85,7 @@ def test_alibaba_spot_nodes_are_priced_over_the_pools_ess_spreads_them_on():
     #   spot  188.2937 h x 3.1000 (gn7i-c8g1.2xlarge)  =  583.71
     #         188.2937 h x 2.4000 (gn7i-c16g1.4xlarge) =  451.90
     #         188.2937 h x 4.3279 (gn7i-c32g1.8xlarge) =  814.92   (1850.53; at 3.10 alone it was 1751.13)
-    from gpufleet.cost import compare
+    from gpufleet.finance import compare
 
     fleet = load_fleet("alicloud-cn-hangzhou-prod")
     new = compare.redeclare(plan.for_stack(fleet.stack).raw, fleet, "alicloud", "spot")[0]

@@ -7,7 +7,8 @@ import msgspec
 import pytest
 
 from gpufleet import plan
-from gpufleet.cost import estimate, overhead, report, usage
+from gpufleet.cost import estimate, overhead, usage
+from gpufleet.finance import report
 
 STACK = "alicloud-cn-hangzhou-prod"
 

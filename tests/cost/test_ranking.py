@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 from rich.console import Console
 
-from gpufleet.cost import compare, report
-from gpufleet.cost.compare import Option
 from gpufleet.cost.estimate import Estimate, Line
+from gpufleet.finance import compare, report
+from gpufleet.finance.compare import Option
 
 
 def line(cost, key="instance/x", low=None, high=None, quantity="1", category="gpu_compute", price=None):

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.cost import reconcile
 from gpufleet.errors import UserError
+from gpufleet.finance import reconcile
 
 ROOT = Path(__file__).resolve().parents[2]
 ALI = ROOT / "examples" / "bill-alicloud-example.csv"
 TC = ROOT / "examples" / "bill-tencentcloud-example.csv"
-# the Chinese headers (the vendors' descriptions of the documented fields; see cost/reconcile.py)
+# the Chinese headers (the vendors' descriptions of the documented fields; see finance/reconcile.py)
 ALI_ZH = {
     "BillingCycle": "账期",
     "ProductName": "产品名称",

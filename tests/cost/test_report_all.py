@@ -12,9 +12,10 @@ import msgspec
 import pytest
 import yaml
 
-from gpufleet.cost import allstacks, catalog
+from gpufleet.cost import catalog
 from gpufleet.cost.estimate import Line
-from gpufleet.cost.stack import stack_estimate
+from gpufleet.finance import allstacks
+from gpufleet.finance.stack import stack_estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from gpufleet.cost import report
+from gpufleet.finance import report
 
 
 def test_table_shows_currency_and_assumptions(options):

@@ -8,8 +8,9 @@ import typer
 from typer.testing import CliRunner
 
 from gpufleet.cli import cost as cost_cli
-from gpufleet.cost import allstacks, view
+from gpufleet.cost import view
 from gpufleet.errors import UserError
+from gpufleet.finance import allstacks
 
 
 @pytest.fixture(scope="module")

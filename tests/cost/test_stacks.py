@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from gpufleet import plan, validation
-from gpufleet.cost import catalog, compare, resources, usage
-from gpufleet.cost.stack import stack_estimate
+from gpufleet.cost import catalog, resources, usage
+from gpufleet.finance import compare
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.stacks import loader
 
 ROOT = Path(__file__).resolve().parents[2]

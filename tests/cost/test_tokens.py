@@ -12,8 +12,9 @@ import pytest
 import yaml
 from test_budget import a100_stack  # noqa: F401 - the fixture: a stack on one A100 whose catalog lacks its price
 
-from gpufleet.cost import catalog, tokens
+from gpufleet.cost import catalog
 from gpufleet.errors import UserError
+from gpufleet.finance import tokens
 from gpufleet.sizing.loadtest import DEFAULT_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.simulate import timings as timing_data
-from gpufleet.simulate.model import Behaviour, Group
+from gpufleet.behaviour import timings as timing_data
+from gpufleet.behaviour.model import Behaviour, Group
 
 TIMINGS = Path(__file__).parent / "simulation.yaml"
 

@@ -94,14 +94,14 @@ def estimate_cmd(
       gpufleet cost estimate -s alicloud-cn-hangzhou-prod --currency USD --fx 7.12@2026-12-01
     """
     from gpufleet.cost import budget as budgets
-    from gpufleet.cost import exports, report
+    from gpufleet.finance import exports, report
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack], usage_file, discounts_file))
     limit = budgets.parse(budget)
     if allow_unpriced and limit is None:  # it changes only the --budget check: alone it was ignored
         raise UserError([Problem("--allow-unpriced", "", "give --budget too (e.g. --budget 25000 --allow-unpriced)")])
     from gpufleet.cost import fx
-    from gpufleet.cost.stack import stack_estimate
+    from gpufleet.finance.stack import stack_estimate
 
     fleet, est = stack_estimate(stack, usage_file, discounts_file)
     est = fx.convert(est, fx.parse(currency, fx_rate, est.currency))
@@ -178,7 +178,8 @@ def compare_cmd(
       gpufleet cost compare -s alicloud-cn-hangzhou-prod --billing payg,yearly --format xlsx -o q3.xlsx
       gpufleet cost compare -s alicloud-cn-hangzhou-prod --clouds tencentcloud --format html -o compare.html
     """
-    from gpufleet.cost import compare, estimate, exports, report, usage
+    from gpufleet.cost import estimate, usage
+    from gpufleet.finance import compare, exports, report
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, out, options.inputs(out, [stack], usage_file, discounts_file))
     cloud_list = [c.strip() for c in clouds.split(",") if c.strip()] if clouds is not None else list(_registered_clouds())
@@ -245,8 +246,9 @@ def diff_cmd(
       # before a change, save A: gpufleet cost estimate -s alicloud-cn-hangzhou-prod --format json -o before.json
       gpufleet cost diff --stack alicloud-cn-hangzhou-prod --baseline before.json --format markdown
     """
-    from gpufleet.cost import diff, report
-    from gpufleet.cost.stack import stack_estimate
+    from gpufleet.cost import diff
+    from gpufleet.finance import report
+    from gpufleet.finance.stack import stack_estimate
 
     chosen = options.chosen_format(fmt, as_json, DIFF_FORMATS, output, options.inputs(output, stacks, baseline, usage_file))
     want = 1 if baseline is not None else 2
@@ -284,7 +286,7 @@ def commit_cmd(
       gpufleet cost commit --stack alicloud-cn-hangzhou-prod
       gpufleet cost commit --stack tencentcloud-ap-guangzhou-prod --json
     """
-    from gpufleet.cost import commitment, report
+    from gpufleet.finance import commitment, report
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, output, options.inputs(output, [stack]))
     plan = commitment.plan_stack(stack)
@@ -357,7 +359,8 @@ def tokens_cmd(
     """
     from gpufleet import plan
     from gpufleet.cost import catalog as pricecat
-    from gpufleet.cost import estimate, tokens, usage
+    from gpufleet.cost import estimate, usage
+    from gpufleet.finance import tokens
     from gpufleet.inputs import read_json_object
 
     chosen = options.chosen_format(
@@ -373,7 +376,7 @@ def tokens_cmd(
     fleet = plan.for_stack(stack).fleet
     nodes = tokens.node_months(stack, usage.load(stack, usage_file), estimate.load_discounts(discounts_file))
     rows = [(n, tokens.points(n, t, utilisations)) for n in nodes]
-    from gpufleet.cost.compare import spot_base
+    from gpufleet.finance.compare import spot_base
 
     pk = tokens.peak(peak_qps, t, nodes, redundancy, spot_base(fleet.spec, "spot")) if peak_qps is not None else None
     warns = tokens.warnings(result, shown, fleet)
@@ -455,7 +458,7 @@ def _tokens_table(buf, out, stack, fleet, currency, shown, t, rows, pk, warns) -
 
 
 def tokens_seconds() -> str:
-    from gpufleet.cost.tokens import SECONDS_PER_MONTH
+    from gpufleet.finance.tokens import SECONDS_PER_MONTH
 
     return f"{SECONDS_PER_MONTH:,}"
 
@@ -487,8 +490,8 @@ def report_cmd(
       gpufleet cost report --all
       gpufleet cost report --all --by cost-center --format csv -o by-cost-center.csv
     """
-    from gpufleet.cost import allstacks
     from gpufleet.errors import did_you_mean
+    from gpufleet.finance import allstacks
 
     chosen = options.chosen_format(fmt, as_json, REPORT_FORMATS, out, options.inputs(out, _all_stacks()))
     problems = []
@@ -529,7 +532,7 @@ def _report_table(buf, out, r) -> None:
     t.add_column(r.by, justify="left")
     for col in ("stacks", "monthly", "with shared", "estimated", "unpriced"):
         t.add_column(col, justify="right", no_wrap=True)
-    from gpufleet.cost import allstacks
+    from gpufleet.finance import allstacks
 
     for g in allstacks.rows(r):
         last = g is r.total
@@ -579,8 +582,9 @@ def budget_cmd(
       gpufleet cost budget --by team --budgets examples/budgets-example.yaml --allow-unpriced
       gpufleet cost budget --by cost-center --budgets examples/budgets-example.yaml --allocate node-hours --allow-unpriced
     """
-    from gpufleet.cost import allstacks, teambudget
+    from gpufleet.cost import teambudget
     from gpufleet.errors import did_you_mean
+    from gpufleet.finance import allstacks
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, options.inputs(out, _all_stacks(), budgets_file))
     problems = []
@@ -627,7 +631,7 @@ def reconcile_cmd(
       gpufleet cost reconcile --stack alicloud-cn-hangzhou-prod --bill examples/bill-alicloud-example.csv
       gpufleet cost reconcile -s tencentcloud-ap-guangzhou-prod --bill examples/bill-tencentcloud-example.csv --json
     """
-    from gpufleet.cost import reconcile
+    from gpufleet.finance import reconcile
 
     chosen = options.chosen_format(fmt, as_json, COMMIT_FORMATS, out, options.inputs(out, [stack], bill))
     r = reconcile.run(stack, bill, month)

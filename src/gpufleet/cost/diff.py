@@ -23,7 +23,7 @@ from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario, money
 from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import Problem, UserError
 
-SCHEMA_VERSION = 2  # of the saved estimate (cost/report.py estimate_json) this reads
+SCHEMA_VERSION = 2  # of the saved estimate (finance/report.py estimate_json) this reads
 
 
 class Delta(Struct, frozen=True):

@@ -1,5 +1,5 @@
 """`cost budget --by team --budgets FILE`: each team's monthly cost (its own lines plus its allocation of the shared
-costs, cost/allstacks.py) against the budget the file gives it.
+costs, finance/allstacks.py) against the budget the file gives it.
 
 The file: `budgets: {ml-platform: 60000, search: 12000}` (monthly, in the catalog currency). A team whose priced cost
 (a lower bound when a line has no price) is above its budget is over; a team with an unpriced line is not checked

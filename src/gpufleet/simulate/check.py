@@ -16,10 +16,10 @@ import math
 
 from msgspec import Struct
 
+from gpufleet.behaviour.model import Behaviour
 from gpufleet.simulate import run, summary
 from gpufleet.simulate.capacity import NodeCapacity
 from gpufleet.simulate.engine import Result
-from gpufleet.simulate.model import Behaviour
 
 STEP_AT_S = 3600.0  # the step profile: an hour low, then 5x
 HIGH_S = 3600.0

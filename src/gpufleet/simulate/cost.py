@@ -1,7 +1,7 @@
 """The cost of a simulated trace, from the cost module's own line items (the ones `cost estimate` shows).
 
 - Nodes: the node-hours of each billing model the simulation ran x one node-month of that billing model
-  (gpufleet.cost.tokens.node_months: the instance and its own disks, the stack re-declared per billing model as
+  (gpufleet.finance.tokens.node_months: the instance and its own disks, the stack re-declared per billing model as
   `cost compare` does) / 730 hours. A subscription node is paid for the whole trace (it is held all along).
 - Everything else the stack declares (load balancer, NAT, EIP, bucket, ...): the estimate's monthly lines outside the
   node categories, for the trace's share of a 730-hour month.
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpufleet.cost import tokens as tok
 from gpufleet.cost import usage as usage_mod
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import money
 from gpufleet.cost.resources import NODE_CATEGORIES
-from gpufleet.cost.stack import stack_estimate
+from gpufleet.finance import tokens as tok
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.simulate.engine import Result
 
 

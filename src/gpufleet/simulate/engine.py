@@ -16,8 +16,8 @@ import simpy
 from msgspec import Struct, field
 
 from gpufleet import cron
+from gpufleet.behaviour.model import Alarm, Behaviour, Group, Poller
 from gpufleet.simulate.capacity import NodeCapacity
-from gpufleet.simulate.model import Alarm, Behaviour, Group, Poller
 from gpufleet.simulate.trace import Trace
 
 SIGNALS = ("queue", "kv_cache", "cpu")

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 from msgspec.structs import replace
 
 from gpufleet import clock, cron, plan, registry
-from gpufleet.simulate import cost, engine, report, summary, timings, trace
+from gpufleet.behaviour import timings
+from gpufleet.behaviour.model import Behaviour
+from gpufleet.simulate import cost, engine, report, summary, trace
 from gpufleet.simulate.capacity import NodeCapacity
-from gpufleet.simulate.model import Behaviour
 from gpufleet.simulate.trace import PROFILE_STEP_S, Trace
 
 

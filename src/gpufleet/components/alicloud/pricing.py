@@ -396,7 +396,7 @@ def services_rows(ctx: DeriveContext) -> None:
     ctx.add_quote("snapshot/standard", "any", "GiB-month", "snapshot/standard", "payg", "no snapshot storage price found")
 
 
-# `cost reconcile` (cost/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
+# `cost reconcile` (finance/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
 # Alibaba Cloud, Expenses and Costs billing detail (实例账单 / instance bill; the bill-to-OSS file format,
 # help.aliyun.com/document_detail/89133 "详单文件格式", read 2026-12-04): InstanceID (实例ID), NickName (实例昵称), Tag (实例标签,
 # "key1:value1;key2:value2"), ProductName (产品名称), ProductDetail (产品明细), Region (地域), PretaxAmount (应付金额),
@@ -411,5 +411,5 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     "amount": ("PretaxAmount", "应付金额"),
     "cycle": ("BillingCycle", "账期"),
 }
-# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+# Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"load_balancer": ("slb", "clb"), "gpu_compute": ("ecs",)}

@@ -8,10 +8,10 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+from gpufleet.behaviour import timings as timing_data
+from gpufleet.behaviour.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
 from gpufleet.components.alicloud import node_agent, rules
 from gpufleet.images import scaling_signals
-from gpufleet.simulate import timings as timing_data
-from gpufleet.simulate.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
 
 TIMINGS = Path(__file__).parent / "simulation.yaml"
 OPERATORS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
@@ -46,7 +46,7 @@ def node_completes_launch_hook() -> tuple[bool, str]:
 
 
 def behaviour(resources: list[dict], node: dict, node_completes: bool | None = None) -> Behaviour:
-    """The Behaviour of the declared resources; node: the node's boot timings (gpufleet.simulate.timings.node).
+    """The Behaviour of the declared resources; node: the node's boot timings (gpufleet.behaviour.timings.node).
     node_completes: whether the node ends a SCALE_OUT hook (None: read from the node agent)."""
     by_type: dict[str, list[dict]] = {}
     for r in resources:

@@ -400,7 +400,7 @@ def services_rows(ctx: DeriveContext) -> None:
     ctx.add_quote("snapshot/standard", "any", "GB-month", "snapshot/standard", "monthly", "no snapshot storage price found")
 
 
-# `cost reconcile` (cost/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
+# `cost reconcile` (finance/reconcile.py): the billing-detail CSV's columns per role, English then the console's Chinese.
 # Tencent Cloud, Billing Center bill details (Fields in Bills, tencentcloud.com/document/product/555/37506, updated
 # 2025-03-28; the Chinese consumption-bill field page cloud.tencent.com/document/product/555/118503): Instance ID
 # (实例ID / 资源ID), Instance Name (实例名称 / 资源别名), Product Name (产品名称), Subproduct Name (子产品名称), Component Name (组件名称),
@@ -423,5 +423,5 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
 }
-# Its product names in a bill line, by category (cost/reconcile.py: added to the words every cloud's bill uses).
+# Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"disk": ("cbs",), "load_balancer": ("clb",), "gpu_compute": ("cvm",)}

@@ -12,9 +12,9 @@ import importlib.util
 import re
 from pathlib import Path
 
+from gpufleet.behaviour import timings as timing_data
+from gpufleet.behaviour.model import Alarm, Behaviour, Group, HealthCheck, Hook, Poller, Schedule
 from gpufleet.components.tencentcloud import rules
-from gpufleet.simulate import timings as timing_data
-from gpufleet.simulate.model import Alarm, Behaviour, Group, HealthCheck, Hook, Poller, Schedule
 
 TIMINGS = Path(__file__).parent / "simulation.yaml"
 SCALER = Path(__file__).parent / "scaler" / "index.py"

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from gpufleet.cost import exports, figures, overhead, view
-from gpufleet.cost.commitment import Plan as CommitPlan
-from gpufleet.cost.compare import Option, rank
+from gpufleet.cost import figures, overhead, view
 from gpufleet.cost.decision import decide, label
 from gpufleet.cost.diff import Result as DiffResult
 from gpufleet.cost.diff import percent
 from gpufleet.cost.estimate import Amount, Estimate, Line, Scenario
 from gpufleet.cost.resources import COMPUTE, shown_nodes
+from gpufleet.finance import exports
+from gpufleet.finance.commitment import Plan as CommitPlan
+from gpufleet.finance.compare import Option, rank
 
 if TYPE_CHECKING:
     from rich.console import Console

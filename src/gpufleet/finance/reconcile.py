@@ -24,8 +24,8 @@ from gpufleet import inputs, naming, registry
 from gpufleet.cost import figures
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
-from gpufleet.cost.stack import stack_estimate
 from gpufleet.errors import Problem, UserError
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.plan import for_stack
 
 

@@ -4,7 +4,7 @@ Every format shows, for each line and each total, what it rests on: `sourced` (o
 `estimated` (estimate or third-party price) or `unpriced` (no price or no quantity: not in the total, and the total
 reads `≥ X`); a price older than a year is marked stale. XLSX totals are formulas over the line cells with the
 computed value cached (a viewer that does not recalculate shows the same numbers); money has two decimals.
-The terminal tables and JSON are cost/report.py's; what is read from an Estimate goes through cost/view.py.
+The terminal tables and JSON are finance/report.py's; what is read from an Estimate goes through cost/view.py.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import BinaryIO
 from msgspec import Struct
 
 from gpufleet.cost import figures, view
-from gpufleet.cost.compare import Option
 from gpufleet.cost.decision import decide
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
+from gpufleet.finance.compare import Option
 
 TEMPLATES = Path(__file__).parent / "templates"
 MONEY = "#,##0.00"

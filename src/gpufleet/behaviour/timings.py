@@ -1,4 +1,4 @@
-"""Timings as data with their sources: the node's (simulate/data/node.yaml, one image for both clouds) and each
+"""Timings as data with their sources: the node's (behaviour/data/node.yaml, one image for both clouds) and each
 cloud's (components/<cloud>/simulation.yaml, read by that cloud's simulation module)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from gpufleet.simulate.model import QUALITIES, Timing
+from gpufleet.behaviour.model import QUALITIES, Timing
 from gpufleet.sizing import checks, fit, models
 
 NODE = Path(__file__).parent / "data" / "node.yaml"

@@ -18,11 +18,12 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from msgspec import Struct
 
 from gpufleet import plan
-from gpufleet.cost import compare, view
+from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, money
 from gpufleet.cost.resources import COMPUTE, NODE_CATEGORIES
 from gpufleet.errors import Problem, UserError
+from gpufleet.finance import compare
 from gpufleet.inputs import number_problems
 from gpufleet.sizing import capacity, loadtest
 

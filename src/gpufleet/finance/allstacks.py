@@ -25,8 +25,8 @@ from msgspec import Struct, field
 from gpufleet.cost import figures, view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, Line, money
-from gpufleet.cost.stack import stack_estimate
 from gpufleet.errors import Problem, UserError
+from gpufleet.finance.stack import stack_estimate
 from gpufleet.stacks import loader
 from gpufleet.stacks.project import project_root
 
