@@ -61,4 +61,26 @@ with tempfile.TemporaryDirectory() as d:
     assert callable(index.main_handler)
 print(f"scaler zip: {len(data)} bytes, {names}, handler importable")
 PY
+# 4. Prices: the shipped catalogs are the release's (`catalog build` refuses, writing nothing); the project's
+#    cost/catalog/ (what `catalog refresh` writes) wins over them.
+set +e
+"$gf" catalog build > "$work/build.out" 2>&1
+rc=$?
+set -e
+if [ "$rc" != 2 ] || ! grep -q "installed at" "$work/build.out"; then cat "$work/build.out" >&2; exit 1; fi
+"$work/venv/bin/python" - <<'PY'
+from decimal import Decimal
+from pathlib import Path
+from gpufleet.cost import catalog
+row = catalog.PriceRow("instance/ecs.gn7i-c8g1.2xlarge", "payg", Decimal("1.2345"), "CNY", "hour", "vendor API", "smoke", "2026-12-01")
+cat = catalog.Catalog("alicloud", "cn-hangzhou", "CNY", "2026-12-01", "2026-12-01", {(row.key, row.billing): row})
+Path("cost/catalog").mkdir()
+catalog.write(cat, Path("cost/catalog/alicloud-cn-hangzhou.yaml"), "cost/catalog/alicloud-cn-hangzhou.yaml", catalog.PROJECT_HEADER)
+PY
+"$gf" cost estimate --stack alicloud-cn-hangzhou-prod --json | "$work/venv/bin/python" -c '
+import json, sys
+lines = [l for l in json.load(sys.stdin)["lines"] if l["price_key"] == "instance/ecs.gn7i-c8g1.2xlarge"]
+assert lines and all((l["unit_price"], l["price_quality"]) == ("1.2345", "vendor API") for l in lines if l["billing"] == "payg"), lines
+print("project prices: cost/catalog/ wins over the shipped catalog")'
+
 echo "wheel smoke: ok"

@@ -280,8 +280,8 @@ def test_the_template_folder_the_help_and_errors_name_exists(project, capsys):
     helped = " ".join(capsys.readouterr().out.split())
     named = set(re.findall(r"([\w./-]*templates/)", helped))
     assert named, helped
-    for folder in named:  # a folder of the checkout, and the one the templates are read from
-        assert (ROOT / folder).resolve() == regions.TEMPLATES.resolve(), folder
+    for folder in named:  # a folder of the package (checkout or installed), the one the templates are read from
+        assert (regions.TEMPLATES.parents[1] / folder).resolve() == regions.TEMPLATES.resolve(), folder
     assert (regions.TEMPLATES / "stack.yaml.j2").is_file() and (regions.TEMPLATES / "defaults.yaml").is_file()
     with pytest.raises(SystemExit) as exc:
         main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--from", "nope.j2"])

@@ -43,9 +43,12 @@ def target_of(path: Path) -> Path:
     return Path(os.path.realpath(path)) if os.path.islink(path) else path
 
 
-def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None, ...] = ()) -> list[Problem]:
+def output_problems(
+    path: Path, flag: str = "-o", reads: tuple[Path | str | None, ...] = (), make_folders: bool = False
+) -> list[Problem]:
     """Why `path` cannot be written as an output file (checked before any work starts); [] when it can. `reads`: the
-    command's input files, which it must not replace."""
+    command's input files, which it must not replace. make_folders: the command makes the missing folders when it
+    writes (then the nearest folder that exists must be writable)."""
     if is_stdout(path):
         return []
     shown = str(path)
@@ -66,7 +69,9 @@ def output_problems(path: Path, flag: str = "-o", reads: tuple[Path | str | None
         return [Problem(flag, shown, "is not a regular file (a device, FIFO or socket): not replacing it; give a file name")]
     folder = real.parent
     if not folder.is_dir():
-        return [Problem(flag, shown, f"folder {folder} does not exist: create it or write elsewhere")]
+        if not make_folders:
+            return [Problem(flag, shown, f"folder {folder} does not exist: create it or write elsewhere")]
+        folder = next(p for p in folder.parents if p.is_dir())
     if why := _probe(folder):
         return [Problem(flag, shown, f"cannot write in folder {folder}: {why}")]
     return []
@@ -261,3 +266,13 @@ def write_folder(folder: Path, files: Mapping[str, str | bytes], flag: str) -> N
         os.replace(tmp, real)
     for f in {real.parent for _, real in staged}:
         _fsync_folder(f)
+
+
+def package_file(path: Path) -> str:
+    """A file or folder of the package as messages name it: relative to the current folder when under it (a checkout's
+    src/gpufleet/...), else its full path (an installed gpufleet's .../site-packages/gpufleet/...)."""
+    real = Path(os.path.realpath(path))
+    try:
+        return str(real.relative_to(os.path.realpath(os.getcwd())))
+    except ValueError:
+        return str(real)

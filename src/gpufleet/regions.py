@@ -16,13 +16,13 @@ from msgspec import Struct
 
 from gpufleet import account, inputs, preview, validation
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.files import create_exclusive
+from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
-TEMPLATES_SHOWN = "src/gpufleet/stacks/templates"  # as the docs and the help name the folder
+TEMPLATES_SHOWN = package_file(TEMPLATES)
 RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+import yaml
 
 from gpufleet.components.alicloud import prices as ali_prices
 from gpufleet.components.tencentcloud import prices as tc_prices
@@ -90,9 +91,24 @@ def fake():
 
 @pytest.fixture
 def data(tmp_path):
+    """A copy of the shipped catalogs and sources."""
+    folder = tmp_path / "data"
+    folder.mkdir()
     for p in catalog.DATA.glob("*.yaml"):
-        shutil.copy(p, tmp_path / p.name)
-    return tmp_path
+        shutil.copy(p, folder / p.name)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project folder: refresh writes its cost/catalog/ (found as the project, never passed)."""
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: gpufleet\nruntime: python\n")
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(root))
+    catalog._read.cache_clear()
+    yield root / "cost" / "catalog"
+    catalog._read.cache_clear()
 
 
 # --- the pure parsers, on the documented samples ---------------------------------------------------------------
@@ -140,7 +156,7 @@ def test_inquiry_samples():
 # --- the whole refresh, through the SDKs ------------------------------------------------------------------------
 
 
-def test_alicloud_refresh_every_billing(fake, data, monkeypatch):
+def test_alicloud_refresh_every_billing(fake, data, project, monkeypatch):
     endpoint, seen = fake
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "AKID-test")
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret-test")
@@ -151,6 +167,9 @@ def test_alicloud_refresh_every_billing(fake, data, monkeypatch):
     assert {c["PriceUnit"] for c in prices} == {"Hour", "Month", "Year"}
     assert {c[1] for c in calls} == {"DescribePrice", "DescribeSpotPriceHistory", "DescribeSpotAdvice"}
     assert any(ALI_FAILS in f and "InvalidInstanceId.NotFound" in f for f in res.failed)
+    assert res.path == project / "alicloud-cn-hangzhou.yaml"  # the project's file; the shipped one is untouched
+    assert (data / "alicloud-cn-hangzhou.yaml").read_bytes() == (catalog.DATA / "alicloud-cn-hangzhou.yaml").read_bytes()
+    assert {r.quality for r in catalog.own("alicloud", "cn-hangzhou").rows.values()} == {"vendor API"}
     cat = catalog.load("alicloud", "cn-hangzhou", data)
     payg = cat.get(f"instance/{ALI_HISTORY}", "payg")
     assert (payg.quality, payg.price, payg.trade_price, payg.as_of) == (
@@ -168,11 +187,77 @@ def test_alicloud_refresh_every_billing(fake, data, monkeypatch):
     assert any("ecs.gn6v-c8g1.2xlarge spot: no spot price history or advice" in f for f in res.failed)
     assert cat.get(f"instance/{ALI_FAILS}", "payg").quality == "missing"  # left as it was
     assert cat.get("disk/cloud_essd/PL1", "payg").quality == "official"  # untouched rows stay
-    derive.build("alicloud", "2026-12-03", data)  # a later build keeps the vendor API rows
+    (data / "alicloud-cn-hangzhou.yaml").unlink()
+    derive.build("alicloud", "2026-12-03", data)  # a later build of the shipped catalog leaves the project's rows
     assert catalog.load("alicloud", "cn-hangzhou", data).get(f"instance/{ALI_HISTORY}", "payg").quality == "vendor API"
+    assert catalog.shipped("alicloud", "cn-hangzhou", data).get(f"instance/{ALI_HISTORY}", "payg").quality != "vendor API"
 
 
-def test_tencent_refresh_every_billing(fake, data, monkeypatch):
+def test_a_second_refresh_keeps_the_rows_it_did_not_fetch(fake, data, project, monkeypatch):
+    """The project's file keeps a row the vendor did not answer this time (a type gone from the region's answer)."""
+    endpoint, _ = fake
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "AKID-test")
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret-test")
+    refresh.refresh("alicloud", "cn-hangzhou", endpoint, "http", today="2026-12-02", data=data)
+    path = project / "alicloud-cn-hangzhou.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["rows"].append({**doc["rows"][0], "key": "instance/ecs.kept-before", "price": "1.5"})
+    path.write_text(yaml.safe_dump(doc))
+    catalog._read.cache_clear()
+    refresh.refresh("alicloud", "cn-hangzhou", endpoint, "http", today="2026-12-03", data=data)
+    kept = catalog.load("alicloud", "cn-hangzhou", data).get("instance/ecs.kept-before", doc["rows"][0]["billing"])
+    assert kept is not None and kept.price == Decimal("1.5")
+    assert catalog.load("alicloud", "cn-hangzhou", data).get(f"instance/{ALI_HISTORY}", "payg").as_of == "2026-12-03"
+
+
+def test_the_projects_rows_win_and_must_match_the_region(data, project):
+    """A hand-written row in the project's file prices that item (a negotiated price); a file for another currency
+    is refused, naming the file and the field."""
+    shipped = catalog.shipped("alicloud", "cn-hangzhou", data)
+    row = shipped.get("disk/cloud_essd/PL1", "payg")
+    project.mkdir(parents=True)
+    mine = catalog.Catalog("alicloud", "cn-hangzhou", "CNY", "2026-12-01", "2026-12-01")
+    mine.rows[(row.key, row.billing)] = catalog.PriceRow(
+        row.key, row.billing, Decimal("0.5"), row.currency, row.unit, "official", "our contract", "2026-12-01"
+    )
+    path = project / "alicloud-cn-hangzhou.yaml"
+    catalog.write(mine, path, "cost/catalog/alicloud-cn-hangzhou.yaml", catalog.PROJECT_HEADER)
+    got = catalog.load("alicloud", "cn-hangzhou", data)
+    assert got.get("disk/cloud_essd/PL1", "payg").price == Decimal("0.5")
+    assert got.get("nat/cu", "payg") == shipped.get("nat/cu", "payg")  # the rest stays the shipped rows
+    assert catalog.shipped("alicloud", "cn-hangzhou", data).get("disk/cloud_essd/PL1", "payg") == row
+    path.write_text(path.read_text().replace("currency: CNY", "currency: USD"))
+    catalog._read.cache_clear()
+    with pytest.raises(UserError) as exc:
+        catalog.load("alicloud", "cn-hangzhou", data)
+    assert "cost/catalog/alicloud-cn-hangzhou.yaml: currency: says 'USD', the shipped catalog 'CNY'" in str(exc.value)
+    path.write_text("")
+    catalog._read.cache_clear()
+    with pytest.raises(UserError, match="cost/catalog/alicloud-cn-hangzhou.yaml: is empty; delete it .*catalog refresh"):
+        catalog.load("alicloud", "cn-hangzhou", data)
+
+
+def test_refresh_outside_a_project_is_refused_before_asking(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPUFLEET_PROJECT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match="catalog refresh: writes your account's prices into cost/catalog/ of a gpufleet project"):
+        refresh.refresh("alicloud", "cn-hangzhou", "127.0.0.1:9", "http")
+
+
+def test_build_refuses_to_rewrite_an_installed_packages_catalogs(tmp_path, monkeypatch):
+    """In site-packages the catalogs are the release's: `catalog build` says so and what to run instead."""
+    checkout = derive.PACKAGE
+    installed = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "gpufleet"
+    monkeypatch.setattr(derive, "PACKAGE", installed)
+    with pytest.raises(UserError) as exc:
+        derive.build("alicloud", "2026-12-03")
+    said = " ".join(str(exc.value).split())
+    assert f"installed at {installed}, whose catalogs are its release's" in said and "gpufleet catalog refresh" in said
+    monkeypatch.setattr(derive, "PACKAGE", checkout)  # src/gpufleet/ of this checkout: allowed
+    derive.shipped_writable()
+
+
+def test_tencent_refresh_every_billing(fake, data, project, monkeypatch):
     endpoint, seen = fake
     monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", "SID-test")
     monkeypatch.setenv("TENCENTCLOUD_SECRET_KEY", "key-test")
@@ -197,7 +282,7 @@ def test_tencent_refresh_every_billing(fake, data, monkeypatch):
     assert stepped.price == (Decimal("0.15") * factor).quantize(Decimal("0.0001"))
 
 
-def test_missing_credentials_and_bad_region(monkeypatch, data):
+def test_missing_credentials_and_bad_region(monkeypatch, data, project):
     monkeypatch.delenv("ALIBABA_CLOUD_ACCESS_KEY_ID", raising=False)
     monkeypatch.delenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", raising=False)
     with pytest.raises(UserError, match="ALIBABA_CLOUD_ACCESS_KEY_ID"):

@@ -464,7 +464,7 @@ def test_catalog_build_atomic_and_checked_first(tmp_path, monkeypatch):
     paths = derive.build("alicloud", "2026-12-03", data)
     assert sorted(p.name for p in paths) == regions and not [p for p in data.iterdir() if p.name.startswith(".")]
     for p in paths:
-        pricecat._load.cache_clear()
+        pricecat._read.cache_clear()
         assert pricecat.load("alicloud", p.stem[len("alicloud-") :], data).rows  # each was written whole
 
 
@@ -492,7 +492,7 @@ def test_bad_catalog(tmp_path, text, names):
         src["rows"][0]["price"] = "abc"
         text = yaml.safe_dump(src)
     (tmp_path / "alicloud-cn-hangzhou.yaml").write_text(text)
-    pricecat._load.cache_clear()
+    pricecat._read.cache_clear()
     with pytest.raises(UserError) as exc:
         pricecat.load("alicloud", "cn-hangzhou", tmp_path)
     assert names in str(exc.value) and "cost/data/alicloud-cn-hangzhou.yaml" in str(exc.value)

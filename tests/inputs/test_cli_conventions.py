@@ -449,8 +449,8 @@ NO_RESULT = {
     "image build": "runs a build over SSH; its result is the manifest written with --manifest-out",
     "image render": "writes scripts into --out-dir",
     "image lock record": "writes images/lock.json (see `image lock show --format json`)",
-    "catalog build": "writes cost/data/ catalogs",
-    "catalog refresh": "writes vendor API rows into a catalog",
+    "catalog build": "rewrites the shipped cost/data/ catalogs of a checkout",
+    "catalog refresh": "writes vendor API rows into the project's cost/catalog/",
     "region new": "writes a stack file (its text with --dry-run)",
 }
 

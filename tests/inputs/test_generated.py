@@ -222,13 +222,13 @@ def test_generated_catalogs_and_locks(tmp_path_factory, doc, lock_doc):
 
     folder = tmp_path_factory.mktemp("c")
     (folder / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump(doc))
-    pricecat._load.cache_clear()
+    pricecat._read.cache_clear()
     try:
         pricecat.load("alicloud", "cn-hangzhou", folder)
     except UserError as exc:
         assert all(p.file == "cost/data/alicloud-cn-hangzhou.yaml" for p in exc.problems), exc
     finally:
-        pricecat._load.cache_clear()
+        pricecat._read.cache_clear()
     lp = folder / "lock.json"
     try:
         lp.write_text(json.dumps(lock_doc, allow_nan=False))

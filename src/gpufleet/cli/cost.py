@@ -33,7 +33,7 @@ cost_app = typer.Typer(
 catalog_app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
-    help="The price catalog in cost/data/.\n\n\b\nExamples:\n  gpufleet catalog build --cloud alicloud --date 2026-12-03",
+    help="The price catalogs: shipped in cost/data/, your account's in the project's cost/catalog/.\n\n\b\nExamples:\n  gpufleet catalog build --cloud alicloud --date 2026-12-03",
 )
 FORMATS = ("table", "csv", "json", "xlsx", "html")
 
@@ -671,9 +671,10 @@ def build_cmd(
         None, "--date", metavar="YYYY-MM-DD", help="build date written to the files, not after today (default: today)"
     ),
 ) -> None:
-    """Rewrite cost/data/<cloud>-<region>.yaml from the sourced facts (keeps vendor API rows).
+    """Rewrite the shipped catalogs (cost/data/<cloud>-<region>.yaml of a gpufleet checkout) from the sourced facts.
 
-    Offline. A catalog whose prices did not change is left as it is. Exit 2: bad input.
+    Offline. A catalog whose prices did not change is left as it is; an installed gpufleet's catalogs are its
+    release's (refused: your own prices come from `catalog refresh`). Exit 2: bad input.
 
     \b
     Examples:
@@ -688,6 +689,7 @@ def build_cmd(
     if cloud is not None and cloud not in CLOUDS:
         raise UserError([Problem("--cloud", "", f"unknown cloud {cloud!r}" + did_you_mean(cloud, CLOUDS))])
     built = derive.build_date(today)
+    derive.shipped_writable()
     clouds = [cloud] if cloud else list(CLOUDS)
     # every catalog file can be replaced before anything is derived (a read-only folder fails now, not halfway)
     problems = [
@@ -714,7 +716,8 @@ def build_cmd(
 @catalog_app.command(
     "refresh",
     help=f"""Fetch GPU instance prices from the vendor's pricing API with your credentials ({_credentials_help()})
-    and write them to the catalog with quality `vendor API`.
+    and write them to the project's cost/catalog/<cloud>-<region>.yaml with quality `vendor API`; its rows win over
+    the shipped catalog's.
 
     Needs the network and credentials. Exit 1: no price was written; exit 2: bad input.
 
@@ -740,7 +743,8 @@ def refresh_cmd(
     from gpufleet.cost import refresh
 
     res = refresh.refresh(cloud, region, endpoint, protocol, image_id)
-    typer.echo(f"wrote {len(res.written)} vendor API rows to {res.path}")
+    if res.written:
+        typer.echo(f"wrote {len(res.written)} vendor API rows to {res.path}")
     for f in res.failed:
         typer.echo(f"  not priced: {f}", err=True)
     if not res.written:

@@ -408,7 +408,7 @@ def pipeline_cmd(
         "--stack",
         "-s",
         "--stack-file",
-        help="a stack of the images program: its name (a stack shipped in gpufleet's images/program/ folder: src/gpufleet/images/program/Pulumi.<name>.yaml in a checkout) or its file's path",
+        help="a stack of the images program: its name (a stack shipped in the package's images/program/ folder, Pulumi.<name>.yaml) or its file's path",
         metavar="NAME|PATH",
         autocompletion=_images_stacks,
     ),

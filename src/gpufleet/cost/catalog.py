@@ -1,9 +1,14 @@
-"""The price catalog: one row per (cloud, region, item, billing), loaded from cost/data/<cloud>-<region>.yaml.
+"""The price catalog: one row per (cloud, region, item, billing).
 
-Rows are written by `gpufleet catalog build` (derived from the sourced facts in
-cost/data/sources-<cloud>.yaml and the public price points in cost/data/quotes-<cloud>.yaml, see derive.py)
-and by `gpufleet catalog refresh` (vendor pricing API, quality `vendor API`). A row whose price is not known
-has `price: null` and quality `missing`: the estimate shows it as a unit price line, never as 0.
+Two files make a region's catalog:
+- the shipped one, cost/data/<cloud>-<region>.yaml inside the package, written by `gpufleet catalog build` (derived
+  from the sourced facts in cost/data/sources-<cloud>.yaml and the public price points in
+  cost/data/quotes-<cloud>.yaml, see derive.py) in a gpufleet checkout; an installed gpufleet's are the release's;
+- the project's, cost/catalog/<cloud>-<region>.yaml beside stacks/ (user state, like cost/usage/), written by
+  `gpufleet catalog refresh` (the vendor's pricing API with the user's credentials, quality `vendor API`). Its rows
+  win over the shipped rows of the same item and billing; deleting it prices with the shipped catalog alone.
+A row whose price is not known has `price: null` and quality `missing`: the estimate shows it as a unit price line,
+never as 0.
 
 Quality (QUALITIES), best first:
 - `vendor API`: returned to us by the vendor's price API (`catalog refresh`), for this exact item, billing, region;
@@ -22,6 +27,7 @@ points exist. A row older than STALE_DAYS is `stale(row, today)`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
@@ -35,8 +41,10 @@ from msgspec.structs import asdict
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
+from gpufleet.stacks.project import project_root
 
 DATA = Path(__file__).parent / "data"
+PROJECT_PRICES = Path("cost") / "catalog"  # the project's own rows (`catalog refresh`), over the shipped ones
 QUALITIES = ("vendor API", "official", "third-party", "estimate", "missing")  # best first
 BILLINGS = ("payg", "monthly", "yearly", "spot", "any")
 HOURS_PER_MONTH = Decimal(730)
@@ -165,15 +173,52 @@ def regions(cloud: str, data: Path | None = None) -> list[str]:
     return sorted(p.stem[len(cloud) + 1 :] for p in data_dir(cloud, data).glob(f"{cloud}-*.yaml"))
 
 
-def load(cloud: str, region: str, data: Path | None = None) -> Catalog:
-    return _load(cloud, region, str(data_dir(cloud, data)))
+def project_prices() -> Path | None:
+    """cost/catalog/ of the project; None outside a project (only the shipped prices exist there)."""
+    try:
+        return project_root() / PROJECT_PRICES
+    except UserError:
+        return None
 
 
-@cache
-def _load(cloud: str, region: str, data: str) -> Catalog:
-    path = catalog_path(cloud, region, Path(data))
+def load(cloud: str, region: str, data: Path | None = None, project: Path | None = None) -> Catalog:
+    """The region's catalog: the shipped rows (from `data`, else the package's), with the rows of the project's file
+    (in `project`, else the project's cost/catalog/) over them."""
+    cat = shipped(cloud, region, data)
+    mine = own(cloud, region, project)
+    if mine is None:
+        return cat
+    differs = [k for k in ("cloud", "region", "currency") if getattr(mine, k) != getattr(cat, k)]
+    if differs:
+        k = differs[0]
+        raise UserError(
+            [
+                Problem(
+                    f"{PROJECT_PRICES}/{cloud}-{region}.yaml",
+                    k,
+                    f"says {getattr(mine, k)!r}, the shipped catalog {getattr(cat, k)!r}: a region's own prices must be "
+                    f"for the same {k}; delete the file and run `gpufleet catalog refresh` again",
+                )
+            ]
+        )
+    return Catalog(cat.cloud, cat.region, cat.currency, max(cat.as_of, mine.as_of), cat.built, {**cat.rows, **mine.rows})
+
+
+def own(cloud: str, region: str, project: Path | None = None) -> Catalog | None:
+    """The project's catalog file for the region as written (`project`: its folder, else the project's
+    cost/catalog/); None when there is none."""
+    folder = project or project_prices()
+    path = None if folder is None else folder / f"{cloud}-{region}.yaml"
+    if path is None or not os.path.isfile(path):
+        return None
+    return _read(str(path), f"{PROJECT_PRICES}/{path.name}")
+
+
+def shipped(cloud: str, region: str, data: Path | None = None) -> Catalog:
+    """The catalog the package ships for the region (`data`: another folder of catalogs, for tests)."""
+    path = catalog_path(cloud, region, data)
     if not path.exists():
-        known = regions(cloud, Path(data))
+        known = regions(cloud, data)
         raise UserError(
             [
                 Problem(
@@ -183,8 +228,16 @@ def _load(cloud: str, region: str, data: str) -> Catalog:
                 )
             ]
         )
-    shown = f"cost/data/{path.name}"
-    fix = "rebuild it with `gpufleet catalog build` or restore it from git"
+    return _read(str(path), f"cost/data/{path.name}")
+
+
+@cache
+def _read(name: str, shown: str) -> Catalog:
+    path = Path(name)
+    if shown.startswith("cost/data/"):
+        fix = "rebuild it with `gpufleet catalog build` or restore it from git"
+    else:
+        fix = "delete it (the shipped prices then count) or run `gpufleet catalog refresh` again"
     doc = inputs.load_yaml(path, shown)
     if doc is None:
         raise UserError([Problem(shown, "", f"is empty; {fix}")])
@@ -270,12 +323,21 @@ def _spread_problem(raw: dict, shown: str, where: str) -> list[Problem]:
     return []
 
 
-def write(cat: Catalog, data: Path | None = None) -> Path:
-    path = catalog_path(cat.cloud, cat.region, data)
+SHIPPED_HEADER = (
+    "# Price catalog for {cloud} {region}, shipped with gpufleet. Written by `gpufleet catalog build` (derived rows,\n"
+    "# see cost/derive.py and cost/data/sources-{cloud}.yaml). Rows in a project's cost/catalog/ win over these.\n"
+)
+PROJECT_HEADER = (
+    "# This project's prices for {cloud} {region}, written by `gpufleet catalog refresh` (the vendor's pricing API\n"
+    "# with your credentials). Its rows win over the shipped catalog's rows of the same item and billing; delete the\n"
+    "# file to price with the shipped catalog alone.\n"
+)
+
+
+def write(cat: Catalog, path: Path, shown: str, header: str) -> Path:
+    """Write the catalog to `path` (SHIPPED_HEADER or PROJECT_HEADER on top), whole or not at all."""
     rows = sorted(cat.rows.values(), key=lambda r: (r.key, BILLINGS.index(r.billing)))
-    header = (
-        f"# Price catalog for {cat.cloud} {cat.region}. Written by `gpufleet catalog build` (derived rows, see\n"
-        f"# cost/derive.py and cost/data/sources-{cat.cloud}.yaml) and `gpufleet catalog refresh` (vendor API rows).\n"
+    head = header.format(cloud=cat.cloud, region=cat.region) + (
         "# quality: vendor API | official | third-party | estimate | missing (price unknown: shown as a unit price).\n"
         "# as_of: the date of the price's source. low/high: the sourced spread (omitted when equal to the price).\n"
     )
@@ -292,6 +354,6 @@ def write(cat: Catalog, data: Path | None = None) -> Path:
         allow_unicode=True,
         width=200,
     )
-    write_atomic(path, header + body, flag=f"cost/data/{path.name}")  # a killed build leaves the old catalog whole
-    _load.cache_clear()
+    write_atomic(path, head + body, flag=shown)  # a killed build leaves the old catalog whole
+    _read.cache_clear()
     return path

@@ -45,6 +45,9 @@ INSTANCE_BILLINGS = ("payg", "monthly", "yearly", "spot")
 Q6 = Decimal("0.000001")
 
 
+PACKAGE = Path(__file__).resolve().parents[1]  # gpufleet/: in a checkout, src/gpufleet/ beside pyproject.toml
+
+
 def q(x: Decimal) -> Decimal:
     """4 decimals; 6 below 0.01 (per-GB-hour prices such as 0.00083 would lose 4 % at 4 decimals)."""
     four = x.quantize(Q4, rounding=ROUND_HALF_UP)
@@ -690,22 +693,38 @@ def build_date(text: str | None, flag: str = "--date") -> str:
 
 
 def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
-    """Write every region's catalog file whose prices changed, keeping rows a vendor API refresh wrote (they win);
-    the files written (a catalog whose prices are the same is left as it is, build date included)."""
+    """Write every region's shipped catalog whose prices changed; the files written (a catalog whose prices are the
+    same is left as it is, build date included). `data`: another folder of sources and catalogs (tests); without
+    it, the package's, which only a gpufleet checkout may rewrite (shipped_writable)."""
+    if data is None:
+        shipped_writable()
     out = []
     for region in load_sources(cloud, data)["regions"]:
         cat = derive(cloud, region, today, data)
         path = pricecat.catalog_path(cloud, region, data)
-        if path.exists():
-            old = pricecat.load(cloud, region, data)
-            for k, row in old.rows.items():
-                if row.quality == "vendor API":
-                    cat.rows[k] = row
-            cat.as_of = max([cat.as_of] + [r.as_of for r in cat.rows.values() if r.quality == "vendor API"])
-            if _same_prices(old, cat):  # only the build date (and the date stamped on missing rows) would change
-                continue
-        out.append(pricecat.write(cat, data))
+        if path.exists() and _same_prices(pricecat.shipped(cloud, region, data), cat):
+            continue  # only the build date (and the date stamped on missing rows) would change
+        out.append(pricecat.write(cat, path, _shown(path), pricecat.SHIPPED_HEADER))
     return out
+
+
+def shipped_writable() -> None:
+    """Refuse to rewrite the catalogs of an installed gpufleet: they are the release's, derived from the sources
+    shipped beside them (a checkout has src/gpufleet/ under a folder holding pyproject.toml)."""
+    if PACKAGE.parent.name == "src" and (PACKAGE.parent.parent / "pyproject.toml").is_file():
+        return
+    raise UserError(
+        [
+            Problem(
+                "catalog build",
+                "",
+                f"rewrites the price catalogs shipped in a gpufleet checkout (src/gpufleet/cost/data/); this gpufleet is "
+                f"installed at {PACKAGE}, whose catalogs are its release's. To price with your account's prices run "
+                "`gpufleet catalog refresh` (it writes cost/catalog/ in your project); to change the shipped ones, "
+                "build in a clone of gpufleet",
+            )
+        ]
+    )
 
 
 def _same_prices(old: pricecat.Catalog, new: pricecat.Catalog) -> bool:

@@ -6,8 +6,9 @@ API, which the registry's default says), its endpoint, credentials and image nee
 Hour / Month / Year) and DescribeSpotPriceHistory (DescribeSpotAdvice when there is no history); Tencent
 InquiryPriceRunInstances (POSTPAID_BY_HOUR, PREPAID 1 and 12 months, SPOTPAID). It uses the user's credentials from
 the environment; this writes rows with quality `vendor API`, the date of the price (the fetch date, or the spot
-price's own timestamp), the list price (`price`) and the account's price (`trade_price`) into
-cost/data/<cloud>-<region>.yaml, replacing the derived rows for the same item and billing (`catalog build` keeps them).
+price's own timestamp), the list price (`price`) and the account's price (`trade_price`) into the project's
+cost/catalog/<cloud>-<region>.yaml (user state; its rows win over the shipped catalog's rows of the same item and
+billing, see catalog.py).
 The only module that talks to a network; tests point it at a fake endpoint on 127.0.0.1 answering with the vendors'
 documented sample responses.
 """
@@ -26,6 +27,7 @@ from gpufleet import registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import output_problems
 from gpufleet.inputs import host_problem
 from gpufleet.stacks import catalog as stackcat
 
@@ -108,14 +110,37 @@ def refresh(
     image_id: str | None = None,
     today: str | None = None,
     data: Path | None = None,
+    project: Path | None = None,
 ) -> RefreshResult:
+    """Fetch the region's prices and write them into the project's catalog file (`project`: another folder, for
+    tests; `data`: another folder of shipped catalogs), keeping the rows it holds for other items."""
     _check(cloud, region, endpoint, image_id)
+    fetch = registry.module(cloud, "prices").fetch  # a cloud without a pricing API is refused here
+    folder = project or pricecat.project_prices()
+    if folder is None:
+        raise UserError(
+            [
+                Problem(
+                    "catalog refresh",
+                    "",
+                    f"writes your account's prices into {pricecat.PROJECT_PRICES}/ of a gpufleet project: run it in "
+                    "the project folder (the one holding Pulumi.yaml and stacks/) or set GPUFLEET_PROJECT",
+                )
+            ]
+        )
+    path = folder / f"{cloud}-{region}.yaml"
+    shown = f"{pricecat.PROJECT_PRICES}/{path.name}"
+    problems = output_problems(path, flag=shown, make_folders=True)
+    if problems:  # a folder it cannot write fails before the vendor is asked
+        raise UserError(problems)
+    currency = pricecat.load(cloud, region, data, folder).currency  # checks the file the rows join, before asking
+    mine = pricecat.own(cloud, region, folder)
     today = today or date.today().isoformat()
-    rows, failed = registry.module(cloud, "prices").fetch(region, today, endpoint, protocol, image_id)
-    cat = pricecat.load(cloud, region, data)
-    for r in rows:
-        cat.rows[(r.key, r.billing)] = r
+    rows, failed = fetch(region, today, endpoint, protocol, image_id)
     if rows:
-        cat.as_of = max(cat.as_of, today)
-    path = pricecat.write(cat, data)
+        kept = dict(mine.rows) if mine else {}  # the file's rows for other items and billings stay
+        kept.update({(r.key, r.billing): r for r in rows})
+        as_of = max([today] + [r.as_of for r in kept.values()])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pricecat.write(pricecat.Catalog(cloud, region, currency, as_of, today, kept), path, shown, pricecat.PROJECT_HEADER)
     return RefreshResult(path, rows, failed)

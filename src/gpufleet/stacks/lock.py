@@ -10,15 +10,15 @@ from msgspec import Struct
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.files import write_atomic
+from gpufleet.files import package_file, write_atomic
 from gpufleet.inputs import kind
 from gpufleet.stacks.project import project_root
 
 # The package's recipes and image pipeline, as the docs name them (they are not in the project's images/, which holds
 # only lock.json).
 RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
-RECIPES_SHOWN = "src/gpufleet/images/recipes"
-PIPELINE_SHOWN = "src/gpufleet/images/program/"
+RECIPES_SHOWN = package_file(RECIPES)
+PIPELINE_SHOWN = package_file(RECIPES.parent / "program") + "/"
 
 
 def lock_path() -> Path:

@@ -10,12 +10,14 @@ import ipaddress
 import re
 import unicodedata
 from datetime import date, datetime
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpufleet import registry
 from gpufleet.cron import SEARCH_DAYS, parse
+from gpufleet.files import package_file
 from gpufleet.inputs import host_problem
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
@@ -138,6 +140,7 @@ FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
 # The most extra_args a stack can hold: the engine arguments of the largest vLLM snapshot (0.33.0: 321 in
 # src/gpufleet/sizing/data/vllm_args/0.33.0.json; tests/inputs/test_limits.py keeps this in step with the snapshots).
 EXTRA_ARGS_MAX = 321
+VLLM_ARGS = Path(__file__).parents[1] / "sizing" / "data" / "vllm_args"  # the snapshots (read by gpufleet.sizing)
 # Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
 RESERVED_FLAGS = {
     "model": "the weights path is set by gpufleet",
@@ -293,7 +296,7 @@ class Serving(Strict):
         if len(v) > EXTRA_ARGS_MAX:  # before each flag is checked: 30,000 unknown flags took 80 s to report
             raise ValueError(
                 f"{len(v)} flags; vLLM has at most {EXTRA_ARGS_MAX} engine arguments in all (the largest snapshot in "
-                "src/gpufleet/sizing/data/vllm_args/): keep only the flags you set"
+                f"{package_file(VLLM_ARGS)}/): keep only the flags you set"
             )
         problems = []
         for name, value in v.items():
