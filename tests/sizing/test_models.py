@@ -25,6 +25,24 @@ def test_every_catalog_model_counts_its_card_parameters_within_two_percent(name)
     assert abs(m.parameters_b / card - 1) <= 0.02, f"{name}: {m.parameters_b:.2f}B vs card {card}B"
 
 
+def test_gpt_oss_counts_the_parameters_vllm_builds():
+    """gpt-oss-20b parameter by parameter as vLLM 0.33.0's gpt_oss.py and mxfp4.py build it (hidden 2880, 24 layers,
+    64 heads of 64, 8 KV heads, 32 experts of 2880, vocabulary 201088, untied): q/k/v/o with biases and 64 sinks a
+    layer, the router with its bias, every expert's gate_up [5760 x 2880] and down [2880 x 2880] with their biases,
+    two norms a layer, the final norm, embedding and LM head."""
+    m = CATALOG["openai/gpt-oss-20b"]
+    attention = 2880 * 4096 + 4096 + 2 * (2880 * 512 + 512) + 4096 * 2880 + 2880 + 64
+    experts = 32 * (2880 * 5760 + 5760 + 2880 * 2880 + 2880) + 2880 * 32 + 32
+    by_hand = 24 * (attention + experts + 2 * 2880) + 2880 + 2 * 201088 * 2880
+    assert m.parameters == by_hand == 20_914_757_184
+    assert not m.parameters_estimated  # its structure is modelled: "fits" can be said
+    # at TP 2 each GPU keeps its half of the sinks and of gate_up's biases, the down biases and routers whole
+    (one,) = parallel.rank_params(m, 1, 1, 1, False)
+    (two,) = parallel.rank_params(m, 2, 1, 1, False)
+    halved = 24 * (32 * 5760 / 2 + 64 / 2) + 201088 * 2880  # the vocabulary too (embedding and LM head split)
+    assert one.kept - two.kept == halved
+
+
 def test_the_config_copies_are_named_by_their_files_as_sources_records_them():
     """The catalog names a config.json copy by its file (Org--Name.json), without reading SOURCES.yaml: every SOURCES
     row names the same model and its Hub URL, and every copy has a row."""

@@ -36,10 +36,17 @@ DEFAULTS = DATA / "config_defaults.json"
 # with the generic decoder formula and said to be estimates ("tight" verdicts).
 MODELLED = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "chatglm", "glm", "glm4",
-    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe", "phi3",
+    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe", "phi3", "gpt_oss",
 }  # fmt: skip
 # q/k/v projections with a bias whatever attention_bias says (transformers' modeling code of each type)
-QKV_BIAS = {"qwen2", "qwen2_moe", "chatglm"}
+QKV_BIAS = {"qwen2", "qwen2_moe", "chatglm", "gpt_oss"}
+# gpt-oss's extra parameters, all kept in 16 bits, as vLLM builds the model whatever config.json says (0.33.0
+# vllm/model_executor/models/gpt_oss.py: o_proj RowParallelLinear bias=True, one attention sink per head
+# (make_attention_sink, split over TP), the router GateLinear bias=True, FusedMoE has_bias=True: w13_bias
+# [experts, 2 x intermediate / TP] and w2_bias [experts, hidden] in bfloat16, quantization/mxfp4.py create_weights)
+OUT_BIAS = {"gpt_oss"}
+ATTENTION_SINKS = {"gpt_oss"}
+MOE_BIAS = {"gpt_oss"}  # the router's bias and each expert's gate_up and down biases
 # MLPs that are not gated (two matrices instead of three)
 NOT_GATED_ACT = {"gelu", "gelu_new", "relu", "gelu_fast"}
 NOT_GATED_TYPES = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "starcoder2", "phi", "gpt_bigcode"}
@@ -72,6 +79,9 @@ class ModelArch(Struct, frozen=True):
     intermediate_size: int = 0
     gated_mlp: bool = True
     qkv_bias: bool = False
+    out_bias: bool = False  # the attention output projection has a bias (OUT_BIAS)
+    attention_sinks: bool = False  # one learned sink logit per attention head and layer (ATTENTION_SINKS)
+    moe_bias: bool = False  # the MoE router and every routed expert's projections have biases (MOE_BIAS)
     # mixture of experts: routed experts per MoE layer, their MLP width, shared-expert width per MoE layer
     experts: int = 0
     experts_per_token: int = 0
@@ -135,9 +145,10 @@ class ModelArch(Struct, frozen=True):
             kv_b = self.kv_lora_rank * nh * (self.qk_nope_head_dim + self.v_head_dim)
             return q + kv_a + kv_b + nh * self.v_head_dim * h
         q, kv = nh * self.head_dim, self.kv_heads * self.head_dim
-        bias = q + 2 * kv if self.qkv_bias else 0
+        bias = (q + 2 * kv if self.qkv_bias else 0) + (h if self.out_bias else 0)
         norm = 2 * self.head_dim if self.qk_norm else 0
-        return h * q + 2 * h * kv + q * h + bias + norm
+        sinks = nh if self.attention_sinks else 0
+        return h * q + 2 * h * kv + q * h + bias + norm + sinks
 
     def mlp_parameters(self, width: int) -> int:
         return (3 if self.gated_mlp else 2) * self.hidden_size * width
@@ -145,7 +156,14 @@ class ModelArch(Struct, frozen=True):
     def moe_parameters(self) -> int:
         """One MoE layer: routed experts, shared expert(s) (and their gate), router."""
         shared = self.mlp_parameters(self.shared_intermediate) + (self.hidden_size if self.shared_gate else 0)
-        return self.experts * self.mlp_parameters(self.expert_intermediate) + shared + self.hidden_size * self.experts
+        router = (self.hidden_size + 1) * self.experts if self.moe_bias else self.hidden_size * self.experts
+        return self.experts * (self.mlp_parameters(self.expert_intermediate) + int(self.expert_bias())) + shared + router
+
+    def expert_bias(self, tp: int = 1) -> float:
+        """One routed expert's biases on a GPU (MOE_BIAS): gate_up's split over TP like its columns, down's whole."""
+        if not self.moe_bias:
+            return 0
+        return ((2 if self.gated_mlp else 1) * self.expert_intermediate) / tp + self.hidden_size
 
     @property
     def embedding_parameters(self) -> int:
@@ -363,6 +381,9 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         intermediate_size=intermediate,
         gated_mlp=gated,
         qkv_bias=model_type in QKV_BIAS or bool(cfg.get("attention_bias")) or bool(cfg.get("add_qkv_bias")),
+        out_bias=model_type in OUT_BIAS,
+        attention_sinks=model_type in ATTENTION_SINKS,
+        moe_bias=model_type in MOE_BIAS and experts > 1,
         experts=experts,
         experts_per_token=_whole(cfg, shown, "num_experts_per_tok", default=0, minimum=0) if experts else 0,
         expert_intermediate=expert_width,

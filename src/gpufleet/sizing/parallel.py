@@ -79,12 +79,15 @@ def rank_params(m: ModelArch, tp: int, pp: int, dp: int, ep: bool) -> list[RankP
         for i in ids:
             quant += attention_per_rank(m, tp)
             kept += m.norms_per_layer * m.hidden_size + (m.kv_lora_rank if m.is_mla else 0)
+            kept += (m.hidden_size if m.out_bias else 0) + (m.attention_heads / tp if m.attention_sinks else 0)
             if i in moe_layers:
                 per_expert = m.mlp_parameters(m.expert_intermediate)
-                routed = math.ceil(m.experts / ep_size) * per_expert if ep_size > 1 else m.experts * per_expert / tp
+                local = math.ceil(m.experts / ep_size) if ep_size > 1 else m.experts
+                routed = local * per_expert / (1 if ep_size > 1 else tp)
                 quant += routed + m.mlp_parameters(m.shared_intermediate) / tp
                 expert += routed
-                kept += m.hidden_size * m.experts + (m.hidden_size if m.shared_gate else 0)
+                kept += (m.hidden_size + (1 if m.moe_bias else 0)) * m.experts + (m.hidden_size if m.shared_gate else 0)
+                kept += local * m.expert_bias(1 if ep_size > 1 else tp)
             else:
                 quant += m.mlp_parameters(m.intermediate_size) / tp
         vocab = m.vocab_size * m.hidden_size / tp
