@@ -636,4 +636,37 @@ def test_fp8_on_a_t4_follows_the_vllm_release():
     pinned = fit.measure(base, t4, fit.Serving(quantization="fp8", max_model_len=4096))
     assert not any("needs compute capability" in p for p in pinned.problems)
     old = fit.measure(base, t4, fit.Serving(quantization="fp8", max_model_len=4096, vllm_version="0.11.0"))
-    assert any(p.startswith("fp8 needs compute capability >= 8.0 in vLLM 0.11.0") for p in old.problems)
+    said = (
+        "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current capability: "
+        "75. (vLLM 0.11.0 refuses to start: fp8 needs compute capability >= 8.0 in vLLM 0.11.0; T4 has 7.5;"
+    )
+    assert any(p.startswith(said) for p in old.problems), old.problems
+
+
+def test_marlin_int4_on_a_t4_follows_the_vllm_release():
+    """AWQ and GPTQ through Marlin need 8.0 up to 0.11.0 and 7.5 from 0.15.0 (get_min_capability and
+    query_marlin_supported_quant_types in the wheels): at the T4 pin a GPTQ checkpoint runs as gptq_marlin, at 0.11.0
+    as gptq; an explicit format below its minimum is refused in vLLM's words, with what runs instead."""
+    gptq = models.catalog()["Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4"]
+    t4, v100 = KINDS["T4"], KINDS["V100-32G"]
+    for q in ("awq_marlin", "gptq_marlin"):
+        assert fit.min_cc(q, "0.11.0") == "8.0" and fit.min_cc(q, "0.15.0") == fit.min_cc(q, "0.33.0") == "7.5"
+    assert fit.measure(gptq, t4, fit.Serving(max_model_len=1024, vllm_version="0.33.0")).quantization == "gptq_marlin"
+    assert fit.measure(gptq, t4, fit.Serving(max_model_len=1024, vllm_version="0.11.0")).quantization == "gptq"
+    old = fit.measure(gptq, t4, fit.Serving(quantization="gptq_marlin", max_model_len=1024, vllm_version="0.11.0"))
+    assert (
+        "The quantization method gptq_marlin is not supported for the current GPU. Minimum capability: 80. Current "
+        "capability: 75. (vLLM 0.11.0 refuses to start: gptq_marlin needs compute capability >= 8.0 in vLLM 0.11.0; "
+        "T4 has 7.5; quantization gptq runs the same checkpoint there)"
+    ) in old.problems
+    awq = fit.measure(gptq, v100, fit.Serving(quantization="awq_marlin", max_model_len=1024, vllm_version="0.33.0"))
+    assert any(
+        p.startswith("The quantization method awq_marlin is not supported for the current GPU. Minimum capability: 75. ")
+        and p.endswith("; a GPU of compute capability 7.5 or newer)")
+        for p in awq.problems
+    ), awq.problems  # awq itself needs 7.5 too: no other format to name
+    w4a16 = fit.measure(gptq, t4, fit.Serving(quantization="w4a16", max_model_len=1024, vllm_version="0.10.0"))
+    assert any(
+        p.startswith("Quantization scheme is not supported for the current GPU. Min capability: 80. Current capability: 75.")
+        for p in w4a16.problems
+    ), w4a16.problems

@@ -406,6 +406,14 @@ def checkpoint_problem(model: ModelArch, quantization: str | None) -> str | None
     )
 
 
+# vLLM's words for a GPU below a format's minimum (quantization.yaml `refusal`), the capabilities as vLLM prints them
+CAPABILITY_REFUSALS = {
+    "config": "The quantization method {q} is not supported for the current GPU. Minimum capability: {need}. "
+    "Current capability: {have}.",
+    "scheme": "Quantization scheme is not supported for the current GPU. Min capability: {need}. Current capability: {have}.",
+}
+
+
 def min_cc(quantization: str, version: str) -> str:
     """The compute capability vLLM `version` needs for the format: its row's min_cc, or the min_cc_from entry of the
     newest release at or before `version` (quantization.yaml)."""
@@ -423,9 +431,17 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
         return f"unknown quantization {quantization!r}; one of {', '.join(formats())}"
     version = version or profiler.version_for(gpu.name, None)
     need = min_cc(quantization, version)
-    if gpu.cc < _cc(need):
-        return f"{quantization} needs compute capability >= {need} in vLLM {version}; {gpu.name} has {gpu.compute_capability}"
-    return None
+    if gpu.cc >= _cc(need):
+        return None
+    ours = f"{quantization} needs compute capability >= {need} in vLLM {version}; {gpu.name} has {gpu.compute_capability}"
+    words = CAPABILITY_REFUSALS.get(formats()[quantization].get("refusal", ""))
+    if words is None:
+        return ours
+    said = words.format(q=quantization, need=need.replace(".", ""), have=gpu.compute_capability.replace(".", ""))
+    base = quantization.removesuffix("_marlin")
+    other = base != quantization and base in formats() and gpu.cc >= _cc(min_cc(base, version))
+    fix = f"quantization {base} runs the same checkpoint there" if other else f"a GPU of compute capability {need} or newer"
+    return f"{said} (vLLM {version} refuses to start: {ours}; {fix})"
 
 
 def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.Engine, list[str]]:
