@@ -467,10 +467,19 @@ def test_v1_sampler_warm_up_after_the_kv_cache_must_fit_outside_the_budget():
     assert not any("warming up sampler" in p for p in v0.problems)
 
 
-def test_gpt_oss_captures_graphs_up_to_1024():
-    assert profiler.largest_capture_size(1024, "gpt_oss") == 1024
-    assert profiler.largest_capture_size(1024, "llama") == 512
-    assert profiler.largest_capture_size(64, "llama") == 128
+def test_the_largest_capture_size_follows_the_engine_and_release():
+    """Read from the wheels: V1 from 0.10.0 min(2 x max_num_seqs, 512), V1 before it 512 whatever max_num_seqs (0.8.5,
+    0.9.2), both at most max_num_batched_tokens; V0 the smallest of 1, 2, 4, 8, 16, ... at least max_num_seqs;
+    gpt-oss raises it to 1024."""
+    v1, old_v1, v0 = (profiler.engine(v, (8, 6)) for v in ("0.33.0", "0.8.5", "0.6.3"))
+    assert profiler.largest_capture_size(v1, 1024, 8192, "gpt_oss") == 1024
+    assert profiler.largest_capture_size(v1, 1024, 8192, "llama") == 512
+    assert profiler.largest_capture_size(v1, 64, 8192, "llama") == 128
+    assert profiler.largest_capture_size(v1, 256, 256, "llama") == 256
+    assert profiler.largest_capture_size(old_v1, 1, 2048, "qwen3_moe") == 512  # vllm#17469's run: max_num_seqs 1
+    assert profiler.largest_capture_size(old_v1, 1, 256, "qwen3_moe") == 256
+    assert profiler.largest_capture_size(v0, 1, 8192, "llama") == 1
+    assert profiler.largest_capture_size(v0, 100, 8192, "llama") == 104
 
 
 def test_mxfp4_experts_on_hopper_take_the_triton_layout():

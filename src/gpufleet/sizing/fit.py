@@ -491,7 +491,7 @@ def fit(model: ModelArch, gpu, s: Serving, gpu_kinds: dict | None = None, sizes:
     r = result.serving
     eng = profiler.engine(result.vllm_version, gpu.cc, s.engine)
     if not eng.cuda_graphs_in_budget and not r["enforce_eager"]:
-        pool = profiler.graphs_outside_budget_gib(r["max_num_seqs"], model.model_type)
+        pool = profiler.graphs_outside_budget_gib(eng, r["max_num_seqs"], r["max_num_batched_tokens"], model.model_type)
         left = (1 - r["gpu_memory_utilization"]) * gpu.memory_gib
         if left < pool:
             result.advice.append(
@@ -592,7 +592,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         "max(activation_forward, sampler_warmup): they run one after the other",
         True,
     )
-    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs, model.model_type)
+    graphs = profiler.cuda_graphs(eng, s.enforce_eager, s.max_num_seqs, s.max_num_batched_tokens, model.model_type)
     overhead = non_torch.gib + others.gib + peak.gib + graphs.gib
     # per stage: weights, KV memory and tokens; vLLM sizes the cache by the stage with the fewest blocks
     rows = []
@@ -737,7 +737,10 @@ def _warmup(model: ModelArch, gpu: Gpu, s: Serving, eng: profiler.Engine, world:
     """The V1 sampler warm-up after the KV cache (profiler.sampler_warmup_after_kv), or None (V0)."""
     assert s.gpu_memory_utilization is not None and s.max_num_seqs is not None
     outside = not eng.cuda_graphs_in_budget and not s.enforce_eager
-    graphs = profiler.graphs_outside_budget_gib(s.max_num_seqs, model.model_type) if outside else 0.0
+    assert s.max_num_batched_tokens is not None
+    graphs = (
+        profiler.graphs_outside_budget_gib(eng, s.max_num_seqs, s.max_num_batched_tokens, model.model_type) if outside else 0.0
+    )
     unbudgeted = 0.0 if counted else s.reserved_gib
     return profiler.sampler_warmup_after_kv(
         eng, gpu.memory_gib, s.gpu_memory_utilization, unbudgeted, world, graphs, sampler_gib, gpu.cc

@@ -133,7 +133,11 @@ NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.135, "older": 0.29}
 SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
-# term). The largest capture size is min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470).
+# term). The largest capture size (largest_capture_size) follows the engine and release, as read from the wheels:
+# V1 from 0.10.0 min(2 x max_num_seqs, 512) (0.10.0 SchedulerConfig.__post_init__ cuda_graph_sizes default; 0.33.0
+# vllm/config/vllm.py:2463-2470); V1 before it 512 whatever max_num_seqs (0.8.5 VllmConfig._set_cudagraph_sizes
+# range(8, 513, 8); 0.9.2 cuda_graph_sizes default [512]); both then drop sizes above max_num_batched_tokens. V0
+# captures up to the smallest of 1, 2, 4, 8, 16, ... 8192 that is at least max_num_seqs (0.8.5 and 0.10.0 the same).
 CUDA_GRAPH_BASE_GIB = 0.12
 CUDA_GRAPH_PER_SIZE_GIB = 0.0008
 # gpt-oss raises the largest capture size from 512 to 1024 unless the user sets the capture sizes
@@ -471,13 +475,19 @@ def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") 
     )
 
 
-def largest_capture_size(max_num_seqs: int, model_type: str = "") -> int:
-    """The largest CUDA graph capture size: min(2 x max_num_seqs, 512) (0.33.0 vllm/config/vllm.py:2463-2470), or the
-    model's override (CAPTURE_SIZE_OVERRIDE)."""
-    return CAPTURE_SIZE_OVERRIDE.get(model_type, min(2 * max_num_seqs, 512))
+def largest_capture_size(eng: Engine, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "") -> int:
+    """The largest CUDA graph capture size of the engine and release (see CUDA_GRAPH_BASE_GIB), or the model's
+    override (CAPTURE_SIZE_OVERRIDE)."""
+    if eng.name == "v0":
+        sizes = [1, 2, 4, *range(8, 8193, 8)]
+        return next((n for n in sizes if n >= max_num_seqs), sizes[-1])
+    if model_type in CAPTURE_SIZE_OVERRIDE:
+        return CAPTURE_SIZE_OVERRIDE[model_type]
+    cap = min(2 * max_num_seqs, 512) if parse_version(eng.version) >= (0, 10) else 512
+    return min(cap, max_num_batched_tokens)
 
 
-def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, model_type: str = "") -> Term:
+def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "") -> Term:
     if enforce_eager:
         return Term("cuda_graphs", 0.0, "--enforce-eager: no CUDA graphs are captured", False)
     if not eng.cuda_graphs_in_budget:
@@ -487,7 +497,7 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, model_type:
             f"vLLM {eng.version} ({eng.name.upper()}) captures graphs after sizing the KV cache, outside the budget",
             False,
         )
-    largest = largest_capture_size(max_num_seqs, model_type)
+    largest = largest_capture_size(eng, max_num_seqs, max_num_batched_tokens, model_type)
     return Term(
         "cuda_graphs",
         CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest,
@@ -497,9 +507,10 @@ def cuda_graphs(eng: Engine, enforce_eager: bool, max_num_seqs: int, model_type:
     )
 
 
-def graphs_outside_budget_gib(max_num_seqs: int, model_type: str = "") -> float:
+def graphs_outside_budget_gib(eng: Engine, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "") -> float:
     """The graph pool when it is captured outside the budget (V0, V1 before 0.21): the same estimate."""
-    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest_capture_size(max_num_seqs, model_type)
+    largest = largest_capture_size(eng, max_num_seqs, max_num_batched_tokens, model_type)
+    return CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_SIZE_GIB * largest
 
 
 class Warmup(Struct, frozen=True):
