@@ -679,3 +679,18 @@ def test_marlin_int4_on_a_t4_follows_the_vllm_release():
         p.startswith("Quantization scheme is not supported for the current GPU. Min capability: 80. Current capability: 75.")
         for p in w4a16.problems
     ), w4a16.problems
+
+
+def test_more_than_two_gpus_below_9_0_are_tight_where_only_the_one_gpu_context_leaves_room():
+    """vllm#17469's run (Qwen3-30B-A3B, four A10s, V1 0.8.5, max_num_seqs 1): 512 graph sizes captured outside the
+    budget and the unmeasured context of four GPUs below 9.0 make it tight; with --enforce-eager (which started) it fits;
+    two such GPUs (the Kaggle T4 pairs started) are not held to it, nor four H100s (their context is measured)."""
+    a10 = fit.custom_gpu(21.99, "8.6")
+    base = fit.Serving(gpus=4, max_model_len=1024, max_num_seqs=1, vllm_version="0.8.5")
+    oom = fit.measure(models.catalog()["Qwen/Qwen3-30B-A3B"], a10, base)
+    assert oom.verdict == "tight" and any("more than two GPUs below compute capability 9.0" in a for a in oom.assumptions)
+    assert fit.measure(models.catalog()["Qwen/Qwen3-30B-A3B"], a10, replace(base, enforce_eager=True)).verdict == "fits"
+    small = models.catalog()["Qwen/Qwen3-8B"]
+    assert fit.measure(small, a10, base).verdict == "tight"
+    assert fit.measure(small, a10, replace(base, gpus=2)).verdict == "fits"
+    assert fit.measure(small, fit.custom_gpu(79.19, "9.0"), base).verdict == "fits"

@@ -488,15 +488,7 @@ def fit_activation_vectors() -> tuple[float, float]:
 KNOWN_MISSES: dict[str, dict[str, str]] = {
     "kv": {},
     "weights": {},
-    "verdict": {
-        "i17469-a10x4-qwen3-30b-a3b-oom": "optimistic: 'fits' where vLLM 0.8.5 (V1) ran out of memory in its profile run. "
-        "Sized with an A10's 21.99 GiB (not in the excerpts), the model leaves about 5 GiB per GPU for the KV cache after "
-        "14.25 GiB of weights (14.2474 logged); the traceback ends allocating the fused-MoE workspace (fused_experts_impl, "
-        "cache13: tokens x top-8 x max(N, K) 16-bit values, about 64 MiB at 2048 tokens), so something the model does not "
-        "see held the rest. The reporter says the same command starts with --enforce-eager, which points at torch.compile "
-        "or CUDA-graph work of that version during profiling, or another process on the GPUs; the OOM line itself (what "
-        "was in use) is not in the excerpts read",
-    },
+    "verdict": {},
 }
 
 

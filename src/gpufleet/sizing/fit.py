@@ -767,6 +767,13 @@ def _warmup_text(w: profiler.Warmup, s: Serving) -> tuple[str | None, str | None
             None,
             f"{WARMUP_RISK}: {sums}; the warm-up can need up to that again (allocator fragmentation): vLLM may stop with '{words}' ({fix})",
         )
+    if w.margin_measured_gib < w.sampler_gib:
+        return (
+            None,
+            f"{WARMUP_RISK}: {sums}; the CUDA context of more than two GPUs below compute capability 9.0 is not measured "
+            f"(the one-GPU figure is taken); with several H100s' {w.context_measured_gib:.2f} GiB the graphs and the "
+            f"warm-up would not fit outside the budget (vllm#17469 ran out of memory there) ({fix}, or add --enforce-eager)",
+        )
     return None, None
 
 

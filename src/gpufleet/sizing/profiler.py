@@ -157,6 +157,14 @@ CAPTURE_SIZE_OVERRIDE = {"gpt_oss": 1024}
 # the multi-GPU figure is an H100 one (compute capability 9.0 and newer); below 9.0 more GPUs take the single-GPU
 # figure (estimate: the Kaggle T4 pairs, V1 0.18, started with 1.47 GiB outside the budget, so theirs is smaller).
 WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
+# Several GPUs below 9.0 take the one-GPU figure for want of a measured one; the only measured multi-GPU contexts are
+# the H100s' (1.53-2.07). Two GPUs below 9.0 started with less (the Kaggle T4 pairs, V1 0.18: 1.46 GiB outside the
+# budget held the context and a 0.14 GiB warm-up); more than two did not: on V1 without --enforce-eager, vllm#17469
+# (four A10s, 0.8.5), the Qwen3 A10 x 4 log (0.8.x) and vllm#16570 (four A100-40G, 0.8.3) ran out of memory, the L4 x 4
+# run with --enforce-eager (vllm PR #20665) started. vllm#17469 ran out in the graphs' warm-up runs (its traceback's
+# vllm/compilation/backends.py line 653, PiecewiseBackend.__call__'s cudagraph warm-up branch in the 0.8.5 wheel), after
+# the KV cache was allocated, with 1.16 GiB left by the one-GPU figure. So with more than two GPUs below 9.0 a warm-up
+# that fits only under the one-GPU figure is "tight" (fit._warmup_text).
 # The warm-up can need more than the sampler's profiled peak: when gpt-oss-20b ran out of memory (llmd TP 1 log)
 # PyTorch held 1.78 GiB reserved but unallocated and could not place a 0.77 GiB probability tensor, and the graphs
 # took 1.84 GiB against vLLM's 1.30 estimate; the same run at TP 2 (llmd, 0.95) failed the same way with 1.62 GiB
@@ -520,6 +528,12 @@ class Warmup(Struct, frozen=True):
     context_gib: float  # CUDA context outside the budget (WARMUP_CONTEXT_GIB)
     graphs_gib: float  # graphs captured outside the budget (0 where the budget counts them, or --enforce-eager)
     sampler_gib: float  # the warm-up itself: the margin it needs to be sure (see WARMUP_CONTEXT_GIB)
+    context_measured_gib: float = 0.0  # where context_gib is not measured for these GPUs: the measured multi-GPU figure
+
+    @property
+    def margin_measured_gib(self) -> float:
+        """The margin with the measured multi-GPU context (margin_gib where the context is measured)."""
+        return self.outside_gib - max(self.context_gib, self.context_measured_gib) - self.graphs_gib
 
     @property
     def margin_gib(self) -> float:
@@ -541,11 +555,13 @@ def sampler_warmup_after_kv(
     """The warm-up's headroom on V1 (None on V0, whose profile run is its only sampler pass before the KV cache)."""
     if eng.name != "v1":
         return None
+    key = "one" if gpus == 1 else multi_gpu_key(cc)
     return Warmup(
         outside_gib=usable_gib * (1 - util) - unbudgeted_gib,
-        context_gib=WARMUP_CONTEXT_GIB["one" if gpus == 1 else multi_gpu_key(cc)],
+        context_gib=WARMUP_CONTEXT_GIB[key],
         graphs_gib=graphs_outside_gib,
         sampler_gib=sampler_gib,
+        context_measured_gib=WARMUP_CONTEXT_GIB["cc9+"] if key == "older" and gpus > 2 else 0.0,
     )
 
 
