@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from gpufleet.sizing import architectures, fit, models, profiler
 from gpufleet.stacks.catalog import gpu_kinds
 
@@ -70,3 +72,38 @@ def test_an_architecture_a_release_dropped_is_refused_with_the_last_release_that
 def test_unknown_architectures_or_versions_give_no_answer():
     assert architectures.support((), "0.33.0") == architectures.Support()
     assert architectures.support(("LlamaForCausalLM",), "V1 (2026-08)") == architectures.Support()
+
+
+def test_the_generator_follows_a_class_to_supports_pp_through_bases_and_imports():
+    """SupportsPP found on the class, through a base of the same module, through a base imported from another model
+    module; a class with no such base is False, one whose module the wheel lacks is unknown (None)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("vllm/model_executor/models/a.py", "class Base(nn.Module, SupportsPP): ...\nclass A(Base): ...\n")
+        z.writestr(
+            "vllm/model_executor/models/b.py", "from .a import Base\nclass B(Base, SupportsLoRA): ...\nclass C(nn.Module): ...\n"
+        )
+        z.writestr("vllm/models/d.py", "from vllm.model_executor.models.b import C\nclass D(C): ...\n")
+    gen = _script()
+    mods = gen.Modules(zipfile.ZipFile(buf))
+    m = "vllm.model_executor.models"
+    assert gen.supports_pp(mods, f"{m}.a", "A") is True and gen.supports_pp(mods, f"{m}.b", "B") is True
+    assert gen.supports_pp(mods, f"{m}.b", "C") is False and gen.supports_pp(mods, "vllm.models.d", "D") is False
+    assert gen.supports_pp(mods, f"{m}.missing", "X") is None
+
+
+def test_pipeline_parallel_is_refused_in_vllms_words_for_an_architecture_without_supports_pp():
+    """Read from the wheels: ChatGLM's class in 0.6.3 does not implement SupportsPP (chatglm.py ChatGLMForCausalLM(nn.Module,
+    SupportsLoRA, SupportsMultiModal)); Llama's does in every release read."""
+    refusal = architectures.pipeline_refusal(("ChatGLMModel",), "0.6.3", 2)
+    assert refusal is not None and refusal.startswith(architectures.PP_REFUSAL) and "ChatGLMModel" in refusal
+    assert architectures.pipeline_refusal(("ChatGLMModel",), "0.6.3", 1) is None
+    for v in architectures.releases():
+        assert architectures.pipeline_refusal(("LlamaForCausalLM",), v, 2) is None
+        assert "LlamaForCausalLM" not in architectures.releases()[v]["no_pipeline_parallel"]
+    chatglm = replace(models.catalog()["meta-llama/Llama-3.1-8B-Instruct"], architectures=("ChatGLMModel",))
+    r = fit.measure(chatglm, A100, fit.Serving(gpus=1, pipeline_parallel=2, vllm_version="0.6.3", max_model_len=4096))
+    assert r.verdict == "does not fit" and any(p.startswith(architectures.PP_REFUSAL) for p in r.problems)

@@ -1,5 +1,6 @@
 """Which vLLM release serves a model's architecture: sizing/data/vllm_architectures.json, read from each release's
-model registry (scripts/vllm_registry_snapshot.py), and what vLLM says when it does not.
+model registry (scripts/vllm_registry_snapshot.py), and what vLLM says when it does not; and which of them it refuses to
+split over pipeline-parallel stages.
 
 vLLM takes config.json's `architectures` and serves the model if it lists any of them (ModelRegistry.inspect_model_cls);
 from 0.8 it tries its Transformers backend for one it does not list, which runs only where transformers has the class
@@ -62,4 +63,32 @@ def support(architectures: tuple[str, ...], version: str) -> Support:
     return Support(
         refused=f"Model architectures {archs} are not supported for now. (vLLM {version} refuses to start: its registry "
         f"({older[-1]}) lists {len(base['generate'])} architectures, not this one; use a release that serves it)"
+    )
+
+
+PP_REFUSAL = "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
+# vLLM's words (ModelConfig.verify_with_parallel_config, the same from 0.6.3 to 0.33.0)
+
+
+@cache
+def pipeline_refusal(architectures: tuple[str, ...], version: str, pipeline_parallel: int) -> str | None:
+    """vLLM's refusal of a pipeline-parallel size above 1 for an architecture whose class does not implement SupportsPP
+    (`no_pipeline_parallel` of the registry read), where the registries around `version` agree; else None."""
+    v = parse_version(version)
+    if pipeline_parallel <= 1 or not architectures or len(v) < 2:
+        return None
+    known = sorted(releases(), key=parse_version)
+    older = [r for r in known if parse_version(r) <= v]
+    if not older:
+        return None
+    base = releases()[older[-1]]
+    served = next((a for a in architectures if a in base["generate"]), None)
+    if served is None or served not in base["no_pipeline_parallel"]:
+        return None
+    nxt = next((r for r in known if parse_version(r) > v), None)
+    if parse_version(older[-1]) != v and nxt and served not in releases()[nxt]["no_pipeline_parallel"]:
+        return None  # a release between the two read: the newer one supports it, so this one may
+    return (
+        f"{PP_REFUSAL} (vLLM {version} refuses to start: {served}'s class in its registry ({older[-1]}) does not; "
+        "split the model with tensor parallel instead)"
     )

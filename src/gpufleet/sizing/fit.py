@@ -545,6 +545,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         for p in (
             dtype_problem,
             architectures.support(model.architectures, s.vllm_version).refused,
+            architectures.pipeline_refusal(model.architectures, s.vllm_version, s.pipeline_parallel),
             checkpoint_problem(model, s.quantization),
             _quant_problem(s.quantization, gpu, s.vllm_version),
             act_dtype_problem(s.quantization, s.dtype),
