@@ -247,16 +247,13 @@ def _col(c: int) -> str:
     return xl_col_to_name(c)
 
 
+# A line's own columns as the XLSX sheets head them, in the order the Lines sheet and each option's sheet give them
+LINE_HEADERS = ("component", "category", "monthly quantity", "unit", "unit price", "monthly cost")
 LINE_SHEET_COLUMNS = (
     "option",
     "resource type",
     "resource",
-    "component",
-    "category",
-    "monthly quantity",
-    "unit",
-    "unit price",
-    "monthly cost",
+    *LINE_HEADERS,
     "status",
     "stale",
     "quality",
@@ -513,12 +510,7 @@ def _option_sheet(wb, f: _Formats, name: str, title: str, e: Estimate) -> None:
     ws.write_string(1, 0, f"currency {e.currency}; catalog as of {e.catalog_as_of}; formulas over the cells below")
     head = [
         "resource",
-        "component",
-        "category",
-        "monthly quantity",
-        "unit",
-        "unit price",
-        "monthly cost",
+        *LINE_HEADERS,
         "unit price low",
         "unit price high",
         "low",
