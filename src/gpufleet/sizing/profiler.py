@@ -163,8 +163,11 @@ WARMUP_CONTEXT_GIB = {"one": 0.51, "cc9+": 1.78, "older": 0.51}
 # (four A10s, 0.8.5), the Qwen3 A10 x 4 log (0.8.x) and vllm#16570 (four A100-40G, 0.8.3) ran out of memory, the L4 x 4
 # run with --enforce-eager (vllm PR #20665) started. vllm#17469 ran out in the graphs' warm-up runs (its traceback's
 # vllm/compilation/backends.py line 653, PiecewiseBackend.__call__'s cudagraph warm-up branch in the 0.8.5 wheel), after
-# the KV cache was allocated, with 1.16 GiB left by the one-GPU figure. So with more than two GPUs below 9.0 a warm-up
-# that fits only under the one-GPU figure is "tight" (fit._warmup_text).
+# the KV cache was allocated, with 1.16 GiB left by the one-GPU figure. vllm PR #45517 (2026-06-13, not merged) says
+# why it can be far more: the start-up snapshot is taken after NCCL's initialisation, so its workspace sits outside the
+# budget, "~1-2 GiB on rank 0" and 8.76 GiB on the last pipeline stage of TP 2 x PP 2 on four 24 GB consumer GPUs
+# (23.56 GiB total, 14.8 free at start-up). So with more than two GPUs below 9.0 a warm-up that fits only under the
+# one-GPU figure is "tight" (fit._warmup_text).
 # The warm-up can need more than the sampler's profiled peak: when gpt-oss-20b ran out of memory (llmd TP 1 log)
 # PyTorch held 1.78 GiB reserved but unallocated and could not place a 0.77 GiB probability tensor, and the graphs
 # took 1.84 GiB against vLLM's 1.30 estimate; the same run at TP 2 (llmd, 0.95) failed the same way with 1.62 GiB
