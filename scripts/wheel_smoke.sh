@@ -83,4 +83,14 @@ lines = [l for l in json.load(sys.stdin)["lines"] if l["price_key"] == "instance
 assert lines and all((l["unit_price"], l["price_quality"]) == ("1.2345", "vendor API") for l in lines if l["billing"] == "payg"), lines
 print("project prices: cost/catalog/ wins over the shipped catalog")'
 
+# 5. Messages name the installed package's files where they are (not a checkout's src/gpufleet/).
+set +e
+"$gf" region new --cloud alicloud --region cn-shanghai --env dev --from nope.j2 --dry-run > "$work/region.out" 2>&1
+rc=$?
+set -e
+if [ "$rc" != 2 ] || ! grep -q "/site-packages/gpufleet/stacks/templates/ (choose one of" "$work/region.out" \
+  || grep -q "src/gpufleet" "$work/region.out"; then
+  cat "$work/region.out" >&2; exit 1
+fi
+
 echo "wheel smoke: ok"
