@@ -30,25 +30,31 @@ def releases() -> dict[str, dict]:
     return json.loads(DATA.read_text(encoding="utf-8"))["releases"]
 
 
+def _around(v: tuple[int, ...]) -> tuple[str | None, str | None]:
+    """(the newest release read at or before version `v`, the first read after it); None where there is none."""
+    known = sorted(releases(), key=parse_version)
+    older = [r for r in known if parse_version(r) <= v]
+    return (older[-1] if older else None), next((r for r in known if parse_version(r) > v), None)
+
+
 @cache  # asked for every sizing of a stack (its advice sizes many variants of the same model and version)
 def support(architectures: tuple[str, ...], version: str) -> Support:
     """Whether vLLM `version` serves a model whose config.json lists `architectures` (nothing known: no answer)."""
     v = parse_version(version)
     if not architectures or len(v) < 2:
         return Support()
-    known = sorted(releases(), key=parse_version)
-    older = [r for r in known if parse_version(r) <= v]
-    nxt = next((r for r in known if parse_version(r) > v), None)
+    older, nxt = _around(v)
     archs = list(architectures)
-    if older and any(a in releases()[older[-1]]["generate"] for a in archs):
+    if older and any(a in releases()[older]["generate"] for a in archs):
         return Support()
-    exact = bool(older) and parse_version(older[-1]) == v
+    exact = older is not None and parse_version(older) == v
     if not exact and nxt and any(a in releases()[nxt]["generate"] for a in archs):
-        missing = f", not {older[-1]}" if older else ""
+        missing = f", not {older}" if older else ""
         return Support(unsure=f"vLLM {version} may not serve {archs[0]}: of the registries read, {nxt}'s lists it{missing}")
-    if not older:
-        return Support(unsure=f"vLLM {version} is older than the oldest release whose registry was read ({known[0]})")
-    base = releases()[older[-1]]
+    if older is None:
+        oldest = min(releases(), key=parse_version)
+        return Support(unsure=f"vLLM {version} is older than the oldest release whose registry was read ({oldest})")
+    base = releases()[older]
     gone = next((a for a in archs if a in base["previously_supported"]), None)
     if gone:
         return Support(
@@ -57,12 +63,12 @@ def support(architectures: tuple[str, ...], version: str) -> Support:
         )
     if base["transformers_fallback"]:
         return Support(
-            unsure=f"{archs[0]} is not in vLLM {older[-1]}'s registry: vLLM serves it only through its Transformers "
+            unsure=f"{archs[0]} is not in vLLM {older}'s registry: vLLM serves it only through its Transformers "
             "backend, where transformers has the class and it is compatible"
         )
     return Support(
         refused=f"Model architectures {archs} are not supported for now. (vLLM {version} refuses to start: its registry "
-        f"({older[-1]}) lists {len(base['generate'])} architectures, not this one; use a release that serves it)"
+        f"({older}) lists {len(base['generate'])} architectures, not this one; use a release that serves it)"
     )
 
 
@@ -77,18 +83,16 @@ def pipeline_refusal(architectures: tuple[str, ...], version: str, pipeline_para
     v = parse_version(version)
     if pipeline_parallel <= 1 or not architectures or len(v) < 2:
         return None
-    known = sorted(releases(), key=parse_version)
-    older = [r for r in known if parse_version(r) <= v]
-    if not older:
+    older, nxt = _around(v)
+    if older is None:
         return None
-    base = releases()[older[-1]]
+    base = releases()[older]
     served = next((a for a in architectures if a in base["generate"]), None)
     if served is None or served not in base["no_pipeline_parallel"]:
         return None
-    nxt = next((r for r in known if parse_version(r) > v), None)
-    if parse_version(older[-1]) != v and nxt and served not in releases()[nxt]["no_pipeline_parallel"]:
+    if parse_version(older) != v and nxt and served not in releases()[nxt]["no_pipeline_parallel"]:
         return None  # a release between the two read: the newer one supports it, so this one may
     return (
-        f"{PP_REFUSAL} (vLLM {version} refuses to start: {served}'s class in its registry ({older[-1]}) does not; "
+        f"{PP_REFUSAL} (vLLM {version} refuses to start: {served}'s class in its registry ({older}) does not; "
         "split the model with tensor parallel instead)"
     )

@@ -489,9 +489,8 @@ def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") 
 def largest_capture_size(eng: Engine, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "") -> int:
     """The largest CUDA graph capture size of the engine and release (see CUDA_GRAPH_BASE_GIB), or the model's
     override (CAPTURE_SIZE_OVERRIDE)."""
-    if eng.name == "v0":
-        sizes = [1, 2, 4, *range(8, 8193, 8)]
-        return next((n for n in sizes if n >= max_num_seqs), sizes[-1])
+    if eng.name == "v0":  # the smallest of 1, 2, 4, 8, 16, ..., 8192 at least max_num_seqs
+        return next((n for n in (1, 2, 4) if n >= max_num_seqs), min(-(-max_num_seqs // 8) * 8, 8192))
     if model_type in CAPTURE_SIZE_OVERRIDE:
         return CAPTURE_SIZE_OVERRIDE[model_type]
     cap = min(2 * max_num_seqs, 512) if parse_version(eng.version) >= (0, 10) else 512
