@@ -214,3 +214,16 @@ def test_preview_runs_after_an_asyncio_run_in_the_same_process():
 
     asyncio.run(asyncio.sleep(0))
     assert preview_stack("alicloud-cn-hangzhou-dev").resources
+
+
+def test_a_current_folder_that_was_removed_is_a_message_not_a_traceback(tmp_path):
+    """The shell's folder deleted under it (getcwd fails): the console script says so and exits 2."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (
+        f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); sys.argv = ['gpufleet', 'preview', '--stack', 'x']; "
+        "from gpufleet.cli import main; main()"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "current folder: no longer exists: cd into the project folder, or set GPUFLEET_PROJECT" in " ".join(r.stderr.split())

@@ -274,5 +274,5 @@ def package_file(path: Path) -> str:
     real = Path(os.path.realpath(path))
     try:
         return str(real.relative_to(os.path.realpath(os.getcwd())))
-    except ValueError:
+    except (ValueError, OSError):  # not under the current folder, or that folder is gone (getcwd fails)
         return str(real)

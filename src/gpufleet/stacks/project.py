@@ -29,7 +29,12 @@ def project_root(start: Path | None = None) -> Path:
                 ]
             )
         return given
-    cwd = start or Path.cwd()
+    try:
+        cwd = start or Path.cwd()
+    except OSError:  # the shell's current folder was removed (getcwd fails)
+        raise UserError(
+            [Problem("current folder", "", "no longer exists: cd into the project folder, or set GPUFLEET_PROJECT")]
+        ) from None
     here = cwd.resolve()
     for folder in (here, *here.parents):
         if (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir():
