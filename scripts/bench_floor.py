@@ -7,7 +7,7 @@ this program runs one Pulumi program under the SDK's mock engine that registers 
 names, parents and inputs) through the same provider classes (`pulumi_alicloud.ess.ScalingGroup` for
 `alicloud:ess/scalingGroup:ScalingGroup`; components as `pulumi.ComponentResource` of the same type), waits for the
 outstanding work as the preview does, and manages the collector as the CLI does (its first threshold raised at the
-start, frozen at exit; see gpufleet.cli.main). It imports nothing of gpufleet, so a case over this floor is gpufleet's
+start, frozen when the first program starts and at exit; see gpufleet.collector). It imports nothing of gpufleet, so a case over this floor is gpufleet's
 own work: validation, the program's logic, recording and rendering. A floor that registers nothing would hide the SDK's part of every registration.
 """
 
@@ -85,11 +85,13 @@ def run(records: list[dict[str, Any]], stack: str) -> None:
 def main(paths: list[str]) -> None:
     for i, path in enumerate(paths):
         recorded = json.loads(open(path, encoding="utf-8").read())
+        if i == 0:
+            gc.freeze()  # start-up's objects, frozen when the first program starts, as gpufleet.collector does
         run(recorded["resources"], f"{recorded['stack']}-{i}")
     print(json.dumps({"programs": len(paths)}))
     gc.freeze()
 
 
 if __name__ == "__main__":
-    gc.set_threshold(100_000)  # the console script's collector policy (gpufleet.cli.GC_THRESHOLD), set as it sets it
+    gc.set_threshold(100_000)  # the console script's collector policy (gpufleet.collector.THRESHOLD), set as it sets it
     main(sys.argv[1:])

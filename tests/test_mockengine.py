@@ -6,8 +6,11 @@ If an SDK upgrade renames or changes `_sync_await`, `rpc._special_sig_key` / `_s
 
 import inspect
 import os
+import subprocess
+import sys
 
 import pulumi
+import pytest
 from pulumi.runtime import mocks, rpc, sync_await
 
 from gpufleet import mockengine
@@ -57,3 +60,26 @@ def test_runs_reuse_the_sdk_threads():
     for i in range(10):
         mockengine.run(_program, f"run-{i}", {}, {})
     assert 0 < len(mockengine._THREAD_LOOPS) <= min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default size
+
+
+_POLICY = """
+import gc, sys
+from gpufleet import collector, mockengine
+import pulumi
+if sys.argv[1] == "one-shot":
+    collector.one_shot()
+mockengine.run(lambda: pulumi.ComponentResource("test:index:Group", "a"), "contract", {})
+first = gc.get_freeze_count()
+mockengine.run(lambda: pulumi.ComponentResource("test:index:Group", "b"), "contract", {})
+print(gc.get_threshold()[0], first, gc.get_freeze_count() == first)
+"""
+
+
+@pytest.mark.parametrize(("mode", "threshold", "frozen"), [("one-shot", "100000", True), ("library", "700", False)])
+def test_start_up_is_frozen_once_in_the_console_script_only(mode, threshold, frozen):
+    """gpufleet.collector: the console script freezes what start-up made when the first program starts (its one large
+    young collection walked all of it), and never again; a library caller (tests, a notebook) keeps Python's policy."""
+    out = subprocess.run([sys.executable, "-c", _POLICY, mode], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == threshold
+    assert (int(out[1]) > 10_000) is frozen  # the SDK's and gpufleet's modules, classes and functions
+    assert out[2] == "True"  # the second program froze nothing more

@@ -27,6 +27,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime import stack as pstack
 from pulumi.runtime.sync_await import _sync_await
 
+from gpufleet import collector
+
 PROJECT = "gpufleet"
 SECRET = "[secret]"
 SECRET_KEY = rpc._special_sig_key  # the key of a serialized special value, and the value that marks a secret
@@ -105,6 +107,7 @@ def run(
     frames for each of the 40-odd resources of a fleet. What is recorded does not depend on it.
     Every run gets a fresh event loop; the threads the SDK hands its registrations to are kept from run to run
     (_POOL), as they are when a program runs more than once on one loop."""
+    collector.program_starts()
     outcome: list[Any] = []
     context = contextvars.copy_context()
     done = _thread.allocate_lock()

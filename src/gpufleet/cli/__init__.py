@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
 import typer
 
+from gpufleet import collector
 from gpufleet.errors import Problem, UserError, console, one_line, print_problems
 
 # Engines (and costly standard modules such as importlib.metadata) are imported inside the functions that use them,
@@ -108,16 +108,9 @@ def _register(argv: list[str]) -> None:
             importlib.import_module(f"gpufleet.cli.{name}").register(app)
 
 
-# The console script's collector policy (scripts/bench_floor.py applies the same, so that a ratio is not the GC's).
-# A one-shot process that makes a few hundred thousand objects and keeps most of them: with CPython's default
-# first threshold (700 allocations) a preview runs ~400 collections and spends ~0.1 s in them; at 100,000 it runs
-# a few dozen, and at most 100,000 unreachable container objects wait for the next one.
-GC_THRESHOLD = 100_000
-
-
 def main(argv: list[str] | None = None) -> None:
     if argv is None:
-        gc.set_threshold(GC_THRESHOLD)
+        collector.one_shot()
         # The spec's and recipes' pydantic models run without pydantic plugins: looking for them reads the entry points
         # of every installed distribution at the first model (20M instructions a preview with 135 installed; more in a
         # larger environment). A value already set (e.g. empty, to load plugins) is kept.
@@ -125,8 +118,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _main(argv)
     finally:
-        if argv is None:  # the console script, about to exit: the objects it made need no collection at shutdown
-            gc.freeze()  # (the interpreter's final collection otherwise costs ~0.2 s after a preview)
+        if argv is None:
+            collector.exiting()
 
 
 def argv_problems(args: list[str]) -> list[Problem]:
