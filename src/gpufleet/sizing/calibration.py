@@ -550,19 +550,31 @@ def _kv_bytes_logged(row: dict) -> tuple[float, str] | None:
 
 def kv_bytes_rows() -> list[dict]:
     """Logs from which the KV bytes per token per GPU follow (a V1 refusal's GiB needed for max_model_len, or a KV
-    cache of 1 GiB or more with its token count), one pipeline stage, catalogued architecture without sliding windows."""
+    cache of 1 GiB or more with its token count), one pipeline stage, catalogued architecture whose sliding windows
+    (if any) vLLM counts as modelled (sizing/hybrid.py; a V1 refusal of a hybrid model is not one of them)."""
     out = []
     for r in table()["logs"]:
         arch = arch_of(r)
         f = r.get("flags") or {}
-        if arch is None or arch.sliding_layers or f.get("pipeline_parallel_size", 1) > 1 or r.get("compare_on"):
+        if arch is None or f.get("pipeline_parallel_size", 1) > 1 or r.get("compare_on"):
             continue
+        if arch.sliding_layers:
+            s, eng, _ = _resolved(arch, r)
+            if not fit.sliding_counted_as_vllm(arch, eng, 1) or "kv_needed_gib" in (r.get("logged") or {}):
+                continue
         if _kv_bytes_logged(r) is not None:
             out.append(r)
     return out
 
 
+def _resolved(arch: models.ModelArch, row: dict) -> tuple[fit.Serving, profiler.Engine, list[str]]:
+    s = serving(row)
+    return fit.resolve(arch, gpu_of(row), s)
+
+
 def kv_bytes_check(row: dict) -> KvBytesCheck:
+    """Bytes per reported KV token: the structure's per token, or for a hybrid model (sizing/hybrid.py) the logged
+    KV cache over the tokens the manager's grouping makes of it."""
     arch = arch_of(row)
     assert arch is not None
     logged, how = _kv_bytes_logged(row)  # type: ignore[misc]  # kv_bytes_rows() keeps rows where it is not None
@@ -571,4 +583,10 @@ def kv_bytes_check(row: dict) -> KvBytesCheck:
     dtype, _ = fit.effective_dtype(arch, gpu, s.dtype)
     eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
     got = fit.kv_bytes_per_token(arch, dtype, s.kv_cache_dtype, s.gpus, eng)
+    resolved, eng, _ = _resolved(arch, row)
+    kv_gib = (row.get("logged") or {}).get("kv_cache_gib", 0)
+    cap = fit.capacity_of(arch, resolved, eng, 1, got)(kv_gib)
+    if cap.layout and cap.tokens:
+        got = round(kv_gib * GIB / cap.tokens)
+        how += f" ({cap.layout})"
     return KvBytesCheck(row["id"], round(logged, 1), got, (got - logged) / logged, how)

@@ -17,7 +17,7 @@ from msgspec import Struct, field
 from msgspec.structs import asdict, replace
 
 from gpufleet import inputs
-from gpufleet.sizing import architectures, parallel, profiler
+from gpufleet.sizing import architectures, hybrid, parallel, profiler
 from gpufleet.sizing.models import ModelArch
 from gpufleet.stacks import catalog
 
@@ -520,12 +520,48 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
     return out
 
 
-def _safe_side(model: ModelArch, eng: profiler.Engine) -> list[str]:
-    """Errors on the safe side only, which widen the band but leave "fits" standing (a sliding window is counted as
-    full attention: vLLM V1 has more KV room than that, never less)."""
-    if model.sliding_layers and eng.name == "v1":
+def sliding_counted_as_vllm(model: ModelArch, eng: profiler.Engine, pp: int) -> bool:
+    """The KV tokens of this model follow vLLM's own count (no sliding window, or one vLLM holds as modelled)."""
+    return not _safe_side(model, eng, pp)
+
+
+def _safe_side(model: ModelArch, eng: profiler.Engine, pp: int) -> list[str]:
+    """Errors on the safe side only, which widen the band but leave "fits" standing (sliding windows counted as full
+    attention where sizing/hybrid.py does not model them: vLLM V1 has more KV room than that, never less)."""
+    if model.sliding_layers and eng.name == "v1" and not _hybrid_applies(model, eng, pp):
+        v = profiler.parse_version(eng.version)
+        if model.sliding_layers < model.layers and v < profiler.parse_version(profiler.hybrid_kv_cache()["from"]):
+            return []  # this V1 turns every sliding-window layer into a full-attention one: counted as it counts them
         return ["sliding-window layers: vLLM V1 caches only the window for them; counted here as full attention"]
     return []
+
+
+def _hybrid_applies(model: ModelArch, eng: profiler.Engine, pp: int) -> bool:
+    return hybrid.applies(model.layers, model.sliding_layers, eng.version, eng.name, pp)
+
+
+def capacity_of(model: ModelArch, s: Serving, eng: profiler.Engine, pp: int, per_token: int):
+    """KV GiB per GPU -> the capacity vLLM reports: whole blocks of `per_token` bytes, or the hybrid manager's groups.
+    `s` is resolved (fit.resolve: its lengths are set)."""
+    length, batched = s.max_model_len, s.max_num_batched_tokens
+    assert length is not None and batched is not None
+    if per_token and _hybrid_applies(model, eng, pp):
+        layer_bytes = per_token // model.layers
+
+        def grouped(gib: float) -> hybrid.Capacity:
+            return hybrid.capacity(
+                gib * GIB, layer_bytes, model.layers, model.sliding_layers, model.sliding_window,
+                length, batched, eng.version,
+            )  # fmt: skip
+
+        return grouped
+    block = profiler.BLOCK_SIZE * per_token
+
+    def whole_blocks(gib: float) -> hybrid.Capacity:
+        tokens = max(0, int(gib * GIB // block)) * profiler.BLOCK_SIZE if block else 0
+        return hybrid.Capacity(tokens, tokens / length, length * per_token, tokens, "")
+
+    return whole_blocks
 
 
 def measure(model: ModelArch, gpu, s: Serving) -> Fit:
@@ -606,6 +642,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     # a stage without layers (pipeline_parallel_size above the layers, refused above) holds no KV cache: it does not set
     # the token count (it made 0 tokens and a false "no KV cache" problem beside the refusal)
     kv_tokens, w_gib, lora_gib, kv_gib, per_token, stage_n = min(r for r in rows if r[5] or not any(x[5] for x in rows))
+    tokens_of = capacity_of(model, s, eng, pp, per_token)
+    cap = tokens_of(kv_gib)
+    kv_tokens = cap.tokens if per_token else kv_tokens
     weights = profiler.Term(
         "weights",
         w_gib,
@@ -641,8 +680,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         True,
     )
     unsure = _unsure(model, s, eng)
-    widened = unsure + _safe_side(model, eng)
-    low, high, band = _token_range(kv_gib, w_gib, per_token, bool(widened))
+    widened = unsure + _safe_side(model, eng, pp)
+    low, high, band = _token_range(kv_gib, w_gib, tokens_of, bool(widened))
     result = Fit(
         model=model.name,
         gpu=gpu.name,
@@ -660,8 +699,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         kv_bytes_per_token=per_token,
         kv_tokens=kv_tokens,
         max_model_len=s.max_model_len,
-        max_concurrent_seqs=kv_tokens // s.max_model_len,
-        max_concurrency=kv_tokens / s.max_model_len,
+        max_concurrent_seqs=int(cap.concurrency),
+        max_concurrency=cap.concurrency,
         kv_tokens_range=(low, high),
         pipeline_parallel=pp,
         data_parallel=s.data_parallel,
@@ -682,6 +721,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         assumptions=notes
         + [f"{t.name} {t.gib:.2f} GiB per GPU: {t.source}" for t in (non_torch, peak, graphs) if t.estimate]
         + list(model.notes)
+        + ([f"KV cache held by vLLM {eng.version}'s hybrid manager: {cap.layout} (sizing/hybrid.py)"] if cap.layout else [])
         + [f"KV tokens {low}-{high} within the model's error (+-{band:.2f} GiB per GPU)"],
     )
     if s.max_loras and not lora_counted:
@@ -704,8 +744,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             f"{world}x {gpu.name}: vLLM would stop with 'No available memory for the cache blocks' (or run out of "
             "memory loading the weights)"
         )
-    elif kv_tokens < s.max_model_len:
-        memory_problem = _too_short(eng, s.max_model_len, kv_tokens, kv_gib, per_token)
+    elif (cap.needed_bytes > kv_gib * GIB) if cap.layout else (kv_tokens < s.max_model_len):
+        memory_problem = _too_short(eng, s.max_model_len, kv_gib, cap)
     if memory_problem:
         problems.append(memory_problem)
     warm = _warmup(model, gpu, s, eng, world, counted, sampler.gib)
@@ -784,31 +824,23 @@ def _warmup_text(w: profiler.Warmup, s: Serving) -> tuple[str | None, str | None
 KV_ERROR, KV_ERROR_GIB, WEIGHT_ERROR, UNSURE_FACTOR = 0.10, 0.2, 0.02, 2.5
 
 
-def _token_range(kv_gib: float, weights_gib: float, per_token: int, unsure: bool) -> tuple[int, int, float]:
+def _token_range(kv_gib: float, weights_gib: float, tokens_of, unsure: bool) -> tuple[int, int, float]:
     band = max(KV_ERROR * abs(kv_gib), KV_ERROR_GIB, WEIGHT_ERROR * weights_gib) * (UNSURE_FACTOR if unsure else 1)
-    block = profiler.BLOCK_SIZE * per_token
-    if not block:
-        return 0, 0, band
-
-    def tokens(gib: float) -> int:
-        return max(0, int(gib * GIB // block)) * profiler.BLOCK_SIZE
-
-    return tokens(kv_gib - band), tokens(kv_gib + band), band
+    return tokens_of(kv_gib - band).tokens, tokens_of(kv_gib + band).tokens, band
 
 
-def _too_short(eng: profiler.Engine, max_len: int, tokens: int, kv_gib: float, per_token: int) -> str:
-    """vLLM's refusal when the KV cache holds fewer tokens than one max_model_len request, in the engine's words."""
+def _too_short(eng: profiler.Engine, max_len: int, kv_gib: float, cap: hybrid.Capacity) -> str:
+    """vLLM's refusal when the KV cache cannot hold one max_model_len request, in the engine's words."""
     if eng.name == "v1":
-        need = max_len * per_token / GIB
         return (
-            f"To serve at least one request with the model's max seq len ({max_len}), ({need:.2f} GiB KV cache is "
-            f"needed, which is larger than the available KV cache memory ({kv_gib:.2f} GiB). Based on the available "
-            f"memory, the estimated maximum model length is {tokens}. Try increasing `gpu_memory_utilization` or "
-            "decreasing `max_model_len` when initializing the engine. (vLLM V1 refuses to start)"
+            f"To serve at least one request with the model's max seq len ({max_len}), ({cap.needed_bytes / GIB:.2f} GiB "
+            f"KV cache is needed, which is larger than the available KV cache memory ({kv_gib:.2f} GiB). Based on the "
+            f"available memory, the estimated maximum model length is {cap.max_len}. Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine. (vLLM V1 refuses to start)"
         )
     return (
         f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be stored in KV "
-        f"cache ({tokens}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+        f"cache ({cap.tokens}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
         "the engine. (vLLM V0 refuses to start)"
     )
 

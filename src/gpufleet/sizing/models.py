@@ -95,7 +95,7 @@ class ModelArch(Struct, frozen=True):
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
-    # sliding-window layers (their KV is still counted per token: see kv note in fit.py)
+    # sliding-window layers (how vLLM V1 holds their KV cache: sizing/hybrid.py)
     sliding_window: int = 0
     sliding_layers: int = 0
     norms_per_layer: int = 2
@@ -351,8 +351,8 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
     rope_positions, rotary_dim = rope_cache_shape(cfg, max_positions, mla.get("qk_rope_head_dim") or head_dim, shown)
     if sliding_layers:
         notes.append(
-            f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens; their KV cache is counted "
-            "per token like full attention (an upper bound of what vLLM's hybrid KV cache manager needs)"
+            f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens (V1's hybrid KV cache "
+            "manager: sizing/hybrid.py)"
         )
     if cfg.get("num_nextn_predict_layers"):
         notes.append(

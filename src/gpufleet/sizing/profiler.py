@@ -180,6 +180,11 @@ def _data() -> dict:
     return inputs.load_mapping(DATA, "sizing/data/vllm_engines.yaml")
 
 
+def hybrid_kv_cache() -> dict:
+    """The versions of V1's hybrid KV cache manager (sizing/hybrid.py)."""
+    return _data()["hybrid_kv_cache"]
+
+
 def parse_version(v: str) -> tuple[int, ...]:
     """(0, 6, 4) for '0.6.4.post1' or '0.6.4rc1'; (0, 7) for '0.7.x' or 'V0, 0.7.x (2025-03)': the numeric release
     prefix of the first version in the text."""

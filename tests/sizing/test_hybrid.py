@@ -1,0 +1,73 @@
+"""V1's hybrid KV cache manager (gpufleet/sizing/hybrid.py), against figures worked by hand from vLLM's source
+(vllm/v1/core/kv_cache_utils.py, vllm/v1/kv_cache_interface.py of the wheels named in sizing/data/vllm_engines.yaml)
+and against gpt-oss-20b's published 0.19.0 start-up (llm-d-planner's sweep, calibration.yaml)."""
+
+import pytest
+
+from gpufleet.sizing import calibration, fit, hybrid, models
+
+GIB = 1 << 30
+# Gemma-3-27B's text layers: 62, every sixth full attention (10), the rest a 1024-token window (52); 16 KV heads of
+# 128 in bf16: 2 x 16 x 128 x 2 = 8,192 bytes per token and layer; a page is 16 tokens of one layer, 131,072 bytes.
+GEMMA3_27B = {"layer_token_bytes": 8192, "layers": 62, "sliding_layers": 52, "window": 1024}
+
+
+def test_uneven_kinds_are_padded_and_the_padding_is_reported_up_to_0_20():
+    # groups of 10 (the full layers' count): 1 full + 6 sliding groups, 70 slots for 62 layers (8 padding layers);
+    # 20 GiB = 163,840 pages = 16,384 blocks of 10 pools; logged tokens 16,384 // 7 x 16 = 37,440, where counting
+    # every layer as full attention would say 42,272 (13 % more than vLLM reports)
+    cap = hybrid.capacity(20 * GIB, **GEMMA3_27B, max_model_len=8192, max_num_batched_tokens=8192, version="0.19.0")
+    assert cap.tokens == 37_440
+    assert "1 + 6 groups of 10, 8 padding layers" in cap.layout
+    assert int(20 * GIB // (16 * 62 * 8192)) * 16 == 42_272
+
+
+def test_from_0_21_the_tokens_are_concurrency_times_max_model_len():
+    # a request of 8,192 takes 512 blocks in the full group and cdiv(min(1023 + 8192, 8192), 16) + 1 = 513 in each
+    # sliding one: 3,590 of the 16,384 blocks, concurrency 4.5638, 37,386 tokens
+    short = hybrid.capacity(20 * GIB, **GEMMA3_27B, max_model_len=8192, max_num_batched_tokens=8192, version="0.21.0")
+    assert short.tokens == 37_386
+    assert short.concurrency == pytest.approx(16_384 / 3_590)
+    # at 131,072 the windows cap the sliding groups at 577 blocks: 8,192 + 6 x 577 = 11,654 blocks a request
+    long = hybrid.capacity(20 * GIB, **GEMMA3_27B, max_model_len=131_072, max_num_batched_tokens=8192, version="0.21.0")
+    assert long.tokens == int(16_384 / 11_654 * 131_072) == 184_270
+    assert long.needed_bytes == 11_654 * 131_072 * 10  # 14.2 GiB: it starts, where full attention would need 62 GiB
+
+
+def test_the_group_size_rule_of_0_19():
+    # 12 sliding + 13 full (vLLM's own example, gpt-oss-20b with an EAGLE drafter): 0.19.0 pads to groups of 13
+    assert hybrid.groups(13, 12, "0.19.0") == (13, 1, 1)
+    assert hybrid.groups(13, 12, "0.15.0") == (12, 2, 1)
+
+
+def test_which_versions_group():
+    assert hybrid.applies(24, 12, "0.19.0", "v1", 1)
+    assert not hybrid.applies(24, 12, "0.8.5", "v1", 1)  # turns every sliding layer into a full one
+    assert not hybrid.applies(24, 12, "0.19.0", "v0", 1)
+    assert not hybrid.applies(24, 24, "0.19.0", "v1", 1)  # one kind: not grouped
+    assert not hybrid.applies(24, 12, "0.19.0", "v1", 2)  # pipeline stages: counted as full attention (noted)
+
+
+def test_gpt_oss_logged_start_up_is_reproduced_from_its_kv_memory():
+    # "Available KV cache memory: 58.47 GiB / GPU KV cache size: 1,277,184 tokens / Maximum concurrency for 8,192
+    # tokens per request: 155.75x" (0.19.0, H100, TP 1); 58.47 is rounded to the hundredth of a GiB
+    (row,) = [r for r in calibration.table()["logs"] if r["id"] == "llmd-h100-gptoss20b-tp1-sampler-oom"]
+    check = calibration.kv_bytes_check(row)
+    assert abs(check.error) < 0.001
+    assert "1 + 1 groups of 12" in check.how
+    cap = hybrid.capacity(58.47 * GIB, 2048, 24, 12, 128, max_model_len=8192, max_num_batched_tokens=8192, version="0.19.0")
+    assert cap.concurrency == pytest.approx(155.75, abs=0.05)
+    assert cap.tokens == pytest.approx(1_277_184, rel=0.0005)
+
+
+def test_a_long_context_that_only_the_windows_make_fit_is_not_refused():
+    model = models.lookup("openai/gpt-oss-20b")
+    assert model is not None
+    gpu = fit.Gpu("H100", "9.0", 79.19, "test", False)
+    serve = fit.Serving(max_model_len=131_072, vllm_version="0.21.0", gpu_memory_utilization=0.28)
+    r = fit.measure(model, gpu, serve)
+    full_attention_gib = 131_072 * 24 * 2048 / GIB  # 6 GiB, more than the KV memory left at 0.28
+    assert r.kv_cache_gib < full_attention_gib
+    assert not any("max seq len" in p for p in r.problems)
+    assert any("hybrid manager" in a for a in r.assumptions)
+    assert r.max_concurrency == pytest.approx(r.kv_tokens / 131_072, rel=0.001)
