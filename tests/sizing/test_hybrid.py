@@ -71,3 +71,22 @@ def test_a_long_context_that_only_the_windows_make_fit_is_not_refused():
     assert not any("max seq len" in p for p in r.problems)
     assert any("hybrid manager" in a for a in r.assumptions)
     assert r.max_concurrency == pytest.approx(r.kv_tokens / 131_072, rel=0.001)
+
+
+@pytest.mark.parametrize("row", calibration.hybrid_rows(), ids=[r["id"] for r in calibration.hybrid_rows()])
+def test_published_start_ups_of_sliding_window_models(row):
+    """Each log's KV memory gives its logged tokens (within the rounding of the GiB it prints: 0.005 GiB), its
+    maximum concurrency (printed to 0.01) and its padding warning."""
+    c = calibration.hybrid_check(row)
+    assert c.tokens == pytest.approx(c.tokens_logged, rel=0.0005), c
+    assert c.concurrency == pytest.approx(c.concurrency_logged, abs=0.011), c
+    assert c.padding == c.padding_logged
+
+
+def test_counting_every_layer_as_full_attention_was_optimistic_where_vllm_pads():
+    checks = {c.id: c for c in map(calibration.hybrid_check, calibration.hybrid_rows())}
+    assert len(checks) >= 6
+    padded = checks["llmd-h100-gemma3-27b-v019"]
+    assert padded.full_attention_tokens / padded.tokens_logged - 1 > 0.12  # 62 layers where vLLM holds 70
+    even = checks["llmd-h100-gemma3-12b-v019"]
+    assert even.full_attention_tokens == pytest.approx(even.tokens_logged, rel=0.0005)

@@ -22,7 +22,7 @@ import msgspec
 from msgspec import Struct
 
 from gpufleet import inputs
-from gpufleet.sizing import fit, models, parallel, profiler
+from gpufleet.sizing import fit, hybrid, models, parallel, profiler
 
 DATA = Path(__file__).parent / "data" / "calibration.yaml"
 GIB = 2**30
@@ -590,3 +590,35 @@ def kv_bytes_check(row: dict) -> KvBytesCheck:
         got = round(kv_gib * GIB / cap.tokens)
         how += f" ({cap.layout})"
     return KvBytesCheck(row["id"], round(logged, 1), got, (got - logged) / logged, how)
+
+
+class HybridCheck(Struct, frozen=True):
+    id: str
+    tokens_logged: int
+    tokens: int
+    concurrency_logged: float
+    concurrency: float
+    padding_logged: int
+    padding: int
+    full_attention_tokens: int  # every layer counted as full attention, as before sizing/hybrid.py
+
+
+def hybrid_rows() -> list[dict]:
+    """calibration.yaml `hybrid_logs`: start-ups of models mixing full and sliding-window attention."""
+    return list(table().get("hybrid_logs") or [])
+
+
+def hybrid_check(row: dict) -> HybridCheck:
+    """The logged KV memory through sizing/hybrid.py, against the logged tokens, concurrency and padding."""
+    lay, f, lg = row["layout"], row["flags"], row["logged"]
+    available = lg["kv_cache_gib"] * GIB
+    cap = hybrid.capacity(
+        available, lay["layer_token_bytes"], lay["layers"], lay["sliding_layers"], lay["window"],
+        f["max_model_len"], f["max_num_batched_tokens"], row["vllm"],
+    )  # fmt: skip
+    block = profiler.BLOCK_SIZE * lay["layer_token_bytes"] * lay["layers"]
+    return HybridCheck(
+        row["id"], lg["kv_tokens"], cap.tokens, lg["max_concurrency"], round(cap.concurrency, 2),
+        lg["padding_layers"], cap.padding,
+        int(available // block) * profiler.BLOCK_SIZE,
+    )  # fmt: skip

@@ -30,7 +30,8 @@ class Capacity(Struct, frozen=True):
     concurrency: float  # "Maximum concurrency for max_model_len tokens per request"
     needed_bytes: int  # what one request of max_model_len takes; more than the available memory is refused
     max_len: int  # the longest max_model_len that fits ("the estimated maximum model length")
-    layout: str  # the grouping, for the notes
+    layout: str  # the grouping, for the notes ("" where the layers are not grouped)
+    padding: int = 0  # padding layers the grouping adds ("Add N padding layers")
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -94,4 +95,4 @@ def capacity(
         f"{layers - sliding_layers} full-attention and {sliding_layers} sliding-window ({window}) layers in "
         f"{full_groups} + {sliding_groups} groups of {size}" + (f", {padding} padding layers" if padding else "")
     )
-    return Capacity(tokens, concurrency, blocks * page * size, low, layout)
+    return Capacity(tokens, concurrency, blocks * page * size, low, layout, padding)
