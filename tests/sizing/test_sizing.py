@@ -522,6 +522,47 @@ def test_cpu_offload_moves_decoder_layers_only():
     assert fit.gpu_weights_gib(whole, floor, 0) == pytest.approx(whole / GIB)
 
 
+@pytest.mark.parametrize(
+    ("model", "version", "quantization", "ignored"),
+    [
+        ("Qwen/Qwen2.5-7B-Instruct", "0.21.0", None, False),  # Model Runner V2 opt-in only (VLLM_USE_V2_MODEL_RUNNER)
+        ("Qwen/Qwen2.5-7B-Instruct", "0.24.0", None, False),  # Qwen2ForCausalLM not on V2 by default yet
+        ("Qwen/Qwen2.5-7B-Instruct", "0.25.0", None, True),  # every dense model on V2 from 0.25.0
+        ("Qwen/Qwen2.5-7B-Instruct", "0.26.0", None, True),  # not read: the rule of 0.25.0, the newest read before it
+        ("Qwen/Qwen2.5-7B-Instruct", "0.28.0", None, False),  # V2 installs the offloader
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.22.0", None, False),  # only Qwen3ForCausalLM in 0.22.0
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", None, True),
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", "awq", False),  # 0.23.0: dense and unquantized only
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.24.0", "awq", True),
+        ("Qwen/Qwen3-30B-A3B", "0.25.0", None, False),  # MoE and not listed: the V1 runner, which offloads
+        ("deepseek-ai/DeepSeek-V2-Lite", "0.25.0", None, True),  # a listed MoE architecture (DeepseekV2ForCausalLM)
+    ],
+)
+def test_cpu_offload_is_ignored_where_model_runner_v2_runs_without_an_offloader(model, version, quantization, ignored):
+    """vllm#51396: from 0.22.0 some models run on Model Runner V2 by default, which installs no weight offloader
+    before 0.28.0, so --cpu-offload-gb moves nothing (read in each release's vllm/config/vllm.py and
+    vllm/v1/worker/gpu/model_runner.py; sizing/data/vllm_engines.yaml cpu_offload_ignored)."""
+    arch = models.catalog()[model]
+    if not arch.architectures:  # the catalog row gives model_type only (deepseek_v2)
+        arch = replace(arch, architectures=("DeepseekV2ForCausalLM",))
+    gpu = fit.Gpu("H100", "9.0", 79.19, "test", False)
+    base = fit.Serving(vllm_version=version, quantization=quantization, max_model_len=4096)
+    kept = fit.measure(arch, gpu, base)
+    r = fit.measure(arch, gpu, replace(base, cpu_offload_gb=4))
+    assert (r.weights_gib == pytest.approx(kept.weights_gib)) is ignored
+    assert any("cpu_offload_gb 4: ignored by vLLM" in a and "vllm#51396" in a for a in r.assumptions) is ignored
+    assert r.serving["cpu_offload_gb"] == 4  # what was asked is still shown
+
+
+def test_an_offload_that_vllm_ignores_does_not_make_a_model_fit():
+    """Llama-3.1-8B on a 16 GiB budget needs its offload: with 0.23.0's V2 runner the weights stay and it does not fit."""
+    arch = models.catalog()["meta-llama/Llama-3.1-8B-Instruct"]
+    gpu = fit.Gpu("T4", "7.5", 14.56, "test", False)
+    asked = fit.Serving(cpu_offload_gb=6, max_model_len=4096, dtype="float16", enforce_eager=True)
+    assert fit.measure(arch, gpu, replace(asked, vllm_version="0.28.0")).verdict == "fits"
+    assert fit.measure(arch, gpu, replace(asked, vllm_version="0.23.0")).verdict == "does not fit"
+
+
 def test_block_fp8_through_marlin_adds_group_scales_below_89_only():
     """A block-quantized fp8 checkpoint on a GPU without FP8 compute (Marlin, weight-only) gets one 16-bit scale per
     weight_block_size[1] input rows per output column: 2 B per 128 quantized weights at [128, 128]. Native FP8 (8.9+),

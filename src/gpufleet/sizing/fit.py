@@ -612,7 +612,11 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         gpu.memory_estimate,
     )
     stages = parallel.stage_layers(model.layers, pp)
-    per_stage = stage_weights_gib(model, dtype, quant, s, gpu.cc, eng)
+    offloaded = s.cpu_offload_gb
+    if offloaded and (ignored := profiler.offload_ignored(s.vllm_version, model.architectures, model.is_moe, bool(quant))):
+        notes.append(f"cpu_offload_gb {offloaded}: {ignored}")
+        offloaded = 0.0
+    per_stage = stage_weights_gib(model, dtype, quant, replace(s, cpu_offload_gb=offloaded), gpu.cc, eng)
     lora_dtype = DTYPE_BYTES[dtype]
     lora_counted = profiler.lora_in_budget(eng)  # V0 before 0.8.0 leaves the slots out of its KV budget
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
@@ -650,7 +654,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         w_gib,
         f"{model.parameters_b:.2f}B parameters as {s.quantization or dtype}, {layout}"
         + (f": the stage of {stage_n} layers with the fewest KV blocks" if pp > 1 else "")
-        + (f" - cpu_offload_gb {s.cpu_offload_gb}" if s.cpu_offload_gb else "")
+        + (f" - cpu_offload_gb {offloaded}" if offloaded else "")
         + f", + rope cos/sin cache {rope_cache_bytes(model, dtype) / GIB:.4f} GiB"
         + (" + MLA absorbed decode matrices (V0 0.7.x)" if mla_absorbed_bytes(model, dtype, quant, n, eng) else "")
         + (" (parameters estimated: architecture not modelled)" if model.parameters_estimated else ""),

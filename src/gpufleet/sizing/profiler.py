@@ -180,6 +180,28 @@ def _data() -> dict:
     return inputs.load_mapping(DATA, "sizing/data/vllm_engines.yaml")
 
 
+def offload_ignored(version: str, architectures: tuple[str, ...], is_moe: bool, quantized: bool) -> str | None:
+    """Why this version ignores --cpu-offload-gb for this model, or None (vllm_engines.yaml cpu_offload_ignored): the
+    model runs on Model Runner V2 by default and that runner installs no weight offloader."""
+    data = _data()["cpu_offload_ignored"]
+    v = parse_version(version)
+    releases = [r for r in data["releases"] if parse_version(r["from"]) <= v]
+    if not releases:
+        return None
+    r = releases[-1]  # the newest release read at or before this version
+    listed = any(a in r.get("architectures", ()) for a in architectures)
+    if r.get("dense_unquantized_only") and (is_moe or quantized):
+        listed = False
+    if not (listed or (r.get("every_dense") and not is_moe)):
+        return None
+    return (
+        f"ignored by vLLM {version}: the model runs on Model Runner V2 by default there (as read in the {r['from']} "
+        "release), which installs no "
+        f"weight offloader before {data['fixed_in']} ({data['issue']}), so every weight stays on the GPU; run vLLM "
+        f"{data['fixed_in']} or later, or set VLLM_USE_V2_MODEL_RUNNER=0"
+    )
+
+
 def hybrid_kv_cache() -> dict:
     """The versions of V1's hybrid KV cache manager (sizing/hybrid.py)."""
     return _data()["hybrid_kv_cache"]
