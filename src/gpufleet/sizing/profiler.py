@@ -102,7 +102,7 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # init memory snapshot ... cuda_memory=0.51GiB" before the profile, then "non-torch forward increase memory: X"), so
 # its figure is the increase, not 0.6.4.x's whole-device figure. Fitted (the median) on the single-GPU V1 logs that
 # print it outside the small-GPU class, which are its fit rows (calibration.fit_non_torch_v1_one_gpu, re-derived by
-# tests/sizing/test_calibration.py): the nine llmd 0.19.0 H100 logs, 0.24-0.25 -> 0.25. The Kaggle T4 logs (V1 0.18,
+# tests/sizing/test_calibration.py): the eleven llmd 0.19.0 H100 logs, 0.24-0.26 -> 0.25. The Kaggle T4 logs (V1 0.18,
 # small GPUs) stay held out: they test it. Before issue 30's third round V1 took NON_TORCH_GIB (0.35).
 NON_TORCH_V1_ONE_GPU_GIB = 0.25
 # At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
@@ -126,11 +126,11 @@ NON_TORCH_MULTI_GPU_GIB = {"cc9+": 2.135, "older": 0.29}
 # than 1.25x the forward-pass estimate, which are therefore its fit rows (calibration.fit_sampler_bytes, re-derived
 # by tests/sizing/test_calibration.py): V1 llmd Llama-3.1-8B 15.5 (and 15.5 with --quantization fp8, 18.1 with
 # --dtype float32), Qwen1.5-MoE 17.0, gpt-oss-20b 15.0, Qwen2.5-7B W8A8 / FP8 15.2 / 15.2, gemma-7b 14.9,
-# Llama-3.3-70B FP8 at TP 2 / 4 16.0 / 16.1 (0.19.0, 1024 sequences) -> 15.5; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
+# Llama-3.3-70B FP8 at TP 2 / 4 16.0 / 16.1, gemma-2-2b / 9b / 27b 14.8 / 15.0 / 15.0 (0.19.0, 1024 sequences) -> 15.2; V0 PR #10511 41.2 (TP 1 and TP 2), vllm#13882 39.2, the two Tesla T4 logs 38.7 / 39.2 -> 39.2.
 # V0 samples on the driver worker only, and vLLM sizes the group's KV cache by the worker with the fewest blocks,
 # which is the driver: vllm#13061's two workers differ by 1.23 GiB, its 256 x 152064 x 39.2 B = 1.42 GiB sampler
 # less its non-driver worker's 0.19 GiB peak.
-SAMPLER_BYTES = {"v0": 39.2, "v1": 15.5}
+SAMPLER_BYTES = {"v0": 39.2, "v1": 15.2}
 # CUDA graph memory estimate: 0.09-0.17 GiB logged with largest capture size 16-32 (noonghunna/club-3090 #44,
 # #104, #434) and 0.52 GiB at 512 (LMCache#3430, a held-out calibration row: its error is not independent of this
 # term). The largest capture size (largest_capture_size) follows the engine and release, as read from the wheels:
