@@ -90,3 +90,15 @@ def test_counting_every_layer_as_full_attention_was_optimistic_where_vllm_pads()
     assert padded.full_attention_tokens / padded.tokens_logged - 1 > 0.12  # 62 layers where vLLM holds 70
     even = checks["llmd-h100-gemma3-12b-v019"]
     assert even.full_attention_tokens == pytest.approx(even.tokens_logged, rel=0.0005)
+
+
+def test_pipeline_stages_of_a_grouped_model_are_unsure_not_the_safe_side():
+    """Under pipeline parallelism vLLM groups each stage's layers (with padding), which hybrid.py does not model:
+    counting them as full attention could be optimistic, so the verdict is at best "tight", with the reason."""
+    model = models.lookup("google/gemma-2-9b-it")
+    assert model is not None
+    gpu = fit.Gpu("H100", "9.0", 79.19, "test", False)
+    one = fit.measure(model, gpu, fit.Serving(vllm_version="0.19.0", max_model_len=8192))
+    two = fit.measure(model, gpu, fit.Serving(vllm_version="0.19.0", max_model_len=8192, pipeline_parallel=2))
+    assert one.verdict == "fits"
+    assert two.verdict == "tight" and any("under pipeline parallelism" in a for a in two.assumptions)

@@ -517,7 +517,18 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
         out.append("LoRA on MoE experts is not counted")
     if why := architectures.support(model.architectures, s.vllm_version or "").unsure:
         out.append(why)
+    if _grouped_per_stage(model, eng, s.pipeline_parallel):
+        out.append(
+            "full and sliding-window layers under pipeline parallelism: vLLM's hybrid KV cache manager groups each "
+            "stage's layers, with padding that can leave fewer tokens than full attention would, not modelled"
+        )
     return out
+
+
+def _grouped_per_stage(model: ModelArch, eng: profiler.Engine, pp: int) -> bool:
+    """A mixed full / sliding-window model that the hybrid manager groups, but across pipeline stages (hybrid.py
+    models one stage only)."""
+    return pp > 1 and _hybrid_applies(model, eng, 1)
 
 
 def sliding_counted_as_vllm(model: ModelArch, eng: profiler.Engine, pp: int) -> bool:
@@ -528,7 +539,12 @@ def sliding_counted_as_vllm(model: ModelArch, eng: profiler.Engine, pp: int) -> 
 def _safe_side(model: ModelArch, eng: profiler.Engine, pp: int) -> list[str]:
     """Errors on the safe side only, which widen the band but leave "fits" standing (sliding windows counted as full
     attention where sizing/hybrid.py does not model them: vLLM V1 has more KV room than that, never less)."""
-    if model.sliding_layers and eng.name == "v1" and not _hybrid_applies(model, eng, pp):
+    if (
+        model.sliding_layers
+        and eng.name == "v1"
+        and not _hybrid_applies(model, eng, pp)
+        and not _grouped_per_stage(model, eng, pp)
+    ):
         v = profiler.parse_version(eng.version)
         if model.sliding_layers < model.layers and v < profiler.parse_version(profiler.hybrid_kv_cache()["from"]):
             return []  # this V1 turns every sliding-window layer into a full-attention one: counted as it counts them
