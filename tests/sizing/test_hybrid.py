@@ -34,10 +34,33 @@ def test_from_0_21_the_tokens_are_concurrency_times_max_model_len():
     assert long.needed_bytes == 11_654 * 131_072 * 10  # 14.2 GiB: it starts, where full attention would need 62 GiB
 
 
-def test_the_group_size_rule_of_0_19():
-    # 12 sliding + 13 full (vLLM's own example, gpt-oss-20b with an EAGLE drafter): 0.19.0 pads to groups of 13
+def test_the_group_size_rules():
+    # 12 sliding + 13 full (vLLM's own example, gpt-oss-20b with an EAGLE drafter): groups of 13 from 0.15.0 (13 < 1.25 x 12)
     assert hybrid.groups(13, 12, "0.19.0") == (13, 1, 1)
-    assert hybrid.groups(13, 12, "0.15.0") == (12, 2, 1)
+    assert hybrid.groups(13, 12, "0.15.0") == (13, 1, 1)
+    assert hybrid.groups(13, 12, "0.11.0") == (12, 2, 1)  # the smaller count only
+    assert hybrid.groups(10, 13, "0.15.0") == (10, 1, 2)  # 13 is not below 1.25 x 10
+    assert hybrid.groups(10, 13, "0.19.0") == (13, 1, 1)  # but below 1.5 x 10
+
+
+def test_from_0_27_two_batches_are_in_flight_for_a_window():
+    # async scheduling (on by default) keeps two batches in flight: a sliding layer keeps cdiv(min(1023 + 2 x 8192,
+    # 131072), 16) + 1 = 1,089 blocks; 8,192 + 6 x 1,089 = 14,726 blocks a request: concurrency 16,384 / 14,726,
+    # 145,829 tokens, 14,726 x 131,072 x 10 bytes needed (17.98 GiB)
+    cap = hybrid.capacity(20 * GIB, **GEMMA3_27B, max_model_len=131_072, max_num_batched_tokens=8192, version="0.27.0")
+    assert cap.tokens == int(16_384 / 14_726 * 131_072) == 145_829
+    assert cap.needed_bytes == 14_726 * 131_072 * 10
+    tight = hybrid.capacity(16 * GIB, **GEMMA3_27B, max_model_len=131_072, max_num_batched_tokens=8192, version="0.27.0")
+    assert tight.needed_bytes > 16 * GIB and tight.max_len < 131_072  # refused, where 0.25.0's reserve would start
+
+
+def test_up_to_0_11_the_refusal_sums_the_layers_without_padding():
+    # 10 full layers x 8,192 blocks + 52 sliding x 577 blocks, 131,072 bytes a page: 13.66 GiB, where the padded groups
+    # of 0.15.0 on need 11,654 x 131,072 x 10 (14.23 GiB); with 14 GiB 0.10.0 starts and 0.15.0 refuses
+    old = hybrid.capacity(14 * GIB, **GEMMA3_27B, max_model_len=131_072, max_num_batched_tokens=8192, version="0.10.0")
+    new = hybrid.capacity(14 * GIB, **GEMMA3_27B, max_model_len=131_072, max_num_batched_tokens=8192, version="0.15.0")
+    assert old.needed_bytes == (10 * 8192 + 52 * 577) * 131_072 < 14 * GIB < new.needed_bytes == 11_654 * 131_072 * 10
+    assert old.max_len == 131_072 and new.max_len < 131_072
 
 
 def test_which_versions_group():

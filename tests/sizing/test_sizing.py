@@ -532,8 +532,10 @@ def test_cpu_offload_moves_decoder_layers_only():
         ("Qwen/Qwen2.5-7B-Instruct", "0.28.0", None, False),  # V2 installs the offloader
         ("meta-llama/Llama-3.1-8B-Instruct", "0.22.0", None, False),  # only Qwen3ForCausalLM in 0.22.0
         ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", None, True),
-        ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", "awq", False),  # 0.23.0: dense and unquantized only
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", "awq", False),  # 0.23.0: dense, unquantized checkpoints only
         ("meta-llama/Llama-3.1-8B-Instruct", "0.24.0", "awq", True),
+        ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", "fp8", True),  # online fp8 of a 16-bit checkpoint: is_quantized
+        # is the checkpoint's quantization_config (vllm/config/model.py), not --quantization
         ("Qwen/Qwen3-30B-A3B", "0.25.0", None, False),  # MoE and not listed: the V1 runner, which offloads
         ("deepseek-ai/DeepSeek-V2-Lite", "0.25.0", None, True),  # a listed MoE architecture (DeepseekV2ForCausalLM)
     ],
@@ -545,6 +547,8 @@ def test_cpu_offload_is_ignored_where_model_runner_v2_runs_without_an_offloader(
     arch = models.catalog()[model]
     if not arch.architectures:  # the catalog row gives model_type only (deepseek_v2)
         arch = replace(arch, architectures=("DeepseekV2ForCausalLM",))
+    if quantization == "awq":  # an AWQ checkpoint: its config.json carries the quantization_config
+        arch = replace(arch, checkpoint_method="awq")
     gpu = fit.Gpu("H100", "9.0", 79.19, "test", False)
     base = fit.Serving(vllm_version=version, quantization=quantization, max_model_len=4096)
     kept = fit.measure(arch, gpu, base)

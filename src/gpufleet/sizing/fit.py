@@ -629,7 +629,10 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     )
     stages = parallel.stage_layers(model.layers, pp)
     offloaded = s.cpu_offload_gb
-    if offloaded and (ignored := profiler.offload_ignored(s.vllm_version, model.architectures, model.is_moe, bool(quant))):
+    quantized_checkpoint = model.checkpoint_method is not None  # vLLM's is_quantized: the checkpoint's own config
+    if offloaded and (
+        ignored := profiler.offload_ignored(s.vllm_version, model.architectures, model.is_moe, quantized_checkpoint)
+    ):
         notes.append(f"cpu_offload_gb {offloaded}: {ignored}")
         offloaded = 0.0
     per_stage = stage_weights_gib(model, dtype, quant, replace(s, cpu_offload_gb=offloaded), gpu.cc, eng)

@@ -3,16 +3,18 @@
 `hybrid_kv_cache`, read from the 0.8.5 to 0.33.0 wheels, vllm/v1/core/kv_cache_utils.py and
 vllm/v1/kv_cache_interface.py).
 
-- The layers are grouped by attention type into groups of one size (the smaller type's layer count; from 0.19.0 the
-  larger one's when it is below 1.5 times the smaller); a type whose count the size does not divide gets padding
+- The layers are grouped by attention type into groups of one size (the smaller type's layer count; from 0.15.0 the
+  larger one's when it is below 1.25 times the smaller, from 0.19.0 1.5 times); a type whose count the size does not divide gets padding
   layers ("Add N padding layers, may waste at most X% KV cache memory"). The memory is `group_size` pools of
   `num_blocks` pages of one layer each: num_blocks = available // page // group_size.
 - Up to 0.20 the log's "GPU KV cache size" is num_blocks // groups x block_size: every layer counted as full
   attention, padding layers included. From 0.21.0 it is the maximum concurrency x max_model_len, where a request
-  takes cdiv(max_model_len, block) blocks in a full-attention group and cdiv(min(window - 1 + max_num_batched_tokens,
-  max_model_len), block) + 1 in a sliding one.
-- vLLM refuses to start when one request of max_model_len needs more than the available memory: group_size pages for
-  each block a request takes in every group.
+  takes cdiv(max_model_len, block) blocks in a full-attention group and cdiv(min(window - 1 + in-flight tokens,
+  max_model_len), block) + 1 in a sliding one; in-flight tokens are max_num_batched_tokens, twice that from 0.27.0
+  (async scheduling, on by default, keeps two batches in flight at pipeline parallel 1).
+- vLLM refuses to start when one request of max_model_len needs more than the available memory: up to 0.11 the
+  layers' own blocks summed, from 0.15.0 group_size pages for each block a request takes in every group (padding
+  included).
 
 A model whose layers all use a sliding window, or that runs under pipeline parallelism, is not modelled here: its
 layers are counted as full attention (fit.py notes it).
@@ -49,12 +51,19 @@ def applies(layers: int, sliding_layers: int, version: str, engine: str, pipelin
     )
 
 
-def groups(full: int, sliding: int, version: str) -> tuple[int, int, int]:
-    """(group size, full-attention groups, sliding-window groups)."""
-    data = profiler.hybrid_kv_cache()
-    size = min(full, sliding)
+def _newest(rules: list[dict], version: str) -> dict | None:
+    """The rule of the newest release read at or before `version` (a list of {from: ...} in release order)."""
     v = profiler.parse_version(version)
-    if v >= profiler.parse_version(data["larger_group_from"]) and max(full, sliding) < size * 1.5:
+    read = [r for r in rules if profiler.parse_version(r["from"]) <= v]
+    return read[-1] if read else None
+
+
+def groups(full: int, sliding: int, version: str) -> tuple[int, int, int]:
+    """(group size, full-attention groups, sliding-window groups): the smaller kind's count, or from 0.15.0 the larger
+    one's when it is below `below` times the smaller (vllm_engines.yaml hybrid_kv_cache.larger_group)."""
+    size = min(full, sliding)
+    rule = _newest(profiler.hybrid_kv_cache()["larger_group"], version)
+    if rule and max(full, sliding) < size * rule["below"]:
         size = max(full, sliding)
     return size, _cdiv(full, size), _cdiv(sliding, size)
 
@@ -70,29 +79,39 @@ def capacity(
     version: str,
 ) -> Capacity:
     """The KV cache of `available` bytes on one GPU, pages of `layer_token_bytes` per token and layer."""
+    data = profiler.hybrid_kv_cache()
+    v = profiler.parse_version(version)
     block = profiler.BLOCK_SIZE
     page = block * layer_token_bytes
-    size, full_groups, sliding_groups = groups(layers - sliding_layers, sliding_layers, version)
+    full_layers = layers - sliding_layers
+    size, full_groups, sliding_groups = groups(full_layers, sliding_layers, version)
     num_blocks = max(0, int(available // page // size))
+    in_flight = (_newest(data["in_flight_batches"], version) or {}).get("batches", 1) * max_num_batched_tokens
+
+    def window_blocks(length: int) -> int:  # blocks a sliding-window layer keeps for one request
+        return _cdiv(min(window - 1 + in_flight, length), block) + 1
 
     def per_request(length: int) -> int:  # blocks one request of `length` tokens takes over all groups
-        sliding = _cdiv(min(window - 1 + max_num_batched_tokens, length), block) + 1
-        return full_groups * _cdiv(length, block) + sliding_groups * sliding
+        return full_groups * _cdiv(length, block) + sliding_groups * window_blocks(length)
+
+    def needed(length: int) -> int:  # bytes vLLM checks one request against: padded groups, or the layers alone
+        if v >= profiler.parse_version(data["padded_check_from"]):
+            return per_request(length) * page * size
+        return (full_layers * _cdiv(length, block) + sliding_layers * window_blocks(length)) * page
 
     blocks = per_request(max_model_len)
     concurrency = num_blocks / blocks
-    v = profiler.parse_version(version)
-    if v >= profiler.parse_version(profiler.hybrid_kv_cache()["tokens_by_concurrency_from"]):
+    if v >= profiler.parse_version(data["tokens_by_concurrency_from"]):
         tokens = int(concurrency * max_model_len)
     else:
         tokens = num_blocks // (full_groups + sliding_groups) * block
     low, high = 0, max_model_len  # the longest length whose request fits (vLLM's estimate_max_model_len, bisected)
     while low < high:
         mid = (low + high + 1) // 2
-        low, high = (mid, high) if per_request(mid) * page * size <= available else (low, mid - 1)
+        low, high = (mid, high) if needed(mid) <= available else (low, mid - 1)
     padding = (full_groups + sliding_groups) * size - layers
     layout = (
         f"{layers - sliding_layers} full-attention and {sliding_layers} sliding-window ({window}) layers in "
         f"{full_groups} + {sliding_groups} groups of {size}" + (f", {padding} padding layers" if padding else "")
     )
-    return Capacity(tokens, concurrency, blocks * page * size, low, layout, padding)
+    return Capacity(tokens, concurrency, needed(max_model_len), low, layout, padding)
