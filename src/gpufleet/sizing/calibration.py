@@ -559,7 +559,7 @@ def kv_bytes_rows() -> list[dict]:
         if arch is None or f.get("pipeline_parallel_size", 1) > 1 or r.get("compare_on"):
             continue
         if arch.sliding_layers:
-            s, eng, _ = _resolved(arch, r)
+            _, eng, _ = _resolved(arch, r)
             if not fit.sliding_counted_as_vllm(arch, eng, 1) or "kv_needed_gib" in (r.get("logged") or {}):
                 continue
         if _kv_bytes_logged(r) is not None:
@@ -568,8 +568,8 @@ def kv_bytes_rows() -> list[dict]:
 
 
 def _resolved(arch: models.ModelArch, row: dict) -> tuple[fit.Serving, profiler.Engine, list[str]]:
-    s = serving(row)
-    return fit.resolve(arch, gpu_of(row), s)
+    """The row's serving with the version's defaults filled in, as plan fit resolves it (fit.resolve)."""
+    return fit.resolve(arch, gpu_of(row), serving(row))
 
 
 def kv_bytes_check(row: dict) -> KvBytesCheck:
@@ -578,14 +578,11 @@ def kv_bytes_check(row: dict) -> KvBytesCheck:
     arch = arch_of(row)
     assert arch is not None
     logged, how = _kv_bytes_logged(row)  # type: ignore[misc]  # kv_bytes_rows() keeps rows where it is not None
-    s = serving(row)
-    gpu = gpu_of(row)
-    dtype, _ = fit.effective_dtype(arch, gpu, s.dtype)
-    eng = profiler.engine(s.vllm_version or profiler.newest_pinned(), gpu.cc, s.engine)
+    s, eng, _ = _resolved(arch, row)
+    dtype, _ = fit.effective_dtype(arch, gpu_of(row), s.dtype)
     got = fit.kv_bytes_per_token(arch, dtype, s.kv_cache_dtype, s.gpus, eng)
-    resolved, eng, _ = _resolved(arch, row)
     kv_gib = (row.get("logged") or {}).get("kv_cache_gib", 0)
-    cap = fit.capacity_of(arch, resolved, eng, 1, got)(kv_gib)
+    cap = fit.capacity_of(arch, s, eng, 1, got)(kv_gib)
     if cap.layout and cap.tokens:
         got = round(kv_gib * GIB / cap.tokens)
         how += f" ({cap.layout})"

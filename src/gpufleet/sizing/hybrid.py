@@ -51,18 +51,11 @@ def applies(layers: int, sliding_layers: int, version: str, engine: str, pipelin
     )
 
 
-def _newest(rules: list[dict], version: str) -> dict | None:
-    """The rule of the newest release read at or before `version` (a list of {from: ...} in release order)."""
-    v = profiler.parse_version(version)
-    read = [r for r in rules if profiler.parse_version(r["from"]) <= v]
-    return read[-1] if read else None
-
-
 def groups(full: int, sliding: int, version: str) -> tuple[int, int, int]:
     """(group size, full-attention groups, sliding-window groups): the smaller kind's count, or from 0.15.0 the larger
     one's when it is below `below` times the smaller (vllm_engines.yaml hybrid_kv_cache.larger_group)."""
     size = min(full, sliding)
-    rule = _newest(profiler.hybrid_kv_cache()["larger_group"], version)
+    rule = profiler.newest_read(profiler.hybrid_kv_cache()["larger_group"], version)
     if rule and max(full, sliding) < size * rule["below"]:
         size = max(full, sliding)
     return size, _cdiv(full, size), _cdiv(sliding, size)
@@ -86,7 +79,7 @@ def capacity(
     full_layers = layers - sliding_layers
     size, full_groups, sliding_groups = groups(full_layers, sliding_layers, version)
     num_blocks = max(0, int(available // page // size))
-    in_flight = (_newest(data["in_flight_batches"], version) or {}).get("batches", 1) * max_num_batched_tokens
+    in_flight = (profiler.newest_read(data["in_flight_batches"], version) or {}).get("batches", 1) * max_num_batched_tokens
 
     def window_blocks(length: int) -> int:  # blocks a sliding-window layer keeps for one request
         return _cdiv(min(window - 1 + in_flight, length), block) + 1
@@ -111,7 +104,7 @@ def capacity(
         low, high = (mid, high) if needed(mid) <= available else (low, mid - 1)
     padding = (full_groups + sliding_groups) * size - layers
     layout = (
-        f"{layers - sliding_layers} full-attention and {sliding_layers} sliding-window ({window}) layers in "
+        f"{full_layers} full-attention and {sliding_layers} sliding-window ({window}) layers in "
         f"{full_groups} + {sliding_groups} groups of {size}" + (f", {padding} padding layers" if padding else "")
     )
     return Capacity(tokens, concurrency, needed(max_model_len), low, layout, padding)

@@ -184,11 +184,9 @@ def offload_ignored(version: str, architectures: tuple[str, ...], is_moe: bool, 
     """Why this version ignores --cpu-offload-gb for this model, or None (vllm_engines.yaml cpu_offload_ignored): the
     model runs on Model Runner V2 by default and that runner installs no weight offloader."""
     data = _data()["cpu_offload_ignored"]
-    v = parse_version(version)
-    releases = [r for r in data["releases"] if parse_version(r["from"]) <= v]
-    if not releases:
+    r = newest_read(data["releases"], version)
+    if r is None:
         return None
-    r = releases[-1]  # the newest release read at or before this version
     listed = any(a in r.get("architectures", ()) for a in architectures)
     if r.get("dense_unquantized_only") and (is_moe or quantized):
         listed = False
@@ -200,6 +198,14 @@ def offload_ignored(version: str, architectures: tuple[str, ...], is_moe: bool, 
         f"weight offloader before {data['fixed_in']} ({data['issue']}), so every weight stays on the GPU; run vLLM "
         f"{data['fixed_in']} or later, or set VLLM_USE_V2_MODEL_RUNNER=0"
     )
+
+
+def newest_read(rules: list[dict], version: str) -> dict | None:
+    """Of per-release rules read in the wheels ({from: ...} in release order), the one of the newest release read at
+    or before `version` (a release not read takes the rule of the one before it)."""
+    v = parse_version(version)
+    read = [r for r in rules if parse_version(r["from"]) <= v]
+    return read[-1] if read else None
 
 
 def hybrid_kv_cache() -> dict:
