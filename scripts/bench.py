@@ -11,8 +11,10 @@ Before timing, gpufleet's modules are compiled to bytecode as installing the whe
 Floors (issue 25): what the command cannot avoid, and nothing of gpufleet.
 - `typer+pydantic`: the interpreter importing typer and pydantic (the CLI and pure computation).
 - `<stack> registered`: scripts/bench_floor.py registering, under the SDK's mock engine, exactly the resources that
-  stack's preview recorded (same type tokens, names, parents, inputs) through the same provider classes, and exiting as
-  the CLI exits. It imports nothing of gpufleet; the recording is made once before timing.
+  stack's preview recorded (same type tokens, names, parents, inputs) through the same provider classes, each waiting
+  for what the program made it wait for (an input taken from another resource is that resource's Output; the rest
+  through depends_on; recorded from the SDK's registrations by with_dependencies), and exiting as the CLI exits. It
+  imports nothing of gpufleet; the recording is made once before timing.
 - `8 programs registered`: the same for the eight options `cost compare` previews (2 clouds x 4 billing models), one
   mock run each in one process.
 Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6 (`plan fit
@@ -26,10 +28,10 @@ pydantic` (what typer itself costs a command; typer is pinned below 0.29, which 
 option of the invoked command and so imports all of pydantic at every parse: pyproject.toml).
 Per resource (warm, in one process after every import): a prod stack's whole preview (validation, the program,
 recording, the provider contract) over its resource count, against the floor's registration of the same recorded
-resources over the same count; target <= 1.3. In seconds Alibaba's runs about 0.15 above its instruction ratio: its
-program's inputs chain on other resources' outputs, so the event loop waits on the SDK's executor threads more often
-than the floor's, whose inputs are plain values (per run, strace -f -c: 258 epoll waits and 1206 futex calls against
-172 and 914), and a hand-off between threads costs time but few instructions.
+resources over the same count; target <= 1.3. Before the floor waited for what the program waits for (it passed
+ids as plain strings), Alibaba's ratio in seconds ran about 0.15 above its instruction ratio: a program whose inputs
+chain on other resources' outputs makes the event loop wait on the SDK's executor threads more often (strace -f -c:
+258 epoll waits and 1206 futex calls against 172 and 914), which is the SDK's work for any real program, not gpufleet's.
 
 Group `simulate` (issue 28) runs in this process: a 7-day trace at 10-second resolution (60,480 rows, CSV) through a
 fleet of up to 50 nodes (Alibaba prod's declared scaling with the group at 10-50 nodes), read and simulated; its
@@ -44,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +92,28 @@ CASES = [  # (group, name, command, floor): a floor is a name of floors() below
 ]
 
 
+def with_dependencies(declare: Callable[[], list[dict]]) -> list[dict]:
+    """The resources `declare()` records (one mock run), each with what the program made it wait for, from the
+    registrations the SDK sent: "dependsOn", [type, name] pairs. bench_floor waits for the same."""
+    from gpufleet import mockengine
+
+    waits: dict[tuple[str, str], list[list[str]]] = {}
+    register = mockengine._Recorder.RegisterResource
+
+    def recording(self, request):  # noqa: ANN001, ANN202 -- the SDK's monitor method, wrapped
+        waits[request.type, request.name] = [
+            [u.rsplit("::", 2)[1].split("$")[-1], u.rsplit("::", 1)[1]] for u in request.dependencies
+        ]
+        return register(self, request)
+
+    mockengine._Recorder.RegisterResource = recording  # type: ignore[method-assign]
+    try:
+        resources = declare()
+    finally:
+        mockengine._Recorder.RegisterResource = register  # type: ignore[method-assign]
+    return [{**r, "dependsOn": waits.get((r["type"], r["name"]), [])} for r in resources]
+
+
 def _recorded(tmp: Path, name: str, stack: str, resources: list[dict]) -> str:
     path = tmp / f"{name}.json"
     path.write_text(json.dumps({"stack": stack, "resources": resources}))
@@ -127,7 +152,7 @@ def floors(tmp: Path, groups: set[str]) -> tuple[dict[str, list[str]], dict[str,
     from gpufleet.stacks import catalog
 
     for cloud, stack in PROD.items():
-        resources = plan.for_stack(stack).resources
+        resources = with_dependencies(lambda: plan.for_stack(stack).resources)  # noqa: B023 -- called at once
         out[f"{cloud} registered"] = [*FLOOR, _recorded(tmp, cloud, stack, resources)]
         counts[f"{cloud} registered"] = len(resources)
     base = plan.for_stack(PROD["alicloud"])
@@ -136,8 +161,8 @@ def floors(tmp: Path, groups: set[str]) -> tuple[dict[str, list[str]], dict[str,
         for billing in ("payg", "monthly", "yearly", "spot"):
             new, _, _, _ = compare.redeclare(base.raw, base.fleet, cloud, billing)
             if new is not None:
-                option = plan.for_spec(new, PROD["alicloud"], file=f"({cloud} {billing})")
-                files.append(_recorded(tmp, f"{cloud}-{billing}", PROD["alicloud"], option.resources))
+                option = with_dependencies(lambda: plan.for_spec(new, PROD["alicloud"], file=f"({cloud} {billing})").resources)  # noqa: B023
+                files.append(_recorded(tmp, f"{cloud}-{billing}", PROD["alicloud"], option))
     out["8 programs registered"] = [*FLOOR, *files]
     counts["8 programs registered"] = len(files)
     return out, counts
@@ -235,13 +260,14 @@ def instructions(cmd: list[str]) -> int | None:
 WARM = """
 import sys
 sys.path.insert(0, {scripts!r})
+import bench
 import bench_floor
 from gpufleet import preview
 stack, which, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-inv = preview.preview_stack(stack)
-bench_floor.run(inv.resources, stack)
+recorded = bench.with_dependencies(lambda: preview.preview_stack(stack).resources)
+bench_floor.run(recorded, stack)
 for _ in range(n):
-    preview.preview_stack(stack) if which == "ours" else bench_floor.run(inv.resources, stack)
+    preview.preview_stack(stack) if which == "ours" else bench_floor.run(recorded, stack)
 """
 
 
@@ -332,16 +358,16 @@ def per_resource_bench(runs: int) -> None:
     from gpufleet import preview
 
     for cloud, stack in PROD.items():
-        inv = preview.preview_stack(stack)  # warm: every import done, for both sides
-        n = len(inv.resources)
-        bench_floor.run(inv.resources, stack)
+        recorded = with_dependencies(lambda: preview.preview_stack(stack).resources)  # noqa: B023 -- warm: every import done
+        n = len(recorded)
+        bench_floor.run(recorded, stack)
         ours, sdk = [], []
         for _ in range(runs):
             t0 = time.perf_counter()
             preview.preview_stack(stack)
             ours.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            bench_floor.run(inv.resources, stack)
+            bench_floor.run(recorded, stack)
             sdk.append(time.perf_counter() - t0)
         o, f = statistics.median(ours) / n * 1000, statistics.median(sdk) / n * 1000
         label = f"per resource {cloud} prod ({n}), warm"

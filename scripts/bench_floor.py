@@ -5,8 +5,11 @@
 Each RECORDED.json is what `gpufleet preview --stack S --json` printed (written once, before timing). For each file,
 this program runs one Pulumi program under the SDK's mock engine that registers the same resources (same type tokens,
 names, parents and inputs) through the same provider classes (`pulumi_alicloud.ess.ScalingGroup` for
-`alicloud:ess/scalingGroup:ScalingGroup`; components as `pulumi.ComponentResource` of the same type), waits for the
-outstanding work as the preview does, and manages the collector as the CLI does (its first threshold raised at the
+`alicloud:ess/scalingGroup:ScalingGroup`; components as `pulumi.ComponentResource` of the same type), each waiting for
+the resources the program made it wait for (an input the program took from another resource, a mock id `<name>_id` or
+a computed `<name.property>`, is that resource's Output here; the rest of a record's `dependsOn`, which
+scripts/bench.py adds from the SDK's registrations, through depends_on), waits for the outstanding work as the preview
+does, and manages the collector as the CLI does (its first threshold raised at the
 start, frozen when the first program starts and at exit; see gpufleet.collector). It imports nothing of gpufleet, so a case over this floor is gpufleet's
 own work: validation, the program's logic, recording and rendering. A floor that registers nothing would hide the SDK's part of every registration.
 """
@@ -30,8 +33,15 @@ PACKAGES = {"alicloud": "pulumi_alicloud", "tencentcloud": "tencentcloud_iac_pul
 
 
 class _Mocks(pulumi.runtime.Mocks):
+    """Each resource's inputs as its state, plus the computed outputs other resources read (`<name.property>` in the
+    recording), as the preview's mocks give them."""
+
+    def __init__(self, computed: dict[str, set[str]]) -> None:
+        self.computed = computed
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        return f"{args.name}_id", dict(args.inputs)
+        state = {p: f"<{args.name}.{p}>" for p in self.computed.get(args.name, ())}
+        return f"{args.name}_id", {**state, **args.inputs}
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         return {}
@@ -51,23 +61,74 @@ def _provider_class(token: str) -> type:
     return getattr(importlib.import_module(f"{PACKAGES[pkg]}.{module}"), cls)
 
 
+_PLACEHOLDER = re.compile(r"<([^<>.]+)\.([^<>]+)>")
+
+
+def _wired(value: Any, made: dict[str, pulumi.Resource], used: list[pulumi.Resource]) -> Any:
+    """`value` with each mock id of a made resource (`<name>_id`) as that resource's `id` Output and each
+    `<name.property>` as its Output, as the program passes them; the resources so used appended to `used`."""
+    if isinstance(value, list):
+        return [_wired(v, made, used) for v in value]
+    if isinstance(value, dict):
+        return {k: _wired(v, made, used) for k, v in value.items()}
+    if not isinstance(value, str):
+        return value
+    if value.endswith("_id") and isinstance(made.get(value[:-3]), pulumi.CustomResource):
+        used.append(made[value[:-3]])
+        return made[value[:-3]].id
+    parts = _PLACEHOLDER.split(value)
+    if len(parts) == 1:
+        return value
+    out: list[Any] = []
+    for i in range(0, len(parts) - 1, 3):
+        name, prop = parts[i + 1], parts[i + 2]
+        res = made.get(name)
+        if isinstance(res, pulumi.CustomResource):
+            used.append(res)
+        out += [parts[i], getattr(res, _snake(prop)) if isinstance(res, pulumi.CustomResource) else f"<{name}.{prop}>"]
+    out.append(parts[-1])
+    return pulumi.Output.concat(*out) if len(out) > 1 else out[0]
+
+
+def _named(value: Any, names: set[str]) -> set[str]:
+    """The names in `names` that `value` refers to by mock id or `<name.property>`."""
+    if isinstance(value, (list, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        return set().union(*(_named(v, names) for v in items))
+    if not isinstance(value, str):
+        return set()
+    found = {n for n, _ in _PLACEHOLDER.findall(value) if n in names}
+    return found | ({value[:-3]} if value.endswith("_id") and value[:-3] in names else set())
+
+
 def _program(records: list[dict[str, Any]]) -> None:
+    """Register `records` parents first, each after the resources it uses or waited for (`dependsOn`: [type, name]
+    pairs, when the recording has them), taking those resources' Outputs as the program did."""
     made: dict[str, pulumi.Resource] = {}
+    by_key: dict[tuple[str, str], pulumi.Resource] = {}
+    custom = {r["name"] for r in records if r["custom"]}
     pending = list(records)
-    while pending:  # parents before children, as the program registers them
+    while pending:
         later = []
         for r in pending:
-            if r["parent"] is not None and r["parent"] not in made:
+            waits = [tuple(k) for k in r.get("dependsOn", ())]
+            needs = ({r["parent"]} if r["parent"] else set()) | _named(r["inputs"], custom) - {r["name"]}
+            if any(n not in made for n in needs) or any(k not in by_key for k in waits):
                 later.append(r)
                 continue
             opts = pulumi.ResourceOptions(parent=made.get(r["parent"]))
             if not r["custom"]:
-                made[r["name"]] = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+                made[r["name"]] = by_key[r["type"], r["name"]] = pulumi.ComponentResource(r["type"], r["name"], None, opts)
                 continue
-            kwargs = {_snake(k): v for k, v in r["inputs"].items()}  # the class's own argument names
-            made[r["name"]] = _provider_class(r["type"])(r["name"], opts=opts, **kwargs)
+            used: list[pulumi.Resource] = []
+            refs = made | {k[1]: by_key[k] for k in waits}  # a name two resources share: the one the program waited for
+            kwargs = {_snake(k): _wired(v, refs, used) for k, v in r["inputs"].items()}  # the class's own argument names
+            rest = [by_key[k] for k in waits if by_key[k] not in used]  # waited for without taking an output: depends_on
+            if rest:
+                opts = pulumi.ResourceOptions(parent=opts.parent, depends_on=rest)
+            made[r["name"]] = by_key[r["type"], r["name"]] = _provider_class(r["type"])(r["name"], opts=opts, **kwargs)
         if len(later) == len(pending):
-            raise SystemExit(f"parents never registered: {sorted({r['parent'] for r in later})}")
+            raise SystemExit(f"never registered (a parent or a resource used is missing): {sorted(r['name'] for r in later)}")
         pending = later
     for res in made.values():
         if isinstance(res, pulumi.ComponentResource) and not isinstance(res, pulumi.CustomResource):
@@ -76,7 +137,10 @@ def _program(records: list[dict[str, Any]]) -> None:
 
 def run(records: list[dict[str, Any]], stack: str) -> None:
     settings.reset_options(project="gpufleet", stack=stack, preview=True)
-    pulumi.runtime.set_mocks(_Mocks(), project="gpufleet", stack=stack, preview=True)
+    computed: dict[str, set[str]] = {}
+    for name, prop in _PLACEHOLDER.findall(json.dumps([r["inputs"] for r in records])):
+        computed.setdefault(name, set()).add(prop)
+    pulumi.runtime.set_mocks(_Mocks(computed), project="gpufleet", stack=stack, preview=True)
     _program(records)
     _sync_await(pstack.wait_for_rpcs())
     settings.reset_options()
