@@ -593,9 +593,9 @@ class HybridCheck(Struct, frozen=True):
     id: str
     tokens_logged: int
     tokens: int
-    concurrency_logged: float
+    concurrency_logged: float | None  # None where the log read does not show the line
     concurrency: float
-    padding_logged: int
+    padding_logged: int | None  # None where the log read is an excerpt that would not show the warning
     padding: int
     full_attention_tokens: int  # every layer counted as full attention, as before sizing/hybrid.py
 
@@ -606,16 +606,19 @@ def hybrid_rows() -> list[dict]:
 
 
 def hybrid_check(row: dict) -> HybridCheck:
-    """The logged KV memory through sizing/hybrid.py, against the logged tokens, concurrency and padding."""
+    """The logged KV memory through sizing/hybrid.py, against the logged tokens, concurrency and padding. The memory is
+    `kv_cache_bytes` where the run fixed it (--kv-cache-memory-bytes), else the printed GiB; the page holds the row's
+    `block_size` tokens where the platform's attention backend is not CUDA's 16."""
     lay, f, lg = row["layout"], row["flags"], row["logged"]
-    available = lg["kv_cache_gib"] * GIB
+    available = lg["kv_cache_bytes"] if "kv_cache_bytes" in lg else lg["kv_cache_gib"] * GIB
+    block = lay.get("block_size", profiler.BLOCK_SIZE)
     cap = hybrid.capacity(
         available, lay["layer_token_bytes"], lay["layers"], lay["sliding_layers"], lay["window"],
-        f["max_model_len"], f["max_num_batched_tokens"], row["vllm"],
+        f["max_model_len"], f["max_num_batched_tokens"], row["vllm"], block,
     )  # fmt: skip
-    block = profiler.BLOCK_SIZE * lay["layer_token_bytes"] * lay["layers"]
+    page = block * lay["layer_token_bytes"] * lay["layers"]
     return HybridCheck(
-        row["id"], lg["kv_tokens"], cap.tokens, lg["max_concurrency"], round(cap.concurrency, 2),
-        lg["padding_layers"], cap.padding,
-        int(available // block) * profiler.BLOCK_SIZE,
+        row["id"], lg["kv_tokens"], cap.tokens, lg.get("max_concurrency"), round(cap.concurrency, 2),
+        lg.get("padding_layers"), cap.padding,
+        int(available // page) * block,
     )  # fmt: skip

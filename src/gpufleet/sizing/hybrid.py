@@ -70,11 +70,13 @@ def capacity(
     max_model_len: int,
     max_num_batched_tokens: int,
     version: str,
+    block: int = profiler.BLOCK_SIZE,
 ) -> Capacity:
-    """The KV cache of `available` bytes on one GPU, pages of `layer_token_bytes` per token and layer."""
+    """The KV cache of `available` bytes on one GPU, pages of `layer_token_bytes` per token and layer, `block` tokens a
+    page (16 on CUDA; an attention backend may prefer another: FLASH_ATTN on Intel XPU takes 64, 0.28.0
+    v1/attention/backends/flash_attn.py get_preferred_block_size)."""
     data = profiler.hybrid_kv_cache()
     v = profiler.parse_version(version)
-    block = profiler.BLOCK_SIZE
     page = block * layer_token_bytes
     full_layers = layers - sliding_layers
     size, full_groups, sliding_groups = groups(full_layers, sliding_layers, version)
