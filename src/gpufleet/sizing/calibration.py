@@ -451,36 +451,47 @@ def _sampler_values() -> list[tuple[str, str, float]]:
         tp = f.get("tensor_parallel_size") or 1
         dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
         rate = lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)
-        forward = profiler.forward_activation(tokens, arch, tp, dtype_bytes).gib
+        s, cc = serving(row), gpu_of(row).cc
+        forward = profiler.forward_activation(tokens, arch, tp, dtype_bytes, s.vllm_version or "", s.quantization, cc).gib
         if lg["activation_peak_gib"] > SAMPLER_BOUND * forward and rate <= SAMPLER_MAX_BYTES:
             found.append((row["id"], row["engine"].lower(), rate))
     return found
 
 
-def fit_activation_vectors() -> tuple[float, float]:
-    """(hidden vectors, TP vectors): least squares through the origin of the fit split's forward activation peaks
-    (logged, or peak torch - weights), per batched token in 16-bit vectors, less the MLP's structural vectors,
-    against the hidden size (every row) and the hidden size again where TP > 1 (see profiler.ACTIVATION_HIDDEN_VECTORS)."""
-    xs: list[tuple[float, float]] = []
-    ys: list[float] = []
+class ActivationCheck(Struct, frozen=True):
+    id: str
+    logged_gib: float
+    forward_gib: float  # profiler.forward_activation
+    where: str  # the forward's peak, as the term says
+
+
+def activation_checks() -> list[ActivationCheck]:
+    """The logs whose activation peak the forward pass sets (not more than SAMPLER_BOUND x the forward estimate, so
+    not the sampler's), logged (or peak torch - weights) against profiler.forward_activation: the test of
+    profiler.LIVE_HIDDEN and mlp_frees_gate_up, which nothing is fitted to."""
+    found: list[ActivationCheck] = []
     for row in table()["logs"]:
-        if row["id"] not in table()["split"]["fit"]:
+        lg, f, arch = row.get("logged") or {}, row.get("flags") or {}, arch_of(row)
+        if arch is None or not f.get("max_num_batched_tokens"):
             continue
-        lg, f = row["logged"], row["flags"]
-        peak = lg.get("activation_peak_gib", lg.get("peak_torch_gib", 0) - lg.get("weights_gib", 0))
-        arch = arch_of(row)
-        assert arch is not None
-        tp = f.get("tensor_parallel_size") or 1
-        vectors = peak * GIB / (f["max_num_batched_tokens"] * 2)
-        ys.append(vectors - profiler.mlp_vectors(arch) * arch.mlp_width / tp)
-        xs.append((arch.hidden_size, arch.hidden_size if tp > 1 else 0.0))
-    a11 = sum(x1 * x1 for x1, _ in xs)
-    a12 = sum(x1 * x2 for x1, x2 in xs)
-    a22 = sum(x2 * x2 for _, x2 in xs)
-    b1 = sum(x1 * y for (x1, _), y in zip(xs, ys, strict=True))
-    b2 = sum(x2 * y for (_, x2), y in zip(xs, ys, strict=True))
-    det = a11 * a22 - a12 * a12
-    return (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+        if "activation_peak_gib" in lg:
+            peak = lg["activation_peak_gib"]
+        elif "peak_torch_gib" in lg and "weights_gib" in lg:
+            peak = lg["peak_torch_gib"] - lg["weights_gib"]
+        else:
+            continue
+        s, cc = serving(row), gpu_of(row).cc
+        term = profiler.forward_activation(
+            f["max_num_batched_tokens"], arch, s.gpus, fit.DTYPE_BYTES.get(str(row.get("dtype")), 2),
+            s.vllm_version or "", s.quantization, cc,
+        )  # fmt: skip
+        if peak <= SAMPLER_BOUND * term.gib and not arch.is_moe:
+            found.append(
+                ActivationCheck(
+                    row["id"], peak, term.gib, term.source.split("the peak at ")[-1].removesuffix(" (profiler.LIVE_HIDDEN)")
+                )
+            )
+    return found
 
 
 # Logs the model is known to miss, with why; the tests mark them xfail(strict=True), so a fix shows as a failure

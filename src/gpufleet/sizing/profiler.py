@@ -44,39 +44,44 @@ BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV t
 # From 0.7.2, the earliest version a log shows it in.
 MLA_V0_ALIGN_BYTES, MLA_V0_ALIGN_FROM = 256, (0, 7, 2)
 
-# Forward-pass activation peak per batched token, in 16-bit vectors (2 B per element) of three widths:
-#   ACTIVATION_HIDDEN_VECTORS x hidden size          residual stream, normed input, layer output        (fitted)
-# + MLP vectors x MLP width on one GPU               gated MLP: the gate/up projection's output (2 x width) and the
-#                                                    activated product (1 x width) = 3; plain MLP: 2     (structural)
-# + ACTIVATION_TP_VECTORS x hidden size, TP > 1      a row-parallel layer's partial output and its all-reduced copy
-#                                                                                                         (fitted)
-# The MLP width is the model's (ModelArch.mlp_width: for MoE layers the routed experts' width x experts per token,
-# plus the shared experts'), split over TP as vLLM's column-parallel gate/up layers split it.
-# Fitted (least squares through the origin, calibration.fit_activation_vectors, re-derived by
-# tests/sizing/test_calibration.py) on the fit split of calibration.yaml: vllm#10517's two RTX 3090 logs (Llama-3.1-8B,
-# TP 1: 2.07 GiB at 20000 tokens, 2.99 at 29000) give 3.05 hidden vectors once the MLP's 3 x 14336 are counted, and
-# vllm#12663 (Qwen2.5-32B at TP 2, 1.54 GiB at 12288 tokens) the TP term, 2.0. Before, one hidden-size factor (13.5
-# hidden vectors) fitted Llama-3.1-8B only, and a model with a wider MLP came out low: Qwen2.5-7B (MLP 5.3x its hidden
-# size, Llama's 3.5x) at 32768 tokens on a V100 logs 4.35 GiB against 2.95 (zhihu-v100-qwen25-7b-v0, held out; 4.13
-# with the MLP counted). A width-only model (no TP term) put the TP 2 logs 0.2-0.3 GiB low, which the TP term is.
-ACTIVATION_HIDDEN_VECTORS = 3.0
-ACTIVATION_TP_VECTORS = 2.0
+# Forward-pass activation peak per batched token, in vectors of the model's dtype, from which tensors are alive in
+# the decoder layer's MLP as vLLM's model files run it eagerly (V0's profile run; read in the 0.6.3, 0.6.4, 0.7.1,
+# 0.8.5, 0.9.2 and 0.10.0 wheels, models/qwen2.py, llama.py, gemma*.py, ...). Before the MLP three hidden-size tensors
+# are alive: the residual stream, the MLP's input (the post-attention norm's output, which the decoder layer's
+# `hidden_states` holds while `self.mlp(hidden_states)` runs) and the previous layer's output (the model's loop variable,
+# normed in place as this layer's attention input). In a gated MLP the gate/up projection gives 2 x the MLP width (a
+# plain one 1 x), the activation 1 x, the down projection 1 x hidden. The peak is the largest of:
+#   at the activation        LIVE_HIDDEN x H + up + M
+#   at the down projection   (LIVE_HIDDEN + 1) x H + M (+ up, where the MLP keeps its gate/up output referenced)
+#                            (+ M: Marlin's copy of the input, below)
+#   at its all-reduce, TP>1  (LIVE_HIDDEN + 2) x H + M (+ up where kept): the rank's partial output and the reduced copy
+# with H the hidden size and M the MLP width on one GPU (MoE: experts per token x expert width + shared experts). Most
+# model files keep `gate_up` (`gate_up, _ = self.gate_up_proj(x); x = self.act_fn(gate_up); x, _ = self.down_proj(x)`);
+# llama.py rebinds `x` from 0.6.4 and so frees it after the activation (vllm_engines.yaml mlp_frees_gate_up). So a
+# Llama at TP 1 peaks at the activation (3 H + 3 M) and a Qwen2 at the down projection (4 H + 3 M). The logs agree
+# within 1 % where the forward sets the peak (tests/sizing/test_calibration.py): vllm#10517 (Llama-3.1-8B, 0.6.4,
+# 20000 and 29000 tokens: 2.07 / 2.99 GiB), zhihu-v100-qwen25-7b-v0 (0.8.5, 32768: 4.35), vllm#12663 and vllm#15815
+# (Qwen2.5-32B at TP 2, 0.7.1: 1.54 / 1.26, at the all-reduce) and vllm#11230 (Qwen2.5-72B GPTQ as gptq_marlin, 8192:
+# 2.34 against 2.31, the Marlin copy included). Before (issue 30's sixth round to the ninth) the hidden and TP terms
+# were fitted on vllm#10517 and vllm#12663 (3.0 and 2.0 hidden vectors), which put every Qwen2-like model at TP 1 one
+# hidden vector low (zhihu 4.13 against 4.35, vllm#11230 2.19 against 2.34).
+LIVE_HIDDEN = 3
 # Marlin's input copy: the dense Marlin GEMM op (gptq_marlin_gemm, which gptq_marlin and awq_marlin linear layers call)
 # allocated on every call, next to its output, a scratch tensor of the input's size (size_m x size_k, in the activation
 # dtype) that only act-order checkpoints need (to permute the input's columns), whether or not the checkpoint has act
 # order (csrc/quantization/gptq_marlin/gptq_marlin.cu, gptq_marlin_gemm: `a_tmp`; read in the stored copy with the
 # ScalarTypeTorchPtr signature, 0.6.x; find_string id 44978174). It goes through PyTorch's allocator, so the profile's
 # torch peak counts it. The largest is the MLP's down projection, whose input is the activated product (MLP width / TP
-# per token) while the gate/up output is still referenced (the 3 gated MLP vectors above): one more MLP-width vector
-# per batched token. After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
+# per token), at the down projection (forward_points). After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
 # when the checkpoint has act order (the stored copies whose signature takes optional g_idx / perm tensors), so it is
 # counted before 0.8.5 (0.8.5 itself not read; the 0.6.4.post1 tag is not in the index either). gptq_marlin runs
 # through Marlin below compute capability 9.0 only: vLLM's mixed-precision kernel list puts Machete (Hopper) first
 # (quantization/kernels/mixed_precision/__init__.py _POSSIBLE_KERNELS); awq_marlin calls the Marlin op directly (awq_marlin.py
 # AWQMarlinLinearMethod.apply -> apply_awq_marlin_linear). MoE models are left out: their routed experts run through
-# the fused MoE Marlin path, not this op. The op's fp32 reduce buffer (at most 1024 rows x output width) is not counted
-# (32 MiB at a 72B model's down projection). Log: vllm#11230 (Qwen2.5-72B GPTQ-Int4 as gptq_marlin, 0.6.4.post1, A40,
-# 8192 tokens, the checkpoint's MLP padded to 29696) logs 2.34 GiB of activation against 1.73 without it, 2.19 with it.
+# the fused MoE Marlin path, not this op. The op's fp32 reduce buffer is not counted (SMs x min(rows rounded to 16,
+# 64) x 256 x 4 B, about 5 MiB on an A40; stored copies of gptq_marlin.cu, find_string id 91959715). Log: vllm#11230
+# (Qwen2.5-72B GPTQ-Int4 as gptq_marlin, 0.6.4.post1, A40, 8192 tokens, the checkpoint's MLP padded to 29696) logs
+# 2.34 GiB of activation: 4 hidden + 4 MLP vectors (Qwen2's MLP keeps its gate/up output) give 2.31.
 MARLIN_INPUT_COPY_BEFORE = (0, 8, 5)
 MARLIN_INPUT_COPY_FORMATS: dict[str, tuple[int, int] | None] = {"gptq_marlin": (9, 0), "awq_marlin": None}
 # Non-torch memory per GPU (CUDA context, cuBLAS and NCCL workspaces): the median of the single-GPU figures the
@@ -456,54 +461,66 @@ def reserved_problem(gib: float, usable_gib: float, requested_gib: float, eng: E
 
 
 def mlp_vectors(model) -> int:
-    """16-bit vectors of the MLP width one token holds at the MLP's peak: gate/up output and activated product (3) for
-    a gated MLP, up output and activation (2) for a plain one."""
+    """MLP-width vectors one token holds at the activation: gate/up output and activated product (3) for a gated MLP,
+    up output and activation (2) for a plain one."""
     return 3 if model.gated_mlp else 2
 
 
-def forward_bytes_per_token(model, tp: int = 1, dtype_bytes: int = 2) -> float:
-    """Bytes of the forward-pass activation peak per batched token on one GPU of a TP group: the vectors of
-    ACTIVATION_HIDDEN_VECTORS in the dtype the model runs (2 B; 4 B under --dtype float32)."""
-    h = model.hidden_size
-    vectors = ACTIVATION_HIDDEN_VECTORS * h + mlp_vectors(model) * model.mlp_width / tp
+def frees_gate_up(model_type: str, version: str) -> bool:
+    """Whether this model file's MLP drops its gate/up output before the down projection (vllm_engines.yaml
+    mlp_frees_gate_up)."""
+    v = parse_version(version) if version else (0,)
+    return any(model_type in rule["model_types"] and v >= parse_version(rule["from"]) for rule in _data()["mlp_frees_gate_up"])
+
+
+def _marlin_copy(model, quantization: str | None, version: str, cc: tuple[int, int]) -> bool:
+    """Whether the down projection runs the dense Marlin op that copies its input (MARLIN_INPUT_COPY_FORMATS)."""
+    if quantization not in MARLIN_INPUT_COPY_FORMATS or model.is_moe:
+        return False
+    other_kernel_from = MARLIN_INPUT_COPY_FORMATS[quantization]
+    if other_kernel_from is not None and cc >= other_kernel_from:
+        return False
+    return not version or parse_version(version) < MARLIN_INPUT_COPY_BEFORE
+
+
+def forward_points(model, tp: int = 1, version: str = "", quantization: str | None = None, cc: tuple[int, int] = (8, 0)):
+    """The vectors per batched token alive at each candidate peak of the MLP (LIVE_HIDDEN above), as (where, hidden
+    vectors, MLP-width vectors on one GPU)."""
+    kept = 0 if frees_gate_up(model.model_type, version) else mlp_vectors(model) - 1
+    copy = 1 if _marlin_copy(model, quantization, version, cc) else 0
+    points = [
+        ("the activation", LIVE_HIDDEN, mlp_vectors(model)),
+        ("the down projection", LIVE_HIDDEN + 1, 1 + kept + copy),
+    ]
     if tp > 1:
-        vectors += ACTIVATION_TP_VECTORS * h
-    return dtype_bytes * vectors
+        points.append(("the down projection's all-reduce", LIVE_HIDDEN + 2, 1 + kept))
+    return points
 
 
-def forward_activation(tokens: int, model, tp: int = 1, dtype_bytes: int = 2) -> Term:
-    gib = tokens * forward_bytes_per_token(model, tp, dtype_bytes) / GIB
-    tp_part = f" + {ACTIVATION_TP_VECTORS} x hidden (TP {tp})" if tp > 1 else ""
+def forward_activation(
+    tokens: int,
+    model,
+    tp: int = 1,
+    dtype_bytes: int = 2,
+    version: str = "",
+    quantization: str | None = None,
+    cc: tuple[int, int] = (8, 0),
+) -> Term:
+    """The forward pass's activation peak on one GPU of a TP group: the largest of forward_points, `tokens` x the
+    dtype's bytes (2 B; 4 B under --dtype float32) per vector element."""
+    h, m = model.hidden_size, model.mlp_width / tp
+    where, hv, mv = max(forward_points(model, tp, version, quantization, cc), key=lambda p: p[1] * h + p[2] * m)
+    gib = tokens * dtype_bytes * (hv * h + mv * m) / GIB
+    copy = (
+        " with Marlin's copy of its input"
+        if where == "the down projection" and _marlin_copy(model, quantization, version, cc)
+        else ""
+    )
     return Term(
         "activation_forward",
         gib,
-        f"{tokens} batched tokens x {dtype_bytes} B x ({ACTIVATION_HIDDEN_VECTORS} x hidden {model.hidden_size} + "
-        f"{mlp_vectors(model)} x MLP width {model.mlp_width} / TP {tp}{tp_part}) (hidden and TP terms fitted on "
-        "vllm#10517 and vllm#12663)",
-        True,
-    )
-
-
-def with_marlin_input_copy(
-    forward: Term, tokens: int, model, tp: int, dtype_bytes: int, quantization: str | None, version: str, cc: tuple[int, int]
-) -> Term:
-    """The forward activation plus Marlin's scratch copy of the down projection's input (MARLIN_INPUT_COPY_FORMATS),
-    per GPU; `forward` unchanged where the op does not allocate it (another format or kernel, an MoE model, vLLM from
-    0.8.5)."""
-    if quantization not in MARLIN_INPUT_COPY_FORMATS or model.is_moe:
-        return forward
-    other_kernel_from = MARLIN_INPUT_COPY_FORMATS[quantization]
-    if other_kernel_from is not None and cc >= other_kernel_from:
-        return forward
-    if parse_version(version) >= MARLIN_INPUT_COPY_BEFORE:
-        return forward
-    gib = tokens * dtype_bytes * model.mlp_width / tp / GIB
-    return Term(
-        forward.name,
-        forward.gib + gib,
-        f"{forward.source} + Marlin's scratch copy of the down projection's input, {tokens} x MLP width "
-        f"{model.mlp_width} / TP {tp} x {dtype_bytes} B = {gib:.2f} GiB ({quantization} before vLLM 0.8.5: "
-        "gptq_marlin.cu allocates it on every call)",
+        f"{tokens} batched tokens x {dtype_bytes} B x ({hv} x hidden {h} + {mv} x MLP width {model.mlp_width} / TP {tp}): "
+        f"the peak at {where}{copy} (profiler.LIVE_HIDDEN)",
         True,
     )
 
