@@ -77,7 +77,7 @@ def test_v0_and_v1_single_gpu_non_torch_memory_is_the_median_of_its_fit_rows_and
         "i15196-l40s-dscoder-v2-lite-offload30-v072",
     }
     v1_rows = {row_id for row_id, _ in calibration._non_torch_one_gpu_values("v1")}
-    assert len(v1_rows) == 11 and all(r.startswith("llmd-h100-") for r in v1_rows)  # V1 0.19.0 on one H100
+    assert len(v1_rows) == 14 and all(r.startswith("llmd-h100-") for r in v1_rows)  # V1 0.19.0 on one H100
     small = {r["id"] for r in calibration.table()["logs"] if "small_gpu" in (r.get("tags") or [])}
     assert not (fit_rows | v1_rows) & small
 

@@ -445,6 +445,8 @@ def _sampler_values() -> list[tuple[str, str, float]]:
             continue
         if row["id"] in KNOWN_MISSES["kv"]:
             continue  # a log whose activation the model is known to miss sets no rate
+        if arch.vision_parameters:
+            continue  # a multimodal model's profile also runs its vision encoder on dummy images: not the sampler alone
         seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
         if not seqs or not tokens:
             continue

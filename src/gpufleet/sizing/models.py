@@ -101,6 +101,9 @@ class ModelArch(Struct, frozen=True):
     norms_per_layer: int = 2
     qk_norm: bool = False
     mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction layers: in the checkpoint, not loaded by default
+    # a multimodal model's vision encoder and projector (vision_parameters), loaded with the language model on the
+    # first pipeline stage, split over TP like its layers, kept in 16 bits; 0 where none is modelled
+    vision_parameters: int = 0
     # the rotary embedding's cos/sin cache vLLM builds once per model (rope_cache_shape): positions x rotary dims
     rope_positions: int = 0
     rotary_dim: int = 0
@@ -178,7 +181,7 @@ class ModelArch(Struct, frozen=True):
         per_dense = self.attention_parameters() + self.mlp_parameters(self.intermediate_size)
         per_moe = self.attention_parameters() + self.moe_parameters()
         norms = self.layers * self.norms_per_layer * self.hidden_size + self.hidden_size
-        return dense * per_dense + moe * per_moe + norms + self.embedding_parameters
+        return dense * per_dense + moe * per_moe + norms + self.embedding_parameters + self.vision_parameters
 
     @property
     def parameters_b(self) -> float:
@@ -349,6 +352,19 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
     sliding, sliding_layers = _sliding(cfg, model_type, layers, shown)
     max_positions = _whole(cfg, shown, "max_position_embeddings", default=0, minimum=0)
     rope_positions, rotary_dim = rope_cache_shape(cfg, max_positions, mla.get("qk_rope_head_dim") or head_dim, shown)
+    if model_type == "gemma3_text":  # a second cache: the sliding layers' rope (rope_local_base_freq, no scaling)
+        rope_positions += max_positions
+    vision = vision_parameters(raw, hidden, shown)
+    if vision:
+        notes.append(
+            f"the vision encoder and projector ({vision:,} parameters) are loaded with the language model, in 16 bits, "
+            "on the first pipeline stage"
+        )
+    elif isinstance(raw.get("vision_config"), dict):
+        notes.append(
+            "the vision encoder is not counted (its structure is modelled for Gemma 3's SigLIP only): the weights are the "
+            "language model's, low by the encoder's size"
+        )
     if sliding_layers:
         notes.append(
             f"{sliding_layers} of {layers} layers use a sliding window of {sliding} tokens (V1's hybrid KV cache "
@@ -397,6 +413,7 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         mtp_layers=_whole(cfg, shown, "num_nextn_predict_layers", default=0, minimum=0),
         rope_positions=rope_positions,
         rotary_dim=rotary_dim,
+        vision_parameters=vision,
         parameters_estimated=model_type not in MODELLED,
         weight_block_size=weight_block_size(cfg),
         checkpoint_quantization=checkpoint_formats,
@@ -482,6 +499,36 @@ def rope_cache_shape(cfg: dict, max_positions: int, head_dim: int, shown: str = 
         positions = max_positions
     partial = _positive(cfg.get("partial_rotary_factor") or 1.0, shown, "partial_rotary_factor", maximum=1)
     return positions, int(head_dim * partial)
+
+
+# SiglipVisionConfig's defaults for the fields a vision_config leaves out (transformers' configuration_siglip.py)
+SIGLIP_DEFAULTS = {"image_size": 224, "patch_size": 16, "num_channels": 3}
+
+
+def vision_parameters(raw: dict, text_hidden: int, shown: str = "config.json") -> int:
+    """The vision encoder and projector vLLM loads beside the language model, where modelled: Gemma 3
+    (Gemma3ForConditionalGeneration, model_type gemma3) with its SigLIP encoder (vision_config model_type
+    siglip_vision_model, vision_use_head false): the patch embedding (a conv of channels x patch^2 x hidden, with bias),
+    (image_size / patch_size)^2 position embeddings, per layer q/k/v/out projections with biases, two LayerNorms and
+    the MLP (fc1, fc2, biases), the post LayerNorm; then the projector (Gemma3MultiModalProjector: a vision hidden x
+    text hidden matrix and an RMSNorm of the vision width). Gemma 3 4b/12b/27b: 416,866,032 + 1152 x text hidden + 1152,
+    which with the text model gives the checkpoints' 4,300,079,472 / 12,187,325,040 / 27,432,406,640 (models.yaml).
+    vLLM 0.19.0 builds them as gemma3_mm.py's vision_tower and multi_modal_projector. Other multimodal configs: 0 (the
+    language model alone; fit.py says so)."""
+    vision = raw.get("vision_config")
+    if raw.get("model_type") != "gemma3" or not isinstance(vision, dict):
+        return 0
+    if vision.get("model_type") != "siglip_vision_model" or vision.get("vision_use_head"):
+        return 0
+    v = {**SIGLIP_DEFAULTS, **vision}
+    h = _whole(v, shown, "hidden_size")
+    inner = _whole(v, shown, "intermediate_size")
+    layers = _whole(v, shown, "num_hidden_layers")
+    patch, image, channels = (_whole(v, shown, k) for k in ("patch_size", "image_size", "num_channels"))
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    per_layer = 4 * (h * h + h) + 2 * 2 * h + (h * inner + inner) + (inner * h + h)
+    projector = h * text_hidden + h
+    return embeddings + layers * per_layer + 2 * h + projector
 
 
 def _positive(value, shown: str, field: str, maximum: float = 1e6) -> float:

@@ -91,7 +91,7 @@ def rank_params(m: ModelArch, tp: int, pp: int, dp: int, ep: bool) -> list[RankP
             else:
                 quant += m.mlp_parameters(m.intermediate_size) / tp
         vocab = m.vocab_size * m.hidden_size / tp
-        outside = vocab if s == 0 else 0.0
+        outside = vocab + m.vision_parameters / tp if s == 0 else 0.0  # the vision encoder, on the first stage
         if s == len(stages) - 1:
             outside += m.hidden_size + (vocab if (not m.tied_embeddings or pp > 1) else 0)
         out.append(RankParams(quant, kept + outside, expert, len(ids), outside))

@@ -107,7 +107,7 @@ NON_TORCH_V0_BASELINE_GIB = 0.16
 # init memory snapshot ... cuda_memory=0.51GiB" before the profile, then "non-torch forward increase memory: X"), so
 # its figure is the increase, not 0.6.4.x's whole-device figure. Fitted (the median) on the single-GPU V1 logs that
 # print it outside the small-GPU class, which are its fit rows (calibration.fit_non_torch_v1_one_gpu, re-derived by
-# tests/sizing/test_calibration.py): the eleven llmd 0.19.0 H100 logs, 0.24-0.26 -> 0.25. The Kaggle T4 logs (V1 0.18,
+# tests/sizing/test_calibration.py): the fourteen llmd 0.19.0 H100 logs, 0.24-0.26 -> 0.25. The Kaggle T4 logs (V1 0.18,
 # small GPUs) stay held out: they test it. Before issue 30's third round V1 took NON_TORCH_GIB (0.35).
 NON_TORCH_V1_ONE_GPU_GIB = 0.25
 # At tensor / pipeline parallel > 1 the per-GPU figure follows the GPU generation, not the engine: every H100 log
