@@ -435,6 +435,13 @@ def _sampler_rows() -> set[str]:
     return {row_id for row_id, _, _ in _sampler_values()}
 
 
+def _forward(row: dict, arch: models.ModelArch, tokens: int) -> profiler.Term:
+    """The forward pass's activation estimate for a log's model, parallelism, version, format and GPU."""
+    s = serving(row)
+    dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
+    return profiler.forward_activation(tokens, arch, s.gpus, dtype_bytes, s.vllm_version or "", s.quantization, gpu_of(row).cc)
+
+
 def _sampler_values() -> list[tuple[str, str, float]]:
     """(log id, engine, bytes per sequence x vocabulary entry) of the sampler-bound logs that name their engine (not
     the known KV misses)."""
@@ -450,11 +457,8 @@ def _sampler_values() -> list[tuple[str, str, float]]:
         seqs, tokens = f.get("max_num_seqs"), f.get("max_num_batched_tokens")
         if not seqs or not tokens:
             continue
-        tp = f.get("tensor_parallel_size") or 1
-        dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
         rate = lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)
-        s, cc = serving(row), gpu_of(row).cc
-        forward = profiler.forward_activation(tokens, arch, tp, dtype_bytes, s.vllm_version or "", s.quantization, cc).gib
+        forward = _forward(row, arch, tokens).gib
         if lg["activation_peak_gib"] > SAMPLER_BOUND * forward and rate <= SAMPLER_MAX_BYTES:
             found.append((row["id"], row["engine"].lower(), rate))
     return found
@@ -482,17 +486,11 @@ def activation_checks() -> list[ActivationCheck]:
             peak = lg["peak_torch_gib"] - lg["weights_gib"]
         else:
             continue
-        s, cc = serving(row), gpu_of(row).cc
-        term = profiler.forward_activation(
-            f["max_num_batched_tokens"], arch, s.gpus, fit.DTYPE_BYTES.get(str(row.get("dtype")), 2),
-            s.vllm_version or "", s.quantization, cc,
-        )  # fmt: skip
+        term = _forward(row, arch, f["max_num_batched_tokens"])
         if peak <= SAMPLER_BOUND * term.gib and not arch.is_moe:
-            found.append(
-                ActivationCheck(
-                    row["id"], peak, term.gib, term.source.split("the peak at ")[-1].removesuffix(" (profiler.LIVE_HIDDEN)")
-                )
-            )
+            s = serving(row)
+            where = profiler.forward_peak(arch, s.gpus, s.vllm_version or "", s.quantization, gpu_of(row).cc)[0]
+            found.append(ActivationCheck(row["id"], peak, term.gib, where))
     return found
 
 

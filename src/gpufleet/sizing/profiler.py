@@ -72,7 +72,7 @@ LIVE_HIDDEN = 3
 # order (csrc/quantization/gptq_marlin/gptq_marlin.cu, gptq_marlin_gemm: `a_tmp`; read in the stored copy with the
 # ScalarTypeTorchPtr signature, 0.6.x; find_string id 44978174). It goes through PyTorch's allocator, so the profile's
 # torch peak counts it. The largest is the MLP's down projection, whose input is the activated product (MLP width / TP
-# per token), at the down projection (forward_points). After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
+# per token), at the down projection (forward_peak). After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
 # when the checkpoint has act order (the stored copies whose signature takes optional g_idx / perm tensors), so it is
 # counted before 0.8.5 (0.8.5 itself not read; the 0.6.4.post1 tag is not in the index either). gptq_marlin runs
 # through Marlin below compute capability 9.0 only: vLLM's mixed-precision kernel list puts Machete (Hopper) first
@@ -483,18 +483,22 @@ def _marlin_copy(model, quantization: str | None, version: str, cc: tuple[int, i
     return not version or parse_version(version) < MARLIN_INPUT_COPY_BEFORE
 
 
-def forward_points(model, tp: int = 1, version: str = "", quantization: str | None = None, cc: tuple[int, int] = (8, 0)):
-    """The vectors per batched token alive at each candidate peak of the MLP (LIVE_HIDDEN above), as (where, hidden
-    vectors, MLP-width vectors on one GPU)."""
+def forward_peak(
+    model, tp: int = 1, version: str = "", quantization: str | None = None, cc: tuple[int, int] = (8, 0)
+) -> tuple[str, int, int]:
+    """Where the MLP's activation peaks (LIVE_HIDDEN above) and the vectors alive there per batched token: (where,
+    hidden-size vectors, MLP-width vectors on one GPU), the largest of the activation, the down projection and, at TP
+    > 1, its all-reduce."""
     kept = 0 if frees_gate_up(model.model_type, version) else mlp_vectors(model) - 1
-    copy = 1 if _marlin_copy(model, quantization, version, cc) else 0
+    copy = " with Marlin's copy of its input" if _marlin_copy(model, quantization, version, cc) else ""
     points = [
         ("the activation", LIVE_HIDDEN, mlp_vectors(model)),
-        ("the down projection", LIVE_HIDDEN + 1, 1 + kept + copy),
+        ("the down projection" + copy, LIVE_HIDDEN + 1, 1 + kept + (1 if copy else 0)),
     ]
     if tp > 1:
         points.append(("the down projection's all-reduce", LIVE_HIDDEN + 2, 1 + kept))
-    return points
+    h, m = model.hidden_size, model.mlp_width / tp
+    return max(points, key=lambda p: p[1] * h + p[2] * m)
 
 
 def forward_activation(
@@ -506,21 +510,15 @@ def forward_activation(
     quantization: str | None = None,
     cc: tuple[int, int] = (8, 0),
 ) -> Term:
-    """The forward pass's activation peak on one GPU of a TP group: the largest of forward_points, `tokens` x the
-    dtype's bytes (2 B; 4 B under --dtype float32) per vector element."""
-    h, m = model.hidden_size, model.mlp_width / tp
-    where, hv, mv = max(forward_points(model, tp, version, quantization, cc), key=lambda p: p[1] * h + p[2] * m)
-    gib = tokens * dtype_bytes * (hv * h + mv * m) / GIB
-    copy = (
-        " with Marlin's copy of its input"
-        if where == "the down projection" and _marlin_copy(model, quantization, version, cc)
-        else ""
-    )
+    """The forward pass's activation peak on one GPU of a TP group (forward_peak), `tokens` x the dtype's bytes (2 B;
+    4 B under --dtype float32) per vector element."""
+    where, hv, mv = forward_peak(model, tp, version, quantization, cc)
+    h = model.hidden_size
     return Term(
         "activation_forward",
-        gib,
+        tokens * dtype_bytes * (hv * h + mv * model.mlp_width / tp) / GIB,
         f"{tokens} batched tokens x {dtype_bytes} B x ({hv} x hidden {h} + {mv} x MLP width {model.mlp_width} / TP {tp}): "
-        f"the peak at {where}{copy} (profiler.LIVE_HIDDEN)",
+        f"the peak at {where} (profiler.LIVE_HIDDEN)",
         True,
     )
 
