@@ -439,7 +439,9 @@ def _forward(row: dict, arch: models.ModelArch, tokens: int) -> profiler.Term:
     """The forward pass's activation estimate for a log's model, parallelism, version, format and GPU."""
     s = serving(row)
     dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
-    return profiler.forward_activation(tokens, arch, s.gpus, dtype_bytes, s.vllm_version or "", s.quantization, gpu_of(row).cc)
+    return profiler.forward_activation(
+        tokens, arch, s.gpus, dtype_bytes, s.vllm_version or "", s.quantization, gpu_of(row).cc, s.expert_parallel
+    )
 
 
 def _sampler_values() -> list[tuple[str, str, float]]:
@@ -487,9 +489,12 @@ def activation_checks() -> list[ActivationCheck]:
         else:
             continue
         term = _forward(row, arch, f["max_num_batched_tokens"])
-        if peak <= SAMPLER_BOUND * term.gib and not arch.is_moe:
+        # --cpu-offload-gb brings each offloaded layer's weights onto the GPU for its forward, which is not modelled
+        if peak <= SAMPLER_BOUND * term.gib and not f.get("cpu_offload_gb"):
             s = serving(row)
-            where = profiler.forward_peak(arch, s.gpus, s.vllm_version or "", s.quantization, gpu_of(row).cc)[0]
+            where = profiler.forward_peak(arch, s.gpus, s.vllm_version or "", s.quantization, gpu_of(row).cc, s.expert_parallel)[
+                0
+            ]
             found.append(ActivationCheck(row["id"], peak, term.gib, where))
     return found
 

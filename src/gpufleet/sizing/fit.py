@@ -641,7 +641,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
     non_torch = profiler.non_torch_gib(world, eng, gpu.cc)
-    forward = profiler.forward_activation(s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], s.vllm_version, quant, gpu.cc)
+    forward = profiler.forward_activation(
+        s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], s.vllm_version, quant, gpu.cc, s.expert_parallel
+    )
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(
         "activation_peak",

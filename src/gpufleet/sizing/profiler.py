@@ -484,21 +484,54 @@ def _marlin_copy(model, quantization: str | None, version: str, cc: tuple[int, i
 
 
 def forward_peak(
-    model, tp: int = 1, version: str = "", quantization: str | None = None, cc: tuple[int, int] = (8, 0)
-) -> tuple[str, int, int]:
-    """Where the MLP's activation peaks (LIVE_HIDDEN above) and the vectors alive there per batched token: (where,
-    hidden-size vectors, MLP-width vectors on one GPU), the largest of the activation, the down projection and, at TP
-    > 1, its all-reduce."""
-    kept = 0 if frees_gate_up(model.model_type, version) else mlp_vectors(model) - 1
-    copy = " with Marlin's copy of its input" if _marlin_copy(model, quantization, version, cc) else ""
-    points = [
-        ("the activation", LIVE_HIDDEN, mlp_vectors(model)),
-        ("the down projection" + copy, LIVE_HIDDEN + 1, 1 + kept + (1 if copy else 0)),
-    ]
-    if tp > 1:
-        points.append(("the down projection's all-reduce", LIVE_HIDDEN + 2, 1 + kept))
-    h, m = model.hidden_size, model.mlp_width / tp
-    return max(points, key=lambda p: p[1] * h + p[2] * m)
+    model,
+    tp: int = 1,
+    version: str = "",
+    quantization: str | None = None,
+    cc: tuple[int, int] = (8, 0),
+    expert_parallel: bool = False,
+) -> tuple[str, float]:
+    """Where the forward pass's activation peaks (LIVE_HIDDEN above) and the elements alive there per batched token on
+    one GPU: the largest of a dense MLP's activation, down projection and, at TP > 1, its all-reduce, and for MoE layers
+    the fused experts' buffers (moe_point)."""
+    h = model.hidden_size
+    points: list[tuple[str, float]] = []
+    if not model.is_moe or len(model.moe_layer_ids) < model.layers:  # dense layers (DeepSeek's first ones too)
+        m = model.intermediate_size / tp
+        up = mlp_vectors(model) - 1
+        kept = 0 if frees_gate_up(model.model_type, version) else up
+        copy = _marlin_copy(model, quantization, version, cc)
+        points += [
+            ("the activation", LIVE_HIDDEN * h + (up + 1) * m),
+            ("the down projection" + (" with Marlin's copy of its input" if copy else ""),
+             (LIVE_HIDDEN + 1) * h + (1 + kept + int(copy)) * m),
+        ]  # fmt: skip
+        if tp > 1:
+            points.append(("the down projection's all-reduce", (LIVE_HIDDEN + 2) * h + (1 + kept) * m))
+    if model.is_moe:
+        points.append(moe_point(model, tp, version, expert_parallel))
+    return max(points, key=lambda p: p[1])
+
+
+def moe_point(model, tp: int, version: str, expert_parallel: bool) -> tuple[str, float]:
+    """The fused MoE layer's peak per batched token: LIVE_HIDDEN, the shared experts' output (computed first, where the
+    model has them: deepseek_v2.py, qwen2_moe.py), and the fused kernels' buffers for the token's experts_per_token
+    slots (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl): the gate/up output (k x 2N), the
+    activated product (k x N) and the down projections' outputs before their sum (k x hidden), N the expert width on
+    the rank (split over TP, whole under expert parallel). vLLM 0.7.1 allocates the three apart
+    (intermediate_cache1/2/3); from the 0.8.5 read on the first and third share one buffer of k x max(2N, hidden)
+    (cache13; also 0.9.2, 0.10.0), which a release between takes from the newest read before it
+    (vllm_engines.yaml fused_moe_shared_cache_from)."""
+    h, k = model.hidden_size, model.experts_per_token
+    n = model.expert_intermediate if expert_parallel and tp > 1 else model.expert_intermediate / tp
+    up = (mlp_vectors(model) - 1) * n
+    shared = h if model.shared_intermediate else 0
+    v = parse_version(version) if version else (0,)
+    if v >= parse_version(_data()["fused_moe_shared_cache_from"]):
+        caches = k * max(up, h) + k * n
+    else:
+        caches = k * up + k * n + k * h
+    return ("the fused MoE experts' buffers", LIVE_HIDDEN * h + shared + caches)
 
 
 def forward_activation(
@@ -509,16 +542,16 @@ def forward_activation(
     version: str = "",
     quantization: str | None = None,
     cc: tuple[int, int] = (8, 0),
+    expert_parallel: bool = False,
 ) -> Term:
     """The forward pass's activation peak on one GPU of a TP group (forward_peak), `tokens` x the dtype's bytes (2 B;
-    4 B under --dtype float32) per vector element."""
-    where, hv, mv = forward_peak(model, tp, version, quantization, cc)
-    h = model.hidden_size
+    4 B under --dtype float32) per element."""
+    where, elements = forward_peak(model, tp, version, quantization, cc, expert_parallel)
     return Term(
         "activation_forward",
-        tokens * dtype_bytes * (hv * h + mv * model.mlp_width / tp) / GIB,
-        f"{tokens} batched tokens x {dtype_bytes} B x ({hv} x hidden {h} + {mv} x MLP width {model.mlp_width} / TP {tp}): "
-        f"the peak at {where} (profiler.LIVE_HIDDEN)",
+        tokens * dtype_bytes * elements / GIB,
+        f"{tokens} batched tokens x {dtype_bytes} B x {elements:,.0f} elements a token alive at {where} "
+        f"(hidden {model.hidden_size}, MLP width {model.mlp_width}, TP {tp}; profiler.LIVE_HIDDEN)",
         True,
     )
 
