@@ -85,8 +85,13 @@ def test_a_trace_file_both_clouds(app, tmp_path):
     rows = ["time,requests_per_s,output_tokens"]
     rows += [f"{t},{(40 if 1800 <= t < 3600 else 5)},128" for t in range(0, 7200, 60)]
     trace.write_text("\n".join(rows) + "\n")
+    # a Sunday morning: no declared schedule fires in these two hours (by default the trace starts at the next whole
+    # hour, and at 01:00 UTC on a weekday the business-day schedule raised the group to 4 nodes before the peak: the
+    # run at 00:07 UTC on a Monday met the SLO and exited 0)
+    sunday = "2026-12-06T03:00:00Z"
     for stack in ("alicloud-cn-hangzhou-prod", "tencentcloud-ap-guangzhou-prod"):
-        r = run(app, "--stack", stack, "--qps-per-node", "13.8", "--trace", str(trace), "--slo-ttft-ms", "2000", "--json")
+        r = run(app, "--stack", stack, "--qps-per-node", "13.8", "--trace", str(trace), "--slo-ttft-ms", "2000",
+                "--start", sunday, "--json")  # fmt: skip
         assert r.exit_code == 1, r.output  # 40 req/s on 2 nodes of 13.8 queues until the scale-out serves
         doc = json.loads(r.output)
         assert len(doc["timeline"]) == 120 and doc["summary"]["scale_outs"] >= 1
