@@ -518,10 +518,9 @@ def moe_point(model, tp: int, version: str, expert_parallel: bool) -> tuple[str,
     model has them: deepseek_v2.py, qwen2_moe.py), and the fused kernels' buffers for the token's experts_per_token
     slots (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl): the gate/up output (k x 2N), the
     activated product (k x N) and the down projections' outputs before their sum (k x hidden), N the expert width on
-    the rank (split over TP, whole under expert parallel). vLLM 0.7.1 allocates the three apart
-    (intermediate_cache1/2/3); from the 0.8.5 read on the first and third share one buffer of k x max(2N, hidden)
-    (cache13; also 0.9.2, 0.10.0), which a release between takes from the newest read before it
-    (vllm_engines.yaml fused_moe_shared_cache_from)."""
+    the rank (split over TP, whole under expert parallel). vLLM up to 0.7.3 allocates the three apart
+    (intermediate_cache1/2/3); from 0.8.0 the first and third share one buffer of k x max(2N, hidden) (cache13;
+    vllm_engines.yaml fused_moe_shared_cache_from, with the releases read)."""
     h, k = model.hidden_size, model.experts_per_token
     n = model.expert_intermediate if expert_parallel and tp > 1 else model.expert_intermediate / tp
     up = (mlp_vectors(model) - 1) * n
