@@ -435,13 +435,13 @@ def _sampler_rows() -> set[str]:
     return {row_id for row_id, _, _ in _sampler_values()}
 
 
-def _forward(row: dict, arch: models.ModelArch, tokens: int) -> profiler.Term:
-    """The forward pass's activation estimate for a log's model, parallelism, version, format and GPU."""
-    s = serving(row)
-    dtype_bytes = fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
-    return profiler.forward_activation(
-        tokens, arch, s.gpus, dtype_bytes, s.vllm_version or "", s.quantization, gpu_of(row).cc, s.expert_parallel
-    )
+def _forward(row: dict, arch: models.ModelArch, tokens: int) -> tuple[profiler.Term, str]:
+    """The forward pass's activation estimate for a log's model, parallelism, version, format and GPU, and where it
+    peaks (profiler.forward_peak)."""
+    s, cc = serving(row), gpu_of(row).cc
+    version, dtype_bytes = s.vllm_version or "", fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
+    term = profiler.forward_activation(tokens, arch, s.gpus, dtype_bytes, version, s.quantization, cc, s.expert_parallel)
+    return term, profiler.forward_peak(arch, s.gpus, version, s.quantization, cc, s.expert_parallel)[0]
 
 
 def _sampler_values() -> list[tuple[str, str, float]]:
@@ -460,7 +460,7 @@ def _sampler_values() -> list[tuple[str, str, float]]:
         if not seqs or not tokens:
             continue
         rate = lg["activation_peak_gib"] * GIB / (seqs * arch.vocab_size)
-        forward = _forward(row, arch, tokens).gib
+        forward = _forward(row, arch, tokens)[0].gib
         if lg["activation_peak_gib"] > SAMPLER_BOUND * forward and rate <= SAMPLER_MAX_BYTES:
             found.append((row["id"], row["engine"].lower(), rate))
     return found
@@ -488,13 +488,9 @@ def activation_checks() -> list[ActivationCheck]:
             peak = lg["peak_torch_gib"] - lg["weights_gib"]
         else:
             continue
-        term = _forward(row, arch, f["max_num_batched_tokens"])
+        term, where = _forward(row, arch, f["max_num_batched_tokens"])
         # --cpu-offload-gb brings each offloaded layer's weights onto the GPU for its forward, which is not modelled
         if peak <= SAMPLER_BOUND * term.gib and not f.get("cpu_offload_gb"):
-            s = serving(row)
-            where = profiler.forward_peak(arch, s.gpus, s.vllm_version or "", s.quantization, gpu_of(row).cc, s.expert_parallel)[
-                0
-            ]
             found.append(ActivationCheck(row["id"], peak, term.gib, where))
     return found
 

@@ -514,17 +514,17 @@ def vision_parameters(raw: dict, text_hidden: int, shown: str = "config.json") -
     text hidden matrix and an RMSNorm of the vision width). Gemma 3 4b/12b/27b: 416,866,032 + 1152 x text hidden + 1152,
     which with the text model gives the checkpoints' 4,300,079,472 / 12,187,325,040 / 27,432,406,640 (models.yaml).
     vLLM 0.19.0 builds them as gemma3_mm.py's vision_tower and multi_modal_projector. Other multimodal configs: 0 (the
-    language model alone; fit.py says so)."""
+    language model alone; from_config_dict notes that the encoder is not counted)."""
     vision = raw.get("vision_config")
     if raw.get("model_type") != "gemma3" or not isinstance(vision, dict):
         return 0
     if vision.get("model_type") != "siglip_vision_model" or vision.get("vision_use_head"):
         return 0
-    v = {**SIGLIP_DEFAULTS, **vision}
-    h = _whole(v, shown, "hidden_size")
-    inner = _whole(v, shown, "intermediate_size")
-    layers = _whole(v, shown, "num_hidden_layers")
-    patch, image, channels = (_whole(v, shown, k) for k in ("patch_size", "image_size", "num_channels"))
+    v = {f"vision_config.{k}": x for k, x in {**SIGLIP_DEFAULTS, **vision}.items()}  # a problem names the nested field
+    h, inner, layers, patch, image, channels = (
+        _whole(v, shown, f"vision_config.{k}")
+        for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "patch_size", "image_size", "num_channels")
+    )
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     per_layer = 4 * (h * h + h) + 2 * 2 * h + (h * inner + inner) + (inner * h + h)
     projector = h * text_hidden + h

@@ -55,7 +55,7 @@ MLA_V0_ALIGN_BYTES, MLA_V0_ALIGN_FROM = 256, (0, 7, 2)
 #   at the down projection   (LIVE_HIDDEN + 1) x H + M (+ up, where the MLP keeps its gate/up output referenced)
 #                            (+ M: Marlin's copy of the input, below)
 #   at its all-reduce, TP>1  (LIVE_HIDDEN + 2) x H + M (+ up where kept): the rank's partial output and the reduced copy
-# with H the hidden size and M the MLP width on one GPU (MoE: experts per token x expert width + shared experts). Most
+# with H the hidden size and M the MLP width on one GPU (MoE layers: moe_point, below). Most
 # model files keep `gate_up` (`gate_up, _ = self.gate_up_proj(x); x = self.act_fn(gate_up); x, _ = self.down_proj(x)`);
 # llama.py rebinds `x` from 0.6.4 and so frees it after the activation (vllm_engines.yaml mlp_frees_gate_up). So a
 # Llama at TP 1 peaks at the activation (3 H + 3 M) and a Qwen2 at the down projection (4 H + 3 M). The logs agree
@@ -72,7 +72,8 @@ LIVE_HIDDEN = 3
 # order (csrc/quantization/gptq_marlin/gptq_marlin.cu, gptq_marlin_gemm: `a_tmp`; read in the stored copy with the
 # ScalarTypeTorchPtr signature, 0.6.x; find_string id 44978174). It goes through PyTorch's allocator, so the profile's
 # torch peak counts it. The largest is the MLP's down projection, whose input is the activated product (MLP width / TP
-# per token), at the down projection (forward_peak). After the kernel refactor of PR #16850 (opened 2025-04-18, after 0.8.4) the op allocates it only
+# per token), at the down projection (forward_peak). After the kernel refactor of PR #16850 (opened 2025-04-18, after
+# 0.8.4) the op allocates it only
 # when the checkpoint has act order (the stored copies whose signature takes optional g_idx / perm tensors), so it is
 # counted before 0.8.5 (0.8.5 itself not read; the 0.6.4.post1 tag is not in the index either). gptq_marlin runs
 # through Marlin below compute capability 9.0 only: vLLM's mixed-precision kernel list puts Machete (Hopper) first
