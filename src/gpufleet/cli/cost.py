@@ -6,7 +6,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import typer
 
@@ -48,23 +48,42 @@ def _registered_clouds() -> tuple[str, ...]:
     return registry.names()
 
 
-@cost_app.command("estimate")
-def estimate_cmd(
-    stack: str = options.stack(),
-    usage_file: str | None = typer.Option(
+# Options that several cost commands take, declared once (each call makes the command its own typer.Option).
+def _usage() -> Any:
+    return typer.Option(
         None,
         "--usage",
         metavar="FILE",
         parser=options.file_name,
         help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
-    ),
-    discounts_file: str | None = typer.Option(
+    )
+
+
+def _discounts() -> Any:
+    return typer.Option(
         None,
         "--discounts",
         metavar="FILE",
         parser=options.file_name,
         help="negotiated rates: discounts: [{match, billing, factor}]",
-    ),
+    )
+
+
+def _currency() -> Any:
+    return typer.Option(None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted")
+
+
+def _fx() -> Any:
+    return typer.Option(
+        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
+    )
+
+
+@cost_app.command("estimate")
+def estimate_cmd(
+    stack: str = options.stack(),
+    usage_file: str | None = _usage(),
+    discounts_file: str | None = _discounts(),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -74,12 +93,8 @@ def estimate_cmd(
     allow_unpriced: bool = typer.Option(
         False, "--allow-unpriced", help="with --budget: check the lower bound of a total with unpriced lines instead of failing"
     ),
-    currency: str | None = typer.Option(
-        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
-    ),
-    fx_rate: str | None = typer.Option(
-        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
-    ),
+    currency: str | None = _currency(),
+    fx_rate: str | None = _fx(),
 ) -> None:
     """The stack's monthly cost, line by line, with what each price rests on.
 
@@ -149,26 +164,10 @@ def compare_cmd(
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
-    usage_file: str | None = typer.Option(
-        None,
-        "--usage",
-        metavar="FILE",
-        parser=options.file_name,
-        help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
-    ),
-    discounts_file: str | None = typer.Option(
-        None,
-        "--discounts",
-        metavar="FILE",
-        parser=options.file_name,
-        help="negotiated rates: discounts: [{match, billing, factor}]",
-    ),
-    currency: str | None = typer.Option(
-        None, "--currency", metavar="CUR", help="show the figures in USD (with --fx), each labelled as converted"
-    ),
-    fx_rate: str | None = typer.Option(
-        None, "--fx", metavar="RATE@DATE", help="CNY per USD and its date, e.g. 7.12@2026-12-01 (no rate ships here)"
-    ),
+    usage_file: str | None = _usage(),
+    discounts_file: str | None = _discounts(),
+    currency: str | None = _currency(),
+    fx_rate: str | None = _fx(),
 ) -> None:
     """The same fleet re-declared for each cloud and billing model, priced the same way.
 
@@ -327,20 +326,8 @@ def tokens_cmd(
     redundancy: int | None = typer.Option(
         None, "--redundancy", metavar="N", help="with --peak-qps: spare nodes above the peak (N+K), as plan capacity (default 1)"
     ),
-    usage_file: str | None = typer.Option(
-        None,
-        "--usage",
-        metavar="FILE",
-        parser=options.file_name,
-        help="usage profile YAML on top of the stack's own (its `gpufleet:usage` key)",
-    ),
-    discounts_file: str | None = typer.Option(
-        None,
-        "--discounts",
-        metavar="FILE",
-        parser=options.file_name,
-        help="negotiated rates: discounts: [{match, billing, factor}]",
-    ),
+    usage_file: str | None = _usage(),
+    discounts_file: str | None = _discounts(),
     fmt: str = options.fmt(TOKEN_FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
