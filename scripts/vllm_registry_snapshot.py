@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_architectures.json"
 REGISTRY = "vllm/model_executor/models/registry.py"
+QUANTIZATION = "vllm/model_executor/layers/quantization/__init__.py"
 GENERATE = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS", "_TRANSFORMERS_SUPPORTED_MODELS")
 FALLBACK = ("_TRANSFORMERS_MODELS", "_TRANSFORMERS_BACKEND_MODELS")
 
@@ -146,14 +147,37 @@ def release(wheel: Path) -> tuple[str, dict]:
     if "_PREVIOUSLY_SUPPORTED_MODELS" in dicts:
         d = dicts["_PREVIOUSLY_SUPPORTED_MODELS"]
         previously = {k.value: v.value for k, v in zip(d.keys, d.values, strict=True) if isinstance(k, ast.Constant)}
+    with zipfile.ZipFile(wheel) as z:
+        methods = quantization_methods(z.read(QUANTIZATION).decode("utf-8"))
+    if not methods:
+        raise SystemExit(f"{wheel}: {QUANTIZATION} has no QUANTIZATION_METHODS (dict) or QuantizationMethods (Literal)")
     return m.group(1), {
-        "source": f"https://pypi.org/project/vllm/{m.group(1)}/ ({wheel.name}, {REGISTRY})",
+        "source": f"https://pypi.org/project/vllm/{m.group(1)}/ ({wheel.name}, {REGISTRY}, {QUANTIZATION})",
         "registry_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
         "generate": sorted({a for name in GENERATE if name in dicts for a in string_keys(dicts[name])}),
         "transformers_fallback": any(name in dicts for name in FALLBACK),
         "previously_supported": dict(sorted(previously.items())),
         "no_pipeline_parallel": no_pp,
+        "quantization_methods": methods,
     }
+
+
+def quantization_methods(source: str) -> list[str]:
+    """The --quantization / quant_method names the release takes (ModelConfig._verify_quantization refuses any other:
+    "Unknown quantization method"): `QUANTIZATION_METHODS`, a dict literal (to 0.6.x) or a list literal (0.7.x), or
+    the arguments of `QuantizationMethods = Literal[...]` (later releases build the list from it)."""
+    for node in ast.parse(source).body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if "QUANTIZATION_METHODS" in names and isinstance(value, ast.Dict):
+            return sorted(string_keys(value))
+        if "QUANTIZATION_METHODS" in names and isinstance(value, ast.List):
+            return sorted(a.value for a in value.elts if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        if "QuantizationMethods" in names and isinstance(value, ast.Subscript):
+            args = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+            return sorted(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return []
 
 
 def snapshot(wheels: list[Path]) -> dict:

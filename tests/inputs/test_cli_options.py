@@ -28,10 +28,18 @@ def test_version_names_the_sdk_and_providers(capsys):
 
 @pytest.mark.parametrize(
     ("fmt", "as_json", "out", "expected"),
-    [("table", False, None, "table"), ("table", True, None, "json"), ("json", True, None, "json"), ("json", False, None, "json")],
+    [("table", False, None, "table"), (None, True, None, "json"), ("json", True, None, "json"), ("json", False, None, "json")],
 )
 def test_json_is_an_alias_of_format_json(fmt, as_json, out, expected):
     assert options.chosen_format(fmt, as_json, ("table", "json", "xlsx"), out) == expected
+
+
+def test_json_with_format_table_given_is_refused_not_silently_json():
+    with pytest.raises(UserError) as e:
+        options.chosen_format("table", True, ("table", "json"))
+    assert [(p.file, p.message) for p in e.value.problems] == [
+        ("--json", "is --format json; it cannot be combined with --format table")
+    ]
 
 
 def test_format_faults_are_named_together(tmp_path):

@@ -400,18 +400,22 @@ def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
     # f16 embedding 100 x 64 x 2 B; per layer Q8_0 (34 bytes per 32 weights) of 4096 + 2 x 2048 + 4096 + 3 x 8192, f32 norm
     per_layer = (4096 + 2 * 2048 + 4096 + 3 * 8192) // 32 * 34 + 64 * 4
     assert m.weight_bytes_given == 100 * 64 * 2 + 2 * per_layer + 64 * 4
-    r = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf"))
+    r = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf", vllm_version="0.20.0"))
     rope = m.rope_positions * m.rotary_dim * 2  # the cos/sin cache vLLM adds to the file's tensors (f16)
     assert rope == m.max_positions * 16 * 2 and r.weights_gib == pytest.approx((m.weight_bytes_given + rope) / GIB)
     assert r.verdict == "tight" and r.fits  # vLLM's GGUF support is experimental: at best "tight", with the range
     assert any("GGUF tensors" in a for a in r.assumptions)
     assert any("vLLM's GGUF support is experimental" in a for a in r.assumptions)
+    # 0.25.0, 0.30.0 and 0.33.0 take no gguf (their QuantizationMethods, sizing/data/vllm_architectures.json)
+    gone = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf", vllm_version="0.33.0"))
+    assert gone.verdict == "does not fit" and gone.problems[0].startswith("Unknown quantization method: gguf.")
+    assert "vLLM 0.20.0 is the newest release read that takes it" in gone.problems[0]
 
 
 def test_plan_fit_reads_a_gguf_file_and_a_bad_one_is_one_line_exit_2(tmp_path):
     path = tmp_path / "tiny.gguf"
     _tiny_gguf(path)
-    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--gpu", "A10", "--json"]
+    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--gpu", "A10", "--json", "--vllm-version", "0.20.0"]
     ok = subprocess.run([*gf, "--model", str(path), "--max-model-len", "256"], capture_output=True, text=True, timeout=120)
     out = json.loads(ok.stdout)
     assert out["quantization"] == "gguf" and out["verdict"] == "tight" and ok.returncode == 0
@@ -469,6 +473,7 @@ def test_a_layer_count_no_model_has_is_one_line_not_a_hang(tmp_path):
     assert "num_hidden_layers: 822083586 layers is more than any decoder model has" in str(e.value)
     cfg = tmp_path / "config.json"
     base = {"model_type": "qwen3_moe", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 8}
+    base["architectures"] = ["Qwen3MoeForCausalLM"]
     cfg.write_text(json.dumps({**base, "num_hidden_layers": 1_000_000}))
     with pytest.raises(UserError):
         models.resolve(str(cfg))

@@ -137,6 +137,7 @@ def test_local_config_json(tmp_path):
         "ffn_hidden_size": 13696,
         "seq_length": 131072,
         "torch_dtype": "bfloat16",
+        "architectures": ["ChatGLMModel"],
     }
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     m = models.resolve(str(tmp_path / "config.json"))
@@ -146,6 +147,26 @@ def test_local_config_json(tmp_path):
     with pytest.raises(UserError) as exc:
         models.resolve(str(tmp_path / "bad.json"))
     assert exc.value.problems[0].path == "num_hidden_layers"
+
+
+@pytest.mark.parametrize(
+    ("architectures", "expected"),
+    [("Qwen2ForCausalLM", ("Qwen2ForCausalLM",)), (["Qwen2ForCausalLM"], ("Qwen2ForCausalLM",)), (None, None), (5, None)],
+)
+def test_architectures_are_read_as_vllm_reads_them(tmp_path, architectures, expected):
+    """One name is one architecture (vLLM's registry wraps a string in a list), not its letters; a config.json without
+    them is refused as vLLM refuses it (No model architectures are specified), naming the field."""
+    cfg = json.loads((Path(models.__file__).parent / "data/configs/Qwen--Qwen2.5-7B-Instruct.json").read_text())
+    cfg.pop("architectures", None)
+    if architectures is not None:
+        cfg["architectures"] = architectures
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    if expected is None:
+        with pytest.raises(UserError) as exc:
+            models.resolve(str(tmp_path / "config.json"))
+        assert exc.value.problems[0].path == "architectures"
+    else:
+        assert models.resolve(str(tmp_path / "config.json")).architectures == expected
 
 
 def test_capacity_and_loadtest_file(tmp_path):

@@ -210,11 +210,11 @@ def chosen_format(
     from gpufleet.files import output_problems
 
     named = out.suffix.lower().lstrip(".") if out is not None and str(out) != "-" else ""
+    problems: list[Problem] = []
+    if as_json and value not in (None, "json"):
+        problems.append(Problem("--json", "", f"is --format json; it cannot be combined with --format {value}"))
     if value is None:
         value = named if named in choices and not as_json else "table"
-    problems: list[Problem] = []
-    if as_json and value not in ("json", "table"):
-        problems.append(Problem("--json", "", f"is --format json; it cannot be combined with --format {value}"))
     chosen = "json" if as_json else value
     if chosen not in choices:
         problems.append(Problem("--format", "", f"unknown format {value!r}" + did_you_mean(value, list(choices))))

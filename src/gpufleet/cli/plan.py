@@ -194,7 +194,9 @@ def fit_cmd(
         )
         if custom:
             problems += _custom_gpu_problems(gpu_memory_gib, compute_capability)
-        if vllm_version and (why := profiler.version_problem(vllm_version)):
+        if vllm_version is not None:
+            vllm_version = profiler.as_release(vllm_version)
+        if vllm_version is not None and (why := profiler.version_problem(vllm_version)):
             problems.append(Problem("--vllm-version", "", why))
         if max_loras == 0 and "--max-lora-rank" in options.given(ctx):  # no LoRA slot: the rank was ignored
             problems.append(Problem("--max-lora-rank", "", "give --max-loras N too (LoRA is off without it)"))

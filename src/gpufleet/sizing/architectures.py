@@ -72,6 +72,32 @@ def support(architectures: tuple[str, ...], version: str) -> Support:
     )
 
 
+def quantization_refusal(method: str, version: str, ours: bool = False) -> str | None:
+    """vLLM's refusal of a quantization method that release does not take (`quantization_methods` of the newest
+    registry read at or before it: ModelConfig._verify_quantization, "Unknown quantization method"), or None. `ours`: a
+    name of this tool's format table, refused only if some release read takes it (a name of ours alone is not vLLM's);
+    a checkpoint's quant_method is refused whenever the release does not list it."""
+    v = parse_version(version)
+    older, nxt = _around(v)
+    if older is None or len(v) < 2:
+        return None
+    taken = releases()[older]["quantization_methods"]
+    if method in taken:
+        return None
+    takes = [r for r, e in releases().items() if method in e["quantization_methods"]]
+    if ours and not takes:
+        return None
+    if parse_version(older) != v and nxt and method in releases()[nxt]["quantization_methods"]:
+        return None  # a release between the two read: the newer one takes it, so this one may
+    fix = (
+        f"vLLM {max(takes, key=parse_version)} is the newest release read that takes it" if takes else "no release read takes it"
+    )
+    return (
+        f"Unknown quantization method: {method}. Must be one of {taken}. (vLLM {version} refuses to start: its "
+        f"quantization methods ({older}) do not list it; {fix})"
+    )
+
+
 PP_REFUSAL = "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
 # vLLM's words (ModelConfig.verify_with_parallel_config, the same from 0.6.3 to 0.33.0)
 

@@ -429,7 +429,11 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
         return None
     if quantization not in formats():
         return f"unknown quantization {quantization!r}; one of {', '.join(formats())}"
-    version = version or profiler.version_for(gpu.name, None)
+    version = version or profiler.version_for(gpu.name, None, gpu.cc)
+    if refused := architectures.quantization_refusal(
+        str(formats()[quantization].get("serve_as") or quantization), version, ours=True
+    ):
+        return refused
     need = min_cc(quantization, version)
     if gpu.cc >= _cc(need):
         return None
@@ -446,7 +450,7 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
 
 def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.Engine, list[str]]:
     """Fill what is not given with the pinned `vllm serve` defaults; (serving, engine, assumptions)."""
-    version = profiler.version_for(gpu.name, s.vllm_version)
+    version = profiler.version_for(gpu.name, s.vllm_version, gpu.cc)
     eng = profiler.engine(version, gpu.cc, s.engine)
     length = s.max_model_len or model.max_positions or 8192
     defaults, source = profiler.serve_defaults(version, eng, gpu.memory_gib, gpu.name, length)
@@ -595,10 +599,12 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     problems = [
         p
         for p in (
+            profiler.wheel_problem(s.vllm_version, gpu.cc),
             dtype_problem,
             architectures.support(model.architectures, s.vllm_version).refused,
             architectures.pipeline_refusal(model.architectures, s.vllm_version, s.pipeline_parallel),
             checkpoint_problem(model, s.quantization),
+            architectures.quantization_refusal(model.checkpoint_method, s.vllm_version) if model.checkpoint_method else None,
             _quant_problem(s.quantization, gpu, s.vllm_version),
             act_dtype_problem(s.quantization, s.dtype),
         )
@@ -785,11 +791,18 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
         result.verdict = "tight" if low < s.max_model_len or warm_risk or unsure else "fits"
     if warm_risk and result.verdict == "tight":
         result.assumptions.append(warm_risk)
-    if result.verdict == "tight":
-        result.assumptions.append(
-            f"tight: the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
-            + (f" ({'; '.join(widened)})" if widened else "")
-        )
+    if result.verdict == "tight":  # each cause that made it so, not the KV range alone
+        causes = []
+        if memory_problem or low < s.max_model_len:
+            causes.append(
+                f"the KV cache holds {low}-{high} tokens within the model's error, max_model_len is {s.max_model_len}"
+                + (f" ({'; '.join(widened)})" if widened else "")
+            )
+        elif unsure:
+            causes.append(f"the model is unsure here ({'; '.join(unsure)}): {low}-{high} KV tokens within its error")
+        if warm_risk:
+            causes.append(f"the {WARMUP_RISK} after the KV cache may not fit (above)")
+        result.assumptions.append("tight: " + "; ".join(causes))
     return result
 
 
@@ -881,6 +894,26 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
     def ok(**changes) -> bool:
         return measure(model, changes.pop("gpu", gpu), replace(s, **changes)).fits
 
+    # A refusal a changed setting lifts: that change, checked like every piece of advice (a bigger GPU cannot fix it)
+    if profiler.wheel_problem(r.vllm_version, gpu.cc):
+        runs = sorted((v for v in profiler.pins() if not profiler.wheel_problem(v, gpu.cc)), key=profiler.parse_version)
+        if version := next((v for v in reversed(runs) if ok(vllm_version=v)), None):
+            out.append(
+                f"vLLM {version} (an image recipe's pin whose wheel runs on compute capability {gpu.compute_capability}) fits"
+            )
+    if checkpoint_problem(model, s.quantization) and ok(quantization=None):
+        out.append(f"drop --quantization (vLLM runs the checkpoint's own {model.checkpoint_method}) and it fits")
+    if lora_rank_problem(s.max_loras, s.max_lora_rank):
+        rank = next((x for x in LORA_RANKS if x > s.max_lora_rank and ok(max_lora_rank=x)), None)
+        if rank is not None:
+            out.append(f"max_lora_rank {rank} (the next rank vLLM takes; it holds adapters up to that rank) fits")
+    if s.expert_parallel and any(p.startswith(parallel.EXPERTS_REFUSAL.split("{")[0]) for p in r.problems):
+        if ok(expert_parallel=False):
+            out.append("turn expert parallel off (each expert is then split over the tensor-parallel ranks) and it fits")
+        near = sorted((d for d in (1, 2, 4, 8) if d != s.data_parallel), key=lambda d: (abs(d - s.data_parallel), d))
+        dp = next((d for d in near if ok(data_parallel=d)), None)
+        if dp is not None:
+            out.append(f"data_parallel_size {dp} (the experts split over TP x DP = {s.gpus * dp} ranks) fits")
     if any("Bfloat16 is only supported" in p for p in r.problems):
         if ok(dtype="float16"):  # not enough alone: the combination below says float16 with what else it needs
             out.append("use dtype float16 (or auto) and it fits")
@@ -923,17 +956,12 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
         if batched > 2048:
             out.append("lower max_num_batched_tokens to shrink the activation peak")
     for q in ("awq", "gptq"):
-        if (
-            s.quantization is None
-            and not _quant_problem(q, gpu, r.vllm_version)
-            and ok(
-                quantization=q,
-                dtype="auto" if s.dtype == "bfloat16" and (gpu.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype,
-            )
-        ):
+        dtype = "auto" if s.dtype == "bfloat16" and (gpu.cc < (8, 0) or act_dtype_problem(q, s.dtype)) else s.dtype
+        if s.quantization is None and not _quant_problem(q, gpu, r.vllm_version) and ok(quantization=q, dtype=dtype):
             out.append(
                 f"quantize: a 4-bit {q.upper()} checkpoint of this model fits ({q} needs compute capability "
                 f"{min_cc(q, r.vllm_version)})"
+                + (f", with dtype {dtype} (float16 here) instead of {s.dtype}" if dtype != s.dtype else "")
             )
             break
     eng = profiler.engine(r.vllm_version, gpu.cc)
@@ -943,14 +971,17 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
     def sold(name: str, n: int) -> bool:
         return sizes is None or (name, n) in sizes
 
-    for tp in (2, 4, 8):
-        if tp > s.gpus and sold(gpu.name, tp) and ok(gpus=tp):
-            out.append(f"tensor-parallel over {tp} GPUs (gpu.count {tp}, tensor_parallel_size {tp}) fits")
+    # more GPUs first (memory), then fewer (a size that divides the heads)
+    for tp in [t for t in (2, 4, 8) if t > s.gpus] + [t for t in (4, 2, 1) if t < s.gpus]:
+        if sold(gpu.name, tp) and ok(gpus=tp):
+            gpus = f"{tp} GPU" + ("s" if tp > 1 else "")
+            out.append(f"tensor-parallel over {gpus} (gpu.count {tp}, tensor_parallel_size {tp}) fits")
             break
     bigger = sorted((as_gpu(k) for k in kinds.values()), key=lambda k: k.memory_gib)
     for k in (k for k in bigger if k.memory_gib > gpu.memory_gib):
-        if sold(k.name, s.gpus) and ok(gpu=k):
-            out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings")
+        if sold(k.name, s.gpus) and (other := measure(model, k, s)).fits:
+            pin = "" if other.vllm_version == r.vllm_version else f" on vLLM {other.vllm_version}, the version its image pins"
+            out.append(f"a bigger GPU: {k.name} ({k.memory_gib} GiB usable) fits with these settings{pin}")
             break
     return out or [_smallest_combination(model, gpu, s, kinds, sold)]
 

@@ -418,10 +418,25 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         weight_block_size=weight_block_size(cfg),
         checkpoint_quantization=checkpoint_formats,
         checkpoint_method=checkpoint_method(cfg),
-        architectures=tuple(a for a in raw.get("architectures") or () if isinstance(a, str)),
+        architectures=_architectures(raw, shown),
         notes=tuple(notes),
         **mla,
     )
+
+
+def _architectures(raw: dict, shown: str) -> tuple[str, ...]:
+    """config.json's `architectures` as vLLM's registry takes them: a list of class names, or one name, which it wraps
+    in a list (0.31.0 ModelRegistry.inspect_model_cls); () where the file has none (then nothing is looked up)."""
+    value = raw.get("architectures")
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(a, str) and a.strip() for a in value):
+        raise UserError(
+            [Problem(shown, "architectures", f'must be a list of model class names, e.g. ["Qwen2ForCausalLM"], got {value!r}')]
+        )
+    return tuple(value)
 
 
 def checkpoint_method(cfg: dict) -> str | None:
@@ -679,4 +694,16 @@ def resolve(model: str) -> ModelArch:
 def from_config(path: Path) -> ModelArch:
     shown = str(path)
     raw = read_json_object(path, "give the path of the model's config.json")
-    return from_config_dict(raw, shown, name=str(raw.get("_name_or_path") or path.parent.name or path.name))
+    arch = from_config_dict(raw, shown, name=str(raw.get("_name_or_path") or path.parent.name or path.name))
+    if raw.get("architectures") is None:  # a catalog row may leave them out; a model's own config.json has them
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "architectures",
+                    "missing: vLLM picks the model's class from it and refuses a config without it (No model "
+                    "architectures are specified); copy it from the model's config.json",
+                )
+            ]
+        )
+    return arch

@@ -253,11 +253,32 @@ def newest_pinned() -> str:
     return max(pins(), key=parse_version)
 
 
-def version_for(gpu_name: str, given: str | None) -> str:
-    """The version to follow: the one given, else the pin of the recipe serving that GPU kind, else the newest pin."""
+def version_for(gpu_name: str, given: str | None, cc: tuple[int, int] | None = None) -> str:
+    """The version to follow: the one given, else the pin of the recipe serving that GPU kind, else the newest pin
+    whose wheel runs on compute capability `cc` (the newest pin when none does or cc is not given)."""
     if given:
         return given
-    return next((v for v, kinds in pins().items() if gpu_name in kinds), newest_pinned())
+    if served := next((v for v, kinds in pins().items() if gpu_name in kinds), None):
+        return served
+    runs = [v for v in pins() if cc is None or wheel_problem(v, cc) is None]
+    return max(runs, key=parse_version) if runs else newest_pinned()
+
+
+def wheel_problem(version: str, cc: tuple[int, int]) -> str | None:
+    """Why vLLM `version`'s PyPI wheel does not run on compute capability `cc` (vllm_engines.yaml
+    lowest_compute_capability), or None."""
+    rule = newest_read(_data()["lowest_compute_capability"], version)
+    if rule is None or cc >= tuple(int(x) for x in rule["cc"].split(".")):
+        return None
+    have = f"{cc[0]}.{cc[1]}"
+    runs = [v for v in pins() if parse_version(v) < parse_version(rule["from"])]
+    best = max(runs, key=parse_version) if runs else None
+    pin = f"; the image recipe for {', '.join(pins()[best])} pins {best}" if best else ""
+    return (
+        f"CUDA error: no kernel image is available for execution on the device (vLLM {version}'s wheel and its torch "
+        f"carry machine code from compute capability {rule['cc']}, this GPU has {have}: its first kernel fails at "
+        f"start; use vLLM {rule['last_before']} or older{pin})"
+    )
 
 
 class Engine(Struct, frozen=True):
@@ -286,7 +307,14 @@ def engine(version: str, cc: tuple[int, int], named: str | None = None) -> Engin
     return Engine(version=version, name="v0" if v0 else "v1", cuda_graphs_in_budget=not v0 and v >= graphs_from)
 
 
+def as_release(version: str) -> str:
+    """A version as PyPI names vLLM's releases: vLLM's git tags spell them with a v (v0.10.0 is 0.10.0)."""
+    return re.sub(r"^[vV](?=\d)", "", version.strip())
+
+
 def version_problem(version: str) -> str | None:
+    if not version.strip():
+        return f"empty: give a vLLM release, e.g. {newest_pinned()}, or leave the option out for the recipe's pin"
     v = parse_version(version)
     if len(v) < 2:
         return f"{version!r} is not a vLLM version (e.g. {newest_pinned()})"
