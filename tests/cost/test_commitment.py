@@ -144,3 +144,21 @@ def test_a_node_inside_the_break_even_spread_is_not_subscribed():
     assert [n.choice for n in commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, narrow).nodes] == [
         "yearly"
     ] * 4
+
+
+def test_an_hourly_price_of_0_has_no_break_even_and_subscribes_nothing():
+    """A pay-as-you-go price of 0 (or a spread reaching 0) was a DivisionByZero: no subscription beats paying nothing."""
+    fleet, raw = _prod()
+    free = commitment.Prices(
+        Decimal("0"), Decimal("2000"), Decimal("1700"), spreads={"yearly": (Decimal("1500"), Decimal("3000"))}
+    )
+    p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, free)
+    assert p.break_even == {} and commitment.break_even_spread(free, "payg") == {}
+    assert {n.choice for n in p.nodes} == {"payg"} and p.monthly_cost == 0
+    # 10/h whose sourced spread reaches 0: the subscription is not cheaper under the whole range, at any utilisation
+    low_0 = commitment.Prices(Decimal("10"), None, Decimal("1700"), spreads={"payg": (Decimal("0"), Decimal("11"))})
+    assert commitment.break_even_spread(low_0, "payg") == {"yearly": (Decimal("0.2117"), None)}
+    p = commitment.make_plan(PROD, fleet.spec, raw, fleet.instance_type.type, low_0)
+    assert {n.choice for n in p.nodes} == {"payg"}
+    assert "yearly break-even within the prices' sourced spreads: 21.2%–never" in p.notes
+    assert commitment.as_json(p)["break_even_within_spread"] == {"yearly": ["0.2117", None]}

@@ -1,9 +1,12 @@
 """Cost components and their arithmetic, on an inventory in the preview's JSON shape."""
 
 import copy
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+import yaml
 
 from gpufleet.cost import estimate, usage
 from gpufleet.cost.catalog import load
@@ -126,6 +129,56 @@ def test_a_discount_billing_that_is_not_one_says_the_choices(tmp_path, billing, 
 def test_break_even():
     b = estimate.break_even(load("alicloud", "cn-hangzhou"), "ecs.gn7i-c8g1.2xlarge")
     assert b["monthly_break_even_utilisation"] == (Decimal("4575.66") / (Decimal("9.53") * 730)).quantize(Decimal("0.0001"))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ZERO_PAYG = {
+    "key": "instance/ecs.gn7i-c8g1.2xlarge",
+    "billing": "payg",
+    "price": "0",  # a fully credited contract row
+    "currency": "CNY",
+    "unit": "hour",
+    "quality": "official",
+    "source": "contract",
+    "as_of": "2026-11-01",
+}
+
+
+def test_a_free_hourly_price_has_no_break_even():
+    """Nothing beats an hourly price of 0 (a free subscription only ties it): no break-even, never a division by 0."""
+    assert estimate.break_even_utilisation(Decimal("4575.66"), Decimal(0)) is None
+    assert estimate.break_even_utilisation(Decimal(0), Decimal("9.53")) == 0
+    assert estimate.break_even_utilisation(Decimal("4575.66"), Decimal("9.53")) == Decimal("0.6577")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cost", "estimate", "-s", "alicloud-cn-hangzhou-prod"],
+        ["cost", "estimate", "-s", "alicloud-cn-hangzhou-prod", "--json"],
+        ["cost", "compare", "-s", "alicloud-cn-hangzhou-prod", "--clouds", "alicloud", "--billing", "payg,monthly"],
+        ["cost", "commit", "-s", "alicloud-cn-hangzhou-prod", "--json"],
+        ["cost", "report", "--all"],
+    ],
+)
+def test_a_project_price_of_0_prices_as_0(tmp_path, monkeypatch, capsys, argv):
+    """A project catalog row at price 0 was a DivisionByZero traceback (exit 1) in estimate, compare, commit and report."""
+    import shutil
+
+    from gpufleet.cli import main
+
+    for part in ("Pulumi.yaml", "stacks", "images", "cost"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, tmp_path / part)
+    (tmp_path / "cost" / "catalog").mkdir()
+    head = {"cloud": "alicloud", "region": "cn-hangzhou", "currency": "CNY", "as_of": "2026-11-01", "built": "2026-11-01"}
+    (tmp_path / "cost" / "catalog" / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump({**head, "rows": [ZERO_PAYG]}))
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    main(argv)  # returns when done; bad input or a failed check is a SystemExit
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    if argv[1] == "estimate" and "--json" in argv:
+        gpu = next(l for l in json.loads(out.out)["lines"] if l["category"] == "gpu_compute")
+        assert (gpu["unit_price"], gpu["monthly_cost"]) == ("0", "0.00")
 
 
 def test_tencent_lines(prod_fleet):

@@ -591,16 +591,28 @@ def _scenarios(
     return out
 
 
-def break_even(cat: pricecat.Catalog, itype: str) -> dict | None:
-    """Utilisation above which a monthly (and yearly) subscription beats pay-as-you-go for one node."""
-    payg = cat.get(f"instance/{itype}", "payg")
-    if payg is None or payg.price is None:
+def break_even_utilisation(subscription: Decimal, hourly: Decimal) -> Decimal | None:
+    """The utilisation (hours run / 730) above which a subscription of `subscription` a month costs less than paying
+    `hourly` for the hours run: subscription / (hourly x 730).
+
+    None when the hourly price is 0 (a credited contract row, a spread's low end of 0): paying nothing an hour costs
+    nothing at any utilisation, so no subscription ever beats it (a free one only ties, and a tie stays hourly):
+    there is no break-even."""
+    if hourly == 0:
         return None
-    full = payg.price * HOURS_PER_MONTH
-    out = {"instance_type": itype, "payg_hourly": payg.price, "payg_full_month": money(full)}
+    return (subscription / (hourly * HOURS_PER_MONTH)).quantize(Decimal("0.0001"))
+
+
+def break_even(cat: pricecat.Catalog, itype: str) -> dict | None:
+    """Utilisation above which a monthly (and yearly) subscription beats pay-as-you-go for one node; None when
+    pay-as-you-go has no price, or a price of 0 (no subscription beats it: break_even_utilisation)."""
+    payg = cat.get(f"instance/{itype}", "payg")
+    if payg is None or payg.price is None or payg.price == 0:
+        return None
+    out = {"instance_type": itype, "payg_hourly": payg.price, "payg_full_month": money(payg.price * HOURS_PER_MONTH)}
     for b in ("monthly", "yearly"):
         row = cat.get(f"instance/{itype}", b)
         if row is not None and row.price is not None:
             out[f"{b}_price"] = money(row.price)
-            out[f"{b}_break_even_utilisation"] = (row.price / full).quantize(Decimal("0.0001"))
+            out[f"{b}_break_even_utilisation"] = break_even_utilisation(row.price, payg.price)
     return out

@@ -28,7 +28,7 @@ from gpufleet import clock
 from gpufleet import plan as plans
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH
-from gpufleet.cost.estimate import money, row_spread_and_staleness
+from gpufleet.cost.estimate import break_even_utilisation, money, row_spread_and_staleness
 from gpufleet.cost.usage import WEEK_MIN, cron_week_minutes
 from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import loader
@@ -128,9 +128,9 @@ def plan_nodes(
     """Per node k (1 = the one that runs most): its hours, and the cheapest of its alternative and a subscription.
     The first `base` nodes of a spot fleet are its on-demand base: their alternative is pay-as-you-go."""
     hourly = prices.spot_hourly if rest == "spot" and prices.spot_hourly is not None else prices.payg_hourly
-    full = hourly * HOURS_PER_MONTH
     terms = {"monthly": prices.monthly, "yearly": prices.yearly_per_month}
-    break_even = {t: (p / full).quantize(RATIO) for t, p in terms.items() if p is not None}
+    # an hourly price of 0 has no break-even (no subscription beats it): the term is left out
+    break_even = {t: u for t, p in terms.items() if p is not None and (u := break_even_utilisation(p, hourly)) is not None}
     top = max((n for n, _ in profile), default=0)
     nodes = []
     for k in range(1, top + 1):
@@ -178,9 +178,11 @@ def _spread(row: pricecat.PriceRow) -> tuple[Decimal, Decimal] | None:
     return None if low is None or high is None or low == high == row.price else (low, high)
 
 
-def break_even_spread(prices: Prices, rest: str) -> dict[str, tuple[Decimal, Decimal]]:
+def break_even_spread(prices: Prices, rest: str) -> dict[str, tuple[Decimal, Decimal | None]]:
     """The break-even utilisation at the ends of the sourced spreads: (cheapest subscription vs dearest hourly,
-    dearest subscription vs cheapest hourly). Empty when no price involved states a spread."""
+    dearest subscription vs cheapest hourly). Empty when no price involved states a spread. The high end is None when
+    the cheapest hourly price is 0 (the subscription never beats it: break_even_utilisation); a term whose hourly
+    price is 0 at both ends has no break-even and is left out."""
     if not prices.spreads:
         return {}
     hourly = prices.spot_hourly if rest == "spot" and prices.spot_hourly is not None else prices.payg_hourly
@@ -190,8 +192,14 @@ def break_even_spread(prices: Prices, rest: str) -> dict[str, tuple[Decimal, Dec
         if price is None:
             continue
         lo, hi = prices.spreads.get(term, (price, price))
-        out[term] = ((lo / (h_hi * HOURS_PER_MONTH)).quantize(RATIO), (hi / (h_lo * HOURS_PER_MONTH)).quantize(RATIO))
+        low_end = break_even_utilisation(lo, h_hi)
+        if low_end is not None:
+            out[term] = (low_end, break_even_utilisation(hi, h_lo))
     return out
+
+
+def _share(u: Decimal | None) -> str:
+    return "never" if u is None else f"{u:.1%}"
 
 
 def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, file: str = "stack") -> Plan:
@@ -210,8 +218,8 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
     for term, (lo, hi) in spreads.items():
         if lo == hi:
             continue
-        notes.append(f"{term} break-even within the prices' sourced spreads: {lo:.1%}–{hi:.1%}")
-        torn = [n.index for n in nodes if lo <= n.utilisation <= hi]
+        notes.append(f"{term} break-even within the prices' sourced spreads: {lo:.1%}–{_share(hi)}")
+        torn = [n.index for n in nodes if lo <= n.utilisation and (hi is None or n.utilisation <= hi)]
         if torn:
             notes.append(
                 f"node(s) {', '.join(map(str, torn))}: the {term} choice depends on where the prices lie in their spread"
@@ -220,12 +228,13 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
     # is cheaper even at the dearest subscription and the cheapest hourly price); otherwise it stays as it is
     kept = []
     for i, n in enumerate(nodes):
-        top: Decimal | None = spreads.get(n.choice, (Decimal(0), Decimal(0)))[1] if n.choice in ("monthly", "yearly") else None
-        if top is not None and n.utilisation <= top:
-            hi = top
+        if n.choice not in ("monthly", "yearly"):
+            continue
+        top = spreads.get(n.choice, (Decimal(0), Decimal(0)))[1]  # None: never (the cheapest hourly price is 0)
+        if top is None or n.utilisation <= top:
             own_rest = "payg" if rest == "spot" and n.index <= (spec.billing.on_demand_base or 0) else rest
             nodes[i] = msgspec.structs.replace(n, choice=own_rest, cost=n.rest_cost)
-            kept.append(f"{n.index} ({n.utilisation:.1%} <= {hi:.1%})")
+            kept.append(f"{n.index} ({n.utilisation:.1%} <= {_share(top)})")
     if kept:
         notes.append(
             f"node(s) {', '.join(kept)}: not subscribed: the break-even's high end under the prices' sourced range is "
@@ -319,7 +328,7 @@ def as_json(p: Plan) -> dict:
         },
         "rest": p.rest,
         "break_even_utilisation": {k: str(v) for k, v in p.break_even.items()},
-        "break_even_within_spread": {k: [str(lo), str(hi)] for k, (lo, hi) in break_even_spread(pr, p.rest).items()},
+        "break_even_within_spread": {k: [str(lo), s(hi)] for k, (lo, hi) in break_even_spread(pr, p.rest).items()},
         "profile": [{"nodes": n, "hours_per_month": str(h.quantize(Decimal("0.01")))} for n, h in p.profile],
         "nodes": [
             {

@@ -519,7 +519,7 @@ def commit_table(p: CommitPlan, console: Console) -> None:
     subs = "; ".join(
         f"{k} {v} ({getattr(pr, 'monthly' if k == 'monthly' else 'yearly_per_month')}/month)" for k, v in p.break_even.items()
     )
-    console.print(f"break-even utilisation against {prices}: {subs}")
+    console.print(f"break-even utilisation against {prices}: {subs or 'none: no subscription price beats it'}")
     k = len(p.subscribed)
     console.print(
         Text(
