@@ -121,6 +121,26 @@ def test_reconcile_refuses_a_decimal_comma(tmp_path, capsys, amount):
     assert "write the amount with a decimal point" in err
 
 
+@pytest.mark.parametrize(
+    ("edit", "cells"),
+    [
+        (lambda line: line.replace(",9980.55", ",9980,55"), 12),  # an unquoted decimal comma: read as 9980, 55 dropped
+        (lambda line: line.replace(",9980.55", ",9.980,55"), 12),  # read as 9.98
+        (lambda line: line + ",extra,cells", 13),
+        (lambda line: line.rpartition(",")[0], 10),  # a cell short: the amount was read from the wrong column
+    ],
+)
+def test_reconcile_refuses_a_row_whose_cells_are_not_the_headers(tmp_path, capsys, edit, cells):
+    lines = ALI_BILL.read_text(encoding="utf-8").splitlines()
+    lines[1] = edit(lines[1])
+    bill = tmp_path / "bill.csv"
+    bill.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    err = refused(capsys, "cost", "reconcile", "-s", PROD, "--bill", bill, "--json", "-o", out)
+    assert f"{bill}: row 2: has {cells} cells, the header has 11: every row has the header's columns" in err
+    assert "export the bill again as CSV, amounts written with a decimal point" in err and not out.exists()
+
+
 @pytest.mark.parametrize(("cell", "amount"), [("1,234.50", "1234.50"), ("¥ 12,345,678.9", "12345678.9"), ("-1,000", "-1000")])
 def test_reconcile_reads_thousands_separators(tmp_path, cell, amount):
     from gpufleet.finance import reconcile

@@ -245,11 +245,22 @@ def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str
     for n, r in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in r):
             continue
+        if len(r) != len(header):  # an unquoted decimal comma (9980,55) splits the amount: 9980 was read, 55 dropped
+            problems.append(
+                Problem(
+                    shown,
+                    f"row {n}",
+                    f"has {len(r)} cells, the header has {len(header)}: every row has the header's columns (an "
+                    "unquoted decimal comma, 9,98, makes two cells of one amount); export the bill again as CSV, "
+                    "amounts written with a decimal point (9.98)",
+                )
+            )
+            continue
         same_as = seen.setdefault(tuple(c.strip() for c in r), n)
 
         def get(role: str, r: list[str] = r) -> str:
             i = idx.get(role)
-            return r[i].strip() if i is not None and i < len(r) else ""
+            return r[i].strip() if i is not None else ""
 
         amount, why = _amount(get("amount"))
         if amount is None:
