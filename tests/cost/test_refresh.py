@@ -237,6 +237,67 @@ def test_the_projects_rows_win_and_must_match_the_region(data, project):
         catalog.load("alicloud", "cn-hangzhou", data)
 
 
+CONTRACT = {
+    "key": "instance/ecs.gn7i-c8g1.2xlarge",
+    "billing": "payg",
+    "price": "8.00",
+    "currency": "CNY",
+    "unit": "hour",
+    "quality": "official",
+    "source": "contract",
+    "as_of": "2026-11-01",
+}
+
+
+@pytest.mark.parametrize(
+    ("rows", "says"),
+    [
+        # hours relabelled as months and priced (2024.88 month x 8.00)
+        (
+            [{**CONTRACT, "unit": "month"}],
+            "rows.0.unit: says 'month', but instance/ecs.gn7i-c8g1.2xlarge (payg) is priced "
+            "per 'hour' (the shipped catalog's row): give the price per hour",
+        ),
+        # priced as 8.00 CNY, unconverted
+        (
+            [{**CONTRACT, "currency": "USD"}],
+            "rows.0.currency: says 'USD', the file's currency is 'CNY': a catalog's prices "
+            "are in its currency; give the price in CNY",
+        ),
+        # the last one won without a word
+        (
+            [CONTRACT, {**CONTRACT, "price": "7.00"}],
+            "rows.1: repeats the key and billing of rows.0 (instance/ecs.gn7i-c8g1.2xlarge, payg); keep one",
+        ),
+        (
+            [{**CONTRACT, "quality": "great"}],
+            "rows.0.quality: unknown quality 'great' (choose one of: estimate, missing, official, third-party, vendor API)",
+        ),
+        ([{**CONTRACT, "quality": "oficial"}], "rows.0.quality: unknown quality 'oficial' (did you mean 'official'?)"),
+        (
+            [{**CONTRACT, "as_of": "2026-12-04"}],
+            "rows.0.as_of: '2026-12-04' is after today (2026-12-03): write the date of the price's source as YYYY-MM-DD",
+        ),
+        (
+            [{**CONTRACT, "as_of": "last week"}],
+            "rows.0.as_of: 'last week' is not a date: write the date of the price's source as YYYY-MM-DD",
+        ),
+    ],
+)
+def test_a_wrong_row_in_the_projects_file_is_refused(data, project, monkeypatch, rows, says):
+    """Rows are checked as the file's header is: each of these was accepted and priced (exit 0)."""
+    monkeypatch.setenv("GPUFLEET_NOW", "2026-12-03T00:00:00Z")
+    head = {"cloud": "alicloud", "region": "cn-hangzhou", "currency": "CNY", "as_of": "2026-11-01", "built": "2026-11-01"}
+    project.mkdir(parents=True)
+    (project / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump({**head, "rows": rows}))
+    with pytest.raises(UserError) as exc:
+        catalog.load("alicloud", "cn-hangzhou", data)
+    assert str(exc.value) == f"cost/catalog/alicloud-cn-hangzhou.yaml: {says}"
+    (project / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump({**head, "rows": [CONTRACT]}))
+    catalog._read.cache_clear()
+    assert catalog.load("alicloud", "cn-hangzhou", data).get(CONTRACT["key"], "payg").price == Decimal("8.00")
+
+
 def test_refresh_outside_a_project_is_refused_before_asking(tmp_path, monkeypatch):
     monkeypatch.delenv("GPUFLEET_PROJECT", raising=False)
     monkeypatch.chdir(tmp_path)

@@ -28,6 +28,7 @@ points exist. A row older than STALE_DAYS is `stale(row, today)`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
@@ -38,7 +39,7 @@ import yaml
 from msgspec import Struct, field
 from msgspec.structs import asdict
 
-from gpufleet import inputs, registry
+from gpufleet import clock, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import write_atomic
 from gpufleet.stacks.project import project_root
@@ -201,7 +202,44 @@ def load(cloud: str, region: str, data: Path | None = None, project: Path | None
                 )
             ]
         )
+    problems = own_row_problems(mine, cat, f"{PROJECT_PRICES}/{cloud}-{region}.yaml", clock.now().date())
+    if problems:
+        raise UserError(problems)
     return Catalog(cat.cloud, cat.region, cat.currency, max(cat.as_of, mine.as_of), cat.built, {**cat.rows, **mine.rows})
+
+
+def own_row_problems(mine: Catalog, cat: Catalog, shown: str, today: date) -> list[Problem]:
+    """What is wrong with the project's rows against the shipped catalog `cat`, as its header is checked in `load`: a
+    row priced in another unit than the shipped row of its item and billing (a price per hour labelled `month`
+    relabelled the node's hours as months), and an `as_of` (the date of the price's source) that is no date or is
+    after today."""
+    out = []
+    for i, row in enumerate(mine.rows.values()):  # the file's order: _read refused a repeated key and billing
+        where = f"rows.{i}"
+        ref = cat.get(row.key, row.billing)
+        if ref is not None and row.unit != ref.unit:
+            out.append(
+                Problem(
+                    shown,
+                    f"{where}.unit",
+                    f"says {row.unit!r}, but {row.key} ({row.billing}) is priced per {ref.unit!r} (the shipped catalog's "
+                    f"row): give the price per {ref.unit}",
+                )
+            )
+        when = _day(row.as_of)
+        if when is None or when > today:
+            why = "is not a date" if when is None else f"is after today ({today})"
+            out.append(
+                Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD")
+            )
+    return out
+
+
+def _day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        return None
 
 
 def own(cloud: str, region: str, project: Path | None = None) -> Catalog | None:
@@ -258,12 +296,26 @@ def _read(name: str, shown: str) -> Catalog:
     assert isinstance(rows, list)  # checked above: a problem otherwise
     cat_cloud, cat_region, currency, as_of, built = (str(doc[k]) for k in HEADER)  # as the file says
     cat = Catalog(cat_cloud, cat_region, currency, as_of, built)
+    first: dict[tuple[str, str], int] = {}
     for i, raw in enumerate(rows):
         row_problems = row_shape_problems(raw, shown, f"rows.{i}")
         if row_problems:
             problems += row_problems
             continue
         row = PriceRow.from_yaml(raw)
+        if row.currency != currency:  # a USD row in a CNY file was priced as CNY, unconverted
+            problems.append(
+                Problem(
+                    shown,
+                    f"rows.{i}.currency",
+                    f"says {row.currency!r}, the file's currency is {currency!r}: a catalog's prices are in its "
+                    f"currency; give the price in {currency}",
+                )
+            )
+        if (j := first.setdefault((row.key, row.billing), i)) != i:  # the last one won, without a word
+            problems.append(
+                Problem(shown, f"rows.{i}", f"repeats the key and billing of rows.{j} ({row.key}, {row.billing}); keep one")
+            )
         cat.rows[(row.key, row.billing)] = row
     if problems:
         raise UserError(problems)
@@ -296,6 +348,10 @@ def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
     ]
     if raw.get("quotes") is not None and not isinstance(raw["quotes"], list):
         out.append(Problem(shown, f"{where}.quotes", f"expected a list of citations, got {inputs.kind(raw['quotes'])}"))
+    if isinstance(raw.get("quality"), str) and raw["quality"] not in QUALITIES:
+        out.append(
+            Problem(shown, f"{where}.quality", f"unknown quality {raw['quality']!r}" + did_you_mean(raw["quality"], QUALITIES))
+        )
     if isinstance(raw.get("billing"), str) and raw["billing"] not in BILLINGS:
         out.append(
             Problem(shown, f"{where}.billing", f"unknown billing {raw['billing']!r}" + did_you_mean(raw["billing"], BILLINGS))
@@ -338,7 +394,7 @@ def write(cat: Catalog, path: Path, shown: str, header: str) -> Path:
     """Write the catalog to `path` (SHIPPED_HEADER or PROJECT_HEADER on top), whole or not at all."""
     rows = sorted(cat.rows.values(), key=lambda r: (r.key, BILLINGS.index(r.billing)))
     head = header.format(cloud=cat.cloud, region=cat.region) + (
-        "# quality: vendor API | official | third-party | estimate | missing (price unknown: shown as a unit price).\n"
+        f"# quality: {' | '.join(QUALITIES)} (price unknown: shown as a unit price).\n"
         "# as_of: the date of the price's source. low/high: the sourced spread (omitted when equal to the price).\n"
     )
     body = yaml.safe_dump(
