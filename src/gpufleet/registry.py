@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import os
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
@@ -164,6 +165,8 @@ class UsageKey(Struct, frozen=True):
     what: str  # what the quantity is, per month
     unknown: str = ""  # the assumption `cost estimate` states while it is null ("" : shown as a unit price)
     lever: str = ""  # the overhead lever it is in `cost estimate` (cost/overhead.py), "" when none
+    minimum: Decimal | None = None  # the least the vendor bills a month (a usage file below it is refused), None: 0
+    minimum_how: str = ""  # what the minimum is, e.g. "1 CU each hour"
 
 
 @runtime_checkable

@@ -40,6 +40,22 @@ def test_layers_and_unknown_keys(tmp_path):
     assert "did you mean 'lb_egress_gb'" in text and "nat_cu_hours: must be a number >= 0" in text
 
 
+@pytest.mark.parametrize("value", ["0", "5", "729.99"])
+def test_nat_cu_hours_below_the_documented_minimum_is_refused(tmp_path, capsys, value):
+    """5 CU-hours was priced (1.15 CNY a month) though the gateway is billed at least 1 CU each hour (730 a month)."""
+    from gpufleet.cli import main
+
+    f = tmp_path / "u.yaml"
+    f.write_text(f"nat_cu_hours: {value}\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", "estimate", "-s", "alicloud-cn-hangzhou-prod", "--usage", str(f)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err
+    assert f"{f}: nat_cu_hours: {value} is below the documented minimum of 730 (1 CU each hour): give at least 730" in err
+    f.write_text("nat_cu_hours: 730\n")
+    assert usage.load(None, str(f)).nat_cu_hours == 730
+
+
 def test_a_value_that_is_no_number_is_shown_by_what_it_is(tmp_path):
     """An unquoted date was shown as Python's `datetime.date(2026, 1, 1)`, in the usage file and the budgets file."""
     from gpufleet.cost import teambudget

@@ -96,10 +96,6 @@ def declared() -> dict[str, UsageKey]:
     return {k.name: k for k in keys_of()}
 
 
-def all_keys() -> list[str]:
-    return list(declared())
-
-
 CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, relative to the project (stacks/loader.py)
 
 
@@ -107,7 +103,7 @@ def _read(path: Path, shown: str) -> dict:
     doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
     problems: list[Problem] = []
     out: dict[str, Decimal | None] = {}
-    keys = all_keys()
+    keys = declared()
     for k, v in doc.items():
         if k not in keys:
             problems.append(Problem(shown, str(k), "unknown usage key" + did_you_mean(str(k), keys)))
@@ -124,6 +120,17 @@ def _read(path: Path, shown: str) -> dict:
             continue
         if d < 0 or d > USAGE_MAX:
             problems.append(Problem(shown, k, f"must be a number >= 0 and at most 10**12, not {v!r}"))
+            continue
+        least = keys[k].minimum
+        if least is not None and d < least:  # priced below what the vendor bills
+            problems.append(
+                Problem(
+                    shown,
+                    k,
+                    f"{d} is below the documented minimum of {least} ({keys[k].minimum_how}): give at least {least}, "
+                    "or null for the minimum",
+                )
+            )
             continue
         out[k] = d
     if problems:

@@ -211,6 +211,11 @@ def ali_eip(res: dict, ctx: PricingContext) -> list[CostComponent]:
     return _ali_eip_bandwidth(bw, subscription)
 
 
+# A pay-by-CU NAT gateway is billed at least 1 CU each hour (the catalog's nat/cu row): CU-hours a month.
+NAT_CU_MINIMUM = HOURS_PER_MONTH
+NAT_CU_MINIMUM_HOW = "1 CU each hour"
+
+
 def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
     i = res["inputs"]
     if i.get("internetChargeType", "PayByLcu") != "PayByLcu":
@@ -219,7 +224,7 @@ def ali_nat(res: dict, ctx: PricingContext) -> list[CostComponent]:
     cu = ctx.usage.get("nat_cu_hours")
     note = "usage nat_cu_hours"
     if cu is None:
-        cu, note = HOURS_PER_MONTH, "documented minimum: 1 CU each hour (usage nat_cu_hours unknown)"
+        cu, note = NAT_CU_MINIMUM, f"documented minimum: {NAT_CU_MINIMUM_HOW} (usage nat_cu_hours unknown)"
     return [
         CostComponent("NAT gateway instance", HOURS_PER_MONTH, "nat/instance", "any", "nat"),
         CostComponent("NAT capacity units", Decimal(cu), "nat/cu", "any", "nat", note),
@@ -268,9 +273,11 @@ def ali_scaling_configuration_and_image(res: dict, ctx: PricingContext) -> list[
 USAGE = (
     UsageKey(
         "nat_cu_hours",
-        "NAT capacity units used per month; null = the documented minimum, 1 CU each hour (730)",
-        unknown=f"unknown; the documented minimum of 1 CU each hour ({HOURS_PER_MONTH}) is priced",
+        f"NAT capacity units used per month; null = the documented minimum, {NAT_CU_MINIMUM_HOW} ({NAT_CU_MINIMUM})",
+        unknown=f"unknown; the documented minimum of {NAT_CU_MINIMUM_HOW} ({NAT_CU_MINIMUM}) is priced",
         lever="NAT capacity units (CU-hours a month)",
+        minimum=NAT_CU_MINIMUM,
+        minimum_how=NAT_CU_MINIMUM_HOW,
     ),
 )
 
