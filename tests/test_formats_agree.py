@@ -254,6 +254,12 @@ def test_cost_tokens_formats_agree(stack, capsys):
 BILLS = sorted((ROOT / "examples").glob("bill-*-example.csv"))
 
 
+def _variance(x: dict) -> str:
+    """A reconciled variance as the text says it: a change, one-sided (`at most`) against a lower-bound estimate."""
+    v = Decimal(x["variance"])
+    return figures.change(v, v, v) if x["estimate_complete"] else figures.change(None, None, v)
+
+
 @pytest.mark.parametrize("bill", BILLS, ids=[b.name for b in BILLS])
 def test_cost_reconcile_formats_agree(bill, capsys):
     cloud = bill.name.split("-")[1]
@@ -263,10 +269,13 @@ def test_cost_reconcile_formats_agree(bill, capsys):
     assert j["resources"]
     for x in j["resources"]:
         est = figures.at_least(x["estimate"], x["estimate_complete"])
-        assert re.search(rf"\s{re.escape(est)}\s+{re.escape(x['bill'])}\s+{re.escape(x['variance'])}\s", text), x
+        assert re.search(rf"\s{re.escape(est)}\s+{re.escape(x['bill'])}\s+{re.escape(_variance(x))}\s", text), x
     for c, x in j["categories"].items():
         est = figures.at_least(x["estimate"], x["estimate_complete"])
-        assert re.search(rf"  {c}\s+estimate\s+{re.escape(est)}\s+bill\s+{re.escape(x['bill'])}", text), (c, x)
+        assert re.search(
+            rf"  {c}\s+estimate\s+{re.escape(est)}\s+bill\s+{re.escape(x['bill'])}\s+variance\s+{re.escape(_variance(x))}\n",
+            text,
+        ), (c, x)
     _no_ascii_bound(text)
 
 

@@ -113,3 +113,15 @@ def test_a_row_repeated_in_every_column_is_counted_and_said(tmp_path):
     assert f"1 row(s) repeat an earlier row in every column, and are counted again (row {len(lines) + 1} = row 2)" in (
         reconcile.text(twice)
     )
+
+
+def test_a_variance_against_a_lower_bound_estimate_is_a_bound():
+    """The CLB's estimate is ≥ 521.91 (its LCUs have no price): its variance was printed as a plain 38.29."""
+    r = reconcile.run("alicloud-cn-hangzhou-prod", ALI)
+    res = {m.resource: m for m in r.resources}
+    clb, nat = res["llm-prod-lb-clb"], res["llm-prod-net-nat"]
+    assert not clb.estimate_complete and clb.variance == Decimal("38.29") and clb.variance_text() == "at most +38.29"
+    assert nat.estimate_complete and nat.variance_text() == "+0.00"
+    text = reconcile.text(r)
+    assert "≥ 521.91       560.20    at most +38.29  instance name" in text
+    assert "  load_balancer  estimate     ≥ 121.91  bill       560.20  variance   at most +438.29" in text

@@ -74,7 +74,14 @@ class Match(Struct):
 
     @property
     def variance(self) -> Decimal:
+        """bill - estimate; against an estimate that is a lower bound, the most the variance can be."""
         return money(self.bill - self.estimate)
+
+    def variance_text(self) -> str:
+        """The variance as a change reads (figures.change): `+38.29`, or `at most +38.29` when the estimate is a lower
+        bound (a line without a price is left out of it, so the bill is at most that much above it)."""
+        v = self.variance
+        return figures.change(v, v, v) if self.estimate_complete else figures.change(None, None, v)
 
 
 class Result(Struct):
@@ -418,15 +425,15 @@ def text(r: Result) -> str:
         + ", ".join(f"{k}={v}" for k, v in r.columns.items())
         + ")"
     ]
-    out.append(f"{'resource':38} {'category':14} {'estimate':>12} {'bill':>12} {'variance':>12}  matched by")
+    out.append(f"{'resource':38} {'category':14} {'estimate':>12} {'bill':>12} {'variance':>17}  matched by")
     for x in r.resources:
         est = figures.at_least(money(x.estimate), x.estimate_complete)
         name = x.resource or f"(tagged {x.category})"
-        out.append(f"{name:38} {x.category:14} {est:>12} {money(x.bill)!s:>12} {x.variance!s:>12}  {x.how or '-'}")
+        out.append(f"{name:38} {x.category:14} {est:>12} {money(x.bill)!s:>12} {x.variance_text():>17}  {x.how or '-'}")
     out.append("per category:")
     for c, x in r.categories.items():
         est = figures.at_least(money(x.estimate), x.estimate_complete)
-        out.append(f"  {c:14} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance!s:>12}")
+        out.append(f"  {c:14} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance_text():>17}")
     if r.undeclared:
         out.append(f"{len(r.undeclared)} bill line(s) no stack declares:")
         out += [f"  row {b.row}: {b.product} {b.instance_id} {b.name} {b.amount}" for b in r.undeclared]
