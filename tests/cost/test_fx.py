@@ -55,3 +55,21 @@ def test_bad_rates_are_refused(currency, rate, message):
     with pytest.raises(UserError) as exc:
         fx.parse(currency, rate)
     assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("rate", ["7.12@2026-12-01", "1000@2026-12-01"])
+def test_a_conversion_keeps_every_range_around_its_figure_and_every_usage_figure(rate):
+    """A review found an exact quote (the data disk) given a range once converted (149.58 (149.51-149.51)), a low
+    above its figure, and the overhead levers' GB and GiB moving with the rate (4742.43 GB in CNY, 4751.79 at 1000):
+    the converted unit price (6 places) times the rounded quantity made the ends, and the levers ran on converted money."""
+    args = ("estimate", "-s", "alicloud-cn-hangzhou-prod", "--json")
+    cny = json.loads(run(*args).output)
+    usd = json.loads(run(*args, "--currency", "USD", "--fx", rate).output)
+    for line in usd["lines"]:
+        if line["monthly_cost"] is None:
+            continue
+        low, cost, high = (Decimal(line[k]) for k in ("low", "monthly_cost", "high"))
+        assert low <= cost <= high, line["component"]
+        if line["unit_price_low"] == line["unit_price"] == line["unit_price_high"]:
+            assert low == cost == high, line["component"]
+    assert [v["extra_for_share"] for v in usd["overhead_scenarios"]] == [v["extra_for_share"] for v in cny["overhead_scenarios"]]

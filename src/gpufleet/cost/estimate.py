@@ -72,15 +72,23 @@ class Line(Struct, frozen=True):
     @property
     def low(self) -> Decimal | None:
         """Monthly cost at the low end of the price's spread; None when the line is unpriced."""
-        if self.monthly_cost is None:
-            return None
-        return _times(self.price_low, self.monthly_quantity) or self.monthly_cost
+        return self._at(self.price_low)
 
     @property
     def high(self) -> Decimal | None:
+        return self._at(self.price_high)
+
+    def _at(self, price: Decimal | None) -> Decimal | None:
+        """The monthly cost with the unit price at `price` (price x quantity), held on the cost's side of the spread:
+        an end equal to the unit price is the cost itself, and low <= cost <= high. The stored quantity is rounded to
+        4 places and a converted unit price to 6, so price x quantity alone put a low 0.01 above the cost at 300 CNY/h
+        (607464.30 around 607464.29) and gave an exact quote a range once converted to USD."""
         if self.monthly_cost is None:
             return None
-        return _times(self.price_high, self.monthly_quantity) or self.monthly_cost
+        at = _times(price, self.monthly_quantity)
+        if at is None or price is None or self.unit_price is None or price == self.unit_price:
+            return self.monthly_cost
+        return min(at, self.monthly_cost) if price < self.unit_price else max(at, self.monthly_cost)
 
 
 def _is_date(text: str) -> bool:
@@ -177,6 +185,9 @@ class Estimate(Struct):
     discounts: list[str] = field(default_factory=list)
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     prefix: str = ""  # the fleet's name prefix (llm-prod): cost diff matches lines without it
+    # the estimate as priced, in the catalog's currency, when this one is a conversion of it (cost/fx.py): usage
+    # figures (GB, GiB) come from it, not from converted money rounded to the cent
+    converted_from: Estimate | None = None
 
     @property
     def total(self) -> Amount:

@@ -128,6 +128,7 @@ def convert(e: Estimate, r: Rate | None) -> Estimate:
         currency=r.label(),
         lines=[_line(l, r) for l in e.lines],
         assumptions=[*e.assumptions, f"every figure converted: {r.label()}; the rate is the user's (--fx), not sourced here"],
+        converted_from=e.converted_from or e,
     )
     out.scenarios = {k: Scenario(s.name, s.nodes, s.how, _amount(s.total, r)) for k, s in e.scenarios.items()}
     if e.break_even:

@@ -49,31 +49,46 @@ def lever_names(cloud: str) -> dict[str, str]:
 
 
 def levers(e) -> list[Lever]:
-    if e.overhead_share is None:  # compute unpriced: no share to move
+    """The levers of `e`, their prices in its currency; the usage that reaches each share is worked out on the estimate
+    as priced (before a currency conversion: x is a quantity, and converted money is rounded to the cent)."""
+    priced = e.converted_from or e
+    if priced.overhead_share is None:  # compute unpriced: no share to move
         return []
-    gpu = e.by_category[COMPUTE]
-    over = e.monthly_total - gpu
+    gpu = priced.by_category[COMPUTE]
+    over = priced.monthly_total - gpu
     out = []
     for key, name in lever_names(e.cloud).items():
         lines = [l for l in e.lines if usage_key(l) == key]
-        prices = [l.unit_price for l in lines if l.unit_price is not None]
         if not lines:
             continue
-        unit = sum(prices, Decimal(0))
+        unit = _unit_price(lines)
+        base = _unit_price([l for l in priced.lines if usage_key(l) == key])
         now = next((l.monthly_quantity for l in lines if l.monthly_quantity is not None), None)
         how = " + ".join(f"{l.component} {l.unit_price}" for l in lines if l.unit_price is not None) + f" per {lines[0].unit}"
-        needed = {s: (_reach(s, gpu, over, unit) if unit > 0 else None) for s in SHARES}
+        needed = {s: (_reach(s, gpu, over, base) if base > 0 else None) for s in SHARES}
         out.append(Lever(name, unit, now, needed, how if unit > 0 else "no unit price in the catalog"))
-    disks = [l for l in e.lines if l.category == "disk" and _GIB.search(l.component) and l.monthly_cost]
-    if disks:
-        d = disks[0]
-        found, cost = _GIB.search(d.component), d.monthly_cost
-        assert found is not None and cost is not None  # the filter above
-        size = Decimal(found.group(1))
-        per_gib = cost / size  # one more GiB on every node's data disk, a month
-        how = f"{d.component}: {d.monthly_cost} a month for {size} GiB on the average nodes ({per_gib:.4f} per GiB)"
-        out.append(Lever("data disk size per node (GiB)", per_gib, size, {s: _reach(s, gpu, over, per_gib) for s in SHARES}, how))
+    disk = _disk(e)
+    if disk is not None:
+        (per_gib, size, how), (base, _, _) = disk, _disk(priced) or disk
+        out.append(Lever("data disk size per node (GiB)", per_gib, size, {s: _reach(s, gpu, over, base) for s in SHARES}, how))
     return out
+
+
+def _unit_price(lines) -> Decimal:
+    return sum((l.unit_price for l in lines if l.unit_price is not None), Decimal(0))
+
+
+def _disk(e) -> tuple[Decimal, Decimal, str] | None:
+    """(the cost of one more GiB on every node's data disk a month, the disk's size, how) from the first data-disk line."""
+    disks = [l for l in e.lines if l.category == "disk" and _GIB.search(l.component) and l.monthly_cost]
+    if not disks:
+        return None
+    d = disks[0]
+    found, cost = _GIB.search(d.component), d.monthly_cost
+    assert found is not None and cost is not None  # the filter above
+    size = Decimal(found.group(1))
+    per_gib = cost / size
+    return per_gib, size, f"{d.component}: {d.monthly_cost} a month for {size} GiB on the average nodes ({per_gib:.4f} per GiB)"
 
 
 def as_json(e) -> list[dict]:
