@@ -82,6 +82,10 @@ def test_shipped_stacks_validate(stack):
         ({"model__catalog": ""}, "fleet.model.catalog: is empty: remove it to size the model by its name"),
         ({"load_balancer__health_check": {"path": "health"}}, "fleet.load_balancer.health_check.path: must start with /"),
         ({"autoscaling__scale_in_below": 90}, "scale_in_below must be lower than scale_out_above"),
+        # a rule in words, not a raw pattern; a trailing or doubled hyphen made names like a--cn-hangzhou-prod-...
+        ({"name": "a-"}, "fleet.name: 'a-' is not a fleet name: 2-21 lowercase letters, digits and single -, starting"),
+        ({"name": "a--b"}, "fleet.name: 'a--b' is not a fleet name"),
+        ({"name_base": "Llm-prod"}, "fleet.name_base: 'Llm-prod' is not a name base"),
     ],
 )
 def test_bad_input_names_file_field_and_fix(changes, expected):

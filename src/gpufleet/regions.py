@@ -8,7 +8,6 @@ to overwrite. Every bad input is a UserError and nothing is written.
 from __future__ import annotations
 
 import ipaddress
-import re
 from pathlib import Path
 
 import jinja2
@@ -19,6 +18,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
+from gpufleet.stacks.spec import name_problem
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
@@ -33,9 +33,6 @@ DEFAULT_FLEET = "llm"  # the template's fleet name (FleetSpec.name's default)
 def fleet_suffix(fleet: str) -> str:
     """What a second fleet adds to the default fleet's names: its stack name and its API-key secret's."""
     return f"-{fleet}" if fleet != DEFAULT_FLEET else ""
-
-
-FLEET_NAME = re.compile(r"[a-z][a-z0-9-]{1,20}")  # FleetSpec.name
 
 
 class Plan(Struct, frozen=True):
@@ -79,15 +76,8 @@ def said_problems(stack: str, cloud: str, region: str, env: str, fleet: str) -> 
 
 def fleet_problems(fleet: str) -> list[Problem]:
     """Why `fleet` cannot be a fleet name (spec.py FleetSpec.name: it starts every cloud-side name)."""
-    if FLEET_NAME.fullmatch(fleet):
-        return []
-    return [
-        Problem(
-            ARG,
-            "--fleet",
-            f"{fleet[:40]!r} is not a fleet name: 2-21 lowercase letters, digits and -, starting with a letter (e.g. qwen)",
-        )
-    ]
+    why = name_problem(fleet, 21, "fleet name", "qwen")
+    return [Problem(ARG, "--fleet", why)] if why else []
 
 
 def refuse_name_clashes(stack: str, shown: str, fleet, raw: dict, root: Path) -> list[str]:

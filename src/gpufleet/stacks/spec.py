@@ -29,6 +29,18 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
+def name_problem(value: str, longest: int, what: str, example: str) -> str | None:
+    """Why `value` cannot be a name that starts cloud-side names (a fleet's, its name_base, a schedule's): 2 to
+    `longest` lowercase letters, digits and single hyphens, starting with a letter and not ending in a hyphen (`a-`
+    made names like a--cn-hangzhou-prod-...)."""
+    if re.fullmatch(rf"[a-z](?:[a-z0-9]|-(?=[a-z0-9])){{1,{longest - 1}}}", value):
+        return None
+    return (
+        f"{value[:40]!r} is not a {what}: 2-{longest} lowercase letters, digits and single -, starting with a letter "
+        f"and not ending in - (e.g. {example})"
+    )
+
+
 Cloud = str  # a registered cloud (gpufleet.registry), checked by loader.catalog_problems
 Environment = Literal["dev", "staging", "prod"]
 Billing = Literal["payg", "monthly", "yearly", "spot"]
@@ -543,11 +555,18 @@ class Egress(Strict):
 
 
 class Schedule(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,30}$")
+    name: str
     cron: str = Field(description="5-field cron, UTC, e.g. '0 22 * * *'")
     min: int = Field(ge=0)
     max: int = Field(ge=1)
     desired: int | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if why := name_problem(v, 31, "schedule name", "business-hours"):
+            raise ValueError(why)
+        return v
 
     @field_validator("cron")
     @classmethod
@@ -862,10 +881,9 @@ class FleetSpec(Strict):
     region: str
     zones: list[str] = Field(min_length=1)
     environment: Environment
-    name: str = Field("llm", pattern=r"^[a-z][a-z0-9-]{1,20}$", description="prefix of every resource name")
+    name: str = Field("llm", description="prefix of every resource name")
     name_base: str | None = Field(
         None,
-        pattern=r"^[a-z][a-z0-9-]{1,31}$",
         description="base of the cloud-side resource names; default <name>-<region>-<environment> (gpufleet/naming.py). "
         "Set it to <name>-<environment> only for a stack deployed before names were made account-unique",
     )
@@ -894,6 +912,20 @@ class FleetSpec(Strict):
     @classmethod
     def _label(cls, v: str | None) -> str | None:
         return _label(v)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if why := name_problem(v, 21, "fleet name", "qwen"):
+            raise ValueError(why)
+        return v
+
+    @field_validator("name_base")
+    @classmethod
+    def _name_base(cls, v: str | None) -> str | None:
+        if v is not None and (why := name_problem(v, 32, "name base", "llm-prod")):
+            raise ValueError(why)
+        return v
 
     @field_validator("zones")
     @classmethod
