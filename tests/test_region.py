@@ -368,11 +368,55 @@ def test_a_broken_program_is_named_with_its_line_not_a_traceback(project, capsys
     `preview` (and a failed program's pending registrations each printed "Task was destroyed but it is pending!")."""
     from gpufleet.cli import main
 
+    regions.write(regions.plan("tencentcloud", "ap-shanghai", "dev", root=project))  # region new stops on a broken program
     (project / "stacks" / "__main__.py").write_bytes(text)
-    regions.write(regions.plan("tencentcloud", "ap-shanghai", "dev", root=project))
     with pytest.raises(SystemExit) as exc:
         main(["preview", "--stack", "tencentcloud-ap-shanghai-dev"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err, err
     assert said in err and "stacks/__main__.py" in err and "Task was destroyed" not in err, err
     assert "put it back as in the gpufleet repository" in err, err
+
+
+@pytest.mark.parametrize(
+    "exit_line, why",
+    [
+        (b"import sys\nsys.exit(0)\n", "(SystemExit: 0)"),
+        (b"raise SystemExit(3)\n", "(SystemExit: 3)"),
+        (b"import sys\nsys.exit('boom')\n", "(SystemExit: boom)"),
+        (b"import sys\nsys.exit()\n", "(SystemExit)"),
+    ],
+)
+def test_a_program_that_exits_is_a_failed_program_not_a_pass(project, capsys, tmp_path, exit_line, why):
+    """A sys.exit() in stacks/__main__.py ended gpufleet with the program's own code: `check` and `preview -o` exited 0
+    having checked and written nothing, and `region new` exited 0 writing nothing and saying nothing."""
+    from gpufleet.cli import main
+
+    shipped = (ROOT / "stacks" / "__main__.py").read_bytes()
+    (project / "stacks" / "__main__.py").write_bytes(exit_line + shipped)
+    line = exit_line.count(b"\n")
+    out = tmp_path / "preview.json"
+    before = files(project)
+    for args in (
+        ["check"],
+        ["preview", "--stack", "alicloud-cn-hangzhou-prod", "--json", "-o", str(out)],
+        ["region", "new", "--cloud", "alicloud", "--region", "cn-beijing", "--env", "dev"],
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err, (args, err)
+        assert f"stacks/__main__.py:{line}:1: the program failed {why}" in err, (args, err)
+    assert not out.exists() and files(project) == before
+
+
+def test_what_the_program_prints_goes_to_stderr_not_into_the_json(project, capsys):
+    """A print() in stacks/__main__.py came out first on standard output and `preview --json` was no longer JSON."""
+    from gpufleet.cli import main
+
+    shipped = (ROOT / "stacks" / "__main__.py").read_bytes()
+    (project / "stacks" / "__main__.py").write_bytes(b'print("hello from program")\n' + shipped)
+    main(["preview", "--stack", "alicloud-cn-hangzhou-prod", "--json"])
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["stack"] == "alicloud-cn-hangzhou-prod"
+    assert "hello from program" in captured.err

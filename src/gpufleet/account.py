@@ -45,7 +45,7 @@ def check(
                 continue
             previewed.append((stack, p.fleet.file, p.fleet, p.resources))
         except UserError as exc:
-            if not skip_broken:
+            if not skip_broken or _program_failed(exc):  # a failing stacks/__main__.py breaks every stack, not this one
                 raise
             report.skipped += [str(x) for x in exc.problems]
             report.broken.append(stack)
@@ -59,6 +59,13 @@ def check(
     report.clashes = namescope.clashes(report.names)
     report.problems += quota_problems(previewed)
     return report
+
+
+def _program_failed(exc: UserError) -> bool:
+    """The project's Pulumi program (stacks/__main__.py) fails, not the stack file: no stack could be compared."""
+    from gpufleet import preview  # deferred: the SDK and providers; only a failed preview gets here
+
+    return isinstance(exc, preview.ProgramFailed)
 
 
 def quota_problems(previewed: list[tuple[str, str, Any, list[dict]]]) -> list[Problem]:

@@ -3,7 +3,9 @@ no CLI, no credentials, no network; what it records is the inventory cost, the p
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -40,6 +42,10 @@ PUT_BACK = (
 )
 
 
+class ProgramFailed(UserError):
+    """stacks/__main__.py is there but is not valid Python or fails on a line of its own: no stack can be previewed."""
+
+
 def program_file(root: Path | None = None) -> Path:
     return (root or loader.project_root()) / "stacks" / "__main__.py"
 
@@ -62,16 +68,20 @@ def preview_stack(stack: str, root: Path | None = None) -> Inventory:
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
         line, column = (exc.lineno or 0, exc.offset or 0) if isinstance(exc, SyntaxError) else (0, 0)
         why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        raise UserError([Problem(PROGRAM, "", f"not valid Python ({why}): {PUT_BACK}", line=line, column=column)]) from None
+        raise ProgramFailed([Problem(PROGRAM, "", f"not valid Python ({why}): {PUT_BACK}", line=line, column=column)]) from None
     # Run as a script (`__name__` "__main__"), called straight from the mock engine's thread: runpy.run_path's three
     # frames would sit under every resource's stack walk (mockengine.run).
+    # What the program prints goes to standard error while it runs (sys.stdout redirected, not captured), so
+    # `preview --json` on standard output stays JSON; output written to file descriptor 1 directly (a subprocess the
+    # program starts) is not redirected.
     try:
-        return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
-    except Exception as exc:
+        with contextlib.redirect_stdout(sys.stderr):
+            return _run(partial(exec, code, {"__name__": "__main__", "__file__": str(main)}), stack, config, fleet)
+    except (Exception, SystemExit) as exc:  # SystemExit: sys.exit() in the program ends it as a failure, not gpufleet
         if (place := _program_place(exc, str(main))) is None:
             raise  # raised inside gpufleet or the SDK: a bug, shown as one
-        why = f"{type(exc).__name__}: {exc}"
-        raise UserError([Problem(PROGRAM, "", f"the program failed ({why}): {PUT_BACK}", *place)]) from None
+        why = type(exc).__name__ + (f": {exc}" if str(exc) else "")
+        raise ProgramFailed([Problem(PROGRAM, "", f"the program failed ({why}): {PUT_BACK}", *place)]) from None
 
 
 def _program_place(exc: BaseException, path: str) -> tuple[int, int] | None:
