@@ -115,7 +115,8 @@ def test_a_good_canary_walks_every_step_to_promotion_and_finish(fleet, capsys):
     code, _, err = run_cli(capsys, "rollout", "finish", *stack)
     assert code == 2 and "retire_after" in err and "--force" in err  # refused within the keep window
     code, rep, _ = run_cli(capsys, "rollout", "status", *stack)
-    assert rep["status"] == "promoted" and rep["retire_after"] == r["retire_after"]  # the promote's deploy, taken as done
+    assert rep["status"] == "rolling" and rep["awaiting_deploy"]["change"]["kind"] == "promote"  # refused: nothing done
+    assert rep["in_progress"]["then"]["retire_after"] == r["retire_after"]
     code, rep, _ = run_cli(capsys, "rollout", "finish", *stack, "--force")
     assert code == 0
     code, rep, _ = run_cli(capsys, "rollout", "finish", *stack)  # takes the deploy as done

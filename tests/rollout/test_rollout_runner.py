@@ -66,10 +66,17 @@ def test_an_interrupted_promote_keeps_the_retire_after_it_wrote(tmp_path):
     rep = runner.promote(later, passing)
     assert "resuming `rollout promote`" in " ".join(rep["notes"]) and rep["awaiting_deploy"]["change"]["kind"] == "promote"
     assert rollout_of(path)["retire_after"] == written  # not moved by the resume
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    awaited = state.read_bytes()
     with pytest.raises(UserError, match="kept until 2026-12-06T13:00:00"):
-        runner.finish(later)  # takes the promote's deploy as done, then refuses: inside the window
-    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
-    assert (st["status"], st["retire_after"]) == ("promoted", written)
+        runner.finish(later)  # inside the window: refused before the promote's deploy is taken as done
+    assert state.read_bytes() == awaited  # a refused command changes nothing (the deploy is still awaited)
+    runner.status(later)
+    rep = runner.promote(later, passing)  # the next command takes the promote's deploy as done
+    st = json.loads(state.read_text())
+    assert (st["status"], st["retire_after"], st["awaiting_deploy"]) == ("promoted", written, None), rep
+    with pytest.raises(UserError, match="kept until 2026-12-06T13:00:00"):
+        runner.finish(later)
     after = context(path, now=lambda: datetime(2026, 12, 6, 13, 0, 1, tzinfo=UTC))
     assert runner.finish(after)["awaiting_deploy"]["change"]["kind"] == "finish"
     assert rollout_of(path) is None
@@ -181,13 +188,21 @@ def test_a_stack_file_edited_away_from_the_recorded_step_is_refused_before_measu
     assert rollout_of(path)["candidate_weight"] == 25  # set back: the rollout goes on
 
 
-def test_finish_of_a_rolling_rollout_with_a_deploy_awaited_is_refused_not_done(tmp_path):
-    """`finish` while a step's deploy was awaited took the deploy as done and ended with exit 0, as if it had finished."""
+@pytest.mark.parametrize("steps, weight", [(0, 0), (1, 5)], ids=["start's deploy", "a step's deploy"])
+def test_finish_of_a_rolling_rollout_with_a_deploy_awaited_is_refused_and_changes_nothing(tmp_path, steps, weight):
+    """`finish` while a step's deploy was awaited took the deploy as done and ended with exit 0, as if it had finished;
+    then it was refused (exit 2) but still took the deploy as done first: the reminder that `pulumi up` was never run
+    was gone, and the next `step` measured a candidate group that did not exist."""
     path = stack_copy(tmp_path, "staging")
     runner.start(context(path))
-    runner.step(context(path), passing)  # 5 %, its deploy awaited
+    for _ in range(steps):
+        runner.step(context(path), passing)  # 5 %, its deploy awaited
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    before, stack_before = state.read_bytes(), path.read_bytes()
+    said: list[str] = []
     with pytest.raises(UserError, match="status: is rolling: `rollout finish` needs promoted or finished"):
-        runner.finish(context(path))  # takes the 5 % deploy as done, then refuses
-    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
-    assert (st["status"], st["weight"], st["awaiting_deploy"]) == ("rolling", 5, None)
-    assert rollout_of(path)["candidate_weight"] == 5
+        runner.finish(context(path, say=said.append))
+    assert state.read_bytes() == before and path.read_bytes() == stack_before and not said
+    st = json.loads(state.read_text())
+    assert st["status"] == "rolling" and st["awaiting_deploy"]["change"]["weight"] == weight  # still awaited
+    assert rollout_of(path)["candidate_weight"] == weight

@@ -248,6 +248,8 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
             [Problem(run.ctx.shown, "", f"no rollout in progress: `gpufleet rollout start --stack {run.ctx.stack_arg}` first")]
         )
     was_open, was_awaited, was = st.in_progress is not None, st.awaiting_deploy is not None, st.status
+    if was_awaited and _after_open(st)[0] == was and was not in statuses:
+        raise _status_refused(run, was, statuses)  # before the awaited deploy is taken as done: a refused command changes nothing
     if not run.resume():
         return None
     if was_open and not was_awaited:
@@ -255,10 +257,20 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
     if st.status not in statuses and was_open and st.status != was:
         return None  # the awaited transition ended the rollout (a rollback, a finish): that is this command's report
     if st.status not in statuses:
-        raise UserError(
-            [Problem(str(run.state_path), "status", f"is {st.status}: `rollout {run.command}` needs {' or '.join(statuses)}")]
-        )
+        raise _status_refused(run, st.status, statuses)
     return st
+
+
+def _status_refused(run: Run, status: str, statuses: tuple[str, ...]) -> UserError:
+    return UserError(
+        [Problem(str(run.state_path), "status", f"is {status}: `rollout {run.command}` needs {' or '.join(statuses)}")]
+    )
+
+
+def _after_open(st: State) -> tuple[str, str | None]:
+    """The status and retire_after the state has once its open transition (an awaited deploy, a crash) is made."""
+    then = st.in_progress["then"] if st.in_progress else {}
+    return then.get("status", st.status), then.get("retire_after", st.retire_after)
 
 
 def _declared_as_recorded(run: Run, st: State) -> None:
@@ -405,22 +417,31 @@ def abort(ctx: Context, reason: str | None = None) -> dict:
 
 def finish(ctx: Context, force: bool = False) -> dict:
     with Run(ctx, "finish") as run:
+        if run.state is not None and run.state.awaiting_deploy and not force:
+            status, retire_after = _after_open(run.state)
+            if status == "promoted":  # refused inside the window before the awaited deploy is taken as done
+                _require_window_over(run, retire_after)
         st = _require_state(run, ("promoted", "finished"))
         if st is None or st.status == "finished":
             return _finish_report(run)
-        now = ctx.now()
-        if st.retire_after and now < datetime.fromisoformat(st.retire_after) and not force:
-            raise UserError(
-                [
-                    Problem(
-                        str(run.state_path),
-                        "retire_after",
-                        f"the old group is kept until {st.retire_after} (keep_previous_hours): finish after it, or --force",
-                    )
-                ]
-            )
+        if not force:
+            _require_window_over(run, st.retire_after)
         run.begin([Change("finish")], {"status": "finished"})
         return _finish_report(run)
+
+
+def _require_window_over(run: Run, retire_after: str | None) -> None:
+    """Refuse a finish before retire_after (keep_previous_hours): the old group is still kept."""
+    if retire_after and run.ctx.now() < datetime.fromisoformat(retire_after):
+        raise UserError(
+            [
+                Problem(
+                    str(run.state_path),
+                    "retire_after",
+                    f"the old group is kept until {retire_after} (keep_previous_hours): finish after it, or --force",
+                )
+            ]
+        )
 
 
 def status(ctx: Context) -> dict:
