@@ -408,6 +408,32 @@ def test_a_python_lock_that_cannot_be_read_is_named_not_a_traceback(capsys, tmp_
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+@pytest.mark.parametrize("lock", ["missing", "empty", "comments only"])
+def test_a_python_lock_that_is_missing_or_empty_is_bad_input_and_nothing_is_rendered(capsys, tmp_path, command, lock):
+    """A missing python_lock was a failed `image check` (exit 1), and `image render` wrote an install script whose lock
+    was empty (exit 0): pip --require-hashes -r on it installs nothing."""
+    target = tmp_path / "lock.txt"
+    if lock != "missing":
+        target.write_text("" if lock == "empty" else "# nothing pinned\n\n")
+    path = variant(tmp_path, python_lock=str(target))
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    said = "is missing" if lock == "missing" else "holds no requirement"
+    refused(r, f"{path}: recipe.python_lock: {target} {said}; run scripts/lock_image_python.py cuda13-vllm")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+def test_a_gpu_kind_of_no_catalog_in_a_recipe_is_bad_input(capsys, tmp_path, command):
+    """`gpus: [T4, H100]` was a failed `image check` (exit 1) and `image render` wrote the scripts (exit 0)."""
+    path = variant(tmp_path, gpus=["T4", "H100", "A1O"])
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    refused(r, f"{path}: recipe.gpus: 'H100' is not a GPU kind of stacks/data/gpus.yaml", "'A1O' is not", "did you mean 'A10'")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "field, value, said",
     [

@@ -287,6 +287,15 @@ class Recipe(Strict):
             raise ValueError("; ".join(bad))
         return v
 
+    @field_validator("gpus")
+    @classmethod
+    def _gpu_kinds(cls, v: list[str]) -> list[str]:
+        # an unknown kind was a failed `image check` (exit 1) and `image render` wrote the scripts anyway
+        kinds = catalog.gpu_kinds()
+        if bad := [f"{g!r} is not a GPU kind of stacks/data/gpus.yaml" + did_you_mean(g, kinds) for g in v if g not in kinds]:
+            raise ValueError("; ".join(bad))
+        return v
+
     @field_validator("gpus", "dtypes", "torch_cuda_archs")
     @classmethod
     def _once(cls, v: list[str]) -> list[str]:

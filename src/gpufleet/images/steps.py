@@ -9,6 +9,7 @@ value comes from the typed BuildContext.
 from __future__ import annotations
 
 import hashlib
+import os
 
 from msgspec import Struct
 
@@ -53,15 +54,22 @@ class RenderedStep(Struct, frozen=True):
 
 
 def python_lock_text(recipe: Recipe) -> str:
+    """The recipe's hash lock ("" when it has none); a UserError on recipe.python_lock for a lock that is missing,
+    cannot be read or holds no requirement: an install script is never rendered with an empty lock (pip would install
+    nothing and the build would go on)."""
     if not recipe.python_lock:
         return ""
     path = RECIPES.parent / recipe.python_lock
-    if not path.exists():  # a missing lock is a check failure (compat.lock_problems) and a build blocker, not an error
-        return ""
+    regenerate = f"run scripts/lock_image_python.py {recipe.name}"
+    if not os.path.lexists(path):
+        raise UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} is missing; {regenerate}")])
     try:
-        return inputs.read_text(path, str(path))
+        text = inputs.read_text(path, str(path))
     except UserError as exc:  # a folder, not UTF-8, too large: named as the recipe's field, not a traceback
         raise UserError([Problem(recipe.file, "recipe.python_lock", f"{p.file}: {p.message}") for p in exc.problems]) from None
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+        raise UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} holds no requirement; {regenerate}")])
+    return text
 
 
 def render(recipe: Recipe) -> list[RenderedStep]:
@@ -133,8 +141,6 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
             out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
-    if recipe.python_lock and not (RECIPES.parent / recipe.python_lock).exists():
-        out.append(("recipe.python_lock", f"{recipe.python_lock} does not exist; run scripts/lock_image_python.py {recipe.name}"))
     return out
 
 
