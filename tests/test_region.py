@@ -132,6 +132,21 @@ def test_a_cidr_the_new_stack_refuses_is_said_on_cidr(project, cidr, said):
     assert msg.startswith("arguments: --cidr: ") and "(stacks/Pulumi.alicloud-cn-beijing-dev.yaml: fleet.network.vpc_cidr)" in msg
 
 
+def test_a_tencent_cidr_wider_than_12_is_refused_on_cidr(project):
+    """`--cidr 10.0.0.0/8` for a Tencent stack was written: Tencent CreateVpc takes a /12 at the widest."""
+    for f in (project / "stacks").glob("Pulumi.tencentcloud-*.yaml"):  # no Tencent VPC for it to overlap
+        f.unlink()
+    msg = refused(
+        project,
+        "--cidr: tencentcloud:Vpc/instance:Instance",
+        cloud="tencentcloud",
+        region="ap-shanghai",
+        env="dev",
+        cidr="10.0.0.0/8",
+    )
+    assert "/12 to /28" in msg and "(stacks/Pulumi.tencentcloud-ap-shanghai-dev.yaml: fleet.network.vpc_cidr)" in msg
+
+
 def test_a_template_that_renders_no_stack_file_is_said_on_from(project):
     msg = refused(
         project,

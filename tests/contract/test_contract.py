@@ -108,6 +108,28 @@ def test_known_defects_are_refused_with_citation(cloud, resource, spec_field):
         assert found[0].spec_field == spec_field
 
 
+@pytest.mark.parametrize(
+    "cidr, refused",
+    [
+        ("10.0.0.0/8", True),  # was accepted: CreateVpc takes blocks inside 10.0.0.0/12-wide ranges at the widest
+        ("10.0.0.0/11", True),
+        ("172.16.0.0/12", False),
+        ("10.16.0.0/12", False),
+        ("10.30.0.0/16", False),  # the shipped Tencent stacks' ranges
+        ("192.168.0.0/16", False),
+        ("192.168.0.0/15", True),
+        ("10.30.0.0/28", False),
+        ("10.30.0.0/29", True),
+    ],
+)
+def test_tencent_vpc_cidr_is_a_12_to_28_block_of_the_private_ranges(cidr, refused):
+    found = contract.check_inventory([_resource("tencentcloud:Vpc/instance:Instance", cidr_block=cidr)], NOW, "tencentcloud")
+    assert bool(found) == refused, found
+    if refused:
+        assert found[0].spec_field == "fleet.network.vpc_cidr"
+        assert "tccli==3.1.189.1 vpc/v20170312/CreateVpc:CidrBlock" in str(found[0]) and "/12 to /28" in str(found[0])
+
+
 def _raw(stack: str) -> dict:
     _, config = loader.read_stack_config(stack, sweep.ROOT)
     return copy.deepcopy(config[loader.CONFIG_KEY])

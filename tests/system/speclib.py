@@ -186,7 +186,8 @@ _BILLING = re.compile(
     re.I,
 )
 _FORMAT = re.compile(
-    r"ISO\s?8601|YYYY-MM-DD|yyyy-MM-dd|hh:mm:ss|Base64|base64|Recurrence|Cron|cron|JSON|RFC\s?3339|UTC|格式为|格式：|in the .{1,40} format",
+    r"ISO\s?8601|YYYY-MM-DD|yyyy-MM-dd|hh:mm:ss|Base64|base64|Recurrence|Cron|cron|JSON|RFC\s?3339|UTC|格式为|格式：|in the .{1,40} format"
+    r"|(?:仅能在|只能在|only (?:with)?in)\s?(?:\d{1,3}\.){3}\d{1,3}/\d{1,2}",  # the ranges a network must lie in (CreateVpc)
 )
 
 
