@@ -26,6 +26,7 @@ from tools import require
 from gpufleet import registry, validation
 from gpufleet.cli import main
 from gpufleet.cost import catalog, derive
+from gpufleet.images.recipes import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = Path(__file__).resolve().parent / "fake_cloud"
@@ -71,6 +72,7 @@ def project(tmp_path_factory):
         entry["regions"]["fakecloud"] = {
             "fk-east-1": {"image_id": f"fk-img-{name}", "manifest_sha256": None, "placeholder": False}
         }
+        entry["pins"] = load_recipe(name).pins  # a built entry records its build's pins, as `image lock record` writes
     (root / "images").mkdir()
     (root / "images" / "lock.json").write_text(json.dumps(lock))
     mp = pytest.MonkeyPatch()

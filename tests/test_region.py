@@ -9,6 +9,7 @@ import yaml
 
 from gpufleet import regions, validation
 from gpufleet.errors import UserError
+from gpufleet.images.recipes import load_recipe
 from gpufleet.preview import preview_stack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -278,7 +279,9 @@ def test_a_placeholder_image_is_not_called_locked(project):
     assert "placeholder" in said and "locked for" not in said and "gpufleet image build" in said, said
     lock = project / "images" / "lock.json"
     doc = json.loads(lock.read_text())
-    where = doc["images"][said.split()[2].rstrip(":")]["regions"]  # "image recipe NAME: ..."
+    recipe = said.split()[2].rstrip(":")  # "image recipe NAME: ..."
+    doc["images"][recipe]["pins"] = load_recipe(recipe).pins  # a built entry records its pins, as `lock record` does
+    where = doc["images"][recipe]["regions"]
     where["alicloud"]["cn-beijing"] = {"image_id": "m-2ze0built0image0id", "manifest_sha256": "0" * 64, "placeholder": False}
     lock.write_text(json.dumps(doc))
     said = next(r for r in regions.plan("alicloud", "cn-beijing", "dev", root=project).reasons if r.startswith("image recipe"))

@@ -574,6 +574,24 @@ def test_lock_json_keys_it_does_not_hold_are_named_with_the_key_meant(tmp_path):
     assert lock.load(ROOT / "images" / "lock.json")  # the shipped lock holds only keys it writes
 
 
+@pytest.mark.parametrize("pins", [{}, {"vllm": "0.1.0"}], ids=["no pins", "other pins"])
+def test_a_built_lock_entry_that_records_no_pins_is_refused_not_passed(project, capsys, pins):
+    """A lock entry marked built (placeholder false) whose recipe records no pins passed `preview` without a word:
+    the check of the recipe's pins against the image's was skipped (other pins were refused, as they are still)."""
+    path = project / "images" / "lock.json"
+    doc = json.loads(path.read_text())
+    doc["images"]["cuda13-vllm"]["pins"] = pins
+    doc["images"]["cuda13-vllm"]["regions"]["alicloud"]["cn-hangzhou"].update(image_id="m-abc123", placeholder=False)
+    path.write_text(json.dumps(doc))
+    r = refused(["preview", "--stack", "alicloud-cn-hangzhou-prod"], capsys, project)
+    if pins:
+        assert "the locked image m-abc123 was built with other pins" in r.err, r.err
+    else:
+        assert "images/lock.json: images.cuda13-vllm.regions.alicloud.cn-hangzhou: m-abc123 is not marked placeholder" in r.err
+        assert "`gpufleet image lock record --recipe cuda13-vllm --manifest" in r.err, r.err
+    refused(["check", "--cloud", "alicloud"], capsys, project, names="m-abc123")
+
+
 # --- image ids, tags ----------------------------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ Called by stack validation (`gpufleet preview`) with a loaded Fleet. Problems, a
 - the stack's dtype is not supported by its GPU;
 - the lock entry's recorded pins differ from the recipe's pins.
 A placeholder lock entry (no image built yet) records no pins; it yields no problem here: the preview shows
-its image id, which says `placeholder`, and `gpufleet image lock show` lists it as such.
+its image id, which says `placeholder`, and `gpufleet image lock show` lists it as such. A built entry that records
+no pins is refused when the stack is loaded (stacks/lock.py unrecorded_problem).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from gpufleet import contract, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.naming import group_prefix
 from gpufleet.stacks import catalog, rollout
-from gpufleet.stacks.lock import image_for
+from gpufleet.stacks.lock import image_for, unrecorded_problem
 from gpufleet.stacks.project import project_root
 from gpufleet.stacks.spec import Environment, FleetSpec
 
@@ -632,6 +632,8 @@ def _resolve(spec: FleetSpec, stack: str, file: str, problems: list[Problem]) ->
     image = image_for(spec.image.recipe, cloud, spec.region)
     if isinstance(image, str):
         problems.append(Problem(file, "fleet.image.recipe", image))
+    elif unrecorded := unrecorded_problem(image):
+        problems.append(unrecorded)
     if problems or itype is None or isinstance(image, str):  # a missing type or image has added a problem above
         return None
     return Fleet(

@@ -146,6 +146,20 @@ def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) ->
     )
 
 
+def unrecorded_problem(ref: ImageRef, shown: str = "images/lock.json") -> Problem | None:
+    """A built (not placeholder) entry records the pins of its build, as `image lock record` writes them from the
+    manifest; one that records none (a hand edit) would skip the check of the stack's recipe against the image."""
+    if ref.placeholder or ref.pins:
+        return None
+    return Problem(
+        shown,
+        f"images.{ref.recipe}.regions.{ref.cloud}.{ref.region}",
+        f"{ref.image_id} is not marked placeholder, but images.{ref.recipe}.pins records no pins, so the image cannot be "
+        f"checked against recipe {ref.recipe}: lock the build with `gpufleet image lock record --recipe {ref.recipe} "
+        f"--manifest build/images/{ref.recipe}-<host>.manifest.json --outputs OUT.json` (docs/images.md)",
+    )
+
+
 def rows(path: Path | None = None) -> list[ImageRef]:
     """Every locked image, sorted by recipe, cloud, region."""
     out = []
