@@ -451,6 +451,36 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
     refused(r, f"recipe.layout.{field}: ", said)
 
 
+@pytest.mark.parametrize(
+    "where, value, field, said",
+    [
+        (("downloads", 0, "sha256"), "xyz", "recipe.downloads.0.sha256", "is not a sha256: 64 lowercase hex digits"),
+        (("downloads", 0, "sha256"), "TODO", "recipe.downloads.0.sha256", "is not a sha256"),  # was a "pinned" hash
+        (("apt_repos", 0, "keyring_sha256"), "abc", "recipe.apt_repos.0.keyring_sha256", "is not a sha256"),
+        (("downloads", 0, "dest"), "../../etc/passwd", "recipe.downloads.0.dest", "is not an absolute path"),
+        (("downloads", 0, "dest"), "usr/local/bin/x", "recipe.downloads.0.dest", "is not an absolute path"),
+        (("apt_repos", 0, "line"), "deb\n[signed-by=/k.gpg] https://x /", "recipe.apt_repos.0.line", "is not one line"),
+        (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
+        (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),
+    ],
+)
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "render"]])
+def test_a_recipe_value_written_into_the_build_scripts_is_held_to_its_syntax(
+    capsys, tmp_path, command, where, value, field, said
+):
+    """A download sha256 that is not hex (a TODO counted as pinned), a relative `dest`, a newline in an apt line or a
+    package name that is not one were rendered into the build scripts (`image check` and `image render` exit 0)."""
+    doc = yaml.safe_load(SHIPPED.read_text())
+    key, i, name = where
+    doc[key][i][name] = value
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    refused(r, f"{path}: {field}: ", said)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_templates_folder_that_does_not_exist_is_named(capsys, tmp_path):
     """A misspelt `templates:` folder was passed over: every step rendered from the shipped templates instead."""
     r = run_cli(["image", "check", "-r", variant(tmp_path, templates="my-templtes")], capsys)

@@ -66,6 +66,47 @@ def _compute_capability(value: str) -> str:
     return value
 
 
+# Recipe values written into the build scripts (images/templates/*.sh.j2): held to the syntax of what reads them, as
+# the layout's are, so a placeholder ("TODO") is not taken for a pinned hash and a newline does not split a line.
+def _sha256(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ValueError(f"{value[:80]!r} is not a sha256: 64 lowercase hex digits (`sha256sum FILE`), or null until known")
+    return value
+
+
+def _absolute(value: str) -> str:
+    if not re.fullmatch(r"(/[A-Za-z0-9._+-]+)+", value) or any(part in (".", "..") for part in value.split("/")):
+        raise ValueError(f"{value[:80]!r} is not an absolute path of letters, digits and . _ + - (e.g. /opt/gpufleet)")
+    return value
+
+
+def _one_line(value: str) -> str:
+    if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{value[:80]!r} is not one line of text: write it on one line, without control characters")
+    return value
+
+
+def _deb_package(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", value):
+        raise ValueError(
+            f"{value[:80]!r} is not a Debian package name: lowercase letters, digits and + . -, starting with a letter or "
+            "digit (e.g. nginx-common)"
+        )
+    return value
+
+
+def _deb_version(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"([0-9]+:)?[0-9][A-Za-z0-9.+~-]*", value):
+        raise ValueError(
+            f"{value[:80]!r} is not a Debian version: [epoch:]upstream[-revision] of letters, digits and . + ~ -, starting "
+            "with a digit (e.g. 1:4.4.1-1), as `apt-cache policy NAME` shows it; or null until known"
+        )
+    return value
+
+
+Sha256 = Annotated[str | None, AfterValidator(_sha256)]
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -79,8 +120,8 @@ class BaseImage(Strict):
 
 
 class AptPackage(Strict):
-    name: str
-    version: str | None = Field(
+    name: Annotated[str, AfterValidator(_deb_package)]
+    version: Annotated[str | None, AfterValidator(_deb_version)] = Field(
         description="exact Debian version string; apt installs name=version (null: not yet confirmed, a build refuses)"
     )
     repo: str = Field(description="name of an apt_repos entry, or 'ubuntu' for the distribution archive")
@@ -89,9 +130,9 @@ class AptPackage(Strict):
 
 class AptRepo(Strict):
     name: str
-    line: str = Field(description="the deb line, with signed-by= the keyring")
+    line: Annotated[str, AfterValidator(_one_line)] = Field(description="the deb line, with signed-by= the keyring")
     keyring_url: str
-    keyring_sha256: str | None = Field(None, description="sha256 of the keyring file")
+    keyring_sha256: Sha256 = Field(None, description="sha256 of the keyring file")
     keyring_fingerprint: str | None = Field(
         None,
         pattern=r"^[0-9A-F]{40}$",
@@ -104,8 +145,8 @@ class AptRepo(Strict):
 class Download(Strict):
     name: str
     url: str
-    sha256: str | None = Field(None, description="sha256 of the file; a build refuses a missing one")
-    dest: str
+    sha256: Sha256 = Field(None, description="sha256 of the file; a build refuses a missing one")
+    dest: Annotated[str, AfterValidator(_absolute)] = Field(description="where the file is installed (an absolute path)")
 
 
 class PythonTool(Strict):
@@ -152,9 +193,7 @@ class Layout(Strict):
     )  # fmt: skip
     @classmethod
     def _absolute(cls, v: str) -> str:
-        if not re.fullmatch(r"(/[A-Za-z0-9._+-]+)+", v) or any(part in (".", "..") for part in v.split("/")):
-            raise ValueError(f"{v!r} is not an absolute path of letters, digits and . _ + - (e.g. /opt/gpufleet)")
-        return v
+        return _absolute(v)
 
     @field_validator("user")
     @classmethod
