@@ -75,6 +75,13 @@ def test_before_names_were_scoped_two_regions_clashed_in_the_account(project):
     assert ("llm-prod-node", "the alicloud account") in clash  # the node's RAM role
     assert ("llm-prod-asg-drain", "the alicloud account") in clash  # the OOS drain role and policy
     assert all(c.stacks == ("alicloud-cn-hangzhou-prod", "alicloud-cn-shanghai-prod") for c in report.clashes)
+    # said on the field the names come from, with the fix (it named fleet.name, which both left at its default)
+    problem = account.clash_problems(report, "alicloud-cn-shanghai-prod")[0]
+    assert problem.path == "fleet.name_base"
+    assert problem.message.endswith(
+        "; give alicloud-cn-hangzhou-prod or alicloud-cn-shanghai-prod another name_base (or remove it: the default "
+        "<name>-<region>-<environment> is unique per stack)"
+    )
 
 
 def test_an_injected_clash_is_refused_naming_both_stacks_and_the_scope(project, capsys):
@@ -90,6 +97,7 @@ def test_an_injected_clash_is_refused_naming_both_stacks_and_the_scope(project, 
     assert "'llm-ap-guangzhou-prod-asg-group'" in line
     assert "tencentcloud-ap-guangzhou-prod and tencentcloud-ap-guangzhou-prod-copy" in line
     assert "unique in the tencentcloud account" in line
+    assert ": fleet.name: " in line and line.endswith("another name")
     assert "CAM" in err or "cam v20190116" in err  # the roles too
 
 

@@ -21,6 +21,8 @@ class Report(Struct):
     skipped: list[str] = field(default_factory=list)  # stack files that do not validate (their own problems)
     broken: list[str] = field(default_factory=list)  # the stacks skipped (skip_broken): their names are not compared
     files: dict[str, str] = field(default_factory=dict)  # stack -> its file as shown
+    # stack -> the field its cloud-side names start from: fleet.name_base where the stack sets it, else fleet.name
+    name_fields: dict[str, str] = field(default_factory=dict)
 
 
 def stack_names(stack: str, fleet, resources: list[dict]) -> tuple[list[namescope.Name], list[str]]:
@@ -53,9 +55,10 @@ def check(
     for stack, file, fleet, resources in previewed:
         report.stacks.setdefault(fleet.spec.cloud, []).append(stack)
         report.files[stack] = file
+        report.name_fields[stack] = "fleet.name_base" if fleet.spec.name_base else "fleet.name"
         names, unknown = stack_names(stack, fleet, resources)
         report.names += names
-        report.problems += [Problem(file, "fleet.name", m) for m in namescope.stack_problems(names, unknown)]
+        report.problems += [Problem(file, report.name_fields[stack], m) for m in namescope.stack_problems(names, unknown)]
     report.clashes = namescope.clashes(report.names)
     report.problems += quota_problems(previewed)
     return report
@@ -110,5 +113,9 @@ def clash_problems(report: Report, stack: str | None = None) -> list[Problem]:
         if stack is not None and stack not in c.stacks:
             continue
         on = stack or c.stacks[0]
-        out.append(Problem(report.files.get(on, f"stacks/Pulumi.{on}.yaml"), "fleet.name", c.message()))
+        where = report.name_fields.get(on, "fleet.name")
+        fix = f"; give {' or '.join(c.stacks)} another {where.removeprefix('fleet.')}" + (
+            " (or remove it: the default <name>-<region>-<environment> is unique per stack)" if where.endswith("_base") else ""
+        )
+        out.append(Problem(report.files.get(on, f"stacks/Pulumi.{on}.yaml"), where, c.message() + fix))
     return out

@@ -293,3 +293,18 @@ def test_preview_warns_of_pem_config_keys_the_stack_file_does_not_hold(tmp_path,
     assert result.returncode == 0 and "Traceback" not in out, out
     assert "WARNING load_balancer.tls.certificate_config: gpufleet:tlsCertificate is not set in the stack file" in out
     assert "WARNING load_balancer.tls.private_key_config: gpufleet:tlsKey is not set in the stack file" in out
+
+
+def test_a_misspelt_tls_config_key_is_pointed_at_the_key_the_fleet_names():
+    """gpufleet:tlsKee was told 'did you mean gpufleet:fleet?': the suggestions left out the keys the fleet names."""
+    raw = _raw("alicloud-cn-hangzhou-prod")
+    raw["load_balancer"]["tls"] = {
+        "domain": "llm.example.com",
+        "certificate_config": "gpufleet:tlsCertificate",
+        "private_key_config": "gpufleet:tlsKey",
+    }
+    config = {loader.CONFIG_KEY: raw, "gpufleet:tlsCertificate": "PEM", "gpufleet:tlsKee": "KEY"}
+    (problem,) = loader.config_key_problems(config, "stacks/Pulumi.x.yaml")
+    assert problem.path == "config.gpufleet:tlsKee"
+    assert "did you mean 'gpufleet:tlsKey'?" in problem.message
+    assert "gpufleet:tlsKey: the TLS PEM that load_balancer.tls.private_key_config names" in problem.message

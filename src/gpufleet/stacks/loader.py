@@ -198,7 +198,7 @@ def _parse_config(path: Path, shown: str) -> dict:
 
 def config_key_problems(config: dict, shown: str) -> list[Problem]:
     """An unknown `gpufleet:` key of a stack file's `config:`, with the key it is closest to (see CONFIG_KEYS)."""
-    known = set(CONFIG_KEYS) | _tls_config_keys(config.get(CONFIG_KEY))
+    known = {**CONFIG_KEYS, **_tls_config_keys(config.get(CONFIG_KEY))}
     out = []
     for key in config:
         if isinstance(key, str) and key.startswith(NAMESPACE) and key not in known:
@@ -207,20 +207,25 @@ def config_key_problems(config: dict, shown: str) -> list[Problem]:
                     shown,
                     f"config.{key}",
                     "unknown gpufleet config key; remove it or check its spelling"
-                    + did_you_mean(key, CONFIG_KEYS)
-                    + f" ({'; '.join(f'{k}: {what}' for k, what in CONFIG_KEYS.items())})",
+                    + did_you_mean(key, known)  # the TLS keys the fleet names too: gpufleet:tlsKee is gpufleet:tlsKey
+                    + f" ({'; '.join(f'{k}: {what}' for k, what in known.items())})",
                 )
             )
     return out
 
 
-def _tls_config_keys(fleet: Any) -> set[str]:
-    """The Pulumi config keys the raw fleet names for its TLS PEM pair (they hold secrets the program reads)."""
+def _tls_config_keys(fleet: Any) -> dict[str, str]:
+    """The Pulumi config keys the raw fleet names for its TLS PEM pair (they hold secrets the program reads), with
+    the field that names each."""
     lb = fleet.get("load_balancer") if isinstance(fleet, dict) else None
     tls = lb.get("tls") if isinstance(lb, dict) else None
     if not isinstance(tls, dict):
-        return set()
-    return {v for k in ("certificate_config", "private_key_config") if isinstance(v := tls.get(k), str)}
+        return {}
+    return {
+        v: f"the TLS PEM that load_balancer.tls.{k} names"
+        for k in ("certificate_config", "private_key_config")
+        if isinstance(v := tls.get(k), str)
+    }
 
 
 Check = Callable[["Fleet"], list[tuple[str, str]]]  # a check of a resolved fleet: (field, message) per problem
