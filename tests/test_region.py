@@ -123,14 +123,24 @@ def test_a_cidr_with_host_bits_is_refused_as_the_spec_refuses_them(project):
     "cidr, said",
     [
         ("8.8.0.0/16", "--cidr: 8.8.0.0/16 is not a private range"),  # the spec refuses it
-        ("10.99.0.0/30", "--cidr: VPC prefix must be between /8 and /24"),
+        ("10.99.0.0/30", "--cidr: VPC prefix /30 is outside /8 to /24 (e.g. 10.40.0.0/16)"),
         ("172.16.0.0/12", "--cidr: alicloud:vpc/network:Network"),  # the provider contract refuses it (/16 to /28)
+        # the template's /24 subnets need a VPC of /23 or wider: it was said on fleet.network, without a fix
+        ("10.60.0.0/24", "--cidr: subnet_prefix /24 must be longer than the VPC's /24 (10.60.0.0/24): each zone's subnet"),
     ],
 )
 def test_a_cidr_the_new_stack_refuses_is_said_on_cidr(project, cidr, said):
     """The stack file is not written: the option given is what to change (the field it became is said after)."""
     msg = refused(project, said, cloud="alicloud", region="cn-beijing", env="dev", cidr=cidr)
-    assert msg.startswith("arguments: --cidr: ") and "(stacks/Pulumi.alicloud-cn-beijing-dev.yaml: fleet.network.vpc_cidr)" in msg
+    assert msg.startswith("arguments: --cidr: ") and "(stacks/Pulumi.alicloud-cn-beijing-dev.yaml: fleet.network" in msg
+
+
+def test_a_cidr_with_host_bits_and_a_prefix_no_vpc_takes_is_not_suggested_a_network_no_vpc_takes(project):
+    msg = refused(project, "--cidr", cloud="alicloud", region="cn-beijing", env="dev", cidr="10.60.0.0/7")
+    assert msg == (
+        "arguments: --cidr: '10.60.0.0/7' is not a network address (host bits set), and its VPC prefix /7 is outside "
+        "/8 to /24 (e.g. 10.40.0.0/16)"
+    )
 
 
 def test_a_tencent_cidr_wider_than_12_is_refused_on_cidr(project):

@@ -18,7 +18,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
-from gpufleet.stacks.spec import name_problem
+from gpufleet.stacks.spec import name_problem, vpc_prefix_problem
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
@@ -109,7 +109,8 @@ def stack_cloud(stack: str, root: Path) -> str | None:
 
 
 # The stack file's fields an option of `region new` sets as given (the rest come from the catalog and the defaults).
-OPTION_FIELDS = {"fleet.zones": "--zone", "fleet.network.vpc_cidr": "--cidr"}
+# fleet.network: the VPC against the template's subnet_prefix (a /24 VPC leaves no room for /24 subnets).
+OPTION_FIELDS = {"fleet.zones": "--zone", "fleet.network.vpc_cidr": "--cidr", "fleet.network": "--cidr"}
 
 
 def on_option(p: Problem, shown: str, given: dict[str, bool]) -> Problem:
@@ -132,6 +133,8 @@ def cidr_problems(cidr: str) -> list[Problem]:
     if (
         ipaddress.ip_interface(cidr).ip != net.network_address
     ):  # host bits set: the spec refuses them in network.vpc_cidr and ssh_cidrs; here they were dropped silently
+        if why := vpc_prefix_problem(net.prefixlen):  # 10.60.0.0/7 was told 'did you mean 10.0.0.0/7?', refused too
+            return [Problem(ARG, "--cidr", f"{cidr!r} is not a network address (host bits set), and its {why}")]
         return [Problem(ARG, "--cidr", f"{cidr!r} is not a network address (host bits set): did you mean {net}?")]
     return []
 

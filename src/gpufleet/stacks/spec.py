@@ -41,6 +41,14 @@ def name_problem(value: str, longest: int, what: str, example: str) -> str | Non
     )
 
 
+VPC_PREFIXES = (8, 24)  # the VPC prefixes a spec takes (each cloud's own range is its contract rule)
+
+
+def vpc_prefix_problem(prefix: int) -> str | None:
+    low, high = VPC_PREFIXES
+    return None if low <= prefix <= high else f"VPC prefix /{prefix} is outside /{low} to /{high} (e.g. 10.40.0.0/16)"
+
+
 Cloud = str  # a registered cloud (gpufleet.registry), checked by loader.catalog_problems
 Environment = Literal["dev", "staging", "prod"]
 Billing = Literal["payg", "monthly", "yearly", "spot"]
@@ -406,8 +414,8 @@ class Network(Strict):
             raise ValueError(f"{v} is IPv6; {IPV4_ONLY}: use a private IPv4 range (e.g. 10.20.0.0/16)")
         if not net.is_private:
             raise ValueError(f"{v} is not a private range (use 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)")
-        if not 8 <= net.prefixlen <= 24:
-            raise ValueError("VPC prefix must be between /8 and /24")
+        if why := vpc_prefix_problem(net.prefixlen):
+            raise ValueError(why)
         return v
 
     @field_validator("ssh_cidrs")
@@ -427,8 +435,12 @@ class Network(Strict):
 
     @model_validator(mode="after")
     def _fits(self):
-        if self.subnet_prefix <= ipaddress.ip_network(self.vpc_cidr).prefixlen:
-            raise ValueError("subnet_prefix must be longer than the VPC prefix")
+        vpc = ipaddress.ip_network(self.vpc_cidr).prefixlen
+        if self.subnet_prefix <= vpc:
+            raise ValueError(
+                f"subnet_prefix /{self.subnet_prefix} must be longer than the VPC's /{vpc} ({self.vpc_cidr}): each zone's "
+                f"subnet is cut from the VPC; give a VPC of /{self.subnet_prefix - 1} or wider, or a longer subnet_prefix"
+            )
         return self
 
     def subnets(self, count: int) -> list[str]:
