@@ -308,3 +308,29 @@ def test_a_misspelt_tls_config_key_is_pointed_at_the_key_the_fleet_names():
     assert problem.path == "config.gpufleet:tlsKee"
     assert "did you mean 'gpufleet:tlsKey'?" in problem.message
     assert "gpufleet:tlsKey: the TLS PEM that load_balancer.tls.private_key_config names" in problem.message
+
+
+@pytest.mark.parametrize(
+    "value, said",
+    [
+        (5, "is a number"),
+        ({"secure": 5}, "is a secure: mapping that is not one non-empty ciphertext"),
+        ({"secure": ""}, "is a secure: mapping"),
+        ({"secure": "v1:abc", "extra": 1}, "is a secure: mapping"),
+    ],
+)
+def test_a_pem_config_value_that_is_neither_text_nor_a_secret_is_refused(value, said):
+    """`gpufleet:tlsCertificate: 5` was noted as 'secret config: opaque offline' and previewed."""
+    raw = _raw("alicloud-cn-hangzhou-prod")
+    raw["load_balancer"]["tls"] = {
+        "domain": "llm.example.com",
+        "certificate_config": "gpufleet:tlsCertificate",
+        "private_key_config": "gpufleet:tlsKey",
+    }
+    fleet = validation.validate(raw, stack="alicloud-cn-hangzhou-prod", file="x", sizing=False)
+    config = {"gpufleet:tlsCertificate": value, "gpufleet:tlsKey": {"secure": "v1:AAAAexampleciphertext"}}
+    ((field, message),) = hardening.config_problems(fleet.spec, config, "stacks/Pulumi.x.yaml")
+    assert field == "fleet.load_balancer.tls.certificate_config"
+    assert said in message and "pulumi config set --secret gpufleet:tlsCertificate" in message
+    good = {**config, "gpufleet:tlsCertificate": {"secure": "v1:AAAAexampleciphertext"}}
+    assert hardening.config_problems(fleet.spec, good, "stacks/Pulumi.x.yaml") == []
