@@ -250,8 +250,10 @@ def test_without_quantization_the_checkpoints_own_format_is_sized_as_vllm_runs_i
             "config_groups": {"group_0": {"weights": {"num_bits": bits, "group_size": group}}},
         }
         assert models.from_config_dict({**cfg, "quantization_config": qc}, "x").checkpoint_quantization == want
-    for odd in ({"quant_method": "compressed-tensors", "config_groups": "x"}, {"quant_method": ["x"]}, "fp8"):
+    for odd in ({"quant_method": "compressed-tensors", "config_groups": "x"}, {"quant_method": ["x"]}):
         assert models.from_config_dict({**cfg, "quantization_config": odd}, "x").checkpoint_quantization == ()
+    with pytest.raises(UserError):  # text, not a mapping: vLLM reads quantization_config["quant_method"] and fails
+        models.from_config_dict({**cfg, "quantization_config": "fp8"}, "x")
 
 
 @pytest.mark.parametrize(("quantization", "dtype"), [("awq", "bfloat16"), ("gptq", "bfloat16"), ("gptq", "float32")])

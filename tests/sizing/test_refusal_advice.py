@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.errors import UserError
 from gpufleet.sizing import fit, models, profiler
 from gpufleet.stacks.catalog import gpu_kinds
 
@@ -79,3 +80,13 @@ def test_tight_names_its_cause():
     assert r.verdict == "tight"
     assert r.kv_tokens_range[0] > r.max_model_len
     assert r.assumptions[-1] == "tight: the sampler warm-up after the KV cache may not fit (above)"
+
+
+def test_a_quantization_config_that_is_not_a_mapping_is_refused_naming_the_field(tmp_path):
+    """`"quantization_config": "awq"` was ignored (sized at 16 bits); vLLM reads its quant_method and fails on text."""
+    cfg = json.loads((Path(models.__file__).parent / "data/configs/Qwen--Qwen2.5-7B-Instruct.json").read_text())
+    cfg["quantization_config"] = "awq"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(UserError) as e:
+        models.resolve(str(tmp_path / "config.json"))
+    assert e.value.problems[0].path == "quantization_config"

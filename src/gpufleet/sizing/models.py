@@ -275,6 +275,17 @@ def with_defaults(cfg: dict) -> tuple[dict, str, bool]:
 def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str | None = None) -> ModelArch:
     """A ModelArch from config.json's fields; `shown` names the file in error messages."""
     cfg, model_type, _known = with_defaults(raw)
+    qc = cfg.get("quantization_config")
+    if qc is not None and not isinstance(qc, dict):  # vLLM reads quantization_config["quant_method"]: it fails on text
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "quantization_config",
+                    f"must be a mapping with quant_method (the checkpoint's), got {kind(qc)} {str(qc)[:40]!r}",
+                )
+            ]
+        )
     layers = _whole(cfg, shown, "num_hidden_layers")
     if layers > MAX_LAYERS:  # sizing walks the layers: 822 million (a corrupt GGUF's block_count) never finished
         raise UserError(
