@@ -1,7 +1,7 @@
 """Trace files: the good forms, and every bad one named by row and column (a UserError: exit 2, one line each)."""
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -29,6 +29,18 @@ def test_csv_with_zone_and_seconds(tmp_path):
     assert t.output_tokens == [100.0, 120.0]
     s = read(tmp_path, "time,requests_per_s\n0,1\n60,2\n120,3\n")
     assert s.start == START and s.step_s == 60 and s.duration_s == 180
+
+
+def test_a_start_in_another_zone_is_the_same_instant_in_utc(tmp_path):
+    """The day profile read the local hour of --start as a UTC hour: 08:00+08:00 (00:00 UTC) began at the peak."""
+    local = START.astimezone(timezone(timedelta(hours=8)))  # 2026-12-07T08:00:00+08:00
+    shape = [(0.0, 1.0), (8.0, 5.0), (24.0, 1.0)]
+    utc_day, local_day = trace.profile("day", 2.0, START, day_shape=shape), trace.profile("day", 2.0, local, day_shape=shape)
+    assert local_day.rates == utc_day.rates and local_day.rates[0] == 2.0  # 00:00 UTC: the night, not 08:00's peak
+    assert local_day.start == START and local_day.start.utcoffset() == timedelta(0)
+    p = tmp_path / "t.csv"
+    p.write_text("time,requests_per_s\n0,1\n60,2\n")
+    assert trace.read(p, local).start.utcoffset() == timedelta(0)  # the table's times are UTC whatever --start's zone
 
 
 def test_json_rows(tmp_path):

@@ -416,7 +416,11 @@ def scaling_cmd(
     reclaim_at: str | None = typer.Option(
         None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated"
     ),
-    start: str | None = typer.Option(None, "--start", help="profile start, ISO 8601 with a zone (default: the next whole hour)"),
+    start: str | None = typer.Option(
+        None,
+        "--start",
+        help="profile start, ISO 8601 with a zone, read as the same instant in UTC (default: the next whole hour)",
+    ),
     fmt: str = options.fmt(SCALING_FORMATS),
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),

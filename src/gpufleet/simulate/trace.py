@@ -143,7 +143,7 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
         start = first
         secs = [(t - first).total_seconds() for t in times if isinstance(t, datetime)]
     else:
-        start = default_start
+        start = default_start.astimezone(UTC)  # --start in any zone: the same instant, Trace.start is UTC
         secs = [float(t) - float(first or 0.0) for t in times if isinstance(t, float)]
     step = secs[1] - secs[0]
     if step <= 0:
@@ -221,7 +221,11 @@ def profile(
     name: str, low: float, start: datetime, step_s: float = PROFILE_STEP_S, day_shape: list[tuple[float, float]] | None = None
 ) -> Trace:
     """A built-in trace: `step` (low for an hour, 5x low for an hour, low for three hours), `spike` (low, 10x low for
-    five minutes, low), `day` (24 h: `day_shape` as (UTC hour, multiple of low) points, linear between them)."""
+    five minutes, low), `day` (24 h: `day_shape` as (UTC hour, multiple of low) points, linear between them).
+
+    The day follows UTC, as the schedules' cron does: a start given in another zone is the same instant in UTC (its
+    local hour read as a UTC hour moved the load by the offset against the schedules: 08:00+08:00 began at the peak)."""
+    start = start.astimezone(UTC)
     if name == "step":
         parts = [(3600, 1.0), (3600, 5.0), (3 * 3600, 1.0)]
     elif name == "spike":
