@@ -1,4 +1,4 @@
-"""Five-field cron: parse, validate, translate between the clouds' time zones, and find the next firing.
+"""Five-field cron: parse, validate, translate between the clouds' time zones, and find the next (or last) firing.
 
 Fields: minute hour day-of-month month day-of-week. Each field is `*`, a number, a range `a-b`, a step
 `*/n` or `a-b/n` (n >= 1; `*/0` is refused), a list of those, and names for months (JAN-DEC) and week days
@@ -8,7 +8,8 @@ day matches either of them.
 Dialects: the spec's cron is UTC; Alibaba ESS reads `recurrence_value` as UTC
 (website/docs/r/ess_scheduled_task.html.markdown: "a cron expression which is written in UTC"), Tencent AS
 reads `recurrence` in UTC+8 (components/tencentcloud/checks.py shifts it). `next_firing` works in any fixed
-offset, so preview shows each firing in the provider's zone and in UTC.
+offset, so preview shows each firing in the provider's zone and in UTC; `last_firing` finds the one before a time
+(where the schedules left a group when a simulation starts).
 """
 
 from __future__ import annotations
@@ -143,6 +144,28 @@ def next_firing(cron: Cron | str, after: datetime, tz: timezone = UTC) -> dateti
                         return candidate
         day = day + timedelta(days=1)
     raise CronError(f"{c.text!r} never fires (no matching day in {SEARCH_DAYS} days)")
+
+
+def last_firing(cron: Cron | str, before: datetime, tz: timezone = UTC) -> datetime | None:
+    """The last minute strictly before `before` at which the cron fires, read in zone `tz`; returned in `tz`. None
+    when it did not fire in the SEARCH_DAYS before (or before the first date Python represents)."""
+    c = parse(cron) if isinstance(cron, str) else cron
+    if before.tzinfo is None:
+        raise CronError("last_firing needs an aware datetime")
+    t = before.astimezone(tz)
+    day = t.replace(hour=0, minute=0, second=0, microsecond=0)
+    for _ in range(SEARCH_DAYS):
+        if c.matches_day(day):
+            for h in sorted(c.hours, reverse=True):
+                for m in sorted(c.minutes, reverse=True):
+                    candidate = day.replace(hour=h, minute=m)
+                    if candidate < t:
+                        return candidate
+        try:
+            day = day - timedelta(days=1)
+        except OverflowError:
+            return None
+    return None
 
 
 def zone(offset_hours: int) -> timezone:

@@ -16,9 +16,10 @@ STACK = "alicloud-cn-hangzhou-prod"
 
 
 def _fleet(min_nodes: int):
-    """Alibaba prod as declared, its launch hook completed by the node (issue 26's fix), the group's floor at min_nodes."""
+    """Alibaba prod as declared, its launch hook completed by the node (issue 26's fix), the group's floor at min_nodes;
+    without its schedules (the night schedule, fired at 14:00 UTC, would hold the group at min 2 at the 15:00 start)."""
     p = plan.for_stack(STACK)
-    res = copy.deepcopy(p.resources)
+    res = [r for r in copy.deepcopy(p.resources) if r["type"] != "alicloud:ess/scheduledTask:ScheduledTask"]
     for r in res:
         if r["type"] == "alicloud:ess/scalingGroup:ScalingGroup":
             r["inputs"].update(minSize=min_nodes, desiredCapacity=min_nodes)

@@ -10,7 +10,7 @@ activity then restores the desired capacity without cooldown, as the groups do.
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import simpy
 from msgspec import Struct, field
@@ -83,6 +83,8 @@ class Result(Struct):
     seen: dict[str, list[float | None]] = field(default_factory=dict)  # rule -> the value it last read, per step
     billing_node_s: dict[str, float] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # each group's last schedule firing before the start, applied there (time_s < 0: seconds before the start)
+    at_start: list[Event] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     # a scaler's runs: (time, poller, {node id: value | None} of the in-service nodes, decision, executed)
     decisions: list[tuple[float, str, dict, str, bool]] = field(default_factory=list)
@@ -479,11 +481,32 @@ class Simulation:
                 firings.append(((t - start).total_seconds(), s))
         for at, s in sorted(firings, key=lambda x: x[0]):
             yield self.env.timeout(max(0.0, at - self.env.now))
-            g = self.groups[s.group]
-            g.min, g.max = s.min, s.max
-            g.desired = max(s.min, min(s.max, s.desired))
-            self.r.events.append(Event(self.env.now, s.group, "schedule", s.name, g.desired))
+            self._apply_schedule(s, self.env.now, self.r.events)
             self.reconcile(s.group)
+
+    def _apply_schedule(self, s, at: float, into: list[Event]) -> None:
+        g = self.groups[s.group]
+        g.min, g.max = s.min, s.max
+        g.desired = max(s.min, min(s.max, s.desired))
+        into.append(Event(at, s.group, "schedule", s.name, g.desired))
+
+    def _schedules_before_start(self) -> set[str]:
+        """Where the declared schedules left the groups when the trace starts: each schedule's last firing before the
+        first minute _schedules fires in, applied in the order they fired, as the cloud applied them (a run starting
+        at 03:00 UTC on a weekday began at the group's base min below the business-day schedule's). The groups set."""
+        start = self.trace.start
+        first_minute = start.astimezone(UTC).replace(second=0, microsecond=0)
+        fired = []
+        for s in self.b.schedules:
+            when = cron.last_firing(s.cron, first_minute, cron.zone(s.zone_hours))
+            if when is not None:
+                fired.append(((when - start).total_seconds(), s))
+        applied: list[Event] = []
+        for at, s in sorted(fired, key=lambda x: x[0]):
+            self._apply_schedule(s, at, applied)
+        last = {e.group: e for e in applied}  # a schedule sets min, max and desired: the group's last one holds
+        self.r.at_start = sorted(last.values(), key=lambda e: e.time_s)
+        return set(last)
 
     def _reclaims(self):
         notice = self.b.timing("spot_notice_s")
@@ -508,9 +531,15 @@ class Simulation:
     # --- run -----------------------------------------------------------------------------------------------------
 
     def run(self) -> Result:
+        scheduled = self._schedules_before_start()
         for g in self.groups.values():
             for billing in g.spec.attached:
                 self._start_node(g, at_start=True, billing=billing, attached=True)
+            if g.spec.name in scheduled:  # a schedule's desired counts the attached nodes, which it does not remove
+                for _ in range(g.desired - len(g.spec.attached)):
+                    self._start_node(g, at_start=True)
+                g.desired = max(g.desired, len(self.members(g.spec.name)))
+                continue
             for _ in range(g.desired):
                 self._start_node(g, at_start=True)
             # the group counts the attached nodes: its desired capacity is what it launched plus them

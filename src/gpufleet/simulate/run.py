@@ -123,6 +123,10 @@ def for_stack(
     summ = summary.summary(r, slo_s)
     notes = list(b.notes)
     notes += [f"{h.transition} hook on {h.group}: {h.why}" for h in b.hooks]
+    notes += [
+        f"at the start {e.group} is where its schedule {e.detail} left it {-e.time_s / 3600:.4g} h before (desired {e.desired})"
+        for e in r.at_start
+    ]
     if cap.ttft_curve == ():
         notes.append("no load test: the TTFT estimate is the queue wait only (give --from-loadtest for the prefill's own TTFT)")
     estimates = sorted(k for k, v in b.timings.items() if v.quality == "estimate")

@@ -50,6 +50,10 @@ def summary(r: Result, slo_ttft_s: float | None) -> dict:
         "scale_events": [
             {"time_s": e.time_s, "group": e.group, "kind": e.kind, "desired": e.desired, "detail": e.detail} for e in r.events
         ],
+        # where the schedules left the groups at the start (time_s < 0: when each fired, before the start)
+        "schedules_at_start": [
+            {"time_s": e.time_s, "group": e.group, "desired": e.desired, "schedule": e.detail} for e in r.at_start
+        ],
         "scale_outs": sum(1 for e in r.events if e.kind == "out"),
         "scale_ins": sum(1 for e in r.events if e.kind == "in"),
         "node_hours": {k: round(v / 3600, 3) for k, v in sorted(r.billing_node_s.items())},
