@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from simfixtures import START
 
 from gpufleet import plan
@@ -39,3 +40,13 @@ def test_steady_state_is_plan_capacity_and_the_spare_buys_the_ramp(cap):
     s0, s1 = summary.summary(without, 1.5), summary.summary(spare, 1.5)
     assert s0["seconds_over_slo"] > 0 and s1["seconds_over_slo"] == 0
     assert s1["peak_queue"] == 0 < s0["peak_queue"]
+
+
+def test_the_ttft_estimate_never_falls_as_the_load_rises(cap):
+    """The curve took the saturated concurrency-32 level (13.484 req/s, TTFT p95 386 ms) as a point below the knee
+    (13.768 req/s, 158 ms): less load gave 2.4x the TTFT and failed a 300 ms SLO that more load passed."""
+    loads = [i / 100 for i in range(0, 2001)]
+    ttfts = [cap.ttft_s(x) for x in loads]
+    assert all(a <= b for a, b in zip(ttfts, ttfts[1:]))
+    assert cap.ttft_s(13.484) <= cap.ttft_s(13.768) == pytest.approx(0.1582)  # the knee's own TTFT p95
+    assert max(t for _, t in cap.ttft_curve) == pytest.approx(0.1582)  # beyond the knee: the queue the simulation models
