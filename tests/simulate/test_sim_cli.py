@@ -250,3 +250,24 @@ def test_chart_in_chromium(app, tmp_path):
     shot = tmp_path / "shot.png"
     subprocess.run([*cmd, f"--screenshot={shot}", "--window-size=1000,1150", page.as_uri()], capture_output=True, timeout=90)
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("slo", [None, "300"])
+def test_every_format_says_the_same_about_the_slo(app, tmp_path, slo):
+    """The HTML said "seconds over SLO: 0" when no SLO was given, while the table said none was and the TTFT ran to
+    thousands of seconds."""
+    trace = tmp_path / "over.csv"
+    trace.write_text("time,requests_per_s\n" + "".join(f"{t},{200 if t < 1800 else 0}\n" for t in range(0, 3600, 60)))
+    args = ["--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "13.768", "--trace", str(trace), "--start", START]
+    args += ["--slo-ttft-ms", slo] if slo else []
+    said = {}
+    for fmt in FORMATS:
+        out = tmp_path / f"out.{fmt}"
+        r = run(app, *args, "--format", fmt, "-o", str(out))
+        assert r.exit_code == (1 if slo else 0), r.output
+        said[fmt] = out.read_text()
+    s = json.loads(said["json"])["summary"]
+    line = "no TTFT SLO given (--slo-ttft-ms)" if slo is None else f"over the TTFT SLO (300 ms): {s['seconds_over_slo']:g} s"
+    assert s["slo_ttft_ms"] == (None if slo is None else 300) and (slo is None or s["seconds_over_slo"] > 0)
+    assert line in said["table"] and f"<li>{line}</li>" in said["html"]
+    assert "seconds over SLO: 0" not in said["html"]
