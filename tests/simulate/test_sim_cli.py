@@ -271,3 +271,28 @@ def test_every_format_says_the_same_about_the_slo(app, tmp_path, slo):
     assert s["slo_ttft_ms"] == (None if slo is None else 300) and (slo is None or s["seconds_over_slo"] > 0)
     assert line in said["table"] and f"<li>{line}</li>" in said["html"]
     assert "seconds over SLO: 0" not in said["html"]
+
+
+def test_options_the_trace_makes_moot_exit_2(tmp_path):
+    """A reclaim after the trace's end ran clean, as if the fleet had coped; a --start beside a trace with its own ISO
+    times was dropped without a word (as --profile with --trace is refused, so are these)."""
+    spot = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-spot.yaml"
+    prod = (ROOT / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text()
+    assert "billing: {model: payg}" in prod
+    spot.write_text(prod.replace("billing: {model: payg}", "billing: {model: spot, on_demand_base: 2}"))
+    iso = tmp_path / "iso.csv"
+    iso.write_text("time,requests_per_s\n2026-12-07T09:00:00+08:00,5\n2026-12-07T09:00:10+08:00,5\n")
+    out = tmp_path / "never.json"
+    step = ("--stack", str(spot), "--qps-per-node", "13.768", "--profile", "step", "--start", START)
+    cases = [
+        ((*step, "--reclaim-at", "4200,18000"), "--reclaim-at: 18000 s: the trace lasts 18000 s (5 h), a reclaim at or after"),
+        (
+            ("--stack", "alicloud-cn-hangzhou-dev", "--qps-per-node", "10", "--trace", str(iso), "--start", START),
+            f"--start: not used with --trace {iso}, whose rows carry their own ISO times (the trace starts at 2026-12-07T01:00",
+        ),
+    ]
+    for args, says in cases:
+        r = cli(*args, "--json", "-o", str(out))
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert not out.exists()
+    assert cli(*step, "--reclaim-at", "4200", "--json", "-o", str(out)).returncode in (0, 1) and out.exists()

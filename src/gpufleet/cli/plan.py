@@ -414,12 +414,12 @@ def scaling_cmd(
         help="spot reclaims per hour, evenly spread: 0 to 360 (at most one every 10 s, the built-in profiles' step)",
     ),
     reclaim_at: str | None = typer.Option(
-        None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated"
+        None, "--reclaim-at", help="spot reclaims at these seconds from the start, comma-separated, before the trace's end"
     ),
     start: str | None = typer.Option(
         None,
         "--start",
-        help="profile start, ISO 8601 with a zone, read as the same instant in UTC (default: the next whole hour)",
+        help="start of the profile or of a trace timed in seconds, ISO 8601 with a zone, read as the same instant in UTC (default: the next whole hour)",
     ),
     fmt: str = options.fmt(SCALING_FORMATS),
     as_json: bool = options.json_alias(),

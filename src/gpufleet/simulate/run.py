@@ -9,6 +9,7 @@ from msgspec.structs import replace
 from gpufleet import clock, cron, plan, registry
 from gpufleet.behaviour import timings
 from gpufleet.behaviour.model import Behaviour
+from gpufleet.errors import Problem, UserError
 from gpufleet.simulate import cost, engine, report, summary, trace
 from gpufleet.simulate.capacity import NodeCapacity
 from gpufleet.simulate.trace import PROFILE_STEP_S, Trace
@@ -85,6 +86,32 @@ def simulate(b: Behaviour, cap: NodeCapacity, tr: Trace, reclaim_at=(), reclaim_
     return engine.simulate(b, cap, tr, tuple(reclaim_at), reclaim_per_hour)
 
 
+def trace_problems(tr: Trace, start: datetime | None, reclaim_at: tuple[float, ...], trace_file=None) -> list[Problem]:
+    """What plan scaling's options say that the trace makes moot: a --start for a trace with its own ISO times (they
+    win), a --reclaim-at at or after the trace's end (the reclaim never happens, and the run looks as if the fleet
+    coped, as a reclaim on a fleet without spot nodes would: both refused)."""
+    problems = []
+    if start is not None and tr.timed:
+        problems.append(
+            Problem(
+                "--start",
+                "",
+                f"not used with --trace {trace_file}, whose rows carry their own ISO times (the trace starts at "
+                f"{tr.start.isoformat()}): drop --start, or write the trace's times as seconds from the start",
+            )
+        )
+    if late := [a for a in reclaim_at if a >= tr.duration_s]:
+        problems.append(
+            Problem(
+                "--reclaim-at",
+                "",
+                f"{', '.join(f'{a:g}' for a in late)} s: the trace lasts {tr.duration_s:g} s ({tr.duration_s / 3600:.4g} h), "
+                f"a reclaim at or after its end takes nothing: give seconds below {tr.duration_s:g}, or a longer trace",
+            )
+        )
+    return problems
+
+
 def for_stack(
     stack: str,
     cap: NodeCapacity,
@@ -102,8 +129,6 @@ def for_stack(
     b = behaviour(p.fleet, p.resources)
     if (reclaim_at or reclaim_per_hour) and not any(g.billing == "spot" for g in b.groups):
         # a reclaim takes a spot node: on a fleet without one they did nothing, and the day ran as if it had coped
-        from gpufleet.errors import Problem, UserError
-
         flag = "--reclaim-at" if reclaim_at else "--reclaim-per-hour"
         billed = ", ".join(sorted({g.billing for g in b.groups}))
         raise UserError(
@@ -118,6 +143,8 @@ def for_stack(
         )
     when = start or trace.next_start(clock.now())
     tr = trace.read(trace_file, when) if trace_file is not None else default_trace(profile, b, cap, when)
+    if problems := trace_problems(tr, start, reclaim_at, trace_file):
+        raise UserError(problems)
     r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
     slo_s = None if slo_ttft_ms is None else slo_ttft_ms / 1000
     summ = summary.summary(r, slo_s)

@@ -49,6 +49,7 @@ class Trace(Struct, frozen=True):
     output_tokens: list[float] | None = None  # mean output tokens per request, one per step
     prompt_tokens: list[float] | None = None
     source: str = ""
+    timed: bool = False  # its rows carry their own ISO times: the start is theirs (plan scaling refuses --start)
 
     @property
     def duration_s(self) -> float:
@@ -164,7 +165,15 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
                     )
                 ]
             )
-    return Trace(start, step, [r or 0.0 for r in rates], extra.get("output_tokens"), extra.get("prompt_tokens"), source=shown)
+    return Trace(
+        start,
+        step,
+        [r or 0.0 for r in rates],
+        extra.get("output_tokens"),
+        extra.get("prompt_tokens"),
+        source=shown,
+        timed=isinstance(first, datetime),
+    )
 
 
 def span_problems(start: datetime, span_s: float, shown: str, field: str) -> list[Problem]:
