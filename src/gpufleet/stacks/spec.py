@@ -11,9 +11,9 @@ import re
 import unicodedata
 from datetime import date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpufleet import registry
 from gpufleet.cron import SEARCH_DAYS, parse
@@ -39,6 +39,17 @@ def name_problem(value: str, longest: int, what: str, example: str) -> str | Non
         f"{value[:40]!r} is not a {what}: 2-{longest} lowercase letters, digits and single -, starting with a letter "
         f"and not ending in - (e.g. {example})"
     )
+
+
+def _named(longest: int, what: str, example: str) -> AfterValidator:
+    """The field's validator: name_problem as the field's error (None passes: an optional name left out)."""
+
+    def check(v: str | None) -> str | None:
+        if v is not None and (why := name_problem(v, longest, what, example)):
+            raise ValueError(why)
+        return v
+
+    return AfterValidator(check)
 
 
 VPC_PREFIXES = (8, 24)  # the VPC prefixes a spec takes (each cloud's own range is its contract rule)
@@ -567,18 +578,11 @@ class Egress(Strict):
 
 
 class Schedule(Strict):
-    name: str
+    name: Annotated[str, _named(31, "schedule name", "business-hours")]
     cron: str = Field(description="5-field cron, UTC, e.g. '0 22 * * *'")
     min: int = Field(ge=0)
     max: int = Field(ge=1)
     desired: int | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if why := name_problem(v, 31, "schedule name", "business-hours"):
-            raise ValueError(why)
-        return v
 
     @field_validator("cron")
     @classmethod
@@ -893,8 +897,8 @@ class FleetSpec(Strict):
     region: str
     zones: list[str] = Field(min_length=1)
     environment: Environment
-    name: str = Field("llm", description="prefix of every resource name")
-    name_base: str | None = Field(
+    name: Annotated[str, _named(21, "fleet name", "qwen")] = Field("llm", description="prefix of every resource name")
+    name_base: Annotated[str | None, _named(32, "name base", "llm-prod")] = Field(
         None,
         description="base of the cloud-side resource names; default <name>-<region>-<environment> (gpufleet/naming.py). "
         "Set it to <name>-<environment> only for a stack deployed before names were made account-unique",
@@ -924,20 +928,6 @@ class FleetSpec(Strict):
     @classmethod
     def _label(cls, v: str | None) -> str | None:
         return _label(v)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if why := name_problem(v, 21, "fleet name", "qwen"):
-            raise ValueError(why)
-        return v
-
-    @field_validator("name_base")
-    @classmethod
-    def _name_base(cls, v: str | None) -> str | None:
-        if v is not None and (why := name_problem(v, 32, "name base", "llm-prod")):
-            raise ValueError(why)
-        return v
 
     @field_validator("zones")
     @classmethod
