@@ -296,3 +296,29 @@ def test_options_the_trace_makes_moot_exit_2(tmp_path):
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert not out.exists()
     assert cli(*step, "--reclaim-at", "4200", "--json", "-o", str(out)).returncode in (0, 1) and out.exists()
+
+
+def test_a_load_test_of_another_configuration_is_warned_of_as_cost_tokens_warns(app):
+    """The T4 stack was simulated at the A10 knee (examples/loadtest-example.json measured alicloud prod) without a word."""
+    r = run(
+        app,
+        "--stack",
+        "tencentcloud-ap-guangzhou-dev",
+        "--from-loadtest",
+        LOADTEST,
+        "--profile",
+        "step",
+        "--start",
+        START,
+        "--json",
+    )
+    notes = json.loads(r.output)["notes"]
+    assert f"WARNING {LOADTEST}: gpu: measured with '1x A10', the stack has '1x T4'" in notes
+    assert (
+        "WARNING the simulation runs tencentcloud-ap-guangzhou-dev's nodes at throughput measured on another configuration"
+        in notes
+    )
+    own = run(
+        app, "--stack", "alicloud-cn-hangzhou-prod", "--from-loadtest", LOADTEST, "--profile", "step", "--start", START, "--json"
+    )
+    assert not [n for n in json.loads(own.output)["notes"] if n.startswith("WARNING")]  # measured on that stack

@@ -476,18 +476,26 @@ def scaling_cmd(
     if problems:
         raise UserError(problems)
     slo = slo_ttft_ms
+    stack_name = options.resolve_stack(stack) or stack
+    measured: list[str] = []
     if from_loadtest is not None:
-        cap = capacity.from_loadtest(from_loadtest)
-        if slo is None:
-            from gpufleet.inputs import read_json_object
+        from gpufleet.inputs import read_json_object
+        from gpufleet.sizing.loadtest import measured_elsewhere
+        from gpufleet.validation import load_fleet
 
-            got = read_json_object(from_loadtest, "").get("slo_p95_ms")
+        cap = capacity.from_loadtest(from_loadtest)
+        result = read_json_object(from_loadtest, "")
+        if slo is None:
+            got = result.get("slo_p95_ms")
             slo = float(got) if isinstance(got, (int, float)) else None
+        # as `cost tokens` warns: the T4 stack was simulated at the A10 knee without a word
+        measured = measured_elsewhere(result, str(from_loadtest), load_fleet(stack_name, sizing=False))
+        if measured and isinstance(result.get("stack"), dict):
+            measured.append(f"the simulation runs {stack_name}'s nodes at throughput measured on another configuration")
     else:
         assert qps_per_node is not None
         cap = capacity.given(qps_per_node, "given (--qps-per-node)")
-    stack_name = options.resolve_stack(stack) or stack
-    doc = run.for_stack(stack_name, cap, trace_file, profile, slo, tuple(at), reclaim_per_hour, when)
+    doc = run.for_stack(stack_name, cap, trace_file, profile, slo, tuple(at), reclaim_per_hour, when, warnings=tuple(measured))
     renderers.render(
         chosen,
         output,

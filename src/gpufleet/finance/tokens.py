@@ -247,14 +247,8 @@ def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int
 
 
 def warnings(result: dict, shown: str, fleet) -> list[str]:
-    recorded = result.get("stack")
-    if not isinstance(recorded, dict):
-        return [
-            f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack {fleet.stack} ...`): "
-            "its instance type and serving flags cannot be compared with the stack's"
-        ]
-    out = [f"{shown}: {d}" for d in loadtest.stack_differences(recorded, loadtest.stack_record(fleet))]
-    if out:
+    out = loadtest.measured_elsewhere(result, shown, fleet)
+    if out and isinstance(result.get("stack"), dict):
         out.append(f"the costs below use {fleet.stack}'s prices with throughput measured on another configuration")
     return out
 

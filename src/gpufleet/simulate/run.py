@@ -122,8 +122,10 @@ def for_stack(
     reclaim_per_hour: float = 0.0,
     start: datetime | None = None,
     priced: bool = True,
+    warnings: tuple[str, ...] = (),
 ) -> dict:
-    """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes."""
+    """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes
+    (`warnings` first: the load test measured another configuration)."""
 
     p = plan.for_stack(stack)
     b = behaviour(p.fleet, p.resources)
@@ -148,7 +150,7 @@ def for_stack(
     r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
     slo_s = None if slo_ttft_ms is None else slo_ttft_ms / 1000
     summ = summary.summary(r, slo_s)
-    notes = list(b.notes)
+    notes = [f"WARNING {w}" for w in warnings] + list(b.notes)
     notes += [f"{h.transition} hook on {h.group}: {h.why}" for h in b.hooks]
     notes += [
         f"at the start {e.group} is where its schedule {e.detail} left it {-e.time_s / 3600:.4g} h before (desired {e.desired})"

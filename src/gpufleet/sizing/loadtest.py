@@ -480,6 +480,18 @@ def stack_record(fleet) -> dict:
     }
 
 
+def measured_elsewhere(result: dict, shown: str, fleet) -> list[str]:
+    """Why a load test result (`shown`: its file) may not be this fleet's node: each recorded setting the stack now has
+    otherwise, or that it records no stack (what `cost tokens` and `plan scaling` warn of before using it)."""
+    recorded = result.get("stack")
+    if not isinstance(recorded, dict):
+        return [
+            f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack {fleet.stack} ...`): "
+            "its instance type and serving flags cannot be compared with the stack's"
+        ]
+    return [f"{shown}: {d}" for d in stack_differences(recorded, stack_record(fleet))]
+
+
 def stack_differences(recorded: dict, current: dict) -> list[str]:
     """`field: measured with X, the stack has Y` for each recorded setting the stack now has otherwise."""
     out = []
