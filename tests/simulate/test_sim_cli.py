@@ -35,6 +35,11 @@ def run(app, *args):
     return CliRunner().invoke(app, ["plan", "scaling", *args])
 
 
+def step(app, stack: str, *args):
+    """The shipped load test's step profile through `stack` from START."""
+    return run(app, "--stack", stack, "--from-loadtest", LOADTEST, "--profile", "step", "--start", START, *args)
+
+
 def cli(*args):
     """The real command line (exit codes and messages as a user sees them)."""
     return subprocess.run(
@@ -220,21 +225,7 @@ def test_a_trace_too_long_or_out_of_range_exits_2_before_simulating(tmp_path, ro
 @pytest.mark.chromium
 def test_chart_in_chromium(app, tmp_path):
     page = tmp_path / "day.html"
-    r = run(
-        app,
-        "--stack",
-        "alicloud-cn-hangzhou-prod",
-        "--from-loadtest",
-        LOADTEST,
-        "--profile",
-        "step",
-        "--start",
-        START,
-        "--format",
-        "html",
-        "-o",
-        str(page),
-    )
+    r = step(app, "alicloud-cn-hangzhou-prod", "--format", "html", "-o", str(page))
     assert r.exit_code in (0, 1), r.output
     cmd = [
         require("chromium"),
@@ -300,18 +291,7 @@ def test_options_the_trace_makes_moot_exit_2(tmp_path):
 
 def test_a_load_test_of_another_configuration_is_warned_of_as_cost_tokens_warns(app):
     """The T4 stack was simulated at the A10 knee (examples/loadtest-example.json measured alicloud prod) without a word."""
-    r = run(
-        app,
-        "--stack",
-        "tencentcloud-ap-guangzhou-dev",
-        "--from-loadtest",
-        LOADTEST,
-        "--profile",
-        "step",
-        "--start",
-        START,
-        "--json",
-    )
+    r = step(app, "tencentcloud-ap-guangzhou-dev", "--json")
     notes = json.loads(r.output)["notes"]
     assert f"WARNING {LOADTEST}: gpu: measured with '1x A10', the stack has '1x T4'" in notes
     assert (
