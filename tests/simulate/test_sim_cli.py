@@ -302,3 +302,18 @@ def test_a_load_test_of_another_configuration_is_warned_of_as_cost_tokens_warns(
         app, "--stack", "alicloud-cn-hangzhou-prod", "--from-loadtest", LOADTEST, "--profile", "step", "--start", START, "--json"
     )
     assert not [n for n in json.loads(own.output)["notes"] if n.startswith("WARNING")]  # measured on that stack
+
+
+def test_a_trace_that_ends_with_a_queue_says_its_backlog_and_seconds_show_below_a_minute(app, tmp_path):
+    """A trace ending with 146,700 requests queued said nothing of them, and a 10 s trace's rows read the same minute."""
+    trace = tmp_path / "over.csv"
+    trace.write_text("time,requests_per_s\n" + "".join(f"{t},200\n" for t in range(0, 600, 10)))
+    args = ("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "13.768", "--trace", str(trace), "--start", START)
+    s = json.loads(run(app, *args, "--json").output)["summary"]
+    assert s["queue_at_end"] > 0 and s["requests_served"] + s["queue_at_end"] == pytest.approx(s["requests_arrived"], rel=1e-6)
+    said = f"backlog at the end: {s['queue_at_end']:g} requests still queued (served {s['requests_served']:g} of 120000"
+    table = " ".join(run(app, *args).output.split())  # the runner's 80 columns wrap the line
+    assert said in table and "12-07 00:00:20" in table  # 30 of the 60 rows: every 20 s
+    page = tmp_path / "over.html"
+    run(app, *args, "--format", "html", "-o", str(page))
+    assert said in page.read_text()

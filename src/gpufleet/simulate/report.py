@@ -126,6 +126,26 @@ def over_slo(s: dict) -> str:
     )
 
 
+def backlog(s: dict) -> str | None:
+    """The requests a trace ends with still queued, as every format says them (None when it ends with none): the
+    seconds over the SLO stop at the trace's end and the cost per million tokens counts the served tokens only."""
+    if not s["queue_at_end"]:
+        return None
+    return (
+        f"backlog at the end: {s['queue_at_end']:g} requests still queued (served {s['requests_served']:g} of "
+        f"{s['requests_arrived']:g} arrived; the trace's figures stop at its end and its cost counts served tokens only)"
+    )
+
+
+def _times(stamps: list[str]) -> list[str]:
+    """The rows' times as the table shows them: to the minute, or to the second where two rows shown would read the
+    same minute (three rows of a short 10 s trace read 12-07 03:00 alike)."""
+    minutes = [t[5:16].replace("T", " ") for t in stamps]
+    if len(set(minutes)) == len(minutes):
+        return minutes
+    return [t[5:19].replace("T", " ") for t in stamps]
+
+
 def table(doc: dict, c, rows: int = 30) -> None:
     # deferred: rich: only a drawn table or styled text needs it, not --json or a preview
     from rich.table import Table
@@ -136,10 +156,11 @@ def table(doc: dict, c, rows: int = 30) -> None:
     )
     for col in ("time", "req/s", "serving", "booting", "hook", "draining", "queue/node", "p95 wait s", "TTFT s"):
         t.add_column(col, justify="left" if col == "time" else "right", no_wrap=True)
-    for i in _sampled(len(tl), rows):
+    shown = _sampled(len(tl), rows)
+    for i, when in zip(shown, _times([tl[i]["time"] for i in shown]), strict=True):
         row = tl[i]
         t.add_row(
-            row["time"][5:16].replace("T", " "),
+            when,
             f"{row['arrivals_per_s']:g}",
             str(row["serving"]),
             str(row["booting"]),
@@ -164,6 +185,8 @@ def table(doc: dict, c, rows: int = 30) -> None:
         )
     )
     c.print(f"{over_slo(s)}; peak queue {s['peak_queue']:g}; worst p95 wait {s['p95_wait_s_max']:g} s")
+    if end := backlog(s):
+        c.print(end)
     c.print(
         f"scale events: {s['scale_outs']} out, {s['scale_ins']} in; node-hours "
         + ", ".join(f"{k} {v:g}" for k, v in s["node_hours"].items())
@@ -230,6 +253,7 @@ def chart_html(doc: dict) -> str:
         f"time to peak nodes: {'-' if s['time_to_peak_nodes_s'] is None else str(s['time_to_peak_nodes_s']) + ' s'}",
         over_slo(s),
         f"peak queue: {s['peak_queue']:g}; worst p95 wait: {s['p95_wait_s_max']:g} s",
+        *([end] if (end := backlog(s)) else []),
         f"scale events: {s['scale_outs']} out, {s['scale_ins']} in",
         "node-hours: " + ", ".join(f"{k} {v:g}" for k, v in s["node_hours"].items()),
     ]

@@ -57,7 +57,9 @@ def summary(r: Result, slo_ttft_s: float | None) -> dict:
         "scale_outs": sum(1 for e in r.events if e.kind == "out"),
         "scale_ins": sum(1 for e in r.events if e.kind == "in"),
         "node_hours": {k: round(v / 3600, 3) for k, v in sorted(r.billing_node_s.items())},
+        "requests_arrived": round(sum(a * dt for a in r.arrivals), 1),
         "requests_served": round(served, 1),
+        "queue_at_end": round(r.queue[-1], 1) if r.queue else 0.0,  # requests the trace leaves waiting: not served, not priced
         "output_tokens_served": None if tokens is None else round(tokens),
         "max_hook_wait_s": max(hook_waits, default=0.0),
         "nodes_at_start": sum(1 for n in r.nodes if n.created == 0 and n.serving == 0),
