@@ -483,8 +483,8 @@ def scaling_cmd(
         from gpufleet.sizing.loadtest import measured_elsewhere
         from gpufleet.validation import load_fleet
 
-        cap = capacity.from_loadtest(from_loadtest)
-        result = read_json_object(from_loadtest, "")
+        result = read_json_object(from_loadtest, "write one with `gpufleet loadtest ... --save-json FILE`")
+        cap = capacity.from_loadtest_result(result, str(from_loadtest))
         if slo is None:
             got = result.get("slo_p95_ms")
             slo = float(got) if isinstance(got, (int, float)) else None

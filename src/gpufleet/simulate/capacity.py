@@ -51,9 +51,12 @@ class NodeCapacity(Struct, frozen=True):
 
 def from_loadtest(path: Path) -> NodeCapacity:
     """The knee of a `gpufleet loadtest --save-json` file (the rule `plan capacity` and `cost tokens` use)."""
+    return from_loadtest_result(read_json_object(path, "write one with `gpufleet loadtest ... --save-json FILE`"), str(path))
 
-    data = read_json_object(path, "write one with `gpufleet loadtest ... --save-json FILE`")
-    qps, how = capacity.per_node_qps_of(data, str(path))
+
+def from_loadtest_result(data: dict, shown: str) -> NodeCapacity:
+    """from_loadtest of a result already read (`shown`: its file)."""
+    qps, how = capacity.per_node_qps_of(data, shown)
     levels = [lv for lv in data["levels"] if lv["error_rate"] == 0 and lv["requests_per_s"] > 0]
     knee = next((lv for lv in levels if abs(lv["requests_per_s"] - qps) < 1e-9), None)
     # The curve is the levels up to the knee's concurrency, and TTFT never falls as the load rises (a running maximum).

@@ -45,11 +45,6 @@ def known_format(quantization: str | None) -> str | None:
     return quantization if quantization and quantization in formats() else None
 
 
-def _cc(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")
-    return int(major), int(minor)
-
-
 class Gpu(Struct, frozen=True):
     """One GPU as the memory model sees it: usable memory (what CUDA reports as total) and compute capability."""
 
@@ -62,7 +57,7 @@ class Gpu(Struct, frozen=True):
 
     @property
     def cc(self) -> tuple[int, int]:
-        return _cc(self.compute_capability)
+        return profiler.capability(self.compute_capability)
 
 
 def usable_memory() -> dict[str, dict]:
@@ -196,7 +191,7 @@ def marlin_group_scale_bits(quantization: str | None, block: tuple[int, int] | N
     block_k input rows per output column (quantization.yaml, fp8). 0 elsewhere (no GPU named, native kernels, or no
     weight_block_size in the checkpoint's config)."""
     q = quant_format(quantization)
-    if block is None or cc is None or "marlin_below_cc" not in q or cc >= _cc(q["marlin_below_cc"]):
+    if block is None or cc is None or "marlin_below_cc" not in q or cc >= profiler.capability(q["marlin_below_cc"]):
         return 0.0
     return q["marlin_scale_bits"] / block[1]
 
@@ -223,7 +218,7 @@ def _mxfp4_layout(quantization: str | None, cc: tuple[int, int] | None) -> dict 
     if quantization is None or cc is None:
         return None
     for layout in (quant_format(quantization).get("layout") or {}).values():
-        if _cc(layout["cc_from"]) <= cc < _cc(layout["cc_below"]):
+        if profiler.capability(layout["cc_from"]) <= cc < profiler.capability(layout["cc_below"]):
             return layout
     return None
 
@@ -435,7 +430,7 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
     ):
         return refused
     need = min_cc(quantization, version)
-    if gpu.cc >= _cc(need):
+    if gpu.cc >= profiler.capability(need):
         return None
     ours = f"{quantization} needs compute capability >= {need} in vLLM {version}; {gpu.name} has {gpu.compute_capability}"
     words = CAPABILITY_REFUSALS.get(formats()[quantization].get("refusal", ""))
@@ -443,7 +438,7 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
         return ours
     said = words.format(q=quantization, need=need.replace(".", ""), have=gpu.compute_capability.replace(".", ""))
     base = quantization.removesuffix("_marlin")
-    other = base != quantization and base in formats() and gpu.cc >= _cc(min_cc(base, version))
+    other = base != quantization and base in formats() and gpu.cc >= profiler.capability(min_cc(base, version))
     fix = f"quantization {base} runs the same checkpoint there" if other else f"a GPU of compute capability {need} or newer"
     return f"{said} (vLLM {version} refuses to start: {ours}; {fix})"
 
@@ -472,7 +467,7 @@ def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.E
             "that as --model)"
         )
     if s.quantization is None and model.checkpoint_quantization:  # vLLM runs the checkpoint's own format
-        runs = [q for q in model.checkpoint_quantization if _cc(min_cc(q, version)) <= gpu.cc]
+        runs = [q for q in model.checkpoint_quantization if profiler.capability(min_cc(q, version)) <= gpu.cc]
         filled = replace(filled, quantization=(runs or model.checkpoint_quantization[-1:])[0])
         notes.append(
             f"quantization {filled.quantization}: the checkpoint's quantization_config, which vLLM runs when "

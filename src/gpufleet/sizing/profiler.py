@@ -253,6 +253,12 @@ def newest_pinned() -> str:
     return max(pins(), key=parse_version)
 
 
+def capability(text: str) -> tuple[int, int]:
+    """A compute capability written M.m, as a comparable pair."""
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
 def version_for(gpu_name: str, given: str | None, cc: tuple[int, int] | None = None) -> str:
     """The version to follow: the one given, else the pin of the recipe serving that GPU kind, else the newest pin
     whose wheel runs on compute capability `cc` (the newest pin when none does or cc is not given)."""
@@ -268,7 +274,7 @@ def wheel_problem(version: str, cc: tuple[int, int]) -> str | None:
     """Why vLLM `version`'s PyPI wheel does not run on compute capability `cc` (vllm_engines.yaml
     lowest_compute_capability), or None."""
     rule = newest_read(_data()["lowest_compute_capability"], version)
-    if rule is None or cc >= tuple(int(x) for x in rule["cc"].split(".")):
+    if rule is None or cc >= capability(rule["cc"]):
         return None
     have = f"{cc[0]}.{cc[1]}"
     runs = [v for v in pins() if parse_version(v) < parse_version(rule["from"])]
@@ -356,7 +362,7 @@ def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_
             f"kv_cache_dtype {kv_cache_dtype!r} is not one vLLM {eng.version} ({eng.name.upper()} engine) offers on CUDA "
             f"that this tool sizes: one of {', '.join(eng.kv_dtypes)} ({facts['not_modelled']})"
         )
-    need = tuple(int(x) for x in row["min_cc"].split("."))
+    need = capability(row["min_cc"])
     if cc < need:
         return (
             f"kv_cache_dtype {kv_cache_dtype} needs compute capability >= {row['min_cc']} in vLLM {eng.version}; "
