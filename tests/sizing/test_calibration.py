@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from gpufleet.sizing import calibration, fit, profiler
 from gpufleet.stacks.catalog import gpu_kinds
@@ -288,3 +289,34 @@ def test_the_calibration_covers_what_issue_30_asks():
     by_class = {c: sum(1 for k in checks if c in k.classes) for c in ("moe", "tp", "small_gpu", "v0")}
     assert len(checks) >= 30 and by_class["moe"] >= 8 and by_class["tp"] >= 6, by_class
     assert by_class["small_gpu"] >= 4 and by_class["v0"] >= 4, by_class
+
+
+@pytest.mark.parametrize(
+    ("version", "chunk"),
+    [("0.6.3", 32768), ("0.7.2", 32768), ("0.11.2", 32768), ("0.12.0", 16384), ("0.17.0", 16384), ("0.18.0", None),
+     ("0.33.0", None), ("", None)],
+)  # fmt: skip
+def test_the_fused_moe_chunk_is_the_runtime_default_of_the_release_read(version, chunk):
+    assert profiler.fused_moe_chunk(version) == chunk
+
+
+def test_a_v0_offloaded_moe_forward_holds_its_chunked_buffers_and_the_layer_copied_in():
+    """i15196 (DeepSeek-Coder-V2-Lite, V0 0.7.2, 40,000 batched tokens, 30 GiB offloaded): the fused buffers for
+    32,768 tokens and one MoE layer's weights copied onto the GPU make the logged 4.01 GiB; without either the
+    forward was 3.41 (and the dense first layer, with its small copy, would set the peak)."""
+    check = {c.id: c for c in calibration.activation_checks()}["i15196-l40s-dscoder-v2-lite-offload30-v072"]
+    assert check.forward_gib == pytest.approx(4.01, rel=0.01)
+    assert check.where.startswith("the fused MoE experts' buffers, 32,768 tokens at a time")
+
+
+def test_offloading_copies_on_v0_in_layer_order_and_not_on_v1():
+    row = {r["id"]: r for r in calibration.table()["logs"]}["i15196-l40s-dscoder-v2-lite-offload30-v072"]
+    arch = calibration.arch_of(row)
+    s, eng, _ = calibration._resolved(arch, row)
+    whole = fit.offloaded_layer_bytes(arch, "bfloat16", None, s, (8, 9), eng)
+    assert 1.0 < whole["moe"] / 2**30 < 1.2 and 0 < whole["dense"] < whole["moe"]  # the dense first layer is smaller
+    # a budget below the first (dense) layer moves part of it alone: no MoE layer is offloaded, so none is copied
+    small = fit.offloaded_layer_bytes(arch, "bfloat16", None, replace(s, cpu_offload_gb=0.05), (8, 9), eng)
+    assert small == {"dense": 0.05 * 2**30, "moe": 0.0}
+    v1 = fit.offloaded_layer_bytes(arch, "bfloat16", None, s, (8, 9), profiler.engine("0.8.5", (8, 9), "v1"))
+    assert v1 == {"dense": 0.0, "moe": 0.0}

@@ -440,8 +440,12 @@ def _forward(row: dict, arch: models.ModelArch, tokens: int) -> tuple[profiler.T
     peaks (profiler.forward_peak)."""
     s, cc = serving(row), gpu_of(row).cc
     version, dtype_bytes = s.vllm_version or "", fit.DTYPE_BYTES.get(str(row.get("dtype")), 2)
-    term = profiler.forward_activation(tokens, arch, s.gpus, dtype_bytes, version, s.quantization, cc, s.expert_parallel)
-    return term, profiler.forward_peak(arch, s.gpus, version, s.quantization, cc, s.expert_parallel)[0]
+    resolved, eng, _ = _resolved(arch, row)
+    dtype = fit.effective_dtype(arch, gpu_of(row), resolved.dtype)[0]
+    copied = fit.offloaded_layer_bytes(arch, dtype, s.quantization, resolved, cc, eng)
+    term = profiler.forward_activation(tokens, arch, s.gpus, dtype_bytes, version, s.quantization, cc, s.expert_parallel, copied)
+    where = profiler.forward_peak(arch, s.gpus, version, s.quantization, cc, s.expert_parallel, tokens, copied, dtype_bytes)
+    return term, where[0]
 
 
 def _sampler_values() -> list[tuple[str, str, float]]:
@@ -489,8 +493,7 @@ def activation_checks() -> list[ActivationCheck]:
         else:
             continue
         term, where = _forward(row, arch, f["max_num_batched_tokens"])
-        # --cpu-offload-gb brings each offloaded layer's weights onto the GPU for its forward, which is not modelled
-        if peak <= SAMPLER_BOUND * term.gib and not f.get("cpu_offload_gb"):
+        if peak <= SAMPLER_BOUND * term.gib:
             found.append(ActivationCheck(row["id"], peak, term.gib, where))
     return found
 

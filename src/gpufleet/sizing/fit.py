@@ -277,6 +277,35 @@ def gpu_weights_gib(weight_bytes: float, floor_bytes: float, cpu_offload_gb: flo
     return (weight_bytes - min(cpu_offload_gb * GIB, max(0.0, weight_bytes - floor_bytes))) / GIB
 
 
+def offloaded_layer_bytes(
+    model: ModelArch, dtype: str, quantization: str | None, s: Serving, cc: tuple[int, int] | None, eng
+) -> dict[str, float]:
+    """On the engines that copy an offloaded layer's weights onto the GPU for its forward (profiler.offload_copies:
+    V0), the largest such copy on one GPU per kind of layer ("dense", "moe"; profiler.forward_peak). vLLM offloads the
+    decoder layers' parameters in order until --cpu-offload-gb is reached (maybe_offload_to_cpu in make_layers), so
+    the first layers go whole and one in part; a layer's bytes are its share of the stage's decoder-layer parameters
+    (parallel.layer_sizes) times their bytes, an estimate under a format that sizes experts and attention apart.
+    Nothing without --cpu-offload-gb or where the engine reads the weights in place."""
+    out = {"dense": 0.0, "moe": 0.0}
+    if not s.cpu_offload_gb or not profiler.offload_copies(eng):
+        return out
+    stages = parallel.stage_layers(model.layers, s.pipeline_parallel)
+    per_stage = rank_weight_bytes(model, dtype, quantization, s, cc)
+    floors = offload_floor_bytes(model, dtype, s)
+    for ids, wbytes, floor in zip(stages, per_stage, floors, strict=True):
+        sizes = parallel.layer_sizes(model, s.gpus, s.data_parallel, s.expert_parallel, ids)
+        per_parameter = (wbytes - floor) / sum(p for _, p in sizes) if sizes else 0.0
+        left = s.cpu_offload_gb * GIB
+        for moe, params in sizes:
+            if left <= 0:
+                break
+            moved = min(params * per_parameter, left)
+            left -= moved
+            kind = "moe" if moe else "dense"
+            out[kind] = max(out[kind], moved)
+    return out
+
+
 def rope_cache_bytes(model: ModelArch, dtype: str) -> float:
     """The rotary embedding's cos/sin cache, a buffer vLLM allocates with the model on every GPU and counts in its
     weights (positions x rotary dims in the model dtype: RotaryEmbedding.__init__ casts the cache to it and registers
@@ -642,8 +671,9 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     layout = f"TP {n}" + (f" x PP {pp}" if pp > 1 else "") + (f" x DP {s.data_parallel}" if s.data_parallel > 1 else "")
     layout += " with expert parallel" if s.expert_parallel and model.is_moe else ""
     non_torch = profiler.non_torch_gib(world, eng, gpu.cc)
+    copied = offloaded_layer_bytes(model, dtype, quant, replace(s, cpu_offload_gb=offloaded), gpu.cc, eng)
     forward = profiler.forward_activation(
-        s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], s.vllm_version, quant, gpu.cc, s.expert_parallel
+        s.max_num_batched_tokens, model, n, DTYPE_BYTES[dtype], s.vllm_version, quant, gpu.cc, s.expert_parallel, copied
     )
     sampler = profiler.sampler_warmup(s.max_num_seqs, model.vocab_size, eng.name)
     peak = profiler.Term(

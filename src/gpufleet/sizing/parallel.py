@@ -68,33 +68,51 @@ def attention_per_rank(m: ModelArch, tp: int) -> float:
     return 2 * h * q / tp + 2 * h * kv + ((q / tp + 2 * kv) if m.qkv_bias else 0)
 
 
+def layer_params(m: ModelArch, tp: int, ep_size: int, moe: bool) -> tuple[float, float, float]:
+    """One decoder layer's parameters on one GPU, as (quantizable, kept, expert) (RankParams); `moe`: a layer of
+    routed experts (ep_size > 1: spread over the expert-parallel group, whole on each of its ranks)."""
+    quant = attention_per_rank(m, tp)
+    kept: float = m.norms_per_layer * m.hidden_size + (m.kv_lora_rank if m.is_mla else 0)
+    kept += (m.hidden_size if m.out_bias else 0) + (m.attention_heads / tp if m.attention_sinks else 0)
+    if not moe:
+        return quant + m.mlp_parameters(m.intermediate_size) / tp, kept, 0.0
+    per_expert = m.mlp_parameters(m.expert_intermediate)
+    local = math.ceil(m.experts / ep_size) if ep_size > 1 else m.experts
+    routed = local * per_expert / (1 if ep_size > 1 else tp)
+    quant += routed + m.mlp_parameters(m.shared_intermediate) / tp
+    kept += (m.hidden_size + (1 if m.moe_bias else 0)) * m.experts + (m.hidden_size if m.shared_gate else 0)
+    kept += local * m.expert_bias(1 if ep_size > 1 else tp)
+    return quant, kept, routed
+
+
 def rank_params(m: ModelArch, tp: int, pp: int, dp: int, ep: bool) -> list[RankParams]:
     """Per PP stage, what its heaviest GPU holds."""
     ep_size = tp * dp if ep and m.is_moe else 1
     out = []
     stages = stage_layers(m.layers, pp)
     moe_layers = set(m.moe_layer_ids)  # a set: membership in the tuple made this quadratic in the layers
+    dense_layer, moe_layer = layer_params(m, tp, ep_size, False), layer_params(m, tp, ep_size, True)
     for s, ids in enumerate(stages):
         quant = kept = expert = 0.0
         for i in ids:
-            quant += attention_per_rank(m, tp)
-            kept += m.norms_per_layer * m.hidden_size + (m.kv_lora_rank if m.is_mla else 0)
-            kept += (m.hidden_size if m.out_bias else 0) + (m.attention_heads / tp if m.attention_sinks else 0)
-            if i in moe_layers:
-                per_expert = m.mlp_parameters(m.expert_intermediate)
-                local = math.ceil(m.experts / ep_size) if ep_size > 1 else m.experts
-                routed = local * per_expert / (1 if ep_size > 1 else tp)
-                quant += routed + m.mlp_parameters(m.shared_intermediate) / tp
-                expert += routed
-                kept += (m.hidden_size + (1 if m.moe_bias else 0)) * m.experts + (m.hidden_size if m.shared_gate else 0)
-                kept += local * m.expert_bias(1 if ep_size > 1 else tp)
-            else:
-                quant += m.mlp_parameters(m.intermediate_size) / tp
+            q, k, e = moe_layer if i in moe_layers else dense_layer
+            quant, kept, expert = quant + q, kept + k, expert + e
         vocab = m.vocab_size * m.hidden_size / tp
         outside = vocab + m.vision_parameters / tp if s == 0 else 0.0  # the vision encoder, on the first stage
         if s == len(stages) - 1:
             outside += m.hidden_size + (vocab if (not m.tied_embeddings or pp > 1) else 0)
         out.append(RankParams(quant, kept + outside, expert, len(ids), outside))
+    return out
+
+
+def layer_sizes(m: ModelArch, tp: int, dp: int, ep: bool, stage_ids: range) -> list[tuple[bool, float]]:
+    """The decoder layers of a stage in order, as (a layer of routed experts, its parameters on one GPU)."""
+    ep_size = tp * dp if ep and m.is_moe else 1
+    moe_layers = set(m.moe_layer_ids)
+    out = []
+    for i in stage_ids:
+        quant, kept, _ = layer_params(m, tp, ep_size, i in moe_layers)
+        out.append((i in moe_layers, quant + kept))
     return out
 
 

@@ -525,36 +525,50 @@ def forward_peak(
     quantization: str | None = None,
     cc: tuple[int, int] = (8, 0),
     expert_parallel: bool = False,
-) -> tuple[str, float]:
-    """Where the forward pass's activation peaks (LIVE_HIDDEN above) and the elements alive there per batched token on
-    one GPU: the largest of a dense MLP's activation, down projection and, at TP > 1, its all-reduce, and for MoE layers
-    the fused experts' buffers (moe_point)."""
+    tokens: int = 0,
+    copies: dict[str, float] | None = None,
+    dtype_bytes: int = 2,
+) -> tuple[str, float, float]:
+    """Where the forward pass's activation peaks (LIVE_HIDDEN above), as (where, elements alive there per batched token
+    on one GPU, bytes of an offloaded layer's weights copied in for it): the largest of a dense MLP's activation, down
+    projection and, at TP > 1, its all-reduce, and for MoE layers the fused experts' buffers (moe_point), whose share per
+    token falls where `tokens` is above the kernels' chunk (fused_moe_chunk; `tokens` 0: no chunk). `copies` (bytes
+    per kind of layer, "dense" and "moe"; fit.offloaded_layer_bytes) adds the weights a layer of that kind brings onto
+    the GPU for its forward, so the points are compared in bytes (`dtype_bytes` an element)."""
     h = model.hidden_size
-    points: list[tuple[str, float]] = []
+    points: list[tuple[str, float, str]] = []
     if not model.is_moe or len(model.moe_layer_ids) < model.layers:  # dense layers (DeepSeek's first ones too)
         m = model.intermediate_size / tp
         up = mlp_vectors(model) - 1
         kept = 0 if frees_gate_up(model.model_type, version) else up
         copy = _marlin_copy(model, quantization, version, cc)
         points += [
-            ("the activation", LIVE_HIDDEN * h + (up + 1) * m),
+            ("the activation", LIVE_HIDDEN * h + (up + 1) * m, "dense"),
             ("the down projection" + (" with Marlin's copy of its input" if copy else ""),
-             (LIVE_HIDDEN + 1) * h + (1 + kept + int(copy)) * m),
+             (LIVE_HIDDEN + 1) * h + (1 + kept + int(copy)) * m, "dense"),
         ]  # fmt: skip
         if tp > 1:
-            points.append(("the down projection's all-reduce", (LIVE_HIDDEN + 2) * h + (1 + kept) * m))
+            points.append(("the down projection's all-reduce", (LIVE_HIDDEN + 2) * h + (1 + kept) * m, "dense"))
     if model.is_moe:
-        points.append(moe_point(model, tp, version, expert_parallel))
-    return max(points, key=lambda p: p[1])
+        where, every, caches = moe_point(model, tp, version, expert_parallel)
+        chunk = fused_moe_chunk(version)
+        if tokens and chunk and tokens > chunk:
+            where += f", {chunk:,} tokens at a time (VLLM_FUSED_MOE_CHUNK_SIZE)"
+            caches *= chunk / tokens
+        points.append((where, every + caches, "moe"))
+    copied = copies or {}
+    where, elements, kind = max(points, key=lambda p: max(tokens, 1) * dtype_bytes * p[1] + copied.get(p[2], 0.0))
+    return where, elements, copied.get(kind, 0.0)
 
 
-def moe_point(model, tp: int, version: str, expert_parallel: bool) -> tuple[str, float]:
-    """The fused MoE layer's peak per batched token: LIVE_HIDDEN, the shared experts' output (computed first, where the
-    model has them: deepseek_v2.py, qwen2_moe.py), and the fused kernels' buffers for the token's experts_per_token
-    slots (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl): the gate/up output (k x 2N), the
-    activated product (k x N) and the down projections' outputs before their sum (k x hidden), N the expert width on
-    the rank (split over TP, whole under expert parallel). vLLM up to 0.7.3 allocates the three apart
-    (intermediate_cache1/2/3); from 0.8.0 the first and third share one buffer of k x max(2N, hidden) (cache13;
+def moe_point(model, tp: int, version: str, expert_parallel: bool) -> tuple[str, float, float]:
+    """The fused MoE layer's peak per batched token, as (where, elements every token holds, elements of the fused
+    kernels' buffers, which hold at most fused_moe_chunk(version) tokens): LIVE_HIDDEN and the shared experts' output
+    (computed first, where the model has them: deepseek_v2.py, qwen2_moe.py), then the fused kernels' buffers for the
+    token's experts_per_token slots (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl): the gate/up
+    output (k x 2N), the activated product (k x N) and the down projections' outputs before their sum (k x hidden), N
+    the expert width on the rank (split over TP, whole under expert parallel). vLLM up to 0.7.3 allocates the three
+    apart (intermediate_cache1/2/3); from 0.8.0 the first and third share one buffer of k x max(2N, hidden) (cache13;
     vllm_engines.yaml fused_moe_shared_cache_from, with the releases read)."""
     h, k = model.hidden_size, model.experts_per_token
     n = model.expert_intermediate if expert_parallel and tp > 1 else model.expert_intermediate / tp
@@ -565,7 +579,15 @@ def moe_point(model, tp: int, version: str, expert_parallel: bool) -> tuple[str,
         caches = k * max(up, h) + k * n
     else:
         caches = k * up + k * n + k * h
-    return ("the fused MoE experts' buffers", LIVE_HIDDEN * h + shared + caches)
+    return ("the fused MoE experts' buffers", LIVE_HIDDEN * h + shared, caches)
+
+
+def fused_moe_chunk(version: str) -> int | None:
+    """The most tokens the fused MoE kernels run at once, so their buffers' token count (vllm_engines.yaml
+    fused_moe_chunk_tokens: VLLM_FUSED_MOE_CHUNK_SIZE's default, by release read), or None where they take every
+    batched token at once (from 0.18.0; and an unpinned version, the newest behaviour)."""
+    rule = newest_read(_data()["fused_moe_chunk_tokens"], version) if version else None
+    return rule["tokens"] if rule else None
 
 
 def forward_activation(
@@ -577,17 +599,31 @@ def forward_activation(
     quantization: str | None = None,
     cc: tuple[int, int] = (8, 0),
     expert_parallel: bool = False,
+    copies: dict[str, float] | None = None,
 ) -> Term:
     """The forward pass's activation peak on one GPU of a TP group (forward_peak), `tokens` x the dtype's bytes (2 B;
-    4 B under --dtype float32) per element."""
-    where, elements = forward_peak(model, tp, version, quantization, cc, expert_parallel)
+    4 B under --dtype float32) per element, + the weights of the offloaded decoder layer running there, where the
+    engine copies them onto the GPU (offload_copies; `copies` from fit.offloaded_layer_bytes)."""
+    where, elements, copied = forward_peak(model, tp, version, quantization, cc, expert_parallel, tokens, copies, dtype_bytes)
+    note = (
+        f" + {copied / GIB:.2f} GiB: that offloaded decoder layer's weights, copied onto the GPU for its forward "
+        "(V0 maybe_offload_to_cpu; vllm_engines.yaml cpu_offload_copies)"
+        if copied
+        else ""
+    )
     return Term(
         "activation_forward",
-        tokens * dtype_bytes * elements / GIB,
+        (tokens * dtype_bytes * elements + copied) / GIB,
         f"{tokens} batched tokens x {dtype_bytes} B x {elements:,.0f} elements a token alive at {where} "
-        f"(hidden {model.hidden_size}, MLP width {model.mlp_width}, TP {tp}; profiler.LIVE_HIDDEN)",
+        f"(hidden {model.hidden_size}, MLP width {model.mlp_width}, TP {tp}; profiler.LIVE_HIDDEN){note}",
         True,
     )
+
+
+def offload_copies(eng: Engine) -> bool:
+    """Whether this engine copies an offloaded layer's weights onto the GPU for the layer's forward (V0), rather than
+    reading them in place from pinned host memory (V1's UVA); vllm_engines.yaml cpu_offload_copies."""
+    return eng.name in _data()["cpu_offload_copies"]["engines"]
 
 
 def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") -> Term:
