@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rollout_helpers import stack_copy
 
-from gpufleet.errors import UserError
+from gpufleet.errors import Problem, UserError
 from gpufleet.rollout import runner
 from gpufleet.rollout.gates import Gate
 from gpufleet.stacks import loader
@@ -135,10 +135,39 @@ def test_promote_before_the_last_step_is_refused(tmp_path):
     path = stack_copy(tmp_path, "staging")
     runner.start(context(path))
     runner.step(context(path), passing)
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    before = state.read_bytes()
+    said: list[str] = []
     with pytest.raises(UserError, match="at 5 %, not the last step"):
-        runner.promote(context(path), passing)  # takes the 5 % deploy as done, then refuses
-    st = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
-    assert st["weight"] == 5 and st["awaiting_deploy"] is None
+        runner.promote(context(path, say=said.append), passing)
+    assert state.read_bytes() == before and not said  # the 5 % deploy is still awaited: refused, nothing changed
+    runner.step(context(path), passing)
+    st = json.loads(state.read_text())
+    assert st["weight"] == 5 and st["awaiting_deploy"]["change"]["weight"] == 25  # 5 % confirmed by the step
+
+
+@pytest.mark.parametrize("command", ["step", "promote"])
+@pytest.mark.parametrize("steps", [0, 1], ids=["start's deploy", "a step's deploy"])
+def test_a_refused_gated_command_leaves_the_awaited_deploy_awaited(tmp_path, command, steps):
+    """A `step` or `promote` refused (exit 2) took the awaited deploy as done first and saved it: the reminder that
+    `pulumi up` was never run was gone (a promote typed by mistake, a mistyped --candidate-url), although the
+    message said "nothing was changed"."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    for _ in range(steps):
+        runner.step(context(path), passing)
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    before, stack_before = state.read_bytes(), path.read_bytes()
+
+    def unreachable():
+        raise UserError([Problem("--candidate-url", "", "cannot reach http://127.0.0.1:9; nothing was changed")])
+
+    said: list[str] = []
+    with pytest.raises(UserError, match="cannot reach|not the last step"):
+        getattr(runner, command)(context(path, say=said.append), unreachable)
+    assert state.read_bytes() == before and path.read_bytes() == stack_before and not said
+    rep = runner.step(context(path, say=said.append), passing)  # the next step confirms it, as before
+    assert "taking the deploy of" in said[0] and (rep["step"], rep["weight"]) == (steps, [0, 5][steps])
 
 
 def test_a_rolled_back_candidate_must_be_given_a_size_before_starting_again(tmp_path):
@@ -178,11 +207,11 @@ def test_a_stack_file_edited_away_from_the_recorded_step_is_refused_before_measu
     def measured():
         raise AssertionError("measured the gates of a stack file that is not where the rollout is")
 
+    before = state_file.read_bytes()
     for call in (runner.step, runner.promote):
         with pytest.raises(UserError, match=f"rollout.{said}.* is rolling at 5 %.*set it back"):
-            call(context(path), measured)  # takes the 5 % deploy as done, then refuses
-        st = json.loads(state_file.read_text())
-        assert (st["step"], st["awaiting_deploy"], st["in_progress"], len(st["history"])) == (1, None, None, 1)
+            call(context(path), measured)  # refused: the 5 % deploy stays awaited
+        assert state_file.read_bytes() == before
     path.write_text(text)
     runner.step(context(path), passing)
     assert rollout_of(path)["candidate_weight"] == 25  # set back: the rollout goes on

@@ -74,6 +74,11 @@ class Run:
         self.state_path, self.lock_path = paths(ctx.stack_file, ctx.stack)
         self.lock = Lock(self.lock_path, command)
         self.state: State | None = None
+        # while held (a step or promote confirming an awaited deploy before it measures), the state is not saved and
+        # the notes not said: a command refused before its gates are measured leaves the state file as it was
+        self.held = False
+        self._held_notes: list[str] = []
+        self._dirty = False
         self.report: dict = {"stack": ctx.stack, "stack_arg": ctx.stack_arg, "command": command, "applied": [], "notes": []}
 
     def __enter__(self) -> Run:
@@ -94,12 +99,30 @@ class Run:
         self.lock.__exit__(*exc)
 
     def note(self, text: str) -> None:
+        if self.held:
+            self._held_notes.append(text)
+            return
         self.report["notes"].append(text)
         self.ctx.say(text)
 
     def save(self) -> None:
         assert self.state is not None
+        if self.held:
+            self._dirty = True
+            return
         save(self.state_path, self.state)
+
+    def release(self) -> None:
+        """End the hold: say the notes kept and save the state (the command is past its refusals)."""
+        if not self.held:
+            return
+        self.held = False
+        for text in self._held_notes:
+            self.note(text)
+        self._held_notes = []
+        if self._dirty:
+            self._dirty = False
+            self.save()
 
     # ---- transitions ---------------------------------------------------------------------------------
 
@@ -198,6 +221,7 @@ class Run:
         st = self.state
         assert st is not None
         gates, figures = measure()
+        self.release()  # measured: the awaited deploy taken as done is saved with the gates
         bad = failed(gates)
         entry = {
             "at": now_iso(self.ctx.now()),
@@ -239,9 +263,10 @@ def require_rollout(ctx: Context) -> Any:
     return r
 
 
-def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
+def _require_state(run: Run, statuses: tuple[str, ...], hold: bool = False) -> State | None:
     """The state, once a transition left open (an awaited deploy, a crash) is finished; None while a deploy is still
-    awaited. UserError when there is no rollout, or it is not in one of `statuses`."""
+    awaited. UserError when there is no rollout, or it is not in one of `statuses`. `hold`: an awaited deploy that
+    leaves the rollout in `statuses` is taken as done without saving it (Run.held) until the caller releases it."""
     st = run.state
     if st is None:
         raise UserError(
@@ -250,6 +275,16 @@ def _require_state(run: Run, statuses: tuple[str, ...]) -> State | None:
     was_open, was_awaited, was = st.in_progress is not None, st.awaiting_deploy is not None, st.status
     if was_awaited and _after_open(st)[0] == was and was not in statuses:
         raise _status_refused(run, was, statuses)  # before the awaited deploy is taken as done: a refused command changes nothing
+    if (
+        hold
+        and was_awaited
+        and st.in_progress is not None
+        and len(st.in_progress["changes"]) == 1
+        and _after_open(st)[0] in statuses
+    ):
+        # the awaited deploy is taken as done in memory only: the command's own checks and its measurement may still
+        # refuse it (exit 2), and then the deploy stays awaited (run.release() once the gates are measured)
+        run.held = True
     if not run.resume():
         return None
     if was_open and not was_awaited:
@@ -358,12 +393,14 @@ def start(ctx: Context) -> dict:
 def step(ctx: Context, measure: Measure) -> dict:
     """Confirm an awaited deploy, measure the gates, move the candidate to the next weight (or roll back)."""
     with Run(ctx, "step") as run:
-        st = _require_state(run, ("rolling",))
+        st = _require_state(run, ("rolling",), hold=True)
         if st is None:  # _require_state returns only a rolling state
+            run.release()
             return _finish_report(run)
         _declared_as_recorded(run, st)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
+            run.release()
             run.note(
                 f"the candidate is at the last step ({st.weight} %): `gpufleet rollout promote --stack {ctx.stack_arg}` next"
             )
@@ -375,8 +412,9 @@ def step(ctx: Context, measure: Measure) -> dict:
 
 def promote(ctx: Context, measure: Measure) -> dict:
     with Run(ctx, "promote") as run:
-        st = _require_state(run, ("rolling",))
+        st = _require_state(run, ("rolling",), hold=True)
         if st is None:  # _require_state returns only a rolling state
+            run.release()
             return _finish_report(run)
         _declared_as_recorded(run, st)
         if st.step != len(st.steps) - 1:
