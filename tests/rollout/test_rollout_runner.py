@@ -50,7 +50,7 @@ def test_an_interrupted_promote_keeps_the_retire_after_it_wrote(tmp_path):
     assert rollout_of(path)["candidate_weight"] == 100
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "pulumi").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "pulumi").write_text('#!/bin/sh\n[ "$1" = version ] && echo v3.205.0\nexit 0\n')
     (fake / "pulumi").chmod(0o755)
 
     def interrupt(text: str) -> None:  # Ctrl-C right after the stack file is written, before its pulumi up
@@ -235,3 +235,29 @@ def test_finish_of_a_rolling_rollout_with_a_deploy_awaited_is_refused_and_change
     st = json.loads(state.read_text())
     assert st["status"] == "rolling" and st["awaiting_deploy"]["change"]["weight"] == weight  # still awaited
     assert rollout_of(path)["candidate_weight"] == weight
+
+
+@pytest.mark.parametrize("command", ["start", "abort"])
+def test_a_pulumi_cli_too_old_for_the_automation_api_is_refused_before_the_stack_file_changes(
+    tmp_path, monkeypatch, capsys, command
+):
+    """A `pulumi` on PATH older than the Automation API's minimum ended `rollout start` in a traceback (exit 1) from
+    InvalidVersionError, with the stack file already at weight 0 and the state left in progress."""
+    from gpufleet.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text('#!/bin/sh\ncase "$*" in version) echo v2.0.0 ;; *) exit 99 ;; esac\n')
+    (bin_dir / "pulumi").chmod(0o755)
+    path = stack_copy(tmp_path, "staging")
+    if command == "abort":
+        runner.start(context(path))  # without the CLI: the 0 % deploy awaited
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["rollout", command, "--stack", str(path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert "version: the Pulumi CLI on PATH" in err and "3.1.0" in err and "2.0.0" in err and "Upgrade it" in err, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == files  # nothing changed

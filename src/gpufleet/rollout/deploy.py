@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -27,6 +28,45 @@ def commands(stack: str, project: Path, stack_file: Path) -> list[str]:
     return [shlex.join(cmd)]
 
 
+UPGRADE = "https://www.pulumi.com/docs/iac/download-install/"
+
+
+def require_usable_cli(cli: str, environ: Mapping[str, str]) -> None:
+    """Refuse (UserError, before anything is changed) a Pulumi CLI the Automation API will not drive. The API checks
+    the CLI's version on each use (`pulumi version`, at least its minimum) and raised InvalidVersionError: a traceback
+    (exit 1) after the stack file was already rewritten. The same check, made here on the CLI found on PATH."""
+    from pulumi import automation as auto
+
+    from gpufleet.errors import Problem, UserError
+
+    try:  # the SDK's own check and minimum (private names of the pinned SDK: without them, the deploy's own check)
+        from pulumi.automation._cmd import _SKIP_VERSION_CHECK_VAR, _parse_and_validate_pulumi_version
+        from pulumi.automation._minimum_version import _MINIMUM_VERSION
+    except ImportError:
+        return
+    env = {**environ, "PULUMI_SKIP_UPDATE_CHECK": "true"}
+    try:
+        out = subprocess.run([cli, "version"], env=env, capture_output=True, check=True, timeout=60).stdout
+        current = out.decode("utf-8", "replace").strip().removeprefix("v")
+        _parse_and_validate_pulumi_version(_MINIMUM_VERSION, current, _SKIP_VERSION_CHECK_VAR in environ)
+        return
+    except auto.errors.InvalidVersionError as exc:
+        why = str(exc).strip()
+    except (subprocess.SubprocessError, OSError) as exc:
+        why = f"`pulumi version` failed ({type(exc).__name__})."
+    raise UserError(
+        [
+            Problem(
+                cli,
+                "version",
+                f"the Pulumi CLI on PATH cannot be driven by the Automation API (it needs {_MINIMUM_VERSION} or newer): "
+                f"{why} Upgrade it ({UPGRADE}, e.g. `curl -fsSL https://get.pulumi.com | sh` or `brew upgrade pulumi`), "
+                "or take it off PATH to have the `pulumi up` commands printed instead; nothing was changed",
+            )
+        ]
+    )
+
+
 class DeployFailed(Exception):
     """`pulumi up` ran and failed: the stack file holds the change, the state records it as in progress, and the next
     rollout command makes it again (exit 1: a step that ran and failed, not bad input)."""
@@ -42,7 +82,12 @@ def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[st
         outside = stack_file.resolve().parent != (project / "stacks").resolve()
         # show_secrets=False: the SDK's default (True) would print the stack's secrets in the update's output
         result = s.up(on_output=say, show_secrets=False, config_file=str(stack_file) if outside else None)
-    except (auto.errors.CommandError, OSError, ValueError) as exc:  # a failed update, or a CLI that answered oddly
+    except (
+        auto.errors.CommandError,
+        auto.errors.InvalidVersionError,
+        OSError,
+        ValueError,
+    ) as exc:  # a failed update, or a CLI that answered oddly
         last = [ln for ln in str(exc).strip().splitlines() if ln.strip()][-1:] or [type(exc).__name__]
         raise DeployFailed(f"pulumi up -s {stack} failed: {last[0]}") from None
     if result.summary.result != "succeeded":

@@ -79,6 +79,7 @@ class Run:
         self.held = False
         self._held_notes: list[str] = []
         self._dirty = False
+        self._cli: str | None = None  # the Pulumi CLI, once its version was checked
         self.report: dict = {"stack": ctx.stack, "stack_arg": ctx.stack_arg, "command": command, "applied": [], "notes": []}
 
     def __enter__(self) -> Run:
@@ -133,6 +134,7 @@ class Run:
         text = self._text()
         for change in changes:
             text = self._changed(text, change)
+        self.pulumi_cli()
         self.state.in_progress = {
             "command": self.command,
             "since": now_iso(self.ctx.now()),
@@ -146,6 +148,7 @@ class Run:
         """Make the recorded transition's remaining changes; True when it is complete, False when a deploy is awaited."""
         st = self.state
         assert st is not None and st.in_progress is not None
+        cli = self.pulumi_cli()  # a CLI too old for the Automation API is refused before anything is written
         if st.awaiting_deploy:
             self.note(
                 f"taking the deploy of `{Change.from_json(st.awaiting_deploy['change']).describe()}` as done (its commands were run)"
@@ -153,7 +156,6 @@ class Run:
             st.awaiting_deploy = None
             st.in_progress["changes"] = st.in_progress["changes"][1:]
             self.save()
-        cli = deploy.pulumi_cli(self.ctx.environ)
         while st.in_progress["changes"]:
             change = Change.from_json(st.in_progress["changes"][0])
             self._write(change)
@@ -175,6 +177,14 @@ class Run:
         st.in_progress = None
         self.save()
         return True
+
+    def pulumi_cli(self) -> str | None:
+        """The Pulumi CLI on PATH, its version checked once (deploy.require_usable_cli); None without one."""
+        cli = deploy.pulumi_cli(self.ctx.environ)
+        if cli and cli != self._cli:
+            deploy.require_usable_cli(cli, self.ctx.environ)
+            self._cli = cli
+        return cli
 
     def _text(self) -> str:
         # as the loader read it (a BOM dropped)
@@ -220,6 +230,7 @@ class Run:
         """Measure the gates before moving to `to`; record them; on a failure roll back. True when all passed."""
         st = self.state
         assert st is not None
+        self.pulumi_cli()  # a CLI that cannot deploy the step is refused before the gates are measured
         gates, figures = measure()
         self.release()  # measured: the awaited deploy taken as done is saved with the gates
         bad = failed(gates)
