@@ -209,12 +209,30 @@ def test_model_not_fitting_gpu(project):
     # staging defaults serve the unquantised 7B on A10; moved to T4 (float16, chosen for it), it does not fit
     refused(
         project,
-        "fleet.serving: Qwen/Qwen2.5-7B-Instruct does not fit 1x T4 as configured",
+        "--gpu: Qwen/Qwen2.5-7B-Instruct does not fit 1x T4 as configured",
         cloud="alicloud",
         region="cn-beijing",
         env="staging",
         gpu="T4",
     )
+
+
+@pytest.mark.parametrize("env, gpu", [("dev", "V100-32G"), ("staging", "T4")])
+def test_a_model_not_fitting_names_no_stack_file_that_was_not_written(project, capsys, env, gpu):
+    """The refusal pointed at `gpufleet plan fit --stack S` of the stack it had not written (that command failed: no
+    such stack file), and offered fixes `region new` has no option for; it gives a `plan fit` that runs."""
+    import re
+
+    from gpufleet.cli import main
+
+    said = refused(project, "was not written", cloud="alicloud", region="cn-beijing", env=env, gpu=gpu)
+    assert "--stack" not in said and "arguments: --gpu:" in said, said
+    cmd = re.search(r"`(gpufleet plan fit --model [^`]*)`", said)
+    assert cmd and f"--gpu {gpu}" in cmd[1], said
+    with pytest.raises(SystemExit) as exc:
+        main(cmd[1].split()[1:])
+    out = capsys.readouterr()
+    assert exc.value.code == 1 and "does not fit" in out.out + out.err, out  # ran: the same verdict, not a refusal
 
 
 def test_a_provider_rule_the_new_stack_breaks_is_said_on_its_file(project, monkeypatch):

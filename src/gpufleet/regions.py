@@ -8,6 +8,8 @@ to overwrite. Every bad input is a UserError and nothing is written.
 from __future__ import annotations
 
 import ipaddress
+import re
+import shlex
 from pathlib import Path
 
 import jinja2
@@ -120,6 +122,47 @@ def on_option(p: Problem, shown: str, given: dict[str, bool]) -> Problem:
     if p.file != shown or option is None or not given.get(option):
         return p
     return Problem(ARG, option, f"{p.message} ({shown}: {p.path})")
+
+
+# the fit check's pointer at the stack it sized (sizing.checks.fit_problems): a stack `region new` did not write
+FIT_SEE = re.compile(r" \(see `gpufleet plan fit --stack [^`]*`\)$")
+FIT_FLAGS = {
+    "tensor_parallel_size": "--gpus",
+    "dtype": "--dtype",
+    "quantization": "--quantization",
+    "kv_cache_dtype": "--kv-cache-dtype",
+    "max_model_len": "--max-model-len",
+    "max_num_seqs": "--max-num-seqs",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+}
+
+
+def fit_command(raw: dict, gpu: str, cloud: str) -> str:
+    """`gpufleet plan fit` of the model and serving settings the rendered stack holds, on `gpu`: what the refused
+    stack would have sized, runnable without it."""
+    model = raw.get("model") or {}
+    serving = raw.get("serving") or {}
+    args = ["gpufleet", "plan", "fit", "--model", str(model.get("catalog") or model.get("name")), "--gpu", gpu]
+    for key, flag in FIT_FLAGS.items():
+        if serving.get(key) is not None:
+            args += [flag, str(serving[key])]
+    return shlex.join([*args, "--cloud", cloud])
+
+
+def on_fit(p: Problem, shown: str, raw: dict, gpu: str, cloud: str, env: str) -> Problem:
+    """The fit problem of the rendered stack, said on --gpu (the only serving choice `region new` takes), with a
+    `plan fit` that runs without the stack file, which was not written."""
+    if p.file != shown or p.path != "fleet.serving" or not FIT_SEE.search(p.message):
+        return p
+    return Problem(
+        ARG,
+        "--gpu",
+        f"{FIT_SEE.sub('', p.message)}. {shown} was not written: `region new` chooses only the GPU for the "
+        f"{env} defaults' model and serving settings, so pass a --gpu they fit (`{fit_command(raw, gpu, cloud)}` "
+        "shows the figures; change --gpu there to compare), or write the stack with a GPU that fits and change "
+        "fleet.model / fleet.serving in it by hand",
+    )
 
 
 def cidr_problems(cidr: str) -> list[Problem]:
@@ -375,7 +418,7 @@ def plan(
         validated = validation.validate(raw, stack=stack, file=shown)
         unseen = refuse_name_clashes(stack, shown, validated, raw, root)
     except UserError as exc:
-        raise UserError([on_option(p, shown, given) for p in exc.problems]) from None
+        raise UserError([on_fit(on_option(p, shown, given), shown, raw, gpu, cloud, env) for p in exc.problems]) from None
     reasons += tuple(
         f"names without comparing them with those of {s} (its file does not validate: `gpufleet preview --stack {s}` "
         "says why; `gpufleet check` compares them once it does)"
