@@ -111,6 +111,35 @@ def test_check_refuses_a_stack_file_whose_name_is_no_stack_name(project, capsys)
     assert "declared by stacks" not in err
 
 
+def test_check_reports_every_broken_stack_and_cloud_filters_before_previewing(project, capsys):
+    """`check` stopped at the first stack file that did not validate (the others' problems unseen, one re-run per
+    file), and `--cloud tencentcloud` was refused for a broken alicloud file."""
+    for stack in ("alicloud-cn-hangzhou-dev", "tencentcloud-ap-guangzhou-dev"):
+        (project / "stacks" / f"Pulumi.{stack}.yaml").write_text("config: [\n")
+    prod = project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
+    doc = yaml.safe_load(prod.read_text())
+    doc["config"]["gpufleet:fleet"]["replicas"]["min"] = -1
+    prod.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    for said in (
+        "error stacks/Pulumi.alicloud-cn-hangzhou-dev.yaml:2:1: not valid YAML",
+        "error stacks/Pulumi.tencentcloud-ap-guangzhou-dev.yaml:2:1: not valid YAML",
+        "error stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml: fleet.replicas.min",
+    ):
+        assert said in err, err
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--cloud", "tencentcloud"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "alicloud" not in err and "tencentcloud-ap-guangzhou-dev.yaml:2:1" in err, err
+    (project / "stacks" / "Pulumi.tencentcloud-ap-guangzhou-dev.yaml").unlink()
+    main(["check", "--cloud", "tencentcloud"])  # the broken alicloud stacks are not this cloud's
+    out = capsys.readouterr().out
+    assert "tencentcloud: 2 stacks previewed together" in out and "alicloud:" not in out, out
+
+
 def test_check_passes_the_shipped_stacks(project, capsys):
     main(["check"])
     out = capsys.readouterr().out

@@ -40,17 +40,25 @@ def check(
 
     report = Report()
     previewed: list[tuple[str, str, Any, list[dict]]] = []
+    refused: list[Problem] = []  # without skip_broken: every broken stack's problems, raised together
     for stack in loader.stack_names(root) if only is None else only:
+        if cloud is not None and not _may_be_of(stack, cloud, root):
+            continue  # another cloud's stack, by its file or its name: --cloud is not held up by it, even broken
         try:
             p = plan.for_stack(stack, root)
             if cloud is not None and p.fleet.spec.cloud != cloud:
                 continue
             previewed.append((stack, p.fleet.file, p.fleet, p.resources))
         except UserError as exc:
-            if not skip_broken or _program_failed(exc):  # a failing stacks/__main__.py breaks every stack, not this one
+            if _program_failed(exc):  # a failing stacks/__main__.py breaks every stack, not this one
                 raise
+            if not skip_broken:
+                refused += exc.problems
+                continue
             report.skipped += [str(x) for x in exc.problems]
             report.broken.append(stack)
+    if refused:
+        raise UserError(refused)
     previewed += list(extra)
     for stack, file, fleet, resources in previewed:
         report.stacks.setdefault(fleet.spec.cloud, []).append(stack)
@@ -62,6 +70,23 @@ def check(
     report.clashes = namescope.clashes(report.names)
     report.problems += quota_problems(previewed)
     return report
+
+
+def _may_be_of(stack: str, cloud: str, root: Path | None) -> bool:
+    """False when the stack is another cloud's: the fleet.cloud its file holds, or (a file that cannot be read) the
+    cloud its name says (`<cloud>-<region>-<environment>`, which must hold that cloud). A stack whose cloud is not
+    known is previewed, and its problems are said."""
+    named = loader.named_triple(stack)
+    said = {named[0]} if named else set()
+    try:
+        _, config = loader.read_stack_config(stack, root)
+        fleet = config.get(loader.CONFIG_KEY) if isinstance(config, dict) else None
+        declared = fleet.get("cloud") if isinstance(fleet, dict) else None
+        if isinstance(declared, str):
+            said.add(declared)
+    except UserError:
+        pass
+    return not said or cloud in said
 
 
 def _program_failed(exc: UserError) -> bool:

@@ -31,8 +31,8 @@ def check(
 ) -> None:
     """Preview every stacks/Pulumi.*.yaml together and refuse a cloud-side name that two stacks of one account use in
     the scope the vendor documents (account, region), or that one stack uses twice or makes longer than its limit
-    (components/<cloud>/name_scopes.yaml). Exit 2 naming both stacks and the scope; a stack that does not validate is
-    refused as by preview, and a usage profile (gpufleet:usage) as by cost estimate.
+    (components/<cloud>/name_scopes.yaml). Exit 2 naming both stacks and the scope; stacks that do not validate are
+    refused as by preview (every one of them), and a usage profile (gpufleet:usage) as by cost estimate.
 
     \b
     Examples:
