@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -261,3 +262,20 @@ def test_a_pulumi_cli_too_old_for_the_automation_api_is_refused_before_the_stack
     assert exc.value.code == 2 and "Traceback" not in err, err
     assert "version: the Pulumi CLI on PATH" in err and "3.1.0" in err and "2.0.0" in err and "Upgrade it" in err, err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == files  # nothing changed
+
+
+def test_an_abort_refused_for_a_rollout_section_removed_by_hand_drops_nothing_and_says_the_way_out(tmp_path):
+    """With the `rollout:` section deleted by hand, `abort` said it dropped the unfinished step (it had not: the
+    state was not saved), then refused with no fix, and every other command refused too."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)  # the stack file at 5 %, its deploy awaited
+    doc = yaml.safe_load(path.read_text())
+    del doc["config"]["gpufleet:fleet"]["rollout"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    before, stack_before = state.read_bytes(), path.read_bytes()
+    said: list[str] = []
+    with pytest.raises(UserError, match=f"no gpufleet:fleet rollout section: .*remove {re.escape(str(state))} to forget"):
+        runner.abort(context(path, say=said.append))
+    assert not said and state.read_bytes() == before and path.read_bytes() == stack_before

@@ -131,10 +131,7 @@ class Run:
         """Record the transition (its changes and the state it ends in), then make it. A stack file that cannot take
         the changes is refused before anything is recorded (the state file kept the transition, half made)."""
         assert self.state is not None
-        text = self._text()
-        for change in changes:
-            text = self._changed(text, change)
-        self.pulumi_cli()
+        self.check_changes(changes)
         self.state.in_progress = {
             "command": self.command,
             "since": now_iso(self.ctx.now()),
@@ -143,6 +140,13 @@ class Run:
         }
         self.save()
         self.proceed()
+
+    def check_changes(self, changes: list[Change]) -> None:
+        """Refuse (UserError, nothing written) changes the stack file cannot take, or a Pulumi CLI that cannot deploy them."""
+        text = self._text()
+        for change in changes:
+            text = self._changed(text, change)
+        self.pulumi_cli()
 
     def proceed(self) -> bool:
         """Make the recorded transition's remaining changes; True when it is complete, False when a deploy is awaited."""
@@ -200,8 +204,14 @@ class Run:
         try:
             return spec_change(text, change, self.ctx.now().replace(microsecond=0))
         except StepError as exc:
+            fix = (
+                f": put the stack file's rollout section back as the rollout left it, or remove {self.state_path} to "
+                "forget the rollout (the stack file is not changed by that)"
+                if self.state_path.exists()
+                else ""
+            )
             raise UserError(
-                [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}")]
+                [Problem(self.ctx.shown, "gpufleet:fleet.rollout", f"cannot make `{change.describe()}`: {exc}{fix}")]
             ) from None
 
     def _write(self, change: Change) -> None:
@@ -454,13 +464,15 @@ def abort(ctx: Context, reason: str | None = None) -> dict:
         if st.status not in ACTIVE:
             run.note(f"nothing to abort: the rollout is {st.status}")
             return _finish_report(run)
+        r = ctx.rollout  # the stack file as it is now: the weight it holds (promoted: 100)
+        now = None if r is None else (100 if r.phase == "promoted" else r.candidate_weight)
+        changes = plan.rollback_changes(now)
+        run.check_changes(changes)  # refused before the note below: a refused abort drops nothing
         if st.in_progress:
             run.note(f"dropping the unfinished `rollout {st.in_progress['command']}`")
             st.in_progress, st.awaiting_deploy = None, None
         st.reason = f"aborted by the operator{': ' + reason if reason else ''}"
-        r = ctx.rollout  # the stack file as it is now: the weight it holds (promoted: 100)
-        now = None if r is None else (100 if r.phase == "promoted" else r.candidate_weight)
-        run.begin(plan.rollback_changes(now), {"status": "aborted", "step": -1})
+        run.begin(changes, {"status": "aborted", "step": -1})
         return _finish_report(run)
 
 
