@@ -279,3 +279,21 @@ def test_an_abort_refused_for_a_rollout_section_removed_by_hand_drops_nothing_an
     with pytest.raises(UserError, match=f"no gpufleet:fleet rollout section: .*remove {re.escape(str(state))} to forget"):
         runner.abort(context(path, say=said.append))
     assert not said and state.read_bytes() == before and path.read_bytes() == stack_before
+
+
+def test_the_report_after_a_rollbacks_weight_0_is_deployed_says_0_percent(tmp_path):
+    """After the rollback's weight 0 was confirmed deployed, `abort` and `status` said "candidate at 5 %" (the state's
+    step moves only when the whole rollback ends), against the `declared:` line's weight 0."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)  # 5 %, awaited
+
+    def failing():
+        return [Gate("error_rate", 0.5, 0.01, "<=", False, "half failed")], {}
+
+    rep = runner.step(context(path), failing)  # confirms 5 %, the gate fails: weight 0 written, awaited
+    assert (rep["weight"], rep["awaiting_deploy"]["change"]) == (5, {"kind": "weight", "weight": 0})
+    rep = runner.abort(context(path))  # confirms weight 0, writes the 0-node rollback
+    assert rep["awaiting_deploy"]["change"]["kind"] == "rollback" and rep["weight"] == 0, rep
+    assert runner.status(context(path))["weight"] == 0
+    assert rollout_of(path)["candidate_weight"] == 0

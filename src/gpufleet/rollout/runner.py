@@ -351,13 +351,21 @@ def _declared_as_recorded(run: Run, st: State) -> None:
     )
 
 
+def deployed_weight(st: State) -> int | None:
+    """The candidate's weight as deployed: the state's step's, except once a rollback's own change (the candidate
+    group to 0 nodes) is next: its weight 0 went first and was deployed (or the weight was 0 already). The state's
+    step moves only when the whole transition ends."""
+    changes = (st.in_progress or {}).get("changes") or []
+    return 0 if changes and changes[0].get("kind") == "rollback" else st.weight
+
+
 def _finish_report(run: Run) -> dict:
     st = run.state
     if st is not None:
         run.report.update(
             status=st.status,
             step=st.step,
-            weight=st.weight,
+            weight=deployed_weight(st),
             steps=st.steps,
             strategy=st.strategy,
             retire_after=st.retire_after,
@@ -526,7 +534,7 @@ def status(ctx: Context) -> dict:
     rep.update(
         status=st.status,
         step=st.step,
-        weight=st.weight,
+        weight=deployed_weight(st),
         steps=st.steps,
         strategy=st.strategy,
         retire_after=st.retire_after,
