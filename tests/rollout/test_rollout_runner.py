@@ -297,3 +297,23 @@ def test_the_report_after_a_rollbacks_weight_0_is_deployed_says_0_percent(tmp_pa
     assert rep["awaiting_deploy"]["change"]["kind"] == "rollback" and rep["weight"] == 0, rep
     assert runner.status(context(path))["weight"] == 0
     assert rollout_of(path)["candidate_weight"] == 0
+
+
+def test_the_hint_after_a_promote_names_finish_not_a_step_that_needs_urls(tmp_path):
+    """After `promote` (no Pulumi CLI) the hint was `rollout step --current-url URL --candidate-url URL ...`: a step
+    that demands two group URLs it never measures; `finish` is what continues a promote."""
+    from rich.console import Console
+
+    from gpufleet.cli.rollout import _draw
+
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    for _ in range(4):
+        runner.step(context(path), passing)
+    rep = runner.promote(context(path), passing)
+    assert rep["awaiting_deploy"]["change"]["kind"] == "promote"
+    console = Console(record=True, width=400)
+    _draw(rep | {"declared": []})(console)
+    text = console.export_text()
+    assert f"then `gpufleet rollout finish --stack {path}` after the stack file's rollout.retire_after" in text, text
+    assert "--current-url URL" not in text

@@ -350,7 +350,12 @@ def _draw(report: dict):
                 c.print(f"  {cmd}", soft_wrap=True)
             nxt = _continue_with(report)
             more = " --current-url URL --candidate-url URL ..." if nxt == "step" else ""
-            c.print(f"then `gpufleet rollout {nxt} --stack {report['stack_arg']}{more}` to go on", soft_wrap=True)
+            when = (
+                " after the stack file's rollout.retire_after (the old group's keep window; --force: before it)"
+                if waiting["change"].get("kind") == "promote"
+                else ""
+            )
+            c.print(f"then `gpufleet rollout {nxt} --stack {report['stack_arg']}{more}`{when} to go on", soft_wrap=True)
 
     return draw
 
@@ -362,12 +367,12 @@ def _describe(change: dict) -> str:
 
 
 def _continue_with(report: dict) -> str:
-    """The command that goes on once the printed deploy has run: a rollback is continued by abort, a finish by
-    finish, anything else by step."""
+    """The command that goes on once the printed deploy has run: a rollback is continued by abort, a promote (whose
+    gates were measured: a step would ask for URLs it never uses) and a finish by finish, anything else by step."""
     change = (report.get("awaiting_deploy") or {}).get("change") or {}
     if report.get("result") == "failed" or report.get("command") == "abort" or change.get("kind") == "rollback":
         return "abort"
-    return "finish" if change.get("kind") == "finish" else "step"
+    return "finish" if change.get("kind") in ("promote", "finish") else "step"
 
 
 def _run(command, ctx, *args):
