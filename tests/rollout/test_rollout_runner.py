@@ -317,3 +317,39 @@ def test_the_hint_after_a_promote_names_finish_not_a_step_that_needs_urls(tmp_pa
     text = console.export_text()
     assert f"then `gpufleet rollout finish --stack {path}` after the stack file's rollout.retire_after" in text, text
     assert "--current-url URL" not in text
+
+
+def test_gate_load_options_are_bounded_and_a_load_cut_by_time_says_so(tmp_path, capsys, monkeypatch):
+    """`--requests 99999999999999999999999` and `--max-tokens 999999999999` were accepted, and the load stopped
+    starting requests after a hidden max(--timeout-s, 60) s: the gate judged 5554 requests while "measuring:" said the
+    number asked. The bounds refuse (exit 2, nothing written), the limit is --max-duration-s, and a cut load says so."""
+    from fake_openai import FakeServer
+    from rollout_helpers import CANDIDATE_MODEL, CURRENT_MODEL, group
+
+    from gpufleet.cli import main
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no Pulumi CLI: deploys are printed
+    path = stack_copy(tmp_path, "staging", max_latency_p95_ratio=5, max_ttft_p95_ratio=5)
+    with FakeServer(group(CURRENT_MODEL)) as cur, FakeServer(group(CANDIDATE_MODEL)) as cand:
+        urls = [
+            "--current-url", cur.url, "--candidate-url", cand.url,
+            "--current-metrics-url", f"{cur.url}/metrics", "--candidate-metrics-url", f"{cand.url}/metrics",
+        ]  # fmt: skip
+        main(["rollout", "start", "--stack", str(path)])
+        capsys.readouterr()
+        files = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+        bad = ["--requests", "99999999999999999999999", "--max-tokens", "999999999999", "--max-duration-s", "0"]
+        with pytest.raises(SystemExit) as exc:
+            main(["rollout", "step", "--stack", str(path), *urls, *bad])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err, err
+        assert "--requests: 99999999999999999999999 is above 100000" in err and "--max-tokens: 999999999999 is above" in err
+        assert "--max-duration-s: must be a positive number of seconds, at most 3600" in err, err
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == files
+        cut = ["--requests", "100000", "--max-duration-s", "1", "--timeout-s", "1", "--json"]
+        main(["rollout", "step", "--stack", str(path), *urls, *cut])
+    out = capsys.readouterr()
+    sent = json.loads(out.out)["figures"]["traffic"]["current"]["requests"]
+    assert 0 < sent < 100000, sent
+    assert "(none started after 1 s)" in out.err and "the load stopped at --max-duration-s 1 s" in out.err, out.err
+    assert f"{sent} sent to the current group" in out.err, out.err

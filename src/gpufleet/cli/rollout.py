@@ -95,6 +95,11 @@ def _context(stack: str, say=None):
     return ctx, fleet
 
 
+# the gate's load: a few requests per node to compare two groups, not a load test (gpufleet loadtest measures one)
+MAX_REQUESTS = 100_000
+MAX_TOKENS = 32_768
+MAX_DURATION_S = 3600.0
+
 API_KEY_FILE_MAX = 64 * 1024  # an API key is one line; gpufleet's own cap on the file read for it
 
 
@@ -159,6 +164,7 @@ def _measure(
     requests,
     max_tokens,
     timeout_s,
+    max_duration_s,
 ):
     """The gates' measuring function of a step, every option checked first (all problems at once)."""
     from gpufleet.rollout import answers, gates, measure
@@ -236,8 +242,26 @@ def _measure(
                 f"{requests} requests cannot keep {concurrency} in flight: give --requests {concurrency} or more",
             )
         )
+    for flag, value, most in (("--requests", requests, MAX_REQUESTS), ("--max-tokens", max_tokens, MAX_TOKENS)):
+        if value > most:
+            problems.append(
+                Problem(
+                    flag,
+                    "",
+                    f"{value} is above {most}: the gate compares the two groups under a short load, a few requests per "
+                    "node; measure a node's capacity with `gpufleet loadtest`",
+                )
+            )
     if not timeout_s > 0:
         problems.append(Problem("--timeout-s", "", f"must be a positive number of seconds (got {timeout_s:g})"))
+    if not 0 < max_duration_s <= MAX_DURATION_S:
+        problems.append(
+            Problem(
+                "--max-duration-s",
+                "",
+                f"must be a positive number of seconds, at most {MAX_DURATION_S:g} (got {max_duration_s:g})",
+            )
+        )
     if problems:
         raise UserError(problems)
     candidate = getattr(rollout, "candidate", None)
@@ -249,7 +273,7 @@ def _measure(
         requests=requests,
         max_tokens=max_tokens,
         timeout_s=timeout_s,
-        max_duration_s=max(timeout_s, 60.0),
+        max_duration_s=max(timeout_s, max_duration_s),
         health_path=fleet.spec.load_balancer.health_check.path,
         api_key=Secret(key) if key else None,
     )
@@ -258,11 +282,27 @@ def _measure(
 
     def run():
         ctx.say(
-            f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url}, then {len(ps.prompts)} prompts"
+            f"measuring: {requests} requests at concurrency {concurrency} on {current_url} and {candidate_url} (none "
+            f"started after {load.max_duration_s:g} s), then {len(ps.prompts)} prompts"
         )
-        return measure.gates(cur, cand, load, ps, t)
+        gates_, figures = measure.gates(cur, cand, load, ps, t)
+        if cut := _cut_by_time(figures, requests):
+            ctx.say(
+                f"the load stopped at --max-duration-s {load.max_duration_s:g} s: {cut} of {requests} asked; the gates "
+                "judge the requests sent (a longer --max-duration-s, or fewer --requests, to send them all)"
+            )
+        return gates_, figures
 
     return run
+
+
+def _cut_by_time(figures: dict, asked: int) -> str | None:
+    """`N sent to the current group, M to the candidate` when the load's time limit stopped it short of `asked`."""
+    traffic = figures.get("traffic") or {}
+    sent = {g: (traffic.get(g) or {}).get("requests") for g in ("current", "candidate")}
+    if all(isinstance(n, int) and n >= asked for n in sent.values()):
+        return None
+    return f"{sent['current']} sent to the current group, {sent['candidate']} to the candidate"
 
 
 def _spec_prompts(ctx, rollout) -> Path | None:
@@ -484,9 +524,18 @@ O_PROMPTS = typer.Option(
     help="your answer-regression prompts (YAML or .jsonl), added to the shipped set (default: rollout.gates.answers.prompts)",
 )
 O_CONCURRENCY = typer.Option(4, "--concurrency", metavar="N", help="requests in flight on each endpoint during the gate's load")
-O_REQUESTS = typer.Option(40, "--requests", metavar="N", help="requests sent to each endpoint during the gate's load")
-O_MAX_TOKENS = typer.Option(64, "--max-tokens", metavar="N", help="max_tokens of each load request")
+O_REQUESTS = typer.Option(
+    40, "--requests", metavar="N", help=f"requests sent to each endpoint during the gate's load (at most {MAX_REQUESTS})"
+)
+O_MAX_TOKENS = typer.Option(64, "--max-tokens", metavar="N", help=f"max_tokens of each load request (at most {MAX_TOKENS})")
 O_TIMEOUT = options.real(60.0, "--timeout-s", metavar="S", help="per request, connect to last token")
+O_MAX_DURATION = options.real(
+    60.0,
+    "--max-duration-s",
+    metavar="S",
+    help=f"the gate's load starts no request after S seconds (at least --timeout-s; at most {MAX_DURATION_S:g}); "
+    "a load cut short says so",
+)
 
 
 def _gated(command, stack: str, fmt: str, as_json: bool, out: Path | None, **gate_options) -> None:
@@ -510,6 +559,7 @@ def step_cmd(
     requests: int = O_REQUESTS,
     max_tokens: int = O_MAX_TOKENS,
     timeout_s: float = O_TIMEOUT,
+    max_duration_s: float = O_MAX_DURATION,
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
@@ -541,6 +591,7 @@ def promote_cmd(
     requests: int = O_REQUESTS,
     max_tokens: int = O_MAX_TOKENS,
     timeout_s: float = O_TIMEOUT,
+    max_duration_s: float = O_MAX_DURATION,
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     out: Path | None = options.output(),
