@@ -188,6 +188,21 @@ def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkey
     assert "is an input of this command" in r.err and stack.read_bytes() == before
 
 
+@pytest.mark.parametrize("target", ["stacks/Pulumi.alicloud-cn-hangzhou-dev.yaml", "images/lock.json"])
+def test_loadtest_save_json_over_the_stack_file_is_refused_like_o(tmp_path, monkeypatch, capsys, target):
+    """--save-json is an output too: the same inputs check as -o, before any request (nothing listens on port 9)."""
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    stack = tmp_path / target
+    before = stack.read_bytes()
+    words = ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1"]
+    r = run_cli([*words, "-s", DEV, "--save-json", str(stack)], capsys)
+    assert r.code == 2 and "Traceback" not in r.text and stack.read_bytes() == before
+    assert f"--save-json: {stack}: is an input of this command" in r.err and "cannot reach" not in r.err
+
+
 def test_plan_scaling_refuses_an_output_over_its_trace(tmp_path, capsys):
     trace = tmp_path / "trace.csv"
     trace.write_text("time,requests_per_s\n0,1\n10,2\n")

@@ -147,7 +147,7 @@ def loadtest_cmd(
     from gpufleet.files import is_stdout, output_problems, same_file, write_atomic
     from gpufleet.sizing import loadstats, loadtest
 
-    problems = output_problems(save_json, flag="--save-json") if save_json else []
+    problems = output_problems(save_json, flag="--save-json", reads=options.inputs(save_json, [stack])) if save_json else []
     if save_json and out is not None and not is_stdout(out) and same_file(out, save_json):
         problems.append(Problem("-o", str(out), "is also --save-json: the two would overwrite each other; give two files"))
     try:
