@@ -210,6 +210,40 @@ def test_a_second_refresh_keeps_the_rows_it_did_not_fetch(fake, data, project, m
     assert catalog.load("alicloud", "cn-hangzhou", data).get(f"instance/{ALI_HISTORY}", "payg").as_of == "2026-12-03"
 
 
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"Timestamp": "2099-01-01T00:00:00Z"}, "as_of '2099-01-01' is after today (2026-12-02)"),
+        ({"Timestamp": "garbage"}, "as_of 'garbage' is not a date"),
+        ({"SpotPrice": -1}, "price '-1.0000' is not a price (a number >= 0"),
+    ],
+)
+def test_refresh_writes_no_row_its_reader_would_refuse(fake, data, project, monkeypatch, change, says):
+    """A vendor answer the cost commands would refuse (a negative price, a spot price dated in the future or not at
+    all) is reported as not priced and never written: the file on disk always loads, and a later refresh can run."""
+    endpoint, _ = fake
+    read = fixture
+
+    def bad(name):
+        out = read(name)
+        if name == "alicloud-describespotpricehistory":
+            for p in out["SpotPrices"]["SpotPriceType"]:
+                p.update(change)
+        return out
+
+    monkeypatch.setitem(globals(), "fixture", bad)
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "AKID-test")
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret-test")
+    res = refresh.refresh("alicloud", "cn-hangzhou", endpoint, "http", today="2026-12-02", data=data)
+    refused = [f for f in res.failed if f.startswith(f"{ALI_HISTORY} spot: ")]
+    assert len(refused) == 1 and says in refused[0] and "not written" in refused[0], res.failed
+    assert all(r.billing != "spot" or ALI_HISTORY not in r.key for r in res.written) and res.written
+    catalog._read.cache_clear()
+    cat = catalog.load("alicloud", "cn-hangzhou", data)  # the cost commands still read it
+    assert cat.get(f"instance/{ALI_HISTORY}", "spot").quality != "vendor API"
+    assert cat.get(f"instance/{ALI_HISTORY}", "payg").quality == "vendor API"
+
+
 def test_the_projects_rows_win_and_must_match_the_region(data, project):
     """A hand-written row in the project's file prices that item (a negotiated price); a file for another currency
     is refused, naming the file and the field."""

@@ -209,29 +209,34 @@ def load(cloud: str, region: str, data: Path | None = None, project: Path | None
 
 
 def own_row_problems(mine: Catalog, cat: Catalog, shown: str, today: date) -> list[Problem]:
-    """What is wrong with the project's rows against the shipped catalog `cat`, as its header is checked in `load`: a
-    row priced in another unit than the shipped row of its item and billing (a price per hour labelled `month`
-    relabelled the node's hours as months), and an `as_of` (the date of the price's source) that is no date or is
-    after today."""
+    """What is wrong with the project's rows against the shipped catalog `cat`, as its header is checked in `load`
+    (each row as `own_row_checks` says)."""
     out = []
     for i, row in enumerate(mine.rows.values()):  # the file's order: _read refused a repeated key and billing
-        where = f"rows.{i}"
-        ref = cat.get(row.key, row.billing)
-        if ref is not None and row.unit != ref.unit:
-            out.append(
-                Problem(
-                    shown,
-                    f"{where}.unit",
-                    f"says {row.unit!r}, but {row.key} ({row.billing}) is priced per {ref.unit!r} (the shipped catalog's "
-                    f"row): give the price per {ref.unit}",
-                )
+        out += own_row_checks(row, cat, shown, f"rows.{i}", today)
+    return out
+
+
+def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: date) -> list[Problem]:
+    """What is wrong with one of the project's rows against the shipped catalog `cat`: a row priced in another unit
+    than the shipped row of its item and billing (a price per hour labelled `month` relabelled the node's hours as
+    months), and an `as_of` (the date of the price's source) that is no date or is after today. `catalog refresh`
+    checks each fetched row with this (and row_shape_problems) before it writes it."""
+    out = []
+    ref = cat.get(row.key, row.billing)
+    if ref is not None and row.unit != ref.unit:
+        out.append(
+            Problem(
+                shown,
+                f"{where}.unit",
+                f"says {row.unit!r}, but {row.key} ({row.billing}) is priced per {ref.unit!r} (the shipped catalog's "
+                f"row): give the price per {ref.unit}",
             )
-        when = _day(row.as_of)
-        if when is None or when > today:
-            why = "is not a date" if when is None else f"is after today ({today})"
-            out.append(
-                Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD")
-            )
+        )
+    when = _day(row.as_of)
+    if when is None or when > today:
+        why = "is not a date" if when is None else f"is after today ({today})"
+        out.append(Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD"))
     return out
 
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from msgspec import Struct, field
 
-from gpufleet import registry
+from gpufleet import clock, registry
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import PriceRow
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -102,6 +102,17 @@ def row(cloud, key, billing, price, trade, unit, source, today, how) -> PriceRow
     )
 
 
+def refused(r: PriceRow, shipped: pricecat.Catalog, today: date) -> str:
+    """Why the catalog's reader (catalog._read, own_row_checks) would refuse the fetched row `r`, as one line naming
+    the field the vendor answered; "" when it reads."""
+    problems = pricecat.row_shape_problems(r.to_yaml(), "", "row")
+    problems += pricecat.own_row_checks(r, shipped, "", "row", today)
+    if not problems:
+        return ""
+    said = "; ".join(f"{p.path.removeprefix('row').removeprefix('.')} {p.message}".strip() for p in problems)
+    return f"the vendor's answer cannot be priced ({said}); not written, the file keeps what it had: ask again later"
+
+
 def refresh(
     cloud: str,
     region: str,
@@ -135,8 +146,14 @@ def refresh(
         raise UserError(problems)
     currency = pricecat.load(cloud, region, data, folder).currency  # checks the file the rows join, before asking
     mine = pricecat.own(cloud, region, folder)
-    today = today or date.today().isoformat()
-    rows, failed = fetch(region, today, endpoint, protocol, image_id)
+    today = today or clock.now().date().isoformat()
+    fetched, failed = fetch(region, today, endpoint, protocol, image_id)
+    rows = []
+    for r in fetched:  # a row the cost commands would refuse is not written: the file on disk always loads
+        if why := refused(r, pricecat.shipped(cloud, region, data), date.fromisoformat(today)):
+            failed.append(f"{r.key.split('/', 1)[-1]} {r.billing}: {why}")
+        else:
+            rows.append(r)
     if rows:
         kept = dict(mine.rows) if mine else {}  # the file's rows for other items and billings stay
         kept.update({(r.key, r.billing): r for r in rows})
