@@ -187,3 +187,38 @@ def test_no_file_names_the_research_notes_outside_the_repository():
     files = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
     named = [f for f in files if (root / f).is_file() and REFERENCE in (root / f).read_text(errors="ignore")]
     assert named == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ('price: "9.74"', 'price: "-9.74"', "rows.0.price: '-9.74' is not a price: give the published figure as a number >= 0"),
+        ('price: "9.74"', 'price: "abc"', "rows.0.price: 'abc' is not a price"),
+        ("currency: CNY, unit: hour", "currency: EUR, unit: hour", "rows.0.currency: 'EUR' cannot be converted"),
+        ("currency: CNY, unit: hour", "currency: CNY", "rows.0.unit: missing"),
+        ("billing: payg", "billing: paygo", "rows.0.billing: unknown billing 'paygo' (did you mean 'payg'?)"),
+        ('as_of: "2026-09-24"', 'as_of: "yesterday"', "rows.0.as_of: 'yesterday' is not a date"),
+        ('as_of: "2026-09-24"', 'as_of: "2099-01-01"', "rows.0.as_of: '2099-01-01' is after today"),
+    ],
+)
+def test_build_refuses_a_bad_price_point_and_writes_nothing(tmp_path, monkeypatch, old, new, says):
+    """A quote that is negative, no number, in a currency the build cannot convert, incomplete, or badly dated was
+    written into catalogs every cost command then refused (or a traceback): now exit 2 naming the row and field."""
+    import shutil
+    from pathlib import Path
+
+    from gpufleet.errors import UserError
+
+    monkeypatch.setenv("GPUFLEET_NOW", "2026-12-05T12:00:00Z")
+    data = tmp_path / "data"
+    shutil.copytree(Path(catalog.__file__).parent / "data", data)
+    for p in data.glob("alicloud-*.yaml"):
+        p.unlink()  # a build writes every region's file: any file here was written by the failed build
+    quotes = data / "quotes-alicloud.yaml"
+    text = quotes.read_text()
+    assert old in text
+    quotes.write_text(text.replace(old, new, 1))
+    with pytest.raises(UserError) as exc:
+        derive.build("alicloud", "2026-12-05", data)
+    assert str(exc.value).startswith(f"{data / 'quotes-alicloud.yaml'}: {says}"), str(exc.value)
+    assert list(data.glob("alicloud-*.yaml")) == []

@@ -35,7 +35,7 @@ from gpufleet import inputs, registry
 from gpufleet.clock import now
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
-from gpufleet.errors import Problem, UserError
+from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.stacks import catalog as stackcat
 
 Q4 = Decimal("0.0001")
@@ -123,13 +123,29 @@ class QuoteFile(Struct, frozen=True):
     ratios: list[dict]
 
 
+QUOTE_TEXT = ("item", "billing", "currency", "unit", "quality", "publisher", "source", "as_of")
+QUOTE_QUALITIES = ("quote", "doc", "estimate")
+PUBLISHERS = ("vendor", "third-party")
+
+
 def load_quotes(cloud: str, data: Path | None = None) -> QuoteFile:
+    """The public price points of cost/data/quotes-<cloud>.yaml, each checked (quote_problems): a UserError naming
+    every bad row's field and its fix, before anything is derived or written."""
     path = _data(cloud, data) / f"quotes-{cloud}.yaml"
     if not path.exists():
         return QuoteFile([], [])  # a cloud with no public price points: every instance row is `missing`
-    doc = inputs.load_mapping(path, _shown(path))
+    shown = _shown(path)
+    doc = inputs.load_mapping(path, shown)
+    raw_rows = doc.get("rows") or []
+    if not isinstance(raw_rows, list):
+        raise UserError([Problem(shown, "rows", f"expected a list of price points, got {inputs.kind(raw_rows)}")])
+    currencies = (load_sources(cloud, data)["currency"], "USD")  # the catalog's, and USD (converted by CNY/USD pairs)
+    today = now().date()
+    problems = [p for i, r in enumerate(raw_rows) for p in quote_problems(r, shown, f"rows.{i}", currencies, today)]
+    if problems:
+        raise UserError(problems)
     rows = []
-    for r in doc.get("rows") or []:
+    for r in raw_rows:
         disk = r.get("disk")
         rows.append(
             Quote(
@@ -148,6 +164,57 @@ def load_quotes(cloud: str, data: Path | None = None) -> QuoteFile:
             )
         )
     return QuoteFile(rows, list(doc.get("ratios") or []))
+
+
+def quote_problems(raw, shown: str, where: str, currencies: tuple[str, ...], today: date) -> list[Problem]:
+    """Why one row of quotes-<cloud>.yaml cannot be used: not a mapping, a missing or non-text field, a price that is
+    no number >= 0, a currency the build cannot convert, an unknown billing, quality or publisher, an `as_of` that is
+    no date or is after today, a `disk` that is not {key, gib}."""
+    if not isinstance(raw, dict):
+        return [Problem(shown, where, f"expected a price point (a mapping), got {inputs.kind(raw)}")]
+    if isinstance(raw.get("as_of"), date):  # an unquoted YAML date
+        raw = {**raw, "as_of": str(raw["as_of"])}
+    out = []
+    for k in QUOTE_TEXT:
+        v = raw.get(k)
+        if v is None or v == "":
+            out.append(Problem(shown, f"{where}.{k}", "missing: every price point names it (see the file's header)"))
+        elif not isinstance(v, str):
+            out.append(Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(v)}"))
+    price = raw.get("price")
+    try:
+        ok = price is not None and not isinstance(price, (bool, dict, list)) and Decimal(str(price)).is_finite()
+        ok = ok and Decimal(str(price)) >= 0
+    except ArithmeticError:
+        ok = False
+    if not ok:
+        out.append(Problem(shown, f"{where}.price", f"{price!r} is not a price: give the published figure as a number >= 0"))
+    for k, known in (("billing", pricecat.BILLINGS), ("quality", QUOTE_QUALITIES), ("publisher", PUBLISHERS)):
+        v = raw.get(k)
+        if isinstance(v, str) and v and v not in known:
+            out.append(Problem(shown, f"{where}.{k}", f"unknown {k} {v!r}" + did_you_mean(v, list(known))))
+    cur = raw.get("currency")
+    if isinstance(cur, str) and cur and cur not in currencies:
+        out.append(
+            Problem(
+                shown,
+                f"{where}.currency",
+                f"{cur!r} cannot be converted: the build prices in {' or '.join(currencies)}; give the figure in one of them",
+            )
+        )
+    when = raw.get("as_of")
+    if isinstance(when, str) and when:
+        day = pricecat._day(when)
+        if day is None or day > today:
+            why = "is not a date" if day is None else f"is after today ({today})"
+            out.append(Problem(shown, f"{where}.as_of", f"{when!r} {why}: write the date of the price's source as YYYY-MM-DD"))
+    disk = raw.get("disk")
+    if disk:
+        ok = isinstance(disk, dict) and isinstance(disk.get("key"), str) and bool(disk["key"])
+        ok = ok and isinstance(disk.get("gib"), int) and not isinstance(disk["gib"], bool) and disk["gib"] > 0
+        if not ok:
+            out.append(Problem(shown, f"{where}.disk", f"expected {{key: disk/..., gib: N > 0}}, got {disk!r}"))
+    return out
 
 
 def fraction(text) -> Decimal:
@@ -698,11 +765,23 @@ def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
     it, the package's, which only a gpufleet checkout may rewrite (shipped_writable)."""
     if data is None:
         shipped_writable()
-    out = []
+    load_quotes(cloud, data)  # its problems, before any region is derived
+    cats = []
     for region in load_sources(cloud, data)["regions"]:
         cat = derive(cloud, region, today, data)
         path = pricecat.catalog_path(cloud, region, data)
-        if path.exists() and _same_prices(pricecat.shipped(cloud, region, data), cat):
+        # a row the catalog's reader refuses would stop every cost command: none is written, no file half of them
+        problems = [
+            p
+            for i, r in enumerate(cat.rows.values())
+            for p in pricecat.row_shape_problems(r.to_yaml(), _shown(path), f"rows.{i}")
+        ]
+        if problems:
+            raise UserError(problems)
+        cats.append((cat, path))
+    out = []
+    for cat, path in cats:
+        if path.exists() and _same_prices(pricecat.shipped(cat.cloud, cat.region, data), cat):
             continue  # only the build date (and the date stamped on missing rows) would change
         out.append(pricecat.write(cat, path, _shown(path), pricecat.SHIPPED_HEADER))
     return out
