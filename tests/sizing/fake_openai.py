@@ -16,6 +16,8 @@ others really wait (counted as waiting); KV-cache use is running x `kv_per_seq` 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -41,7 +43,9 @@ class Behaviour(Struct):
     usage: bool = True  # send the usage chunk when asked for it
     hang_s: float = 0.0  # sleep this long before answering
     echo_auth_on_401: bool = True  # a careless server that echoes the Authorization header
-    mode: str = "sse"  # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]
+    mode: str = "sse"  # "sse"; "json": ignores stream and answers one JSON body; "cut": no [DONE]; "reset": the
+    # connection is reset (TCP RST) after the first event
+    events: tuple[str, ...] = ()  # sent verbatim as the stream's data events (then [DONE]) instead of the tokens
     aliases: tuple[str, ...] = ()  # other model names it answers to (a group behind a shared load balancer)
     answer: Callable[[str], str] = default_answer  # the text of a non-streaming answer
     healthy: bool = True
@@ -174,6 +178,17 @@ def _handler(b: Behaviour):
             time.sleep(b.first_token_s)
             self.wfile.write(b": keep-alive comment\n\n")
             self._event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+            if b.mode == "reset":
+                self._served()
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()  # linger 0: the close sends RST, not FIN
+                return None
+            if b.events:
+                self._served()
+                for text in b.events:
+                    self._event(text)
+                self._event("[DONE]")
+                return None
             for i in range(tokens):
                 if i:
                     time.sleep(b.token_s * load)

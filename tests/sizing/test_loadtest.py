@@ -327,3 +327,35 @@ def test_command_bad_input_exits_2_and_writes_nothing(tmp_path):
     assert r.returncode == 2 and "cannot reach" in r.stderr and "Traceback" not in r.stderr and not out.exists()
     r = _cli("loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "-o", str(tmp_path / "no" / "lt.json"))
     assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("events", "says"),
+    [
+        (('{"choices": 5}',), "the stream sent choices that are not a list"),
+        (("[" * 100_000 + "]" * 100_000,), "the stream sent data that is not JSON"),  # deeper than the decoder goes
+        (('{"choices": [], "usage": {"completion_tokens": -1000, "prompt_tokens": -3}}',), "completion_tokens -1000: not a"),
+        (('{"choices": [], "usage": {"completion_tokens": 1000000000000000000000000000000}}',), "not a count from 0 to 8"),
+        (('{"choices": [], "usage": {"completion_tokens": true}}',), "completion_tokens True: not a whole number"),
+        (('{"choices": [], "usage": {"completion_tokens": 2, "prompt_tokens": 1e30}}',), "prompt_tokens 1e+30: not a whole"),
+        (('{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}',), "the answer had no content"),
+        (('{"choices": [{"delta": {"content": [{"type": "text", "text": "hi"}]}}]}',), "the answer had no content"),
+    ],
+)
+def test_a_malformed_or_empty_answer_is_an_error_not_a_traceback_or_throughput(events, says):
+    """Each of these raised out of the run (a traceback), or was counted as a successful request (negative, huge or
+    no throughput that plan capacity then refused or sized a fleet with)."""
+    with FakeServer(Behaviour(events=events)) as srv:
+        r = run(settings(srv.url, concurrency="1,2", requests=4))
+    for lv in r["levels"]:
+        assert lv["errors"] == lv["requests"] == 4 and lv["requests_per_s"] == 0 and lv["output_tokens_per_s"] == 0, lv
+        assert says in lv["top_errors"][0]["message"], lv["top_errors"]
+    assert r["knee"] is None
+
+
+def test_a_good_usage_count_is_still_used():
+    with FakeServer(Behaviour(events=('{"choices": [], "usage": {"completion_tokens": 3, "prompt_tokens": 7}}',))) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=2))
+    lv = r["levels"][0]
+    assert lv["errors"] == 0 and r["token_count_source"] == "usage" and r["request"]["prompt_tokens"] == 7
+    assert lv["output_tokens_per_s"] == pytest.approx(3 * lv["requests_per_s"], rel=0.01)  # both rounded

@@ -8,7 +8,9 @@ at most max_duration_s + timeout_s and the whole run at most levels x that.
 
 Per request: TTFT = time to the first non-empty content delta (reasoning deltas count: a reasoning model
 streams its thinking first), latency = time to the end of the stream, output tokens = the usage chunk's
-`completion_tokens`, or the number of content deltas when the server sends no usage. The numbers are
+`completion_tokens`, or the number of content deltas when the server sends no usage. A malformed chunk, a usage
+count that is no whole number from 0 to max_tokens, and a stream with no content and no output token make the
+request a failed sample (an error), never a traceback or throughput. The numbers are
 summed up by `gpufleet.sizing.loadstats`; the result adds `request` (prompt characters and tokens, max_tokens,
 output tokens per request) and, with `--stack`, `stack` (instance type, GPU, model, serving flags), which
 `gpufleet cost tokens` reads.
@@ -300,6 +302,19 @@ def _delta_text(choice: object) -> str:
     return ""
 
 
+MAX_PROMPT_TOKENS = 10**8  # far beyond any model's context window: more is a broken usage report
+EMPTY_ANSWER = "the answer had no content: a whole stream with no content delta and no output token in its usage"
+
+
+def _count_problem(value: object, most: int) -> str:
+    """Why a usage count cannot be a token count (a whole number from 0 to `most`); "" when it can."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "not a whole number of tokens"
+    if not 0 <= value <= most:
+        return f"not a count from 0 to {most}"
+    return ""
+
+
 async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
     """Send one streaming chat completion and time it. Never raises, but for cancellation."""
     start = time.perf_counter()
@@ -330,18 +345,25 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                         break
                     try:
                         chunk = json.loads(data)
-                    except ValueError:
+                    except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
                         return fail(f"the stream sent data that is not JSON: {data}")
                     if not isinstance(chunk, dict):
                         return fail(f"the stream sent data that is not a JSON object: {data}")
                     if chunk.get("error"):
                         return fail(f"error in the stream: {json.dumps(chunk['error'])}")
                     usage = chunk.get("usage")
-                    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-                        usage_tokens = usage["completion_tokens"]
-                    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-                        prompt_tokens = usage["prompt_tokens"]
-                    for choice in chunk.get("choices") or []:
+                    if isinstance(usage, dict):
+                        for name, most in (("completion_tokens", s.max_tokens), ("prompt_tokens", MAX_PROMPT_TOKENS)):
+                            if name in usage and usage[name] is not None and (why := _count_problem(usage[name], most)):
+                                return fail(f"the stream's usage says {name} {_short(repr(usage[name]), None, 40)}: {why}")
+                        if usage.get("completion_tokens") is not None:
+                            usage_tokens = usage["completion_tokens"]
+                        if usage.get("prompt_tokens") is not None:
+                            prompt_tokens = usage["prompt_tokens"]
+                    choices = chunk.get("choices")
+                    if choices is not None and not isinstance(choices, list):
+                        return fail(f"the stream sent choices that are not a list: {data}")
+                    for choice in choices or []:
                         if _delta_text(choice):
                             ttft = since() if ttft is None else ttft
                             deltas += 1
@@ -356,6 +378,8 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
         return fail(f"cannot connect: {exc or type(exc).__name__}", fatal=True)
     except (httpx.HTTPError, OSError) as exc:
         return fail(f"{type(exc).__name__}: {exc}")
+    if deltas == 0 and not usage_tokens:
+        return fail(EMPTY_ANSWER)
     return Sample(
         ok=True,
         latency_ms=since(),
