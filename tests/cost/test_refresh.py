@@ -316,6 +316,34 @@ CONTRACT = {
             [{**CONTRACT, "as_of": "last week"}],
             "rows.0.as_of: 'last week' is not a date: write the date of the price's source as YYYY-MM-DD",
         ),
+        # a typo'd price key: the node became unpriced without a word
+        (
+            [{**{k: v for k, v in CONTRACT.items() if k != "price"}, "prcie": "8.00"}],
+            "rows.0.prcie: unknown field 'prcie' (did you mean 'price'?)\n"
+            "cost/catalog/alicloud-cn-hangzhou.yaml: rows.0.price: missing: give the price, or null (with quality "
+            "missing) when unknown",
+        ),
+        # a typo'd item: the contract price was never applied
+        (
+            [{**CONTRACT, "key": "instance/ecs.gn7i-c8g1.2xlargee"}],
+            "rows.0.key: 'instance/ecs.gn7i-c8g1.2xlargee' is no item of the shipped catalog, so the row prices nothing "
+            "(did you mean 'instance/ecs.gn7i-c8g1.2xlarge'?): give the item's key as `gpufleet cost estimate` names it",
+        ),
+        ([{**CONTRACT, "billing": 5}], "rows.0.billing: expected text, got a number"),
+        ([{**CONTRACT, "key": 12345}], "rows.0.key: expected text, got a number"),
+        ([{**CONTRACT, "key": ""}], "rows.0.key: is empty: give it"),
+        (
+            [{**CONTRACT, "source": ""}],
+            "rows.0.source: is empty: a price names where it comes from (a URL, a contract, an API)",
+        ),
+        (
+            [{**CONTRACT, "quality": "missing"}],
+            "rows.0.quality: is 'missing' but the row has a price: give its quality, or price: null",
+        ),
+        (
+            [{**CONTRACT, "quality": "vendor API", "price": None}],
+            "rows.0.price: is null but the quality is 'vendor API': give the price, or quality: missing",
+        ),
     ],
 )
 def test_a_wrong_row_in_the_projects_file_is_refused(data, project, monkeypatch, rows, says):
@@ -330,6 +358,26 @@ def test_a_wrong_row_in_the_projects_file_is_refused(data, project, monkeypatch,
     (project / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump({**head, "rows": [CONTRACT]}))
     catalog._read.cache_clear()
     assert catalog.load("alicloud", "cn-hangzhou", data).get(CONTRACT["key"], "payg").price == Decimal("8.00")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("as_of", "yesterday", "as_of: 'yesterday' is not a date: write it as YYYY-MM-DD"),
+        ("as_of", "9999-01-01", "as_of: '9999-01-01' is after today (2026-12-03)"),
+        ("built", "soon", "built: 'soon' is not a date"),
+        ("buitl", "2026-11-01", "buitl: unknown field 'buitl' (did you mean 'built'?)"),
+    ],
+)
+def test_the_projects_file_header_dates_are_checked(data, project, monkeypatch, field, value, says):
+    """The header's as_of was printed as "catalog as of yesterday" (or a future day) without a check."""
+    monkeypatch.setenv("GPUFLEET_NOW", "2026-12-03T00:00:00Z")
+    head = {"cloud": "alicloud", "region": "cn-hangzhou", "currency": "CNY", "as_of": "2026-11-01", "built": "2026-11-01"}
+    project.mkdir(parents=True)
+    (project / "alicloud-cn-hangzhou.yaml").write_text(yaml.safe_dump({**head, field: value, "rows": [CONTRACT]}))
+    with pytest.raises(UserError) as exc:
+        catalog.load("alicloud", "cn-hangzhou", data)
+    assert str(exc.value).startswith(f"cost/catalog/alicloud-cn-hangzhou.yaml: {says}"), str(exc.value)
 
 
 def test_refresh_outside_a_project_is_refused_before_asking(tmp_path, monkeypatch):

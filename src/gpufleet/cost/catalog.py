@@ -27,6 +27,7 @@ points exist. A row older than STALE_DAYS is `stale(row, today)`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -202,7 +203,18 @@ def load(cloud: str, region: str, data: Path | None = None, project: Path | None
                 )
             ]
         )
-    problems = own_row_problems(mine, cat, f"{PROJECT_PRICES}/{cloud}-{region}.yaml", clock.now().date())
+    today = clock.now().date()
+    problems = own_row_problems(mine, cat, f"{PROJECT_PRICES}/{cloud}-{region}.yaml", today)
+    for k in ("as_of", "built"):  # dates, as _read checked
+        if (day := _day(getattr(mine, k))) is not None and day > today:
+            problems.append(
+                Problem(
+                    f"{PROJECT_PRICES}/{cloud}-{region}.yaml",
+                    k,
+                    f"{getattr(mine, k)!r} is after today ({today}): write the date as YYYY-MM-DD, or delete the file "
+                    "and run `gpufleet catalog refresh` again",
+                )
+            )
     if problems:
         raise UserError(problems)
     return Catalog(cat.cloud, cat.region, cat.currency, max(cat.as_of, mine.as_of), cat.built, {**cat.rows, **mine.rows})
@@ -224,6 +236,15 @@ def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: d
     checks each fetched row with this (and row_shape_problems) before it writes it."""
     out = []
     ref = cat.get(row.key, row.billing)
+    if ref is None and row.key not in {k for k, _ in cat.rows} and (close := _near_keys(row.key, cat)):
+        out.append(
+            Problem(
+                shown,
+                f"{where}.key",
+                f"{row.key!r} is no item of the shipped catalog, so the row prices nothing (did you mean {close!r}?): "
+                "give the item's key as `gpufleet cost estimate` names it",
+            )
+        )
     if ref is not None and row.unit != ref.unit:
         out.append(
             Problem(
@@ -238,6 +259,13 @@ def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: d
         why = "is not a date" if when is None else f"is after today ({today})"
         out.append(Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD"))
     return out
+
+
+def _near_keys(key: str, cat: Catalog) -> str:
+    """The shipped item a key not in the catalog is probably a misspelling of ("" when none is close): an unknown item
+    that resembles none may be one the shipped catalog lacks, which the row then prices."""
+    close = difflib.get_close_matches(key, cat.keys(), n=1, cutoff=0.9)
+    return close[0] if close else ""
 
 
 def _day(text: str) -> date | None:
@@ -291,6 +319,16 @@ def _read(name: str, shown: str) -> Catalog:
         for k in HEADER
         if k in doc and isinstance(doc[k], (dict, list))
     ]
+    problems += [
+        Problem(shown, k, f"unknown field {k!r}" + did_you_mean(str(k), (*HEADER, "rows")))
+        for k in doc
+        if k not in (*HEADER, "rows")
+    ]
+    problems += [
+        Problem(shown, k, f"{doc[k]!r} is not a date: write it as YYYY-MM-DD; {fix}")
+        for k in ("as_of", "built")
+        if k in doc and not isinstance(doc[k], (dict, list)) and _day(str(doc[k])) is None
+    ]
     rows = doc.get("rows")
     if "rows" not in doc:
         problems.append(Problem(shown, "rows", f"missing; {fix}"))
@@ -341,23 +379,53 @@ def _decimal_problem(value, shown: str, field: str) -> list[Problem]:
     return [] if ok else [Problem(shown, field, f"{value!r} is not a price (a number >= 0, or null when unknown)")]
 
 
+ROW_FIELDS = (*ROW_TEXT, "price", "derivation", "trade_price", "low", "high", "quotes")
+
+
 def row_shape_problems(raw, shown: str, where: str) -> list[Problem]:
-    """Why one catalog row cannot be read: not a mapping, a missing or non-text field, a price that is no number."""
+    """Why one catalog row cannot be read: not a mapping, an unknown (misspelt) field, a missing, empty or non-text
+    field, no `price` key (null when unknown), a price that is no number, a quality that contradicts the price
+    (`missing` with a price, a priced quality without one), a price without a source."""
     if not isinstance(raw, dict):
         return [Problem(shown, where, f"expected a price row (a mapping), got {inputs.kind(raw)}")]
-    out = [Problem(shown, f"{where}.{k}", "missing") for k in ROW_TEXT if raw.get(k) is None]
-    out += [
-        Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(raw[k])}")
-        for k in (*ROW_TEXT, "derivation")
-        if isinstance(raw.get(k), (dict, list))
+    out = [
+        Problem(shown, f"{where}.{k}", f"unknown field {k!r}" + did_you_mean(str(k), ROW_FIELDS))
+        for k in raw
+        if k not in ROW_FIELDS
     ]
+    out += [Problem(shown, f"{where}.{k}", "missing") for k in ROW_TEXT if raw.get(k) is None and k != "source"]
+    if "price" not in raw:
+        out.append(Problem(shown, f"{where}.price", "missing: give the price, or null (with quality missing) when unknown"))
+    if raw.get("source") is None and raw.get("price") is None:
+        out.append(Problem(shown, f"{where}.source", "missing"))
+    text = {k: raw[k] for k in (*ROW_TEXT, "derivation") if raw.get(k) is not None}
+    if isinstance(text.get("as_of"), date):
+        text["as_of"] = str(text["as_of"])  # an unquoted YAML date
+    out += [
+        Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(v)}") for k, v in text.items() if not isinstance(v, str)
+    ]
+    out += [
+        Problem(shown, f"{where}.{k}", "is empty: give it")
+        for k in ("key", "billing", "currency", "unit", "quality", "as_of")
+        if text.get(k) == ""
+    ]
+    if raw.get("price") is not None and not str(raw.get("source") or "").strip():
+        out.append(Problem(shown, f"{where}.source", "is empty: a price names where it comes from (a URL, a contract, an API)"))
     if raw.get("quotes") is not None and not isinstance(raw["quotes"], list):
         out.append(Problem(shown, f"{where}.quotes", f"expected a list of citations, got {inputs.kind(raw['quotes'])}"))
     if isinstance(raw.get("quality"), str) and raw["quality"] not in QUALITIES:
         out.append(
             Problem(shown, f"{where}.quality", f"unknown quality {raw['quality']!r}" + did_you_mean(raw["quality"], QUALITIES))
         )
-    if isinstance(raw.get("billing"), str) and raw["billing"] not in BILLINGS:
+    elif raw.get("quality") == "missing" and raw.get("price") is not None:
+        out.append(Problem(shown, f"{where}.quality", "is 'missing' but the row has a price: give its quality, or price: null"))
+    elif isinstance(raw.get("quality"), str) and raw["quality"] != "missing" and "price" in raw and raw["price"] is None:
+        out.append(
+            Problem(
+                shown, f"{where}.price", f"is null but the quality is {raw['quality']!r}: give the price, or quality: missing"
+            )
+        )
+    if isinstance(raw.get("billing"), str) and raw["billing"] and raw["billing"] not in BILLINGS:
         out.append(
             Problem(shown, f"{where}.billing", f"unknown billing {raw['billing']!r}" + did_you_mean(raw["billing"], BILLINGS))
         )
