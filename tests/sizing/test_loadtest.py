@@ -359,3 +359,14 @@ def test_a_good_usage_count_is_still_used():
     lv = r["levels"][0]
     assert lv["errors"] == 0 and r["token_count_source"] == "usage" and r["request"]["prompt_tokens"] == 7
     assert lv["output_tokens_per_s"] == pytest.approx(3 * lv["requests_per_s"], rel=0.01)  # both rounded
+
+
+def test_a_reset_connection_has_a_readable_reason():
+    """A reset mid-stream read `ReadError:` with nothing after the colon."""
+    with FakeServer(Behaviour(mode="reset")) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=2))
+    lv = r["levels"][0]
+    assert lv["errors"] == 2, lv
+    message = lv["top_errors"][0]["message"]
+    assert message.split(":", 1)[1].strip(), message  # something after the error's name
+    assert "reset" in message or "closed" in message, message

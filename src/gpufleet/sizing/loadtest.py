@@ -376,8 +376,8 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
         return fail(f"timeout: no complete answer within --timeout-s {s.timeout_s:g}")
     except httpx.ConnectError as exc:
         return fail(f"cannot connect: {exc or type(exc).__name__}", fatal=True)
-    except (httpx.HTTPError, OSError) as exc:
-        return fail(f"{type(exc).__name__}: {exc}")
+    except (httpx.HTTPError, OSError) as exc:  # a reset connection is a ReadError with no text
+        return fail(f"{type(exc).__name__}: {str(exc) or 'the connection broke mid-answer (reset or closed by the server)'}")
     if deltas == 0 and not usage_tokens:
         return fail(EMPTY_ANSWER)
     return Sample(
