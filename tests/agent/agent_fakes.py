@@ -70,7 +70,10 @@ class Quiet(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its timeout) before a slow answer
 
     @property
     def owner(self):
@@ -79,16 +82,19 @@ class Quiet(BaseHTTPRequestHandler):
 
 class FakeVllm(Server):
     """GET /metrics in the chosen version's names; `running`, `waiting`, `kv` settable; `up=False` refuses. GET /health:
-    200 once `healthy` (vLLM answers 200 there when its engine is up), 503 before."""
+    200 once `healthy` (vLLM answers 200 there when its engine is up), 503 before. `delay`: seconds /metrics takes
+    to answer (a loaded vLLM's busy event loop)."""
 
     def __init__(self, version: str = "0.33.0", running: float = 2, waiting: float = 3, kv: float = 0.25):
         self.template = {"0.33.0": VLLM_0_33, "0.10.0": VLLM_0_10}[version]
         self.running, self.waiting, self.kv, self.up, self.healthy = running, waiting, kv, True, True
-        self.health_asked = 0
+        self.health_asked, self.delay = 0, 0.0
 
         class H(Quiet):
             def do_GET(self):
                 o = self.owner
+                if self.path == "/metrics" and o.delay:
+                    time.sleep(o.delay)
                 if self.path == "/health":
                     o.health_asked += 1
                     return self.reply(200 if o.up and o.healthy else 503, "")

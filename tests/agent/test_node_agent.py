@@ -237,11 +237,40 @@ def test_drain_is_bounded(tmp_path, servers):
     assert time.monotonic() - started < 6
 
 
-def test_drain_with_vllm_down_ends_at_once(tmp_path, servers):
+def test_drain_with_vllm_not_running_ends_at_once(tmp_path, servers):
     vllm = servers(FakeVllm)
-    vllm.up = False
-    r = agent(setup(tmp_path, "tencentcloud", vllm, GATEWAY_DRAIN_WAIT_S="0"), "drain")
-    assert r.returncode == 0 and "nothing in flight" in r.stdout
+    config = setup(tmp_path, "tencentcloud", vllm, GATEWAY_DRAIN_WAIT_S="0")
+    vllm.close()  # nothing listens on the port: the connection is refused
+    started = time.monotonic()
+    r = agent(config, "drain", "--timeout", "20")
+    assert r.returncode == 0 and "refuses connections (not running): nothing in flight" in r.stdout, r.stdout
+    assert time.monotonic() - started < 5
+
+
+def test_drain_does_not_take_a_slow_metrics_read_for_nothing_in_flight(tmp_path, servers):
+    """A loaded vLLM answers /metrics late (same event loop as the requests): the drain keeps asking until its bound."""
+    vllm = servers(FakeVllm, running=7, waiting=3)
+    vllm.delay = 3  # more than http_timeout_s (2 s)
+    started = time.monotonic()
+    r = agent(setup(tmp_path, "alicloud", vllm, GATEWAY_DRAIN_WAIT_S="0"), "drain", "--timeout", "1.5")
+    assert r.returncode == 0 and "nothing in flight" not in r.stdout, r.stdout
+    assert "timed out" in r.stdout and "bound of 2s reached with no count of the requests" in r.stdout, r.stdout
+    assert time.monotonic() - started >= 1.5
+
+
+def test_drain_waits_for_an_answer_slower_than_one_calls_timeout(tmp_path, servers):
+    vllm = servers(FakeVllm, running=7, waiting=3)
+    vllm.delay = 2.5  # answers within the bound, later than http_timeout_s: 7 running, 3 + 3 waiting on two engines
+    r = agent(setup(tmp_path, "alicloud", vllm, GATEWAY_DRAIN_WAIT_S="0"), "drain", "--timeout", "2.8")
+    assert r.returncode == 0 and "bound of 3s reached with 13 requests running or waiting at the last read" in r.stdout, r.stdout
+
+
+def test_drain_keeps_polling_on_an_error_status(tmp_path, servers):
+    vllm = servers(FakeVllm)
+    vllm.up = False  # /metrics answers 503
+    r = agent(setup(tmp_path, "tencentcloud", vllm, GATEWAY_DRAIN_WAIT_S="0"), "drain", "--timeout", "1.5")
+    assert r.returncode == 0 and "nothing in flight" not in r.stdout, r.stdout
+    assert "HTTP 503" in r.stdout and "bound of 2s reached with no count of the requests" in r.stdout, r.stdout
 
 
 # --- spot notice ----------------------------------------------------------------------------------------------------

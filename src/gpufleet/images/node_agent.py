@@ -40,7 +40,12 @@ CONFIG = "/usr/local/lib/gpufleet/agent.json"
 
 
 class AgentError(Exception):
-    """A failure of one call; the message never holds a key, token or signature."""
+    """A failure of one call; the message never holds a key, token or signature. `refused`: the connection was
+    refused (nothing listens on the port), as opposed to a timeout, a reset or an error status."""
+
+    def __init__(self, message: str, refused: bool = False):
+        super().__init__(message)
+        self.refused = refused
 
 
 def log(message: str) -> None:
@@ -123,13 +128,15 @@ def http(url: str, *, timeout: float, method: str = "GET", data: bytes | None = 
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode("utf-8", "replace")
     except (OSError, ValueError) as exc:
-        raise AgentError(f"{method} {url.split('?')[0]}: {exc}") from None
+        reason = getattr(exc, "reason", exc)  # urllib wraps the socket's error in URLError.reason
+        refused = isinstance(reason, ConnectionRefusedError)
+        raise AgentError(f"{method} {url.split('?')[0]}: {exc}", refused=refused) from None
 
 
-def read_vllm(cfg: dict, env: dict) -> dict[str, float]:
+def read_vllm(cfg: dict, env: dict, timeout: float | None = None) -> dict[str, float]:
     """The configured signals from vLLM's /metrics (127.0.0.1:GATEWAY_VLLM_PORT)."""
     url = f"http://127.0.0.1:{env['GATEWAY_VLLM_PORT']}/metrics"
-    status, body = http(url, timeout=cfg["http_timeout_s"])
+    status, body = http(url, timeout=cfg["http_timeout_s"] if timeout is None else timeout)
     if status != 200:
         raise AgentError(f"GET {url}: HTTP {status}")
     try:
@@ -294,12 +301,14 @@ def run_metrics(cfg: dict, env: dict, once: bool = False) -> int:
 # --- drain ----------------------------------------------------------------------------------------------------------
 
 
-def in_flight(cfg: dict, env: dict) -> float | None:
-    """vLLM's running + waiting requests; None when vLLM does not answer."""
+def in_flight(cfg: dict, env: dict, timeout: float) -> float | str | None:
+    """vLLM's running + waiting requests; None when the connection is refused (vLLM is not running: nothing can be
+    in flight); the error's text when the read timed out, was reset or got an error status. A busy vLLM answers
+    /metrics from the same event loop as the requests, so a slow read means "unknown", never "none"."""
     try:
-        values = read_vllm({**cfg, "metrics": {k: cfg["metrics"][k] for k in cfg["drain_signals"]}}, env)
-    except AgentError:
-        return None
+        values = read_vllm({**cfg, "metrics": {k: cfg["metrics"][k] for k in cfg["drain_signals"]}}, env, timeout)
+    except AgentError as exc:
+        return None if exc.refused else str(exc)
     return sum(values.values())
 
 
@@ -320,12 +329,31 @@ def drain(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
         log(f"drain: already draining ({flag})")
     since = time.time() - os.path.getmtime(flag)
     time.sleep(max(0.0, min(wait_lb - since, bound)))
+    last_error, last_n = "", None
     while True:
         left = bound - (time.monotonic() - start)
-        n = in_flight(cfg, env)
+        # a read may take up to what is left of the bound (a loaded vLLM answers /metrics slowly), never less than one
+        # call's timeout
+        n = in_flight(cfg, env, max(cfg["http_timeout_s"], left))
+        left = bound - (time.monotonic() - start)
         if n is None:
-            log("drain: vLLM does not answer: nothing in flight")
+            log("drain: vLLM refuses connections (not running): nothing in flight")
             return 0
+        if isinstance(n, str):
+            if n != last_error:
+                log(f"drain: cannot read the requests in flight ({n}); asking again until the bound")
+                last_error = n
+            if left <= 0:
+                known = (
+                    "no count of the requests in flight"
+                    if last_n is None
+                    else f"{last_n:g} requests running or waiting at the last read"
+                )
+                log(f"drain: bound of {bound:.0f}s reached with {known}; going anyway")
+                return 0
+            time.sleep(min(cfg["drain_poll_s"], max(left, 0.0)))
+            continue
+        last_n = n
         if n <= 0:
             log(f"drain: done after {time.monotonic() - start:.0f}s: no request running or waiting")
             return 0
