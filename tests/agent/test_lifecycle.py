@@ -136,6 +136,27 @@ def test_no_pending_wait_is_said_and_exits_0(tmp_path, servers, declared):
     assert r.returncode == 0 and "in no pending wait" in r.stdout and not ess.completed
 
 
+def test_an_unreachable_metadata_service_is_asked_again_and_logged_without_a_traceback(tmp_path, servers, declared):
+    statements, group = declared
+    vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    cfg = _config(tmp_path, vllm, md, ess, group)
+    doc = json.loads(cfg.read_text())
+    doc["lifecycle_attempts"] = 3
+    cfg.write_text(json.dumps(doc))
+    md.close()  # the metadata service refuses connections
+    r = run_agent(cfg, "ready")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert [line.split(":")[1] for line in r.stdout.splitlines() if "lifecycle attempt" in line] == [
+        " lifecycle attempt 1 failed",
+        " lifecycle attempt 2 failed",
+        " lifecycle attempt 3 failed",
+    ], r.stdout
+    assert "Connection refused" in r.stdout and "the wait ends at its timeout" in r.stdout and not ess.completed
+
+
 def test_drain_complete_ends_the_scale_in_wait_once_drained(tmp_path, servers, declared):
     statements, group = declared
     vllm = servers(FakeVllm, running=1, waiting=0)

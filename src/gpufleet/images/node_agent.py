@@ -388,14 +388,16 @@ def complete_wait(cfg: dict, env: dict, why: str) -> int:
         log("no lifecycle wait to end: GPUFLEET_SCALING_GROUP is empty")
         return 0
     metadata = Metadata(c["metadata"], cfg["http_timeout_s"], cfg["metadata_token_ttl_s"])
-    status, instance = metadata.get(c["metadata"]["instance_id"])
-    if status != 200 or not instance.strip():
-        log(f"lifecycle: the metadata service answered HTTP {status} for the instance id; the wait ends at its timeout")
-        return 1
-    instance = instance.strip()
-    calls = cloud_module(cfg, env, "lifecycle")(agent_api(), cfg, env, c, metadata)
+    make_calls = cloud_module(cfg, env, "lifecycle")
+    instance, calls = "", None
     for attempt in range(1, cfg["lifecycle_attempts"] + 1):
         try:
+            if calls is None:  # the instance id, asked again like the lifecycle calls while the metadata service fails
+                status, answer = metadata.get(c["metadata"]["instance_id"])
+                if status != 200 or not answer.strip():
+                    raise AgentError(f"the metadata service answered HTTP {status} for the instance id")
+                instance = answer.strip()
+                calls = make_calls(agent_api(), cfg, env, c, metadata)
             found = calls.pending(instance, group)
             if found is None:
                 if attempt == cfg["lifecycle_attempts"]:
@@ -406,8 +408,9 @@ def complete_wait(cfg: dict, env: dict, why: str) -> int:
                 log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} (request {request_id})")
                 return 0
         except AgentError as exc:
-            log(f"lifecycle attempt {attempt} failed: {exc}")
-            if attempt == cfg["lifecycle_attempts"]:
+            last = attempt == cfg["lifecycle_attempts"]
+            log(f"lifecycle attempt {attempt} failed: {exc}" + ("; the wait ends at its timeout" if last else ""))
+            if last:
                 return 1
         time.sleep(cfg["lifecycle_retry_s"])
     return 1
