@@ -50,8 +50,8 @@ def servers():
         s.close()
 
 
-def _config(tmp_path, vllm, md, ess, group):
-    path = agent_setup(tmp_path, "alicloud", vllm, md, GPUFLEET_SCALING_GROUP=group, GPUFLEET_REGION=REGION)
+def _config(tmp_path, vllm, md, ess, group, **env):
+    path = agent_setup(tmp_path, "alicloud", vllm, md, GPUFLEET_SCALING_GROUP=group, GPUFLEET_REGION=REGION, **env)
     cfg = json.loads(path.read_text())
     assert cfg["clouds"]["alicloud"]["lifecycle_api"] == "https://ess.aliyuncs.com/"
     cfg["clouds"]["alicloud"]["lifecycle_api"] = ess.url + "/"
@@ -94,6 +94,46 @@ def test_ready_ends_the_scale_out_wait_once_vllm_is_healthy(tmp_path, servers, d
     assert "ended the wait of hook ash-loading for i-bp1new" in r.stdout
     for secret in (md.keys["AccessKeySecret"], md.keys["SecurityToken"], "tok-mine"):
         assert secret not in r.stdout + r.stderr
+
+
+def test_ready_judges_the_gateway_the_load_balancer_checks_not_vllm_alone(tmp_path, servers, declared):
+    """vLLM is healthy but nginx (the serving port, the fleet's health path) is not up yet: no CONTINUE before it is."""
+    statements, group = declared
+    vllm = servers(FakeVllm)  # healthy at once
+    nginx = servers(FakeVllm)  # stands in for the gateway, which passes the health path to vLLM
+    nginx.up = False  # 503, like nginx while its upstream is unreachable
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    config = _config(tmp_path, vllm, md, ess, group, GATEWAY_SERVING_PORT=str(nginx.port), GATEWAY_HEALTH_PATH="/health")
+    up_at = []
+
+    def gateway_up():
+        time.sleep(1.0)
+        up_at.append(time.monotonic())
+        nginx.up = True
+
+    threading.Thread(target=gateway_up, daemon=True).start()
+    r = run_agent(config, "ready")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (done,) = ess.completed
+    assert done["result"] == "CONTINUE" and done["at"] >= up_at[0], r.stdout
+    assert nginx.health_asked >= 2 and "serving through the gateway" in r.stdout
+
+
+def test_ready_gives_up_at_its_bound_while_the_gateway_is_down(tmp_path, servers, declared):
+    statements, group = declared
+    vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    closed = servers(FakeVllm)
+    config = _config(tmp_path, vllm, md, ess, group, GATEWAY_SERVING_PORT=str(closed.port))
+    closed.close()  # nginx not running (e.g. the render unit failed closed)
+    r = run_agent(config, "ready", "--timeout", "1")
+    assert r.returncode == 1 and not ess.completed, r.stdout
+    assert f"port {closed.port} did not answer 200" in r.stdout
 
 
 def test_a_wrong_key_is_refused_by_the_stand_in_and_nothing_completes(tmp_path, servers, declared):

@@ -47,7 +47,13 @@ def setup(tmp: Path, cloud: str, vllm: FakeVllm, md: FakeMetadata | None = None,
     fleet = validation.load_fleet(STACKS[cloud], ROOT)
     cfg = node.agent_config(load_recipe(fleet.spec.image.recipe))
     fenv = userdata.environment(fleet, ROLE) | {"GPUFLEET_METRICS_GROUP": GROUP, "GPUFLEET_SCALING_GROUP": ASG}
-    genv = gateway.env_map(gateway.values_from_fleet(fleet)) | {"GATEWAY_VLLM_PORT": str(vllm.port), "GATEWAY_DRAIN_WAIT_S": "1"}
+    # the stand-in also plays the gateway (nginx passes the health path to vLLM) unless a test points these elsewhere
+    genv = gateway.env_map(gateway.values_from_fleet(fleet)) | {
+        "GATEWAY_VLLM_PORT": str(vllm.port),
+        "GATEWAY_SERVING_PORT": str(vllm.port),
+        "GATEWAY_HEALTH_PATH": "/health",
+        "GATEWAY_DRAIN_WAIT_S": "1",
+    }
     for key, value in env.items():
         (fenv if key.startswith("GPUFLEET_") else genv)[key] = value
     (tmp / "fleet.env").write_text("".join(f"{k}={v}\n" for k, v in fenv.items()))

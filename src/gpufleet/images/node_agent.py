@@ -11,7 +11,7 @@ images/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profile
 - `drain`: make the gateway's health check fail (the load balancer stops sending), wait until the load balancer has
   noticed and vLLM's running + waiting requests are 0, or a bound; exit 0. Idempotent; `--cancel` undoes it.
 - `spot-watch`: poll the instance metadata for the spot reclaim notice; on a notice, drain.
-- `ready`: wait until vLLM answers /health, then end the scaling group's SCALE_OUT lifecycle wait for this instance
+- `ready`: wait until the gateway answers its health path (the load balancer's check, passed to vLLM), then end the scaling group's SCALE_OUT lifecycle wait for this instance
   with the cloud's lifecycle API (e.g. Alibaba ESS CompleteLifecycleAction), so the node joins as soon as it serves
   instead of at the hook's timeout. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
   a lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
@@ -416,25 +416,32 @@ def complete_wait(cfg: dict, env: dict, why: str) -> int:
     return 1
 
 
-def vllm_healthy(cfg: dict, env: dict) -> bool:
+def serving_healthy(cfg: dict, env: dict) -> bool:
+    """The load balancer's health check as it sees it: the gateway (nginx) on the serving port, its health path, which
+    nginx passes to vLLM. vLLM answering on its own port is not enough: with the gateway down (e.g. its render unit
+    failed closed on a bad key) the node cannot serve."""
+    url = f"http://127.0.0.1:{env['GATEWAY_SERVING_PORT']}{env['GATEWAY_HEALTH_PATH']}"
     try:
-        status, _ = http(f"http://127.0.0.1:{env['GATEWAY_VLLM_PORT']}/health", timeout=cfg["http_timeout_s"])
+        status, _ = http(url, timeout=cfg["http_timeout_s"])
     except AgentError:
         return False
     return status == 200
 
 
 def ready(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
-    """Wait until vLLM serves, then end the SCALE_OUT wait. Past `timeout_s` (default: ready_max_s, the longest wait), give up:
-    the hook's own timeout then lets the node join or not, as the hook says."""
+    """Wait until the node serves through its gateway, then end the SCALE_OUT wait. Past `timeout_s` (default:
+    ready_max_s, the longest wait), give up: the hook's own timeout then lets the node join or not, as the hook says."""
     bound = cfg["ready_max_s"] if timeout_s is None else timeout_s
     start = time.monotonic()
-    while not vllm_healthy(cfg, env):
+    while not serving_healthy(cfg, env):
         if time.monotonic() - start > bound:
-            log(f"ready: vLLM did not answer /health within {bound:.0f}s; the lifecycle wait ends at its own timeout")
+            log(
+                f"ready: the gateway's {env['GATEWAY_HEALTH_PATH']} on port {env['GATEWAY_SERVING_PORT']} did not answer 200"
+                f" within {bound:.0f}s; the lifecycle wait ends at its own timeout"
+            )
             return 1
         time.sleep(cfg["ready_poll_s"])
-    return complete_wait(cfg, env, f"vLLM healthy after {time.monotonic() - start:.0f}s")
+    return complete_wait(cfg, env, f"serving through the gateway after {time.monotonic() - start:.0f}s")
 
 
 # --- spot notice ----------------------------------------------------------------------------------------------------
