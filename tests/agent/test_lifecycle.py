@@ -136,6 +136,40 @@ def test_ready_gives_up_at_its_bound_while_the_gateway_is_down(tmp_path, servers
     assert f"port {closed.port} did not answer 200" in r.stdout
 
 
+@pytest.mark.parametrize("unit", ["gpufleet-prepare.service", "gpufleet-gateway-render.service"])
+def test_ready_abandons_the_scale_out_when_the_node_knows_it_is_broken(tmp_path, servers, declared, unit):
+    """Preparation (weights, disk, key) or the gateway's render failed: no health will come; ESS releases it at once."""
+    statements, group = declared
+    vllm = servers(FakeVllm)
+    vllm.healthy = False
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    config = _config(tmp_path, vllm, md, ess, group)
+    assert unit in json.loads(config.read_text())["failed_units"]
+    (tmp_path / "failed-units").write_text(f"{unit}\n")
+    started = time.monotonic()
+    r = run_agent(config, "ready")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (done,) = ess.completed
+    assert done["result"] == "ABANDON" and f"{unit} failed" in r.stdout and "with ABANDON" in r.stdout, r.stdout
+    assert time.monotonic() - started < 10
+
+
+def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers, declared):
+    statements, group = declared
+    vllm = servers(FakeVllm)
+    vllm.healthy = False
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    (tmp_path / "failed-units").write_text("some-other.service\n")
+    r = run_agent(_config(tmp_path, vllm, md, ess, group), "ready", "--timeout", "1")
+    assert r.returncode == 1 and not ess.completed, r.stdout
+
+
 def test_a_wrong_key_is_refused_by_the_stand_in_and_nothing_completes(tmp_path, servers, declared):
     statements, group = declared
     vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")

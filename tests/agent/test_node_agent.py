@@ -60,6 +60,12 @@ def setup(tmp: Path, cloud: str, vllm: FakeVllm, md: FakeMetadata | None = None,
     (tmp / "gateway.env").write_text("".join(f"{k}={v}\n" for k, v in genv.items()))
     cfg["env_files"] = [str(tmp / "fleet.env"), str(tmp / "gateway.env")]
     cfg["drain_flag"] = str(tmp / "draining")
+    # systemd's answer about the node's units: a stand-in systemctl; a unit listed in failed-units is failed
+    stub = tmp / "systemctl"
+    stub.write_text(f'#!/bin/sh\n[ "$1 $2" = "is-failed --quiet" ] || exit 64\ngrep -qxF "$3" {tmp / "failed-units"}\n')
+    stub.chmod(0o755)
+    (tmp / "failed-units").touch()
+    cfg["systemctl"] = str(stub)
     cfg.update(backoff_s=0.2, spot_poll_s=0.2, drain_poll_s=0.1)
     for name, c in cfg["clouds"].items():
         if c["module"]:  # the image installs it beside the agent; here it is read where it lives

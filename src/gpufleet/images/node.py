@@ -24,6 +24,7 @@ AGENT_CONFIG = "agent.json"
 AGENT_CLOUDS = "clouds"  # beside the agent: <cloud>.py, each cloud's node module (registry.node_module_file)
 # The signals a drain waits on (keys of scaling_metrics.yaml): requests waiting and running.
 DRAIN_SIGNALS = ("queue", "running")
+SYSTEMCTL = "/usr/bin/systemctl"  # Ubuntu's systemd package (usr-merged since 20.04 images)
 
 
 def scaling_metrics() -> dict:
@@ -50,6 +51,10 @@ def agent_config(recipe: Recipe) -> dict:
         "env_keys": list(AGENT_ENV_KEYS),
         "drain_flag": gateway.DRAIN_FLAG,
         "drain_signals": list(DRAIN_SIGNALS),
+        # `ready` ends the scale-out wait with ABANDON when one of these has failed: the node cannot serve (no weights,
+        # no key, or the gateway failed closed) and will not recover by itself (both are oneshots without Restart=)
+        "failed_units": [lay.prepare_unit, lay.gateway_unit],
+        "systemctl": SYSTEMCTL,
         "period_s": sm["period_s"],
         "dimension": sm["dimension"],
         "metrics": sm["metrics"],

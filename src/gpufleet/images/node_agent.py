@@ -13,7 +13,8 @@ images/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profile
 - `spot-watch`: poll the instance metadata for the spot reclaim notice; on a notice, drain.
 - `ready`: wait until the gateway answers its health path (the load balancer's check, passed to vLLM), then end the scaling group's SCALE_OUT lifecycle wait for this instance
   with the cloud's lifecycle API (e.g. Alibaba ESS CompleteLifecycleAction), so the node joins as soon as it serves
-  instead of at the hook's timeout. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
+  instead of at the hook's timeout; when the node's preparation or gateway render unit has failed, it ends the wait
+  with ABANDON instead, so the cloud releases the instance at once. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
   a lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
 
 What is one cloud's (its signer, its API's calls and answers) is not here: each cloud's package has a node module
@@ -31,6 +32,7 @@ import importlib.util
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 import urllib.error
@@ -375,8 +377,9 @@ def cancel(cfg: dict) -> int:
 # --- lifecycle waits ----------------------------------------------------------------------------------------------
 
 
-def complete_wait(cfg: dict, env: dict, why: str) -> int:
-    """End this instance's lifecycle wait (retrying while the cloud has not listed it yet) with the cloud's lifecycle calls; exit status."""
+def complete_wait(cfg: dict, env: dict, why: str, result: str = "CONTINUE") -> int:
+    """End this instance's lifecycle wait (retrying while the cloud has not listed it yet) with the cloud's lifecycle
+    calls and `result` (CONTINUE, or ABANDON: the cloud releases the instance); exit status."""
     c = cloud(cfg, env)
     if not c.get("lifecycle_api"):
         log(
@@ -404,8 +407,8 @@ def complete_wait(cfg: dict, env: dict, why: str) -> int:
                     log(f"lifecycle: {instance} is in no pending wait of group {group} (attached, or the wait already ended)")
                     return 0
             else:
-                hook, request_id = found[0], calls.complete(found)
-                log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} (request {request_id})")
+                hook, request_id = found[0], calls.complete(found, result)
+                log(f"lifecycle: {why}; ended the wait of hook {hook} for {instance} with {result} (request {request_id})")
                 return 0
         except AgentError as exc:
             last = attempt == cfg["lifecycle_attempts"]
@@ -428,12 +431,33 @@ def serving_healthy(cfg: dict, env: dict) -> bool:
     return status == 200
 
 
+def failed_units(cfg: dict) -> list[str]:
+    """The units of cfg["failed_units"] systemd reports failed (`systemctl is-failed --quiet`: exit 0 when failed).
+    A systemctl that cannot be run or does not answer in time tells nothing: no unit is reported."""
+    failed = []
+    for unit in cfg["failed_units"]:
+        try:
+            r = subprocess.run(
+                [cfg["systemctl"], "is-failed", "--quiet", unit], capture_output=True, timeout=cfg["http_timeout_s"]
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            log(f"ready: cannot ask systemd about {unit}: {exc}")
+            continue
+        if r.returncode == 0:
+            failed.append(unit)
+    return failed
+
+
 def ready(cfg: dict, env: dict, timeout_s: float | None = None) -> int:
     """Wait until the node serves through its gateway, then end the SCALE_OUT wait. Past `timeout_s` (default:
     ready_max_s, the longest wait), give up: the hook's own timeout then lets the node join or not, as the hook says."""
     bound = cfg["ready_max_s"] if timeout_s is None else timeout_s
     start = time.monotonic()
     while not serving_healthy(cfg, env):
+        broken = failed_units(cfg)
+        if broken:
+            log(f"ready: {', '.join(broken)} failed: this node cannot serve; abandoning its scale-out")
+            return complete_wait(cfg, env, f"{', '.join(broken)} failed", result="ABANDON")
         if time.monotonic() - start > bound:
             log(
                 f"ready: the gateway's {env['GATEWAY_HEALTH_PATH']} on port {env['GATEWAY_SERVING_PORT']} did not answer 200"

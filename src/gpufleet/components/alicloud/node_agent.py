@@ -178,7 +178,7 @@ def _rows(answer: dict, key: str, inner: str) -> list[dict]:
 
 
 class Lifecycle:
-    """ESS: find this instance's pending lifecycle wait in its group's activities in progress, end it with CONTINUE."""
+    """ESS: find this instance's pending lifecycle wait in its group's activities in progress, end it with CONTINUE (or ABANDON)."""
 
     def __init__(self, agent, cfg: dict, env: dict, cloud: dict, metadata):
         self.agent, self.timeout, self.region = agent, cfg["http_timeout_s"], env["GPUFLEET_REGION"]
@@ -215,7 +215,13 @@ class Lifecycle:
                     return str(a["LifecycleHookId"]), str(a["LifecycleActionToken"])
         return None
 
-    def complete(self, found: tuple[str, str]) -> str:
+    def complete(self, found: tuple[str, str], result: str = "CONTINUE") -> str:
+        """CompleteLifecycleAction with `result`: CONTINUE adds the instance to the group; on a scale-out, ABANDON ends
+        the activity and releases the created ECS instance at once (ESS API 2022-02-22 CompleteLifecycleAction,
+        LifecycleActionResult: CONTINUE, ABANDON or ROLLBACK, the last the same as ABANDON on a scale-out;
+        help.aliyun.com/zh/auto-scaling/developer-reference/api-ess-2022-02-22-completelifecycleaction)."""
+        if result not in ("CONTINUE", "ABANDON"):
+            raise self.agent.AgentError(f"CompleteLifecycleAction: LifecycleActionResult {result!r} is not CONTINUE or ABANDON")
         hook, token = found
         answer = self.call(
             "CompleteLifecycleAction",
@@ -223,7 +229,7 @@ class Lifecycle:
                 "RegionId": self.region,
                 "LifecycleHookId": hook,
                 "LifecycleActionToken": token,
-                "LifecycleActionResult": "CONTINUE",
+                "LifecycleActionResult": result,
             },
         )
         return str(answer.get("RequestId", ""))
