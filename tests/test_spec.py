@@ -231,3 +231,18 @@ def test_a_current_folder_that_was_removed_is_a_message_not_a_traceback(tmp_path
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "current folder: no longer exists: cd into the project folder, or set GPUFLEET_PROJECT" in " ".join(r.stderr.split())
+
+
+def test_a_data_disk_too_small_for_the_archive_and_the_unpacked_weights_is_refused():
+    """Llama-3.1-70B's checkpoint is 131.4 GiB (bf16): the archive and its unpacked copy need 2 x that + 10 %."""
+    changes = {"model__name": "meta-llama/Llama-3.1-70B-Instruct", "gpu": {"kind": "A100-80G", "count": 4}}
+    found = problems(edit(serving__tensor_parallel_size=4, **changes))
+    assert any(
+        p.startswith("stacks/Pulumi.x.yaml: fleet.disks.data.size_gib: 200 GiB is too small for meta-llama/Llama-3.1-70B")
+        and "about 131.4 GiB" in p
+        and "set disks.data.size_gib to at least 290" in p
+        for p in found
+    ), found
+    validation.validate(
+        edit(serving__tensor_parallel_size=4, disks__data__size_gib=290, **changes), stack="x", file="stacks/Pulumi.x.yaml"
+    )

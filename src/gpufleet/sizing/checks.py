@@ -3,6 +3,7 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from msgspec.structs import replace
@@ -94,6 +95,43 @@ def sold_sizes(cloud: str) -> set[tuple[str, int]]:
     return {(t.gpu, t.gpus) for t in instance_types(cloud)}
 
 
+# The data disk holds the weights twice while a node prepares (images/templates/node/gpufleet-prepare.sh.j2: the cloud
+# CLIs download the archive to a file beside the folder it is unpacked into, and the archive goes after the unpack),
+# an uncompressed tar of the checkpoint's files, about their size. ext4 takes its inode tables (256-byte inodes, one
+# per 16 KiB: 1/64 of the disk, mke2fs.conf(5) defaults inode_size and inode_ratio) and a journal of at most 1 GiB
+# (ext2fs_default_journal_size) off the top: 10 % of room covers them with some to spare.
+WEIGHT_COPIES = 2
+DISK_MARGIN = 0.10
+GIB = 1024**3
+
+
+def checkpoint_gib(model) -> float:
+    """The checkpoint's size as stored: its own dtype (float32 stays 4 bytes) and its own quantization."""
+    dtype = model.torch_dtype if model.torch_dtype in fit.DTYPE_BYTES else "bfloat16"
+    quant = model.checkpoint_quantization[0] if model.checkpoint_quantization else None
+    return fit.weight_bytes(model, dtype, quant) / GIB
+
+
+def data_disk_problems(fleet, model) -> list[tuple[str, str]]:
+    """A data disk too small for the archive and the unpacked weights together: every node's prepare would fail."""
+    try:
+        gib = checkpoint_gib(model)
+    except (KeyError, ValueError, ZeroDivisionError):
+        return []  # a checkpoint sizing cannot read; the fit check says what it can
+    need = math.ceil(WEIGHT_COPIES * gib * (1 + DISK_MARGIN))
+    have = fleet.spec.disks.data.size_gib
+    if have >= need:
+        return []
+    return [
+        (
+            "fleet.disks.data.size_gib",
+            f"{have} GiB is too small for {fleet.spec.model.name}: a node downloads the weights archive (about "
+            f"{gib:.1f} GiB) and unpacks it beside itself, {WEIGHT_COPIES} x {gib:.1f} GiB + {DISK_MARGIN:.0%} for "
+            f"ext4 = {need} GiB; set disks.data.size_gib to at least {need}",
+        )
+    ]
+
+
 def fit_problems(fleet) -> list[tuple[str, str]]:
     spec = fleet.spec
     name = spec.model.catalog or spec.model.name
@@ -120,8 +158,9 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             )
         ]
     r = fit.fit(model, fleet.gpu, serving, gpu_kinds(), sold_sizes(spec.cloud))
+    disk = data_disk_problems(fleet, model)
     if r.fits:
-        return []
+        return disk
     shown = spec.model.name if spec.model.name == name else f"{spec.model.name} (sized as {name})"
     return [
         (
@@ -132,7 +171,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             + "; or ".join(r.advice)
             + f" (see `gpufleet plan fit --stack {fleet.stack}`)",
         )
-    ]
+    ] + disk
 
 
 def flag_problems(fleet) -> list[tuple[str, str]]:
