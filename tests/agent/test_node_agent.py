@@ -340,3 +340,14 @@ def test_no_metric_name_is_written_outside_the_data_file():
     )
     hits = [(p.name, n) for p in code for n in names if n in p.read_text()]
     assert not hits, hits
+
+
+def test_the_doc_gives_the_drain_command_the_hooks_run():
+    """docs/scaling-node.md once said the hooks pass --timeout; the program installs the bare command."""
+    from gpufleet.components.alicloud import rules
+    from gpufleet.components.tencentcloud import rules as tc_rules
+
+    doc = (ROOT / "docs" / "scaling-node.md").read_text()
+    assert rules.DRAIN_COMMAND == tc_rules.DRAIN_COMMAND == "/usr/local/bin/gpufleet-drain"
+    assert f"run `{rules.DRAIN_COMMAND}` with no `--timeout`" in doc.replace("\n", " ")
+    assert "gpufleet-drain --timeout <" not in doc
