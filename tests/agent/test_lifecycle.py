@@ -170,6 +170,22 @@ def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers,
     assert r.returncode == 1 and not ess.completed, r.stdout
 
 
+def test_a_systemctl_that_cannot_run_is_said_once_and_ready_still_waits_for_health(tmp_path, servers, declared):
+    statements, group = declared
+    vllm = servers(FakeVllm)
+    vllm.healthy = False
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    config = _config(tmp_path, vllm, md, ess, group)
+    doc = json.loads(config.read_text())
+    doc["systemctl"] = str(tmp_path / "no-such-systemctl")
+    config.write_text(json.dumps(doc))
+    r = run_agent(config, "ready", "--timeout", "1")
+    assert r.returncode == 1 and not ess.completed, r.stdout
+    said = [line for line in r.stdout.splitlines() if "cannot ask systemd" in line]
+    assert len(said) == len(doc["failed_units"]) and "Traceback" not in r.stderr, r.stdout
+
+
 def test_a_wrong_key_is_refused_by_the_stand_in_and_nothing_completes(tmp_path, servers, declared):
     statements, group = declared
     vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")

@@ -11,11 +11,12 @@ images/data/scaling_metrics.yaml, images/node_agent.yaml and the clouds' profile
 - `drain`: make the gateway's health check fail (the load balancer stops sending), wait until the load balancer has
   noticed and vLLM's running + waiting requests are 0, or a bound; exit 0. Idempotent; `--cancel` undoes it.
 - `spot-watch`: poll the instance metadata for the spot reclaim notice; on a notice, drain.
-- `ready`: wait until the gateway answers its health path (the load balancer's check, passed to vLLM), then end the scaling group's SCALE_OUT lifecycle wait for this instance
-  with the cloud's lifecycle API (e.g. Alibaba ESS CompleteLifecycleAction), so the node joins as soon as it serves
-  instead of at the hook's timeout; when the node's preparation or gateway render unit has failed, it ends the wait
-  with ABANDON instead, so the cloud releases the instance at once. `drain --complete` ends a scale-in wait the same way once drained. A cloud without
-  a lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
+- `ready`: wait until the gateway answers its health path (the load balancer's check, which nginx passes to vLLM),
+  then end the scaling group's SCALE_OUT lifecycle wait for this instance with the cloud's lifecycle API (e.g. Alibaba
+  ESS CompleteLifecycleAction), so the node joins as soon as it serves instead of at the hook's timeout; when the
+  node's preparation or gateway render unit has failed, it ends the wait with ABANDON instead, so the cloud releases
+  the instance at once. `drain --complete` ends a scale-in wait the same way once drained. A cloud without a
+  lifecycle API in its profile (Tencent: AS adds the node itself), or a node with no pending wait: says so, exit 0.
 
 What is one cloud's (its signer, its API's calls and answers) is not here: each cloud's package has a node module
 (components/<cloud>/node_agent.py, standard library only) that the image installs beside this file as
@@ -431,9 +432,12 @@ def serving_healthy(cfg: dict, env: dict) -> bool:
     return status == 200
 
 
+_UNASKABLE: set[str] = set()  # units systemctl could not be asked about, logged once each
+
+
 def failed_units(cfg: dict) -> list[str]:
     """The units of cfg["failed_units"] systemd reports failed (`systemctl is-failed --quiet`: exit 0 when failed).
-    A systemctl that cannot be run or does not answer in time tells nothing: no unit is reported."""
+    A systemctl that cannot be run or does not answer in time tells nothing: no unit is reported (logged once)."""
     failed = []
     for unit in cfg["failed_units"]:
         try:
@@ -441,7 +445,9 @@ def failed_units(cfg: dict) -> list[str]:
                 [cfg["systemctl"], "is-failed", "--quiet", unit], capture_output=True, timeout=cfg["http_timeout_s"]
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            log(f"ready: cannot ask systemd about {unit}: {exc}")
+            if unit not in _UNASKABLE:
+                log(f"ready: cannot ask systemd about {unit}: {exc}; judging by the health check alone")
+                _UNASKABLE.add(unit)
             continue
         if r.returncode == 0:
             failed.append(unit)
