@@ -178,6 +178,20 @@ def test_unknown_host_key_is_refused(sshd, recipe_file, tmp_path):
     assert f"[127.0.0.1]:{sshd.port} ssh-ed25519" in empty.read_text()
 
 
+def test_accept_new_host_key_starts_a_new_line_when_the_file_lacks_one(sshd, recipe_file, tmp_path):
+    other = "example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+    kh = tmp_path / "kh_nonl"
+    kh.write_text(other)  # no newline at the end
+    ok = cli(sshd, recipe_file, "--dry-run", "--accept-new-host-key", known_hosts=kh)
+    assert ok.returncode == 0, ok.stderr
+    lines = kh.read_text().splitlines()
+    assert lines[0] == other
+    assert lines[1].startswith(f"[127.0.0.1]:{sshd.port} ssh-ed25519 ")
+    assert kh.read_text().endswith("\n")
+    again = cli(sshd, recipe_file, "--dry-run", known_hosts=kh)  # the key was recorded: no --accept-new-host-key needed
+    assert again.returncode == 0, again.stderr
+
+
 def test_known_hosts_lines_paramiko_cannot_parse_are_skipped(sshd, recipe_file, tmp_path):
     kh = tmp_path / "kh"
     kh.write_text("bad ssh-ed25519 !!!notbase64\nshort ssh-rsa AAAAB3NzaC1yc2E=\n" + sshd.known_hosts.read_text())

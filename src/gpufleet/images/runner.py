@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct, field
 
-from gpufleet import inputs
+from gpufleet import files, inputs
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.steps import RenderedStep, render
@@ -109,9 +109,18 @@ class _KnownHostsPolicy:
                 f"and re-run with --accept-new-host-key, or add it to the file"
             )
         client.get_host_keys().add(hostname, key.get_name(), key)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a") as fh:
-            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        append_known_host(self.path, f"{hostname} {key.get_name()} {key.get_base64()}\n")
+
+
+def append_known_host(path: Path, line: str) -> None:
+    """Add `line` to the known_hosts file at `path` (made, with its folder, when missing) on a line of its own, as
+    ssh(1) does: a file whose last line has no newline gets one first, so neither entry is damaged. The file is
+    replaced atomically (a crash leaves the old one), never written in place."""
+    old = path.read_bytes() if path.exists() else b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.write_atomic(path, old + line.encode(), flag="--known-hosts")
 
 
 def read_known_hosts(path: Path, into: paramiko.HostKeys | None = None) -> paramiko.HostKeys:
