@@ -485,3 +485,43 @@ def test_a_templates_folder_that_does_not_exist_is_named(capsys, tmp_path):
     """A misspelt `templates:` folder was passed over: every step rendered from the shipped templates instead."""
     r = run_cli(["image", "check", "-r", variant(tmp_path, templates="my-templtes")], capsys)
     refused(r, "recipe.templates: ", f"{tmp_path / 'my-templtes'} is not a folder")
+
+
+def _with_step(doc: dict, i: int, **changes) -> dict:
+    steps = [dict(s) for s in doc["steps"]]
+    steps[i] = {**steps[i], **changes}
+    return {**doc, "steps": steps}
+
+
+@pytest.mark.parametrize(
+    "step, changes, field, said",
+    [
+        (1, {"pin": "drivr"}, "recipe.steps.1.pin", "'drivr' is not a key of pins (did you mean 'driver'?)"),
+        (1, {"fact": "driver_pkg"}, "recipe.steps.1.fact", "'driver_pkg' is not a fact of images/facts.py (did you mean"),
+        (1, {"fact": None}, "recipe.steps.1.pin", "the step has no fact to compare"),
+        (0, {"fact": "file_line", "vars": {}}, "recipe.steps.0", "fact file_line reads vars.path"),
+    ],
+)
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "render"], ["image", "build", "--dry-run"]])
+def test_a_step_fact_pin_or_fact_var_that_the_build_cannot_use_is_refused_at_load(
+    capsys, tmp_path, step, changes, field, said, command
+):
+    doc = _with_step(yaml.safe_load(SHIPPED.read_text()), step, **changes)
+    assert doc["steps"][1].get("pin", "driver") == changes.get("pin", "driver")  # step 1 is the driver's
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    r = run_cli([*command, "-r", path, *(["--out-dir", out] if command[1] == "render" else [])], capsys)
+    refused(r, f"{path}: {field}", said)
+    assert not out.exists()
+
+
+def test_a_manifest_fact_that_is_no_fact_or_needs_a_step_var_is_refused(capsys, tmp_path):
+    path = variant(tmp_path, manifest_facts=["nvidia_driver", "nvidia_drivr", "file_line"])
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(
+        r,
+        "recipe.manifest_facts.1: 'nvidia_drivr' is not a fact of images/facts.py (did you mean 'nvidia_driver'?)",
+        "recipe.manifest_facts.2:",
+        "file_line reads a step's path var",
+    )

@@ -99,6 +99,7 @@ class Fact(Struct, frozen=True):
     name: str
     command: Callable[..., str]  # (recipe, step vars) -> shell command
     parse: Callable[[str], str | None]
+    needs: tuple[str, ...] = ()  # the step vars its command reads (so it cannot be a manifest fact, which has none)
 
 
 def _driver_package(recipe) -> str:
@@ -125,7 +126,7 @@ FACTS: dict[str, Fact] = {
         "node_exporter_version", lambda r, v: "prometheus-node-exporter --version", parse_node_exporter_version
     ),
     # Reads the first line of a file named by the step's `path` var (used by the self-test recipe).
-    "file_line": Fact("file_line", lambda r, v: f"head -n1 {shlex.quote(str(v['path']))}", parse_first_line),
+    "file_line": Fact("file_line", lambda r, v: f"head -n1 {shlex.quote(str(v['path']))}", parse_first_line, ("path",)),
 }
 
 # Facts the manifest records besides the per-step ones, when the host can answer them.

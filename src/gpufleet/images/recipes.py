@@ -26,7 +26,7 @@ from pydantic import (
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.images import gateway
+from gpufleet.images import facts, gateway
 from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
@@ -217,13 +217,35 @@ class Layout(Strict):
         return v
 
 
+def _fact(name: str) -> str:
+    if name not in facts.FACTS:
+        raise ValueError(f"{name!r} is not a fact of images/facts.py" + did_you_mean(name, list(facts.FACTS)))
+    return name
+
+
+def _manifest_fact(name: str) -> str:
+    _fact(name)
+    if needs := facts.FACTS[name].needs:
+        raise ValueError(f"{name} reads a step's {', '.join(needs)} var: give it as a step's fact, not a manifest fact")
+    return name
+
+
 class Step(Strict):
     name: Annotated[str, AfterValidator(_step_name)] = Field(description=f"the step's name: {NAME_RULE}")
     template: str = Field(description="images/templates/<template>.sh.j2 with blocks check / apply / cleanup")
-    fact: str | None = Field(None, description="a fact of facts.py whose observed value goes to the manifest")
-    pin: str | None = Field(None, description="the pin the fact must equal after apply")
+    fact: Annotated[str, AfterValidator(_fact)] | None = Field(
+        None, description="a fact of facts.py whose observed value goes to the manifest"
+    )
+    pin: str | None = Field(None, description="the pin the fact must equal after apply (a key of the recipe's pins)")
     timeout_s: int = Field(600, ge=1)
     vars: dict[str, str | int | bool] = Field({})
+
+    @model_validator(mode="after")
+    def _fact_vars(self):
+        # a fact whose command reads a var the step lacks was a KeyError at build
+        if self.fact and (missing := [v for v in facts.FACTS[self.fact].needs if not str(self.vars.get(v, "")).strip()]):
+            raise ValueError(f"fact {self.fact} reads vars.{', vars.'.join(missing)}: give it in the step's vars")
+        return self
 
 
 class Recipe(Strict):
@@ -247,7 +269,7 @@ class Recipe(Strict):
     layout: Layout = Layout()
     steps: list[Step]
     templates: str | None = Field(None, description="extra template folder, relative to the recipe file")
-    manifest_facts: list[str] | None = Field(
+    manifest_facts: list[Annotated[str, AfterValidator(_manifest_fact)]] | None = Field(
         None, description="facts recorded in the manifest besides the steps' own; default facts.MANIFEST_FACTS"
     )
     regions: dict[str, list[str]] = Field({}, description="cloud -> regions the image is copied to")
@@ -361,6 +383,25 @@ class Recipe(Strict):
     def step(self, name: str) -> Step:
         return next(s for s in self.steps if s.name == name)
 
+    def pin_problems(self) -> list[tuple[str, str]]:
+        """(field path, message) for each step whose `pin` is not a key of `pins` (a KeyError at build), or that pins
+        without a `fact` to compare (the pin was never checked)."""
+        out = []
+        for i, s in enumerate(self.steps):
+            if s.pin is not None and s.pin not in self.pins:
+                out.append(
+                    (
+                        f"recipe.steps.{i}.pin",
+                        f"{s.pin!r} is not a key of pins"
+                        + (did_you_mean(s.pin, list(self.pins)) or " (the recipe has none): add it to pins or remove pin:"),
+                    )
+                )
+            elif s.pin is not None and not s.fact:
+                out.append(
+                    (f"recipe.steps.{i}.pin", f"pins {s.pin} but the step has no fact to compare: add fact: or remove pin:")
+                )
+        return out
+
     def template_folders(self) -> list[Path]:
         """Where the steps' templates are looked up, in order: the recipe's own `templates` folder (relative to its
         file), then the shipped images/templates/."""
@@ -460,6 +501,8 @@ def _load(path_str: str, name: str, cloud: str | None = None) -> Recipe:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
     if missing := recipe.template_problems():
         raise UserError([Problem(shown, where, why) for where, why in missing])
+    if bad := recipe.pin_problems():
+        raise UserError([Problem(shown, where, why) for where, why in bad])
     return recipe
 
 
