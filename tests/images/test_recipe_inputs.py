@@ -525,3 +525,42 @@ def test_a_manifest_fact_that_is_no_fact_or_needs_a_step_var_is_refused(capsys, 
         "recipe.manifest_facts.2:",
         "file_line reads a step's path var",
     )
+
+
+def private_key(path: Path, passphrase: bytes | None = None) -> Path:
+    """An unencrypted (or passphrase-protected) OpenSSH ed25519 private key at `path`, its public key beside it."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    crypt = serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, crypt))
+    path.chmod(0o600)
+    pub = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    path.with_name(path.name + ".pub").write_bytes(pub + b" test\n")
+    return path
+
+
+def _driver_version_null(folder: Path) -> tuple[Path, int]:
+    doc = yaml.safe_load(SHIPPED.read_text())
+    i = next(i for i, p in enumerate(doc["apt_packages"]) if p["name"].startswith("nvidia-driver-"))
+    doc["apt_packages"][i]["version"] = None
+    path = folder / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path, i
+
+
+def test_a_driver_package_without_a_version_yet_is_a_build_blocker_not_a_crash(capsys, tmp_path):
+    path, i = _driver_version_null(tmp_path)
+    checked = run_cli(["image", "check", "-r", path, "--json"], capsys)
+    assert checked.code == 0, checked.text  # null is allowed until known: not a clash of the line
+    import json
+
+    blockers = json.loads(checked.out)["recipes"][0]["before_a_real_build"]
+    assert {"field": f"recipe.apt_packages.{i}.version", "message": blockers[0]["message"]} in blockers
+    plan = run_cli(["image", "build", "-r", path, "--dry-run"], capsys)
+    assert plan.code == 0, plan.text
+    assert f"before a real build: recipe.apt_packages.{i}.version: missing:" in plan.out
+    key = private_key(tmp_path / "key")
+    built = run_cli(["image", "build", "-r", path, "-H", "127.0.0.1", "-k", key, "--known-hosts", tmp_path / "kh"], capsys)
+    refused(built, f"{path}: recipe.apt_packages.{i}.version: missing: nvidia-driver-")

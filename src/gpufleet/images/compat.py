@@ -120,6 +120,8 @@ def recipe_problems(recipe) -> list[tuple[str, str]]:
             out.append(
                 (f"recipe.apt_packages.{i}.name", f"{pkg.name} is the {m.group(1)} branch, but pins.driver is {pins['driver']}")
             )
+        if pkg.version is None:
+            continue  # not yet known: a blocker of a real build (steps.build_blockers), not a clash
         upstream = pkg.version.split(":", 1)[-1].rsplit("-", 1)[0]
         if upstream != pins["driver"]:
             out.append(
