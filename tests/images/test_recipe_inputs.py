@@ -564,3 +564,35 @@ def test_a_driver_package_without_a_version_yet_is_a_build_blocker_not_a_crash(c
     key = private_key(tmp_path / "key")
     built = run_cli(["image", "build", "-r", path, "-H", "127.0.0.1", "-k", key, "--known-hosts", tmp_path / "kh"], capsys)
     refused(built, f"{path}: recipe.apt_packages.{i}.version: missing: nvidia-driver-")
+
+
+@pytest.mark.parametrize(
+    "pin, value, said",
+    [
+        ("driver", "r580", "recipe.pins.driver: 'r580' is not a version: write the driver's version, e.g. 580.95.05"),
+        ("cuda", "thirteen", "recipe.pins.cuda: 'thirteen' is not a version: write major.minor, e.g. 13.0"),
+        ("python", "py3", "recipe.pins.python: 'py3' is not a version: write 3.minor, e.g. 3.12"),
+    ],
+)
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "check", "--gpu", "A10"]])
+def test_a_pin_compat_reads_as_numbers_that_is_no_version_is_refused(capsys, tmp_path, pin, value, said, command):
+    pins = {**yaml.safe_load(SHIPPED.read_text())["pins"], pin: value}
+    path = variant(tmp_path, pins=pins)
+    r = run_cli([*command, "-r", path], capsys)
+    refused(r, f"{path}: {said}")
+
+
+def test_a_recipe_pinning_no_gpu_line_checked_against_a_gpu_or_a_lock_is_a_failed_check(capsys, tmp_path):
+    from selftest_recipe import write_recipe
+
+    path = write_recipe(tmp_path)  # gpus: [], pins: {app: ...}
+    r = run_cli(["image", "check", "-r", path, "--gpu", "A10"], capsys)
+    assert r.code == 1, r.text
+    assert "Traceback" not in r.text
+    assert f"{path}: recipe.gpus: recipe selftest does not serve A10: it pins no driver, cuda, torch" in r.err
+    doc = {**yaml.safe_load(path.read_text()), "python_lock": "locks/cuda13-vllm.txt"}
+    path = tmp_path / "with-lock.yaml"  # another file: recipes are cached by path
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = run_cli(["image", "check", "-r", path], capsys)
+    assert r.code == 1, r.text
+    assert "the recipe pins no vllm to check locks/cuda13-vllm.txt against: add pins.vllm" in r.err

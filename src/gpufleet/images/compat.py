@@ -143,6 +143,8 @@ def recipe_problems(recipe) -> list[tuple[str, str]]:
 
 def gpu_clashes(recipe, gpu) -> list[str]:
     """Why this recipe cannot run on this GPU kind (empty when it can). The recipe's claim list is not consulted."""
+    if missing := [k for k in ("driver", "cuda", "torch") if k not in recipe.pins]:
+        return [f"it pins no {', '.join(missing)}, which a recipe serving a GPU needs"]
     r = rules()
     out: list[str] = []
     cuda_major = recipe.cuda_major
@@ -189,7 +191,9 @@ def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
     pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock_text, flags=re.M))
     out = []
     for pkg in ("vllm", "torch"):
-        if pinned.get(pkg) != recipe.pins[pkg]:
+        if pkg not in recipe.pins:
+            out.append(("recipe.python_lock", f"the recipe pins no {pkg} to check {recipe.python_lock} against: add pins.{pkg}"))
+        elif pinned.get(pkg) != recipe.pins[pkg]:
             out.append(
                 (
                     "recipe.python_lock",
@@ -198,7 +202,7 @@ def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
             )
     runtimes = {k: v for k, v in pinned.items() if k.startswith("nvidia-cuda-runtime")}
     majors = {int(v.split(".")[0]) for v in runtimes.values()}
-    if runtimes and majors != {recipe.cuda_major}:
+    if runtimes and "cuda" in recipe.pins and majors != {recipe.cuda_major}:
         out.append(
             (
                 "recipe.pins.cuda",

@@ -31,6 +31,12 @@ from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
+# The pins compat.py compares as numbers: pin -> (pattern, its form, an example).
+PIN_FORMS = {
+    "driver": (r"\d+(\.\d+){1,2}", "the driver's version", "580.95.05"),
+    "cuda": (r"\d+\.\d+(\.\d+)?", "major.minor", "13.0"),
+    "python": (r"3\.\d+(\.\d+)?", "3.minor", "3.12"),
+}
 # A recipe's name becomes file names (images/recipes/<name>.yaml, build/images/<name>-<host>.manifest.json), a lock key
 # and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
 # a line of each script's header: each is one path component, never hidden, never `..`, one line. At most 64
@@ -384,9 +390,13 @@ class Recipe(Strict):
         return next(s for s in self.steps if s.name == name)
 
     def pin_problems(self) -> list[tuple[str, str]]:
-        """(field path, message) for each step whose `pin` is not a key of `pins` (a KeyError at build), or that pins
-        without a `fact` to compare (the pin was never checked)."""
-        out = []
+        """(field path, message) for each pin compat.py reads as numbers that is not one (PIN_FORMS), and each step whose
+        `pin` is not a key of `pins` (a KeyError at build) or that pins without a `fact` to compare (never checked)."""
+        out = [
+            (f"recipe.pins.{k}", f"{self.pins[k][:40]!r} is not a version: write {form}, e.g. {example}")
+            for k, (pattern, form, example) in PIN_FORMS.items()
+            if k in self.pins and not re.fullmatch(pattern, self.pins[k])
+        ]
         for i, s in enumerate(self.steps):
             if s.pin is not None and s.pin not in self.pins:
                 out.append(
