@@ -596,3 +596,32 @@ def test_a_recipe_pinning_no_gpu_line_checked_against_a_gpu_or_a_lock_is_a_faile
     r = run_cli(["image", "check", "-r", path], capsys)
     assert r.code == 1, r.text
     assert "the recipe pins no vllm to check locks/cuda13-vllm.txt against: add pins.vllm" in r.err
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (b"{% block check %}\ntrue\n{% endblok %}\n", ".sh.j2:3: template syntax error: Encountered unknown tag 'endblok'"),
+        (
+            b"{% block check %}\ntrue\n{% endblock %}\n{% block apply %}\n{{ vars.nope }}\n{% endblock %}\n",
+            ".sh.j2:5: cannot render:",
+        ),
+        (b"{% block apply %}\ntrue\n{% endblock %}\n", ".sh.j2: has no `{% block check %}`"),
+        (b"\xff\xfe{% block check %}", ".sh.j2: is not UTF-8 text"),
+    ],
+    ids=["syntax", "undefined", "no-check", "not-utf8"],
+)
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "render"], ["image", "build", "--dry-run"]])
+def test_a_step_template_that_cannot_be_rendered_is_refused_naming_file_line_and_step(capsys, tmp_path, text, said, command):
+    from selftest_recipe import write_recipe
+
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "bad.sh.j2").write_bytes(text)
+    path = write_recipe(tmp_path, steps=[{"name": "s", "template": "bad"}])
+    doc = {**yaml.safe_load(path.read_text()), "templates": "tpl"}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    r = run_cli([*command, "-r", path, *(["--out-dir", out] if command[1] == "render" else [])], capsys)
+    refused(r, f"{path}: recipe.steps.0.template: {tmp_path / 'tpl' / 'bad'}{said}", "(step s)")
+    assert not r.out.startswith("ok"), r.out
+    assert not out.exists()

@@ -6,6 +6,7 @@ import pytest
 from selftest_recipe import SELFTEST, write_recipe
 from tools import require
 
+from gpufleet.errors import UserError
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.steps import render
 
@@ -55,5 +56,6 @@ def test_strict_undefined(tmp_path):
     path = write_recipe(tmp_path, steps=[{"name": "oops", "template": "oops"}], name="oops")
     text = path.read_text().replace(str(SELFTEST / "templates"), str(tmp_path / "t"))
     path.write_text(text)
-    with pytest.raises(jinja2.UndefinedError):
+    with pytest.raises(UserError, match=r"oops\.sh\.j2:1: cannot render: 'dict object' has no attribute 'nope'") as caught:
         render(load_recipe(str(path)))
+    assert isinstance(caught.value.__context__, jinja2.UndefinedError)  # StrictUndefined raised it

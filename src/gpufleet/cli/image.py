@@ -102,7 +102,7 @@ def check(
       gpufleet image check --json
     """
     from gpufleet.images.recipes import recipe_names, recipe_path
-    from gpufleet.images.steps import build_blockers, unverified
+    from gpufleet.images.steps import build_blockers, render, unverified
     from gpufleet.stacks import catalog
 
     recipe = list(dict.fromkeys(recipe)) if recipe else recipe  # each recipe once (-r X -r X checked it twice)
@@ -111,6 +111,8 @@ def check(
     if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
         raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
     recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
+    for r in recipes:  # a recipe that check calls ok renders too: a template error is bad input (2), as in render/build
+        render(r)
     results = [
         {
             "recipe": r.name,

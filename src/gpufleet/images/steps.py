@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import traceback
 
+import jinja2
 from msgspec import Struct
 
 from gpufleet import inputs
@@ -72,13 +74,52 @@ def python_lock_text(recipe: Recipe) -> str:
     return text
 
 
+def _scripts(env: jinja2.Environment, recipe: Recipe, i: int, values: dict) -> dict[str, str | None]:
+    """Step i's check / apply / cleanup scripts (cleanup None when its template has no such block). A template that
+    cannot be read or rendered (not UTF-8, a Jinja syntax error, an undefined value, no check or apply block) is a
+    UserError naming the template file and line and the step's field (recipe.steps.i.template), not a traceback."""
+    step = recipe.steps[i]
+    name = f"{step.template}.sh.j2"
+    where = f"recipe.steps.{i}.template"
+    shown = next((str(f / name) for f in recipe.template_folders() if os.path.isfile(f / name)), name)
+
+    def refuse(line: int | None, why: str) -> UserError:
+        at = f"{shown}:{line}" if line else shown
+        return UserError([Problem(recipe.file, where, f"{at}: {why} (step {step.name})")])
+
+    scripts: dict[str, str | None] = {}
+    template: jinja2.Template | None = None
+    try:
+        template = env.get_template(name)
+        shown = template.filename or name
+        for phase in PHASES:
+            block = template.blocks.get(phase)
+            if block is None:
+                if phase != "cleanup":
+                    raise refuse(None, f"has no `{{% block {phase} %}}`: a step template needs check and apply blocks")
+                scripts[phase] = None
+                continue
+            body = "".join(block(template.new_context(values)))
+            scripts[phase] = HEADER.format(recipe=recipe.name, step=step.name, phase=phase) + body.lstrip("\n")
+    except jinja2.TemplateSyntaxError as exc:
+        shown = exc.filename or shown
+        raise refuse(exc.lineno, f"template syntax error: {exc.message}") from None
+    except UnicodeDecodeError:
+        raise refuse(None, "is not UTF-8 text: save it as UTF-8") from None
+    except jinja2.TemplateError as exc:  # an undefined value (StrictUndefined), a missing include, a filter's error
+        # the block functions run outside Jinja's traceback rewriting: map the compiled code's line to the template's
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == shown and f.lineno]
+        line = template.get_corresponding_lineno(lines[-1]) if lines and template is not None else None
+        raise refuse(line, f"cannot render: {exc.message or exc}") from None
+    return scripts
+
+
 def render(recipe: Recipe) -> list[RenderedStep]:
     """Every step of the recipe, in order, as bash scripts."""
     env = environment(recipe)
     lock = python_lock_text(recipe)
     out = []
-    for step in recipe.steps:
-        template = env.get_template(f"{step.template}.sh.j2")
+    for i, step in enumerate(recipe.steps):
         ctx = BuildContext(recipe=recipe, step=step, python_lock=lock)
         values = {
             "ctx": ctx,
@@ -92,16 +133,7 @@ def render(recipe: Recipe) -> list[RenderedStep]:
             "removed": node.REMOVED,
             "folders": node.folders(),
         }
-        scripts: dict[str, str | None] = {}
-        for phase in PHASES:
-            block = template.blocks.get(phase)
-            if block is None:
-                if phase != "cleanup":
-                    raise ValueError(f"template {step.template}.sh.j2 has no `{phase}` block")
-                scripts[phase] = None
-                continue
-            body = "".join(block(template.new_context(values)))
-            scripts[phase] = HEADER.format(recipe=recipe.name, step=step.name, phase=phase) + body.lstrip("\n")
+        scripts = _scripts(env, recipe, i, values)
         check, apply = scripts["check"], scripts["apply"]
         assert check is not None and apply is not None  # only the cleanup block may be absent (raised above)
         out.append(
