@@ -16,7 +16,7 @@ from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHo
 pytestmark = pytest.mark.sshd
 
 
-def cli(sshd, recipe_file, *extra, known_hosts=None):
+def cli(sshd, recipe_file, *extra, known_hosts=None, manifest_out=True, cwd=None):
     cmd = [
         sys.executable,
         "-m",
@@ -32,11 +32,10 @@ def cli(sshd, recipe_file, *extra, known_hosts=None):
         str(sshd.key),
         "--known-hosts",
         str(known_hosts or sshd.known_hosts),
-        "--manifest-out",
-        str(recipe_file.parent / "m.json"),
+        *(["--manifest-out", str(recipe_file.parent / "m.json")] if manifest_out else []),
         *extra,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def runner(sshd, recipe_file, **kw):
@@ -190,6 +189,20 @@ def test_accept_new_host_key_starts_a_new_line_when_the_file_lacks_one(sshd, rec
     assert kh.read_text().endswith("\n")
     again = cli(sshd, recipe_file, "--dry-run", known_hosts=kh)  # the key was recorded: no --accept-new-host-key needed
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("clash", ["file", "folder"])
+def test_the_default_manifest_destination_is_checked_before_connecting(sshd, tmp_path, clash):
+    recipe_file = write_recipe(tmp_path)
+    if clash == "file":
+        (tmp_path / "build").write_text("")  # build/images cannot be made
+    else:
+        (tmp_path / "build/images/selftest-127.0.0.1.manifest.json").mkdir(parents=True)
+    r = cli(sshd, recipe_file, manifest_out=False, cwd=tmp_path)  # the default, relative to the working folder
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "error manifest (default of --manifest-out): build/images/selftest-127.0.0.1.manifest.json: " in r.stderr
+    assert not (tmp_path / "root").exists(), sorted(str(p) for p in (tmp_path / "root").rglob("*"))  # nothing ran
 
 
 def test_known_hosts_lines_paramiko_cannot_parse_are_skipped(sshd, recipe_file, tmp_path):

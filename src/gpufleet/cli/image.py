@@ -285,10 +285,14 @@ def build(
     out, err = _out(), _err()
     r = _recipe(recipe)
     problems = _check_problems(r, None)
-    if manifest_out is not None:  # checked before the build, not after it
-        from gpufleet.files import output_problems
+    from gpufleet.files import output_problems
 
-        problems += output_problems(manifest_out, flag="--manifest-out")
+    dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
+    dest_flag = "--manifest-out" if manifest_out is not None else "manifest (default of --manifest-out)"
+    if manifest_out is not None:  # checked before the build, not after it
+        problems += output_problems(manifest_out, flag=dest_flag)
+    elif host is not None and not dry_run:  # the default too: a build of up to an hour is not lost at its end
+        problems += output_problems(dest, flag=dest_flag, make_folders=True)
     if host is not None:
         problems += _target_problems(host, user, key, known_hosts)
         problems += _wait_problems({"--backoff": backoff, "--connect-timeout": connect_timeout, "--keepalive-s": keepalive})
@@ -345,11 +349,13 @@ def build(
             f"manifest {'written' if result.manifest_changed else 'unchanged'} (sha256 {result.manifest_sha256})"
             + (f"; reconnected {result.reconnects}x" if result.reconnects else "")
         )
-    dest = manifest_out or Path("build") / "images" / f"{r.name}-{host}.manifest.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # checked before the build; changed since
+        raise UserError([Problem(dest_flag, str(dest), f"cannot create its folder: {exc.strerror}")]) from None
     from gpufleet.files import write_atomic
 
-    write_atomic(dest, result.manifest_text, flag="--manifest-out")
+    write_atomic(dest, result.manifest_text, flag=dest_flag)
     out.print(f"manifest saved to {dest}")
 
 
