@@ -274,6 +274,31 @@ def test_missing_or_folder_key_file_is_refused_before_connecting(capsys, tmp_pat
     refused(build(capsys, "-H", "127.0.0.1", "-k", tmp_path), f"--key: {tmp_path}: is a folder")
 
 
+def test_a_key_file_that_is_no_loadable_private_key_is_refused_before_connecting(capsys, tmp_path):
+    """Each was a lost connection: three reconnects with backoff, exit 1, "re-run to resume" (or a refused key)."""
+    key = private_key(tmp_path / "key")
+    kh = tmp_path / "kh"
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", f"{key}.pub", "--known-hosts", kh)
+    refused(r, f"--key: {key}.pub: is not a private key paramiko can load (this is a public key")
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "--known-hosts", kh)
+    refused(r, "--key: missing: give the builder's private key file (the build uses no SSH agent and no default keys)")
+    locked = private_key(tmp_path / "locked", passphrase=b"secretpass")
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", locked, "--known-hosts", kh)
+    refused(r, f"--key: {locked}: the key is encrypted; the build takes no passphrase and uses no agent")
+    assert "refused the key" not in r.err
+    ok = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", key, "--known-hosts", kh)  # a good key: it tries to connect
+    assert ok.code == 1 and "cannot connect" in ok.err, ok.text
+
+
+def test_an_unwritable_known_hosts_with_accept_new_host_key_is_refused_before_connecting(capsys, tmp_path):
+    key = private_key(tmp_path / "key")
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", key, "--known-hosts", "/proc/gpf/kh", "--accept-new-host-key")
+    refused(r, "--known-hosts: /proc/gpf/kh: cannot write in folder /proc")
+    assert "cannot connect" not in r.err
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", key, "--known-hosts", "/proc/gpf/kh")  # only read: no such file
+    assert r.code == 1 and "cannot connect" in r.err, r.text
+
+
 def test_known_hosts_that_is_a_folder_or_not_utf8_is_refused(capsys, tmp_path):
     refused(build(capsys, "-H", "127.0.0.1", "--known-hosts", tmp_path), f"--known-hosts: {tmp_path}: is a folder")
     bad = tmp_path / "known_hosts"

@@ -196,9 +196,35 @@ def _host_problem(host: str) -> str | None:
     return f"{host!r} {why}: {fix}" if why else None
 
 
-def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) -> list[Problem]:
-    """Why `image build` cannot connect as asked, found before it connects: the address, the user, the key file and
-    the known_hosts file (each read as SSH will read it)."""
+def _key_problem(key: Path) -> str | None:
+    """Why the --key file cannot be the build's login key (it takes no passphrase and uses no agent); None when it can.
+    Loaded as paramiko will load it, so a public key, an encrypted key or another file is not taken for a refused
+    login or a lost connection after it connects."""
+    import paramiko
+
+    encrypted = (
+        "the key is encrypted; the build takes no passphrase and uses no agent: give an unencrypted key "
+        "(a copy without one: cp KEY KEY.build && ssh-keygen -p -N '' -f KEY.build)"
+    )
+    try:
+        paramiko.PKey.from_path(key)
+    except paramiko.PasswordRequiredException:
+        return encrypted
+    except (paramiko.SSHException, ValueError, TypeError, UnicodeDecodeError) as exc:
+        if isinstance(exc, TypeError) and "password" in str(exc).lower():  # cryptography's word for an encrypted key
+            return encrypted
+        if key.name.endswith(".pub"):
+            return f"is not a private key paramiko can load (this is a public key): give the private key {key.name[:-4]}"
+        return "is not a private key paramiko can load: give the builder's private key, e.g. ~/.ssh/id_ed25519"
+    return None
+
+
+def _target_problems(
+    host: str, user: str, key: Path | None, known_hosts: Path, accept_new_host_key: bool = False
+) -> list[Problem]:
+    """Why `image build` cannot connect as asked, found before it connects: the address, the user, the key file (a
+    private key paramiko can load without a passphrase: no agent and no default keys are used) and the known_hosts
+    file (read as SSH will read it, and writable when --accept-new-host-key may add a key to it)."""
     from gpufleet import inputs
     from gpufleet.images.runner import read_known_hosts
 
@@ -210,15 +236,27 @@ def _target_problems(host: str, user: str, key: Path | None, known_hosts: Path) 
         problems.append(
             Problem("--user", "", f"{what}: letters, digits, '_', '.' and '-', at most 32 characters, e.g. --user ubuntu")
         )
-    if key is not None:
+    if key is None:
+        problems.append(
+            Problem("--key", "", "missing: give the builder's private key file (the build uses no SSH agent and no default keys)")
+        )
+    else:
         try:
             inputs.read_text(key.expanduser(), str(key), "give the builder's private key file")
         except UserError as exc:
             problems += _read_for("--key", exc)
+        else:
+            if why := _key_problem(key.expanduser()):
+                problems.append(Problem("--key", str(key), why))
     try:
         read_known_hosts(known_hosts.expanduser())
     except UserError as exc:
         problems += _read_for("--known-hosts", exc)
+    else:
+        if accept_new_host_key:  # a new host key is written there: found now, not as a lost connection
+            from gpufleet.files import output_problems
+
+            problems += output_problems(known_hosts.expanduser(), flag="--known-hosts", make_folders=True)
     return problems
 
 
@@ -244,7 +282,9 @@ def build(
     host: str | None = typer.Option(None, "--host", "-H", help="the builder's address (not needed for --dry-run)"),
     port: int = typer.Option(22, "--port", "-p", min=1, max=65535, help="the builder's SSH port"),
     user: str = typer.Option("root", "--user", "-u", help="SSH user; not root means every script runs under sudo -n"),
-    key: Path | None = typer.Option(None, "--key", "-k", parser=options.path, help="private key file"),
+    key: Path | None = typer.Option(
+        None, "--key", "-k", parser=options.path, help="private key file, unencrypted (required with --host: no agent)"
+    ),
     known_hosts: Path = typer.Option(
         Path("~/.ssh/known_hosts"), "--known-hosts", parser=options.path, help="host keys to verify against"
     ),
@@ -294,7 +334,7 @@ def build(
     elif host is not None and not dry_run:  # the default too: a build of up to an hour is not lost at its end
         problems += output_problems(dest, flag=dest_flag, make_folders=True)
     if host is not None:
-        problems += _target_problems(host, user, key, known_hosts)
+        problems += _target_problems(host, user, key, known_hosts, accept_new_host_key)
         problems += _wait_problems({"--backoff": backoff, "--connect-timeout": connect_timeout, "--keepalive-s": keepalive})
     if problems:
         raise UserError(problems)
@@ -323,6 +363,8 @@ def build(
         result = runner.build(dry_run=dry_run)
     except HostKeyRefused as exc:
         raise UserError([Problem("--known-hosts", "", str(exc))]) from None
+    except paramiko.PasswordRequiredException:  # checked before connecting; kept for a key changed since
+        raise UserError([Problem("--key", str(key), "the key is encrypted; the build takes no passphrase")]) from None
     except paramiko.AuthenticationException as exc:
         raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
     except StepFailed as exc:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from msgspec import Struct, field
 
 from gpufleet import files, inputs
+from gpufleet.errors import Problem, UserError
 from gpufleet.images import facts as facts_mod
 from gpufleet.images.recipes import Recipe
 from gpufleet.images.steps import RenderedStep, render
@@ -116,10 +117,13 @@ def append_known_host(path: Path, line: str) -> None:
     """Add `line` to the known_hosts file at `path` (made, with its folder, when missing) on a line of its own, as
     ssh(1) does: a file whose last line has no newline gets one first, so neither entry is damaged. The file is
     replaced atomically (a crash leaves the old one), never written in place."""
-    old = path.read_bytes() if path.exists() else b""
+    try:  # checked before connecting (cli.image._target_problems); an OSError here is no lost connection either
+        old = path.read_bytes() if path.exists() else b""
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError([Problem("--known-hosts", str(path), f"cannot write the new host key: {exc.strerror}")]) from None
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
     files.write_atomic(path, old + line.encode(), flag="--known-hosts")
 
 
