@@ -27,7 +27,7 @@ def files(tmp_path):
     body = {
         "recipe": RECIPE.name,
         "pins": dict(sorted(RECIPE.pins.items())),
-        "observed": {"vllm_version": RECIPE.pins["vllm"]},
+        "observed": {"driver_package": RECIPE.pins["driver"], "python_version": "3.12.3", "vllm_version": RECIPE.pins["vllm"]},
         "steps": {},
         "build_time": "2026-12-03T05:00:00+00:00",
     }
@@ -122,6 +122,22 @@ def test_a_manifest_whose_host_did_not_hold_the_pins_is_refused_and_lock_untouch
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert f"{manifest}: observed.vllm_version: the host had '0.1.0', but pin vllm is {RECIPE.pins['vllm']}" in r.stderr
     assert f"{manifest}: observed.python_version: the host had ['3.12']" in r.stderr
+    assert lock_file.read_bytes() == before
+
+
+@pytest.mark.parametrize("observed", [{}, None], ids=["empty", "absent"])
+def test_a_manifest_without_the_host_facts_its_steps_pin_is_refused_and_lock_untouched(files, observed):
+    """docs/images.md: lock record refuses a manifest whose host facts miss the pins; one of recipe and pins alone (a
+    hand-written manifest) was locked."""
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    doc = {k: v for k, v in doc.items() if k != "observed"} | ({} if observed is None else {"observed": observed})
+    manifest.write_text(json.dumps(doc))
+    before = lock_file.read_bytes()
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    for fact, pin in (("driver_package", "driver"), ("python_version", "python"), ("vllm_version", "vllm")):
+        assert f"{manifest}: observed.{fact}: missing: the build records it (pin {pin} " in r.stderr
     assert lock_file.read_bytes() == before
 
 

@@ -77,22 +77,37 @@ def matches(observed: str | None, pin: str) -> bool:
 
 
 def observed_problems(recipe, observed) -> list[tuple[str, str]]:
-    """(field, message) for each fact a build manifest observed on the host that does not meet the pin its step checks
-    (the runner's own test after apply): such an image does not hold what the recipe pins."""
+    """(field, message) for each fact a step pins that a build manifest did not observe on the host, or observed with a
+    value that does not meet the pin (the runner's own test after apply): such an image does not show what the recipe
+    pins."""
     if not isinstance(observed, dict):
         return [("observed", "is not a mapping of fact to the value read on the host")]
     out = []
     for step in recipe.steps:
-        if step.fact and step.pin and step.fact in observed:
-            value, want = observed[step.fact], recipe.pins[step.pin]
-            if not isinstance(value, str) or not matches(value, want):
-                out.append(
-                    (
-                        f"observed.{step.fact}",
-                        f"the host had {value!r}, but pin {step.pin} is {want}: not an image of this recipe; rebuild it",
-                    )
+        if not (step.fact and step.pin):
+            continue
+        key = observed_key(step)
+        want = recipe.pins[step.pin]
+        if key not in observed:  # a hand-written manifest, or a host that could not answer: nothing shows the pin holds
+            out.append(
+                (f"observed.{key}", f"missing: the build records it (pin {step.pin} {want}); use a manifest `image build` wrote")
+            )
+            continue
+        value = observed[key]
+        if not isinstance(value, str) or not matches(value, want):
+            out.append(
+                (
+                    f"observed.{key}",
+                    f"the host had {value!r}, but pin {step.pin} is {want}: not an image of this recipe; rebuild it",
                 )
+            )
     return out
+
+
+def observed_key(step) -> str:
+    """The key of a step's fact in a manifest's `observed` (the runner's): the fact's name, or the step's name for a
+    fact that reads a step var (file_line: one per step)."""
+    return step.name if step.fact == "file_line" else step.fact
 
 
 class Fact(Struct, frozen=True):

@@ -440,7 +440,7 @@ class Runner:
             if step.fact:
                 value = self._fact(host, step.fact, step.vars)
                 if value is not None:
-                    observed[step.fact if step.fact != "file_line" else f"{step.name}"] = value
+                    observed[facts_mod.observed_key(step)] = value
         names = facts_mod.MANIFEST_FACTS if self.recipe.manifest_facts is None else self.recipe.manifest_facts
         for name in names:
             if name not in observed:
