@@ -650,3 +650,16 @@ def test_a_step_template_that_cannot_be_rendered_is_refused_naming_file_line_and
     refused(r, f"{path}: recipe.steps.0.template: {tmp_path / 'tpl' / 'bad'}{said}", "(step s)")
     assert not r.out.startswith("ok"), r.out
     assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["checkout", "elsewhere"])
+def test_messages_name_recipe_files_by_a_path_that_exists_from_the_current_folder(capsys, tmp_path, monkeypatch, where):
+    """They were relative to src/gpufleet (images/recipes/...): a user following them edited a file the tool never reads."""
+    root = RECIPES.parents[3]  # the checkout: src/gpufleet/images/recipes
+    monkeypatch.chdir(root if where == "checkout" else tmp_path)
+    shown = "src/gpufleet/images/recipes/cuda13-vllm.yaml" if where == "checkout" else str(SHIPPED)
+    r = run_cli(["image", "check", "-r", "cuda13-vllm", "--gpu", "V100-16G"], capsys)
+    assert r.code == 1 and f"error {shown}: recipe.gpus:" in r.err, r.text
+    assert (Path.cwd() / shown).is_file()
+    r = run_cli(["image", "check", "-r", "nope"], capsys)
+    refused(r, f"error {shown.replace('cuda13-vllm', 'nope')}: no such image recipe 'nope'")

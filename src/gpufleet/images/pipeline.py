@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.files import package_file
+from gpufleet.images.recipes import RECIPES, load_recipe, recipe_names
 from gpufleet.stacks import catalog
 from gpufleet.stacks.loader import no_such_stack, read_config
 
@@ -212,7 +213,13 @@ def load_pipeline(stack_file: Path):
         ) from None
     if cfg.recipe not in recipe_names():
         raise UserError(
-            [Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in images/recipes/" + did_you_mean(cfg.recipe, recipe_names()))]
+            [
+                Problem(
+                    shown,
+                    "recipe",
+                    f"no recipe {cfg.recipe!r} in {package_file(RECIPES)}/" + did_you_mean(cfg.recipe, recipe_names()),
+                )
+            ]
         )
     recipe = load_recipe(cfg.recipe)
     problems = _config_problems(cfg, recipe)

@@ -18,13 +18,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from gpufleet import inputs, registry
+from gpufleet import files, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import facts, gateway
 from gpufleet.stacks import catalog
@@ -282,6 +283,12 @@ class Recipe(Strict):
     sources: dict[str, str] = Field({}, description="pin -> where its value was verified")
     file: str = ""
 
+    _path: str = PrivateAttr("")  # the recipe file's absolute path (`file` is as messages show it)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
     @model_validator(mode="before")
     @classmethod
     def _cloud_tools(cls, data):
@@ -417,7 +424,7 @@ class Recipe(Strict):
         file), then the shipped images/templates/."""
         folders = []
         if self.templates:
-            base = Path(self.file).parent if Path(self.file).is_absolute() else (RECIPES.parent.parent / self.file).parent
+            base = Path(self.path or os.path.abspath(self.file)).parent
             folders.append((base / self.templates).resolve())
         return [*folders, gateway.TEMPLATES]
 
@@ -479,7 +486,8 @@ def load_recipe(name: str, flag: str = "", cloud: str | None = None) -> Recipe:
     if not is_path(name) and (why := name_problem(name)) and not os.path.isfile(name):  # a file: `-r My.json`
         raise UserError([Problem(flag or _shown(RECIPES), "", why)])
     path = recipe_path(name)
-    return _load(str(path.resolve()) if os.path.exists(path) else str(path), name, cloud)  # os.path: False on any OSError
+    real = str(path.resolve()) if os.path.exists(path) else str(path)  # os.path: False on any OSError
+    return _load(real, name, cloud, _cwd())  # messages name the file relative to the current folder: one per folder
 
 
 def fleet_recipe(spec) -> Recipe:
@@ -487,8 +495,15 @@ def fleet_recipe(spec) -> Recipe:
     return load_recipe(spec.image.recipe, cloud=spec.cloud)
 
 
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the current folder is gone
+        return ""
+
+
 @lru_cache(maxsize=64)
-def _load(path_str: str, name: str, cloud: str | None = None) -> Recipe:
+def _load(path_str: str, name: str, cloud: str | None = None, cwd: str = "") -> Recipe:
     path = Path(path_str)
     shown = _shown(path)
     if not os.path.exists(path):  # a file name too long to exist included (Path.exists raises there)
@@ -507,6 +522,7 @@ def _load(path_str: str, name: str, cloud: str | None = None) -> Recipe:
         raise UserError(
             [Problem(shown, ".".join(["recipe", *map(str, e["loc"])]), inputs.model_error(e)) for e in exc.errors()]
         ) from None
+    recipe._path = str(path.resolve())
     if path.parent == RECIPES and recipe.name != path.stem:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
     if missing := recipe.template_problems():
@@ -517,7 +533,6 @@ def _load(path_str: str, name: str, cloud: str | None = None) -> Recipe:
 
 
 def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(RECIPES.parent.parent))
-    except ValueError:
-        return str(path)
+    """A recipe file (or the recipes folder) as messages name it: a path that exists from where the command runs,
+    relative to the current folder when under it (src/gpufleet/images/recipes/... in a checkout), else absolute."""
+    return files.package_file(path)
