@@ -663,3 +663,10 @@ def test_messages_name_recipe_files_by_a_path_that_exists_from_the_current_folde
     assert (Path.cwd() / shown).is_file()
     r = run_cli(["image", "check", "-r", "nope"], capsys)
     refused(r, f"error {shown.replace('cuda13-vllm', 'nope')}: no such image recipe 'nope'")
+
+
+def test_out_dir_dash_is_refused_not_made_a_folder(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["image", "render", "-r", "cuda13-vllm", "--out-dir", "-"], capsys)
+    refused(r, "--out-dir: -: give a folder: - (standard output) does not apply")
+    assert list(tmp_path.iterdir()) == []

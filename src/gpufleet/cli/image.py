@@ -420,9 +420,11 @@ def render_cmd(
       gpufleet image render --recipe cuda13-vllm --out-dir build/scripts
       shellcheck build/scripts/*.sh
     """
-    from gpufleet.files import write_folder
+    from gpufleet.files import is_stdout, write_folder
     from gpufleet.images.steps import render
 
+    if is_stdout(out_dir):  # `-` is standard output everywhere else (-o -): a folder named `-` was made
+        raise UserError([Problem("--out-dir", "-", "give a folder: - (standard output) does not apply to several scripts")])
     scripts = {  # every script rendered (and the recipe checked) before anything is created
         f"{i:02d}-{s.name}.{phase}.sh": text
         for i, s in enumerate(render(_recipe(recipe)), 1)
