@@ -68,6 +68,18 @@ def test_records_every_region_with_pins_and_digest(files):
     assert other == json.loads(lock.lock_path().read_text())["images"]["cuda12-vllm-v100"]  # other recipes untouched
 
 
+def test_lock_show_shows_the_file_lock_record_wrote(files, tmp_path):
+    manifest, lock_file = files
+    assert record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))]).returncode == 0
+    cmd = [sys.executable, "-m", "gpufleet.cli.image", "lock", "show", "--json", "--lock", str(lock_file)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    shown = {(x["recipe"], x["cloud"], x["region"]): x["image_id"] for x in json.loads(r.stdout)}
+    assert shown[(RECIPE.name, "alicloud", "cn-beijing")] == "m-cnbeijing0001"  # the recorded id, not images/lock.json's
+    missing = subprocess.run([*cmd[:-1], str(tmp_path / "nope.json")], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and f"--lock: {tmp_path / 'nope.json'}: no such file" in missing.stderr, missing.stderr
+
+
 def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):
     manifest, lock_file = files
     outputs = tmp_path / "outputs.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -510,6 +511,9 @@ def lock_show(
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),
+    lock_file: Path | None = typer.Option(
+        None, "--lock", parser=options.path, help="the lock file to show (as `lock record --lock`); default: images/lock.json"
+    ),
 ) -> None:
     """Every locked image: recipe, cloud, region, image id, manifest digest, placeholder or built.
 
@@ -517,13 +521,15 @@ def lock_show(
     Examples:
       gpufleet image lock show
       gpufleet image lock show --format json -o lock-rows.json
+      gpufleet image lock show --lock images/lock.json
     """
     from gpufleet.stacks import lock
 
-    chosen = options.chosen_format(
-        fmt, as_json, FORMATS, output, options.inputs(output, [], lock.lock_path() if output else None)
-    )
-    rows = lock.rows()
+    path = lock_file or lock.lock_path()
+    chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], path if output else None))
+    if lock_file is not None and not os.path.lexists(lock_file):  # the default may be absent (no image locked yet)
+        raise UserError([Problem("--lock", str(lock_file), "no such file: give a lock file `image lock record --lock` wrote")])
+    rows = lock.rows(path)
     renderers.render(
         chosen,
         output,
