@@ -85,3 +85,18 @@ def test_wide_operator_cidr_is_refused():
 
     with pytest.raises(ValueError, match="operator only"):
         declare(load_recipe("cuda13-vllm"), msgspec.structs.replace(ALI, operator_cidr="0.0.0.0/0"), "build")
+
+
+@pytest.mark.parametrize(
+    "cidr, said",
+    [
+        ("::/16", "is IPv6: the builder's SSH rule takes an IPv4 CIDR"),  # was accepted: 2^112 addresses
+        ("2001:db8::1/128", "is IPv6"),
+        ("198.51.100.7/24", "has host bits set: use 198.51.100.0/24 or 198.51.100.7/32"),  # was "is not a CIDR"
+    ],
+)
+def test_an_ipv6_or_host_bits_operator_cidr_is_named_as_such(cidr, said):
+    from gpufleet.images.pipeline import cidr_problem
+
+    assert said in (cidr_problem(cidr) or "")
+    assert cidr_problem("198.51.100.7/32") is None and cidr_problem("198.51.100.0/24") is None

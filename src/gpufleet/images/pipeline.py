@@ -56,9 +56,13 @@ def cidr_problem(cidr: str) -> str | None:
     """Why `cidr` may not be the builder's SSH source, or None."""
 
     try:
-        net = ipaddress.ip_network(cidr)
+        net = ipaddress.ip_network(cidr, strict=False)
     except ValueError:
         return f"{cidr!r} is not a CIDR, e.g. 198.51.100.7/32"
+    if net.version != 4:  # the builder's SSH rule is IPv4 (alicloud cidr_ip); and a /16 of IPv6 is 2^112 addresses
+        return f"operator_cidr {cidr} is IPv6: the builder's SSH rule takes an IPv4 CIDR, e.g. 198.51.100.7/32"
+    if net.network_address != ipaddress.ip_interface(cidr).ip:
+        return f"operator_cidr {cidr} has host bits set: use {net} or {cidr.split('/')[0]}/32"
     if net.prefixlen < 16:
         return f"operator_cidr {cidr} is wider than /16; SSH to the builder is for the operator only"
     return None
