@@ -60,6 +60,12 @@ def _config(tmp_path, vllm, md, ess, group, **env):
     return path
 
 
+def _one_wait(ess, group: str) -> None:
+    """The ESS stand-in with one scale-out activity of `group` holding i-bp1new in a pending wait."""
+    ess.activities = {"asa-1": group}
+    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+
+
 def test_the_stand_ins_signer_reproduces_the_documented_example():
     assert signature(DOC_PARAMS, "testsecret", "GET") == DOC_SIGNATURE
 
@@ -104,8 +110,7 @@ def test_ready_judges_the_gateway_the_load_balancer_checks_not_vllm_alone(tmp_pa
     nginx.up = False  # 503, like nginx while its upstream is unreachable
     md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     config = _config(tmp_path, vllm, md, ess, group, GATEWAY_SERVING_PORT=str(nginx.port), GATEWAY_HEALTH_PATH="/health")
     up_at = []
 
@@ -126,8 +131,7 @@ def test_ready_gives_up_at_its_bound_while_the_gateway_is_down(tmp_path, servers
     statements, group = declared
     vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     closed = servers(FakeVllm)
     config = _config(tmp_path, vllm, md, ess, group, GATEWAY_SERVING_PORT=str(closed.port))
     closed.close()  # nginx not running (e.g. the render unit failed closed)
@@ -144,8 +148,7 @@ def test_ready_abandons_the_scale_out_when_the_node_knows_it_is_broken(tmp_path,
     vllm.healthy = False
     md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     config = _config(tmp_path, vllm, md, ess, group)
     assert unit in json.loads(config.read_text())["failed_units"]
     (tmp_path / "failed-units").write_text(f"{unit}\n")
@@ -163,8 +166,7 @@ def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers,
     vllm.healthy = False
     md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     (tmp_path / "failed-units").write_text("some-other.service\n")
     r = run_agent(_config(tmp_path, vllm, md, ess, group), "ready", "--timeout", "1")
     assert r.returncode == 1 and not ess.completed, r.stdout
@@ -190,8 +192,7 @@ def test_a_wrong_key_is_refused_by_the_stand_in_and_nothing_completes(tmp_path, 
     statements, group = declared
     vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, {**md.keys, "AccessKeySecret": "another-secret"}, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     cfg = _config(tmp_path, vllm, md, ess, group)
     doc = json.loads(cfg.read_text())
     doc["lifecycle_attempts"] = 2
@@ -230,8 +231,7 @@ def test_an_unreachable_metadata_service_is_asked_again_and_logged_without_a_tra
     statements, group = declared
     vllm, md = servers(FakeVllm), servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
-    ess.activities = {"asa-1": group}
-    ess.actions = [{"activity": "asa-1", "hook": "ash-loading", "token": "t", "instances": ["i-bp1new"], "group": group}]
+    _one_wait(ess, group)
     cfg = _config(tmp_path, vllm, md, ess, group)
     doc = json.loads(cfg.read_text())
     doc["lifecycle_attempts"] = 3

@@ -158,6 +158,14 @@ def test_python_m_gpufleet_is_the_command():
     assert bad.returncode == 2 and "error --cloud: unknown cloud 'aws'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def _project_copy(tmp_path, monkeypatch):
+    """A copy of the project (stacks, Pulumi.yaml, images) that the CLI takes as its project."""
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+
+
 @pytest.mark.parametrize(
     "words",
     [
@@ -177,10 +185,7 @@ def test_python_m_gpufleet_is_the_command():
 def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkeypatch, capsys, words, target):
     """-o naming the command's own stack file (by any path), or the image lock its fleet is resolved from, would replace
     the input with the output."""
-    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    _project_copy(tmp_path, monkeypatch)
     stack = tmp_path / target
     before = stack.read_bytes()
     r = run_cli([*words, "-o", str(stack)], capsys)
@@ -191,10 +196,7 @@ def test_an_output_that_would_replace_the_stack_file_is_refused(tmp_path, monkey
 @pytest.mark.parametrize("target", ["stacks/Pulumi.alicloud-cn-hangzhou-dev.yaml", "images/lock.json"])
 def test_loadtest_save_json_over_the_stack_file_is_refused_like_o(tmp_path, monkeypatch, capsys, target):
     """--save-json is an output too: the same inputs check as -o, before any request (nothing listens on port 9)."""
-    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    shutil.copytree(ROOT / "images", tmp_path / "images", ignore=shutil.ignore_patterns("*.py"))
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    _project_copy(tmp_path, monkeypatch)
     stack = tmp_path / target
     before = stack.read_bytes()
     words = ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1"]
