@@ -118,7 +118,12 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     ):
         opts = unit_options(files[f"/etc/systemd/system/{unit}"].content)
         assert ("EnvironmentFile", lay.gateway_env_file) in opts and var in gateway.parse_env(gw_env)
-        assert [v for k, v in opts if k == "ExecStart" and v][0].endswith(f"127.0.0.1:${{{var}}}")
+        cmd = [v for k, v in opts if k == "ExecStart" and v][0].split()
+        assert any(word.endswith(f"127.0.0.1:${{{var}}}") for word in cmd)  # --address ADDR or --web.listen-address=ADDR
+    # dcgm-exporter reads the counters file the recipe downloads (its -f default is installed by no package)
+    dcgm = [v for k, v in unit_options(files["/etc/systemd/system/dcgm-exporter.service"].content) if k == "ExecStart"][0]
+    counters = next(d for d in r.downloads if d.name == "dcgm-exporter-counters")
+    assert dcgm.split()[-2:] == ["-f", counters.dest] and counters.mode == "0644"
 
 
 @pytest.mark.skipif(not shutil.which("cloud-init"), reason="Debian cloud-init not installed")

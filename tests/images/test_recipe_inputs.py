@@ -484,6 +484,7 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
         (("apt_repos", 0, "keyring_sha256"), "abc", "recipe.apt_repos.0.keyring_sha256", "is not a sha256"),
         (("downloads", 0, "dest"), "../../etc/passwd", "recipe.downloads.0.dest", "is not an absolute path"),
         (("downloads", 0, "dest"), "usr/local/bin/x", "recipe.downloads.0.dest", "is not an absolute path"),
+        (("downloads", 0, "mode"), "755; rm -rf /", "recipe.downloads.0.mode", "is not a file mode"),
         (("apt_repos", 0, "line"), "deb\n[signed-by=/k.gpg] https://x /", "recipe.apt_repos.0.line", "is not one line"),
         (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
         (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),

@@ -87,6 +87,12 @@ def _absolute(value: str) -> str:
     return value
 
 
+def _file_mode(value: str) -> str:
+    if not re.fullmatch(r"0[0-7]{3}", value):
+        raise ValueError(f"{value[:80]!r} is not a file mode: 0 and three octal digits, e.g. 0755 (a program) or 0644")
+    return value
+
+
 def _one_line(value: str) -> str:
     if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError(f"{value[:80]!r} is not one line of text: write it on one line, without control characters")
@@ -154,6 +160,9 @@ class Download(Strict):
     url: str
     sha256: Sha256 = Field(None, description="sha256 of the file; a build refuses a missing one")
     dest: Annotated[str, AfterValidator(_absolute)] = Field(description="where the file is installed (an absolute path)")
+    mode: Annotated[str, AfterValidator(_file_mode)] = Field(
+        "0755", description="its permission bits (`install -m`): 0755 a program, 0644 a data file"
+    )
 
 
 class PythonTool(Strict):
