@@ -23,9 +23,9 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.sizing import fit, hybrid, models, parallel, profiler
+from gpufleet.sizing.profiler import GIB
 
 DATA = Path(__file__).parent / "data" / "calibration.yaml"
-GIB = 2**30
 TOLERANCE = 0.10
 TOLERANCE_GIB = 0.2
 WEIGHT_TOLERANCE = 0.02

@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
 from gpufleet.sizing import fit, flags, models
+from gpufleet.sizing.profiler import GIB
 from gpufleet.stacks.catalog import gpu_kinds, instance_types
 
 # `vllm serve` flags in serving.extra_args that change the memory budget, and the type each is read as. The flags the
@@ -102,7 +103,6 @@ def sold_sizes(cloud: str) -> set[tuple[str, int]]:
 # (ext2fs_default_journal_size) off the top: 10 % of room covers them with some to spare.
 WEIGHT_COPIES = 2
 DISK_MARGIN = 0.10
-GIB = 1024**3
 
 
 def checkpoint_gib(model) -> float:

@@ -19,9 +19,9 @@ from msgspec.structs import asdict, replace
 from gpufleet import inputs
 from gpufleet.sizing import architectures, hybrid, parallel, profiler
 from gpufleet.sizing.models import ModelArch
+from gpufleet.sizing.profiler import GIB
 from gpufleet.stacks import catalog
 
-GIB = 2**30
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 QUANT = Path(__file__).parent / "data" / "quantization.yaml"
 # Generic per-GPU figures for a GPU the catalog lacks (--gpu-memory-gib / --compute-capability): the usable memory
