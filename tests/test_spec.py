@@ -246,3 +246,18 @@ def test_a_data_disk_too_small_for_the_archive_and_the_unpacked_weights_is_refus
     validation.validate(
         edit(serving__tensor_parallel_size=4, disks__data__size_gib=290, **changes), stack="x", file="stacks/Pulumi.x.yaml"
     )
+
+
+def test_the_data_disk_check_sizes_a_quantized_checkpoint_named_through_its_catalogued_base():
+    """A stack serving Qwen2.5-32B-Instruct-AWQ sized as Qwen2.5-32B-Instruct (the dev stacks' pattern): the archive
+    is the AWQ checkpoint, about 18 GiB, not the 61 GiB of the bf16 base; 100 GiB holds it twice (was refused)."""
+    changes = {
+        "model__name": "Qwen/Qwen2.5-32B-Instruct-AWQ",
+        "model__catalog": "Qwen/Qwen2.5-32B-Instruct",
+        "serving__quantization": "awq",
+        "serving__dtype": "float16",
+        "gpu": {"kind": "A100-80G", "count": 1},
+    }
+    validation.validate(edit(disks__data__size_gib=100, **changes), stack="x", file="stacks/Pulumi.x.yaml")
+    (found,) = [p for p in problems(edit(disks__data__size_gib=30, **changes)) if "disks.data.size_gib" in p]
+    assert "about 18." in found and "at least 4" in found, found

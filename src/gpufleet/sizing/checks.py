@@ -105,17 +105,25 @@ WEIGHT_COPIES = 2
 DISK_MARGIN = 0.10
 
 
-def checkpoint_gib(model) -> float:
-    """The checkpoint's size as stored: its own dtype (float32 stays 4 bytes) and its own quantization."""
+def checkpoint_gib(model, quantization: str | None = None) -> float:
+    """The checkpoint's size as stored, uncompressed: its own dtype (float32 stays 4 bytes) and its own quantization,
+    or the serving's `quantization` where that names a quantized checkpoint of a catalogued 16-bit model (a stack
+    serving Qwen2.5-7B-Instruct-AWQ sized as Qwen2.5-7B-Instruct, as fit sizes it); a format vLLM applies as it loads
+    (fp8, bitsandbytes: quantization.yaml in_flight) leaves the checkpoint 16-bit."""
     dtype = model.torch_dtype if model.torch_dtype in fit.DTYPE_BYTES else "bfloat16"
-    quant = model.checkpoint_quantization[0] if model.checkpoint_quantization else None
+    if model.checkpoint_quantization:
+        quant = model.checkpoint_quantization[0]
+    elif fit.known_format(quantization) and not fit.quant_format(quantization).get("in_flight"):
+        quant = quantization
+    else:
+        quant = None
     return fit.weight_bytes(model, dtype, quant) / GIB
 
 
-def data_disk_problems(fleet, model) -> list[tuple[str, str]]:
+def data_disk_problems(fleet, model, quantization: str | None) -> list[tuple[str, str]]:
     """A data disk too small for the archive and the unpacked weights together: every node's prepare would fail."""
     try:
-        gib = checkpoint_gib(model)
+        gib = checkpoint_gib(model, quantization)
     except (KeyError, ValueError, ZeroDivisionError):
         return []  # a checkpoint sizing cannot read; the fit check says what it can
     need = math.ceil(WEIGHT_COPIES * gib * (1 + DISK_MARGIN))
@@ -126,7 +134,7 @@ def data_disk_problems(fleet, model) -> list[tuple[str, str]]:
         (
             "fleet.disks.data.size_gib",
             f"{have} GiB is too small for {fleet.spec.model.name}: a node downloads the weights archive (about "
-            f"{gib:.1f} GiB) and unpacks it beside itself, {WEIGHT_COPIES} x {gib:.1f} GiB + {DISK_MARGIN:.0%} for "
+            f"{gib:.1f} GiB uncompressed) and unpacks it beside itself, {WEIGHT_COPIES} x {gib:.1f} GiB + {DISK_MARGIN:.0%} for "
             f"ext4 = {need} GiB; set disks.data.size_gib to at least {need}",
         )
     ]
@@ -158,7 +166,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             )
         ]
     r = fit.fit(model, fleet.gpu, serving, gpu_kinds(), sold_sizes(spec.cloud))
-    disk = data_disk_problems(fleet, model)
+    disk = data_disk_problems(fleet, model, serving.quantization)
     if r.fits:
         return disk
     shown = spec.model.name if spec.model.name == name else f"{spec.model.name} (sized as {name})"
