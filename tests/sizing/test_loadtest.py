@@ -335,7 +335,10 @@ def test_command_bad_input_exits_2_and_writes_nothing(tmp_path):
         (('{"choices": 5}',), "the stream sent choices that are not a list"),
         (("[" * 100_000 + "]" * 100_000,), "the stream sent data that is not JSON"),  # deeper than the decoder goes
         (('{"choices": [], "usage": {"completion_tokens": -1000, "prompt_tokens": -3}}',), "completion_tokens -1000: not a"),
-        (('{"choices": [], "usage": {"completion_tokens": 1000000000000000000000000000000}}',), "not a count from 0 to 8"),
+        (
+            ('{"choices": [], "usage": {"completion_tokens": 1000000000000000000000000000000}}',),
+            "not a count from 0 to 100000000",
+        ),
         (('{"choices": [], "usage": {"completion_tokens": true}}',), "completion_tokens True: not a whole number"),
         (('{"choices": [], "usage": {"completion_tokens": 2, "prompt_tokens": 1e30}}',), "prompt_tokens 1e+30: not a whole"),
         (('{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}',), "the answer had no content"),
@@ -359,6 +362,14 @@ def test_a_good_usage_count_is_still_used():
     lv = r["levels"][0]
     assert lv["errors"] == 0 and r["token_count_source"] == "usage" and r["request"]["prompt_tokens"] == 7
     assert lv["output_tokens_per_s"] == pytest.approx(3 * lv["requests_per_s"], rel=0.01)  # both rounded
+
+
+def test_more_output_tokens_than_max_tokens_is_a_server_that_does_not_enforce_it_not_an_error():
+    """A whole answer whose usage counts 12 tokens for --max-tokens 8 (a server ignoring max_tokens) was an error."""
+    with FakeServer(Behaviour(events=('{"choices": [], "usage": {"completion_tokens": 12, "prompt_tokens": 7}}',))) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=2))
+    lv = r["levels"][0]
+    assert lv["errors"] == 0 and lv["output_tokens_per_s"] == pytest.approx(12 * lv["requests_per_s"], rel=0.01)
 
 
 def test_a_reset_connection_has_a_readable_reason():

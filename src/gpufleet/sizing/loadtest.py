@@ -9,7 +9,7 @@ at most max_duration_s + timeout_s and the whole run at most levels x that.
 Per request: TTFT = time to the first non-empty content delta (reasoning deltas count: a reasoning model
 streams its thinking first), latency = time to the end of the stream, output tokens = the usage chunk's
 `completion_tokens`, or the number of content deltas when the server sends no usage. A malformed chunk, a usage
-count that is no whole number from 0 to max_tokens, and a stream with no content and no output token make the
+count that is no whole number from 0 to 1e8, and a stream with no content and no output token make the
 request a failed sample (an error), never a traceback or throughput. The numbers are
 summed up by `gpufleet.sizing.loadstats`; the result adds `request` (prompt characters and tokens, max_tokens,
 output tokens per request) and, with `--stack`, `stack` (instance type, GPU, model, serving flags), which
@@ -302,7 +302,9 @@ def _delta_text(choice: object) -> str:
     return ""
 
 
-MAX_PROMPT_TOKENS = 10**8  # far beyond any model's context window: more is a broken usage report
+# far beyond any model's context window: a usage count above it is a broken report. Output tokens are held to it too,
+# not to max_tokens: a server that does not enforce max_tokens (or counts past it) sends whole answers, as throughput.
+MAX_USAGE_TOKENS = 10**8
 EMPTY_ANSWER = "the answer had no content: a whole stream with no content delta and no output token in its usage"
 
 
@@ -353,8 +355,12 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                         return fail(f"error in the stream: {json.dumps(chunk['error'])}")
                     usage = chunk.get("usage")
                     if isinstance(usage, dict):
-                        for name, most in (("completion_tokens", s.max_tokens), ("prompt_tokens", MAX_PROMPT_TOKENS)):
-                            if name in usage and usage[name] is not None and (why := _count_problem(usage[name], most)):
+                        for name in ("completion_tokens", "prompt_tokens"):
+                            if (
+                                name in usage
+                                and usage[name] is not None
+                                and (why := _count_problem(usage[name], MAX_USAGE_TOKENS))
+                            ):
                                 return fail(f"the stream's usage says {name} {_short(repr(usage[name]), None, 40)}: {why}")
                         if usage.get("completion_tokens") is not None:
                             usage_tokens = usage["completion_tokens"]
