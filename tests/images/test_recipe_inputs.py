@@ -286,6 +286,18 @@ def test_a_key_file_that_is_no_loadable_private_key_is_refused_before_connecting
     r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", locked, "--known-hosts", kh)
     refused(r, f"--key: {locked}: the key is encrypted; the build takes no passphrase and uses no agent")
     assert "refused the key" not in r.err
+    # a DSA key: cryptography reads it, paramiko has no class for it (an UnknownKeyType traceback)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import dsa
+
+    dsa_key = tmp_path / "dsa"
+    dsa_key.write_bytes(
+        dsa.generate_private_key(key_size=1024).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        )
+    )
+    r = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", dsa_key, "--known-hosts", kh)
+    refused(r, f"--key: {dsa_key}: is a key paramiko does not take (")
     ok = build(capsys, "-H", "127.0.0.1", "-p", "1", "-k", key, "--known-hosts", kh)  # a good key: it tries to connect
     assert ok.code == 1 and "cannot connect" in ok.err, ok.text
 

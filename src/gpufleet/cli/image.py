@@ -211,6 +211,10 @@ def _key_problem(key: Path) -> str | None:
         paramiko.PKey.from_path(key)
     except paramiko.PasswordRequiredException:
         return encrypted
+    except paramiko.pkey.UnknownKeyType as exc:  # a key cryptography reads and paramiko has no class for (DSA)
+        kind = getattr(exc, "key_type", None)
+        shown = getattr(kind, "__name__", str(kind))
+        return f"is a key paramiko does not take ({shown}; it takes RSA, ECDSA and Ed25519): give an ed25519 key"
     except (paramiko.SSHException, ValueError, TypeError, UnicodeDecodeError) as exc:
         if isinstance(exc, TypeError) and "password" in str(exc).lower():  # cryptography's word for an encrypted key
             return encrypted
