@@ -497,6 +497,7 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
         (("downloads", 0, "dest"), "../../etc/passwd", "recipe.downloads.0.dest", "is not an absolute path"),
         (("downloads", 0, "dest"), "usr/local/bin/x", "recipe.downloads.0.dest", "is not an absolute path"),
         (("downloads", 0, "mode"), "755; rm -rf /", "recipe.downloads.0.mode", "is not a file mode"),
+        (("downloads", 1, "mode"), 0o644, "recipe.downloads.1.mode", 'quote it, "0644"'),  # YAML's unquoted 0644
         (("apt_repos", 0, "line"), "deb\n[signed-by=/k.gpg] https://x /", "recipe.apt_repos.0.line", "is not one line"),
         (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
         (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),

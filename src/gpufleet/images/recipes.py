@@ -16,6 +16,7 @@ from typing import Annotated
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -84,6 +85,13 @@ def _sha256(value: str | None) -> str | None:
 def _absolute(value: str) -> str:
     if not re.fullmatch(r"(/[A-Za-z0-9._+-]+)+", value) or any(part in (".", "..") for part in value.split("/")):
         raise ValueError(f"{value[:80]!r} is not an absolute path of letters, digits and . _ + - (e.g. /opt/gpufleet)")
+    return value
+
+
+def _mode_as_written(value: object) -> object:
+    """YAML reads an unquoted 0644 as the octal number 420: say so in the user's digits, not as 'got 420'."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise ValueError(f'is the number {value} (YAML reads an unquoted 0{value:o} as an octal number): quote it, "0{value:o}"')
     return value
 
 
@@ -160,7 +168,7 @@ class Download(Strict):
     url: str
     sha256: Sha256 = Field(None, description="sha256 of the file; a build refuses a missing one")
     dest: Annotated[str, AfterValidator(_absolute)] = Field(description="where the file is installed (an absolute path)")
-    mode: Annotated[str, AfterValidator(_file_mode)] = Field(
+    mode: Annotated[str, BeforeValidator(_mode_as_written), AfterValidator(_file_mode)] = Field(
         "0755", description="its permission bits (`install -m`): 0755 a program, 0644 a data file"
     )
 
