@@ -238,9 +238,12 @@ def test_finish_of_a_rolling_rollout_with_a_deploy_awaited_is_refused_and_change
     assert rollout_of(path)["candidate_weight"] == weight
 
 
-@pytest.mark.parametrize("command", ["start", "abort"])
-def test_a_pulumi_cli_too_old_for_the_automation_api_is_refused_before_the_stack_file_changes(
-    tmp_path, monkeypatch, capsys, command
+@pytest.mark.parametrize(
+    ("command", "version", "fix"),
+    [("start", "2.0.0", "upgrade it"), ("abort", "2.0.0", "upgrade it"), ("start", "4.1.0", "install a 3.x CLI")],
+)
+def test_a_pulumi_cli_the_automation_api_will_not_drive_is_refused_before_the_stack_file_changes(
+    tmp_path, monkeypatch, capsys, command, version, fix
 ):
     """A `pulumi` on PATH older than the Automation API's minimum ended `rollout start` in a traceback (exit 1) from
     InvalidVersionError, with the stack file already at weight 0 and the state left in progress."""
@@ -248,7 +251,7 @@ def test_a_pulumi_cli_too_old_for_the_automation_api_is_refused_before_the_stack
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "pulumi").write_text('#!/bin/sh\ncase "$*" in version) echo v2.0.0 ;; *) exit 99 ;; esac\n')
+    (bin_dir / "pulumi").write_text(f'#!/bin/sh\ncase "$*" in version) echo v{version} ;; *) exit 99 ;; esac\n')
     (bin_dir / "pulumi").chmod(0o755)
     path = stack_copy(tmp_path, "staging")
     if command == "abort":
@@ -260,7 +263,7 @@ def test_a_pulumi_cli_too_old_for_the_automation_api_is_refused_before_the_stack
         main(["rollout", command, "--stack", str(path)])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err, err
-    assert "version: the Pulumi CLI on PATH" in err and "3.1.0" in err and "2.0.0" in err and "Upgrade it" in err, err
+    assert "version: the Pulumi CLI on PATH" in err and "3.1.0" in err and version in err and fix in err, err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == files  # nothing changed
 
 

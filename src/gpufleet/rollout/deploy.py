@@ -54,14 +54,21 @@ def require_usable_cli(cli: str, environ: Mapping[str, str]) -> None:
         why = str(exc).strip()
     except (subprocess.SubprocessError, OSError) as exc:
         why = f"`pulumi version` failed ({type(exc).__name__})."
+        current = ""
+    newer_major = current.split(".")[0].isdigit() and int(current.split(".")[0]) > _MINIMUM_VERSION.major
+    fix = (  # the SDK refuses a CLI of a later major version too ("Major version mismatch ... update the SDK")
+        f"install a {_MINIMUM_VERSION.major}.x CLI ({UPGRADE}) or a gpufleet whose Pulumi SDK drives it"
+        if newer_major
+        else f"upgrade it ({UPGRADE}, e.g. `curl -fsSL https://get.pulumi.com | sh` or `brew upgrade pulumi`)"
+    )
     raise UserError(
         [
             Problem(
                 cli,
                 "version",
-                f"the Pulumi CLI on PATH cannot be driven by the Automation API (it needs {_MINIMUM_VERSION} or newer): "
-                f"{why} Upgrade it ({UPGRADE}, e.g. `curl -fsSL https://get.pulumi.com | sh` or `brew upgrade pulumi`), "
-                "or take it off PATH to have the `pulumi up` commands printed instead; nothing was changed",
+                f"the Pulumi CLI on PATH cannot be driven by the Automation API (it takes {_MINIMUM_VERSION.major}.x from "
+                f"{_MINIMUM_VERSION}): {why} To fix: {fix}, or take it off PATH to have the `pulumi up` commands printed "
+                "instead; nothing was changed",
             )
         ]
     )
