@@ -172,15 +172,23 @@ def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers,
     assert r.returncode == 1 and not ess.completed, r.stdout
 
 
-def test_a_systemctl_that_cannot_run_is_said_once_and_ready_still_waits_for_health(tmp_path, servers, declared):
+@pytest.mark.parametrize("reach", ["missing", "no bus"])
+def test_a_systemctl_that_cannot_run_is_said_once_and_ready_still_waits_for_health(tmp_path, servers, declared, reach):
+    """A systemctl that is not there, or that cannot reach systemd (exit 1, as `is-failed` also exits for a unit
+    that has not failed), tells nothing about the units: said once, no ABANDON."""
     statements, group = declared
     vllm = servers(FakeVllm)
     vllm.healthy = False
     md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
     ess = servers(FakeEss, md.keys, REGION, statements)
     config = _config(tmp_path, vllm, md, ess, group)
+    (tmp_path / "failed-units").write_text("gpufleet-prepare.service\n")  # were it asked, it would be failed
     doc = json.loads(config.read_text())
     doc["systemctl"] = str(tmp_path / "no-such-systemctl")
+    if reach == "no bus":
+        doc["systemctl"] = str(tmp_path / "systemctl-no-bus")
+        Path(doc["systemctl"]).write_text('#!/bin/sh\necho "Failed to connect to bus: Host is down" >&2\nexit 1\n')
+        Path(doc["systemctl"]).chmod(0o755)
     config.write_text(json.dumps(doc))
     r = run_agent(config, "ready", "--timeout", "1")
     assert r.returncode == 1 and not ess.completed, r.stdout

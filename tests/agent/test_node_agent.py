@@ -60,9 +60,13 @@ def setup(tmp: Path, cloud: str, vllm: FakeVllm, md: FakeMetadata | None = None,
     (tmp / "gateway.env").write_text("".join(f"{k}={v}\n" for k, v in genv.items()))
     cfg["env_files"] = [str(tmp / "fleet.env"), str(tmp / "gateway.env")]
     cfg["drain_flag"] = str(tmp / "draining")
-    # systemd's answer about the node's units: a stand-in systemctl; a unit listed in failed-units is failed
+    # systemd's answer about the node's units: a stand-in systemctl; a unit listed in failed-units is failed, the
+    # others still starting
     stub = tmp / "systemctl"
-    stub.write_text(f'#!/bin/sh\n[ "$1 $2" = "is-failed --quiet" ] || exit 64\ngrep -qxF "$3" {tmp / "failed-units"}\n')
+    stub.write_text(
+        '#!/bin/sh\n[ "$1 $2 $3" = "show --property=ActiveState --value" ] || exit 64\n'
+        f'if grep -qxF "$4" {tmp / "failed-units"}; then echo failed; else echo activating; fi\n'
+    )
     stub.chmod(0o755)
     (tmp / "failed-units").touch()
     cfg["systemctl"] = str(stub)

@@ -436,20 +436,25 @@ _UNASKABLE: set[str] = set()  # units systemctl could not be asked about, logged
 
 
 def failed_units(cfg: dict) -> list[str]:
-    """The units of cfg["failed_units"] systemd reports failed (`systemctl is-failed --quiet`: exit 0 when failed).
-    A systemctl that cannot be run or does not answer in time tells nothing: no unit is reported (logged once)."""
+    """The units of cfg["failed_units"] systemd reports failed (`systemctl show --property=ActiveState --value`:
+    "failed"). A systemctl that cannot be run, does not answer in time or cannot reach systemd (a non-zero exit or no
+    state: `is-failed` exits 1 alike for "not failed" and "cannot connect to the bus") tells nothing: no unit is
+    reported, and it is logged once."""
     failed = []
     for unit in cfg["failed_units"]:
+        argv = [cfg["systemctl"], "show", "--property=ActiveState", "--value", unit]
         try:
-            r = subprocess.run(
-                [cfg["systemctl"], "is-failed", "--quiet", unit], capture_output=True, timeout=cfg["http_timeout_s"]
-            )
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=cfg["http_timeout_s"])
+            state = r.stdout.strip() if r.returncode == 0 else ""
+            why = f"exit {r.returncode}: {r.stderr.strip()[:200] or 'no state'}"
         except (OSError, subprocess.TimeoutExpired) as exc:
+            state, why = "", str(exc)
+        if not state:
             if unit not in _UNASKABLE:
-                log(f"ready: cannot ask systemd about {unit}: {exc}; judging by the health check alone")
+                log(f"ready: cannot ask systemd about {unit} ({why}); judging by the health check alone")
                 _UNASKABLE.add(unit)
             continue
-        if r.returncode == 0:
+        if state == "failed":
             failed.append(unit)
     return failed
 
