@@ -27,7 +27,6 @@ points exist. A row older than STALE_DAYS is `stale(row, today)`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -236,15 +235,6 @@ def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: d
     checks each fetched row with this (and row_shape_problems) before it writes it."""
     out = []
     ref = cat.get(row.key, row.billing)
-    if ref is None and row.key not in {k for k, _ in cat.rows} and (close := _near_keys(row.key, cat)):
-        out.append(
-            Problem(
-                shown,
-                f"{where}.key",
-                f"{row.key!r} is no item of the shipped catalog, so the row prices nothing (did you mean {close!r}?): "
-                "give the item's key as `gpufleet cost estimate` names it",
-            )
-        )
     if ref is not None and row.unit != ref.unit:
         out.append(
             Problem(
@@ -259,13 +249,6 @@ def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: d
         why = "is not a date" if when is None else f"is after today ({today})"
         out.append(Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD"))
     return out
-
-
-def _near_keys(key: str, cat: Catalog) -> str:
-    """The shipped item a key not in the catalog is probably a misspelling of ("" when none is close): an unknown item
-    that resembles none may be one the shipped catalog lacks, which the row then prices."""
-    close = difflib.get_close_matches(key, cat.keys(), n=1, cutoff=0.9)
-    return close[0] if close else ""
 
 
 def _day(text: str) -> date | None:
