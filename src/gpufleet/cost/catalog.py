@@ -244,11 +244,26 @@ def own_row_checks(row: PriceRow, cat: Catalog, shown: str, where: str, today: d
                 f"row): give the price per {ref.unit}",
             )
         )
-    when = _day(row.as_of)
-    if when is None or when > today:
-        why = "is not a date" if when is None else f"is after today ({today})"
-        out.append(Problem(shown, f"{where}.as_of", f"{row.as_of!r} {why}: write the date of the price's source as YYYY-MM-DD"))
+    if why := source_date_problem(row.as_of, today):
+        out.append(Problem(shown, f"{where}.as_of", why))
     return out
+
+
+def source_date_problem(text: str, today: date) -> str:
+    """Why a price's `as_of` is no date of its source (not YYYY-MM-DD, or after today); "" when it is one."""
+    when = _day(text)
+    if when is not None and when <= today:
+        return ""
+    why = "is not a date" if when is None else f"is after today ({today})"
+    return f"{text!r} {why}: write the date of the price's source as YYYY-MM-DD"
+
+
+def is_price(value) -> bool:
+    """A price as the catalogs hold it: a finite number >= 0 (not a bool, a mapping or a list)."""
+    try:
+        return not isinstance(value, (bool, dict, list)) and Decimal(str(value)).is_finite() and Decimal(str(value)) >= 0
+    except ArithmeticError:
+        return False
 
 
 def _day(text: str) -> date | None:
@@ -353,13 +368,9 @@ ROW_TEXT = ("key", "billing", "currency", "unit", "quality", "source", "as_of")
 
 
 def _decimal_problem(value, shown: str, field: str) -> list[Problem]:
-    if value is None:
+    if value is None or is_price(value):
         return []
-    try:
-        ok = not isinstance(value, (bool, dict, list)) and Decimal(str(value)).is_finite() and Decimal(str(value)) >= 0
-    except ArithmeticError:
-        ok = False
-    return [] if ok else [Problem(shown, field, f"{value!r} is not a price (a number >= 0, or null when unknown)")]
+    return [Problem(shown, field, f"{value!r} is not a price (a number >= 0, or null when unknown)")]
 
 
 ROW_FIELDS = (*ROW_TEXT, "price", "derivation", "trade_price", "low", "high", "quotes")

@@ -182,12 +182,7 @@ def quote_problems(raw, shown: str, where: str, currencies: tuple[str, ...], tod
         elif not isinstance(v, str):
             out.append(Problem(shown, f"{where}.{k}", f"expected text, got {inputs.kind(v)}"))
     price = raw.get("price")
-    try:
-        ok = price is not None and not isinstance(price, (bool, dict, list)) and Decimal(str(price)).is_finite()
-        ok = ok and Decimal(str(price)) >= 0
-    except ArithmeticError:
-        ok = False
-    if not ok:
+    if price is None or not pricecat.is_price(price):
         out.append(Problem(shown, f"{where}.price", f"{price!r} is not a price: give the published figure as a number >= 0"))
     for k, known in (("billing", pricecat.BILLINGS), ("quality", QUOTE_QUALITIES), ("publisher", PUBLISHERS)):
         v = raw.get(k)
@@ -203,11 +198,8 @@ def quote_problems(raw, shown: str, where: str, currencies: tuple[str, ...], tod
             )
         )
     when = raw.get("as_of")
-    if isinstance(when, str) and when:
-        day = pricecat._day(when)
-        if day is None or day > today:
-            why = "is not a date" if day is None else f"is after today ({today})"
-            out.append(Problem(shown, f"{where}.as_of", f"{when!r} {why}: write the date of the price's source as YYYY-MM-DD"))
+    if isinstance(when, str) and when and (why := pricecat.source_date_problem(when, today)):
+        out.append(Problem(shown, f"{where}.as_of", why))
     disk = raw.get("disk")
     if disk:
         ok = isinstance(disk, dict) and isinstance(disk.get("key"), str) and bool(disk["key"])
