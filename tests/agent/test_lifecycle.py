@@ -60,6 +60,30 @@ def _config(tmp_path, vllm, md, ess, group, **env):
     return path
 
 
+def _loading_node(servers, declared):
+    """(vllm, metadata, ess, group): a node still loading (vLLM not healthy) whose scale-out wait is pending."""
+    statements, group = declared
+    vllm = servers(FakeVllm)
+    vllm.healthy = False
+    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
+    ess = servers(FakeEss, md.keys, REGION, statements)
+    _one_wait(ess, group)
+    return vllm, md, ess, group
+
+
+def _after_a_second(change) -> list[float]:
+    """Run `change` a second from now, in a thread; the list gets the moment it ran."""
+    at: list[float] = []
+
+    def later():
+        time.sleep(1.0)
+        at.append(time.monotonic())
+        change()
+
+    threading.Thread(target=later, daemon=True).start()
+    return at
+
+
 def _one_wait(ess, group: str) -> None:
     """The ESS stand-in with one scale-out activity of `group` holding i-bp1new in a pending wait."""
     ess.activities = {"asa-1": group}
@@ -82,14 +106,7 @@ def test_ready_ends_the_scale_out_wait_once_vllm_is_healthy(tmp_path, servers, d
         {"activity": "asa-1", "hook": "ash-loading", "token": "tok-theirs", "instances": ["i-bp1peer"], "group": group},
     ]
     config = _config(tmp_path, vllm, md, ess, group)
-    healthy_at = []
-
-    def load():
-        time.sleep(1.0)
-        healthy_at.append(time.monotonic())
-        vllm.healthy = True
-
-    threading.Thread(target=load, daemon=True).start()
+    healthy_at = _after_a_second(lambda: setattr(vllm, "healthy", True))  # loading the weights
     r = run_agent(config, "ready")
     assert r.returncode == 0, r.stdout + r.stderr
     (done,) = ess.completed
@@ -112,14 +129,7 @@ def test_ready_judges_the_gateway_the_load_balancer_checks_not_vllm_alone(tmp_pa
     ess = servers(FakeEss, md.keys, REGION, statements)
     _one_wait(ess, group)
     config = _config(tmp_path, vllm, md, ess, group, GATEWAY_SERVING_PORT=str(nginx.port), GATEWAY_HEALTH_PATH="/health")
-    up_at = []
-
-    def gateway_up():
-        time.sleep(1.0)
-        up_at.append(time.monotonic())
-        nginx.up = True
-
-    threading.Thread(target=gateway_up, daemon=True).start()
+    up_at = _after_a_second(lambda: setattr(nginx, "up", True))
     r = run_agent(config, "ready")
     assert r.returncode == 0, r.stdout + r.stderr
     (done,) = ess.completed
@@ -143,12 +153,7 @@ def test_ready_gives_up_at_its_bound_while_the_gateway_is_down(tmp_path, servers
 @pytest.mark.parametrize("unit", ["gpufleet-prepare.service", "gpufleet-gateway-render.service"])
 def test_ready_abandons_the_scale_out_when_the_node_knows_it_is_broken(tmp_path, servers, declared, unit):
     """Preparation (weights, disk, key) or the gateway's render failed: no health will come; ESS releases it at once."""
-    statements, group = declared
-    vllm = servers(FakeVllm)
-    vllm.healthy = False
-    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
-    ess = servers(FakeEss, md.keys, REGION, statements)
-    _one_wait(ess, group)
+    vllm, md, ess, group = _loading_node(servers, declared)
     config = _config(tmp_path, vllm, md, ess, group)
     assert unit in json.loads(config.read_text())["failed_units"]
     (tmp_path / "failed-units").write_text(f"{unit}\n")
@@ -161,12 +166,7 @@ def test_ready_abandons_the_scale_out_when_the_node_knows_it_is_broken(tmp_path,
 
 
 def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers, declared):
-    statements, group = declared
-    vllm = servers(FakeVllm)
-    vllm.healthy = False
-    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
-    ess = servers(FakeEss, md.keys, REGION, statements)
-    _one_wait(ess, group)
+    vllm, md, ess, group = _loading_node(servers, declared)
     (tmp_path / "failed-units").write_text("some-other.service\n")
     r = run_agent(_config(tmp_path, vllm, md, ess, group), "ready", "--timeout", "1")
     assert r.returncode == 1 and not ess.completed, r.stdout
@@ -176,11 +176,7 @@ def test_ready_does_not_abandon_while_units_are_only_starting(tmp_path, servers,
 def test_a_systemctl_that_cannot_run_is_said_once_and_ready_still_waits_for_health(tmp_path, servers, declared, reach):
     """A systemctl that is not there, or that cannot reach systemd (exit 1, as `is-failed` also exits for a unit
     that has not failed), tells nothing about the units: said once, no ABANDON."""
-    statements, group = declared
-    vllm = servers(FakeVllm)
-    vllm.healthy = False
-    md = servers(FakeMetadata, ROLE, instance_id="i-bp1new")
-    ess = servers(FakeEss, md.keys, REGION, statements)
+    vllm, md, ess, group = _loading_node(servers, declared)
     config = _config(tmp_path, vllm, md, ess, group)
     (tmp_path / "failed-units").write_text("gpufleet-prepare.service\n")  # were it asked, it would be failed
     doc = json.loads(config.read_text())
