@@ -197,27 +197,29 @@ def _host_problem(host: str) -> str | None:
     return f"{host!r} {why}: {fix}" if why else None
 
 
+ENCRYPTED_KEY = (
+    "the key is encrypted; the build takes no passphrase and uses no agent: give an unencrypted key "
+    "(a copy without one: cp KEY KEY.build && ssh-keygen -p -N '' -f KEY.build)"
+)
+
+
 def _key_problem(key: Path) -> str | None:
     """Why the --key file cannot be the build's login key (it takes no passphrase and uses no agent); None when it can.
     Loaded as paramiko will load it, so a public key, an encrypted key or another file is not taken for a refused
     login or a lost connection after it connects."""
     import paramiko
 
-    encrypted = (
-        "the key is encrypted; the build takes no passphrase and uses no agent: give an unencrypted key "
-        "(a copy without one: cp KEY KEY.build && ssh-keygen -p -N '' -f KEY.build)"
-    )
     try:
         paramiko.PKey.from_path(key)
     except paramiko.PasswordRequiredException:
-        return encrypted
+        return ENCRYPTED_KEY
     except paramiko.pkey.UnknownKeyType as exc:  # a key cryptography reads and paramiko has no class for (DSA)
         kind = getattr(exc, "key_type", None)
         shown = getattr(kind, "__name__", str(kind))
         return f"is a key paramiko does not take ({shown}; it takes RSA, ECDSA and Ed25519): give an ed25519 key"
     except (paramiko.SSHException, ValueError, TypeError, UnicodeDecodeError) as exc:
         if isinstance(exc, TypeError) and "password" in str(exc).lower():  # cryptography's word for an encrypted key
-            return encrypted
+            return ENCRYPTED_KEY
         if key.name.endswith(".pub"):
             return f"is not a private key paramiko can load (this is a public key): give the private key {key.name[:-4]}"
         return "is not a private key paramiko can load: give the builder's private key, e.g. ~/.ssh/id_ed25519"
@@ -369,7 +371,7 @@ def build(
     except HostKeyRefused as exc:
         raise UserError([Problem("--known-hosts", "", str(exc))]) from None
     except paramiko.PasswordRequiredException:  # checked before connecting; kept for a key changed since
-        raise UserError([Problem("--key", str(key), "the key is encrypted; the build takes no passphrase")]) from None
+        raise UserError([Problem("--key", str(key), ENCRYPTED_KEY)]) from None
     except paramiko.AuthenticationException as exc:
         raise UserError([Problem("--key", "", f"{user}@{host}:{port} refused the key: {exc}")]) from None
     except StepFailed as exc:

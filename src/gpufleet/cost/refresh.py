@@ -148,9 +148,9 @@ def refresh(
     mine = pricecat.own(cloud, region, folder)
     today = today or clock.now().date().isoformat()
     fetched, failed = fetch(region, today, endpoint, protocol, image_id)
-    rows = []
+    rows, shipped, day = [], pricecat.shipped(cloud, region, data), date.fromisoformat(today)
     for r in fetched:  # a row the cost commands would refuse is not written: the file on disk always loads
-        if why := refused(r, pricecat.shipped(cloud, region, data), date.fromisoformat(today)):
+        if why := refused(r, shipped, day):
             failed.append(f"{r.key.split('/', 1)[-1]} {r.billing}: {why}")
         else:
             rows.append(r)

@@ -308,12 +308,12 @@ MAX_USAGE_TOKENS = 10**8
 EMPTY_ANSWER = "the answer had no content: a whole stream with no content delta and no output token in its usage"
 
 
-def _count_problem(value: object, most: int) -> str:
-    """Why a usage count cannot be a token count (a whole number from 0 to `most`); "" when it can."""
+def _count_problem(value: object) -> str:
+    """Why a usage count cannot be a token count (a whole number from 0 to MAX_USAGE_TOKENS); "" when it can."""
     if isinstance(value, bool) or not isinstance(value, int):
         return "not a whole number of tokens"
-    if not 0 <= value <= most:
-        return f"not a count from 0 to {most}"
+    if not 0 <= value <= MAX_USAGE_TOKENS:
+        return f"not a count from 0 to {MAX_USAGE_TOKENS}"
     return ""
 
 
@@ -356,11 +356,7 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                     usage = chunk.get("usage")
                     if isinstance(usage, dict):
                         for name in ("completion_tokens", "prompt_tokens"):
-                            if (
-                                name in usage
-                                and usage[name] is not None
-                                and (why := _count_problem(usage[name], MAX_USAGE_TOKENS))
-                            ):
+                            if usage.get(name) is not None and (why := _count_problem(usage[name])):
                                 return fail(f"the stream's usage says {name} {_short(repr(usage[name]), None, 40)}: {why}")
                         if usage.get("completion_tokens") is not None:
                             usage_tokens = usage["completion_tokens"]
