@@ -356,13 +356,13 @@ def test_v0_and_v1_refuse_a_short_cache_in_their_own_words():
     )
 
 
-def _tiny_gguf(path: Path, leave_out: str = "") -> None:
+def _tiny_gguf(path: Path, leave_out: str = "", arch: str = "llama") -> None:
     """A two-layer llama GGUF written with gguf's own writer: f16 embedding, Q8_0 projections, f32 norms (without the
-    metadata key `leave_out`, if given)."""
+    metadata key `leave_out`, if given; under another general.architecture, `arch`, if given)."""
     gguf = pytest.importorskip("gguf")
     import numpy as np
 
-    w = gguf.GGUFWriter(str(path), "llama")
+    w = gguf.GGUFWriter(str(path), arch)
     w.add_name("tiny-llama")
     for key, add, value in (
         ("block_count", w.add_block_count, 2),
@@ -764,3 +764,80 @@ def test_plan_fit_refuses_a_quantization_flag_for_a_gguf_file(tmp_path):
     r = subprocess.run([*gf, "--quantization", "awq"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--quantization" in r.stderr and "GGUF file" in r.stderr and "drop --quantization" in r.stderr
+
+
+def test_a_gguf_architecture_transformers_cannot_read_is_vllms_refusal_with_its_fix(tmp_path):
+    """vLLM reads a GGUF file's config through transformers, which refuses architectures outside its GGUF table
+    (data/gguf_transformers.yaml). On a V100 the image recipe pins vLLM 0.10.0 with transformers 5.24.0 (its lock): a
+    deepseek2 file was "tight" where vLLM does not start; --hf-config-path (the config read from the original
+    repository) lifts it. For a vLLM whose transformers is not known the verdict is "tight", saying why."""
+    path, llama = tmp_path / "tiny-ds.gguf", tmp_path / "tiny.gguf"
+    _tiny_gguf(path, arch="deepseek2")
+    _tiny_gguf(llama)
+    m = models.resolve(str(path))
+    assert m.gguf_architecture == "deepseek2" and profiler.transformers_pin("0.10.0") == "5.24.0"
+    s = fit.Serving(max_model_len=256, quantization="gguf")
+    r = fit.fit(m, KINDS["V100-32G"], s)
+    assert r.vllm_version == "0.10.0" and r.verdict == "does not fit"
+    assert r.problems == [
+        "GGUF model with architecture deepseek2 is not supported yet. (transformers 5.24.0, which the image recipe "
+        "pinning vLLM 0.10.0 installs, reads a GGUF file's config for vLLM, which does not start; give --hf-config-path "
+        "with the original model's repository (vLLM reads the config there, not from the file))"
+    ]
+    assert r.advice == ["give --hf-config-path with the original model's repository (vLLM reads the config there) and it fits"]
+    given = fit.measure(m, KINDS["V100-32G"], replace(s, hf_config_path="deepseek-ai/DeepSeek-V2-Lite"))
+    assert given.problems == [] and given.verdict == "tight"
+    assert any("config from --hf-config-path deepseek-ai/DeepSeek-V2-Lite" in a for a in given.assumptions)
+    assert fit.measure(models.resolve(str(llama)), KINDS["V100-32G"], s).problems == []  # llama: every release reads it
+    unknown = fit.measure(m, KINDS["A10"], replace(s, vllm_version="0.19.0"))
+    assert unknown.problems == [] and unknown.verdict == "tight"
+    assert any(
+        "every transformers release read (4.53.2 to 5.25.0) refuses architecture 'deepseek2'" in a for a in unknown.assumptions
+    )
+    # 0.33.0 takes no GGUF at all: that refusal alone, not the config's
+    gone = fit.measure(m, KINDS["A10"], s)
+    assert len(gone.problems) == 1 and gone.problems[0].startswith("Unknown quantization method: gguf.")
+    gf = [str(Path(sys.executable).parent / "gpufleet"), "plan", "fit", "--gpu", "V100-32G", "--max-model-len", "256", "--json"]
+    cli = subprocess.run([*gf, "--model", str(path)], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 1 and json.loads(cli.stdout)["problems"] == r.problems
+    lifted = subprocess.run([*gf, "--model", str(path), "--hf-config-path", "x/y"], capture_output=True, text=True, timeout=120)
+    assert lifted.returncode == 0 and json.loads(lifted.stdout)["verdict"] == "tight"
+    alone = subprocess.run(
+        [*gf, "--model", "Qwen/Qwen2.5-7B-Instruct", "--hf-config-path", "x/y"], capture_output=True, text=True, timeout=120
+    )
+    assert alone.returncode == 2 and "--hf-config-path: Qwen/Qwen2.5-7B-Instruct is not a .gguf file" in alone.stderr
+
+
+def test_the_gguf_table_agrees_with_transformers_own_reader_on_every_llama_cpp_architecture(tmp_path, monkeypatch):
+    """data/gguf_transformers.yaml against the installed transformers' own load_gguf_checkpoint (metadata only; its
+    torch gate lifted: the check runs before any tensor is read), for every architecture llama.cpp's gguf package
+    names, and every recipe lock's transformers is a release the table holds."""
+    gguf = pytest.importorskip("gguf")
+    transformers = pytest.importorskip("transformers")
+    from transformers import modeling_gguf_pytorch_utils as reader
+
+    monkeypatch.setattr(reader, "is_torch_available", lambda: True)
+    release = transformers.__version__
+    assert gguf_file.transformers_refuses("llama", release) is False, f"transformers {release}: add its row to the table"
+    disagree, refused = [], 0
+    for i, arch in enumerate(sorted(gguf.MODEL_ARCH_NAMES.values())):
+        path = tmp_path / f"{i}.gguf"
+        w = gguf.GGUFWriter(str(path), arch)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        try:
+            reader.load_gguf_checkpoint(str(path), return_tensors=False)
+            said = False
+        except ValueError as e:
+            said = "is not supported yet" in str(e)
+        except Exception:  # noqa: BLE001 -- past the architecture check, the file's missing keys
+            said = False
+        refused += said
+        if said != gguf_file.transformers_refuses(arch, release):
+            disagree.append((arch, said))
+    assert not disagree and refused > 50  # most of llama.cpp's architectures have no transformers GGUF reader
+    for version in profiler.pins():
+        pin = profiler.transformers_pin(version)
+        assert pin is not None and gguf_file.transformers_refuses("llama", pin) is False, f"vLLM {version}: {pin}"

@@ -113,6 +113,12 @@ def fit_cmd(
     vllm_version: str | None = typer.Option(
         None, "--vllm-version", help="default: the version the image recipe for the GPU pins (newest pin for other GPUs)"
     ),
+    hf_config_path: str | None = typer.Option(
+        None,
+        "--hf-config-path",
+        help="a .gguf --model's original repository, as vllm serve --hf-config-path (vLLM reads the config there, "
+        "not from the file; the file's metadata is sized)",
+    ),
     cloud: str | None = typer.Option(
         None,
         "--cloud",
@@ -213,6 +219,10 @@ def fit_cmd(
                     )
                 ]
             )
+        if hf_config_path is not None and arch.gguf_architecture is None:
+            raise UserError(
+                [Problem("--hf-config-path", "", f"{model} is not a .gguf file: give --hf-config-path only with one")]
+            )
         if quantization is None and arch.weight_bytes_given is not None:
             quantization = "gguf"
         if custom:
@@ -250,6 +260,7 @@ def fit_cmd(
             expert_parallel=expert_parallel,
             max_loras=max_loras,
             max_lora_rank=max_lora_rank,
+            hf_config_path=hf_config_path,
         )
     if cloud and (problems := _choice_problems([("--cloud", cloud, clouds())])):  # the registry only when asked
         raise UserError(problems)

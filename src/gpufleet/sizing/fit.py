@@ -17,7 +17,7 @@ from msgspec import Struct, field
 from msgspec.structs import asdict, replace
 
 from gpufleet import inputs
-from gpufleet.sizing import architectures, hybrid, parallel, profiler
+from gpufleet.sizing import architectures, gguf_file, hybrid, parallel, profiler
 from gpufleet.sizing.models import ModelArch
 from gpufleet.sizing.profiler import GIB
 from gpufleet.stacks import catalog
@@ -112,6 +112,9 @@ class Serving(Struct, frozen=True):
     max_loras: int = 0  # LoRA adapter slots vLLM preallocates (--max-loras with --enable-lora); 0: LoRA off
     max_lora_rank: int = 16  # --max-lora-rank (vLLM's default 16)
     engine: str | None = None  # "v0" / "v1" when the version is not known exactly (a log that names its engine)
+    # a GGUF model's --hf-config-path: vLLM reads the config there, not from the file (not read here: the file's
+    # metadata is sized)
+    hf_config_path: str | None = None
 
 
 class Fit(Struct):
@@ -507,6 +510,8 @@ def resolve(model: ModelArch, gpu: Gpu, s: Serving) -> tuple[Serving, profiler.E
         notes.append(f"defaults of `vllm serve` taken: {', '.join(taken)} ({source})")
     if s.max_model_len is None:
         notes.append(f"max_model_len {length}: the model's maximum, as vLLM does when it is not given")
+    if s.hf_config_path and model.gguf_architecture:
+        notes.append(f"config from --hf-config-path {s.hf_config_path} in vLLM (not read here: the file's metadata sized)")
     return filled, eng, notes
 
 
@@ -536,6 +541,8 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
         out.append(f"the architecture {model.model_type!r} is not one whose structure this tool models")
     if model.weight_bytes_given is not None:
         out.append("weights from a GGUF file's tensors (vLLM's GGUF support is experimental)")
+    if why := _gguf_config(model, s)[1]:
+        out.append(why)
     newest = profiler.newest_pinned()
     if not profiler.known_version(s.vllm_version or ""):
         out.append(f"vLLM version {s.vllm_version!r} is not known exactly ({eng.name.upper()} assumed)")
@@ -551,6 +558,19 @@ def _unsure(model: ModelArch, s: Serving, eng: profiler.Engine) -> list[str]:
             "stage's layers, with padding that can leave fewer tokens than full attention would, not modelled"
         )
     return out
+
+
+def _gguf_config(model: ModelArch, s: Serving) -> tuple[str | None, str | None]:
+    """(vLLM's refusal, why unsure) for the config of a GGUF file that vLLM `s.vllm_version` takes (gguf_file.py)."""
+    version = s.vllm_version or ""
+    if (
+        model.gguf_architecture is None
+        or known_format(s.quantization) != "gguf"  # advice trying another checkpoint (awq) of the model
+        or s.hf_config_path
+        or architectures.quantization_refusal("gguf", version)
+    ):
+        return None, None
+    return gguf_file.config_check(model.gguf_architecture, version, profiler.transformers_pin(version))
 
 
 def _grouped_per_stage(model: ModelArch, eng: profiler.Engine, pp: int) -> bool:
@@ -628,6 +648,7 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             architectures.support(model.architectures, s.vllm_version).refused,
             architectures.pipeline_refusal(model.architectures, s.vllm_version, s.pipeline_parallel),
             checkpoint_problem(model, s.quantization),
+            _gguf_config(model, s)[0],
             architectures.quantization_refusal(model.checkpoint_method, s.vllm_version) if model.checkpoint_method else None,
             _quant_problem(s.quantization, gpu, s.vllm_version),
             act_dtype_problem(s.quantization, s.dtype),
@@ -928,6 +949,8 @@ def _advice(model: ModelArch, gpu: Gpu, s: Serving, r: Fit, kinds: dict, sizes: 
             )
     if checkpoint_problem(model, s.quantization) and ok(quantization=None):
         out.append(f"drop --quantization (vLLM runs the checkpoint's own {model.checkpoint_method}) and it fits")
+    if any(p.startswith(gguf_file.REFUSED) for p in r.problems) and ok(hf_config_path="(the original repository)"):
+        out.append("give --hf-config-path with the original model's repository (vLLM reads the config there) and it fits")
     if lora_rank_problem(s.max_loras, s.max_lora_rank):
         rank = next((x for x in LORA_RANKS if x > s.max_lora_rank and ok(max_lora_rank=x)), None)
         if rank is not None:

@@ -10,9 +10,13 @@ quantization/gguf.py). `import gguf` (with numpy) costs about 0.8 s, so it is im
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 
+from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
+
+TRANSFORMERS = Path(__file__).parent / "data" / "gguf_transformers.yaml"
 
 # GGUF architecture -> (transformers model_type, its key names: {arch}.<key>)
 ARCH_TYPES = {
@@ -62,9 +66,10 @@ def _header_problem(path: Path, size: int) -> str | None:
     return None
 
 
-def read(path: Path) -> tuple[dict, float, str]:
-    """(config.json-style fields from the metadata, bytes of all tensors, the model's name). models.resolve builds the
-    ModelArch from them (this module stays below models in the import graph)."""
+def read(path: Path) -> tuple[dict, float, str, str]:
+    """(config.json-style fields from the metadata, bytes of all tensors, the model's name, the file's
+    general.architecture). models.resolve builds the ModelArch from them (this module stays below models in the import
+    graph)."""
     shown = str(path)
     if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
         raise UserError([Problem(shown, "", "no such GGUF file")])
@@ -145,4 +150,52 @@ def read(path: Path) -> tuple[dict, float, str]:
             "v_head_dim": key("attention.value_length_mla", key("attention.value_length")),
         }
     cfg = {k: v for k, v in cfg.items() if v is not None}
-    return cfg, float(total), str(_value(reader, "general.name", shown) or path.stem)
+    return cfg, float(total), str(_value(reader, "general.name", shown) or path.stem), arch
+
+
+REFUSED = "GGUF model with architecture "  # how the refusal starts (data/gguf_transformers.yaml `refusal`)
+
+
+@cache
+def _transformers() -> dict:
+    return inputs.load_mapping(TRANSFORMERS, "sizing/data/gguf_transformers.yaml")
+
+
+def transformers_refuses(arch: str, release: str) -> bool | None:
+    """Whether transformers `release` refuses to read the config of a GGUF file whose general.architecture is `arch`
+    (load_gguf_checkpoint's check, data/gguf_transformers.yaml); None: a release not read."""
+    row = _transformers()["releases"].get(release)
+    if row is None:
+        return None
+    renamed = next((to for part, to in row["renames"].items() if part in arch), arch)
+    return arch not in row["architectures"] and renamed not in row["architectures"]
+
+
+def config_check(arch: str, vllm_version: str, transformers: str | None) -> tuple[str | None, str | None]:
+    """(vLLM's refusal, why the verdict is unsure) for reading a GGUF file's config: vLLM reads it through transformers
+    (data/gguf_transformers.yaml), the release the image recipe pinning `vllm_version` installs (`transformers`; None:
+    not known)."""
+    fix = "give --hf-config-path with the original model's repository (vLLM reads the config there, not from the file)"
+    refused = transformers_refuses(arch, transformers) if transformers else None
+    if refused:
+        said = _transformers()["refusal"].format(arch=arch)
+        return (
+            f"{said} (transformers {transformers}, which the image recipe pinning vLLM {vllm_version} installs, "
+            f"reads a GGUF file's config for vLLM, which does not start; {fix})"
+        ), None
+    if refused is False:
+        return None, None
+    read = list(_transformers()["releases"])
+    refusing = [r for r in read if transformers_refuses(arch, r)]
+    if not refusing:
+        return None, None
+    which = (
+        f"every transformers release read ({read[0]} to {read[-1]})"
+        if refusing == read
+        else f"transformers {', '.join(refusing)}"
+    )
+    known = f"transformers {transformers} is not a release read" if transformers else "its transformers is not known"
+    return None, (
+        f"vLLM reads a GGUF file's config through transformers, and {which} refuses architecture {arch!r} ({known}; "
+        f"data/gguf_transformers.yaml); if yours does, {fix}"
+    )

@@ -109,6 +109,7 @@ class ModelArch(Struct, frozen=True):
     rotary_dim: int = 0
     parameters_estimated: bool = False  # structure not modelled (model_type outside MODELLED)
     weight_bytes_given: float | None = None  # a GGUF file's tensor bytes (already in its own formats)
+    gguf_architecture: str | None = None  # a GGUF file's general.architecture (llama.cpp's name, e.g. deepseek2)
     # a block-quantized checkpoint's quantization_config.weight_block_size (output rows, input columns), e.g. FP8
     weight_block_size: tuple[int, int] | None = None
     # the checkpoint's own weight format (quantization_config.quant_method), which vLLM runs when --quantization is not
@@ -430,6 +431,7 @@ def from_config_dict(raw: dict, shown: str, name: str | None = None, source: str
         checkpoint_quantization=checkpoint_formats,
         checkpoint_method=checkpoint_method(cfg),
         architectures=_architectures(raw, shown),
+        gguf_architecture=None,  # resolve sets a GGUF file's
         notes=tuple(notes),
         **mla,
     )
@@ -679,9 +681,10 @@ def resolve(model: str) -> ModelArch:
         # deferred: gguf (numpy): only a .gguf model is read with it
         from gpufleet.sizing import gguf_file
 
-        cfg, total, name = gguf_file.read(path)
+        cfg, total, name, arch = gguf_file.read(path)
         m = from_config_dict(cfg, f"{path} (GGUF metadata)", name=name, source=str(path))
-        return replace(m, weight_bytes_given=total, notes=(*m.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors"))
+        notes = (*m.notes, f"weights: {total / 2**30:.2f} GiB of GGUF tensors")
+        return replace(m, weight_bytes_given=total, gguf_architecture=arch, notes=notes)
     is_dir = os.path.isdir(path)  # Path.is_dir raises on a name of > 255 bytes (ENAMETOOLONG): a traceback
     if path.suffix == ".json" or is_dir:
         return from_config(path / "config.json" if is_dir else path)

@@ -236,17 +236,33 @@ def parse_version(v: str) -> tuple[int, ...]:
 
 
 @cache
-def pins() -> dict[str, list[str]]:
-    """vLLM version -> GPU kinds, from the image recipes (the one place versions are pinned). Only the two keys are
-    read, through the strict reader, not the whole recipe model: `plan fit` should not pay for building it (the
-    recipes are validated in full wherever a stack or a build uses them)."""
+def _recipes() -> list[dict]:
+    """The image recipes as mappings (the one place versions are pinned). Only a few keys are read, through the strict
+    reader, not the whole recipe model: `plan fit` should not pay for building it (the recipes are validated in full
+    wherever a stack or a build uses them)."""
+    return [inputs.load_mapping(path, f"images/recipes/{path.name}") for path in sorted(RECIPES.glob("*.yaml"))]
 
+
+@cache
+def pins() -> dict[str, list[str]]:
+    """vLLM version -> GPU kinds, from the image recipes."""
     out: dict[str, list[str]] = {}
-    for path in sorted(RECIPES.glob("*.yaml")):
-        doc = inputs.load_mapping(path, f"images/recipes/{path.name}")
+    for doc in _recipes():
         if v := (doc.get("pins") or {}).get("vllm"):
             out.setdefault(str(v), []).extend(doc.get("gpus") or [])
     return out
+
+
+@cache
+def transformers_pin(version: str) -> str | None:
+    """The transformers release the image recipes pinning vLLM `version` install (their python_lock), or None: no
+    recipe pins that vLLM, or those that do install different releases."""
+    found = set()
+    for doc in _recipes():
+        if str((doc.get("pins") or {}).get("vllm")) == version and doc.get("python_lock"):
+            lock = (RECIPES.parent / str(doc["python_lock"])).read_text()
+            found |= set(re.findall(r"^transformers==(\S+)", lock, re.M))
+    return found.pop() if len(found) == 1 else None
 
 
 def newest_pinned() -> str:
