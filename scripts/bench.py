@@ -18,7 +18,8 @@ Floors (issue 25): what the command cannot avoid, and nothing of gpufleet.
 - `8 programs registered`: the same for the eight options `cost compare` previews (2 clouds x 4 billing models), one
   mock run each in one process.
 Targets (issue 25): preview <= 1.3 on both clouds, cost compare <= 1.5, plan fit <= 2, --help <= 1.6 (`plan fit
---stack` is shown against the same floor: loading a stack imports pydantic's model machinery, about 0.8 of it).
+--stack` is shown against the same floor: loading a stack imports pydantic's model machinery, about 0.8 of it; the
+row `ref: the floor + 1 pydantic model` measures that share on this machine: the floor plus one one-field model).
 
 `--instructions`: the same cases and floors, each run once under valgrind's callgrind, as instructions executed (user
 space, the whole process). Deterministic to about 0.5 % (hash seeds), so a change of 1 % shows; wall-clock ratios on a
@@ -56,6 +57,14 @@ GF = [str(Path(PY).parent / "gpufleet")]  # the console script of the interprete
 FLOOR = [PY, str(ROOT / "scripts" / "bench_floor.py")]
 PROD = {"alicloud": "alicloud-cn-hangzhou-prod", "tencentcloud": "tencentcloud-ap-guangzhou-prod"}
 
+# The reference row of group plan: the floor, then one pydantic model with one constrained field, validated once.
+# The first model a process builds imports pydantic's schema machinery (fields, types, annotated_types, the schema
+# generator, the plugin loader with importlib.metadata) and scans the installed distributions for plugins; that alone is
+# about 1.8x the floor, so a stack validated by pydantic models cannot reach 2x of `import typer, pydantic`.
+ONE_MODEL = (
+    "import typer, pydantic\nclass A(pydantic.BaseModel):\n    x: int = pydantic.Field(1, ge=0)\nA.model_validate({'x': 2})"
+)
+
 CASES = [  # (group, name, command, floor): a floor is a name of floors() below
     ("cli", "gpufleet --help", [*GF, "--help"], "typer+pydantic"),
     ("preview", "preview alicloud prod", [*GF, "preview", "--stack", PROD["alicloud"], "--json"], "alicloud registered"),
@@ -87,6 +96,12 @@ CASES = [  # (group, name, command, floor): a floor is a name of floors() below
         "plan",
         "plan fit --stack alicloud prod",
         [*GF, "plan", "fit", "--stack", PROD["alicloud"], "--json"],
+        "typer+pydantic",
+    ),
+    (  # a reference, not gpufleet: what validating anything with one pydantic model adds to the same floor
+        "plan",
+        "ref: the floor + 1 pydantic model",
+        [PY, "-c", ONE_MODEL],
         "typer+pydantic",
     ),
 ]
