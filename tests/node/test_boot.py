@@ -353,9 +353,17 @@ def test_a_wrong_vllm_unit_stays_down(booted):
 
 @pytest.mark.parametrize("stack, case", CASES)
 def test_a_wrong_node_stays_down(stack, case, booted):
+    """...and the ready unit, asking systemd from its own sandbox (a dynamic user, no privileges) about the prepare
+    unit, sees it failed and abandons the scale-out (a systemctl that cannot reach systemd would say nothing, and
+    the node would wait out the hook's whole timeout)."""
     kw, line = NEGATIVE[case]
-    out = _stays_down(booted(stack, **kw))
+    node = booted(stack, **kw)
+    out = _stays_down(node)
     assert line in out, out
+    ready = node.layout.ready_unit
+    abandoned = re.compile(rf"ready: {re.escape(node.layout.prepare_unit)}(, \S+)* failed: this node cannot serve; abandoning")
+    _wait_for(node, lambda: abandoned.search(node.journal(ready)), 20, f"{ready} abandoning:\n{node.journal(ready)}")
+    assert "cannot ask systemd" not in node.journal(ready), node.journal(ready)
 
 
 def test_a_role_without_head_bucket_cannot_fetch(booted):

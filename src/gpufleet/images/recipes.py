@@ -207,6 +207,11 @@ class Layout(Strict):
     metrics_unit: str = Field("gpufleet-metrics.service", description="publishes the scaling signals (Alibaba)")
     spot_unit: str = Field("gpufleet-spot-watch.service", description="drains on the cloud's spot reclaim notice")
     ready_unit: str = Field("gpufleet-ready.service", description="ends the scale-out lifecycle wait once vLLM serves")
+    # ready asks systemd about units (systemctl over the system D-Bus), which refuses a DynamicUser= service: the
+    # dynamic uid cannot be resolved by dbus-daemon ("Failed to get properties: Transport endpoint is not connected";
+    # systemd issue 22737, NixOS issue 297756 on systemd 255, Ubuntu 24.04's; seen in the node boot test). So that unit
+    # runs as a static system user the image creates, with the same sandbox otherwise.
+    agent_user: str = Field("gpufleet-agent", description="the system user of units that ask systemd over D-Bus (ready)")
     drain_command: str = Field("/usr/local/bin/gpufleet-drain", description="what a scale-in lifecycle hook runs")
 
     # Each value is written into shell scripts, unit files (User=, ExecStart=, CacheDirectory=) and cloud-init: a
@@ -219,7 +224,7 @@ class Layout(Strict):
     def _absolute(cls, v: str) -> str:
         return _absolute(v)
 
-    @field_validator("user")
+    @field_validator("user", "agent_user")
     @classmethod
     def _user(cls, v: str) -> str:
         if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", v):
