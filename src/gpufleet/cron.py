@@ -9,11 +9,13 @@ Dialects: the spec's cron is UTC; Alibaba ESS reads `recurrence_value` as UTC
 (website/docs/r/ess_scheduled_task.html.markdown: "a cron expression which is written in UTC"), Tencent AS
 reads `recurrence` in UTC+8 (components/tencentcloud/checks.py shifts it). `next_firing` works in any fixed
 offset, so preview shows each firing in the provider's zone and in UTC; `last_firing` finds the one before a time
-(where the schedules left a group when a simulation starts).
+(where the schedules left a group when a simulation starts); `firings` lists them over a span (the simulation fires
+them), `held` how long each of a group's schedules holds over one (what `plan capacity --stack` checks).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 
 from msgspec import Struct
@@ -166,6 +168,30 @@ def last_firing(cron: Cron | str, before: datetime, tz: timezone = UTC) -> datet
         except OverflowError:
             return None
     return None
+
+
+def firings(cron: Cron | str, start: datetime, end: datetime, tz: timezone = UTC) -> Iterator[datetime]:
+    """Each minute from `start`'s minute on and before `end` at which the cron fires, read in zone `tz`; in `tz`."""
+    c = parse(cron) if isinstance(cron, str) else cron
+    t = start - timedelta(minutes=1)
+    while (t := next_firing(c, t, tz)) < end:
+        yield t
+
+
+def held(crons: Sequence[Cron | str], start: datetime, end: datetime, tz: timezone = UTC) -> list[timedelta]:
+    """How long each of several schedules holds between `start` and `end`, schedules that each set the same thing when
+    they fire (a scaling group's min, max and desired): one holds from its firing until any of them fires next. At the
+    start the one that fired last before `start`'s minute holds (none: nothing is counted until one fires); at one
+    minute, the later in the list wins (the order the simulation applies them in, gpufleet.simulate.engine)."""
+    parsed = [parse(c) if isinstance(c, str) else c for c in crons]
+    first_minute = start.replace(second=0, microsecond=0)
+    before = [(t, i) for i, c in enumerate(parsed) if (t := last_firing(c, first_minute, tz)) is not None]
+    changes = [(start, max(before)[1])] if before else []
+    changes += sorted((max(t, start), i) for i, c in enumerate(parsed) for t in firings(c, start, end, tz))
+    out = [timedelta(0)] * len(parsed)
+    for (at, i), (until, _) in zip(changes, [*changes[1:], (end, -1)]):
+        out[i] += until - at
+    return out
 
 
 def zone(offset_hours: int) -> timezone:

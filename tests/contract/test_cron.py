@@ -1,4 +1,4 @@
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -45,3 +45,33 @@ def test_shift_keeps_the_instants(text):
             a = cron.next_firing(text, a)
             b = cron.next_firing(shifted, b, cron.zone(8))
             assert a == b, (text, shifted, a, b)
+
+
+def test_firings_from_the_start_minute_to_before_the_end():
+    start = datetime(2026, 12, 7, 0, 0, 30, tzinfo=UTC)  # a Monday, 30 s into its first minute
+    got = list(cron.firings("0 */6 * * *", start, datetime(2026, 12, 8, tzinfo=UTC)))
+    assert [f"{t:%d %H:%M}" for t in got] == ["07 00:00", "07 06:00", "07 12:00", "07 18:00"]  # not 08 00:00: the end
+
+
+def test_held_counts_each_schedule_until_any_fires_next():
+    """The shipped prod schedules: business-day (Mon-Fri 01:00 UTC) and night (every day 14:00): night holds from
+    14:00 to the next 01:00 on weekdays and all weekend (Friday 14:00 to Monday 01:00), 103 h a week, not 11 h a day."""
+    monday = datetime(2026, 12, 7, tzinfo=UTC)
+    day, night = cron.held(["0 1 * * 1-5", "0 14 * * *"], monday, monday + timedelta(days=7))
+    assert (day, night) == (timedelta(hours=65), timedelta(hours=103))
+    # alone, a schedule holds from its last firing on: nothing resets it
+    assert cron.held(["0 14 * * *"], monday, monday + timedelta(days=1)) == [timedelta(days=1)]
+    # at one minute the later in the list wins, as the simulation applies them
+    assert cron.held(["0 14 * * *", "0 14 * * *"], monday, monday + timedelta(days=1)) == [timedelta(0), timedelta(days=1)]
+    # in the cron's zone: 09:00 UTC+8 is 01:00 UTC
+    in_utc8 = cron.held(["0 9 * * 1-5", "0 22 * * *"], monday, monday + timedelta(days=7), cron.zone(8))
+    assert in_utc8 == [timedelta(hours=65), timedelta(hours=103)]
+
+
+def test_held_counts_a_schedule_that_fired_long_before_from_the_start():
+    """Where the schedules left a group at the start is the last firing before it, searched for up to cron.SEARCH_DAYS
+    back: a yearly schedule (10 December) holds a week in early December; with one on 11 December, that one (last a
+    year ago) holds at the start, the first from the 10th to the 11th, the second again from then on."""
+    start = datetime(2026, 12, 7, tzinfo=UTC)
+    assert cron.held(["0 0 10 12 *"], start, start + timedelta(days=7)) == [timedelta(days=7)]
+    assert cron.held(["0 0 10 12 *", "0 0 11 12 *"], start, start + timedelta(days=7)) == [timedelta(days=1), timedelta(days=6)]

@@ -473,12 +473,7 @@ class Simulation:
         firings = []
         end = start + timedelta(seconds=self.trace.duration_s)
         for s in self.b.schedules:
-            t = start - timedelta(minutes=1)
-            while True:
-                t = cron.next_firing(s.cron, t, cron.zone(s.zone_hours))
-                if t >= end:
-                    break
-                firings.append(((t - start).total_seconds(), s))
+            firings += [((t - start).total_seconds(), s) for t in cron.firings(s.cron, start, end, cron.zone(s.zone_hours))]
         for at, s in sorted(firings, key=lambda x: x[0]):
             yield self.env.timeout(max(0.0, at - self.env.now))
             self._apply_schedule(s, self.env.now, self.r.events)
