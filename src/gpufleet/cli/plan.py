@@ -346,50 +346,70 @@ def capacity_cmd(
     ),
     redundancy: int = typer.Option(1, "--redundancy", help="spare nodes above the peak (N+K)"),
     stack: str | None = options.stack(
-        required=False, help="check this stack's replicas against the plan (exit 1 when below); name or path"
+        required=False,
+        help="check this stack's replicas and schedules against the plan (exit 1 when below); name or path",
     ),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),
 ) -> None:
     """Nodes = ceil(peak / per-node QPS) + redundancy, as autoscaling min / max / desired. With --stack, exit 1 when
-    the stack's replicas are below the plan.
+    the stack's replicas, or the min or max a schedule sets while it holds, are below the plan; and a warning when
+    --from-loadtest was measured on another node, GPU, model or serving flags than the stack's.
 
     \b
     Examples:
       gpufleet plan capacity --peak-qps 40 --qps-per-node 6
-      gpufleet plan capacity --peak-qps 40 --qps-per-node 6 --stack alicloud-cn-hangzhou-prod
+      gpufleet plan capacity --peak-qps 15 --qps-per-node 6 --stack alicloud-cn-hangzhou-prod
       gpufleet plan capacity --peak-qps 40 --from-loadtest lt.json --json
     """
+    from gpufleet import clock
+    from gpufleet.inputs import read_json_object
     from gpufleet.sizing import capacity
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [stack], from_loadtest))
     if (qps_per_node is None) == (from_loadtest is None):
         raise UserError([Problem("--qps-per-node / --from-loadtest", "", "give exactly one")])
+    result = None
     if from_loadtest is not None:
-        per_node, source = capacity.per_node_qps(from_loadtest)
+        result = read_json_object(from_loadtest, "write one with `gpufleet loadtest ... --save-json FILE`")
+        per_node, source = capacity.per_node_qps_of(result, str(from_loadtest))
     else:
         assert qps_per_node is not None  # exactly one of the two, checked above
         per_node, source = qps_per_node, "given"
     p = capacity.plan(peak_qps, per_node, redundancy, source)
-    warnings = []
+    measured: list[str] = []
+    short: list[str] = []
     if stack:
+        from gpufleet.sizing.loadtest import measured_elsewhere
         from gpufleet.validation import load_fleet
 
-        warnings = [f"{stack}: {f}: {m}" for f, m in capacity.replicas_problems(load_fleet(stack).spec.replicas, p)]
+        fleet = load_fleet(stack)
+        if result is not None:  # as `cost tokens` and `plan scaling` warn: the T4 stack was planned at the A10 knee
+            measured = measured_elsewhere(result, str(from_loadtest), fleet, f"the plan sizes {fleet.stack}'s replicas at")
+        # a schedule's min and max replace the replicas' while it holds: a night max of 4 caps a plan of 6
+        problems = capacity.replicas_problems(fleet.spec.replicas, p)
+        problems += capacity.schedule_problems(fleet.spec.autoscaling, p, clock.now())
+        short = [f"{stack}: {f}: {m}" for f, m in problems]
 
     def draw(c) -> None:
         from rich.text import Text
 
         c.print(f"{p.nodes} nodes for {p.peak_qps:g} QPS at {p.qps_per_node:g} QPS per node ({p.qps_source}), N+{p.redundancy}")
         c.print(f"  replicas: min {p.min_replicas}, max {p.max_replicas}, desired at peak {p.desired}")
-        for w in warnings:
+        for w in measured:
+            c.print(Text.assemble(("warning", "yellow"), f" {w}"))
+        for w in short:
             c.print(Text.assemble(("short", "red"), f" {w}"))
 
     renderers.render(
-        chosen, output, json=renderers.Json(lambda: {**p.to_json(), "warnings": warnings}), table=renderers.Draw(draw)
+        chosen,
+        output,
+        # warnings: every line the table prints after the plan; short: the ones exit 1 is for
+        json=renderers.Json(lambda: {**p.to_json(), "warnings": [*measured, *short], "short": short}),
+        table=renderers.Draw(draw),
     )
-    if warnings:  # a check failed: the stack cannot scale to the plan
+    if short:  # a check failed: the stack cannot scale to the plan
         raise typer.Exit(1)
 
 
@@ -500,9 +520,9 @@ def scaling_cmd(
             got = result.get("slo_p95_ms")
             slo = float(got) if isinstance(got, (int, float)) else None
         # as `cost tokens` warns: the T4 stack was simulated at the A10 knee without a word
-        measured = measured_elsewhere(result, str(from_loadtest), load_fleet(stack_name, sizing=False))
-        if measured and isinstance(result.get("stack"), dict):
-            measured.append(f"the simulation runs {stack_name}'s nodes at throughput measured on another configuration")
+        measured = measured_elsewhere(
+            result, str(from_loadtest), load_fleet(stack_name, sizing=False), f"the simulation runs {stack_name}'s nodes at"
+        )
     else:
         assert qps_per_node is not None
         cap = capacity.given(qps_per_node, "given (--qps-per-node)")

@@ -247,10 +247,7 @@ def peak(peak_qps: float, t: Throughput, nodes: list[NodeMonth], redundancy: int
 
 
 def warnings(result: dict, shown: str, fleet) -> list[str]:
-    out = loadtest.measured_elsewhere(result, shown, fleet)
-    if out and isinstance(result.get("stack"), dict):
-        out.append(f"the costs below use {fleet.stack}'s prices with throughput measured on another configuration")
-    return out
+    return loadtest.measured_elsewhere(result, shown, fleet, f"the costs below use {fleet.stack}'s prices with")
 
 
 def as_json(stack: str, currency: str, shown: str, t: Throughput, rows: list[tuple[NodeMonth, list[Point]]], pk, warns) -> dict:

@@ -7,14 +7,17 @@ else the best requests/s among error-free levels.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import asdict
 
+from gpufleet import cron
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import kind, number_problems, read_json_object
+from gpufleet.registry import spoken
 
 # What one node can take, requests/s: --qps-per-node and a load test's levels and knee stay within it.
 MAX_QPS_PER_NODE = 1e9
@@ -197,6 +200,43 @@ def _knee_problems(data: dict, shown: str) -> list[Problem]:
     else:
         return []
     return [Problem(shown, "knee", f"does not match the levels: {why}; {rerun}")]
+
+
+def schedule_problems(autoscaling, p: Plan, now: datetime) -> list[tuple[str, str]]:
+    """(field, message) for each schedule whose max or min is below the plan: while it holds (from each firing until
+    a schedule fires next, cron.held), it is the fleet's replicas, as `replicas` is outside the schedules. How long it
+    holds is counted over the 7 days from `now`'s day (UTC), the spec's cron zone."""
+    schedules = autoscaling.schedules
+    short = [
+        (i, key, value, want)
+        for i, s in enumerate(schedules)
+        for key, value, want in (("max", s.max, p.nodes), ("min", s.min, p.min_replicas))
+        if value < want
+    ]
+    if not short:
+        return []
+    start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    hours = [h / timedelta(hours=1) for h in cron.held([s.cron for s in schedules], start, start + timedelta(days=7))]
+    out = []
+    for i, key, value, want in short:
+        s = schedules[i]
+        others = [f"{o.name} ({o.cron!r} UTC)" for o in schedules if o is not s]
+        until = f"until {spoken(others)} fires" if others else "on (no other schedule resets it)"
+        what = (
+            f"{value} is below the {want} nodes the peak of {p.peak_qps:g} QPS needs ({p.qps_per_node:g} QPS per node, "
+            f"N+{p.redundancy})"
+            if key == "max"
+            else f"{value} is below the planned minimum {want} (N+{p.redundancy})"
+        )
+        out.append(
+            (
+                f"fleet.autoscaling.schedules.{i}.{key}",
+                f"{what}: schedule {s.name} sets the fleet's {key} to {value} from each firing ({s.cron!r} UTC) {until}, "
+                f"{hours[i]:g} h of the 7 days from {start:%Y-%m-%d} (UTC); raise its {key} to {want}"
+                + (" (unless the peak never falls in those hours)" if key == "max" else ""),
+            )
+        )
+    return out
 
 
 def replicas_problems(replicas, p: Plan) -> list[tuple[str, str]]:

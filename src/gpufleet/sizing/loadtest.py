@@ -506,16 +506,19 @@ def stack_record(fleet) -> dict:
     }
 
 
-def measured_elsewhere(result: dict, shown: str, fleet) -> list[str]:
+def measured_elsewhere(result: dict, shown: str, fleet, uses: str) -> list[str]:
     """Why a load test result (`shown`: its file) may not be this fleet's node: each recorded setting the stack now has
-    otherwise, or that it records no stack (what `cost tokens` and `plan scaling` warn of before using it)."""
+    otherwise, then what the command does with it (`uses`, e.g. "the plan sizes S's replicas at", + "throughput
+    measured on another configuration"); or that it records no stack. What `cost tokens`, `plan capacity --stack` and
+    `plan scaling` warn of before using it."""
     recorded = result.get("stack")
     if not isinstance(recorded, dict):
         return [
             f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack {fleet.stack} ...`): "
             "its instance type and serving flags cannot be compared with the stack's"
         ]
-    return [f"{shown}: {d}" for d in stack_differences(recorded, stack_record(fleet))]
+    out = [f"{shown}: {d}" for d in stack_differences(recorded, stack_record(fleet))]
+    return [*out, f"{uses} throughput measured on another configuration"] if out else []
 
 
 def stack_differences(recorded: dict, current: dict) -> list[str]:
