@@ -108,10 +108,49 @@ def test_a_peak_beyond_the_groups_max_says_what_it_needs(app, tmp_path):
     """The peak's node count was capped at the groups' max: 10,000 req/s on a fleet of at most 8 'needed 8 nodes'."""
     trace = tmp_path / "trace.csv"
     trace.write_text("time,requests_per_s\n0,10000\n60,10000\n")
-    args = ("--stack", "alicloud-cn-hangzhou-prod", "--qps-per-node", "13.75", "--trace", str(trace))
+    # a Monday's business day (business-day holds the groups' own max 8), not the next hour, which may be night's 4
+    args = (
+        "--stack",
+        "alicloud-cn-hangzhou-prod",
+        "--qps-per-node",
+        "13.75",
+        "--trace",
+        str(trace),
+        "--start",
+        "2026-12-07T03:00:00Z",
+    )
     doc = json.loads(run(app, *args, "--json").output)
     assert doc["summary"]["peak_nodes_needed"] == 728 and doc["summary"]["nodes_max"] == 8
+    assert doc["summary"]["nodes_max_at_peak"] == 8 and doc["summary"]["max_at_peak_set_by"] == []
     assert "peak 10000 req/s needs 728 nodes, more than the groups' max of 8; never reached" in run(app, *args).output
+
+
+@pytest.mark.parametrize(
+    "stack, cron",
+    [("alicloud-cn-hangzhou-prod", "'0 14 * * *' UTC"), ("tencentcloud-ap-guangzhou-prod", "'0 22 * * *' UTC+8")],
+)
+def test_a_peak_beyond_a_schedules_max_names_the_schedule(app, tmp_path, stack, cron):
+    """60 req/s at night needs 5 nodes; the night schedule holds the group at max 4: the summary said "nodes_max 8,
+    never reached" without a word of the schedule. It names it (as the provider reads its cron), and the time to the
+    peak's nodes is the time to the max the schedule leaves, as it is for the groups' own max."""
+    trace = tmp_path / "night.csv"
+    trace.write_text("time,requests_per_s\n0,60\n7200,60\n")
+    args = ("--stack", stack, "--qps-per-node", "13.768", "--trace", str(trace), "--start", "2026-12-07T16:00:00Z")
+    s = json.loads(run(app, *args, "--json").output)["summary"]
+    assert (s["peak_nodes_needed"], s["nodes_max"], s["nodes_max_at_peak"], s["peak_serving"]) == (5, 8, 4, 4)
+    (held,) = s["max_at_peak_set_by"]
+    assert held["schedule"] == "llm-prod-asg-schedule-night" and held["max"] == 4 and f"{held['cron']!r} {held['zone']}" == cron
+    assert s["time_to_peak_nodes_s"] is not None
+    text = run(app, *args).output
+    assert (
+        f"peak 60 req/s needs 5 nodes, more than the groups' max of 4 while schedule llm-prod-asg-schedule-night ({cron}, "
+        "max 4) holds them (8 without it); the max was reached" in " ".join(text.split())
+    )
+    html = run(app, *args, "--format", "html").output
+    assert "while schedule llm-prod-asg-schedule-night" in html
+    # by day business-day holds the groups' own max: nothing to name
+    day = json.loads(run(app, *args[:-1], "2026-12-07T03:00:00Z", "--json").output)["summary"]
+    assert day["nodes_max_at_peak"] == 8 and day["max_at_peak_set_by"] == []
 
 
 @pytest.mark.parametrize(

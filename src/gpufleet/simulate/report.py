@@ -111,9 +111,16 @@ def _sampled(n: int, most: int) -> list[int]:
 
 
 def peak_needs(s: dict) -> str:
-    """What the peak needs, and whether the groups may hold it (summary's peak_nodes_needed is not capped at their max)."""
-    need, top = s["peak_nodes_needed"], s["nodes_max"]
-    beyond = f", more than the groups' max of {top}" if need > top else ""
+    """What the peak needs, and whether the groups may hold it (summary's peak_nodes_needed is not capped at their max):
+    their own max, or the lower one a schedule holds them at while the peak arrives, naming it."""
+    need, top, at_peak = s["peak_nodes_needed"], s["nodes_max"], s["nodes_max_at_peak"]
+    beyond = ""
+    if need > at_peak and s["max_at_peak_set_by"]:
+        by = ", ".join(f"{h['schedule']} ({h['cron']!r} {h['zone']}, max {h['max']})" for h in s["max_at_peak_set_by"])
+        schedules = "schedules" if len(s["max_at_peak_set_by"]) > 1 else "schedule"
+        beyond = f", more than the groups' max of {at_peak} while {schedules} {by} holds them ({top} without it)"
+    elif need > top:
+        beyond = f", more than the groups' max of {top}"
     return f"peak {s['peak_requests_per_s']:g} req/s needs {need} nodes{beyond}"
 
 
@@ -176,7 +183,7 @@ def table(doc: dict, c, rows: int = 30) -> None:
     c.print(
         f"{peak_needs(s)}; "
         + (
-            f"{'the max was ' if s['peak_nodes_needed'] > s['nodes_max'] else ''}reached {ttp:g} s after the load first exceeded "
+            f"{'the max was ' if s['peak_nodes_needed'] > s['nodes_max_at_peak'] else ''}reached {ttp:g} s after the load first exceeded "
             "the serving nodes"
             if ttp is not None
             else "no shortfall to recover from"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from gpufleet import cron
+from gpufleet.behaviour.model import Schedule
 from gpufleet.simulate.engine import Result
 
 
@@ -13,17 +15,51 @@ def needed_nodes(rate: float, per_node: float) -> int:
     return max(0, math.ceil(rate / per_node - 1e-9))
 
 
+def max_changes(r: Result) -> list[tuple[float, int, tuple[Schedule, ...]]]:
+    """The groups' max over the run as the schedules set it: (from time_s, the groups' total max, the schedules then
+    holding a group below its own max), from where the schedules left the groups at the start, then at each firing."""
+    own = {g.name: g.max for g in r.behaviour.groups}
+    declared = {(s.group, s.name): s for s in r.behaviour.schedules}
+    holding: dict[str, Schedule] = {}
+    out = []
+    for e in [*r.at_start, None, *(e for e in r.events if e.kind == "schedule")]:
+        if e is not None:
+            holding[e.group] = declared[(e.group, e.detail)]
+            if e.time_s < 0:  # before the start: the state at the start is recorded once all have been applied
+                continue
+        total = sum(holding[g].max if g in holding else m for g, m in own.items())
+        below = tuple(holding[g] for g, m in own.items() if g in holding and holding[g].max < m)
+        out.append((-math.inf if e is None else e.time_s, total, below))
+    return out
+
+
+def max_at_peak(r: Result, peak_rate: float) -> tuple[int, tuple[Schedule, ...]]:
+    """The groups' max while the peak arrives (its lowest, when a schedule changes it during the peak), and the schedules
+    that hold it below the groups' own: what a schedule's max leaves of the groups' for the peak."""
+    changes = max_changes(r)
+    lowest: tuple[int, tuple[Schedule, ...]] = (sum(g.max for g in r.behaviour.groups), ())
+    j = 0
+    for t, rate in zip(r.times, r.arrivals):
+        while j + 1 < len(changes) and changes[j + 1][0] <= t:
+            j += 1
+        if rate == peak_rate and changes[j][1] < lowest[0]:
+            lowest = changes[j][1], changes[j][2]
+    return lowest
+
+
 def summary(r: Result, slo_ttft_s: float | None) -> dict:
     dt = r.trace.step_s
     serving = r.counts["serving"]
     peak_rate = max(r.arrivals, default=0.0)
     top = sum(g.max for g in r.behaviour.groups)
+    at_peak, held_by = max_at_peak(r, peak_rate)
     need = needed_nodes(peak_rate, r.capacity.requests_per_s)  # what the peak needs, even beyond what the groups may hold
-    # from the first step the load is above what is serving to the first step enough nodes serve
+    # from the first step the load is above what is serving to the first step enough nodes serve (at most the max the
+    # schedules leave the groups at the peak)
     first_short = next((i for i, (a, s) in enumerate(zip(r.arrivals, serving)) if a > s * r.capacity.requests_per_s), None)
     reached = None
     if first_short is not None:
-        reached = next((i for i in range(first_short, len(serving)) if serving[i] >= min(need, top)), None)
+        reached = next((i for i in range(first_short, len(serving)) if serving[i] >= min(need, at_peak)), None)
     over = 0.0
     if slo_ttft_s is not None:
         over = sum(dt for t in r.ttft_s if t is None or t > slo_ttft_s)
@@ -40,6 +76,12 @@ def summary(r: Result, slo_ttft_s: float | None) -> dict:
         "peak_requests_per_s": peak_rate,
         "peak_nodes_needed": need,
         "nodes_max": top,
+        # the groups' max while the peak arrives, and the schedules that hold it below nodes_max then
+        "nodes_max_at_peak": at_peak,
+        "max_at_peak_set_by": [
+            {"group": s.group, "schedule": s.name, "cron": s.cron, "zone": cron.zone(s.zone_hours).tzname(None), "max": s.max}
+            for s in held_by
+        ],
         "peak_serving": max(serving, default=0),
         "time_to_peak_nodes_s": None if reached is None or first_short is None else (reached - first_short) * dt,
         "seconds_over_slo": over,
