@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpufleet import regions, validation
+from gpufleet import regions, registry, validation
 from gpufleet.errors import UserError
 from gpufleet.images.recipes import load_recipe
 from gpufleet.preview import preview_stack
@@ -466,3 +466,65 @@ def test_what_the_program_prints_goes_to_stderr_not_into_the_json(project, capsy
     captured = capsys.readouterr()
     assert json.loads(captured.out)["stack"] == "alicloud-cn-hangzhou-prod"
     assert "hello from program" in captured.err
+
+
+def test_a_tencent_prod_stack_notifies_its_template_not_nobody(project):
+    """`region new --cloud tencentcloud --env prod` wrote `contact_group: llm-oncall`, which the Tencent program turns
+    into alarm policies without notification (preview: a note). The default takes the form Tencent's alarms notify (a
+    Cloud Monitor notification template id, the profile's example_contact_group), as the shipped Tencent stacks have."""
+    p = regions.plan("tencentcloud", "ap-shanghai", "prod", root=project)
+    regions.write(p)
+    spec = validation.load_fleet("tencentcloud-ap-shanghai-prod", project).spec
+    assert spec.alarms.contact_group == "notice-prod-llmoncall"
+    assert not [n for n in registry.notes("tencentcloud", spec) if "without notification" in n]
+    policies = preview_stack("tencentcloud-ap-shanghai-prod", project).of_type("tencentcloud:Monitor/alarmPolicy:AlarmPolicy")
+    assert policies and all(r["inputs"].get("noticeIds") == ["notice-prod-llmoncall"] for r in policies)
+    said = next(r for r in p.reasons if r.startswith("alarms.contact_group"))
+    assert "placeholder" in said and "--contact-group" in said, said
+    assert "  # example value: put the contact your alarms notify here" in p.text
+
+
+@pytest.mark.parametrize("env", ["dev", "staging", "prod"])
+@pytest.mark.parametrize("cloud", registry.names())
+def test_every_clouds_default_contact_is_one_its_alarms_notify(cloud, env):
+    d = regions.defaults(env)
+    contact, _ = regions.chosen_contact_group(cloud, env, None, d)
+    assert registry.module(cloud, "checks").contact_group_problem(contact) is None, contact
+
+
+def test_a_contact_group_the_cloud_would_notify_nobody_with_is_refused_on_the_option(project, capsys):
+    from gpufleet.cli import main
+
+    message = refused(
+        project, "--contact-group: 'llm-oncall' is not a Cloud Monitor notification template id (notice-...)",
+        cloud="tencentcloud", region="ap-shanghai", env="prod", contact_group="llm-oncall",
+    )  # fmt: skip
+    assert "create a template in Cloud Monitor and give its id" in message
+    with pytest.raises(SystemExit) as exc:
+        main(
+            ["region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "prod", "--contact-group", "oncall"]
+        )
+    assert exc.value.code == 2 and "arguments: --contact-group: 'oncall' is not" in capsys.readouterr().err
+    assert files(project) == files(ROOT)
+    # a form the spec refuses is said on the option too, with the field it became
+    refused(project, "arguments: --contact-group: '' (0 characters) is not a contact group name",
+            cloud="alicloud", region="cn-beijing", env="prod", contact_group="")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "cloud, region, contact",
+    [
+        ("tencentcloud", "ap-shanghai", "notice-0a1b2c3d"),
+        ("alicloud", "cn-beijing", "llm-oncall"),
+        ("alicloud", "cn-beijing", "ops #1: on"),  # plain YAML would read 'ops', then refuse ': on'
+        ("alicloud", "cn-beijing", "on"),  # plain YAML 1.1 reads true
+        ("alicloud", "cn-beijing", "值班组"),
+    ],
+)
+def test_a_given_contact_group_is_written_as_given(project, cloud, region, contact):
+    p = regions.plan(cloud, region, "prod", contact_group=contact, root=project)
+    assert yaml.safe_load(p.text)["config"]["gpufleet:fleet"]["alarms"]["contact_group"] == contact
+    assert f"alarms.contact_group {contact}: as given (--contact-group)" in p.reasons
+    assert "example value: put the contact" not in p.text
+    regions.write(p)
+    assert validation.load_fleet(p.stack, project).spec.alarms.contact_group == contact

@@ -8,6 +8,7 @@ to overwrite. Every bad input is a UserError and nothing is written.
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import shlex
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import jinja2
 from msgspec import Struct
 
-from gpufleet import account, inputs, preview, validation
+from gpufleet import account, inputs, preview, registry, validation
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
@@ -112,7 +113,12 @@ def stack_cloud(stack: str, root: Path) -> str | None:
 
 # The stack file's fields an option of `region new` sets as given (the rest come from the catalog and the defaults).
 # fleet.network: the VPC against the template's subnet_prefix (a /24 VPC leaves no room for /24 subnets).
-OPTION_FIELDS = {"fleet.zones": "--zone", "fleet.network.vpc_cidr": "--cidr", "fleet.network": "--cidr"}
+OPTION_FIELDS = {
+    "fleet.zones": "--zone",
+    "fleet.network.vpc_cidr": "--cidr",
+    "fleet.network": "--cidr",
+    "fleet.alarms.contact_group": "--contact-group",
+}
 
 
 def on_option(p: Problem, shown: str, given: dict[str, bool]) -> Problem:
@@ -297,6 +303,37 @@ def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:
     return f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json ({ref.image_id})"
 
 
+def yaml_scalar(value: str) -> str:
+    """`value` as a YAML scalar that reads back as itself, as gpufleet reads stack files (inputs.parse_yaml): plain when
+    it does (llm-oncall), else double-quoted (JSON's escapes are YAML's): `a #b` plain would read as `a`, `on` as true."""
+    for written in (value, json.dumps(value, ensure_ascii=False), json.dumps(value)):
+        try:
+            if inputs.parse_yaml(f"k: {written}\n", "--contact-group") == {"k": value}:
+                return written
+        except UserError:
+            continue
+    return json.dumps(value)
+
+
+def chosen_contact_group(cloud: str, env: str, given: str | None, d: dict) -> tuple[str, str]:
+    """(alarms.contact_group, why) of a new stack: the one given, else the cloud's example of the form its alarms
+    notify (its profile's example_contact_group), else the environment's default; refused (on --contact-group) when
+    the cloud's alarms would notify nobody with it (its checks' contact_group_problem): a prod stack whose alarms
+    reach no one was written with only a preview note."""
+    example = profile(cloud).example_contact_group.format(env=env)
+    contact = given if given is not None else example or d["alarms"]["contact_group"]
+    if why := registry.module(cloud, "checks").contact_group_problem(contact):
+        shown = "" if given is not None else f" (the {env} default for {cloud}: a fault of {TEMPLATES_SHOWN}, not yours)"
+        raise UserError([Problem(ARG, "--contact-group", f"{why}{shown}")])
+    if given is not None:
+        return contact, f"alarms.contact_group {contact}: as given (--contact-group)"
+    source = f"{cloud}'s example ({profile(cloud).said} alarms notify this form)" if example else f"{env} default"
+    return contact, (
+        f"alarms.contact_group {contact}: {source}, a placeholder: put your on-call contact there, or pass "
+        "--contact-group (`gpufleet preview` says what the cloud takes)"
+    )
+
+
 def render(template: str, **values) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
@@ -321,6 +358,7 @@ def plan(
     cidr: str | None = None,
     root: Path | None = None,
     fleet: str = DEFAULT_FLEET,
+    contact_group: str | None = None,
 ) -> Plan:
     root = root or loader.project_root()
     if cloud not in catalog.clouds():
@@ -361,6 +399,7 @@ def plan(
             f"dtype float16: {env} defaults to bfloat16, which {gpu} (compute capability {kind.compute_capability}) lacks",
         )
     selling = [z for z in sorted(regions[region]) if gpu in regions[region][z]]
+    contact, contact_reason = chosen_contact_group(cloud, env, contact_group, d)
     reasons = (
         f"zones {', '.join(chosen)}: {env} wants {d['zones']}; zones of {region} selling {gpu}: {', '.join(selling)}",
         f"instance type {itype.type}: the catalog's default size for 1x {gpu} ({itype.vcpu} vCPU, {itype.memory_gib} GiB)",
@@ -369,9 +408,9 @@ def plan(
         + (", ".join(f"{s} {n}" for s, n in sorted(taken.items())) or "(none)")
         if not cidr
         else f"VPC {vpc}: as asked, overlaps no {cloud} stack",
-        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}, alarms.contact_group "
-        f"{d['alarms']['contact_group']}: {env} defaults ({TEMPLATES_SHOWN}/defaults.yaml); the contact group is a "
-        "placeholder: put your on-call group's name or id there (`gpufleet preview` says what the cloud takes)",
+        f"replicas {d['replicas']['min']}-{d['replicas']['max']}, billing {d['billing']}: {env} defaults "
+        f"({TEMPLATES_SHOWN}/defaults.yaml)",
+        contact_reason,
         f"model {d['model']['name']}: {env} default; its sha256 is an example value, replace it with `sha256sum` of your archive before `pulumi up`",
         *dtype_reason,
         *(f"nothing from {s} (skipped: cannot be read; its VPC is not known)" for s in skipped),
@@ -391,6 +430,8 @@ def plan(
         scheme=profile(cloud).object_scheme,
         bucket_suffix=profile(cloud).example_bucket_suffix,
         d=d,
+        contact_group=yaml_scalar(contact),
+        contact_example=contact_group is None,  # the file says it is an example value to replace
         why=f"zones selling {gpu}, {itype.type}, recipe {recipe}, VPC {vpc}",
     )
     shown = f"stacks/{path.name}"
@@ -413,7 +454,7 @@ def plan(
                 )
             ]
         ) from None
-    given = {"--zone": bool(zones), "--cidr": cidr is not None}
+    given = {"--zone": bool(zones), "--cidr": cidr is not None, "--contact-group": contact_group is not None}
     try:
         validated = validation.validate(raw, stack=stack, file=shown)
         unseen = refuse_name_clashes(stack, shown, validated, raw, root)

@@ -83,6 +83,9 @@ class CloudProfile(Struct, frozen=True):
     # type token -> outputs the provider computes, filled in by the mock engine ("x[]": a list)
     computed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     example_bucket_suffix: str = ""  # what `region new` appends to its example bucket name
+    # what `region new` writes in alarms.contact_group without --contact-group, "{env}" filled in: a value of the form
+    # the cloud's alarms notify (checks.contact_group_problem); "": the environment's default in defaults.yaml
+    example_contact_group: str = ""
     instance_metadata: InstanceMetadata | None = None  # what the node agent reads on the node
     # The node agent's custom-metric API ("{region}" filled in on the node); "" with node_metrics_note saying why not.
     node_metrics_api: str = ""
@@ -145,6 +148,10 @@ class ChecksModule(Protocol):
     def spec_problems(self, spec: Any) -> list[tuple[str, str]]: ...
 
     def notes(self, spec: Any) -> list[str]: ...
+
+    # why the fleet's alarms would notify nobody with this alarms.contact_group (None: they notify it); `region new`
+    # refuses what this names, preview notes it
+    def contact_group_problem(self, contact: str) -> str | None: ...
 
 
 @runtime_checkable
@@ -232,6 +239,10 @@ def _no_notes(spec: Any) -> list[str]:
     return []
 
 
+def _any_contact(contact: str) -> str | None:
+    return None
+
+
 def _no_prices(cloud: str) -> Callable[..., tuple[list[Any], list[str]]]:
     def fetch(
         region: str, today: str, endpoint: str | None = None, protocol: str = "https", image_id: str | None = None
@@ -246,6 +257,7 @@ def _no_prices(cloud: str) -> Callable[..., tuple[list[Any], list[str]]]:
 DEFAULTS: dict[str, dict[str, Callable[[str], Any]]] = {
     "checks": {
         "notes": lambda cloud: _no_notes,  # nothing to tell about a fleet beyond the capabilities
+        "contact_group_problem": lambda cloud: _any_contact,  # the alarms notify any contact group the spec accepts
         "LIST_CAPS": lambda cloud: {},  # no list of the spec is capped
     },
     "rules": {  # no provider contract yet: a cloud starts here and adds each rule with its citation

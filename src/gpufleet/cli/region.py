@@ -48,6 +48,12 @@ def new(
     ),
     zone: list[str] = typer.Option([], "--zone", help="zones to use instead of the first ones selling the GPU (repeatable)"),
     cidr: str | None = typer.Option(None, "--cidr", help="VPC CIDR instead of the first free /16"),
+    contact_group: str | None = typer.Option(
+        None,
+        "--contact-group",
+        help="whom the alarms notify (alarms.contact_group), in the cloud's form: Alibaba a CloudMonitor contact "
+        "group's name, Tencent a notification template id (notice-...); default: an example value of that form",
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the file (and on standard error what was chosen) instead of writing it"
     ),
@@ -59,13 +65,25 @@ def new(
     Examples:
       gpufleet region new --cloud alicloud --region cn-beijing --env dev --dry-run
       gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod
+      gpufleet region new --cloud tencentcloud --region ap-shanghai --env prod --contact-group notice-prod-llmoncall --dry-run
       gpufleet region new --cloud alicloud --region cn-beijing --env prod --zone cn-beijing-h --zone cn-beijing-i
       gpufleet region new --cloud alicloud --region cn-hangzhou --env prod --fleet qwen
     """
     from gpufleet import regions
     from gpufleet.errors import Problem, UserError
 
-    p = regions.plan(cloud, region, env, gpu=gpu, template=template, name=name, zones=zone or None, cidr=cidr, fleet=fleet)
+    p = regions.plan(
+        cloud,
+        region,
+        env,
+        gpu=gpu,
+        template=template,
+        name=name,
+        zones=zone or None,
+        cidr=cidr,
+        fleet=fleet,
+        contact_group=contact_group,
+    )
     if dry_run and p.path.exists():  # what the real run would refuse, the dry run refuses too
         raise UserError([Problem(f"stacks/{p.path.name}", "", regions.EXISTS)])
     if dry_run:

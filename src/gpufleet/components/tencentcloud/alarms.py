@@ -12,6 +12,7 @@ import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
 from gpufleet.components.shared_args import AlarmsArgs
+from gpufleet.components.tencentcloud import checks
 from gpufleet.stacks.spec import Alarms as AlarmsSpec
 
 METRICS = {"gpu_utilization": "Gpuutil", "gpu_memory": "Gpumemusage"}
@@ -53,7 +54,7 @@ class Alarms(pulumi.ComponentResource):
         super().__init__("gpufleet:tencentcloud:Alarms", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         contact = args.alarms.contact_group
-        notice_ids = [contact] if contact.startswith("notice-") else None  # otherwise a preview note (checks.notes)
+        notice_ids = [contact] if checks.notifies(contact) else None  # otherwise a preview note (checks.notes)
         for policy in policy_args(args.alarms):
             key = policy["key"]
             tencentcloud.monitor.AlarmPolicy(

@@ -147,11 +147,26 @@ def scaling_notes(spec) -> list[str]:
     return out
 
 
+# What notifies someone: a Cloud Monitor notification template's id (AlarmPolicy NoticeIds, "notice-..."). Any other
+# alarms.contact_group is declared with no NoticeIds (alarms.py): policies that notify nobody.
+NOTICE_PREFIX = "notice-"
+
+
+def notifies(contact: str) -> bool:
+    """Whether the alarm policies go out with this alarms.contact_group as their notification template (alarms.py)."""
+    return contact.startswith(NOTICE_PREFIX)
+
+
+def contact_group_problem(contact: str) -> str | None:
+    """Why the alarms would notify nobody with this alarms.contact_group (a preview note; `region new` refuses it)."""
+    if notifies(contact):
+        return None
+    return (
+        f"{contact!r} is not a Cloud Monitor notification template id ({NOTICE_PREFIX}...): the alarm policies are "
+        "declared without notification; create a template in Cloud Monitor and give its id"
+    )
+
+
 def notes(spec) -> list[str]:
-    contact = spec.alarms.contact_group
-    if contact.startswith("notice-"):
-        return scaling_notes(spec)
-    return scaling_notes(spec) + [
-        f"alarms.contact_group {contact!r} is not a Cloud Monitor notification template id (notice-...): the alarm policies "
-        "are declared without notification; create a template in Cloud Monitor and put its id here"
-    ]
+    why = contact_group_problem(spec.alarms.contact_group)
+    return scaling_notes(spec) + ([f"alarms.contact_group {why}"] if why else [])

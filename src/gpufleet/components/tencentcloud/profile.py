@@ -54,6 +54,9 @@ coscli --config-path "${cos_config}" cp "${MODEL_SOURCE}" "${archive}"
     # COS bucket names end in -<APPID> (https://cloud.tencent.com/document/product/436/13312); 1250000000 is
     # the APPID COS's own docs use in examples: replace it with yours.
     example_bucket_suffix="-1250000000",
+    # alarms notify a Cloud Monitor notification template (checks.contact_group_problem): an example id of that form,
+    # as the shipped Tencent stacks have; a name such as defaults.yaml's llm-oncall would be declared notifying nobody
+    example_contact_group="notice-{env}-llmoncall",
     catalog=Path(__file__).resolve().parents[2] / "stacks" / "data" / "tencentcloud.yaml",
     image_id_prefix="img-",
     price_data=Path(__file__).resolve().parents[2] / "cost" / "data",
