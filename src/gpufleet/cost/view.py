@@ -10,6 +10,7 @@ from decimal import Decimal
 from msgspec import Struct
 
 from gpufleet.cost import figures
+from gpufleet.cost.resources import NODE_CATEGORIES
 
 ESTIMATED_QUALITIES = ("estimate", "third-party", "missing")
 STATUSES = ("sourced", "estimated", "unpriced")
@@ -62,6 +63,14 @@ def line_range(line) -> tuple[Decimal, Decimal] | None:
 def shared(line) -> bool:
     """A cost the stacks of one cloud / region share (KMS instance, bucket, image snapshots): counted once across stacks."""
     return bool(line.shared)
+
+
+def node_own(line) -> bool:
+    """A line of one node's own cost: its instance or one of its disks (the `node` categories of
+    cost/data/categories.yaml), and not a cost the stacks share (the image's snapshot is a disk line, but one bill for
+    every node and stack booting the image). `cost tokens`' node-month is made of these; the simulation's trace bill
+    prices them through its node-hours and every other line of the estimate for the trace's share of a month."""
+    return line.category in NODE_CATEGORIES and not shared(line)
 
 
 def shared_key(e, line) -> tuple:

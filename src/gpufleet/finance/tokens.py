@@ -21,7 +21,7 @@ from gpufleet import plan
 from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, money
-from gpufleet.cost.resources import COMPUTE, NODE_CATEGORIES
+from gpufleet.cost.resources import COMPUTE
 from gpufleet.errors import Problem, UserError
 from gpufleet.finance import compare
 from gpufleet.inputs import number_problems
@@ -142,7 +142,7 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
     if e is None:
         return NodeMonth(billing, None, (), False, "", problem or "not priced")
     for name in dict.fromkeys(l.resource_name for l in e.lines if l.category == COMPUTE):
-        mine = [l for l in e.lines if l.resource_name == name and l.category in NODE_CATEGORIES and not view.shared(l)]
+        mine = [l for l in e.lines if l.resource_name == name and view.node_own(l)]
         gpus = [l for l in mine if l.category == COMPUTE]
         node = [l for l in gpus if l.billing == billing] or [l for l in gpus if l.billing == gpus[0].billing]
         one = HOURS_PER_MONTH if node[0].billing in ("payg", "spot") else Decimal(1)

@@ -3,8 +3,8 @@
 - Nodes: the node-hours of each billing model the simulation ran x one node-month of that billing model
   (gpufleet.finance.tokens.node_months: the instance and its own disks, the stack re-declared per billing model as
   `cost compare` does) / 730 hours. A subscription node is paid for the whole trace (it is held all along).
-- Everything else the stack declares (load balancer, NAT, EIP, bucket, ...): the estimate's monthly lines outside the
-  node categories, for the trace's share of a 730-hour month.
+- Everything else the stack declares (load balancer, NAT, EIP, bucket, the image's snapshot, ...): the estimate's
+  monthly lines that are not a node's own (cost.view.node_own), for the trace's share of a 730-hour month.
 A line without a price keeps the total a lower bound (`complete: false`), never a zero.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpufleet.cost import usage as usage_mod
+from gpufleet.cost import view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import money
-from gpufleet.cost.resources import NODE_CATEGORIES
 from gpufleet.finance import tokens as tok
 from gpufleet.finance.stack import stack_estimate
 from gpufleet.simulate.engine import Result
@@ -48,7 +48,7 @@ def trace_cost(stack: str, r: Result, node_hours: dict[str, float], tokens: floa
             }
         )
     for line in est.lines:
-        if line.category in NODE_CATEGORIES:
+        if view.node_own(line):  # in the node-hours above; a shared disk line (the image snapshot) is not
             continue
         if line.monthly_cost is None:
             complete = False
