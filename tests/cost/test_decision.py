@@ -3,6 +3,7 @@
 import copy
 from decimal import Decimal
 
+import msgspec
 import pytest
 
 from gpufleet import plan, validation
@@ -82,6 +83,26 @@ def test_a_one_sided_unknown_with_a_bound_counts_at_its_bound_and_without_one_is
     unbounded = option("spot", line("100"), line(None, **{**traffic, "key": "clb/lcu", "note": "usage lb_lcu_hours"}))
     q = decision.pair(dear.estimate, unbounded.estimate)
     assert q.not_compared == ("usage lb_lcu_hours",) and q.margin == Decimal("-100.00")
+
+
+def test_an_option_whose_gpu_compute_has_no_price_is_not_ranked_and_named():
+    """Rule 5: leaving an unpriced node out of one side made that option the cheapest on a total without its nodes."""
+
+    def node(cost, key="instance/x", **spread):
+        return msgspec.structs.replace(line(cost, name="asg", component="node", key=key, **spread), category="gpu_compute")
+
+    open_ = option("yearly", node(None, key="instance/y"), node("100"), line("50", name="nat"), current=True)
+    other = option("payg", node("300", low="280", high="320"), line("50", name="nat"))
+    spot = option("spot", node("200", low="190", high="210"), line("50", name="nat"))
+    d = decision.decide([open_, other, spot])
+    assert d.compute_unpriced == {"alicloud r1 yearly": "price instance/y"} and d.current_why == "price instance/y"
+    assert d.cheapest == "alicloud r1 spot" and [r.label for r in d.rows] == ["alicloud r1 spot", "alicloud r1 payg"]
+    assert d.margin is None and all(r.versus_current is None for r in d.rows)
+    assert d.sentence().startswith(
+        "cheapest: alicloud r1 spot; the current alicloud r1 yearly is not compared: its GPU compute has no price "
+        "(price instance/y)"
+    )
+    assert d.confidence == "certain" and d.runner_up == "alicloud r1 payg"  # spot against the next, as without a current
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,10 @@ QUALITIES = ("vendor API", "official", "third-party", "estimate", "missing")  # 
 BILLINGS = ("payg", "monthly", "yearly", "spot", "any")
 HOURS_PER_MONTH = Decimal(730)
 STALE_DAYS = 365  # a price whose source is older than this is marked stale
+# The term a `yearly` row prices: one month of a 1-year subscription (the quotes' and rules' 1-year factors in
+# cost/data/quotes-<cloud>.yaml, `catalog refresh`'s DescribePrice PriceUnit=Year Period=1 and InquiryPriceRunInstances
+# PREPAID 12). No row prices a 2- or 3-year term: such a term is not priced (term_not_priced), never as a 1-year one.
+YEARLY_TERM_MONTHS = 12
 
 
 class PriceRow(Struct, frozen=True):
@@ -113,6 +117,18 @@ class PriceRow(Struct, frozen=True):
             high=None if high is None else Decimal(str(high)),
             quotes=tuple(str(x) for x in d.get("quotes") or ()),
         )
+
+
+def term_not_priced(billing: str, months: int) -> str:
+    """Why no catalog row prices a subscription of `months` months under `billing` ("" when its row does, or no term is
+    declared): a `yearly` row is a 1-year term's price a month, which a 24- or 36-month term's is not (the vendors sell
+    longer terms cheaper a month; no sourced price of one was found: docs/cost.md)."""
+    if billing != "yearly" or not months or months == YEARLY_TERM_MONTHS:
+        return ""
+    return (
+        f"a {months}-month term: no sourced price (the catalog's yearly rows price a {YEARLY_TERM_MONTHS}-month term); "
+        f"not priced as a {YEARLY_TERM_MONTHS}-month term"
+    )
 
 
 def source_date(row: PriceRow) -> date | None:

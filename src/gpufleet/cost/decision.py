@@ -17,6 +17,9 @@ Two options are compared pairwise, on what differs between them:
    otherwise (the centrals sit inside each other's spread: the sourced prices cannot order them).
 The spreads of two options are taken as independent (they often rest on the same quotes, which makes `toss-up`
 the cautious reading).
+5. An option whose GPU compute has a line without a price or bound (compute_unknowns) is not ranked: leaving its nodes
+   out would make it the cheapest on a total without them. It is named with what its compute rests on; when it is the
+   current option, the answer is the cheapest of the others, with no margin against it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from msgspec import Struct, field
 
 from gpufleet.cost import view
 from gpufleet.cost.estimate import Estimate, Line, money
+from gpufleet.cost.resources import COMPUTE
 
 CONFIDENCES = ("certain", "likely", "toss-up")
 _USAGE = re.compile(r"\busage (\w+)")
@@ -44,14 +48,25 @@ def usage_key(l: Line) -> str | None:
 
 
 def unknown(l: Line) -> str:
-    """What an unpriced line's missing amount rests on: its usage key, else its missing catalog row."""
+    """What an unpriced line's missing amount rests on: its usage key, else its missing catalog row (for a subscription
+    term the catalog does not price, that row and term)."""
     key = usage_key(l) if l.monthly_quantity is None else None
-    return f"usage {key}" if key else f"price {l.price_key or l.component}"
+    if key:
+        return f"usage {key}"
+    term = f" ({l.billing}, a {l.term_months}-month term)" if l.term_unpriced else ""
+    return f"price {l.price_key or l.component}{term}"
 
 
 def _rests_on(l: Line, what: str) -> bool:
     key = usage_key(l)
     return (key is not None and what == f"usage {key}") or (l.monthly_cost is None and unknown(l) == what)
+
+
+def compute_unknowns(e: Estimate) -> list[str]:
+    """What an option's GPU compute rests on that has no price and no bound (a missing instance row, a subscription
+    term the catalog does not price): such an option is not ranked, since comparing the rest of it would compare a
+    fleet without its nodes (rule 5 of the module doc)."""
+    return sorted({unknown(l) for l in e.lines if l.category == COMPUTE and l.monthly_cost is None and l.bound_cost is None})
 
 
 class Side(Struct, frozen=True):
@@ -164,6 +179,12 @@ class Decision(Struct):
     not_compared: list[str] = field(default_factory=list)
     bounded: list[str] = field(default_factory=list)
     unranked: list[str] = field(default_factory=list)  # options without an estimate
+    compute_unpriced: dict[str, str] = field(default_factory=dict)  # option -> what its unpriced GPU compute rests on
+
+    @property
+    def current_why(self) -> str:
+        """Why the current option is not compared ("" when it is)."""
+        return self.compute_unpriced.get(self.current or "", "")
 
     @property
     def margin_share(self) -> Decimal | None:
@@ -180,6 +201,8 @@ class Decision(Struct):
         cur = self.currency
         if self.current is None:
             head = f"cheapest: {self.cheapest} (the stack as declared is not among the options)"
+        elif self.current_why:
+            head = f"cheapest: {self.cheapest}; the current {self.current} is not compared: its GPU compute has no price ({self.current_why})"
         elif self.cheapest == self.current:
             head = f"cheapest: {self.current}, the current option"
         else:
@@ -214,6 +237,7 @@ class Decision(Struct):
             "not_compared": self.not_compared,
             "bounded": self.bounded,
             "unranked": self.unranked,
+            "compute_unpriced": self.compute_unpriced,
             "sentence": self.sentence(),
             "rules": "common lines cancel; unpriced lines at a documented bound or not compared on both sides alike; "
             "certain = ranges do not overlap, likely = central outside the other's range, toss-up = otherwise",
@@ -239,11 +263,14 @@ def label(o) -> str:
 
 def decide(options) -> Decision:
     """The decision over `cost compare`'s options (objects with .estimate, .current and a label via label below)."""
-    priced = [o for o in options if o.estimate is not None]
-    unranked = [label(o) for o in options if o.estimate is None]
+    open_ = {label(o): ", ".join(u) for o in options if o.estimate is not None and (u := compute_unknowns(o.estimate))}
+    priced = [o for o in options if o.estimate is not None and label(o) not in open_]
+    unranked = [label(o) for o in options if o.estimate is None or label(o) in open_]
     currencies = sorted({o.estimate.currency for o in priced})
+    declared = next((label(o) for o in options if getattr(o, "current", False) and label(o) in open_), None)
     if not priced:
-        return Decision("n/a", None, None, None, None, None, "toss-up", "no option could be priced", unranked=unranked)
+        why = "no option could be priced" + ("" if not open_ else " with its GPU compute")
+        return Decision("n/a", declared, None, None, None, None, "toss-up", why, unranked=unranked, compute_unpriced=open_)
     if len(currencies) > 1:
         return Decision(
             "/".join(currencies), None, None, None, None, None, "toss-up", "the options' currencies differ", unranked=unranked
@@ -258,10 +285,11 @@ def decide(options) -> Decision:
         return Decimal(0) if p is None else p.margin
 
     order = sorted(priced, key=saving)
-    rows = [Row(label(o), vs[id(o)], i + 1) for i, o in enumerate(order)]
+    # against an unranked current option there is no margin: the rows are ordered, not measured against it
+    rows = [Row(label(o), None if declared else vs[id(o)], i + 1) for i, o in enumerate(order)]
     cheapest = order[0]
-    d = Decision(cur, label(current) if current else None, label(cheapest), None, None, None, "toss-up", "", rows=rows)
-    d.unranked = unranked
+    d = Decision(cur, label(current) if current else declared, label(cheapest), None, None, None, "toss-up", "", rows=rows)
+    d.unranked, d.compute_unpriced = unranked, open_
     if current is not None and cheapest is not current:
         p = vs[id(cheapest)]
         assert p is not None

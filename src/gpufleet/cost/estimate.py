@@ -59,6 +59,12 @@ class Line(Struct, frozen=True):
     quantity_bound: Decimal | None = None  # the most an unknown monthly_quantity can be (a declared cap), see bound_how
     bound_how: str = ""
     shared_id: str = ""  # with `shared`: the thing shared (bucket, secret name); "" = one per cloud and region
+    term_months: int = 0  # a subscription's declared term (0: none); one the catalog has no price for leaves it unpriced
+
+    @property
+    def term_unpriced(self) -> str:
+        """Why the line is not priced for its declared term ("" when the term is priced or none is declared)."""
+        return pricecat.term_not_priced(self.billing, self.term_months) if self.monthly_cost is None else ""
 
     @property
     def bound_cost(self) -> Decimal | None:
@@ -423,6 +429,9 @@ def _price_lines(
                 )
             row = cat.get(key, billing)
             unit = row.unit if row else "-"
+            if row is not None and (why := pricecat.term_not_priced(billing, comp.term_months)):
+                # a 36-month subscription is not a 1-year one: no row prices it, so it is left unpriced, said why
+                note, row = _note(note, why), None
             price = row.price if row else None
             low, high, is_stale = row_spread_and_staleness(row, today) if row else (None, None, False)
             quality = row.quality if row else "missing"
@@ -440,7 +449,7 @@ def _price_lines(
             if price is None and comp.monthly_quantity == 0:
                 cost = Decimal("0.00")  # nothing used: nothing to pay, whatever the price
                 note = _note(note, "quantity 0: no charge although the price is unknown")
-            if row is None:
+            if row is None and not pricecat.term_not_priced(billing, comp.term_months):
                 note = _note(note, f"no catalog row {key} ({billing})")
             lines.append(
                 Line(
@@ -466,6 +475,7 @@ def _price_lines(
                     comp.bound if comp.monthly_quantity is None else None,
                     comp.bound_how if comp.monthly_quantity is None else "",
                     comp.shared_id,
+                    comp.term_months,
                 )
             )
     return lines, free
@@ -528,6 +538,14 @@ def price_inventory(
             assumptions.append(f"{k}: {unknown[k]}")
         else:
             assumptions.append(f"{k}: {v if v is not None else 'unknown (shown as a unit price, not in the total)'}")
+    terms = sorted({l.term_months for l in lines if l.term_unpriced})
+    for months in terms:
+        n = sum(1 for l in lines if l.term_months == months and l.term_unpriced)
+        assumptions.append(
+            f"subscription term {months} months (billing.period_months): not priced, {n} line(s) left out of the total "
+            f"(a lower bound): the catalog's yearly rows price a {pricecat.YEARLY_TERM_MONTHS}-month term and no "
+            f"sourced price of a {months}-month term exists; period_months {pricecat.YEARLY_TERM_MONTHS} is priced"
+        )
     if usage.files:
         assumptions.append("usage files: " + ", ".join(usage.files))
     assumptions.extend(usage.notes)

@@ -50,6 +50,7 @@ class CostComponent(Struct, frozen=True):
     bound_how: str = ""
     shared_id: str = ""  # with `shared`: what the stacks share (a bucket's or secret's name); "" = one per cloud/region
     replaced_by: str = ""  # a spot node's item when it is reclaimed and replaced at pay-as-you-go; "" = price_key
+    term_months: int = 0  # a subscription's term as declared (period in months); 0: none declared (catalog.term_not_priced)
 
 
 def bandwidth_cap_gb(mbps) -> Decimal:
@@ -129,12 +130,15 @@ def node_components(
     cap: Decimal | None = None,
     note: str = "",
     pool: tuple[str, ...] = (),
+    term_months: int = 0,
 ) -> list[CostComponent]:
     """GPU nodes and their disks. nodes: average count; payg/spot quantities in hours, subscription in months. pool:
     the instance types the nodes are spread over evenly (a spot pool; default itype alone), one line each; the disks
-    are the same whatever the type."""
+    are the same whatever the type. term_months: a subscription's declared term (its instance and disks are bought
+    for it)."""
     hours = billing in ("payg", "spot")
     qty = nodes * HOURS_PER_MONTH if hours else nodes
+    term = 0 if hours else term_months
     types = pool or (itype,)
     out = [  # a reclaimed spot node of any pool is replaced by itype, the cheapest on demand (ESS's default per-instance price)
         CostComponent(
@@ -146,6 +150,7 @@ def node_components(
             note,
             cap,
             replaced_by=f"instance/{itype}",
+            term_months=term,
         )
         for t in types
     ]
@@ -159,6 +164,7 @@ def node_components(
                 key,
                 disk_billing,
                 "disk",
+                term_months=term,
             )
         )
     return out

@@ -69,6 +69,7 @@ class Plan(Struct):
     billing_block: dict | None = None  # a valid `billing:` (with the replicas/schedules it needs), when expressible
     spec_changes: dict = field(default_factory=dict)
     cannot: list[str] = field(default_factory=list)
+    term_change: str = ""  # the stack's own term has no price: the plan is for a 1-year term, not the stack's
 
     @property
     def subscribed(self) -> list[Node]:
@@ -90,10 +91,10 @@ class Plan(Struct):
 
     @property
     def upfront(self) -> Decimal:
-        """Cash paid when a yearly term is bought: 12 months of each yearly node."""
+        """Cash paid when a yearly term is bought: 12 months of each yearly node (the 1-year term the catalog prices)."""
         y = self.prices.yearly_per_month
         n = sum(1 for x in self.subscribed if x.choice == "yearly")
-        return money(12 * n * y) if y is not None and n else Decimal("0.00")
+        return money(pricecat.YEARLY_TERM_MONTHS * n * y) if y is not None and n else Decimal("0.00")
 
 
 def week_profile(spec) -> list[tuple[int, Decimal]]:
@@ -240,9 +241,25 @@ def make_plan(stack: str, spec, raw: dict, instance_type: str, prices: Prices, f
             f"node(s) {', '.join(kept)}: not subscribed: the break-even's high end under the prices' sourced range is "
             f"above their utilisation, so the subscription is not cheaper under the whole range; they stay {rest}"
         )
-    p = Plan(stack, instance_type, prices, rest, profile, nodes, be, notes)
+    p = Plan(stack, instance_type, prices, rest, profile, nodes, be, notes, term_change=term_change(spec))
     _express(p, spec, raw, file)
     return p
+
+
+def term_change(spec) -> str:
+    """What the plan changes when the stack's own subscription term has no price (a 36-month term): it weighs the
+    catalog's 1-year prices and its `billing:` block is a 1-year term, so it is not the stack's term at another cost
+    ("" when the stack's term is priced or it declares none)."""
+    months = spec.billing.period_months or 0
+    if not pricecat.term_not_priced(spec.billing.model, months):
+        return ""
+    year = pricecat.YEARLY_TERM_MONTHS
+    return (
+        f"the stack subscribes for {months} months (billing.period_months {months}), a term with no sourced price (the "
+        f"catalog's yearly rows are {year}-month terms): this plan weighs {year}-month prices, and its yearly choice is "
+        f"a {year}-month term (period_months {year}, paid {year} months upfront), a change of term, not the stack's "
+        f"{months}-month commitment at this cost; `cost estimate` leaves the {months}-month term unpriced"
+    )
 
 
 def _express(p: Plan, spec, raw: dict, file: str) -> None:
@@ -273,7 +290,7 @@ def _express(p: Plan, spec, raw: dict, file: str) -> None:
     if p.rest == "spot":
         p.notes.append("with a subscription model the nodes above the subscribed ones are pay-as-you-go, not spot")
     new = copy.deepcopy(raw)
-    block = {"model": term, "period_months": 12 if term == "yearly" else 1}
+    block = {"model": term, "period_months": pricecat.YEARLY_TERM_MONTHS if term == "yearly" else 1}
     new["billing"] = block
     changes: dict = {"billing": block}
     replicas = dict(new["replicas"])
@@ -350,5 +367,6 @@ def as_json(p: Plan) -> dict:
         "billing": p.billing_block,
         "spec_changes": p.spec_changes,
         "cannot_express": p.cannot,
+        "term_change": p.term_change or None,
         "notes": p.notes,
     }

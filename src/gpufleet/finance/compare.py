@@ -13,6 +13,7 @@ from decimal import Decimal
 from msgspec import Struct
 
 from gpufleet import plan as plans
+from gpufleet.cost import catalog as pricecat
 from gpufleet.cost import estimate
 from gpufleet.cost.decision import decide, label
 from gpufleet.cost.estimate import Estimate, amount
@@ -168,10 +169,15 @@ def redeclare(raw: dict, fleet: loader.Fleet, cloud: str, billing: str) -> tuple
             )
         )
     b: dict[str, str | int] = {"model": billing}
-    if billing == "monthly":
-        b["period_months"] = 1
-    elif billing == "yearly":
-        b["period_months"] = 12
+    if billing in ("monthly", "yearly"):
+        b["period_months"] = 1 if billing == "monthly" else pricecat.YEARLY_TERM_MONTHS
+        declared = spec.billing.period_months if billing == spec.billing.model else None
+        if declared and declared != b["period_months"] and cloud == spec.cloud:
+            b["period_months"] = declared  # the stack as declared keeps its own term (priced only where a row prices it)
+        elif declared and (unpriced := pricecat.term_not_priced(billing, declared)):
+            notes.append(f"billing {billing}: a 1-year subscription, not the stack's {declared}-month term ({unpriced})")
+        if unpriced := pricecat.term_not_priced(billing, int(b["period_months"])):
+            notes.append(f"billing {billing}, period_months {b['period_months']} as the stack declares it: {unpriced}")
     elif spot_base(spec, billing):
         b["on_demand_base"] = spot_base(spec, billing)
         notes.append(f"spot with an on-demand base of {spec.replicas.min} pay-as-you-go nodes (replicas.min)")

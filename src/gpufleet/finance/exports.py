@@ -807,6 +807,8 @@ def versus_texts(options: list[Option]) -> dict[str, tuple[str, str]]:
         p = r.versus_current
         vs = "current" if r.label == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
         out[r.label] = (str(r.rank), vs)
+    if d.current and d.current_why:  # the current option is not ranked (its GPU compute has no price)
+        out[d.current] = ("", "current, not compared")
     return out
 
 

@@ -69,6 +69,7 @@ def line_json(l: Line) -> dict:
         "quantity_bound": _s(l.quantity_bound),
         "bound_cost": _s(l.bound_cost) if l.monthly_cost is None else None,
         "bound_how": l.bound_how or None,
+        "term_months": l.term_months or None,  # a subscription's declared term
     }
 
 
@@ -208,6 +209,7 @@ def estimate_table(e: Estimate, console: Console) -> None:
                 + "; ".join(
                     f"{l.component} at {_s(l.unit_price) or 'missing'} per {l.unit}"
                     + (f" (at most {l.bound_cost}: {l.bound_how})" if l.bound_cost is not None else "")
+                    + (f" (a {l.term_months}-month term: no sourced price)" if l.term_unpriced else "")
                     for l in e.unpriced
                 ),
                 "yellow",
@@ -308,6 +310,8 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
         row = ranks.get(r["label"])
         p = row.versus_current if row else None
         versus = "current" if r["label"] == d.current else (f"{p.margin:+} {p.confidence}" if p is not None else "")
+        if r["label"] == d.current and d.current_why:
+            versus = "current, not compared"
         cats = r["categories"]
         others = [a for c, a in cats.items() if c != COMPUTE]
         overhead = Amount(
@@ -529,6 +533,8 @@ def commit_table(p: CommitPlan, console: Console) -> None:
             "bold",
         )
     )
+    if p.term_change:
+        console.print(Text(p.term_change, "yellow"))
     if p.billing_block is not None:
         console.print("in the stack file, under gpufleet:fleet (the spec with these validates):")
         console.print(yaml.safe_dump(p.spec_changes or {"billing": p.billing_block}, sort_keys=False).rstrip())

@@ -165,11 +165,16 @@ def node_month(billing: str, e: Estimate | None, problem: str = "") -> NodeMonth
             ),
             any(view.status(l) == "estimated" for l in lines),
             min((l.as_of for l in lines if l.as_of), default=""),
-            ""
-            if complete
-            else "a line of the node has no price: " + "; ".join(l.component for l in lines if l.monthly_cost is None),
+            "" if complete else _no_price(lines),
         )
     return NodeMonth(billing, None, (), False, "", f"no node resource priced for one node-month under {billing}")
+
+
+def _no_price(lines) -> str:
+    """Why a node-month has no figure: its lines without a price (and, for a term the catalog does not price, why)."""
+    unpriced = [l for l in lines if l.monthly_cost is None]
+    why = "; ".join(dict.fromkeys(l.term_unpriced for l in unpriced if l.term_unpriced))
+    return "a line of the node has no price: " + "; ".join(l.component for l in unpriced) + (f" ({why})" if why else "")
 
 
 def node_months(stack: str, usage, discounts=None, billings: tuple[str, ...] = BILLINGS) -> list[NodeMonth]:

@@ -46,6 +46,14 @@ def _ali_billing(inputs: dict) -> str:
     return "payg"
 
 
+def _ali_term_months(inputs: dict) -> int:
+    """A PrePaid instance's term in months as declared (period x periodUnit; 0 when not PrePaid or in weeks)."""
+    if inputs.get("instanceChargeType") != "PrePaid":
+        return 0
+    months = {"Month": 1, "Year": 12}.get(inputs.get("periodUnit", "Month"), 0)
+    return int(inputs.get("period") or 1) * months
+
+
 def _disk(category: str, level: str | None, size: int) -> Disk:
     """ESSD is priced per performance level (PL1 when none is set); other categories per category."""
     key = f"disk/cloud_essd/{level or 'PL1'}" if category == "cloud_essd" else f"disk/{category}"
@@ -138,6 +146,7 @@ def ali_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
         _ali_disks(i, "systemDisk"),
         _ali_cap(i, i["instanceType"]),
         "subscription baseline node" if billing in ("monthly", "yearly") else "",
+        term_months=_ali_term_months(i),
     )
     bw = int(i.get("internetMaxBandwidthOut") or 0)
     if bw:

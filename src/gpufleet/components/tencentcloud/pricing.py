@@ -47,6 +47,13 @@ def _tc_billing(inputs: dict, period_field: str) -> str:
     return {"SPOTPAID": "spot"}.get(charge, "payg")
 
 
+def _tc_term_months(inputs: dict) -> int:
+    """A PREPAID instance's term in months as declared (instance_charge_type_prepaid_period; 0 when not PREPAID)."""
+    if inputs.get("instanceChargeType") != "PREPAID":
+        return 0
+    return int(inputs.get("instanceChargeTypePrepaidPeriod") or 1)
+
+
 def _tc_group(ctx: PricingContext, cfg: dict) -> dict | None:
     """The AS group launching this configuration: the group names the configuration (configuration_id), not the
     other way round; with a spot fleet's on-demand base there are two groups under one parent."""
@@ -102,6 +109,7 @@ def tc_instance(res: dict, ctx: PricingContext) -> list[CostComponent]:
         disks,
         None,
         "subscription baseline node" if billing in ("monthly", "yearly") else "",
+        term_months=_tc_term_months(i),
     )
 
 
