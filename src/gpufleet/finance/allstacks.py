@@ -160,11 +160,38 @@ def allocate(cost: Decimal, stacks: list[str], weights: dict[str, Decimal], rule
     return parts
 
 
+def declared_shared(costs: list[StackCost]) -> tuple[dict[tuple, list[tuple[str, Line]]], dict[tuple, str]]:
+    """Each shared cost (view.shared_key) -> (stack, its line) for every stack declaring it, and its name."""
+    declared: dict[tuple, list[tuple[str, Line]]] = {}
+    names: dict[tuple, str] = {}
+    for c in costs:
+        e = c.estimate
+        if e is None:
+            continue
+        for l in e.lines:
+            if view.shared(l):
+                key = view.shared_key(e, l)
+                names.setdefault(key, f"{l.component} ({e.cloud} {e.region})")
+                declared.setdefault(key, []).append((c.stack, l))
+    return declared, names
+
+
+def shared_parts(costs: list[StackCost], rule: str = "evenly") -> dict[tuple, tuple[Line, list[str], dict[str, Decimal]]]:
+    """Each shared cost -> (the line counted once, the stacks declaring it, each one's allocated part): the one home
+    of the allocation, for `cost report --all` and `cost reconcile`. The parts are empty while the cost has no price."""
+    weights = {c.stack: node_hours(c.estimate) for c in costs if c.estimate}
+    out = {}
+    for key, decl in declared_shared(costs)[0].items():
+        one = _one_bill([l for _, l in decl])
+        users = list(dict.fromkeys(s for s, _ in decl))
+        out[key] = (one, users, {} if one.monthly_cost is None else allocate(one.monthly_cost, users, weights, rule))
+    return out
+
+
 def report(costs: list[StackCost], by: str, rule: str = "evenly") -> Report:
     groups: dict[str, Group] = {}
     shared = Group(SHARED)
-    declared: dict[tuple, list[tuple[str, Line]]] = {}  # shared key -> (stack, its line) for each stack declaring it
-    shared_names: dict[tuple, str] = {}
+    declared, shared_names = declared_shared(costs)  # shared key -> (stack, its line) for each stack declaring it
     total = Group("total")
     notes: list[str] = []
     currencies = {c.estimate.currency for c in costs if c.estimate}
@@ -181,23 +208,13 @@ def report(costs: list[StackCost], by: str, rule: str = "evenly") -> Report:
         own = [l for l in c.estimate.lines if not view.shared(l)]
         _add(g, own, c.stack)
         _add(total, own, c.stack)
-        for l in c.estimate.lines:
-            if view.shared(l):
-                key = view.shared_key(c.estimate, l)
-                shared_names.setdefault(key, f"{l.component} ({c.estimate.cloud} {c.estimate.region})")
-                declared.setdefault(key, []).append((c.stack, l))
     group_of = {c.stack: (c.tags.get(by) or UNTAGGED) for c in costs}
-    weights = {c.stack: node_hours(c.estimate) for c in costs if c.estimate}
     allocations: list[dict] = []
-    for key, decl in declared.items():
-        one = _one_bill([l for _, l in decl])
+    for key, (one, _, parts) in shared_parts(costs, rule).items():
         _add(shared, [one])
         _add(total, [one])
-        notes.append(_shared_note(shared_names[key], decl, one))
-        if one.monthly_cost is None:
-            continue
-        users = list(dict.fromkeys(s for s, _ in decl))
-        for stack, part in allocate(one.monthly_cost, users, weights, rule).items():
+        notes.append(_shared_note(shared_names[key], declared[key], one))
+        for stack, part in parts.items():
             groups[group_of[stack]].allocated += part
             allocations.append(
                 {"shared": shared_names[key], "stack": stack, "group": group_of[stack], "amount": part, "rule": rule}
