@@ -273,9 +273,15 @@ def test_cost_reconcile_formats_agree(bill, capsys):
     for c, x in j["categories"].items():
         est = figures.at_least(x["estimate"], x["estimate_complete"])
         assert re.search(
-            rf"  {c}\s+estimate\s+{re.escape(est)}\s+bill\s+{re.escape(x['bill'])}\s+variance\s+{re.escape(_variance(x))}\n",
+            rf"  {re.escape(c)}\s+estimate\s+{re.escape(est)}\s+bill\s+{re.escape(x['bill'])}\s+variance\s+{re.escape(_variance(x))}\n",
             text,
         ), (c, x)
+    assert j["shared"]
+    for x in j["shared"]:  # each shared cost: the whole, and this stack's part as cost report --all allocates it
+        whole = figures.UNPRICED if x["estimate"] is None else x["estimate"]
+        part = "no part while unpriced" if x["allocated_to_stack"] is None else f"this stack's part {x['allocated_to_stack']}"
+        assert f"{x['resource']}: {x['component']} ({x['category']}): {whole}, declared by {len(x['stacks'])} stack" in text
+        assert part in text.split(f"{x['resource']}: {x['component']} (", 1)[1].split("\n", 1)[0], x
     _no_ascii_bound(text)
 
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.cost.resources import CATEGORIES
 from gpufleet.errors import UserError
-from gpufleet.finance import reconcile
+from gpufleet.finance import allstacks, reconcile
+from gpufleet.finance.stack import stack_estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 ALI = ROOT / "examples" / "bill-alicloud-example.csv"
@@ -63,7 +65,8 @@ def test_alibaba_bill_matched_by_name_and_tag_with_the_undeclared_line(tmp_path)
     assert undeclared.name == "billing-db" and undeclared.amount == Decimal("1200.00")
     billed = sum((m.bill for m in r.categories.values()), Decimal(0)) + undeclared.amount
     assert billed == _bill_total(ALI, "PretaxAmount")  # every bill line is counted once, somewhere
-    assert r.categories["bandwidth"].bill == Decimal("56.30")  # the EIP line has no name: matched by its fleet tag
+    # the EIP line has no name: its fleet tag and product make it the stack's one EIP
+    assert res["llm-prod-net-nat-eip"].bill == Decimal("56.30") and res["llm-prod-net-nat-eip"].how == "tag and product"
     zh = reconcile.run("alicloud-cn-hangzhou-prod", _translated(ALI, ALI_ZH, tmp_path, "gb18030"))
     assert zh.columns["amount"] == "应付金额" and reconcile.as_json(zh)["categories"] == reconcile.as_json(r)["categories"]
 
@@ -71,7 +74,8 @@ def test_alibaba_bill_matched_by_name_and_tag_with_the_undeclared_line(tmp_path)
 def test_tencent_bill_english_and_chinese(tmp_path):
     r = reconcile.run("tencentcloud-ap-guangzhou-prod", TC)
     assert r.cloud == "tencentcloud" and r.columns["amount"] == "Total Cost"
-    assert r.categories["gpu_compute"].bill == Decimal("18400.00") and r.categories["disk"].bill == Decimal("120.00")
+    # the nodes' lines and the tagged disk line: the disks are compared with the nodes that hold them
+    assert r.categories["gpu_compute + disk"].bill == Decimal("18400.00") + Decimal("120.00")
     assert [b.name for b in r.undeclared] == ["billing-db"]
     zh = reconcile.run("tencentcloud-ap-guangzhou-prod", _translated(TC, TC_ZH, tmp_path, "utf-8-sig"))
     assert zh.columns["id"] == "实例ID" and reconcile.as_json(zh)["resources"] == reconcile.as_json(r)["resources"]
@@ -124,4 +128,75 @@ def test_a_variance_against_a_lower_bound_estimate_is_a_bound():
     assert nat.estimate_complete and nat.variance_text() == "+0.00"
     text = reconcile.text(r)
     assert "≥ 521.91       560.20    at most +38.29  instance name" in text
-    assert "  load_balancer  estimate     ≥ 121.91  bill       560.20  variance   at most +438.29" in text
+    assert "  bandwidth + load_balancer estimate     ≥ 576.51  bill       616.50  variance    at most +39.99" in text
+
+
+# --- the per-category view compares like with like; shared costs apart; the EIP line is the declared EIP ------------
+
+
+@pytest.mark.parametrize("stack, bill", [("alicloud-cn-hangzhou-prod", ALI), ("tencentcloud-ap-guangzhou-prod", TC)])
+def test_per_category_compares_what_a_bill_line_holds_together(stack, bill):
+    """A bill line matched to a resource holds the whole resource: the nodes' ECS lines hold their disks, the CLB's
+    line its traffic. Compared per category of the estimate, the disks read "not billed, -1064.94" and the load
+    balancer "+438"; the categories such a line holds are one group, whose estimate is cost estimate's for them."""
+    r = reconcile.run(stack, bill)
+    assert "gpu_compute + disk" in r.categories and "bandwidth + load_balancer" in r.categories
+    assert not {"disk", "gpu_compute", "load_balancer", "bandwidth"} & set(r.categories)
+    _, est = stack_estimate(stack)
+    own = {c: sum((l.monthly_cost or 0 for l in est.lines if l.category == c and not l.shared), Decimal(0)) for c in CATEGORIES}
+    for label, g in r.categories.items():
+        assert g.estimate == sum((own[c] for c in label.split(" + ")), Decimal(0)), label
+    if stack.startswith("alicloud"):  # every Alibaba line is matched to its resource: a group is its resources summed
+        res = {m.resource: m for m in r.resources}
+        assert r.categories["gpu_compute + disk"].variance == res["llm-prod-asg-config"].variance == Decimal("-1319.41")
+        both = res["llm-prod-lb-clb"].variance + res["llm-prod-net-nat-eip"].variance
+        assert r.categories["bandwidth + load_balancer"].variance == both == Decimal("39.99")
+
+
+def test_a_bill_that_splits_a_resource_by_category_is_compared_per_category(tmp_path):
+    """Where the bill names each category itself (the nodes' disks on lines of their own), nothing is grouped."""
+    rows = list(csv.reader(io.StringIO(ALI.read_text(encoding="utf-8"))))
+    head = rows[0]
+    split = [head]
+    for row in rows[1:]:
+        split.append(row)
+        if row[head.index("ProductCode")] == "ecs":  # the node's disks, named after the node, on a block-storage line
+            disk = list(row)
+            disk[head.index("ProductName")], disk[head.index("ProductDetail")] = "块存储", "云盘-按量付费"
+            disk[head.index("InstanceID")] = row[head.index("InstanceID")].replace("i-", "d-")
+            disk[head.index("PretaxAmount")] = "150.00"
+            split.append(disk)
+    path = tmp_path / "bill-split.csv"
+    with path.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(split)
+    r = reconcile.run("alicloud-cn-hangzhou-prod", path)
+    assert r.categories["disk"].bill == Decimal("300.00") and r.categories["gpu_compute"].bill == Decimal("19030.65")
+    assert "bandwidth + load_balancer" in r.categories  # the CLB's line still holds its traffic
+
+
+def test_shared_costs_are_listed_apart_with_the_part_cost_report_allocates():
+    """The KMS instance (2499.00 a month, one for the region's three stacks) was charged whole to this stack and listed
+    as "estimated but not on the bill"; `cost report --all` allocates 833.00 of it to each."""
+    r = reconcile.run("alicloud-cn-hangzhou-prod", ALI)
+    assert "llm-prod-role-node" not in r.not_billed and "llm-prod-role-node" not in [m.resource for m in r.resources]
+    assert r.not_billed == []  # the EIP is on the bill (tag and product)
+    kms = next(x for x in r.shared if x.component.startswith("KMS instance"))
+    report = allstacks.report(allstacks.price_all(), "team")
+    allocated = next(a["amount"] for a in report.allocations if a["stack"] == r.stack and a["shared"].startswith("KMS instance"))
+    assert kms.estimate == Decimal("2499.00") and kms.part == allocated == Decimal("833.00") and len(kms.stacks) == 3
+    snapshot = next(x for x in r.shared if "image snapshot" in x.component)
+    assert snapshot.category == "disk" and snapshot.part == Decimal("4.00")
+    j = reconcile.as_json(r)
+    assert {"component": kms.component, "allocated_to_stack": "833.00", "allocate": "evenly"}.items() <= next(
+        x for x in j["shared"] if x["component"] == kms.component
+    ).items()
+    assert "this stack's part 833.00" in reconcile.text(r)
+
+
+def test_the_docs_example_is_what_reconcile_prints():
+    """docs/cost-reports.md shows `cost reconcile` on the example bill: every line it shows (but `...`) is printed."""
+    doc = (ROOT / "docs" / "cost-reports.md").read_text()
+    shown = doc.split("## The bill, reconciled", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    printed = reconcile.text(reconcile.run("alicloud-cn-hangzhou-prod", ALI)).splitlines()
+    lines = [x for x in shown.splitlines() if x.strip() != "..."]
+    assert len(lines) >= 10 and all(x in printed for x in lines), [x for x in lines if x not in printed]

@@ -5,9 +5,17 @@ A file in UTF-8 (with or without BOM) or GB18030 (what a Chinese spreadsheet sav
 
 Matching, in order: the bill's instance name is a declared resource's name or the instance name it declares (the
 scaling configuration's node name for every node it launches); the instance ID is one the resource declares; a tag
-`gpufleet:fleet` equal to the stack's fleet (matched to the stack, no single resource). What matches nothing is
-listed as a bill line no stack declares. Per resource and category: the estimate (its lines' monthly cost, a lower
-bound when one is unpriced), the bill (the lines' amounts summed) and the variance (bill - estimate).
+`gpufleet:fleet` equal to the stack's fleet with a product naming a type the stack declares once (the pricing module's
+BILL_TYPES: an EIP line without a name is the stack's one EIP); the tag alone (matched to the stack, no single
+resource). What matches nothing is listed as a bill line no stack declares.
+
+Per resource: the estimate of its own lines (a lower bound when one is unpriced), the bill (the lines' amounts summed)
+and the variance (bill - estimate). Per category, like with like: a bill line matched to a resource holds the whole
+resource unless the resource's bill lines name each category its estimate has, so the categories of such a resource
+are compared together (`gpu_compute + disk`: the nodes' bill lines hold their disks; `bandwidth + load_balancer`: the
+CLB's line holds its traffic). Shared costs (the KMS instance, the image snapshot, the model bucket: one bill for the
+stacks declaring them) are not this stack's own: they are listed apart with the part `cost report --all` allocates to
+this stack (allstacks.shared_parts), and left out of the rows above.
 """
 
 from __future__ import annotations
@@ -21,12 +29,14 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from gpufleet import inputs, naming, registry
-from gpufleet.cost import figures
-from gpufleet.cost.estimate import Estimate, money
+from gpufleet.cost import figures, view
+from gpufleet.cost.estimate import Estimate, amount, money
 from gpufleet.cost.resources import CATEGORIES, COMPUTE
 from gpufleet.errors import Problem, UserError
+from gpufleet.finance import allstacks
 from gpufleet.finance.stack import stack_estimate
 from gpufleet.plan import for_stack
+from gpufleet.stacks import loader
 
 
 def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -64,8 +74,8 @@ class BillLine(Struct, frozen=True):
 
 
 class Match(Struct):
-    resource: str  # the declared resource's name, or "" for a stack-level (tag) match
-    category: str
+    resource: str  # the declared resource's name, or "" for a stack-level (tag) match; a category group's label
+    category: str  # a resource's category (its compute, else its first line's); a group: its label (`gpu_compute + disk`)
     estimate: Decimal = Decimal(0)
     estimate_complete: bool = True
     bill: Decimal = Decimal(0)
@@ -84,17 +94,30 @@ class Match(Struct):
         return figures.change(v, v, v) if self.estimate_complete else figures.change(None, None, v)
 
 
+class Shared(Struct, frozen=True):
+    """A cost the stacks declaring it share (view.shared): one bill, not this stack's own."""
+
+    resource: str
+    component: str
+    category: str
+    estimate: Decimal | None  # the whole cost, as this stack's estimate prices it (None: unpriced)
+    part: Decimal | None  # this stack's allocation, as `cost report --all` makes it (None: not priced)
+    stacks: tuple[str, ...]  # the stacks declaring it
+
+
 class Result(Struct):
     stack: str
     cloud: str
     currency: str
     columns: dict[str, str]  # role -> the header read
     resources: list[Match]
-    categories: dict[str, Match]
+    categories: dict[str, Match]  # a group's label (`gpu_compute + disk`) -> its estimate and bill
     undeclared: list[BillLine]
-    not_billed: list[str]  # declared resources with a cost and no bill line
+    not_billed: list[str]  # declared resources with a cost of their own and no bill line
     cycle: str = ""  # the billing cycle reconciled (YYYY-MM), "" when the bill has no cycle column
     repeated: list[tuple[int, int]] = field(default_factory=list)  # (row, the earlier row it repeats in every column)
+    shared: list[Shared] = field(default_factory=list)
+    allocate: str = "evenly"  # how `cost report --all` splits a shared cost (the part shown)
 
 
 # gpufleet's own cap on a bill export: a month of line items of a fleet's resources is far smaller (the caps of the
@@ -330,15 +353,50 @@ def _by_name(names: dict[str, str], name: str) -> str | None:
     return names[max(hits, key=len)] if hits else None
 
 
+def _by_product(line: BillLine, resources: list[dict], own_types: dict[str, tuple[str, ...]]) -> str | None:
+    """The declared resource a tagged bill line without a name or id of this stack is: the stack's one resource of a
+    type whose product names the line's product names (BILL_TYPES), else None (none, or several of that type)."""
+    text = f"{line.product} {line.detail}".lower()
+    types = [t for t, words in own_types.items() if any(w in text for w in words)]
+    hits = [r["name"] for r in resources if r["type"] in types]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _groups(estimated: dict[str, set[str]], billed: dict[str, set[str]]) -> dict[str, str]:
+    """category -> the label of the categories compared together. A resource whose bill lines do not name every
+    category of its estimate (the nodes' ECS line holds their disks; the CLB's line its traffic) is billed whole: its
+    categories and its lines' are one group."""
+    group = {c: frozenset([c]) for c in CATEGORIES}
+    for res, cats in billed.items():
+        own = estimated.get(res, set())
+        if own and not own <= cats:
+            joined = frozenset().union(*(group[c] for c in own | cats))
+            for c in joined:
+                group[c] = joined
+    return {c: " + ".join(x for x in CATEGORIES if x in g) for c, g in group.items()}
+
+
 def reconcile(
-    stack: str, e: Estimate, resources: list[dict], fleet_tag: str, lines: list[BillLine], cloud: str, columns
+    stack: str,
+    e: Estimate,
+    resources: list[dict],
+    fleet_tag: str,
+    lines: list[BillLine],
+    cloud: str,
+    columns,
+    shared_parts: dict[tuple, tuple[object, list[str], dict[str, Decimal]]] | None = None,
 ) -> Result:
+    """shared_parts: allstacks.shared_parts of the project's stacks with this one (None: no allocation known)."""
     names = _declared_names(resources)
-    own = getattr(registry.module(cloud, "pricing"), "BILL_PRODUCTS", {})
+    pricing = registry.module(cloud, "pricing")
+    own = getattr(pricing, "BILL_PRODUCTS", {})
     ids = {str(r.get("id")): r["name"] for r in resources if r.get("id")}
+    mine = [l for l in e.lines if not view.shared(l)]  # shared costs are listed apart, with this stack's part
     by_res: dict[str, Match] = {}
-    for l in e.lines:
+    estimated: dict[str, set[str]] = {}
+    for l in mine:
         m = by_res.setdefault(l.resource_name, Match(l.resource_name, l.category))
+        estimated.setdefault(l.resource_name, set()).add(l.category)
         if l.monthly_cost is None:
             m.estimate_complete = False
         else:
@@ -347,34 +405,64 @@ def reconcile(
             m.category = COMPUTE
     stack_level: dict[str, Match] = {}
     undeclared = []
+    billed: dict[str, set[str]] = {}  # resource -> the categories its bill lines name
     bill_cats: dict[str, Decimal] = {c: Decimal(0) for c in CATEGORIES}
     for b in lines:
         res = _by_name(names, b.name) or ids.get(b.instance_id)
         how = "instance name" if _by_name(names, b.name) else "instance id" if b.instance_id in ids else ""
+        tagged = b.tags.get("gpufleet:fleet") == fleet_tag
+        if res is None and tagged and (res := _by_product(b, resources, getattr(pricing, "BILL_TYPES", {}))):
+            how = "tag and product"
+        cat = _category(b, own)
         if res is not None:
-            m = by_res.setdefault(res, Match(res, _category(b, own)))
-            cat = _category(b, own)
-            bill_cats[cat if cat != "other" else m.category] += b.amount
-        elif b.tags.get("gpufleet:fleet") == fleet_tag:
-            cat = _category(b, own)
+            m = by_res.setdefault(res, Match(res, cat))
+            cat = cat if cat != "other" else m.category
+            billed.setdefault(res, set()).add(cat)
+        elif tagged:
             m = stack_level.setdefault(cat, Match("", cat, how="tag gpufleet:fleet"))
             how = "tag gpufleet:fleet"
-            bill_cats[cat] += b.amount
         else:
             undeclared.append(b)
             continue
+        bill_cats[cat] += b.amount
         m.bill += b.amount
         m.lines.append(b.row)
         m.how = m.how or how
     matched = [m for m in by_res.values() if m.lines or m.estimate]
-    # per category: the estimate's own categories (a resource's disks are disk, not its node's category) and each
-    # bill line's category from its product (else its resource's)
-    cats = {c: Match(c, c, estimate=a.value, estimate_complete=a.complete, bill=bill_cats[c]) for c, a in e.categories.items()}
+    # per category, like with like: the estimate's own lines and the bill's, grouped where a bill line holds several
+    label = _groups(estimated, billed)
+    cats: dict[str, Match] = {}
+    for c in CATEGORIES:
+        g = cats.setdefault(label[c], Match(label[c], label[c]))
+        g.bill += bill_cats[c]
+    for name, g in cats.items():
+        a = amount([l for l in mine if label[l.category] == name])
+        g.estimate, g.estimate_complete = a.value, a.complete
+    cats = {k: g for k, g in cats.items() if g.bill or any(label[l.category] == k for l in mine)}
     not_billed = [m.resource for m in matched if not m.lines and m.estimate > 0]
     repeated = [(b.row, b.same_as) for b in lines if b.same_as is not None]  # counted, and said
-    return Result(
+    r = Result(
         stack, cloud, e.currency, dict(columns), [*matched, *stack_level.values()], cats, undeclared, not_billed, "", repeated
     )
+    r.shared = shared_lines(stack, e, shared_parts)
+    return r
+
+
+def shared_lines(stack: str, e: Estimate, parts: dict | None) -> list[Shared]:
+    """The estimate's shared lines, each with this stack's part of it as `cost report --all` allocates it."""
+    out = []
+    for l in e.lines:
+        if not view.shared(l):
+            continue
+        _, users, split = (parts or {}).get(view.shared_key(e, l), (None, [stack], {}))
+        out.append(Shared(l.resource_name, l.component, l.category, l.monthly_cost, split.get(stack), tuple(users)))
+    return out
+
+
+def allocation(stack: str, rule: str = "evenly") -> dict:
+    """allstacks.shared_parts over the project's stacks and this one (a stack file outside the project counts too)."""
+    names = loader.stack_names()
+    return allstacks.shared_parts(allstacks.price_all([*names, *([] if stack in names else [stack])]), rule)
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
@@ -382,7 +470,7 @@ def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
     cloud, columns, lines = read_bill(bill, fleet.spec.cloud)
     cycle, lines = one_cycle(lines, month, str(bill), columns.get("cycle", ""))
     resources = for_stack(stack).resources
-    r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns)
+    r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns, allocation(stack))
     r.cycle = cycle
     return r
 
@@ -407,7 +495,20 @@ def as_json(r: Result) -> dict:
         "billing_cycle": r.cycle or None,
         "columns": r.columns,
         "resources": [m(x) for x in r.resources],
-        "categories": {c: m(x) for c, x in r.categories.items()},
+        # like with like: categories one bill line holds together are one group (`gpu_compute + disk`)
+        "categories": {c: {**m(x), "categories": c.split(" + ")} for c, x in r.categories.items()},
+        "shared": [
+            {
+                "resource": x.resource,
+                "component": x.component,
+                "category": x.category,
+                "estimate": None if x.estimate is None else str(x.estimate),
+                "allocated_to_stack": None if x.part is None else str(x.part),
+                "allocate": r.allocate,
+                "stacks": list(x.stacks),
+            }
+            for x in r.shared
+        ],
         "undeclared": [
             {"row": b.row, "instance_id": b.instance_id, "name": b.name, "product": b.product, "amount": str(b.amount)}
             for b in r.undeclared
@@ -430,10 +531,21 @@ def text(r: Result) -> str:
         est = figures.at_least(money(x.estimate), x.estimate_complete)
         name = x.resource or f"(tagged {x.category})"
         out.append(f"{name:38} {x.category:14} {est:>12} {money(x.bill)!s:>12} {x.variance_text():>17}  {x.how or '-'}")
-    out.append("per category:")
+    out.append("per category (categories one bill line holds together are compared together; shared costs below):")
+    width = max([14, *(len(c) for c in r.categories)])
     for c, x in r.categories.items():
         est = figures.at_least(money(x.estimate), x.estimate_complete)
-        out.append(f"  {c:14} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance_text():>17}")
+        out.append(f"  {c:{width}} estimate {est:>12}  bill {money(x.bill)!s:>12}  variance {x.variance_text():>17}")
+    if r.shared:
+        out.append(
+            f"shared costs (one bill for the stacks declaring them, not in the rows above; this stack's part as `cost "
+            f"report --all` allocates it, {r.allocate}):"
+        )
+        for sh in r.shared:
+            whole = figures.UNPRICED if sh.estimate is None else str(sh.estimate)
+            part = "no part while unpriced" if sh.part is None else f"this stack's part {sh.part}"
+            n = f"{len(sh.stacks)} stack{'s' if len(sh.stacks) != 1 else ''}"
+            out.append(f"  {sh.resource}: {sh.component} ({sh.category}): {whole}, declared by {n}; {part}")
     if r.undeclared:
         out.append(f"{len(r.undeclared)} bill line(s) no stack declares:")
         out += [f"  row {b.row}: {b.product} {b.instance_id} {b.name} {b.amount}" for b in r.undeclared]

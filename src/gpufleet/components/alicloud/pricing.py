@@ -429,3 +429,10 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 # Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"load_balancer": ("slb", "clb"), "gpu_compute": ("ecs",)}
+# The types a stack declares once whose bill line a product names (finance/reconcile.py): a line tagged with the fleet
+# and without a name or id of the stack (an EIP's NickName is often empty) is the stack's one resource of that type.
+BILL_TYPES: dict[str, tuple[str, ...]] = {
+    "alicloud:ecs/eipAddress:EipAddress": ("弹性公网ip", "elastic ip", "eip"),
+    "alicloud:vpc/natGateway:NatGateway": ("nat网关", "nat gateway"),
+    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": ("负载均衡", "server load balancer", "slb", "clb"),
+}

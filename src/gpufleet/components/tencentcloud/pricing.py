@@ -433,3 +433,10 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 # Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"disk": ("cbs",), "load_balancer": ("clb",), "gpu_compute": ("cvm",)}
+# The types a stack declares once whose bill line a product names (finance/reconcile.py): a line tagged with the fleet
+# and without a name or id of the stack is the stack's one resource of that type.
+BILL_TYPES: dict[str, tuple[str, ...]] = {
+    "tencentcloud:Eip/instance:Instance": ("弹性公网ip", "elastic ip", "eip"),
+    "tencentcloud:Nat/gateway:Gateway": ("nat网关", "nat gateway"),
+    "tencentcloud:Clb/instance:Instance": ("负载均衡", "load balancer", "clb"),
+}
