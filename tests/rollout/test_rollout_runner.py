@@ -356,3 +356,102 @@ def test_gate_load_options_are_bounded_and_a_load_cut_by_time_says_so(tmp_path, 
     assert 0 < sent < 100000, sent
     assert "(none started after 1 s)" in out.err and "the load stopped at --max-duration-s 1 s" in out.err, out.err
     assert f"{sent} sent to the current group" in out.err, out.err
+
+
+# ---- the candidate checked as `gpufleet preview` checks it ---------------------------------------------------------
+
+A_14B = ("name: Qwen/Qwen3-8B", "name: Qwen/Qwen2.5-14B-Instruct")  # 27.5 GiB of weights: no KV cache left on an A10
+MISSPELT_FLAG = (
+    "        label: v2",
+    "        label: v2\n"
+    "        serving:\n"
+    "          port: 8000\n"
+    "          dtype: bfloat16\n"
+    "          max_model_len: 8192\n"
+    "          gpu_memory_utilization: 0.9\n"
+    "          max_num_seqs: 32\n"
+    "          max_num_batched_tokens: 8192\n"
+    "          api_key_secret: gpufleet-prod-vllm-api-key\n"
+    "          extra_args: {enable_prefix_cachingg: true}",
+)
+CHECKS_SAY = {
+    "does not fit": "fleet.rollout.candidate.serving: Qwen/Qwen2.5-14B-Instruct does not fit 1x A10 as configured",
+    "misspelt flag": "fleet.rollout.candidate.serving: --enable-prefix-cachingg is not a vLLM 0.33.0 engine argument "
+    "(did you mean '--enable-prefix-caching'?)",
+}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+def cli(capsys, *argv: str) -> tuple[int, str]:
+    """`gpufleet ARGV`: (exit code, standard error)."""
+    from gpufleet.cli import main
+
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().err
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("change, said", [(A_14B, "does not fit"), (MISSPELT_FLAG, "misspelt flag")], ids=list(CHECKS_SAY))
+def test_rollout_start_refuses_a_candidate_that_preview_refuses_and_writes_nothing(tmp_path, capsys, monkeypatch, change, said):
+    """`rollout start` loaded the stack without the sizing checks: a candidate that does not fit the GPU, or a vLLM flag
+    the pinned vLLM does not know, was refused by `preview` (exit 2) but started (exit 0, the stack file at weight 0,
+    `pulumi up` printed)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no Pulumi CLI: a start would print the deploy, not run it
+    path = stack_copy(tmp_path, "staging")
+    edit(path, *change)
+    files = files_of(tmp_path)
+    code, preview_err = cli(capsys, "preview", "--stack", str(path))
+    assert code == 2 and CHECKS_SAY[said] in preview_err, preview_err
+    code, err = cli(capsys, "rollout", "start", "--stack", str(path))
+    assert code == 2 and "Traceback" not in err, err
+    assert err.splitlines() == preview_err.splitlines()  # the same problems, in the same words
+    assert files_of(tmp_path) == files  # no state file, no lock, the stack file as it was
+
+
+def test_every_command_that_writes_refuses_a_candidate_edited_into_one_that_does_not_fit(tmp_path, capsys, monkeypatch):
+    """A candidate changed by hand between two commands (its model, its flags) is checked again by each command that
+    writes the stack file: refused before the gates are measured or anything is written, the deploy awaited kept
+    awaited. `abort` too: the program that deploys its rollback refuses that stack file (as `preview` does)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))  # 0 %, its deploy awaited
+    good = path.read_text()
+    edit(path, *A_14B)
+    files = files_of(tmp_path)
+    urls = ["--current-url", "http://127.0.0.1:9", "--candidate-url", "http://127.0.0.2:10"]
+    for argv in (["step", *urls], ["promote", *urls], ["finish", "--force"], ["abort"]):
+        code, err = cli(capsys, "rollout", *argv, "--stack", str(path))
+        assert code == 2 and CHECKS_SAY["does not fit"] in err and "measuring" not in err, (argv, err)
+        assert files_of(tmp_path) == files, argv
+    assert cli(capsys, "preview", "--stack", str(path))[0] == 2  # as the program refuses it: an abort's `pulumi up` would fail
+    path.write_text(good)  # the candidate put back: the abort goes through
+    code, err = cli(capsys, "rollout", "abort", "--stack", str(path))
+    assert code == 0, err
+    assert rollout_of(path)["candidate"]["replicas"] == {"min": 0, "max": 8, "desired": 0}
+
+
+def test_finish_refuses_a_promoted_candidate_that_does_not_fit_now(tmp_path, capsys, monkeypatch):
+    """`finish` makes the candidate the fleet: a candidate that could not serve is not made the fleet."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    for _ in range(4):
+        runner.step(context(path), passing)
+    runner.promote(context(path), passing)  # promoted, its deploy awaited
+    edit(path, *A_14B)
+    files = files_of(tmp_path)
+    code, err = cli(capsys, "rollout", "finish", "--force", "--stack", str(path))
+    assert code == 2 and CHECKS_SAY["does not fit"] in err, err
+    assert files_of(tmp_path) == files and rollout_of(path)["phase"] == "promoted"

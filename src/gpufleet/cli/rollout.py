@@ -77,13 +77,19 @@ def _escaped(x):
 
 
 def _context(stack: str, say=None):
-    """The rollout context of a stack: its file, project, rollout section; the fleet for the gates."""
+    """The rollout context of a stack: its file, project, rollout section; the fleet for the gates.
+
+    The stack is validated as `gpufleet preview` and the Pulumi program validate it, the sizing checks of both groups
+    included (the model fits the GPU, the vLLM flags are the pinned vLLM's): a candidate that could not serve is refused
+    (exit 2) before anything is written, by every command that changes the stack file. `abort` too: its rollback is
+    deployed by the Pulumi program, which runs the same checks (stacks/__main__.py): an abort let through would write a
+    change whose `pulumi up` then fails on the problem said here. (`status` reads the state file only.)"""
     from gpufleet.rollout.runner import Context
     from gpufleet.stacks import loader
     from gpufleet.stacks.project import project_root
     from gpufleet.validation import load_fleet
 
-    fleet = load_fleet(stack, sizing=False)
+    fleet = load_fleet(stack)
     ctx = Context(
         stack=stack,
         stack_file=loader.stack_path(stack),
@@ -436,7 +442,7 @@ def _declared(stack: str) -> list[str]:
     from gpufleet.stacks import rollout as steps
     from gpufleet.validation import load_fleet
 
-    try:
+    try:  # what the file declares, said after the command: the sizing checks (run before it) are not needed to say it
         return steps.notes(load_fleet(stack, sizing=False).spec)
     except UserError as exc:  # the file as written does not validate (it should: each step is checked when made)
         return [f"the stack file does not validate now: {exc.problems[0]}"]
