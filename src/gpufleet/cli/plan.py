@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, did_you_mean
+
+if TYPE_CHECKING:  # the engines are imported where they are used (below)
+    from gpufleet.sizing import fit
+    from gpufleet.sizing.models import ModelArch
+    from gpufleet.stacks.catalog import GpuKind
+    from gpufleet.stacks.loader import Fleet
 
 # Engines (and costly standard modules such as importlib.metadata) are imported inside the functions that use them,
 # not at the top (issue 25's rule, measured): `gpufleet` imports every command module to parse its arguments and build
@@ -126,7 +133,9 @@ def fit_cmd(
         help="advise only node sizes this cloud sells (alicloud, tencentcloud)",
     ),
     stack: str | None = options.stack(
-        required=False, help="take model, GPU, serving parameters and cloud from a stack (name or Pulumi.<name>.yaml path)"
+        required=False,
+        help="take model, GPU, serving parameters and cloud from a stack (name or Pulumi.<name>.yaml path); a rollout's "
+        "candidate group is sized too",
     ),
     fmt: str = options.fmt(FORMATS),
     as_json: bool = options.json_alias(),
@@ -145,7 +154,7 @@ def fit_cmd(
       gpufleet plan fit --model Qwen/Qwen3-30B-A3B --gpu A10 --gpus 4 --enable-expert-parallel
     """
     from gpufleet.sizing import checks, fit, models, profiler
-    from gpufleet.stacks.catalog import GpuKind, clouds, gpu_kinds
+    from gpufleet.stacks.catalog import clouds, gpu_kinds
 
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [stack]))
 
@@ -173,11 +182,7 @@ def fit_cmd(
         from gpufleet.validation import load_fleet
 
         fleet = load_fleet(stack, sizing=False)  # plan a stack even when it does not fit
-        arch = models.resolve(fleet.spec.model.catalog or fleet.spec.model.name)
-        if bad := checks.extra_args_problems(fleet.spec):
-            raise UserError([Problem(stack, path, message) for path, message in bad])
-        gpu_kind: fit.Gpu | GpuKind = fleet.gpu
-        serving = replace(checks.serving_of(fleet.spec), reserved_gib=reserved_gib)
+        groups = _stack_groups(fleet, reserved_gib)
         cloud = fleet.spec.cloud
     else:
         if not model or not (gpu or custom):
@@ -225,6 +230,7 @@ def fit_cmd(
             )
         if quantization is None and arch.weight_bytes_given is not None:
             quantization = "gguf"
+        gpu_kind: fit.Gpu | GpuKind
         if custom:
             assert gpu_memory_gib is not None and compute_capability is not None  # else _custom_gpu_problems raised
             gpu_kind = fit.custom_gpu(gpu_memory_gib, compute_capability)
@@ -262,17 +268,82 @@ def fit_cmd(
             max_lora_rank=max_lora_rank,
             hf_config_path=hf_config_path,
         )
+        groups = [SizedGroup(arch, gpu_kind, serving)]
     if cloud and (problems := _choice_problems([("--cloud", cloud, clouds())])):  # the registry only when asked
         raise UserError(problems)
-    r = fit.fit(arch, gpu_kind, serving, gpu_kinds(), checks.sold_sizes(cloud) if cloud else None)
+    sold = checks.sold_sizes(cloud) if cloud else None
+    fits = [(g, fit.fit(g.arch, g.gpu, g.serving, gpu_kinds(), sold)) for g in groups]
     renderers.render(
         chosen,
         output,
-        json=renderers.Json(lambda: r.to_json()),
-        table=renderers.Draw(lambda c: _print_fit(r, arch.name, c)),
+        json=renderers.Json(lambda: _fit_json(fits)),
+        table=renderers.Draw(lambda c: _print_fits(fits, c)),
     )
-    if not r.fits:  # a problem at the model's central estimate ("does not fit", or "tight" on the short side)
+    # a problem at the model's central estimate ("does not fit", or "tight" on the short side), of any group sized
+    if not all(r.fits for _, r in fits):
         raise typer.Exit(1)
+
+
+class SizedGroup(NamedTuple):
+    """One serving group `plan fit` sizes: its model, GPU and serving parameters; with --stack its group name (the
+    program's <name>[-<label>]-<environment>) and, for a rollout's candidate group, the candidate's label."""
+
+    arch: ModelArch
+    gpu: fit.Gpu | GpuKind
+    serving: fit.Serving
+    group: str | None = None
+    candidate_label: str | None = None
+
+
+def _stack_groups(fleet: Fleet, reserved_gib: float) -> list[SizedGroup]:
+    """What `plan fit --stack` sizes: the fleet's serving group and, with a rollout, the candidate group (the fleet it
+    becomes, as `preview` sizes it); the problems of both at once, each at the stack file's field it comes from."""
+    from gpufleet.sizing import checks, models
+    from gpufleet.stacks.loader import candidate_field
+
+    out: list[SizedGroup] = []
+    problems: list[Problem] = []
+    for group, field in ((fleet, str), (fleet.candidate, candidate_field)):
+        if group is None:
+            continue
+        spec = group.spec
+        try:
+            arch = models.resolve(spec.model.catalog or spec.model.name)
+        except UserError as exc:  # a model sizing does not know: named at the stack's field, not as --model
+            path = field("fleet.model.catalog" if spec.model.catalog else "fleet.model.name")
+            problems += [Problem(fleet.file, path, p.message) for p in exc.problems]
+            continue
+        if bad := checks.extra_args_problems(spec):
+            problems += [Problem(fleet.file, field(path), message) for path, message in bad]
+            continue
+        serving = replace(checks.serving_of(spec), reserved_gib=reserved_gib)
+        label = spec.label if group is fleet.candidate else None
+        out.append(SizedGroup(arch, group.gpu, serving, group.group_prefix, label))
+    if problems:
+        raise UserError(problems)
+    return out
+
+
+def _fit_json(fits: list[tuple[SizedGroup, fit.Fit]]) -> dict:
+    """The fleet's serving group's fit (the keys `plan fit` always had) and, with a rollout, the candidate group's
+    under `candidate`, the same keys with its group name and label first."""
+    (_, r), *rest = fits
+    out = r.to_json()
+    for g, rc in rest:
+        out["candidate"] = {"group": g.group, "label": g.candidate_label, **rc.to_json()}
+    return out
+
+
+def _print_fits(fits: list[tuple[SizedGroup, fit.Fit]], c) -> None:
+    """One table per group; two groups (a rollout) each say which group they size."""
+    for g, r in fits:
+        if len(fits) == 1:
+            named = None
+        elif g.candidate_label is None:
+            named = f"current group {g.group}"
+        else:
+            named = f"rollout candidate {g.group} (rollout.candidate, label {g.candidate_label})"
+        _print_fit(r, g.arch.name, c, named)
 
 
 def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Problem]:
@@ -301,12 +372,13 @@ def _custom_gpu_problems(memory_gib: float | None, cc: str | None) -> list[Probl
     return out
 
 
-def _print_fit(r, model_name: str, c) -> None:
+def _print_fit(r, model_name: str, c, group: str | None = None) -> None:
     from rich.table import Table  # imported when a table is printed (rich's table costs import time)
     from rich.text import Text
 
     t = Table(
-        title=f"{model_name} on {r.gpus * r.pipeline_parallel * r.data_parallel}x {r.gpu} (TP {r.gpus}"
+        title=(f"{group}: " if group else "")
+        + f"{model_name} on {r.gpus * r.pipeline_parallel * r.data_parallel}x {r.gpu} (TP {r.gpus}"
         + (f", PP {r.pipeline_parallel}" if r.pipeline_parallel > 1 else "")
         + (f", DP {r.data_parallel}" if r.data_parallel > 1 else "")
         + (", EP" if r.expert_parallel else "")

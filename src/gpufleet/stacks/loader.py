@@ -340,7 +340,7 @@ def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ..
             own = check(fleet)
             problems += [Problem(file, p, m) for p, m in own]
             if fleet.candidate is not None:
-                problems += [Problem(file, _candidate_field(p), m) for p, m in check(fleet.candidate) if (p, m) not in own]
+                problems += [Problem(file, candidate_field(p), m) for p, m in check(fleet.candidate) if (p, m) not in own]
     if problems or fleet is None:  # every path that leaves fleet None has added a problem
         raise UserError(problems)
     return fleet
@@ -349,7 +349,7 @@ def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ..
 CANDIDATE_FIELDS = ("label", "model", "image", "serving", "gpu", "replicas")
 
 
-def _candidate_field(path: str) -> str:
+def candidate_field(path: str) -> str:
     """A problem of the candidate group's spec, shown at the rollout.candidate field it comes from."""
     head = path.removeprefix("fleet.").split(".", 1)[0]
     return "fleet.rollout.candidate." + path.removeprefix("fleet.") if head in CANDIDATE_FIELDS else path
@@ -363,19 +363,19 @@ def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     try:
         done = rollout.finished(spec)
     except ValidationError as exc:
-        problems += [Problem(fleet.file, _candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
+        problems += [Problem(fleet.file, candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
         return None
     after = " (the fleet after `rollout finish`)"
-    found = [Problem(fleet.file, _candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
+    found = [Problem(fleet.file, candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
     found += [
-        Problem(fleet.file, _candidate_field(p), m + after)
+        Problem(fleet.file, candidate_field(p), m + after)
         for p, m in ([] if found else cross_problems(done) + registry.spec_problems(done) + contract.spec_problems(done))
     ]
     problems += found
     if found:
         return None
     group = _resolve(rollout.candidate_spec(spec), fleet.stack, fleet.file, found)
-    problems += [Problem(x.file, _candidate_field(x.path), x.message) for x in found]
+    problems += [Problem(x.file, candidate_field(x.path), x.message) for x in found]
     return None if group is None else replace(fleet, candidate=group)
 
 
