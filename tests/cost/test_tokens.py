@@ -143,7 +143,14 @@ def test_a_result_without_its_stack_says_so(tmp_path):
     f.write_text(json.dumps(result))
     j = json.loads(cli("cost", "tokens", "-s", STACK, "--from-loadtest", str(f), "--json").stdout)
     assert "does not say which stack it measured" in j["warnings"][0]
+    assert f"(run `gpufleet loadtest --stack {STACK} ...`)" in j["warnings"][0]
     assert j["loadtest"]["prompt_tokens"] is None
+    # a stack file outside the project: the command to run names its path (its name alone is looked up in stacks/)
+    other = tmp_path / "my stacks" / f"Pulumi.{STACK}-copy.yaml"
+    other.parent.mkdir()
+    other.write_text((ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text())
+    j = json.loads(cli("cost", "tokens", "-s", str(other), "--from-loadtest", str(f), "--json").stdout)
+    assert f"(run `gpufleet loadtest --stack '{other}' ...`)" in j["warnings"][0], j["warnings"]
 
 
 @pytest.mark.parametrize("serving", [1.5, True, "dtype", ["dtype"]])

@@ -104,3 +104,38 @@ def test_a_stack_without_a_rollout_has_one_table_and_no_candidate_key(capsys):
     code, out, _ = run(capsys, "plan", "fit", "--stack", "alicloud-cn-hangzhou-prod")
     assert code == 0 and "current group" not in out and "rollout candidate" not in out
     assert " ".join(out.split()).startswith("Qwen/Qwen2.5-7B-Instruct on 1x A10")
+
+
+def test_the_refusals_plan_fit_command_runs_as_written_for_a_stack_file_outside_the_project(tmp_path, capsys):
+    """The refusal named the stack (`plan fit --stack alicloud-cn-hangzhou-prod-rollout-r14`) of a file given by path
+    outside the project: run as written it failed, "stacks/Pulumi....yaml: no such stack file"."""
+    import re
+    import shlex
+
+    example = EXAMPLES[0]
+    folder = tmp_path / "my stacks"  # a space in the path: the command is quoted as a shell reads it
+    folder.mkdir()
+    path = stack_file(folder, example, example.read_text().replace(*A_14B), "r14")
+    code, _, err = run(capsys, "preview", "--stack", str(path))
+    assert code == 2, err
+    (command,) = re.findall(r"\(see `(gpufleet plan fit --stack [^`]*)`\)", " ".join(err.split()))
+    argv = shlex.split(command)
+    assert argv[-1] == str(path), command
+    code, out, err = run(capsys, *argv[1:])
+    assert code == 1 and "Traceback" not in err, err
+    assert "Qwen/Qwen2.5-14B-Instruct" in out and "does not fit" in out, out
+
+
+def test_the_refusal_of_a_stack_in_the_project_names_it_by_name(capsys, monkeypatch, tmp_path):
+    import shutil
+
+    for name in ("Pulumi.yaml", "images"):
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, tmp_path / name)
+    (tmp_path / "stacks").mkdir()
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    name = "alicloud-cn-hangzhou-prod-r14"
+    text = (ROOT / "examples" / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml").read_text().replace(*A_14B)
+    (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
+    for given in (name, str(tmp_path / "stacks" / f"Pulumi.{name}.yaml")):
+        code, _, err = run(capsys, "preview", "--stack", given)
+        assert code == 2 and f"(see `gpufleet plan fit --stack {name}`)" in " ".join(err.split()), err

@@ -4,6 +4,7 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 from msgspec.structs import replace
@@ -141,6 +142,8 @@ def data_disk_problems(fleet, model, quantization: str | None) -> list[tuple[str
 
 
 def fit_problems(fleet) -> list[tuple[str, str]]:
+    from gpufleet.stacks.loader import stack_arg  # deferred: a fleet was loaded by it (see flag_problems)
+
     spec = fleet.spec
     name = spec.model.catalog or spec.model.name
     model = models.lookup(name)
@@ -177,7 +180,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             + "; ".join(r.problems)
             + ". To fix: "
             + "; or ".join(r.advice)
-            + f" (see `gpufleet plan fit --stack {fleet.stack}`)",
+            + f" (see `gpufleet plan fit --stack {shlex.quote(stack_arg(fleet.stack))}`)",
         )
     ] + disk
 

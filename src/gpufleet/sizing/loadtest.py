@@ -22,6 +22,7 @@ import asyncio
 import json
 import math
 import re
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from typing import Protocol
@@ -513,8 +514,11 @@ def measured_elsewhere(result: dict, shown: str, fleet, uses: str) -> list[str]:
     `plan scaling` warn of before using it."""
     recorded = result.get("stack")
     if not isinstance(recorded, dict):
+        from gpufleet.stacks.loader import stack_arg  # deferred: the fleet was loaded by it; a load test alone does not
+
         return [
-            f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack {fleet.stack} ...`): "
+            f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack "
+            f"{shlex.quote(stack_arg(fleet.stack))} ...`): "
             "its instance type and serving flags cannot be compared with the stack's"
         ]
     out = [f"{shown}: {d}" for d in stack_differences(recorded, stack_record(fleet))]

@@ -129,6 +129,13 @@ def use_stack_file(path: Path) -> str:
     return name
 
 
+def stack_arg(stack: str) -> str:
+    """What `--stack` takes for `stack` in a command a message tells the user to run: its name for a stack file of the
+    project's stacks/, else the path of its file (the name alone would be looked up in stacks/: "no such stack file")."""
+    path = _STACK_FILES.get(stack)
+    return stack if path is None else str(path)
+
+
 def stack_names(root: Path | None = None) -> list[str]:
     folder = (root or project_root()) / "stacks"
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
