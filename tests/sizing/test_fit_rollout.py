@@ -98,6 +98,27 @@ def test_a_bad_extra_args_value_of_the_candidate_is_named_at_its_field(tmp_path,
     assert f"error {path}: fleet.rollout.candidate.serving.extra_args.cpu_offload_gb: -1 is not a number >= 0" in err, err
 
 
+@pytest.mark.parametrize("group", ["fleet", "candidate"])
+def test_a_model_the_sizing_catalog_lacks_is_named_at_its_field_with_the_fix(tmp_path, capsys, group):
+    """It was `error --model: unknown model ...; give a catalog name, ...`: an option `--stack` refuses."""
+    example = EXAMPLES[0]
+    text = example.read_text()
+    old = "name: Qwen/Qwen3-8B" if group == "candidate" else "name: Qwen/Qwen2.5-7B-Instruct\n"
+    new = old.replace("Qwen/", "myorg/").replace("-Instruct", "-Instruct-tuned")
+    assert text.count(old) == 1
+    path = stack_file(tmp_path, example, text.replace(old, new), group)
+    field = "fleet.rollout.candidate.model.name" if group == "candidate" else "fleet.model.name"
+    code, _, err = run(capsys, "plan", "fit", "--stack", str(path))
+    assert code == 2 and "Traceback" not in err, err
+    flat = " ".join(err.split())
+    assert f"error {path}: {field}: {new.split()[1]!r} is not in the sizing catalog" in flat, err
+    assert "set model.catalog to the entry it is sized as, or size it with `gpufleet plan fit --model" in flat, err
+    (line,) = [ln for ln in text.splitlines() if ln.strip() == old.strip()]
+    indent = line[: len(line) - len(line.lstrip())]
+    sized_as = text.replace(old, f"{new.rstrip()}\n{indent}catalog: {old.split()[1]}\n")  # model.catalog: sized again
+    assert fit_json(capsys, stack_file(tmp_path, example, sized_as, f"{group}-as"))["verdict"] == "fits"
+
+
 def test_a_stack_without_a_rollout_has_one_table_and_no_candidate_key(capsys):
     code, out, _ = run(capsys, "plan", "fit", "--stack", "alicloud-cn-hangzhou-prod", "--json")
     assert code == 0 and "candidate" not in json.loads(out)

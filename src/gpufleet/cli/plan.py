@@ -307,18 +307,27 @@ def _stack_groups(fleet: Fleet, reserved_gib: float) -> list[SizedGroup]:
         if group is None:
             continue
         spec = group.spec
+        name = spec.model.catalog or spec.model.name
         try:
-            arch = models.resolve(spec.model.catalog or spec.model.name)
-        except UserError as exc:  # a model sizing does not know: named at the stack's field, not as --model
-            path = field("fleet.model.catalog" if spec.model.catalog else "fleet.model.name")
-            problems += [Problem(fleet.file, path, p.message) for p in exc.problems]
-            continue
-        if bad := checks.extra_args_problems(spec):
-            problems += [Problem(fleet.file, field(path), message) for path, message in bad]
-            continue
-        serving = replace(checks.serving_of(spec), reserved_gib=reserved_gib)
-        label = spec.label if group is fleet.candidate else None
-        out.append(SizedGroup(arch, group.gpu, serving, group.group_prefix, label))
+            arch = models.resolve(name)
+        except UserError:  # said as the stack's field, not as --model (which --stack refuses)
+            arch = None
+            problems.append(
+                Problem(
+                    fleet.file,
+                    field("fleet.model.catalog" if spec.model.catalog else "fleet.model.name"),
+                    f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
+                    + did_you_mean(name, models.catalog())
+                    + ": set model.catalog to the entry it is sized as, or size it with `gpufleet plan fit --model "
+                    "CONFIG.json --gpu GPU` (its config.json)",
+                )
+            )
+        bad = checks.extra_args_problems(spec)
+        problems += [Problem(fleet.file, field(path), message) for path, message in bad]
+        if arch is not None and not bad:
+            serving = replace(checks.serving_of(spec), reserved_gib=reserved_gib)
+            label = spec.label if group is fleet.candidate else None
+            out.append(SizedGroup(arch, group.gpu, serving, group.group_prefix, label))
     if problems:
         raise UserError(problems)
     return out
