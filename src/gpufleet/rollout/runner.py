@@ -25,7 +25,7 @@ from gpufleet.rollout import deploy, plan
 from gpufleet.rollout.gates import Gate, failed
 from gpufleet.rollout.plan import Change
 from gpufleet.rollout.state import ACTIVE, Lock, State, load, now_iso, operator, paths, save
-from gpufleet.stacks.loader import MAX_STACK_BYTES
+from gpufleet.stacks.loader import MAX_STACK_BYTES, stack_arg
 from gpufleet.stacks.rollout import StepError, rollout_step_spec
 
 
@@ -44,9 +44,8 @@ class Context(Struct):
 
     @property
     def stack_arg(self) -> str:
-        """What --stack takes for this stack: its name in the project's stacks/, else the file's path."""
-        inside = self.stack_file.resolve().parent == (self.project / "stacks").resolve()
-        return self.stack if inside else str(self.stack_file)
+        """What --stack takes for this stack in a hint (loader.stack_arg)."""
+        return stack_arg(self.stack, self.stack_file, self.project)
 
 
 # the measured gates of one step: (gates, figures for the report)

@@ -4,7 +4,6 @@ rendered vLLM flags known to the vLLM the image recipe pins? Called by stack val
 from __future__ import annotations
 
 import math
-import shlex
 from typing import Any
 
 from msgspec.structs import replace
@@ -180,7 +179,7 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             + "; ".join(r.problems)
             + ". To fix: "
             + "; or ".join(r.advice)
-            + f" (see `gpufleet plan fit --stack {shlex.quote(stack_arg(fleet.stack))}`)",
+            + f" (see `gpufleet plan fit --stack {stack_arg(fleet.stack)}`)",
         )
     ] + disk
 

@@ -22,7 +22,6 @@ import asyncio
 import json
 import math
 import re
-import shlex
 import time
 from collections.abc import Callable, Mapping
 from typing import Protocol
@@ -518,7 +517,7 @@ def measured_elsewhere(result: dict, shown: str, fleet, uses: str) -> list[str]:
 
         return [
             f"{shown} does not say which stack it measured (run `gpufleet loadtest --stack "
-            f"{shlex.quote(stack_arg(fleet.stack))} ...`): "
+            f"{stack_arg(fleet.stack)} ...`): "
             "its instance type and serving flags cannot be compared with the stack's"
         ]
     out = [f"{shown}: {d}" for d in stack_differences(recorded, stack_record(fleet))]

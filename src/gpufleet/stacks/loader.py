@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
@@ -129,11 +130,13 @@ def use_stack_file(path: Path) -> str:
     return name
 
 
-def stack_arg(stack: str) -> str:
-    """What `--stack` takes for `stack` in a command a message tells the user to run: its name for a stack file of the
-    project's stacks/, else the path of its file (the name alone would be looked up in stacks/: "no such stack file")."""
-    path = _STACK_FILES.get(stack)
-    return stack if path is None else str(path)
+def stack_arg(stack: str, file: Path | None = None, root: Path | None = None) -> str:
+    """What `--stack` takes for `stack` in a command a message tells the user to run, shell-quoted: its name for a
+    stack file of the project's stacks/ (`root`'s, when given with its `file`), else the path of its file (the name
+    alone would be looked up in stacks/: "no such stack file"). Without `file`, the file given by path, if any."""
+    path = file or _STACK_FILES.get(stack)
+    inside = path is None or (root is not None and path.resolve().parent == (root / "stacks").resolve())
+    return shlex.quote(stack if inside else str(path))
 
 
 def stack_names(root: Path | None = None) -> list[str]:
