@@ -134,8 +134,25 @@ def test_a_jsonl_prompts_file(tmp_path):
     f.write_text('"plain"\n\n{"id": "q2", "prompt": "second"}\n')
     assert answers.load(f).prompts[-2:] == (("mine-1", "plain"), ("q2", "second"))
     f.write_text('{"id": \n')
-    with pytest.raises(UserError, match=r"mine\.jsonl: line 1: not JSON"):
+    with pytest.raises(UserError, match=r"mine\.jsonl: line 1, column 8: not valid JSON"):
         answers.load(f)
+
+
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("[" * 5000 + "]" * 5000, "line 2: nested deeper than 64 levels"),  # was a RecursionError traceback
+        ('{"id": "a", "id": "b", "prompt": "x"}', "line 2: duplicate key 'id'; keep one"),
+        ('{"id": "a", "prompt": NaN}', "line 2: NaN is not a finite number"),
+    ],
+    ids=["deep", "duplicate-key", "nan"],
+)
+def test_a_jsonl_prompts_line_is_read_as_every_json_input(tmp_path, line, says):
+    f = tmp_path / "mine.jsonl"
+    f.write_text(f'"plain"\n{line}\n')
+    with pytest.raises(UserError) as exc:
+        answers.load(f)
+    assert says in str(exc.value) and str(exc.value).startswith(f"{f}: line 2")
 
 
 def test_a_bad_prompts_file_names_the_entry(tmp_path):
@@ -290,8 +307,32 @@ def test_state_round_trips_and_is_written_atomically(tmp_path):
     assert state.load(path) == st and state.load(path).weight == 5
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
     path.write_text("{")
-    with pytest.raises(UserError, match=r"\.rollout-s\.json: not JSON"):
+    with pytest.raises(UserError, match=r"\.rollout-s\.json:1:2: not valid JSON: .* \(a rollout's state file: restore it"):
         state.load(path)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[" * 5000 + "]" * 5000, "nested deeper than 64 levels"),  # was a RecursionError traceback
+        ('{"version": 1, "version": 1}', "duplicate key 'version'; keep one"),
+    ],
+    ids=["deep", "duplicate-key"],
+)
+def test_a_state_file_is_read_as_every_json_input(tmp_path, text, says):
+    path = tmp_path / ".rollout-s.json"
+    path.write_text(text)
+    with pytest.raises(UserError) as exc:
+        state.load(path)
+    assert str(exc.value) == f"{path}: {says} (a rollout's state file: {state.FIX})"
+
+
+def test_a_lock_record_too_deep_to_read_names_nobody(tmp_path):
+    """A lock file left holding JSON nested past the decoder's limit was a RecursionError traceback."""
+    path = tmp_path / ".rollout-s.lock"
+    path.write_text("[" * 5000 + "]" * 5000)
+    with state.Lock(path, "step") as lock:
+        assert lock.took_over is None
 
 
 def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_and_the_fix(tmp_path):

@@ -118,9 +118,27 @@ def test_a_damaged_state_file_is_refused_naming_it_and_leaves_no_lock(tmp_path):
     path = stack_copy(tmp_path, "staging")
     state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
     state.write_text('{"version": 1, "stack": "x"')
-    with pytest.raises(UserError, match="not JSON"):
+    with pytest.raises(UserError, match="not valid JSON"):
         runner.step(context(path), passing)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [state.name]
+
+
+@pytest.mark.parametrize("command", ["status", "abort", "finish"])
+def test_a_state_file_nested_too_deep_is_bad_input_of_every_rollout_command(tmp_path, capsys, command):
+    """JSON nested past the decoder's limit in the state file was a RecursionError traceback (exit 1) of every rollout
+    command, `abort` included."""
+    from gpufleet.cli import main
+
+    path = stack_copy(tmp_path, "staging")
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    state.write_text("[" * 5000 + "]" * 5000)
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(SystemExit) as exc:
+        main(["rollout", command, "--stack", str(path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    assert f"{state}: nested deeper than 64 levels (a rollout's state file: restore it" in err, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files  # no lock left behind, nothing changed
 
 
 def test_nothing_is_written_for_a_command_refused_before_any_rollout(tmp_path):

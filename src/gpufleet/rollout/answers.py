@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import json
 from pathlib import Path
 
 import httpx
@@ -69,10 +68,12 @@ def _jsonl(text: str, shown: str) -> list:
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as exc:
-                raise UserError([Problem(shown, f"line {n}", f"not JSON: {exc}")]) from None
+            try:  # the shared reader: duplicate keys, NaN and nesting deeper than its cap refused (was a traceback)
+                out.append(inputs.parse_json(line, shown))
+            except UserError as exc:
+                raise UserError(
+                    [Problem(shown, f"line {n}" + (f", column {p.column}" if p.column else ""), p.message) for p in exc.problems]
+                ) from None
     return out
 
 

@@ -100,14 +100,10 @@ def load(path: Path) -> State | None:
     if not os.path.lexists(path):
         return None
     shown = str(path)
-    try:
-        text = inputs.read_text(path, shown)
+    try:  # the shared reader: not UTF-8 or JSON, nested deeper than its cap (was a RecursionError traceback), ...
+        raw = inputs.parse_json(inputs.read_text(path, shown), shown)
     except UserError as exc:
         raise UserError([replace(p, message=f"{p.message} (a rollout's state file: {FIX})") for p in exc.problems]) from None
-    try:
-        raw = json.loads(text)
-    except ValueError as exc:
-        raise UserError([Problem(shown, "", f"not JSON ({exc}): {FIX}")]) from None
     if not isinstance(raw, dict) or raw.get("version") != VERSION:
         raise UserError([Problem(shown, "version", f"is not {VERSION}: a state file of another gpufleet version")])
     if problems := shape_problems(raw):
@@ -291,11 +287,11 @@ class Lock:
         self._fd: int | None = None
 
     def _holder(self) -> dict:
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-            return raw if isinstance(raw, dict) else {}
-        except (OSError, ValueError):
+        try:  # the shared reader: a record too deep to decode was a RecursionError traceback
+            raw = inputs.parse_json(inputs.read_text(self.path), str(self.path))
+        except UserError:  # none (a new or an empty file) or no record this wrote: nobody to name
             return {}
+        return raw if isinstance(raw, dict) else {}
 
     def _refuse(self) -> UserError:
         holder = self._holder()
