@@ -19,6 +19,7 @@ YAML is parsed with libyaml's CSafeLoader when PyYAML was built with it (about 1
 from __future__ import annotations
 
 import datetime
+import errno
 import ipaddress
 import json
 import math
@@ -118,25 +119,49 @@ def read_text(path: Path | str, shown: str | None = None, missing: str = "", max
 
 
 def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> bytes:
-    """The file's bytes; a missing, oversized (> max_bytes), folder or unreadable file is a UserError (read_text's
-    reading, for a file in another encoding than UTF-8: a bill in GB18030)."""
+    """The file's bytes; a missing, oversized (> max_bytes), folder, non-regular (a FIFO, device or socket) or
+    unreadable file, or a symbolic link that leads nowhere, is a UserError (read_text's reading, for a file in another
+    encoding than UTF-8: a bill in GB18030).
+
+    Opened without blocking and checked on what was opened before a byte is read: a FIFO with no writer (in stacks/, or
+    given as --usage) waited forever in open(), and one with a writer would be read as whatever it sends."""
     path = Path(path)
     shown = shown or str(path)
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError
-            data = fh.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
+        if os.path.islink(path):  # a dangling link: "no such file" sent the user to a file that is not the problem
+            raise UserError([_bad_link(path, shown, "leads to no file")]) from None
         raise UserError([Problem(shown, "", "no such file" + (f": {missing}" if missing else ""))]) from None
-    except IsADirectoryError:
-        raise UserError([Problem(shown, "", "is a folder, not a file")]) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise UserError([_bad_link(path, shown, "is a loop of links")]) from None
         raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise UserError([Problem(shown, "", "is a folder, not a file")])
+        raise UserError(
+            [Problem(shown, "", "is not a regular file (a FIFO, device or socket): give a file (save what it holds to one)")]
+        )
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
     if len(data) > max_bytes:
         raise UserError([Problem(shown, "", f"larger than {_size(max_bytes)}: not an input file of gpufleet")])
     return data
+
+
+def _bad_link(path: Path, shown: str, what: str) -> Problem:
+    """A symbolic link that does not resolve (dangling or a loop), named with where it points."""
+    try:
+        to = f" (to {os.readlink(path)})"
+    except OSError:
+        to = ""
+    return Problem(shown, "", f"is a symbolic link that {what}{to}: fix the link, or give the file itself")
 
 
 def _size(n: int) -> str:

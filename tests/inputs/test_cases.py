@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,81 @@ def test_reader_folder_and_missing(tmp_path):
         inputs.load_yaml(tmp_path)
     with pytest.raises(UserError, match="no such file: make one"):
         inputs.load_yaml(tmp_path / "none.yaml", missing="make one")
+
+
+def _unblock_later(fifo: Path) -> threading.Timer:
+    """Open the FIFO's writing end in a few seconds: a reader stuck in open() then reads an empty file instead of
+    hanging the test run (the reader that refuses a FIFO has no reader there, and the open fails harmlessly)."""
+
+    def write_end():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+
+    timer = threading.Timer(3, write_end)
+    timer.start()
+    return timer
+
+
+def test_reader_refuses_what_is_not_a_regular_file(tmp_path):
+    """A FIFO with no writer hung the reader forever in open() (`--usage FIFO`, a FIFO in stacks/ under `check`); a
+    device was read as whatever it gives (/dev/null as an empty file)."""
+    fifo = tmp_path / "usage.yaml"
+    os.mkfifo(fifo)
+    timer = _unblock_later(fifo)
+    try:
+        for path in (fifo, Path("/dev/null")):
+            with pytest.raises(UserError) as exc:
+                inputs.load_yaml(path)
+            assert (
+                str(exc.value)
+                == f"{path}: is not a regular file (a FIFO, device or socket): give a file (save what it holds to one)"
+            )
+    finally:
+        timer.cancel()
+
+
+def test_reader_names_a_link_that_does_not_resolve(tmp_path):
+    """A dangling link said "no such file", naming a path that is there; a loop said "cannot read: Too many levels of
+    symbolic links"."""
+    dangling, loop1, loop2 = tmp_path / "lock.json", tmp_path / "a.json", tmp_path / "b.json"
+    dangling.symlink_to(tmp_path / "moved" / "lock.json")
+    loop1.symlink_to(loop2.name)
+    loop2.symlink_to(loop1.name)
+    with pytest.raises(UserError) as exc:
+        inputs.load_json(dangling)
+    assert str(exc.value) == (
+        f"{dangling}: is a symbolic link that leads to no file (to {tmp_path / 'moved' / 'lock.json'}): fix the link, or "
+        "give the file itself"
+    )
+    with pytest.raises(UserError) as exc:
+        inputs.load_json(loop1)
+    assert (
+        str(exc.value)
+        == f"{loop1}: is a symbolic link that is a loop of links (to b.json): fix the link, or give the file itself"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, fifo",
+    [
+        (["cost", "estimate", "--stack", STACK, "--usage", "{fifo}"], "in/usage.yaml"),
+        (["cost", "compare", "--stack", STACK, "--discounts", "{fifo}"], "in/d.yaml"),
+        (["check"], "project/stacks/Pulumi.tencentcloud-ap-guangzhou-x.yaml"),  # one the user did not even name
+    ],
+    ids=["usage", "discounts", "check"],
+)
+def test_a_fifo_as_an_input_file_is_refused_not_waited_on(project, tmp_path, argv, fifo):
+    """These waited forever for a writer, where a FIFO as --stack or -o is refused."""
+    path = tmp_path / fifo
+    path.parent.mkdir(exist_ok=True)
+    os.mkfifo(path)
+    argv = [a.format(fifo=path) for a in argv]
+    cmd = [sys.executable, "-c", "from gpufleet.cli import main; main()", *argv]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=project)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{fifo.split('/', 1)[1] if fifo.startswith('project/') else path}: is not a regular file" in r.stderr, r.stderr
 
 
 def test_reader_accepts_bom_and_plain_documents(tmp_path):
