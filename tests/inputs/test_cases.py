@@ -628,6 +628,20 @@ def test_lock_json_truncated(tmp_path, content):
     assert str(p) in str(exc.value)
 
 
+@pytest.mark.parametrize("target", ["lock.json", "../moved/lock.json"], ids=["loop", "dangling"])
+def test_a_lock_json_link_that_does_not_resolve_is_named_not_read_as_no_lock(project, tmp_path, capsys, target):
+    """path.exists() took a link loop or a dangling link for no lock: `image lock show --lock` printed an empty lock
+    (exit 0), and preview told the user to build an image rather than fix the link."""
+    lock = project / "images" / "lock.json"
+    lock.unlink()
+    lock.symlink_to(target)
+    r = refused(["preview", "--stack", STACK], capsys, project, names="images/lock.json: is a symbolic link that")
+    assert "gpufleet image build" not in r.text, r.text
+    link = tmp_path / "mine.json"
+    link.symlink_to(lock)
+    refused(["image", "lock", "show", "--lock", link, "--json"], capsys, project, tmp_path, names=f"{link}: is a symbolic link")
+
+
 def test_lock_json_keys_it_does_not_hold_are_named_with_the_key_meant(tmp_path):
     # a hand-edited key image lock record does not write (a typo: imageid, pin) was passed over
     from gpufleet.stacks import lock

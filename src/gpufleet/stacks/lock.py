@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -39,11 +40,13 @@ class ImageRef(Struct, frozen=True):
 
 
 def load(path: Path | None = None) -> dict:
-    """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError."""
+    """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError, and so is a link that
+    leads nowhere (a loop, a moved target: path.exists() took it for no lock, and preview sent the user to build an
+    image)."""
 
     default = lock_path()
     path = path or default
-    if not path.exists():
+    if not os.path.lexists(path):
         return {"images": {}}
     shown = f"images/{path.name}" if path == default else str(path)
     doc = inputs.load_mapping(path, shown)
