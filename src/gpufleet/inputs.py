@@ -179,6 +179,32 @@ def decode(data: bytes, shown: str) -> str:
         ) from None
 
 
+def csv_rows(reader: Any, shown: str, fix: str) -> list:
+    """Every row of a csv reader (csv.reader or csv.DictReader over a file's text); a row the csv module cannot read (a
+    cell longer than csv.field_size_limit(), was a traceback) is a UserError naming the row, counted as the reader counts
+    them, and the file's line, with `fix`."""
+    import csv  # here: most commands read no CSV
+
+    rows: list = []
+    try:
+        for r in reader:
+            rows.append(r)
+    except csv.Error as exc:
+        named = isinstance(reader, csv.DictReader)
+        line = reader.reader.line_num if named else reader.line_num  # a DictReader's own lags by the row that failed
+        raise UserError(
+            [
+                Problem(
+                    shown,
+                    "header" if named and not rows and line <= 1 else f"row {len(rows) + 1}",
+                    f"not CSV this reads ({exc}; line {line} of the file): {fix} (a cell holds at most "
+                    f"{csv.field_size_limit()} characters)",
+                )
+            ]
+        ) from None
+    return rows
+
+
 def _yaml_events_ok(text: str, shown: str) -> None:
     """Depth, alias and alias-expansion caps on the event stream, before anything is built (no recursion, no alias
     bomb): each collection's node count is known at its end event, so an alias adds the count of what it names."""

@@ -84,6 +84,17 @@ def test_a_json_true_is_not_a_number(tmp_path, column):
         ("time,requests_per_s,requests_per_s\n0,1,9\n10,1,9\n", "header", "column 'requests_per_s' appears twice"),
         ("time,requests_per_s\n0,1\n10,1,7\n20,1\n", "row 2", "more values than header columns"),
         ("time,requests_per_s\n0,1\n10\n", "row 2: requests_per_s", "missing: give a value in every row"),
+        # a cell past the csv module's limit was a csv.Error traceback (cost reconcile --bill refused it already)
+        (
+            "time,requests_per_s\n0,1\n10," + "1" * 140_000 + "\n",
+            "row 2",
+            "not CSV this reads (field larger than field limit (131072); line 3 of the file)",
+        ),
+        (
+            "time," + "r" * 140_000 + "\n0,1\n",
+            "header",
+            "not CSV this reads (field larger than field limit (131072); line 1 of the file)",
+        ),
         # a rate or a token count beyond a billion was simulated: a peak of 1e300 req/s printed a 300-digit node count
         ("time,requests_per_s\n0,1\n10,1e300\n", "row 2: requests_per_s", "must be at most 1e+09 (check the unit)"),
         ("time,requests_per_s,output_tokens\n0,1,5e9\n10,1,5\n", "row 1: output_tokens", "must be at most 1e+09"),

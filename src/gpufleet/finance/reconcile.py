@@ -145,23 +145,7 @@ def _tags(text: str) -> dict[str, str]:
 
 def _rows(text: str, shown: str) -> list[list[str]]:
     """The CSV's rows, or a UserError naming the row (and the file's line) the csv module cannot read."""
-    reader = csv.reader(io.StringIO(text))
-    rows: list[list[str]] = []
-    try:
-        for r in reader:
-            rows.append(r)
-    except csv.Error as exc:
-        raise UserError(
-            [
-                Problem(
-                    shown,
-                    f"row {len(rows) + 1}",
-                    f"not CSV this reads ({exc}; line {reader.line_num} of the file): export the billing detail as CSV "
-                    f"again (a cell holds at most {csv.field_size_limit()} characters)",
-                )
-            ]
-        ) from None
-    return rows
+    return inputs.csv_rows(csv.reader(io.StringIO(text)), shown, "export the billing detail as CSV again")
 
 
 # A bill line's amount is money to the cent: at most MAX_AMOUNT_DIGITS digits before the decimal point (a quadrillion

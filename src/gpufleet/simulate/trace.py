@@ -214,7 +214,7 @@ def read(path: Path, default_start: datetime) -> Trace:
             raise UserError([Problem(shown, "", "JSON must be a list of rows (objects with time, requests_per_s)")])
         return rows_to_trace(data, shown, default_start)
     reader = csv.DictReader(text.splitlines())
-    rows = [dict(r) for r in reader]
+    rows = [dict(r) for r in inputs.csv_rows(reader, shown, "write one time,requests_per_s a line")]
     if reader.fieldnames is None:
         raise UserError([Problem(shown, "header", "empty file: give a header row time,requests_per_s")])
     if twice := sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1}):  # the last copy was read
