@@ -65,6 +65,19 @@ def test_gpu_not_sold_names_regions(project):
     )
 
 
+@pytest.mark.parametrize("gpu", ["", "   "])
+def test_an_empty_gpu_is_refused_not_taken_for_the_default(project, gpu):
+    """`--gpu ''` wrote the environment's default GPU (exit 0), where every other empty `region new` option is refused."""
+    refused(
+        project,
+        f"--gpu: is empty: give a GPU kind, or leave --gpu out for the dev default ({regions.defaults('dev')['gpu']})",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+        gpu=gpu,
+    )
+
+
 def test_gpu_missing_in_region_names_others(project, monkeypatch):
     real = regions.catalog.regions
 

@@ -369,7 +369,11 @@ def plan(
     if env not in ENVIRONMENTS:
         raise UserError([Problem(ARG, "--env", f"unknown environment {env!r}" + did_you_mean(env, ENVIRONMENTS))])
     d = defaults(env)
-    gpu = gpu or d["gpu"]
+    if gpu is not None and not gpu.strip():  # `--gpu ''` took the default, where every other empty option is refused
+        raise UserError(
+            [Problem(ARG, "--gpu", f"is empty: give a GPU kind, or leave --gpu out for the {env} default ({d['gpu']})")]
+        )
+    gpu = d["gpu"] if gpu is None else gpu
     if gpu not in catalog.gpu_kinds():
         raise UserError([Problem(ARG, "--gpu", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, catalog.gpu_kinds()))])
     stack = name if name is not None else f"{cloud}-{region}-{env}{fleet_suffix(fleet)}"
