@@ -14,6 +14,7 @@ import yaml
 
 from gpufleet.cost import catalog
 from gpufleet.cost.estimate import Line
+from gpufleet.errors import UserError
 from gpufleet.finance import allstacks
 from gpufleet.finance.stack import stack_estimate
 
@@ -151,20 +152,88 @@ def test_bad_input_exits_2():
     assert r.returncode == 2 and "--format" in r.stderr
 
 
-def test_a_stack_file_whose_name_is_no_stack_name_is_named_not_priced(tmp_path, monkeypatch):
-    """stacks/Pulumi.é-dev.yaml was priced into the report, though every other command refuses the name é-dev."""
+def project_copy(tmp_path, monkeypatch) -> Path:
     import shutil
 
+    tmp_path.mkdir(exist_ok=True)
     for part in ("Pulumi.yaml", "stacks", "images", "cost"):
         (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, tmp_path / part)
-    shutil.copy(tmp_path / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml", tmp_path / "stacks" / "Pulumi.é-dev.yaml")
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
-    (odd,) = [c for c in allstacks.price_all() if c.stack == "é-dev"]
-    assert (
-        odd.estimate is None
-        and "'é-dev' is not a stack name" in odd.problem
-        and "rename the file Pulumi.<name>.yaml" in odd.problem
-    )
+    return tmp_path
+
+
+def test_a_stack_file_whose_name_is_no_stack_name_is_refused_not_priced(tmp_path, monkeypatch):
+    """stacks/Pulumi.é-dev.yaml was priced into the report, though every other command refuses the name é-dev; then it
+    was a row "not priced", where `gpufleet check` refuses it as bad input."""
+    import shutil
+
+    project = project_copy(tmp_path, monkeypatch)
+    shutil.copy(project / "stacks" / "Pulumi.alicloud-cn-hangzhou-dev.yaml", project / "stacks" / "Pulumi.é-dev.yaml")
+    with pytest.raises(UserError) as exc:
+        allstacks.price_all()
+    (said,) = [str(p) for p in exc.value.problems]
+    assert said.startswith("stacks/Pulumi.é-dev.yaml: ") and "'é-dev' is not a stack name" in said
+    assert "rename the file Pulumi.<name>.yaml" in said
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcd", "bcde", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "--all"],
+        ["report", "--all", "--json"],
+        ["budget", "--budgets", "{budgets}", "--allow-unpriced"],
+        ["budget", "--budgets", "{budgets}"],
+    ],
+)
+def test_broken_stack_files_are_bad_input_of_the_all_stacks_commands(tmp_path, monkeypatch, capsys, argv):
+    """A duplicate key, an alias bomb and a folder in stacks/ were each priced as an untagged stack costing 0: `cost
+    budget --allow-unpriced` said "within budget" (exit 0) naming none, without an untagged budget it pointed at the
+    budgets file (exit 1), and `cost report --all` named them only in notes (exit 1). `gpufleet check` refuses the
+    same project (exit 2, naming each); so do these now, printing nothing on standard output."""
+    from gpufleet.cli import main
+
+    project = project_copy(tmp_path / "project", monkeypatch)
+    stacks = project / "stacks"
+    dev = stacks / "Pulumi.alicloud-cn-hangzhou-dev.yaml"
+    dev.write_text(dev.read_text().replace("config:\n", "config:\n  gpufleet:usage: x\n  gpufleet:usage: y\n", 1))
+    (stacks / "Pulumi.alicloud-cn-hangzhou-staging.yaml").write_text(BOMB)
+    (stacks / "Pulumi.tencentcloud-ap-guangzhou-y.yaml").mkdir()
+    budgets = tmp_path / "budgets.yaml"
+    budgets.write_text("budgets:\n  ml-platform: 100000\n  untagged: 1000\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", *(a.format(budgets=budgets) for a in argv)])
+    out = capsys.readouterr()
+    assert exc.value.code == 2 and out.out == "" and "Traceback" not in out.err, out
+    said = out.err.splitlines()
+    assert said == [
+        "error stacks/Pulumi.alicloud-cn-hangzhou-dev.yaml:4:3: duplicate key 'gpufleet:usage' (first at line 3); keep one "
+        "(the Pulumi CLI refuses duplicates too)",
+        "error stacks/Pulumi.alicloud-cn-hangzhou-staging.yaml:4:36: aliases expand to more than 10000 nodes (an alias "
+        "bomb?); write the values out or use fewer *aliases",
+        "error stacks/Pulumi.tencentcloud-ap-guangzhou-y.yaml: is a folder, not a file",
+    ], said
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])
+    assert exc.value.code == 2 and capsys.readouterr().err.splitlines() == said  # the same refusal as check's
+
+
+def test_a_broken_usage_profile_is_bad_input_of_cost_report_all(tmp_path, monkeypatch, capsys):
+    """A stack's `gpufleet:usage` file that does not read made the stack a row "not priced"; check refuses it."""
+    from gpufleet.cli import main
+
+    project = project_copy(tmp_path, monkeypatch)
+    prod = project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
+    usage_file = yaml.safe_load(prod.read_text())["config"]["gpufleet:usage"]
+    (project / usage_file).write_text("replicas_average: .nan\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", "report", "--all"])
+    out = capsys.readouterr()
+    assert exc.value.code == 2 and out.out == "" and f"{usage_file}:1:19: '.nan' is not a finite number" in out.err, out
 
 
 @pytest.mark.parametrize(

@@ -470,7 +470,8 @@ def report_cmd(
 
     Each stack is priced as `cost estimate` prices it; a stack without the tag is grouped as untagged. Costs that
     stacks of one cloud and region share (KMS instance, model bucket, image snapshots) are counted once, in their own
-    row. Exit 1 when a stack cannot be priced (it is named; the totals are lower bounds); exit 2 on bad input.
+    row. Exit 1 when a stack cannot be priced (it is named; the totals are lower bounds); exit 2 on bad input (a stack
+    file or usage profile that `gpufleet check` refuses, too).
 
     \b
     Examples:
@@ -562,7 +563,7 @@ def budget_cmd(
 ) -> None:
     """Each team's monthly cost (its stacks plus its share of the shared costs, as `cost report --all`) against its
     budget. Exit 1: a team over its budget, or not checked (a line without a price, unless --allow-unpriced), or a
-    team with stacks and no budget. Exit 2: bad input.
+    team with stacks and no budget. Exit 2: bad input (a stack file or usage profile, as `cost report --all`).
 
     \b
     Examples:

@@ -11,7 +11,8 @@ their average GPU nodes x 730), as OpenCost allocates shared cost; a group's `wi
 its allocation, and the groups' `with shared` add up to the total, which holds each shared cost once. A shared line is
 what the stacks share: one bucket (by name), one secret (by name: stacks with their own secrets are not merged), the
 region's KMS instance, one image's snapshot.
-A stack that cannot be priced is named, and the total is then incomplete (a lower bound), like a line without a price.
+A stack that cannot be priced (no price catalog of its region) is named, and the total is then incomplete (a lower
+bound), like a line without a price; a stack file that is broken (or its usage profile) is bad input, as in `gpufleet check`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from gpufleet.cost import figures, view
 from gpufleet.cost.catalog import HOURS_PER_MONTH
 from gpufleet.cost.estimate import Estimate, Line, money
 from gpufleet.errors import Problem, UserError
-from gpufleet.finance.stack import stack_estimate
+from gpufleet.finance.stack import plan_estimate, read_stack
 from gpufleet.stacks import loader
 from gpufleet.stacks.project import project_root
 
@@ -83,9 +84,10 @@ class Report(Struct):
 
 
 def price_all(stacks: list[str] | None = None) -> list[StackCost]:
-    """Every stack of the project (or the ones named), priced; a stack that fails keeps its row with the reason. A
-    project without a stack file is a UserError: a report (and a budget check) of no stack printed a table of nothing,
-    a traceback, or passed every budget."""
+    """Every stack of the project (or the ones named), priced; a stack without a price (no catalog of its region) keeps
+    its row with the reason. A stack file or usage profile that cannot be read or does not validate is a UserError
+    naming each (as `gpufleet check` refuses them), and so is a project without a stack file: a report (and a budget
+    check) of no stack printed a table of nothing, a traceback, or passed every budget."""
     if stacks is None and not (stacks := loader.stack_names()):
         root = project_root()
         raise UserError(
@@ -98,14 +100,20 @@ def price_all(stacks: list[str] | None = None) -> list[StackCost]:
                 )
             ]
         )
-    out = []
+    out, refused = [], []
     for name in stacks:
-        try:
-            fleet, est = stack_estimate(name)
+        try:  # a broken stack file or usage profile is bad input, as `gpufleet check` refuses it: priced as an untagged
+            p, use = read_stack(name)  # stack of 0 it passed a budget (--allow-unpriced), naming no file
         except UserError as exc:
-            out.append(StackCost(name, {}, None, "; ".join(str(p) for p in exc.problems)))
+            refused += exc.problems
             continue
-        out.append(StackCost(name, dict(fleet.spec.tags), est))
+        tags = dict(p.fleet.spec.tags)
+        try:
+            out.append(StackCost(name, tags, plan_estimate(p, use)))
+        except UserError as exc:  # no price for it (a region without a catalog): named, the totals lower bounds
+            out.append(StackCost(name, tags, None, "; ".join(str(x) for x in exc.problems)))
+    if refused:  # every broken file at once; one failing program (stacks/__main__.py) said once, not per stack
+        raise UserError(list(dict.fromkeys(refused)))
     return out
 
 
