@@ -119,12 +119,14 @@ def read_text(path: Path | str, shown: str | None = None, missing: str = "", max
 
 
 def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> bytes:
-    """The file's bytes; a missing, oversized (> max_bytes), folder, non-regular (a FIFO, device or socket) or
-    unreadable file, or a symbolic link that leads nowhere, is a UserError (read_text's reading, for a file in another
-    encoding than UTF-8: a bill in GB18030).
+    """The file's bytes; a missing, oversized (> max_bytes), folder, device or socket, or unreadable file, or a symbolic
+    link that leads nowhere, is a UserError (read_text's reading, for a file in another encoding than UTF-8: a bill in
+    GB18030).
 
     Opened without blocking and checked on what was opened before a byte is read: a FIFO with no writer (in stacks/, or
-    given as --usage) waited forever in open(), and one with a writer would be read as whatever it sends."""
+    given as --usage) waited forever in open(). A pipe or FIFO is then read as a file, blocking again: what its writer
+    sends up to its end (`--api-key-file <(pass show key)`: a secret never written to disk), and nothing (EOF at once)
+    where no process writes it."""
     path = Path(path)
     shown = shown or str(path)
     try:
@@ -138,12 +140,14 @@ def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", ma
             raise UserError([_bad_link(path, shown, "is a loop of links")]) from None
         raise UserError([Problem(shown, "", f"cannot read: {exc.strerror or exc}")]) from None
     mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    if stat.S_ISFIFO(mode):
+        os.set_blocking(fd, True)
+    elif not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):
             raise UserError([Problem(shown, "", "is a folder, not a file")])
         raise UserError(
-            [Problem(shown, "", "is not a regular file (a FIFO, device or socket): give a file (save what it holds to one)")]
+            [Problem(shown, "", "is not a regular file (a device or socket): give a file (save what it holds to one)")]
         )
     with os.fdopen(fd, "rb") as fh:
         try:

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -176,22 +177,29 @@ def _unblock_later(fifo: Path) -> threading.Timer:
     return timer
 
 
-def test_reader_refuses_what_is_not_a_regular_file(tmp_path):
-    """A FIFO with no writer hung the reader forever in open() (`--usage FIFO`, a FIFO in stacks/ under `check`); a
-    device was read as whatever it gives (/dev/null as an empty file)."""
+def test_reader_reads_a_pipe_never_hangs_on_a_fifo_and_refuses_a_device(tmp_path):
+    """A FIFO with no writer hung the reader forever in open() (`--usage FIFO`, a FIFO in stacks/ under `check`): it
+    reads as empty at once now. A pipe with a writer is read to its end (`--api-key-file <(pass show key)`, a secret
+    never on disk). A device was read as whatever it gives (/dev/null as an empty file): refused."""
     fifo = tmp_path / "usage.yaml"
     os.mkfifo(fifo)
-    timer = _unblock_later(fifo)
+    timer = _unblock_later(fifo)  # a reader stuck in open() is released after 3 s: the time says which it was
     try:
-        for path in (fifo, Path("/dev/null")):
-            with pytest.raises(UserError) as exc:
-                inputs.load_yaml(path)
-            assert (
-                str(exc.value)
-                == f"{path}: is not a regular file (a FIFO, device or socket): give a file (save what it holds to one)"
-            )
+        started = time.monotonic()
+        assert inputs.load_yaml(fifo) is None  # empty: no writer
+        assert time.monotonic() - started < 2
     finally:
         timer.cancel()
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"key: value\n")
+    os.close(write_end)
+    try:
+        assert inputs.load_yaml(f"/dev/fd/{read_end}") == {"key": "value"}
+    finally:
+        os.close(read_end)
+    with pytest.raises(UserError) as exc:
+        inputs.load_yaml("/dev/null")
+    assert str(exc.value) == "/dev/null: is not a regular file (a device or socket): give a file (save what it holds to one)"
 
 
 def test_reader_names_a_link_that_does_not_resolve(tmp_path):
