@@ -9,10 +9,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from gpufleet import plan
 from gpufleet.cost import catalog, decision, usage
-from gpufleet.finance import commitment, compare, tokens
+from gpufleet.finance import commitment, compare, report, tokens
 from gpufleet.finance.stack import stack_estimate
 from gpufleet.stacks import loader
 
@@ -84,6 +85,11 @@ def test_compare_does_not_rank_the_current_term_and_says_why(tmp_path, stack):
     other = next(o for o in opts if o.billing == "yearly" and not o.current)
     assert other.estimate is not None and other.estimate.categories["gpu_compute"].complete
     assert any("a 1-year subscription, not the stack's 36-month term" in n for n in other.mapping)
+    # ... in the table too, under that option (a filter of "billing " notes kept it to the JSON and HTML)
+    console = Console(record=True, width=400)
+    report.compare_table(longer, opts, console)
+    said = [line for line in console.export_text().splitlines() if line.startswith(f"{decision.label(other)}: ")]
+    assert said and "a 1-year subscription, not the stack's 36-month term" in said[0]
     j = compare.as_json(longer, opts)
     assert j["decision"]["compute_unpriced"] == {d.current: d.current_why}
     assert next(r for r in j["rows"] if r["current"])["decision_rank"] is None

@@ -340,14 +340,17 @@ def compare_table(stack: str, options: list[Option], console: Console) -> None:
     said: set[tuple[str, str]] = set()
     for r in rows:  # what is the same for every billing of a cloud is said once
         where = f"{r['cloud']} {r['region']}"
+        # billing notes are the option's own: its label says "A -> B"; a term note (a subscription term the option
+        # does not take from the stack, or one without a price) is said under the option
         shared = [f"instance type {r['instance_type'] or '-'}"] + [n for n in r["equivalence"] if not n.startswith("billing ")]
+        terms = [n for n in r["equivalence"] if n.startswith("billing ") and " -> " not in n.split(":", 1)[0]]
         if (where, "; ".join(shared)) not in said:
             said.add((where, "; ".join(shared)))
             console.print(f"{where}: " + "; ".join(shared))
         if r["problem"]:
             console.print(Text(f"{r['label']}: {r['problem']}", "yellow"))
             continue
-        notes = []
+        notes = list(terms)
         if r["unpriced_lines"]:
             notes.append(f"{len(r['unpriced_lines'])} line(s) without a price: " + "; ".join(r["unpriced_lines"]))
         if notes:
