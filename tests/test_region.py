@@ -513,6 +513,9 @@ def test_a_contact_group_the_cloud_would_notify_nobody_with_is_refused_on_the_op
         cloud="tencentcloud", region="ap-shanghai", env="prod", contact_group="llm-oncall",
     )  # fmt: skip
     assert "create a template in Cloud Monitor and give its id" in message
+    # the bare prefix names no template (it was taken as one)
+    refused(project, "--contact-group: 'notice-' is not a Cloud Monitor notification template id (notice-...)",
+            cloud="tencentcloud", region="ap-shanghai", env="prod", contact_group="notice-")  # fmt: skip
     with pytest.raises(SystemExit) as exc:
         main(
             ["region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "prod", "--contact-group", "oncall"]

@@ -353,7 +353,7 @@ def test_a_wrong_vllm_unit_stays_down(booted):
 
 @pytest.mark.parametrize("stack, case", CASES)
 def test_a_wrong_node_stays_down(stack, case, booted):
-    """...and the ready unit, asking systemd from its own sandbox (a dynamic user, no privileges) about the prepare
+    """...and the ready unit, asking systemd from its own sandbox (its static unprivileged user) about the prepare
     unit, sees it failed and abandons the scale-out (a systemctl that cannot reach systemd would say nothing, and
     the node would wait out the hook's whole timeout)."""
     kw, line = NEGATIVE[case]

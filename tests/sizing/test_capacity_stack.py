@@ -67,6 +67,17 @@ def test_a_lone_schedule_holds_from_its_firing_on():
     assert "from each firing ('0 14 * * *' UTC) on (no other schedule resets it), 168 h of the 7 days" in message
 
 
+def test_a_schedule_that_does_not_fire_this_week_says_so_not_0_h():
+    """A schedule firing on one date a year (29 February) held "0 h of the 7 days" and still failed the plan: the
+    failure stands on its max (whenever it fires, it holds), and the message says it does not fire this week."""
+    spec = validation.load_fleet(PROD, ROOT).spec
+    night = spec.autoscaling.schedules[1].model_copy(update={"cron": "0 14 29 2 *"})
+    leap = spec.autoscaling.model_copy(update={"schedules": [spec.autoscaling.schedules[0], night]})
+    ((_, message),) = capacity.schedule_problems(leap, capacity.plan(60, 13.768), MONDAY)
+    assert "not in the 7 days from 2026-12-07 (UTC), but whenever it fires; raise its max to 6" in message
+    assert "0 h" not in message
+
+
 def test_the_command_exits_1_naming_the_schedule(capsys):
     args = ["plan", "capacity", "--stack", PROD, "--from-loadtest", LOADTEST, "--peak-qps", "60"]
     code, text = run(args, capsys)

@@ -228,12 +228,18 @@ def schedule_problems(autoscaling, p: Plan, now: datetime) -> list[tuple[str, st
             if key == "max"
             else f"{value} is below the planned minimum {want} (N+{p.redundancy})"
         )
+        # how long it holds this week: the failure stands on its value alone (whenever it fires, it holds), so a
+        # schedule that does not fire in these 7 days (a yearly date) says so rather than "0 h"
+        week = (
+            f"{hours[i]:g} h of the 7 days from {start:%Y-%m-%d} (UTC)"
+            if hours[i]
+            else f"not in the 7 days from {start:%Y-%m-%d} (UTC), but whenever it fires"
+        )
         out.append(
             (
                 f"fleet.autoscaling.schedules.{i}.{key}",
                 f"{what}: schedule {s.name} sets the fleet's {key} to {value} from each firing ({s.cron!r} UTC) {until}, "
-                f"{hours[i]:g} h of the 7 days from {start:%Y-%m-%d} (UTC); raise its {key} to {want}"
-                + (" (unless the peak never falls in those hours)" if key == "max" else ""),
+                f"{week}; raise its {key} to {want}" + (" (unless the peak never falls in those hours)" if key == "max" else ""),
             )
         )
     return out

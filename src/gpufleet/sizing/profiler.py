@@ -260,7 +260,7 @@ def transformers_pin(version: str) -> str | None:
     found = set()
     for doc in _recipes():
         if str((doc.get("pins") or {}).get("vllm")) == version and doc.get("python_lock"):
-            lock = (RECIPES.parent / str(doc["python_lock"])).read_text()
+            lock = inputs.read_text(RECIPES.parent / str(doc["python_lock"]), f"images/{doc['python_lock']}")
             found |= set(re.findall(r"^transformers==(\S+)", lock, re.M))
     return found.pop() if len(found) == 1 else None
 

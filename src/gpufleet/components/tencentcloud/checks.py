@@ -153,8 +153,9 @@ NOTICE_PREFIX = "notice-"
 
 
 def notifies(contact: str) -> bool:
-    """Whether the alarm policies go out with this alarms.contact_group as their notification template (alarms.py)."""
-    return contact.startswith(NOTICE_PREFIX)
+    """Whether the alarm policies go out with this alarms.contact_group as their notification template (alarms.py):
+    an id after the prefix (a bare `notice-` names no template)."""
+    return contact.startswith(NOTICE_PREFIX) and len(contact) > len(NOTICE_PREFIX)
 
 
 def contact_group_problem(contact: str) -> str | None:
