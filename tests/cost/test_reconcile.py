@@ -200,3 +200,91 @@ def test_the_docs_example_is_what_reconcile_prints():
     printed = reconcile.text(reconcile.run("alicloud-cn-hangzhou-prod", ALI)).splitlines()
     lines = [x for x in shown.splitlines() if x.strip() != "..."]
     assert len(lines) >= 10 and all(x in printed for x in lines), [x for x in lines if x not in printed]
+
+
+# ---- the shared costs' allocation reads only the stacks that may share them --------------------------------------
+
+PROD = "alicloud-cn-hangzhou-prod"
+
+
+def _project(tmp_path: Path, monkeypatch) -> Path:
+    import shutil
+
+    for part in ("Pulumi.yaml", "stacks", "images", "cost"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, tmp_path / part)
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
+    return tmp_path
+
+
+def _exit(*argv: str) -> int:
+    from gpufleet.cli import main
+
+    try:
+        main(list(argv))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.mark.parametrize(
+    "fleet",
+    [
+        "{cloud: nope}",  # the findings' reproduction: no cloud gpufleet knows
+        "{cloud: tencentcloud, region: ap-guangzhou}",  # another cloud
+        "{cloud: alicloud, region: cn-beijing}",  # another region of the same cloud
+    ],
+)
+def test_a_broken_stack_that_cannot_share_the_costs_changes_nothing(tmp_path, monkeypatch, capsys, fleet):
+    """A broken stack file of another cloud or region made `cost reconcile` of a valid stack exit 2 naming only that
+    file (the allocation priced every stack of the project, and `cost report --all` refuses a broken one); it cannot
+    share a cost of alicloud cn-hangzhou, so the parts are those `cost report --all` makes without it."""
+    project = _project(tmp_path, monkeypatch)
+    (project / "stacks" / "Pulumi.broken-x.yaml").write_text(f"config:\n  gpufleet:fleet: {fleet}\n")
+    r = reconcile.run(PROD, ALI)
+    kms = next(x for x in r.shared if x.component.startswith("KMS instance"))
+    assert r.notes == [] and kms.part == Decimal("833.00") and len(kms.stacks or ()) == 3
+    code = _exit("cost", "reconcile", "--stack", PROD, "--bill", str(ALI))
+    out = capsys.readouterr()
+    assert code == 0 and "this stack's part 833.00" in out.out and "broken-x" not in out.out + out.err
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("config:\n  gpufleet:fleet: {cloud: alicloud, region: cn-hangzhou}\n", "fleet.zones: Field required"),
+        ("config: [\n", "not valid YAML"),  # its cloud and region unknown: it may share them
+    ],
+)
+def test_a_broken_stack_that_may_share_the_costs_leaves_the_part_unknown(tmp_path, monkeypatch, capsys, text, why):
+    """A stack of the same cloud and region (or one whose cloud does not read) that is broken: the reconciliation of
+    this stack's own lines is made, the shared costs are listed whole with no part, and a note names the file; `cost
+    report --all` still refuses the project (exit 2)."""
+    project = _project(tmp_path, monkeypatch)
+    (project / "stacks" / "Pulumi.broken-x.yaml").write_text(text)
+    r = reconcile.run(PROD, ALI)
+    kms = next(x for x in r.shared if x.component.startswith("KMS instance"))
+    assert kms.estimate == Decimal("2499.00") and kms.part is None and kms.stacks is None
+    (note,) = r.notes
+    assert "stacks/Pulumi.broken-x.yaml cannot be read or validated" in note and why in note
+    assert r.categories["nat"].bill == Decimal("335.80")  # the stack's own lines are reconciled
+    j = reconcile.as_json(r)
+    assert j["notes"] == [note] and {"allocated_to_stack": None, "stacks": None}.items() <= j["shared"][0].items()
+    code = _exit("cost", "reconcile", "--stack", PROD, "--bill", str(ALI))
+    out = capsys.readouterr()
+    assert code == 0 and f"note: {note}" in out.out and "this stack's part not known" in out.out
+    assert _exit("cost", "report", "--all") == 2 and "stacks/Pulumi.broken-x.yaml" in capsys.readouterr().err
+
+
+def test_only_the_stacks_of_the_same_cloud_and_region_are_priced(monkeypatch):
+    """The allocation priced every stack of the project (the other cloud's too) to show this stack's shared part."""
+    priced: list[str] = []
+    price_all = allstacks.price_all
+
+    def spy(stacks=None):
+        priced.extend(stacks or [])
+        return price_all(stacks)
+
+    monkeypatch.setattr(allstacks, "price_all", spy)
+    r = reconcile.run(PROD, ALI)
+    assert sorted(priced) == ["alicloud-cn-hangzhou-dev", PROD, "alicloud-cn-hangzhou-staging"]
+    assert next(x for x in r.shared if x.component.startswith("KMS instance")).part == Decimal("833.00")

@@ -117,6 +117,29 @@ def price_all(stacks: list[str] | None = None) -> list[StackCost]:
     return out
 
 
+def may_share(stack: str, cloud: str, region: str) -> tuple[list[str], list[Problem]]:
+    """The project's other stacks that may share a cost with `stack` of `cloud` and `region` (a shared cost is one of
+    a cloud and region, view.shared_key: a stack of another cannot share it), read only as far as their fleet's
+    `cloud:` and `region:`; a stack file whose cloud or region does not read is kept (pricing it names what is wrong),
+    and one that does not read at all is a problem here. Not validated: `cost report --all` refuses a broken stack."""
+    out, unread = [], []
+    for name in loader.stack_names():
+        if name == stack:
+            continue
+        try:
+            _, config = loader.read_stack_config(name)
+        except UserError as exc:
+            unread += exc.problems
+            continue
+        raw = config.get(loader.CONFIG_KEY)
+        other = raw.get("cloud") if isinstance(raw, dict) else None
+        where = raw.get("region") if isinstance(raw, dict) else None
+        if isinstance(other, str) and other != cloud or other == cloud and isinstance(where, str) and where != region:
+            continue
+        out.append(name)
+    return out, unread
+
+
 def _add(g: Group, lines, stack: str | None = None) -> None:
     if stack is not None and stack not in g.stacks:
         g.stacks.append(stack)

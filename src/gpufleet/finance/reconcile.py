@@ -15,7 +15,8 @@ resource unless the resource's bill lines name each category its estimate has, s
 are compared together (`gpu_compute + disk`: the nodes' bill lines hold their disks; `bandwidth + load_balancer`: the
 CLB's line holds its traffic). Shared costs (the KMS instance, the image snapshot, the model bucket: one bill for the
 stacks declaring them) are not this stack's own: they are listed apart with the part `cost report --all` allocates to
-this stack (allstacks.shared_parts), and left out of the rows above.
+this stack (allstacks.shared_parts over the stacks of its cloud and region; a broken one of them leaves the part
+unknown, with a note), and left out of the rows above.
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ class Shared(Struct, frozen=True):
     component: str
     category: str
     estimate: Decimal | None  # the whole cost, as this stack's estimate prices it (None: unpriced)
-    part: Decimal | None  # this stack's allocation, as `cost report --all` makes it (None: not priced)
-    stacks: tuple[str, ...]  # the stacks declaring it
+    part: Decimal | None  # this stack's allocation, as `cost report --all` makes it (None: not priced, or not known)
+    stacks: tuple[str, ...] | None  # the stacks declaring it (None: not known, Result.notes says why)
 
 
 class Result(Struct):
@@ -118,6 +119,7 @@ class Result(Struct):
     repeated: list[tuple[int, int]] = field(default_factory=list)  # (row, the earlier row it repeats in every column)
     shared: list[Shared] = field(default_factory=list)
     allocate: str = "evenly"  # how `cost report --all` splits a shared cost (the part shown)
+    notes: list[str] = field(default_factory=list)  # e.g. why no part of the shared costs is known
 
 
 # gpufleet's own cap on a bill export: a month of line items of a fleet's resources is far smaller (the caps of the
@@ -439,14 +441,32 @@ def shared_lines(stack: str, e: Estimate, parts: dict | None) -> list[Shared]:
         if not view.shared(l):
             continue
         _, users, split = (parts or {}).get(view.shared_key(e, l), (None, [stack], {}))
-        out.append(Shared(l.resource_name, l.component, l.category, l.monthly_cost, split.get(stack), tuple(users)))
+        stacks = None if parts is None else tuple(users)  # no allocation known: nor which stacks declare it
+        out.append(Shared(l.resource_name, l.component, l.category, l.monthly_cost, split.get(stack), stacks))
     return out
 
 
-def allocation(stack: str, rule: str = "evenly") -> dict:
-    """allstacks.shared_parts over the project's stacks and this one (a stack file outside the project counts too)."""
-    names = loader.stack_names()
-    return allstacks.shared_parts(allstacks.price_all([*names, *([] if stack in names else [stack])]), rule)
+def allocation(stack: str, cloud: str, region: str, rule: str = "evenly") -> tuple[dict | None, str]:
+    """(allstacks.shared_parts over this stack and the project's stacks that may share a cost with it, a note): only
+    the stacks of its cloud and region (allstacks.may_share) are priced. One of them that cannot be read or priced
+    leaves the allocation unknown (None) with a note naming its file, not an error: it is not this stack's input
+    (`cost report --all` and `cost budget` refuse it)."""
+    own = allstacks.price_all([stack])
+    names, unread = allstacks.may_share(stack, cloud, region)
+    try:
+        others = allstacks.price_all(names)
+    except UserError as exc:
+        unread += exc.problems
+    if unread:
+        files = ", ".join(dict.fromkeys(p.file for p in unread))
+        why = f"{unread[0].path}: {unread[0].message}" if unread[0].path else unread[0].message
+        return None, (
+            f"no part of the shared costs: {files} cannot be read or validated ({why}), and may declare them too; "
+            f"correct it (gpufleet check names what is wrong) to see this stack's part as `cost report --all` allocates it"
+        )
+    listed = loader.stack_names()  # in `cost report --all`'s order (the rounding cent goes to the last stack)
+    order = {n: i for i, n in enumerate([*listed, *([] if stack in listed else [stack])])}
+    return allstacks.shared_parts(sorted([*own, *others], key=lambda c: order[c.stack]), rule), ""
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
@@ -454,8 +474,11 @@ def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
     cloud, columns, lines = read_bill(bill, fleet.spec.cloud)
     cycle, lines = one_cycle(lines, month, str(bill), columns.get("cycle", ""))
     resources = for_stack(stack).resources
-    r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns, allocation(stack))
+    shares = any(view.shared(l) for l in e.lines)  # else no other stack is read
+    parts, note = allocation(stack, fleet.spec.cloud, fleet.spec.region) if shares else ({}, "")
+    r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns, parts)
     r.cycle = cycle
+    r.notes += [note] if note else []
     return r
 
 
@@ -489,7 +512,7 @@ def as_json(r: Result) -> dict:
                 "estimate": None if x.estimate is None else str(x.estimate),
                 "allocated_to_stack": None if x.part is None else str(x.part),
                 "allocate": r.allocate,
-                "stacks": list(x.stacks),
+                "stacks": None if x.stacks is None else list(x.stacks),
             }
             for x in r.shared
         ],
@@ -499,6 +522,7 @@ def as_json(r: Result) -> dict:
         ],
         "not_billed": r.not_billed,
         "repeated_rows": [{"row": row, "same_as": first} for row, first in r.repeated],
+        "notes": r.notes,
         "money_format": "decimal strings",
     }
 
@@ -527,6 +551,9 @@ def text(r: Result) -> str:
         )
         for sh in r.shared:
             whole = figures.UNPRICED if sh.estimate is None else str(sh.estimate)
+            if sh.stacks is None:
+                out.append(f"  {sh.resource}: {sh.component} ({sh.category}): {whole}; this stack's part not known (note below)")
+                continue
             part = "no part while unpriced" if sh.part is None else f"this stack's part {sh.part}"
             n = f"{len(sh.stacks)} stack{'s' if len(sh.stacks) != 1 else ''}"
             out.append(f"  {sh.resource}: {sh.component} ({sh.category}): {whole}, declared by {n}; {part}")
@@ -542,4 +569,5 @@ def text(r: Result) -> str:
             f"{len(r.repeated)} row(s) repeat an earlier row in every column, and are counted again ({pairs}{more}): "
             "if the export was joined twice, export the month again"
         )
+    out += [f"note: {n}" for n in r.notes]
     return "\n".join(out) + "\n"
