@@ -285,6 +285,90 @@ def test_vllm_0_10_v0_kv_cache_name_is_read_too():
     assert measure.read_signals(text, measure.signal_specs()) == {"queue": 0.0, "kv_cache": 25.0}
 
 
+class _Metrics:
+    """An httpx client whose GET answers each text in turn (the endpoint's /metrics read while the load runs)."""
+
+    def __init__(self, *texts: str):
+        self.texts = list(texts)
+
+    async def get(self, url, headers=None):
+        class Resp:
+            status_code = 200
+            text = self.texts.pop(0)
+
+        return Resp()
+
+
+def _measured_side(*texts: str) -> dict:
+    import asyncio
+
+    poller = measure._Poller("http://cand:9100/metrics/vllm", measure.signal_specs(), 0.25, {})
+    client = _Metrics(*texts)
+    for _ in texts:
+        asyncio.run(poller.read_once(client))
+    level = {
+        "requests": 40,
+        "errors": 0,
+        "error_rate": 0.0,
+        "latency_ms": {"p95": 100.0},
+        "ttft_ms": {"p95": 20.0},
+        "requests_per_s": 4.0,
+        "top_errors": [],
+    }
+    return measure._side(measure.Endpoint("candidate", "http://cand:8000", "m", poller.url), level, poller)
+
+
+FINE = "vllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0.4\n"
+
+
+@pytest.mark.parametrize(
+    ("texts", "failing", "said"),
+    [
+        ([FINE, "vllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc +Inf\n", FINE], "kv_cache_percent", "read inf"),
+        (["vllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc -Inf\n"], "kv_cache_percent", "read -inf"),
+        (["vllm:num_requests_waiting +Inf\nvllm:kv_cache_usage_perc 0.4\n"], "queue_per_node", "read inf"),
+    ],
+    ids=["kv-inf-among-finite", "kv-minus-inf", "queue-inf"],
+)
+def test_a_reading_that_is_not_finite_fails_its_gate_and_the_state_stays_readable(tmp_path, texts, failing, said):
+    """A metrics endpoint answering `+Inf` put `kv_cache_percent_max: inf` in the figures, the state file was written
+    with `Infinity`, and its strict reader then refused it: every rollout command, `status` too, exited 2. `-Inf`
+    passed the gate (below any limit). Such a reading is no figure now: its gate fails naming it, whatever the other
+    readings were, and the state file reads back."""
+    cand = _measured_side(*texts)
+    gs = gates.traffic_gates({"current": _side(), "candidate": cand | {"health_status": 200}}, T)
+    (bad,) = gates.failed(gs)
+    assert bad.name == failing and bad.measured is None and said in bad.detail and "not a finite figure" in bad.detail
+    assert "http://cand:9100/metrics/vllm" in bad.detail
+    path = tmp_path / ".rollout-s.json"
+    entry = MEASURED | {"gates": [g.as_json() for g in gs], "figures": {"traffic": {"candidate": cand}}}
+    st = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[entry])
+    state.save(path, st)
+    assert state.load(path) == st
+
+
+def test_finite_readings_keep_the_highest():
+    cand = _measured_side(FINE, "vllm:num_requests_waiting 3\nvllm:kv_cache_usage_perc 0.7\n", FINE)
+    assert (cand["queue_max"], cand["kv_cache_percent_max"], cand["metrics_error"]) == (3.0, 70.0, None)
+
+
+def test_a_state_that_is_not_finite_is_never_written(tmp_path):
+    """state.save wrote NaN and Infinity (json.dumps allows them) that state.load refuses: now the writer refuses
+    them, naming the field, and leaves the state file as it was."""
+    path = tmp_path / ".rollout-s.json"
+    st = state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[MEASURED])
+    state.save(path, st)
+    before = path.read_bytes()
+    for bad in (float("inf"), float("-inf"), float("nan")):
+        odd = MEASURED | {"figures": {"traffic": {"candidate": {"kv_cache_percent_max": bad}}}}
+        with pytest.raises(UserError) as exc:
+            state.save(path, state.State(stack="s", strategy="canary", steps=[0, 5, 100], history=[MEASURED, odd]))
+        (p,) = exc.value.problems
+        assert (p.file, p.path) == (str(path), "history.1.figures.traffic.candidate.kv_cache_percent_max")
+        assert "the state file is unchanged" in p.message and path.read_bytes() == before
+    assert state.load(path) == st
+
+
 # ---- state and lock --------------------------------------------------------------------------------------
 
 MEASURED = {  # one entry of a state file's history, as runner.Run.gate writes it

@@ -7,13 +7,16 @@
 - vLLM's own metrics: each endpoint's Prometheus text (the node gateway's /metrics/vllm, or the URL given) is read
   every `poll_s` while the load runs; the highest `vllm:num_requests_waiting` (summed over engines) and KV-cache use
   (`vllm:kv_cache_usage_perc`, else `vllm:gpu_cache_usage_perc`, x 100) are kept. The names and how they add up are
-  the node agent's (images/data/scaling_metrics.yaml, images/node_agent.signal_value).
+  the node agent's (images/data/scaling_metrics.yaml, images/node_agent.signal_value). A reading that is not a finite
+  number (`+Inf`, `-Inf`; NaN is dropped as the agent drops it) is no figure: its gate fails naming it, at once and
+  whatever the other readings were (an infinite KV-cache use is no canary's pass, and `-Inf` is below any limit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import asyncio as aio
+import math
 from collections import Counter
 
 import httpx
@@ -62,6 +65,7 @@ class _Poller:
     def __init__(self, url: str, specs: dict[str, dict], poll_s: float, headers: dict):
         self.url, self.specs, self.poll_s, self.headers = url, specs, poll_s, headers
         self.highest: dict[str, float] = {}
+        self.not_finite: dict[str, str] = {}  # signal -> the first reading of it that was not a finite number
         self.error: str | None = None
         self.reads = 0
 
@@ -83,8 +87,20 @@ class _Poller:
             self.error = f"GET {self.url}: no {', '.join(' / '.join(self.specs[k]['vllm']) for k in missing)}"
         self.reads += 1
         for k, v in values.items():
-            if v is not None:
+            if v is not None and not math.isfinite(v):
+                names = " / ".join(self.specs[k]["vllm"])
+                self.not_finite.setdefault(k, f"GET {self.url}: {names} read {v:g}, not a finite figure")
+            elif v is not None:
                 self.highest[k] = max(v, self.highest.get(k, v))
+
+    def figure(self, signal: str) -> float | None:
+        """The highest reading of a signal; None (no figure: its gate fails) when none, or one was not finite."""
+        return None if signal in self.not_finite else self.highest.get(signal)
+
+    def problem(self) -> str | None:
+        """What went wrong reading the metrics: a reading that was not finite first (it fails the gate), else the last
+        error."""
+        return next(iter(self.not_finite.values()), None) or self.error
 
     async def run(self, stop: asyncio.Event) -> None:
         async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
@@ -168,7 +184,7 @@ def _settings(ep: Endpoint, s: LoadSettings) -> loadtest.Settings:
 
 
 def _side(ep: Endpoint, level: dict, poller: _Poller) -> dict:
-    q, kv = poller.highest.get("queue"), poller.highest.get("kv_cache")
+    q, kv = poller.figure("queue"), poller.figure("kv_cache")
     return {
         "url": ep.url,
         "model": ep.model,
@@ -182,7 +198,7 @@ def _side(ep: Endpoint, level: dict, poller: _Poller) -> dict:
         "top_errors": level["top_errors"],
         "queue_max": None if q is None else round(q, 2),
         "kv_cache_percent_max": None if kv is None else round(kv, 2),
-        "metrics_error": poller.error if q is None or kv is None else None,
+        "metrics_error": poller.problem() if q is None or kv is None else None,
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import getpass
 import json
+import math
 import os
 import socket
 from datetime import UTC, datetime
@@ -260,8 +261,34 @@ def shape_problems(raw: dict) -> list[tuple[str, str]]:
     return []
 
 
+def not_finite(doc: object, at: str = "") -> str | None:
+    """The first field of a document to write as JSON holding NaN or an infinity (which JSON has not, and the state
+    file's reader refuses), as `history.0.figures.kv_cache`; None when every number is finite."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return at or "(the document)"
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, (list, tuple)) else ()
+    for k, v in items:
+        if found := not_finite(v, f"{at}.{k}" if at else str(k)):
+            return found
+    return None
+
+
 def save(path: Path, state: State) -> None:
-    write_atomic(path, json.dumps(state.as_json(), indent=2, ensure_ascii=False) + "\n", flag=str(path))
+    """Written as `load` reads it: strict JSON (a NaN or an infinity is refused here, the old file left as it was,
+    rather than written as `Infinity`, a state file no command could read again)."""
+    doc = state.as_json()
+    if where := not_finite(doc):
+        raise UserError(
+            [
+                Problem(
+                    str(path),
+                    where,
+                    "is not a finite number, which a state file cannot hold: the state file is unchanged (a gpufleet "
+                    "bug: please report it with the command run)",
+                )
+            ]
+        )
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", flag=str(path))
 
 
 def operator() -> str:
