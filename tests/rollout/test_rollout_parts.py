@@ -395,6 +395,21 @@ def test_state_round_trips_and_is_written_atomically(tmp_path):
         state.load(path)
 
 
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity"])
+def test_a_state_file_an_older_gpufleet_wrote_with_infinity_says_the_edit_that_recovers_it(tmp_path, value):
+    """gpufleet before the strict writer wrote a gate metric that read +Inf as Infinity; the strict reader refuses it,
+    and the message says which edit recovers the rollout (not only restore or remove)."""
+    path, _ = state.paths(tmp_path / "Pulumi.s.yaml", "s")
+    state.save(path, state.State(stack="s", strategy="canary", steps=[0, 5, 100], step=1, history=[MEASURED]))
+    # a gate's measured figure, as json.dumps wrote an infinite one (a gate's figure may be null: none measured)
+    path.write_text(path.read_text().replace('"measured": 200', f'"measured": {value}', 1))
+    with pytest.raises(UserError) as exc:
+        state.load(path)
+    assert "an older gpufleet wrote a metric that read +Inf or -Inf so: replace that Infinity with null" in str(exc.value)
+    path.write_text(path.read_text().replace(value, "null"))
+    assert state.load(path).weight == 5
+
+
 @pytest.mark.parametrize(
     "text, says",
     [

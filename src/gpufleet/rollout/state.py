@@ -94,6 +94,17 @@ class State(Struct):
 FIX = "restore it, or remove it to forget the rollout; the stack file stays as it is"
 
 
+# gpufleet before 2026-12-07 wrote a gate's metric that read +Inf or -Inf as Infinity / -Infinity (json.dumps), which
+# the strict reader refuses: such a file is the one case where the fix is an edit, not a restore.
+OLD_INFINITY = "Infinity is not a finite number"
+
+
+def _fix(message: str) -> str:
+    if OLD_INFINITY in message:
+        return f"an older gpufleet wrote a metric that read +Inf or -Inf so: replace that Infinity with null, or {FIX}"
+    return FIX
+
+
 def load(path: Path) -> State | None:
     """The state file, None when there is none; a damaged one (not UTF-8, not JSON, a folder, a field missing or of the
     wrong type) is a UserError naming the file and each field, before anything is done."""
@@ -104,7 +115,9 @@ def load(path: Path) -> State | None:
     try:  # the shared reader: not UTF-8 or JSON, nested deeper than its cap (was a RecursionError traceback), ...
         raw = inputs.parse_json(inputs.read_text(path, shown), shown)
     except UserError as exc:
-        raise UserError([replace(p, message=f"{p.message} (a rollout's state file: {FIX})") for p in exc.problems]) from None
+        raise UserError(
+            [replace(p, message=f"{p.message} (a rollout's state file: {_fix(p.message)})") for p in exc.problems]
+        ) from None
     if not isinstance(raw, dict) or raw.get("version") != VERSION:
         raise UserError([Problem(shown, "version", f"is not {VERSION}: a state file of another gpufleet version")])
     if problems := shape_problems(raw):
