@@ -446,12 +446,12 @@ def shared_lines(stack: str, e: Estimate, parts: dict | None) -> list[Shared]:
     return out
 
 
-def allocation(stack: str, cloud: str, region: str, rule: str = "evenly") -> tuple[dict | None, str]:
-    """(allstacks.shared_parts over this stack and the project's stacks that may share a cost with it, a note): only
-    the stacks of its cloud and region (allstacks.may_share) are priced. One of them that cannot be read or priced
-    leaves the allocation unknown (None) with a note naming its file, not an error: it is not this stack's input
-    (`cost report --all` and `cost budget` refuse it)."""
-    own = allstacks.price_all([stack])
+def allocation(own: allstacks.StackCost, cloud: str, region: str, rule: str = "evenly") -> tuple[dict | None, str]:
+    """(allstacks.shared_parts over this stack, already priced, and the project's stacks that may share a cost with
+    it, a note): only the other stacks of its cloud and region (allstacks.may_share) are priced. One of them that
+    cannot be read or priced leaves the allocation unknown (None) with a note naming its file, not an error: it is not
+    this stack's input (`cost report --all` and `cost budget` refuse it)."""
+    stack = own.stack
     names, unread = allstacks.may_share(stack, cloud, region)
     try:
         others = allstacks.price_all(names)
@@ -466,7 +466,7 @@ def allocation(stack: str, cloud: str, region: str, rule: str = "evenly") -> tup
         )
     listed = loader.stack_names()  # in `cost report --all`'s order (the rounding cent goes to the last stack)
     order = {n: i for i, n in enumerate([*listed, *([] if stack in listed else [stack])])}
-    return allstacks.shared_parts(sorted([*own, *others], key=lambda c: order[c.stack]), rule), ""
+    return allstacks.shared_parts(sorted([own, *others], key=lambda c: order[c.stack]), rule), ""
 
 
 def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
@@ -475,7 +475,8 @@ def run(stack: str, bill: Path | str, month: str | None = None) -> Result:
     cycle, lines = one_cycle(lines, month, str(bill), columns.get("cycle", ""))
     resources = for_stack(stack).resources
     shares = any(view.shared(l) for l in e.lines)  # else no other stack is read
-    parts, note = allocation(stack, fleet.spec.cloud, fleet.spec.region) if shares else ({}, "")
+    own = allstacks.StackCost(stack, dict(fleet.spec.tags), e)  # priced once: the estimate reconciled is the one allocated
+    parts, note = allocation(own, fleet.spec.cloud, fleet.spec.region) if shares else ({}, "")
     r = reconcile(stack, e, resources, naming.base(fleet.spec), lines, cloud, columns, parts)
     r.cycle = cycle
     r.notes += [note] if note else []
