@@ -8,6 +8,7 @@ gpufleet.sizing.calibration.class_table_markdown() computes now.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -15,7 +16,8 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "sizing.md"
 START, END = "<!-- calibration-table:start -->", "<!-- calibration-table:end -->"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # no options: --help prints, any other refused
     from gpufleet.sizing.calibration import class_table_markdown
 
     text = DOC.read_text()

@@ -47,13 +47,19 @@ def _scaling(r: dict) -> str:
     return f"`{r['type'].split(':')[1]}` {r['name']}: " + "; ".join(said)
 
 
+def _custom(resources: list[dict]) -> int:
+    return sum(1 for r in resources if r["custom"])
+
+
 def facts() -> str:
     clouds = list(registry.names())
     inventories = {c: plan.for_stack(_stack(c)).resources for c in clouds}
     rows = [
         "| | " + " | ".join(f"{c} (`{_stack(c)}`)" for c in clouds) + " |",
         "|---|" + "---|" * len(clouds),
-        "| resources | " + " | ".join(str(len(inventories[c])) for c in clouds) + " |",
+        "| resources (as `preview` counts them) | "
+        + " | ".join(f"{_custom(inventories[c])} (+{len(inventories[c]) - _custom(inventories[c])} components)" for c in clouds)
+        + " |",
         "| scaling (what decides a scale event) | "
         + " | ".join("<br>".join(_scaling(r) for r in inventories[c] if r["type"].endswith(SCALING)) for c in clouds)
         + " |",
