@@ -487,16 +487,15 @@ def on_demand_base(spec) -> tuple[int, int]:
 
 
 def peak_nodes(spec) -> tuple[int, str]:
-    """The most nodes the fleet can run: replicas.max, or a schedule's max when one is higher; with a rollout, both
-    serving groups' (group_bounds)."""
+    """The most nodes the fleet can run: replicas.max (a schedule's max never exceeds it: the loader refuses one
+    above); with a rollout, both serving groups' (group_bounds)."""
     bounds = group_bounds(spec)
     if bounds:
         tops = [(prefix, top) for prefix, _, top in bounds]
         total = sum(t for _, t in tops)
         return total, f"{total} nodes all month (" + " + ".join(f"{t} {p}" for p, t in tops) + ": each group's max)"
-    top = max([spec.replicas.max, *(s.max for s in spec.autoscaling.schedules)])
-    how = f"replicas.max {spec.replicas.max}" if top == spec.replicas.max else f"a schedule's max {top}"
-    return top, f"{top} nodes all month ({how})"
+    top = spec.replicas.max
+    return top, f"{top} nodes all month (replicas.max {top})"
 
 
 def price_inventory(
