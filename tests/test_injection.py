@@ -115,6 +115,93 @@ def test_api_key_in_extra_args_is_refused_and_never_reaches_user_data():
     assert "sk-live-123" not in message.split("cannot be set here")[1]
 
 
+@pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
+@pytest.mark.parametrize("flag", ["hf-token", "hf_token", "api-key"])
+def test_a_credential_flag_in_extra_args_is_refused_with_what_to_do_and_never_quoted(cloud, flag):
+    """--hf-token passed (finding 1): the token sat in the stack file, the user-data, the node's 0644 argv file and
+    vLLM's argv. The value is never quoted back, not even when it also holds a character the values refuse."""
+    spec = raw(cloud)
+    spec["serving"]["extra_args"] = {flag: "SEKRET123$HF"}
+    message = refused(spec, "fleet.serving.extra_args", f"{flag} cannot be set here")
+    assert "SEKRET" not in message
+    assert "plain text in the stack file, the node's user-data and vLLM's command line" in message
+    assert ("model.source" if "hf" in flag else "serving.api_key_secret") in message
+
+
+def test_a_credential_flag_in_the_candidates_extra_args_is_refused():
+    spec = raw()
+    spec["rollout"] = {
+        "candidate": {
+            "label": "v2",
+            "model": {**spec["model"], "aliases": [spec["model"]["name"]], "name": "Qwen/Qwen2.5-7B-Instruct-v2"},
+            "serving": {**spec["serving"], "extra_args": {"hf-token": "SEKRET123HF"}},
+        }
+    }
+    message = refused(spec, "fleet.rollout.candidate.serving.extra_args", "hf-token cannot be set here")
+    assert "SEKRET" not in message
+
+
+def test_every_snapshot_flag_named_like_a_credential_was_read():
+    """The flags of every vLLM snapshot whose name holds token, key, secret or password (aliases too) are
+    spec.CREDENTIAL_FLAGS or one of these, read and found to carry no credential: a new snapshot with another fails
+    here until it is read."""
+    import json
+    import re
+
+    from gpufleet.stacks import spec as spec_module
+
+    no_credential = {
+        "enable_prompt_tokens_details", "disable_prompt_tokens_details", "enable_tokenizer_info_endpoint",
+        "disable_tokenizer_info_endpoint", "return_tokens_as_token_ids", "tokens_only", "skip_tokenizer_init",
+        "tokenizer", "tokenizer_mode", "tokenizer_revision", "max_num_batched_tokens", "max_num_queued_tokens",
+        "max_num_scheduled_tokens", "long_prefill_token_threshold", "long_prefill_token_threshold_adaptive",
+        "dbo_decode_token_threshold", "dbo_prefill_token_threshold", "spec_tokens", "ssl_keyfile",
+    }  # fmt: skip
+    named = set()
+    snapshots = sorted(spec_module.VLLM_ARGS.glob("*.json"))
+    assert snapshots
+    for path in snapshots:
+        for flag, facts in json.loads(path.read_text())["args"].items():
+            for name in [flag, *facts["aliases"]]:
+                key = name.removeprefix("--").removeprefix("no-").replace("-", "_")
+                if re.search(r"token|key|secret|passw", key):
+                    named.add(key)
+    assert named == no_credential | set(spec_module.CREDENTIAL_FLAGS)
+    assert not no_credential & set(spec_module.CREDENTIAL_FLAGS)
+    assert set(spec_module.CREDENTIAL_FLAGS) <= spec_module.RESERVED_FLAGS.keys()
+
+
+@pytest.mark.parametrize(
+    "flag, value, said",
+    [
+        ("model_loader_extra_config", '{"s3_secret_access_key": "SEKRET123", "s3_endpoint": "e"}', "s3_secret_access_key"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"password": "SEKRET123"}}', "password"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"authToken": "SEKRET123"}}', "authToken"),
+        ("otlp_traces_endpoint", "https://user:SEKRET123@otel.example.com/v1/traces", "a URL with a user or password"),
+    ],
+)
+def test_a_credential_inside_an_extra_args_value_is_refused_and_never_quoted(flag, value, said):
+    spec = raw()
+    spec["serving"]["extra_args"] = {flag: value}
+    message = refused(spec, "fleet.serving.extra_args", said)
+    assert "SEKRET" not in message and "instance role" in message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '{"temperature": 0.5, "max_new_tokens": 256}',
+        '{"eos_token_id": 2, "pad_token": "[PAD]"}',
+        '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}',
+        '{"s3_access_key_id": "AKIDEXAMPLE", "use_auth_token": true}',
+    ],
+)
+def test_json_extra_args_without_a_credential_pass(value):
+    spec = raw()
+    spec["serving"]["extra_args"] = {"override_generation_config": value}
+    validation.validate(spec, stack="x", file="f", sizing=False)
+
+
 def test_vllm_0_10_gets_disable_log_requests_and_0_33_does_not():
     from gpufleet.sizing.prompt_logging import forced_flags
 

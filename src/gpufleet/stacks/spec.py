@@ -7,6 +7,7 @@ snake_case in YAML. Components, templates and cost functions take values from he
 # Annotations are objects here, not postponed (no `from __future__ import annotations`): pydantic would compile each
 # annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
 import ipaddress
+import json
 import re
 import unicodedata
 from datetime import date, datetime
@@ -172,6 +173,22 @@ FLAG_VALUE = re.compile(r'^[A-Za-z0-9 _./:@+=,{}\[\]"-]{1,1024}\Z')
 # src/gpufleet/sizing/data/vllm_args/0.33.0.json; tests/inputs/test_limits.py keeps this in step with the snapshots).
 EXTRA_ARGS_MAX = 321
 VLLM_ARGS = Path(__file__).parents[1] / "sizing" / "data" / "vllm_args"  # the snapshots (read by gpufleet.sizing)
+# Where a credential given as an extra_args flag would sit in plain text: the stack file (committed), the scaling
+# configuration's user-data (anyone who may read the configuration, and the instance metadata), the node's
+# /etc/gpufleet/vllm-argv.json (0644) and vLLM's argv (`ps`), and preview's JSON.
+IN_THE_CLEAR = "the stack file, the node's user-data and vLLM's command line"
+# The vLLM flags that carry a credential, with what to do instead. Every flag of the snapshots
+# (sizing/data/vllm_args/<version>.json) whose name holds token, key, secret or password was read, and only these two
+# carry one: --api-key (the OpenAI server's bearer key) and --hf-token (the Hugging Face Hub's bearer token for remote
+# files); the others name the tokenizer, token counts and thresholds (--max-num-batched-tokens, --spec-tokens) and
+# the path --ssl-keyfile. tests/test_injection.py keeps this in step with the snapshots.
+CREDENTIAL_FLAGS = {
+    "api_key": f"a credential here would sit in plain text in {IN_THE_CLEAR}; name the key's secret in "
+    "serving.api_key_secret instead: the node reads it at boot with the instance role",
+    "hf_token": f"a credential here would sit in plain text in {IN_THE_CLEAR}; no hub token is needed: the node fetches "
+    "the weights at boot from model.source with the instance role and vLLM runs offline (HF_HUB_OFFLINE=1), so put the "
+    "weights archive in your bucket and name it in model.source",
+}
 # Flags gpufleet sets itself or that must not be set from a stack: the reason shown when extra_args names one.
 RESERVED_FLAGS = {
     "model": "the weights path is set by gpufleet",
@@ -179,7 +196,7 @@ RESERVED_FLAGS = {
     "host": "vLLM binds to 127.0.0.1 behind the gateway (docs/gateway.md)",
     "port": "set from serving.gateway.vllm_port",
     "uds": "vLLM listens on 127.0.0.1:serving.gateway.vllm_port",
-    "api_key": "the key is read at boot from serving.api_key_secret; a value here would sit in user-data",
+    **CREDENTIAL_FLAGS,
     "dtype": "set from serving.dtype",
     "quantization": "set from serving.quantization",
     "kv_cache_dtype": "set from serving.kv_cache_dtype",
@@ -197,6 +214,57 @@ RESERVED_FLAGS = {
     "ssl_keyfile": "TLS ends at the load balancer",
     "ssl_certfile": "TLS ends at the load balancer",
 }
+# A credential inside an extra_args value is refused too: a key of a JSON value that names one (vLLM's tensorizer
+# reads s3_secret_access_key from --model-loader-extra-config, vllm/model_executor/model_loader/tensorizer.py; a KV
+# connector's settings in --kv-transfer-config are free-form) and a URL with a user or password in it. A key names a
+# credential when one of its words (snake_case, kebab-case or camelCase) is in CREDENTIAL_WORDS, or it ends in
+# <kind> key / <kind> token of a kind in CREDENTIAL_KINDS, or is `token`: max_tokens, eos_token_id, pad_token,
+# s3_access_key_id (an id) and kv_connector pass.
+CREDENTIAL_WORDS = frozenset(
+    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "authorization", "apikey", "accesskey"}
+)
+CREDENTIAL_KINDS = {
+    "key": frozenset({"api", "access", "secret", "private", "signing", "encryption", "master"}),
+    "token": frozenset({"hf", "hub", "access", "auth", "api", "bearer", "session", "security", "refresh", "id", "oidc"}),
+}
+URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s\"@]*@")
+
+
+def names_a_credential(name: str) -> bool:
+    """Whether a setting's name (a JSON key) names a credential (see CREDENTIAL_WORDS)."""
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name))
+    words = [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+    if CREDENTIAL_WORDS.intersection(words) or words == ["token"]:
+        return True
+    return len(words) > 1 and words[-2] in CREDENTIAL_KINDS.get(words[-1], ())
+
+
+def value_credential(value: str) -> str | None:
+    """What credential an extra_args value holds, said without the value: a JSON key naming one, or a URL's user."""
+    if URL_USERINFO.search(value):
+        return "holds a URL with a user or password in it"
+    if not value.startswith(("{", "[")):
+        return None
+    try:
+        data = json.loads(value)
+    except (ValueError, RecursionError):
+        return None  # not JSON: vLLM reads it as text
+    found: list[str] = []
+    todo: list[tuple[object, str]] = [(data, "")]  # a loop, not recursion: the value may nest as deep as it is long
+    while todo:
+        node, path = todo.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            at = f"{path}[{k}]" if isinstance(node, list) else f"{path}.{k}" if path else str(k)
+            if isinstance(node, dict) and names_a_credential(str(k)) and _holds_something(v):
+                found.append(at)
+            todo.append((v, at))
+    return f"sets a credential ({', '.join(sorted(found))})" if found else None
+
+
+def _holds_something(v) -> bool:
+    """A JSON value that can be a credential: text, a number or a non-empty object or list (not null, "", a flag)."""
+    return not isinstance(v, bool) and v not in (None, "", {}, [])
 
 
 class Model(Strict):
@@ -336,6 +404,15 @@ class Serving(Strict):
                 problems.append(f"{name!r} is not a flag name (lowercase letters, digits, _ or -, without the leading --)")
             elif key in RESERVED_FLAGS:
                 problems.append(f"{name} cannot be set here: {RESERVED_FLAGS[key]}")
+                if key in CREDENTIAL_FLAGS:
+                    continue  # its value is the credential: never checked (nor quoted) further
+            if isinstance(value, str) and (held := value_credential(value)):
+                problems.append(
+                    f"{name}: its value {held}: it would sit in plain text in {IN_THE_CLEAR}; remove it (gpufleet hands "
+                    "vLLM no secret but the API key of serving.api_key_secret: what vLLM reads must be reachable with "
+                    "the node's instance role)"
+                )
+                continue  # the value is not quoted back
             if isinstance(value, str) and not FLAG_VALUE.match(value):
                 problems.append(
                     f"{name}: value {value!r} holds a character that is not allowed (newline, quote, backslash, $, %, ` or "
