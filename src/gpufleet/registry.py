@@ -106,6 +106,10 @@ class CloudProfile(Struct, frozen=True):
     price_endpoint: str = ""
     price_credentials: tuple[str, ...] = ()
     prices_take_image: bool = False
+    # The Pulumi provider's config keys that hold a credential (`<name>:<key>` in a stack file; a field of an object
+    # setting as `<key>.<field>`), each with where the provider also reads it from ("" when nowhere else): a stack file
+    # holding one as plain text, not `secure:`, is refused (stacks/loader.py, docs/inputs.md).
+    provider_credentials: dict[str, str] = field(default_factory=dict)
 
     @property
     def said(self) -> str:

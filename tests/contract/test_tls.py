@@ -244,11 +244,14 @@ def test_preview_reads_a_plain_pem_certificate_and_warns_within_30_days(tmp_path
 
 
 def test_preview_refuses_a_private_key_in_plain_text(tmp_path):
+    """Refused where the stack file is read (the loader), so by every command, not only by preview."""
     from .test_preview_cli import _preview
 
     result = _preview(_pem_stack(tmp_path, 400, key_plain=True), "alicloud-cn-hangzhou-prod")
     out = result.stdout + result.stderr
-    assert result.returncode == 2 and "fleet.load_balancer.tls.private_key_config" in out and "Traceback" not in out
+    assert result.returncode == 2 and "Traceback" not in out, out
+    assert "stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml: config.gpufleet:tlsKey: holds the private key" in out
+    assert "load_balancer.tls.private_key_config names it" in out and "pulumi config set --secret gpufleet:tlsKey" in out
     assert "BEGIN PRIVATE KEY" not in out
 
 

@@ -47,7 +47,7 @@ def preview(
     fleet = load_fleet(stack)  # validated once per process: plan.for_stack below gets the same fleet
     shown, config = read_stack_config(stack)
     refused = hardening.config_problems(fleet.spec, config, shown)
-    if refused:  # a private key in plain text in the stack file
+    if refused:  # a TLS PEM config value that is neither text nor secret
         raise errors.UserError([errors.Problem(shown, field, message) for field, message in refused])
     inventory = plan.for_stack(stack).inventory
     placeholder = (

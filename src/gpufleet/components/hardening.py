@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from gpufleet import contract
 from gpufleet.inputs import kind
+from gpufleet.stacks.loader import is_secret
 
 EXPIRY_WARN_DAYS = 30  # preview warns when a PEM certificate it can read expires within this many days
 
@@ -69,9 +70,9 @@ def _certificate_notes(key: str, value, now: datetime) -> list[str]:
 
 
 def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:
-    """A private key held as plain text in the stack file is refused: it would be committed. A PEM config value that
-    is neither text nor Pulumi's secret form (`{secure: v1:...}`) is refused: `5` or `{secure: [1]}` was taken as
-    secret config, opaque offline."""
+    """A PEM config value that is neither text nor Pulumi's secret form (`{secure: v1:...}`) is refused: `5` or
+    `{secure: [1]}` was taken as secret config, opaque offline. (A private key held as plain text is refused by the
+    loader, on every command that reads the stack file: stacks/loader.plaintext_secret_problems.)"""
     tls = spec.load_balancer.tls
     if tls is None:
         return []
@@ -81,7 +82,7 @@ def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:
         ("private_key_config", tls.private_key_config, "privkey.pem"),
     ):
         value = config.get(key) if key is not None else None
-        if value is None or isinstance(value, str) or _is_secret(value):
+        if value is None or isinstance(value, str) or is_secret(value):
             continue
         out.append(
             (
@@ -90,20 +91,7 @@ def config_problems(spec, config: dict, file: str) -> list[tuple[str, str]]:
                 f'set it with `pulumi config set --secret {key} -- "$(cat {pem})"`',
             )
         )
-    if tls.private_key_config is not None and isinstance(config.get(tls.private_key_config), str):
-        out.append(
-            (
-                "fleet.load_balancer.tls.private_key_config",
-                f"{tls.private_key_config} holds the private key as plain text in {file}; remove it and store it with "
-                f'`pulumi config set --secret {tls.private_key_config} -- "$(cat privkey.pem)"`',
-            )
-        )
     return out
-
-
-def _is_secret(value) -> bool:
-    """Pulumi's form of an encrypted config value in a stack file: {secure: <ciphertext>}, nothing else."""
-    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str) and bool(value["secure"])
 
 
 def _shape(value) -> str:

@@ -8,6 +8,7 @@ raised together as one UserError; nothing is registered when there is any.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 import shlex
@@ -201,7 +202,7 @@ def _parse_config(path: Path, shown: str) -> dict:
         raise UserError([Problem(shown, "config", f"{what}: a Pulumi stack file holds its settings under `config:`")])
     if not isinstance(config, dict):
         raise UserError([Problem(shown, "config", f"is {inputs.kind(config)}: it must be a mapping of setting names to values")])
-    if problems := config_key_problems(config, shown):
+    if problems := config_key_problems(config, shown) + plaintext_secret_problems(config, shown):
         raise UserError(problems)
     return config
 
@@ -224,13 +225,111 @@ def config_key_problems(config: dict, shown: str) -> list[Problem]:
     return out
 
 
+# What marks a PEM private key (-----BEGIN PRIVATE KEY-----, RSA / EC / ENCRYPTED / OPENSSH ... PRIVATE KEY-----).
+PEM_PRIVATE_KEY = "PRIVATE KEY-----"
+COMMITTED = "it would be committed with the stack file"
+
+
+def is_secret(value: Any) -> bool:
+    """Pulumi's form of an encrypted config value in a stack file: {secure: <ciphertext>}, nothing else."""
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str) and bool(value["secure"])
+
+
+def plaintext_secret_problems(config: dict, shown: str) -> list[Problem]:
+    """Credentials a stack file's `config:` holds as plain text, not Pulumi's `secure:` form (the file is committed,
+    and a rollout rewrites and keeps it): a provider's credential keys (each registered cloud's
+    profile.provider_credentials), the key load_balancer.tls.private_key_config names, and a PEM private key in any
+    value (a certificate chain with its key appended, `cat fullchain.pem privkey.pem`). Each is named, never quoted."""
+    tls = _raw_tls(config.get(CONFIG_KEY))
+    cert_key, private_key = tls.get("certificate_config"), tls.get("private_key_config")
+    credentials: dict[str, dict[str | None, str]] = {}  # config key -> field (None: the value itself) -> elsewhere
+    for cloud in registry.names():
+        for name, elsewhere in registry.profile(cloud).provider_credentials.items():
+            key, _, field = name.partition(".")
+            credentials.setdefault(f"{cloud}:{key}", {})[field or None] = elsewhere
+    out = []
+    for key, value in config.items():
+        if not isinstance(key, str) or value is None or is_secret(value):
+            continue
+        where = f"config.{key}"
+        if key in credentials:
+            plain = _plain_credentials(value, credentials[key])
+            out += [
+                Problem(
+                    shown,
+                    where + (f".{field}" if field else ""),
+                    f"holds a credential as plain text: {COMMITTED}; remove it and give it in {elsewhere} where "
+                    f"pulumi runs, or encrypt it: `pulumi config set --secret {'--path ' if field else ''}"
+                    f"{shlex.quote(key + ('.' + field if field else ''))}`",
+                )
+                for field, elsewhere in plain
+            ]
+            if plain:
+                continue
+        if key == private_key and isinstance(value, str):
+            out.append(
+                Problem(
+                    shown,
+                    where,
+                    f"holds the private key (load_balancer.tls.private_key_config names it) as plain text: "
+                    f'{COMMITTED}; remove it and store it with `pulumi config set --secret {key} -- "$(cat privkey.pem)"`',
+                )
+            )
+            continue
+        for path in _private_keys(value, where):
+            if key == cert_key and path == where:
+                fix = (
+                    f'keep only the certificate chain here (`pulumi config set {key} -- "$(cat fullchain.pem)"`) and the key '
+                    "under the key load_balancer.tls.private_key_config names, as a secret"
+                    + (f' (`pulumi config set --secret {private_key} -- "$(cat privkey.pem)"`)' if private_key else "")
+                )
+            else:
+                fix = f"remove it, or encrypt the value: `pulumi config set --secret {key}`"
+            out.append(Problem(shown, path, f"holds a PEM private key as plain text: {COMMITTED}; {fix}"))
+    return out
+
+
+def _plain_credentials(value: Any, fields: dict[str | None, str]) -> list[tuple[str | None, str]]:
+    """The (field, elsewhere) of a provider config value that hold a credential as plain text: the value itself
+    (field None), or fields of an object setting given as a mapping (each may be `secure:`) or as JSON text."""
+    out: list[tuple[str | None, str]] = []
+    if None in fields and value not in ("", {}, []):
+        out.append((None, fields[None]))
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return out
+    if isinstance(value, dict):
+        for field, elsewhere in fields.items():
+            held = value.get(field) if field is not None else None
+            if held not in (None, "") and not is_secret(held):
+                out.append((field, elsewhere))
+    return out
+
+
+def _private_keys(value: Any, where: str) -> list[str]:
+    """The paths under `where` of plain text holding a PEM private key (a `secure:` value is skipped)."""
+    if isinstance(value, str):
+        return [where] if PEM_PRIVATE_KEY in value else []
+    if isinstance(value, dict) and not is_secret(value):
+        return [p for k, v in value.items() for p in _private_keys(v, f"{where}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _private_keys(v, f"{where}.{i}")]
+    return []
+
+
+def _raw_tls(fleet: Any) -> dict:
+    """The raw fleet's load_balancer.tls mapping ({} when it has none, or it is not a mapping)."""
+    lb = fleet.get("load_balancer") if isinstance(fleet, dict) else None
+    tls = lb.get("tls") if isinstance(lb, dict) else None
+    return tls if isinstance(tls, dict) else {}
+
+
 def _tls_config_keys(fleet: Any) -> dict[str, str]:
     """The Pulumi config keys the raw fleet names for its TLS PEM pair (they hold secrets the program reads), with
     the field that names each."""
-    lb = fleet.get("load_balancer") if isinstance(fleet, dict) else None
-    tls = lb.get("tls") if isinstance(lb, dict) else None
-    if not isinstance(tls, dict):
-        return {}
+    tls = _raw_tls(fleet)
     return {
         v: f"the TLS PEM that load_balancer.tls.{k} names"
         for k in ("certificate_config", "private_key_config")

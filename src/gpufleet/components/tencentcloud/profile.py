@@ -13,6 +13,17 @@ PROFILE = CloudProfile(
     # CVM InquiryPriceRunInstances (prices.py): one endpoint for every region; it prices an instance type with an image
     price_endpoint="cvm.tencentcloudapi.com",
     price_credentials=("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"),
+    # tencentcloud-iac-pulumi 0.2.3's config (tencentcloud_iac_pulumi/config/vars.py, outputs.py): the keys that hold a
+    # credential, each with the environment variable its docstring names. The MFA codes (assumeRole.tokenCode,
+    # mfaCertification.tokenCode) are one-time codes, stale once written, and are not listed. tests/test_clouds.py
+    # reads the package's config for the keys named like a credential.
+    provider_credentials={
+        "secretId": "the environment variable TENCENTCLOUD_SECRET_ID",
+        "secretKey": "the environment variable TENCENTCLOUD_SECRET_KEY",
+        "securityToken": "the environment variable TENCENTCLOUD_SECURITY_TOKEN",
+        "assumeRoleWithSaml.samlAssertion": "the environment variable TENCENTCLOUD_ASSUME_ROLE_SAML_ASSERTION",
+        "assumeRoleWithWebIdentity.webIdentityToken": "the environment variable TENCENTCLOUD_ASSUME_ROLE_WEB_IDENTITY_TOKEN",
+    },
     prices_take_image=True,
     role_kind="CVM CAM role",
     disk_categories={
