@@ -164,3 +164,15 @@ def test_a_hub_token_in_extra_args_is_refused_by_every_command(project, capsys, 
     """serving.extra_args: {hf-token: ...} was accepted and rendered into the node's user-data (finding 1)."""
     edit(project, stack, fleet_change(lambda f: f["serving"].update(extra_args={"hf-token": SECRET})))
     refused(project, capsys, stack, "fleet.serving.extra_args", "hf-token cannot be set here", "model.source", "instance role")
+
+
+def test_a_credential_the_provider_reads_nowhere_else_is_told_to_be_encrypted(monkeypatch):
+    from msgspec.structs import replace
+
+    from gpufleet.stacks import loader
+
+    module = registry.module("alicloud", "profile")
+    monkeypatch.setattr(module, "PROFILE", replace(module.PROFILE, provider_credentials={"apiToken": ""}))
+    (problem,) = loader.plaintext_secret_problems({"alicloud:apiToken": SECRET}, "stacks/Pulumi.x.yaml")
+    assert problem.path == "config.alicloud:apiToken" and SECRET not in problem.message
+    assert problem.message.endswith("remove it and encrypt it: `pulumi config set --secret alicloud:apiToken`")

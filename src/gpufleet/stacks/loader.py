@@ -258,8 +258,9 @@ def plaintext_secret_problems(config: dict, shown: str) -> list[Problem]:
                 Problem(
                     shown,
                     where + (f".{field}" if field else ""),
-                    f"holds a credential as plain text: {COMMITTED}; remove it and give it in {elsewhere} where "
-                    f"pulumi runs, or encrypt it: `pulumi config set --secret {'--path ' if field else ''}"
+                    f"holds a credential as plain text: {COMMITTED}; remove it and "
+                    + (f"give it in {elsewhere} where pulumi runs, or " if elsewhere else "")
+                    + f"encrypt it: `pulumi config set --secret {'--path ' if field else ''}"
                     f"{shlex.quote(key + ('.' + field if field else ''))}`",
                 )
                 for field, elsewhere in plain

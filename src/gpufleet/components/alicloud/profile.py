@@ -15,7 +15,7 @@ PROFILE = CloudProfile(
     price_credentials=("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
     # pulumi-alicloud 4.0.0's config (pulumi_alicloud/config/vars.py, outputs.py AssumeRoleWithOidc): the keys that hold
     # a credential. The provider (the bridged terraform-provider-alicloud, alicloud/provider.go: access_key, secret_key,
-    # security_token) also reads each from the environment (ALICLOUD_ACCESS_KEY / _SECRET_KEY / _SECURITY_TOKEN, or the
+    # security_token, read 2026-12-07) also reads each from the environment (ALICLOUD_ACCESS_KEY / _SECRET_KEY / _SECURITY_TOKEN, or the
     # names below); the OIDC token also from the file assumeRoleWithOidc.oidcTokenFile names. tests/test_clouds.py
     # reads the package's config for the keys named like a credential.
     provider_credentials={
