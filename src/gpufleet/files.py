@@ -44,13 +44,22 @@ def target_of(path: Path) -> Path:
 
 
 def output_problems(
-    path: Path, flag: str = "-o", reads: tuple[Path | str | None, ...] = (), make_folders: bool = False
+    path: Path,
+    flag: str = "-o",
+    reads: tuple[Path | str | None, ...] = (),
+    make_folders: bool = False,
+    *,
+    shown: str | None = None,
 ) -> list[Problem]:
     """Why `path` cannot be written as an output file (checked before any work starts); [] when it can. `reads`: the
     command's input files, which it must not replace. make_folders: the command makes the missing folders when it
-    writes (then the nearest folder that exists must be writable)."""
+    writes (then the nearest folder that exists must be writable). `shown`: the file as messages name it when no
+    option gives it (a stack file, a state file, a catalog): a problem is then `shown: message`, not
+    `flag: path: message` (which named such a file twice)."""
     if is_stdout(path):
         return []
+    if shown is not None:
+        return [Problem(shown, "", p.message) for p in output_problems(path, flag, reads, make_folders)]
     shown = str(path)
     for read in reads:
         if read is not None and not is_stdout(read) and same_file(path, read):
@@ -133,10 +142,11 @@ def _as_bytes(content: str | bytes) -> bytes:
     return content.encode("utf-8") if isinstance(content, str) else content
 
 
-def write_atomic(path: Path, content: str | bytes, flag: str = "-o") -> None:
+def write_atomic(path: Path, content: str | bytes, flag: str = "-o", *, shown: str | None = None) -> None:
     """Replace `path` (a regular file or a new path) with `content`: temp file + fsync + rename.
 
-    A crash or a full disk leaves the old file (or none), never a partial one. `-` writes to stdout."""
+    A crash or a full disk leaves the old file (or none), never a partial one. `-` writes to stdout. A problem names
+    `flag: path`, or `shown` alone when given (a file no option gives: output_problems)."""
     if is_stdout(path):
         if isinstance(content, bytes):
             sys.stdout.buffer.write(content)
@@ -145,17 +155,21 @@ def write_atomic(path: Path, content: str | bytes, flag: str = "-o") -> None:
             sys.stdout.write(content)
             sys.stdout.flush()
         return
-    if problems := output_problems(path, flag):
+    if problems := output_problems(path, flag, shown=shown):
         raise UserError(problems)
     real = target_of(Path(path))
     try:
         tmp = _write_temp(real.parent, real.name, _as_bytes(content), _mode(real))
     except OSError as exc:
-        raise UserError([Problem(flag, str(path), f"cannot write: {exc.strerror}; the old file is unchanged")]) from None
+        why = f"cannot write: {exc.strerror}; the old file is unchanged"
+        raise UserError([Problem(shown, "", why) if shown is not None else Problem(flag, str(path), why)]) from None
     try:
         os.replace(tmp, real)
-    except BaseException:
+    except BaseException as exc:
         _unlink(tmp)
+        if isinstance(exc, OSError):
+            why = f"cannot replace it: {exc.strerror}; the old file is unchanged"
+            raise UserError([Problem(shown, "", why) if shown is not None else Problem(flag, str(path), why)]) from None
         raise
     _fsync_folder(real.parent)
 

@@ -222,3 +222,85 @@ def test_build_refuses_a_bad_price_point_and_writes_nothing(tmp_path, monkeypatc
         derive.build("alicloud", "2026-12-05", data)
     assert str(exc.value).startswith(f"{data / 'quotes-alicloud.yaml'}: {says}"), str(exc.value)
     assert list(data.glob("alicloud-*.yaml")) == []
+
+
+def _full_disk_at(monkeypatch, nth: int) -> list[str]:
+    """files' temporary write fails with ENOSPC on its nth call (a disk that fills during the build)."""
+    import errno
+
+    from gpufleet import files
+
+    real, calls = files._write_temp, []
+
+    def full_disk(folder, name, data, mode):
+        calls.append(name)
+        if len(calls) == nth:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, name, data, mode)
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    return calls
+
+
+def _stale_copy(tmp_path):
+    """A copy of the shipped data whose catalogs all say another as_of (1999-01-01): a build rewrites every one of them."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(catalog.__file__).parent / "data", data)
+    for p in data.glob("*-*-*.yaml"):
+        if p.stem.split("-", 1)[0] in REGIONS:
+            p.write_text(re.sub(r"(?m)^as_of: .*$", "as_of: '1999-01-01'", p.read_text(), count=1))
+    return data
+
+
+def _files(data):
+    return {p.name: p.read_bytes() for p in data.iterdir()}
+
+
+def test_a_build_that_fails_partway_writes_no_catalog(tmp_path, monkeypatch):
+    """A full disk at the second catalog left the first rebuilt and the others old (cost compare then compared two
+    builds) while saying 'the old file is unchanged', with the path twice: now every catalog is rendered and staged
+    first, and none is replaced unless all are written."""
+    from gpufleet.errors import UserError
+
+    data = _stale_copy(tmp_path)
+    before = _files(data)
+    calls = _full_disk_at(monkeypatch, 2)
+    with pytest.raises(UserError) as exc:
+        derive.build("alicloud", "2026-12-03", data)
+    assert len(calls) == 2
+    assert _files(data) == before  # no catalog replaced, no temporary file left
+    (problem,) = exc.value.problems
+    assert str(problem) == f"catalog build: {data}: cannot write: No space left on device; nothing was written"
+
+
+def test_a_build_of_both_clouds_is_one_write(tmp_path, monkeypatch, capsys):
+    """`gpufleet catalog build` builds the clouds together: a failure in the second cloud's catalogs leaves the first
+    cloud's old too (exit 2, nothing written), and once the disk has room every catalog is written."""
+    from inputs.inputs_helpers import run_cli
+    from msgspec.structs import replace
+
+    from gpufleet import registry
+
+    data = _stale_copy(tmp_path)
+    for cloud in REGIONS:
+        mod = registry.module(cloud, "profile")
+        monkeypatch.setattr(mod, "PROFILE", replace(mod.PROFILE, price_data=data))
+    catalog._read.cache_clear()
+    before = _files(data)
+    calls = _full_disk_at(monkeypatch, 5)
+    r = run_cli(["catalog", "build"], capsys)
+    assert r.code == 2 and len(calls) == 5, r.text
+    assert "nothing was written" in r.text and "wrote" not in r.out and "Traceback" not in r.text, r.text
+    assert _files(data) == before
+    monkeypatch.undo()
+    for cloud in REGIONS:
+        mod = registry.module(cloud, "profile")
+        monkeypatch.setattr(mod, "PROFILE", replace(mod.PROFILE, price_data=data))
+    r = run_cli(["catalog", "build"], capsys)
+    assert r.code == 0 and r.out.count("wrote") == 6, r.text
+    assert all("\nas_of: '1999-01-01'" not in (data / f"{c}-{reg}.yaml").read_text() for c, rs in REGIONS.items() for reg in rs)
+    catalog._read.cache_clear()

@@ -539,6 +539,28 @@ def test_full_disk_keeps_old_file(tmp_path):
     assert resource and signal  # used in the child
 
 
+def test_a_file_no_option_gives_is_named_once(tmp_path, monkeypatch):
+    """A stack file, a state file or a catalog (`shown`, no option gives it) was named twice in a write problem
+    (`cost/data/x.yaml: /abs/cost/data/x.yaml: cannot write`, the flag being the file): now once."""
+    import errno
+
+    from gpufleet import files
+
+    target = tmp_path / "x.yaml"
+    target.write_text("old\n")
+
+    def full_disk(folder, name, data, mode):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    with pytest.raises(UserError) as exc:
+        files.write_atomic(target, "new\n", shown="cost/data/x.yaml")
+    assert str(exc.value) == "cost/data/x.yaml: cannot write: No space left on device; the old file is unchanged"
+    assert target.read_text() == "old\n"
+    assert [str(p) for p in files.output_problems(tmp_path, shown="cost/data")] == ["cost/data: is a folder: give a file name"]
+    assert [str(p) for p in files.output_problems(tmp_path)] == [f"-o: {tmp_path}: is a folder: give a file name"]
+
+
 def test_catalog_build_atomic_and_checked_first(tmp_path, monkeypatch):
     from gpufleet.cost import catalog as pricecat
     from gpufleet.cost import derive

@@ -693,11 +693,12 @@ def build_cmd(
         raise UserError(
             [Problem("--date", "", f"{built} is before the newest price in the sources ({newest}): give the day it is built")]
         )
+    written = derive.build(clouds, built)  # every cloud's catalogs together: all written or none
     for c in clouds:
-        written = derive.build(c, built)
-        for p in written:
+        mine = [p for p in written if p.name.startswith(f"{c}-")]
+        for p in mine:
             typer.echo(f"wrote {p}")
-        if not written:
+        if not mine:
             typer.echo(f"{c}: every catalog already says these prices; nothing written")
 
 

@@ -475,6 +475,13 @@ PROJECT_HEADER = (
 
 def write(cat: Catalog, path: Path, shown: str, header: str) -> Path:
     """Write the catalog to `path` (SHIPPED_HEADER or PROJECT_HEADER on top), whole or not at all."""
+    write_atomic(path, render(cat, header), shown=shown)  # a killed write leaves the old catalog whole
+    _read.cache_clear()
+    return path
+
+
+def render(cat: Catalog, header: str) -> str:
+    """The catalog file's text (SHIPPED_HEADER or PROJECT_HEADER on top)."""
     rows = sorted(cat.rows.values(), key=lambda r: (r.key, BILLINGS.index(r.billing)))
     head = header.format(cloud=cat.cloud, region=cat.region) + (
         f"# quality: {' | '.join(QUALITIES)} (price unknown: shown as a unit price).\n"
@@ -493,6 +500,4 @@ def write(cat: Catalog, path: Path, shown: str, header: str) -> Path:
         allow_unicode=True,
         width=200,
     )
-    write_atomic(path, head + body, flag=shown)  # a killed build leaves the old catalog whole
-    _read.cache_clear()
-    return path
+    return head + body

@@ -22,7 +22,9 @@ Instance types come from stacks/data/<cloud>.yaml through gpufleet.stacks.catalo
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -36,6 +38,7 @@ from gpufleet.clock import now
 from gpufleet.cost import catalog as pricecat
 from gpufleet.cost.catalog import HOURS_PER_MONTH, Catalog, PriceRow
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import write_folder
 from gpufleet.stacks import catalog as stackcat
 
 Q4 = Decimal("0.0001")
@@ -751,18 +754,33 @@ def build_date(text: str | None, flag: str = "--date") -> str:
     return text
 
 
-def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
-    """Write every region's shipped catalog whose prices changed; the files written (a catalog whose prices are the
-    same is left as it is, build date included). `data`: another folder of sources and catalogs (tests); without
-    it, the package's, which only a gpufleet checkout may rewrite (shipped_writable)."""
+def build(clouds: str | Sequence[str], today: str, data: Path | None = None) -> list[Path]:
+    """Write every region's shipped catalog whose prices changed, of one cloud or several; the files written (a
+    catalog whose prices are the same is left as it is, build date included). All or nothing: every catalog is
+    derived, checked and rendered first, then written together (files.write_folder: each to a temporary file, renamed
+    into place only once all are written), so a failure (a full disk) leaves every catalog as it was, never some
+    rebuilt and others old for cost compare to set side by side. `data`: another folder of sources and catalogs
+    (tests); without it, the package's, which only a gpufleet checkout may rewrite (shipped_writable)."""
     if data is None:
         shipped_writable()
+    texts: dict[Path, str] = {}
+    for cloud in [clouds] if isinstance(clouds, str) else clouds:
+        texts.update(changed_catalogs(cloud, today, data))
+    if texts:
+        folder = Path(os.path.commonpath([p.parent for p in texts]))  # the clouds' data folders are one (cost/data/)
+        write_folder(folder, {str(p.relative_to(folder)): text for p, text in texts.items()}, flag="catalog build")
+        pricecat._read.cache_clear()
+    return list(texts)
+
+
+def changed_catalogs(cloud: str, today: str, data: Path | None = None) -> dict[Path, str]:
+    """The text of every region's catalog of `cloud` whose prices changed (path -> text), nothing written. A row the
+    catalog's reader would refuse is refused here (UserError): it would stop every cost command."""
     load_quotes(cloud, data)  # its problems, before any region is derived
     cats = []
     for region in load_sources(cloud, data)["regions"]:
         cat = derive(cloud, region, today, data)
         path = pricecat.catalog_path(cloud, region, data)
-        # a row the catalog's reader refuses would stop every cost command: none is written, no file half of them
         problems = [
             p
             for i, r in enumerate(cat.rows.values())
@@ -771,12 +789,12 @@ def build(cloud: str, today: str, data: Path | None = None) -> list[Path]:
         if problems:
             raise UserError(problems)
         cats.append((cat, path))
-    out = []
-    for cat, path in cats:
-        if path.exists() and _same_prices(pricecat.shipped(cat.cloud, cat.region, data), cat):
-            continue  # only the build date (and the date stamped on missing rows) would change
-        out.append(pricecat.write(cat, path, _shown(path), pricecat.SHIPPED_HEADER))
-    return out
+    return {
+        path: pricecat.render(cat, pricecat.SHIPPED_HEADER)
+        for cat, path in cats
+        # only the build date (and the date stamped on missing rows) would change: the file is left as it is
+        if not (path.exists() and _same_prices(pricecat.shipped(cat.cloud, cat.region, data), cat))
+    }
 
 
 def shipped_writable() -> None:

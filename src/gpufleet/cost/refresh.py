@@ -141,7 +141,7 @@ def refresh(
         )
     path = folder / f"{cloud}-{region}.yaml"
     shown = f"{pricecat.PROJECT_PRICES}/{path.name}"
-    problems = output_problems(path, flag=shown, make_folders=True)
+    problems = output_problems(path, make_folders=True, shown=shown)
     if problems:  # a folder it cannot write fails before the vendor is asked
         raise UserError(problems)
     currency = pricecat.load(cloud, region, data, folder).currency  # checks the file the rows join, before asking
