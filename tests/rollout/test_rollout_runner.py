@@ -473,3 +473,130 @@ def test_finish_refuses_a_promoted_candidate_that_does_not_fit_now(tmp_path, cap
     code, err = cli(capsys, "rollout", "finish", "--force", "--stack", str(path))
     assert code == 2 and CHECKS_SAY["does not fit"] in err, err
     assert files_of(tmp_path) == files and rollout_of(path)["phase"] == "promoted"
+
+
+# --- a write that fails inside a transition (a full disk) ---------------------------------------------------------
+
+
+def full_disk_on(monkeypatch, wanted) -> list[str]:
+    """files' temporary write fails with ENOSPC for the writes `wanted(name, count of that name so far)` picks (the
+    stack file's, the state file's); every temporary write's file name is recorded."""
+    import errno
+
+    from gpufleet import files
+
+    real, names = files._write_temp, []
+
+    def full_disk(folder, name, data, mode):
+        names.append(name)
+        if wanted(name, names.count(name)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, name, data, mode)
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    return names
+
+
+def test_a_start_whose_stack_file_cannot_be_written_records_nothing(tmp_path, capsys, monkeypatch):
+    """`rollout start` recorded the rollout (a new state file saying rolling), then failed to write the stack file and
+    said 'the old file is unchanged' with exit 2 (bad input, nothing done): a rollout the user was told never started
+    was left to find and abort. Now the record this start made is taken back: exit 2, no file but the stack file as it
+    was; once the disk has room the same start goes through."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no Pulumi CLI: the start prints the deploy
+    path = stack_copy(tmp_path, "staging")
+    before = files_of(tmp_path)
+    names = full_disk_on(monkeypatch, lambda name, n: name == path.name)
+    code, err = cli(capsys, "rollout", "start", "--stack", str(path))
+    assert code == 2 and "Traceback" not in err, err
+    assert f"error {path}: cannot write: No space left on device; the old file is unchanged" in err, err
+    assert err.count(str(path)) == 1 + err.count(f"--stack {path}"), err  # the stack file named once, not twice
+    assert "`rollout start` made no change" in err, err
+    assert files_of(tmp_path) == before  # no state file, no lock, the stack file as it was
+    assert names[0].startswith(".rollout-") and path.name in names  # the state was recorded first (crash recovery)
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, err = cli(capsys, "rollout", "start", "--stack", str(path))
+    assert code == 0 and rollout_of(path)["candidate_weight"] == 0, err
+
+
+def test_a_restart_whose_stack_file_cannot_be_written_puts_the_old_state_back(tmp_path, monkeypatch):
+    """A start over a rollout that ended (here aborted) replaced its state file: the old one is put back."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.abort(context(path))
+    runner.abort(context(path))  # its deploys taken as done: aborted
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    text = rollout_of(path)
+    assert (text["candidate_weight"], text["candidate"]["replicas"]) == (0, {"min": 0, "max": 8, "desired": 0})
+    edit(path, "replicas: {min: 0, max: 8, desired: 0}", "replicas: {min: 1, max: 8, desired: 1}")  # its size again
+    edit(path, "candidate_weight: 0", "candidate_weight: 5")  # and a weight the start sets back to 0: it writes
+    old, stack_before = state.read_bytes(), path.read_bytes()
+    assert json.loads(old)["status"] == "aborted"
+    full_disk_on(monkeypatch, lambda name, n: name == path.name)
+    with pytest.raises(UserError, match="made no change"):
+        runner.start(context(path))
+    assert state.read_bytes() == old and path.read_bytes() == stack_before
+
+
+def test_a_step_whose_stack_file_cannot_be_written_is_not_made(tmp_path, monkeypatch):
+    """A step whose gates passed records its measurement; the step itself, recorded then not written, is taken back."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    stack_before = path.read_bytes()
+    full_disk_on(monkeypatch, lambda name, n: name == path.name)
+    with pytest.raises(UserError, match="`rollout step` made no change"):
+        runner.step(context(path), passing)
+    st = json.loads(state.read_text())
+    assert (st["step"], st["in_progress"], st["awaiting_deploy"], len(st["history"])) == (0, None, None, 1)
+    assert path.read_bytes() == stack_before
+    monkeypatch.undo()
+    rep = runner.step(context(path), passing)
+    assert (rep["step"], rep["awaiting_deploy"]["change"]) == (0, {"kind": "weight", "weight": 5})
+
+
+def test_a_rollback_that_cannot_be_written_stays_recorded_and_abort_makes_it(tmp_path, capsys, monkeypatch):
+    """A failed gate's rollback is not taken back (the next step would measure again and could pass): it stays
+    recorded, the command says so and how to go on, exit 1 (a gate failed); `rollout abort` makes it."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)  # 0 % confirmed, 5 % awaited
+    stack_before = path.read_bytes()
+
+    def failing():
+        return [Gate("error_rate", 0.5, 0.01, "<=", False, "half failed")], {}
+
+    full_disk_on(monkeypatch, lambda name, n: name == path.name)
+    with pytest.raises(runner.Unfinished) as exc:
+        runner.step(context(path), failing)
+    said = str(exc.value)
+    assert "cannot write: No space left on device" in said and "rollback" in said, said
+    assert f"`gpufleet rollout abort --stack {path}`" in said, said
+    assert path.read_bytes() == stack_before
+    state = json.loads((tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text())
+    assert state["in_progress"]["then"]["status"] == "rolled_back"
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, err = cli(capsys, "rollout", "abort", "--stack", str(path))
+    assert code == 0 and rollout_of(path)["candidate_weight"] == 0, err
+
+
+def test_a_state_file_that_cannot_be_saved_after_the_stack_file_changed_says_the_start_is_recorded(tmp_path, capsys, monkeypatch):
+    """The stack file written, the state's next save (the deploy awaited) fails: the stack file holds the change and
+    the state records the start as in progress. Not exit 2 'the old file is unchanged': exit 1 saying what is
+    recorded and the command that finishes it, which then does."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path = stack_copy(tmp_path, "staging")
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    full_disk_on(monkeypatch, lambda name, n: name == state.name and n == 2)
+    code, err = cli(capsys, "rollout", "start", "--stack", str(path))
+    assert code == 1 and "Traceback" not in err, err
+    assert f"error {state}: cannot write: No space left on device" in err, err
+    assert "`rollout start` is recorded" in err and f"`gpufleet rollout start --stack {path}`" in err, err
+    assert rollout_of(path)["candidate_weight"] == 0
+    assert json.loads(state.read_text())["in_progress"]["command"] == "start"
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, err = cli(capsys, "rollout", "start", "--stack", str(path))
+    assert code == 0 and json.loads(state.read_text())["awaiting_deploy"]["change"] == {"kind": "weight", "weight": 0}, err

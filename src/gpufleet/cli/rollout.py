@@ -29,7 +29,8 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
         help="Roll a new model, image or vLLM version out to a fleet: canary or blue/green steps gated on the live "
         "endpoints (errors, latency, TTFT, vLLM queue and KV cache, answers), automatic rollback (docs/rollout.md).\n\n"
-        "Exit codes: 0 done; 1 a gate failed and the candidate was rolled back; 2 bad input or refused.\n\n"
+        "Exit codes: 0 done; 1 a gate failed and the candidate was rolled back, or a change is recorded and not finished (a "
+        "`pulumi up` or a write failed: the message names the command that finishes it); 2 bad input or refused.\n\n"
         "\b\nExamples:\n"
         f"  gpufleet rollout start --stack {EXAMPLE}\n"
         f"  gpufleet rollout step --stack {EXAMPLE} --current-url http://10.20.1.11:8000 "
@@ -425,6 +426,7 @@ def _run(command, ctx, *args):
     """A runner command, its report with what the stack file now declares (each group's nodes, per-node weight and
     the share they give, as `gpufleet preview` says it); a `pulumi up` that failed is exit 1 with its last line."""
     from gpufleet.rollout.deploy import DeployFailed
+    from gpufleet.rollout.runner import Unfinished
 
     try:
         report = command(ctx, *args)
@@ -433,6 +435,9 @@ def _run(command, ctx, *args):
             f"error {one_line(str(exc))}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
             soft_wrap=True,
         )
+        raise typer.Exit(1) from None
+    except Unfinished as exc:  # recorded, not finished: not 'bad input, nothing done'
+        console(stderr=True).print(f"error {one_line(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     report["declared"] = _declared(ctx.stack)
     return report

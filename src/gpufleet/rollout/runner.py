@@ -52,6 +52,12 @@ class Context(Struct):
 Measure = Callable[[], tuple[list[Gate], dict]]
 
 
+class Unfinished(Exception):
+    """A transition this command recorded could not be completed, and is not taken back (the stack file already holds
+    a change, it is a rollback, or the state file could not be put back): the state file records it in progress and
+    the command named in the message finishes it (exit 1, as a `pulumi up` that failed; not 2, 'nothing done')."""
+
+
 def spec_change(text: str, change: Change, now: datetime) -> str:
     """The stack file's text after `change` (gpufleet.stacks.rollout owns how a rollout section changes)."""
 
@@ -79,6 +85,7 @@ class Run:
         self._held_notes: list[str] = []
         self._dirty = False
         self._cli: str | None = None  # the Pulumi CLI, once its version was checked
+        self._acted = 0  # stack-file writes and deploys made by this command (a transition that made none can be undone)
         self.report: dict = {"stack": ctx.stack, "stack_arg": ctx.stack_arg, "command": command, "applied": [], "notes": []}
 
     def __enter__(self) -> Run:
@@ -128,9 +135,17 @@ class Run:
 
     def begin(self, changes: list[Change], then: dict) -> None:
         """Record the transition (its changes and the state it ends in), then make it. A stack file that cannot take
-        the changes is refused before anything is recorded (the state file kept the transition, half made)."""
-        assert self.state is not None
+        the changes is refused before anything is recorded (the state file kept the transition, half made).
+
+        The record comes first, so that a crash leaves it for the next command to finish. A write that fails instead
+        (a full disk: a UserError) is not a crash: while nothing was made yet (no stack-file write, no deploy) the
+        record is taken back, the state file as it was before it (or none, for a first start), and the command is
+        refused with exit 2, having changed nothing. A rollback is never taken back (the failed gate that began it
+        would be measured again, and could pass), nor a transition whose stack file already changed: that is
+        Unfinished (exit 1), naming the command that finishes it."""
+        assert self.state is not None and not self.held
         self.check_changes(changes)
+        before = self._state_file_bytes()
         self.state.in_progress = {
             "command": self.command,
             "since": now_iso(self.ctx.now()),
@@ -138,7 +153,54 @@ class Run:
             "then": then,
         }
         self.save()
-        self.proceed()
+        acted = self._acted
+        try:
+            self.proceed()
+        except UserError as exc:
+            rollback = then.get("status") in ("rolled_back", "aborted")
+            if self._acted == acted and not rollback:
+                try:
+                    self._put_back(before)
+                except (UserError, OSError) as undo:
+                    why = undo.problems if isinstance(undo, UserError) else [Problem(str(self.state_path), "", str(undo))]
+                    raise self._unfinished([*exc.problems, *why], rollback, made=False) from None
+                undone = (
+                    "the state file it created is removed (no rollout is recorded)"
+                    if before is None
+                    else "the transition it recorded in this file is taken back"
+                )
+                said = f"`rollout {self.command}` made no change: {undone}; run it again once that is fixed"
+                raise UserError([*exc.problems, Problem(str(self.state_path), "", said)]) from None
+            raise self._unfinished(exc.problems, rollback, made=self._acted > acted) from None
+
+    def _state_file_bytes(self) -> bytes | None:
+        """The state file as it is before a transition is recorded (None: there is none), to put back if it is undone."""
+        try:
+            return self.state_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # it was read when the command began: nothing is recorded yet
+            raise UserError(
+                [Problem(str(self.state_path), "", f"cannot be read ({exc.strerror}); nothing was changed")]
+            ) from None
+
+    def _put_back(self, before: bytes | None) -> None:
+        if before is None:
+            self.state_path.unlink(missing_ok=True)
+        else:
+            write_atomic(self.state_path, before, shown=str(self.state_path))
+
+    def _unfinished(self, problems: list[Problem], rollback: bool, made: bool) -> Unfinished:
+        """What is recorded and what finishes it, after `problems` stopped a transition this command recorded."""
+        arg = self.ctx.stack_arg
+        what = "the rollback" if rollback else f"`rollout {self.command}`"
+        held = ", and the stack file holds its change" if made else ", the stack file not changed yet"
+        again = "abort" if rollback else self.command
+        other = "" if rollback else f", or `gpufleet rollout abort --stack {arg}` rolls back"
+        return Unfinished(
+            f"{'; '.join(str(p) for p in problems)}. {what} is recorded in {self.state_path} as in progress{held}: "
+            f"once that is fixed, `gpufleet rollout {again} --stack {arg}` finishes it{other}"
+        )
 
     def check_changes(self, changes: list[Change]) -> None:
         """Refuse (UserError, nothing written) changes the stack file cannot take, or a Pulumi CLI that cannot deploy them."""
@@ -165,6 +227,7 @@ class Run:
             self.report["applied"].append(change.as_json())
             if cli:
                 self.ctx.say(f"pulumi up -s {self.ctx.stack} (Automation API): {change.describe()}")
+                self._acted += 1
                 deploy.automation_up(self.ctx.stack, self.ctx.project, self.ctx.stack_file, self.ctx.say)
                 st.in_progress["changes"] = st.in_progress["changes"][1:]
                 self.save()
@@ -218,7 +281,8 @@ class Run:
         text = self._text()
         new = self._changed(text, change)
         if new != text:
-            write_atomic(path, new, flag=self.ctx.shown)
+            write_atomic(path, new, shown=self.ctx.shown)
+            self._acted += 1
         if change.kind == "promote":  # the window's end is what the stack file says
             retire = inputs.parse_yaml(new, self.ctx.shown)["config"]["gpufleet:fleet"]["rollout"]["retire_after"]
             assert self.state is not None and self.state.in_progress is not None

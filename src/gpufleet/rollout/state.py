@@ -301,7 +301,7 @@ def save(path: Path, state: State) -> None:
                 )
             ]
         )
-    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", flag=str(path))
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", shown=str(path))
 
 
 def operator() -> str:
