@@ -305,13 +305,118 @@ def test_tencent_drains_through_tat_on_every_group():
         assert h["heartbeatTimeout"] == raw["autoscaling"]["drain_timeout_s"]
 
 
-def test_scaler_zip_is_reproducible_and_named_after_its_content():
+def test_scaler_zip_is_reproducible_and_named_after_its_content(tmp_path, monkeypatch):
+    """A preview names the code package and writes nothing (it wrote ~/.cache/gpufleet/scf/scaler-<hash>.zip on every
+    Tencent preview, check and rollout command); a deploy writes it there, atomically."""
+    import hashlib
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     data = autoscaler.scaler_zip()
     assert data == autoscaler.scaler_zip()
     assert "index.py" in zipfile.ZipFile(BytesIO(data)).namelist()
     _, inv = _inv(TC)
     (fn,) = of(inv, "tencentcloud:Scf/function:Function")
-    assert fn["zipFile"] == autoscaler.zip_path(data) and Path(fn["zipFile"]).expanduser().read_bytes() == data
+    assert (
+        fn["zipFile"] == autoscaler.zip_path(data) == f"~/.cache/gpufleet/scf/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+    )
+    assert list(tmp_path.iterdir()) == []  # the provider reads the file only when it creates or updates the function
+    assert autoscaler.write_zip() == fn["zipFile"]  # what `pulumi up` does
+    folder = tmp_path / ".cache" / "gpufleet" / "scf"
+    assert [p.name for p in folder.iterdir()] == [Path(fn["zipFile"]).name]  # no temporary file left
+    assert Path(fn["zipFile"]).expanduser().read_bytes() == data
+    Path(fn["zipFile"]).expanduser().write_bytes(data[:100])  # cut short (a crash of an older gpufleet): written again
+    assert autoscaler.write_zip() == fn["zipFile"] and Path(fn["zipFile"]).expanduser().read_bytes() == data
+
+
+def test_only_a_deploy_writes_the_scaler_zip(tmp_path, monkeypatch):
+    import pulumi
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: True)
+    path = autoscaler.code_file()
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
+    assert autoscaler.code_file() == path and Path(path).expanduser().read_bytes() == autoscaler.scaler_zip()
+
+
+def test_an_offline_tencent_preview_needs_no_writable_home(tmp_path, monkeypatch, capsys):
+    """HOME pointing at a file (or a read-only one, common in CI containers) was a NotADirectoryError traceback of
+    every Tencent preview, which wrote the scaler's zip into ~/.cache."""
+    from inputs.inputs_helpers import run_cli
+
+    home = tmp_path / "home"
+    home.write_text("a file\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    r = run_cli(["preview", "--stack", TC, "--json"], capsys)
+    assert r.code == 0 and "Traceback" not in r.text, r.text
+    assert home.read_text() == "a file\n" and sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+@pytest.mark.parametrize(
+    "env, where",
+    [
+        ({"HOME": "/home/a"}, "HOME"),
+        ({"XDG_CACHE_HOME": "cache/x"}, "HOME"),  # a relative XDG_CACHE_HOME is ignored (the XDG rule)
+        ({"XDG_CACHE_HOME": "/srv/c"}, "XDG_CACHE_HOME"),
+    ],
+)
+def test_a_deploy_that_cannot_write_the_scaler_zip_names_the_folder_and_the_fix(tmp_path, monkeypatch, env, where):
+    """`pulumi up` of a Tencent stack writes the zip the provider reads: a folder it cannot make is a message naming
+    the folder and the variable to set, not a traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x\n")
+    env = {k: v.replace("/home/a", str(blocker)).replace("/srv/c", str(blocker / "c")) for k, v in env.items()}
+    monkeypatch.setenv("HOME", str(blocker))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    folder = blocker / ("c" if where == "XDG_CACHE_HOME" else ".cache") / "gpufleet" / "scf"
+    with pytest.raises(UserError) as exc:
+        autoscaler.write_zip()
+    (problem,) = exc.value.problems
+    said = str(problem)
+    assert said.startswith(f"{where}: {folder}: cannot create or read this folder (Not a directory), where `pulumi up` "), said
+    assert f"set {where}" in said and "to a folder you can write in" in said, said
+
+
+def test_a_full_disk_while_writing_the_scaler_zip_names_the_file(tmp_path, monkeypatch):
+    import errno
+
+    from gpufleet import files
+
+    def full_disk(folder, name, data, mode):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(UserError) as exc:
+        autoscaler.write_zip()
+    said = str(exc.value)
+    assert said.startswith(f"XDG_CACHE_HOME: {tmp_path}/cache/gpufleet/scf/scaler-") and "No space left on device" in said, said
+    assert list((tmp_path / "cache" / "gpufleet" / "scf").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "env, folder",
+    [
+        ({}, "~/.cache/gpufleet/scf"),
+        ({"HOME": "/home/a", "XDG_CACHE_HOME": ""}, "~/.cache/gpufleet/scf"),
+        ({"HOME": "/home/a", "XDG_CACHE_HOME": "cache"}, "~/.cache/gpufleet/scf"),  # relative: ignored
+        ({"HOME": "/home/a", "XDG_CACHE_HOME": "/home/a/.cache/"}, "~/.cache/gpufleet/scf"),
+        ({"HOME": "/home/a/", "XDG_CACHE_HOME": "/home/a/c"}, "~/c/gpufleet/scf"),
+        ({"HOME": "/home/a", "XDG_CACHE_HOME": "/home/ab"}, "/home/ab/gpufleet/scf"),
+        ({"HOME": "/home/a", "XDG_CACHE_HOME": "/srv/cache"}, "/srv/cache/gpufleet/scf"),
+        ({"XDG_CACHE_HOME": "/srv/cache"}, "/srv/cache/gpufleet/scf"),
+    ],
+)
+def test_the_scaler_zip_honours_xdg_cache_home(tmp_path, env, folder):
+    assert autoscaler.zip_dir(env) == folder
+    assert autoscaler.write_zip(environ={"HOME": "/nonexistent", "XDG_CACHE_HOME": str(tmp_path / "c")}).startswith(
+        f"{tmp_path}/c/gpufleet/scf/scaler-"
+    )
+    assert len(list((tmp_path / "c" / "gpufleet" / "scf").iterdir())) == 1
 
 
 # --- preview notes ---------------------------------------------------------------------------------------

@@ -8,8 +8,11 @@ the vendor update of terraform-provider-tencentcloud commit 3bf6f4b4a, 2023-08-3
 CPU / memory / LAN / WAN metrics (as/resource_tc_as_scaling_policy.go, SCALING_GROUP_METRIC_NAME).
 
 The handler (components/tencentcloud/scaler/index.py, entry index.main_handler, standard library only) is zipped by
-the folder's package.py into a file named after its content; the provider reads `zip_file` from disk at apply time and expands `~`
-(scf/resource_tc_scf_function.go: homedir.Expand), so the path is the same on every machine. Runtime Python3.9:
+the folder's package.py into a file named after its content; the provider reads `zip_file` from disk when it creates or
+updates the function, never in a preview, and expands `~` (scf/resource_tc_scf_function.go: homedir.Expand, from
+HOME), so the path is the same on every machine that keeps its cache in ~/.cache (zip_dir: XDG_CACHE_HOME is
+honoured). Only a deploy writes the file (code_file): a preview, gpufleet's offline one or `pulumi preview`, names
+it and writes nothing outside the project. Runtime Python3.9:
 provider v1.82.42 passes `runtime` through without a validator (the description still lists Python3.6, which the
 vendored scf/v20180416 SDK names too), and Tencent's own provider examples create Python3.9 functions
 (tencentcloud/services/scf/resource_tc_scf_trigger.md at 693fd5c, 2026-07-27). No public URL: the function has no
@@ -20,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pulumi
@@ -30,13 +34,15 @@ from msgspec import Struct
 from gpufleet.components.tencentcloud import rules
 from gpufleet.components.tencentcloud.role import attached_role
 from gpufleet.components.tencentcloud.scaler import package
+from gpufleet.errors import Problem, UserError
+from gpufleet.files import write_atomic
 from gpufleet.naming import Names
 from gpufleet.stacks.loader import Fleet
 from gpufleet.stacks.spec import Autoscaling
 
 SCALER = Path(__file__).parent / "scaler"
 HANDLER = "index.main_handler"
-ZIP_DIR = "~/.cache/gpufleet/scf"  # expanded by the provider (homedir.Expand)
+ZIP_DIR = "~/.cache/gpufleet/scf"  # without XDG_CACHE_HOME; `~` expanded by the provider (homedir.Expand)
 METRICS_PATH = "/metrics/vllm"  # the gateway serves vLLM's metrics here on serving.gateway.metrics_port (images/gateway.py)
 
 
@@ -46,21 +52,76 @@ def scaler_zip() -> bytes:
     return package.zip_bytes()
 
 
-def zip_path(data: bytes) -> str:
-    return f"{ZIP_DIR}/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+def zip_dir(environ: Mapping[str, str] = os.environ) -> str:
+    """The folder of the code package as the function declares it: $XDG_CACHE_HOME/gpufleet/scf when XDG_CACHE_HOME
+    is an absolute path (the XDG rule: a relative one is ignored), else ~/.cache/gpufleet/scf. A folder under HOME is
+    written from `~`, so that machines with the same layout declare the same path (another path is an update of the
+    function's code on the next `pulumi up`, the same bytes)."""
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(xdg):
+        return ZIP_DIR
+    cache, home = os.path.normpath(xdg), environ.get("HOME", "")
+    home = os.path.normpath(home) if os.path.isabs(home) else ""
+    if home not in ("", "/") and cache == home:
+        return "~/gpufleet/scf"
+    if home not in ("", "/") and cache.startswith(home + "/"):
+        return f"~/{cache[len(home) + 1 :]}/gpufleet/scf"
+    return f"{cache}/gpufleet/scf"
 
 
-def write_zip() -> str:
-    """Write the zip (once per content) and return the path the provider reads."""
+def zip_path(data: bytes, environ: Mapping[str, str] = os.environ) -> str:
+    return f"{zip_dir(environ)}/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+
+
+def code_file() -> str:
+    """The path the function's `zip_file` names. The file is written only when the program deploys: a preview
+    (gpufleet's offline one, `check`, the rollout commands, `pulumi preview`) never reads it, so it writes nothing
+    into the user's cache (it did, and a HOME it could not write in was a traceback of every Tencent preview)."""
     data = scaler_zip()
-    path = zip_path(data)
-    target = Path(path).expanduser()
-    if not target.exists():
+    if pulumi.runtime.is_dry_run():
+        return zip_path(data)
+    return write_zip(data)
+
+
+def write_zip(data: bytes | None = None, environ: Mapping[str, str] = os.environ) -> str:
+    """Write the code package (once per content: a file holding other bytes is replaced) where zip_path says, and
+    return that path. Atomic (files.write_atomic: a temporary file of its own, fsync'ed, renamed), so two runs at once
+    or a kill never leave half a zip; a folder that cannot be made or written is a UserError naming it and the fix."""
+    data = scaler_zip() if data is None else data
+    path = zip_path(data, environ)
+    what = "where `pulumi up` writes the Tencent scaler's code package for the provider to read"
+    if os.path.isabs(environ.get("XDG_CACHE_HOME", "")):
+        var, fix = "XDG_CACHE_HOME", "set XDG_CACHE_HOME to a folder you can write in (or unset it for ~/.cache)"
+    else:
+        var, fix = (
+            "HOME",
+            "set HOME, or XDG_CACHE_HOME, to a folder you can write in (the package goes to $XDG_CACHE_HOME/gpufleet/scf)",
+        )
+    expanded = _expand(path, environ)
+    if expanded is None:
+        raise UserError([Problem("HOME", "", f"is not set: {ZIP_DIR} has no place ({what}); {fix}")])
+    target = Path(expanded)
+    try:
+        if target.is_file() and target.read_bytes() == data:
+            return path
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
+    except OSError as exc:
+        raise UserError(
+            [Problem(var, str(target.parent), f"cannot create or read this folder ({exc.strerror}), {what}: {fix}")]
+        ) from None
+    try:
+        write_atomic(target, data, shown=str(target))
+    except UserError as exc:
+        raise UserError([Problem(var, str(target), f"{p.message} ({what}): {fix}") for p in exc.problems]) from None
     return path
+
+
+def _expand(path: str, environ: Mapping[str, str]) -> str | None:
+    """`path` with a leading ~ expanded as the provider does (HOME), None when there is no home to expand it to."""
+    if not path.startswith("~/"):
+        return path
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return None if not os.path.isabs(home) else os.path.join(home, path[2:])
 
 
 class AutoscalerArgs(Struct, frozen=True):
@@ -180,7 +241,7 @@ class Autoscaler(pulumi.ComponentResource):
             f"{name}-fn",
             name=physical(name),
             description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
-            zip_file=write_zip(),
+            zip_file=code_file(),
             role=role_name,
             vpc_id=args.vpc_id,
             subnet_id=args.subnet_id,
