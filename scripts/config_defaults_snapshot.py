@@ -120,7 +120,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{OUT}: differs from the installed transformers' defaults; re-run without --check", file=sys.stderr)
             return 1
         return 0
-    OUT.write_text(text)
+    from gpufleet.errors import UserError
+    from gpufleet.files import write_atomic
+
+    try:
+        write_atomic(OUT, text, shown=str(OUT))  # every plan fit reads it: never half a file
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
     print(f"wrote {OUT}")
     return 0
 

@@ -8,7 +8,8 @@ reads PEP 658 metadata and downloads no wheel), for the recipe's Python version 
     .venv/bin/python scripts/lock_image_python.py cuda13-vllm [--glibc 39] [--upgrade]
 
 Re-locking keeps the pins of the existing lock as constraints (a new tool does not move the serving stack);
---upgrade resolves afresh.
+--upgrade resolves afresh. The lock is replaced atomically (gpufleet.files.write_atomic: checked before pip runs, then a
+temporary file, fsync'ed, renamed): a full disk leaves the old lock whole, never a lock cut mid-hash.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def render(recipe_name: str, report: dict, python: str, glibc_minor: int) -> str
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main() -> int:
+    from gpufleet.errors import UserError
+    from gpufleet.files import output_problems, write_atomic
     from gpufleet.images.recipes import load_recipe
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -102,11 +105,22 @@ def main() -> None:
         f"{t.package}=={t.version}" for t in recipe.python_tools
     ]
     out = ROOT / "src" / "gpufleet" / "images" / recipe.python_lock
-    report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(recipe.name, report, recipe.pins["python"], args.glibc))
-    print(f"wrote {out.relative_to(ROOT)} ({len(report['install'])} packages)")
+    shown = str(out.relative_to(ROOT))
+    try:
+        if problems := output_problems(out, shown=shown, make_folders=True):  # before pip resolves (minutes)
+            raise UserError(problems)
+        report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, render(recipe.name, report, recipe.pins["python"], args.glibc), shown=shown)
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
+    except OSError as exc:  # the locks folder could not be made
+        print(f"{out.parent}: cannot create it: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {shown} ({len(report['install'])} packages)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,6 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpufleet.cost import catalog, derive
+from gpufleet.errors import Problem, UserError
+from gpufleet.files import output_problems, write_atomic
 
 # quote item -> catalog key, per cloud; None: not a catalog item (the table says so)
 MAP = {
@@ -109,8 +111,13 @@ def table(cloud: str) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cloud", choices=("alicloud", "tencentcloud"), action="append")
-    parser.add_argument("-o", "--output")
+    parser.add_argument("-o", "--output", help="write the table to this file (atomically; - is standard output)")
     args = parser.parse_args()
+    out = None if args.output is None else Path(args.output)
+    problems = [Problem("-o", "", "is empty: give a file")] if args.output == "" else output_problems(out) if out else []
+    if problems:  # before the table is computed
+        print("\n".join(str(p) for p in problems), file=sys.stderr)
+        return 2
     lines = []
     for cloud in args.cloud or ["alicloud", "tencentcloud"]:
         lines += [
@@ -122,10 +129,14 @@ def main() -> int:
             "",
         ]
     text = "\n".join(lines)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
+    if out is None:
         sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(out, text)
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
     return 0
 
 

@@ -18,12 +18,18 @@ START, END = "<!-- calibration-table:start -->", "<!-- calibration-table:end -->
 
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # no options: --help prints, any other refused
+    from gpufleet.errors import UserError
+    from gpufleet.files import write_atomic
     from gpufleet.sizing.calibration import class_table_markdown
 
     text = DOC.read_text()
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n{class_table_markdown()}\n{END}{tail}")
+    try:
+        write_atomic(DOC, f"{head}{START}\n{class_table_markdown()}\n{END}{tail}", shown=str(DOC))  # never half the doc
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
     print(f"wrote the table into {DOC}")
     return 0
 

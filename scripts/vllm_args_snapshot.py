@@ -1,6 +1,7 @@
 """Snapshot the flags `vllm serve` accepts, from the installed vLLM package.
 
-Run with a Python that has vLLM installed (it needs nothing from gpufleet):
+Run with a Python that has vLLM installed (it needs nothing from gpufleet but its file writer, src/gpufleet/files.py
+of this checkout, which needs msgspec: a vLLM dependency):
 
     /work/vllm-venv/bin/python scripts/vllm_args_snapshot.py            # writes sizing/data/vllm_args/<version>.json
     /work/vllm-venv/bin/python scripts/vllm_args_snapshot.py --check sizing/data/vllm_args/0.33.0.json
@@ -44,6 +45,30 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_args"
+
+
+def write_atomic(path: Path, text: str, **how: str) -> int:
+    """Write through gpufleet's one file writer (src/gpufleet/files.py of this checkout: checked, a temporary file,
+    fsync'ed, renamed; a full disk leaves the old file whole), whichever Python runs this script; 0, or 2 with the
+    message."""
+    sys.path.insert(0, str(ROOT / "src"))
+    try:
+        from gpufleet import files
+        from gpufleet.errors import UserError
+    except ImportError as exc:  # msgspec, which gpufleet's errors need
+        print(
+            f"{path}: not written: src/gpufleet/files.py needs {exc.name} in this Python (pip install {exc.name})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        files.write_atomic(path, text, **how)
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
+    return 0
+
+
 GENERATOR = "scripts/vllm_args_snapshot.py"
 TYPES = ("int", "float", "str", "bool", "json", "other")
 ACTIONS = ("store", "store_true", "store_false", "boolean_optional", "append", "count", "other")
@@ -322,8 +347,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{opts.check}: matches vllm=={fresh['vllm_version']} ({len(fresh['args'])} flags)")
         return 0
     out = opts.output or OUT_DIR / f"{fresh['vllm_version']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(dumps(fresh))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"{out.parent}: cannot create it: {exc.strerror}", file=sys.stderr)
+        return 2
+    # every preview reads the snapshot: never half of one
+    if code := write_atomic(out, dumps(fresh), **({"flag": "-o"} if opts.output else {"shown": str(out)})):
+        return code
     print(f"wrote {out} ({len(fresh['args'])} flags)")
     return 0
 

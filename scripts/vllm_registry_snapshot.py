@@ -34,6 +34,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_architectures.json"
+
+
+def write_atomic(path: Path, text: str, **how: str) -> int:
+    """Write through gpufleet's one file writer (src/gpufleet/files.py of this checkout: checked, a temporary file,
+    fsync'ed, renamed; a full disk leaves the old file whole), whichever Python runs this script; 0, or 2 with the
+    message."""
+    sys.path.insert(0, str(ROOT / "src"))
+    try:
+        from gpufleet import files
+        from gpufleet.errors import UserError
+    except ImportError as exc:  # msgspec, which gpufleet's errors need
+        print(
+            f"{path}: not written: src/gpufleet/files.py needs {exc.name} in this Python (pip install {exc.name})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        files.write_atomic(path, text, **how)
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
+    return 0
+
+
 REGISTRY = "vllm/model_executor/models/registry.py"
 QUANTIZATION = "vllm/model_executor/layers/quantization/__init__.py"
 GENERATE = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS", "_TRANSFORMERS_SUPPORTED_MODELS")
@@ -201,7 +225,8 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"{OUT}: matches")
         return 0
-    OUT.write_text(text, encoding="utf-8")
+    if code := write_atomic(OUT, text, shown=str(OUT)):  # plan fit reads it: never half a file
+        return code
     print(f"wrote {OUT} ({len(args.wheels)} releases)")
     return 0
 
