@@ -20,9 +20,6 @@ SUMMARY = pytest.StashKey[list]()
 
 def pytest_configure(config):
     config.stash[SUMMARY] = []
-    # the Tencent scaler's zip path follows XDG_CACHE_HOME (components/tencentcloud/autoscaler.zip_dir): the goldens and
-    # the previews compared are the default's, ~/.cache
-    os.environ.pop("XDG_CACHE_HOME", None)
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ CPU / memory / LAN / WAN metrics (as/resource_tc_as_scaling_policy.go, SCALING_G
 The handler (components/tencentcloud/scaler/index.py, entry index.main_handler, standard library only) is zipped by
 the folder's package.py into a file named after its content; the provider reads `zip_file` from disk when it creates or
 updates the function, never in a preview, and expands `~` (scf/resource_tc_scf_function.go: homedir.Expand, from
-HOME), so the path is the same on every machine that keeps its cache in ~/.cache (zip_dir: XDG_CACHE_HOME is
-honoured). Only a deploy writes the file (code_file): a preview, gpufleet's offline one or `pulumi preview`, names
+HOME), so the path is the same on every machine. Only a deploy writes the file (code_file): a preview, gpufleet's offline one or `pulumi preview`, names
 it and writes nothing outside the project. Runtime Python3.9:
 provider v1.82.42 passes `runtime` through without a validator (the description still lists Python3.6, which the
 vendored scf/v20180416 SDK names too), and Tencent's own provider examples create Python3.9 functions
@@ -24,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pulumi
@@ -42,7 +41,7 @@ from gpufleet.stacks.spec import Autoscaling
 
 SCALER = Path(__file__).parent / "scaler"
 HANDLER = "index.main_handler"
-ZIP_DIR = "~/.cache/gpufleet/scf"  # without XDG_CACHE_HOME; `~` expanded by the provider (homedir.Expand)
+ZIP_DIR = "~/.cache/gpufleet/scf"  # `~` expanded by the provider (homedir.Expand)
 METRICS_PATH = "/metrics/vllm"  # the gateway serves vLLM's metrics here on serving.gateway.metrics_port (images/gateway.py)
 
 
@@ -52,25 +51,8 @@ def scaler_zip() -> bytes:
     return package.zip_bytes()
 
 
-def zip_dir(environ: Mapping[str, str] = os.environ) -> str:
-    """The folder of the code package as the function declares it: $XDG_CACHE_HOME/gpufleet/scf when XDG_CACHE_HOME
-    is an absolute path (the XDG rule: a relative one is ignored), else ~/.cache/gpufleet/scf. A folder under HOME is
-    written from `~`, so that machines with the same layout declare the same path (another path is an update of the
-    function's code on the next `pulumi up`, the same bytes)."""
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(xdg):
-        return ZIP_DIR
-    cache, home = os.path.normpath(xdg), environ.get("HOME", "")
-    home = os.path.normpath(home) if os.path.isabs(home) else ""
-    if home not in ("", "/") and cache == home:
-        return "~/gpufleet/scf"
-    if home not in ("", "/") and cache.startswith(home + "/"):
-        return f"~/{cache[len(home) + 1 :]}/gpufleet/scf"
-    return f"{cache}/gpufleet/scf"
-
-
-def zip_path(data: bytes, environ: Mapping[str, str] = os.environ) -> str:
-    return f"{zip_dir(environ)}/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+def zip_path(data: bytes) -> str:
+    return f"{ZIP_DIR}/scaler-{hashlib.sha256(data).hexdigest()[:16]}.zip"
 
 
 def code_file() -> str:
@@ -83,45 +65,33 @@ def code_file() -> str:
     return write_zip(data)
 
 
-def write_zip(data: bytes | None = None, environ: Mapping[str, str] = os.environ) -> str:
+def write_zip(data: bytes | None = None) -> str:
     """Write the code package (once per content: a file holding other bytes is replaced) where zip_path says, and
     return that path. Atomic (files.write_atomic: a temporary file of its own, fsync'ed, renamed), so two runs at once
-    or a kill never leave half a zip; a folder that cannot be made or written is a UserError naming it and the fix."""
+    or a kill never leave half a zip; a folder that cannot be made or written is a UserError naming it and the fix.
+    The folder is always ~/.cache/gpufleet/scf (XDG_CACHE_HOME is not followed): the path is the function's input, and
+    one that differs between operators would update the function on every deploy by another."""
     data = scaler_zip() if data is None else data
-    path = zip_path(data, environ)
+    path = zip_path(data)
     what = "where `pulumi up` writes the Tencent scaler's code package for the provider to read"
-    if os.path.isabs(environ.get("XDG_CACHE_HOME", "")):
-        var, fix = "XDG_CACHE_HOME", "set XDG_CACHE_HOME to a folder you can write in (or unset it for ~/.cache)"
-    else:
-        var, fix = (
-            "HOME",
-            "set HOME, or XDG_CACHE_HOME, to a folder you can write in (the package goes to $XDG_CACHE_HOME/gpufleet/scf)",
-        )
-    expanded = _expand(path, environ)
-    if expanded is None:
+    fix = "run `pulumi up` with HOME set to a folder you can write in"
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    if not os.path.isabs(home):
         raise UserError([Problem("HOME", "", f"is not set: {ZIP_DIR} has no place ({what}); {fix}")])
-    target = Path(expanded)
+    target = Path(home) / path.removeprefix("~/")
     try:
         if target.is_file() and target.read_bytes() == data:
             return path
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(
-            [Problem(var, str(target.parent), f"cannot create or read this folder ({exc.strerror}), {what}: {fix}")]
+            [Problem("HOME", str(target.parent), f"cannot create or read this folder ({exc.strerror}), {what}: {fix}")]
         ) from None
     try:
         write_atomic(target, data, shown=str(target))
     except UserError as exc:
-        raise UserError([Problem(var, str(target), f"{p.message} ({what}): {fix}") for p in exc.problems]) from None
+        raise UserError([Problem("HOME", str(target), f"{p.message} ({what}): {fix}") for p in exc.problems]) from None
     return path
-
-
-def _expand(path: str, environ: Mapping[str, str]) -> str | None:
-    """`path` with a leading ~ expanded as the provider does (HOME), None when there is no home to expand it to."""
-    if not path.startswith("~/"):
-        return path
-    home = environ.get("HOME") or os.path.expanduser("~")
-    return None if not os.path.isabs(home) else os.path.join(home, path[2:])
 
 
 class AutoscalerArgs(Struct, frozen=True):
