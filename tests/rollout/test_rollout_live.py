@@ -399,6 +399,43 @@ def test_the_key_is_read_from_the_environment_or_a_file_and_never_shown(fleet, c
         assert KEY not in text
 
 
+def _leaky(prompt: str) -> str:
+    """A candidate that reflects the key in one answer (a model or middleware repeating a header or system prompt):
+    once whole, and once where the report's 160-character cut would fall inside it."""
+    text = default_answer(prompt)
+    if "17 multiplied" not in prompt:
+        return text
+    text += f" key={KEY}"
+    return text + " " + "y" * (150 - len(text) - 2) + " " + KEY  # the second starts at character 150
+
+
+def test_a_key_the_server_echoes_in_an_answer_is_masked_in_the_state_file_report_and_status(fleet, capsys, monkeypatch, tmp_path):
+    path, lb, cur, cand = fleet(
+        env="staging",
+        current=group(CURRENT_MODEL, api_key=KEY),
+        candidate=group(CANDIDATE_MODEL, api_key=KEY, answer=_leaky),
+        max_latency_p95_ratio=3,
+        max_ttft_p95_ratio=3,
+    )
+    stack = ["--stack", str(path)]
+    monkeypatch.setenv("ROLLOUT_KEY", KEY)
+    assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
+    report = tmp_path / "step.json"
+    code, _, err = run_cli(
+        capsys, "rollout", "step", *stack, *gate_args(cur, cand, "--api-key-env", "ROLLOUT_KEY", "-o", str(report))
+    )
+    assert code == 0, err  # 1 of 10 answers changed: the gate passes at the default 0.9
+    (changed,) = json.loads(report.read_text())["figures"]["answers"]["changed"]
+    assert changed["id"] == "arithmetic" and changed["candidate"].count("***") == 2, changed
+    table = tmp_path / "step.txt"
+    main(["rollout", "status", *stack, "-o", str(table)])
+    code, status, _ = run_cli(capsys, "rollout", "status", *stack)
+    state = (path.parent / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text()
+    for text in (report.read_text(), table.read_text(), json.dumps(status), state, err):
+        assert KEY[:12] not in text  # neither the key nor the part of it a cut would keep
+    assert "key=***" in table.read_text()
+
+
 def test_an_unreachable_endpoint_is_bad_input_and_rolls_nothing_back(fleet, capsys):
     path, lb, cur, cand = fleet(env="staging")
     stack = ["--stack", str(path)]

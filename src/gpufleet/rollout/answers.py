@@ -9,7 +9,8 @@ with temperature 0, top_p 1, the set's max_tokens and seed, so a version that ha
   all tokens, order-aware; 1.0 the same, 0.0 nothing in common; a prompt either side failed to answer: 0). The gate
   compares the mean over all prompts with `answers.min_similarity` (the spec's "least mean similarity").
 
-The report lists every prompt whose answer changed, lowest similarity first, with both answers (shortened).
+The report lists every prompt whose answer changed, lowest similarity first, with both answers (the key masked,
+then shortened).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError
+from gpufleet.secret import masked_line
 
 DEFAULT = Path(__file__).parent / "data" / "prompts.yaml"
 SHOWN = 160  # characters of each answer kept in the report
@@ -145,16 +147,14 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, ta, tb, autojunk=False).ratio()
 
 
-def _short(text: str | None) -> str | None:
-    if text is None:
-        return None
-    one = " ".join(text.split())
-    return one if len(one) <= SHOWN else one[:SHOWN] + "…"
+def _short(text: str | None, secret: str | None) -> str | None:
+    return None if text is None else masked_line(text, secret, SHOWN)
 
 
-def compare(ps: PromptSet, current: dict[str, str | None], candidate: dict[str, str | None]) -> dict:
+def compare(ps: PromptSet, current: dict[str, str | None], candidate: dict[str, str | None], secret: str | None = None) -> dict:
     """Exact-match rate and the changed prompts (lowest similarity first). A prompt either side failed to answer
-    counts as changed with similarity 0."""
+    counts as changed with similarity 0. The answers and prompts kept are shortened with `secret` (the key sent)
+    masked first: they go to the state file, the report and `rollout status`, and a server may echo the key."""
     changed = []
     sims = []
     for pid, prompt in ps.prompts:
@@ -165,7 +165,13 @@ def compare(ps: PromptSet, current: dict[str, str | None], candidate: dict[str, 
         sim = 0.0 if a is None or b is None else similarity(a, b)
         sims.append(sim)
         changed.append(
-            {"id": pid, "prompt": _short(prompt), "similarity": round(sim, 4), "current": _short(a), "candidate": _short(b)}
+            {
+                "id": pid,
+                "prompt": _short(prompt, secret),
+                "similarity": round(sim, 4),
+                "current": _short(a, secret),
+                "candidate": _short(b, secret),
+            }
         )
     changed.sort(key=lambda c: (c["similarity"], c["id"]))
     n = len(ps.prompts)

@@ -247,7 +247,7 @@ async def _answers(current: Endpoint, candidate: Endpoint, ps: answers.PromptSet
     got = await asyncio.gather(
         *(answers.collect(loadtest.chat_endpoint(ep.url), ep.model, ps, headers, s.timeout_s) for ep in (current, candidate))
     )
-    return answers.compare(ps, got[0], got[1])
+    return answers.compare(ps, got[0], got[1], s.api_key)
 
 
 def gates(

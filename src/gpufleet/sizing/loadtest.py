@@ -32,7 +32,7 @@ from msgspec import Struct
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import host_problem
-from gpufleet.secret import Secret
+from gpufleet.secret import Secret, masked_line
 from gpufleet.sizing.loadstats import LevelRun, Sample, error_summary, level_stats, result_json
 
 DEFAULT_PROMPT = "Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message in a bottle."
@@ -41,6 +41,7 @@ CHAT_PATH = "/v1/chat/completions"
 # Answers that mean the request itself is wrong, not that the server is busy. When every request of the
 # first level gets one (or cannot connect), the run stops with a UserError instead of a result of errors.
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 422})
+ERROR_SHOWN = 200  # characters of a failed request's error kept (the key masked first: a server may echo it)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -283,14 +284,6 @@ def settings(
 # ---- the client ----------------------------------------------------------------------------------------
 
 
-def _short(text: str, secret: str | None, limit: int = 200) -> str:
-    """One line of at most `limit` characters, with the key (if the server echoed it) masked."""
-    text = " ".join(str(text).split())
-    if secret:
-        text = text.replace(secret, "***")
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _delta_text(choice: object) -> str:
     delta = choice.get("delta") if isinstance(choice, dict) else None
     if not isinstance(delta, dict):
@@ -329,7 +322,14 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
         return (time.perf_counter() - start) * 1000.0
 
     def fail(error: str, status: int = 0, fatal: bool = False) -> Sample:
-        return Sample(ok=False, latency_ms=since(), ttft_ms=ttft, error=_short(error, s.api_key), status=status, fatal=fatal)
+        return Sample(
+            ok=False,
+            latency_ms=since(),
+            ttft_ms=ttft,
+            error=masked_line(error, s.api_key, ERROR_SHOWN),
+            status=status,
+            fatal=fatal,
+        )
 
     try:
         async with asyncio.timeout(s.timeout_s):
@@ -357,7 +357,7 @@ async def one_request(client: httpx.AsyncClient, s: Settings) -> Sample:
                     if isinstance(usage, dict):
                         for name in ("completion_tokens", "prompt_tokens"):
                             if usage.get(name) is not None and (why := _count_problem(usage[name])):
-                                return fail(f"the stream's usage says {name} {_short(repr(usage[name]), None, 40)}: {why}")
+                                return fail(f"the stream's usage says {name} {masked_line(repr(usage[name]), None, 40)}: {why}")
                         if usage.get("completion_tokens") is not None:
                             usage_tokens = usage["completion_tokens"]
                         if usage.get("prompt_tokens") is not None:
