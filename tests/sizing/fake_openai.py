@@ -7,7 +7,7 @@ knee. It can also refuse keys, fail every n-th request with a 500, leave out the
 
 Like vLLM it also answers non-streaming requests (`"stream": false`: one chat completion whose text is
 `answer(prompt)`, the same every time, as greedy decoding gives), `GET /health` (200, or 503 when not `healthy`)
-and `GET /metrics` in Prometheus text with vLLM's own names: `vllm:num_requests_running`,
+and `GET /metrics` (any query string ignored) in Prometheus text with vLLM's own names: `vllm:num_requests_running`,
 `vllm:num_requests_waiting` and the KV-cache use (`vllm:kv_cache_usage_perc`, or with `metric_names="0.10.0-v0"`
 `vllm:gpu_cache_usage_perc`). With `max_num_seqs` set, at most that many requests are served at once and the
 others really wait (counted as waiting); KV-cache use is running x `kv_per_seq` (a fraction, at most 1).
@@ -99,9 +99,10 @@ def _handler(b: Behaviour):
             self.wfile.flush()
 
         def do_GET(self):
-            if self.path == "/health":
+            path = self.path.split("?", 1)[0]  # a query string is ignored, as vLLM ignores one it does not read
+            if path == "/health":
                 return self._send(200 if b.healthy else 503, {})
-            if self.path == "/metrics":
+            if path == "/metrics":
                 data = b.metrics_text().encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")

@@ -11,7 +11,7 @@ from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console, one_line
-from gpufleet.secret import Secret
+from gpufleet.secret import Secret, redact_url
 
 # Engines (and costly standard modules such as importlib.metadata) are imported inside the functions that use them,
 # not at the top (issue 25's rule, measured): `gpufleet` imports every command module to parse its arguments and build
@@ -221,7 +221,7 @@ def _measure(
             Problem(
                 "--candidate-metrics-url",
                 "",
-                f"{cand_m} is the current group's metrics URL too: the queue and KV-cache gates would read the current "
+                f"{redact_url(cand_m)} is the current group's metrics URL too: the queue and KV-cache gates would read the current "
                 "group as the candidate; give the candidate group's vLLM metrics",
             )
         )

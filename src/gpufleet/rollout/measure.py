@@ -26,7 +26,7 @@ from gpufleet.errors import Problem, UserError
 from gpufleet.images import node_agent, scaling_signals
 from gpufleet.rollout import answers
 from gpufleet.rollout.gates import Gate, Thresholds, answer_gates, traffic_gates
-from gpufleet.secret import Secret
+from gpufleet.secret import Secret, redact_url
 from gpufleet.sizing import loadstats, loadtest
 
 
@@ -34,7 +34,7 @@ class Endpoint(Struct, frozen=True):
     name: str  # current | candidate
     url: str  # serving base URL (http://node:8000 or the group's own listener)
     model: str
-    metrics_url: str
+    metrics_url: str  # requested as given; shown and stored redacted (a proxy's ?access_token=)
 
 
 class LoadSettings(Struct, frozen=True):
@@ -64,6 +64,7 @@ class _Poller:
 
     def __init__(self, url: str, specs: dict[str, dict], poll_s: float, headers: dict):
         self.url, self.specs, self.poll_s, self.headers = url, specs, poll_s, headers
+        self.shown = redact_url(url)  # in every message: the query string may hold a token
         self.highest: dict[str, float] = {}
         self.not_finite: dict[str, str] = {}  # signal -> the first reading of it that was not a finite number
         self.error: str | None = None
@@ -73,23 +74,23 @@ class _Poller:
         try:
             resp = await client.get(self.url, headers=self.headers)
             if resp.status_code != 200:
-                self.error = f"GET {self.url}: HTTP {resp.status_code}"
+                self.error = f"GET {self.shown}: HTTP {resp.status_code}"
                 return
             values = read_signals(resp.text, self.specs)
         except (httpx.HTTPError, OSError) as exc:
-            self.error = f"GET {self.url}: {type(exc).__name__}"
+            self.error = f"GET {self.shown}: {type(exc).__name__}"
             return
         except (ValueError, IndexError):
-            self.error = f"GET {self.url}: not Prometheus text"
+            self.error = f"GET {self.shown}: not Prometheus text"
             return
         missing = [k for k, v in values.items() if v is None]
         if missing:
-            self.error = f"GET {self.url}: no {', '.join(' / '.join(self.specs[k]['vllm']) for k in missing)}"
+            self.error = f"GET {self.shown}: no {', '.join(' / '.join(self.specs[k]['vllm']) for k in missing)}"
         self.reads += 1
         for k, v in values.items():
             if v is not None and not math.isfinite(v):
                 names = " / ".join(self.specs[k]["vllm"])
-                self.not_finite.setdefault(k, f"GET {self.url}: {names} read {v:g}, not a finite figure")
+                self.not_finite.setdefault(k, f"GET {self.shown}: {names} read {v:g}, not a finite figure")
             elif v is not None:
                 self.highest[k] = max(v, self.highest.get(k, v))
 
@@ -188,7 +189,7 @@ def _side(ep: Endpoint, level: dict, poller: _Poller) -> dict:
     return {
         "url": ep.url,
         "model": ep.model,
-        "metrics_url": ep.metrics_url,
+        "metrics_url": redact_url(ep.metrics_url),  # the state file and report keep no token of its query
         "requests": level["requests"],
         "errors": level["errors"],
         "error_rate": level["error_rate"],
@@ -228,7 +229,8 @@ async def measure(current: Endpoint, candidate: Endpoint, s: LoadSettings) -> di
                     Problem(
                         f"--{ep.name}-metrics-url",
                         "",
-                        f"{poller.error or ep.metrics_url}: give the {ep.name} group's vLLM metrics URL; nothing was changed",
+                        f"{poller.error or redact_url(ep.metrics_url)}: give the {ep.name} group's vLLM metrics URL; "
+                        "nothing was changed",
                     )
                 ]
             )
