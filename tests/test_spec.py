@@ -70,6 +70,19 @@ def test_shipped_stacks_validate(stack):
             "fleet.model.source: 'https://10.0.0.999/x.tar': its host '10.0.0.999' is",
         ),
         ({"model__source": "https://a..b/x.tar"}, "its host 'a..b' is not an IP address or a host name"),
+        # a stack file is committed and its problems go to CI logs: what holds a credential is not repeated
+        (
+            {"model__source": "https://user:SEKRET123D@models.example.com/q.tar"},
+            "fleet.model.source: has credentials in it (user:password@)",
+        ),
+        (
+            {"model__source": "https://models.example.com/q.tar?X-Amz-Signature=SEKRET123E"},
+            "('https://models.example.com/q.tar?***' is not)",
+        ),
+        (
+            {"serving__extra_args": {"hf-overrides": "SEKRET123$C"}},
+            "fleet.serving.extra_args: hf-overrides: its value holds '$', which is not allowed",
+        ),
         ({"network__ssh_cidrs": ["0.0.0.0/0"]}, "opens SSH to the whole internet"),
         ({"network__ssh_cidrs": ["1.2.3.4/32"] * 2}, "fleet.network.ssh_cidrs: lists 1.2.3.4/32 twice: name each network once"),
         ({"load_balancer__allowed_cidrs": ["0.0.0.0/0"] * 2}, "fleet.load_balancer.allowed_cidrs: lists 0.0.0.0/0 twice"),
@@ -91,6 +104,7 @@ def test_shipped_stacks_validate(stack):
 def test_bad_input_names_file_field_and_fix(changes, expected):
     found = problems(edit(**changes))
     assert any(expected in p for p in found), found
+    assert not any("SEKRET123" in p for p in found), found
 
 
 @pytest.mark.parametrize(

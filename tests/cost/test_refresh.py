@@ -436,6 +436,10 @@ def test_missing_credentials_and_bad_region(monkeypatch, data, project):
         (("alicloud", "cn-hangzhou", "https://ecs.aliyuncs.com"), "--endpoint: 'https://ecs.aliyuncs.com' is not HOST"),
         (("alicloud", "cn-hangzhou", "127.0.0.1:99999"), "--endpoint: '127.0.0.1:99999' has a port that is not 1-65535"),
         (("alicloud", "cn-hangzhou", "bad_host!:80"), "--endpoint: 'bad_host!:80' is not an IP address or a host name"),
+        # the credentials given where the endpoint goes were printed with it
+        (("alicloud", "cn-hangzhou", "LTAI:SEKRET123X@ecs.aliyuncs.com"), "--endpoint: has credentials in it"),
+        (("alicloud", "cn-hangzhou", "LTAI:SEKRET123X@ecs.aliyuncs.com:99999"), "--endpoint: has credentials in it"),
+        (("alicloud", "cn-hangzhou", "ecs.aliyuncs.com/?token=SEKRET123X"), "--endpoint: 'ecs.aliyuncs.com/?***' is not"),
         # --image-id is Tencent's: with alicloud it was ignored
         (("alicloud", "cn-hangzhou", None, "https", "img-x"), "--image-id: Tencent only"),
     ],
@@ -444,4 +448,4 @@ def test_refresh_refuses_a_bad_endpoint_or_image_before_asking(monkeypatch, args
     monkeypatch.delenv("ALIBABA_CLOUD_ACCESS_KEY_ID", raising=False)  # refused before the credentials are looked at
     with pytest.raises(UserError) as exc:
         refresh.refresh(*args)
-    assert says in str(exc.value) and "environment" not in str(exc.value)
+    assert says in str(exc.value) and "environment" not in str(exc.value) and "SEKRET123" not in str(exc.value)

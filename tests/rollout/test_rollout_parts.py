@@ -718,6 +718,31 @@ def test_one_endpoint_for_both_groups_is_refused_before_measuring(capsys, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize(
+    "flag, url",
+    [
+        ("--current-metrics-url", "http://u:SEKRET123M@127.0.0.1:99999/metrics"),  # its port was named, the URL whole
+        ("--candidate-metrics-url", "ftp://u:SEKRET123M@127.0.0.1/metrics"),
+        ("--candidate-metrics-url", "http://u:SEKRET123M@127.0.0.1 x/metrics"),
+        ("--candidate-url", "http://u:SEKRET123M@127.0.0.1:99999"),
+    ],
+)
+def test_a_gate_url_with_credentials_is_refused_as_such_and_never_shown(capsys, tmp_path, flag, url):
+    import shutil
+
+    from gpufleet.cli import main
+
+    stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
+    argv = ["rollout", "step", "--stack", str(stack), "--current-url", "http://127.0.0.1:1", "--candidate-url"]
+    argv += ["http://127.0.0.1:2", flag, url]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err and "SEKRET123" not in err, err
+    assert f"error {flag}: has credentials in it" in err, err
+
+
 def test_gate_concurrency_is_capped_as_a_load_test_is(capsys, tmp_path):
     """Both endpoints are loaded at once, one connection per worker: --concurrency 5000 would open 10,000 sockets
     (past the default limit of open files) before any gate read a number."""

@@ -243,7 +243,34 @@ def test_a_url_the_client_cannot_request_is_refused_naming_the_option(url, why):
     """The URL's host is checked by inputs.host_problem, as image build's --host."""
     with pytest.raises(UserError) as exc:
         loadtest.chat_endpoint(url, "--candidate-url")
-    assert str(exc.value) == f"--candidate-url: {url!r} {why}: give the server's base URL, e.g. http://10.0.0.5:8000"
+    shown = url.replace("?x=1", "?***").replace("/v1?", "/v1?***")  # a query string is never shown (it may hold a token)
+    assert str(exc.value) == f"--candidate-url: {shown!r} {why}: give the server's base URL, e.g. http://10.0.0.5:8000"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:SEKRET123@10.0.0.5:99999",  # each failed an earlier shape check, which printed it whole
+        "ftp://user:SEKRET123@10.0.0.5",
+        "http://user:SEKRET123@10.0.0.5:0",
+        "http://user:SEKRET123@10.0.0.5 x",
+        "http://user:SEKRET123@[::1",
+        "http://user:SEKRET123@exa..mple",
+        "http://user:SEKRET123?x@10.0.0.5/",  # a bare ? in the password: the client would read u as the host
+        "http://SEKRET123@10.0.0.5:8000",  # a token as the user name
+    ],
+)
+def test_a_url_with_credentials_is_refused_as_such_whatever_else_is_wrong_and_never_shown(url):
+    with pytest.raises(UserError) as exc:
+        loadtest.chat_endpoint(url, "--candidate-url")
+    assert str(exc.value).startswith("--candidate-url: has credentials in it"), str(exc.value)
+    assert "SEKRET123" not in str(exc.value)
+
+
+def test_a_query_is_refused_without_showing_it():
+    with pytest.raises(UserError) as exc:
+        loadtest.chat_endpoint("http://10.0.0.5:8000/?token=SEKRET123", "--url")
+    assert "'http://10.0.0.5:8000/?***' has a query or fragment" in str(exc.value) and "SEKRET123" not in str(exc.value)
 
 
 @pytest.mark.parametrize(

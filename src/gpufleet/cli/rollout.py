@@ -147,10 +147,9 @@ def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
     from gpufleet.sizing.loadtest import http_url
 
     if given:
-        parts = http_url(given, flag, "give the group's vLLM metrics, e.g. http://10.0.0.5:9180/metrics/vllm")
-        if parts.username or parts.password:
-            raise UserError([Problem(flag, "", "has credentials in it, which would be written to the state file and report")])
-        return given
+        fix = "give the group's vLLM metrics, e.g. http://10.0.0.5:9180/metrics/vllm"
+        http_url(given, flag, fix, "which would be written to the state file and report")
+        return given  # its query string is requested as given, stored and shown as ?*** (measure.py)
     parts = urlsplit(url)
     host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname  # an IPv6 address
     return f"{parts.scheme}://{host}:{port}/metrics/vllm"
@@ -212,8 +211,8 @@ def _measure(
             Problem(
                 "--candidate-url",
                 "",
-                f"{candidate_url} is the --current-url's endpoint: the gates would compare the current group with itself; "
-                "give a node (or a listener) of the candidate group",
+                f"{redact_url(candidate_url)} is the --current-url's endpoint: the gates would compare the current group "
+                "with itself; give a node (or a listener) of the candidate group",
             )
         )
     elif cur_m and cand_m and _endpoint(cur_m) == _endpoint(cand_m):
@@ -221,8 +220,8 @@ def _measure(
             Problem(
                 "--candidate-metrics-url",
                 "",
-                f"{redact_url(cand_m)} is the current group's metrics URL too: the queue and KV-cache gates would read the current "
-                "group as the candidate; give the candidate group's vLLM metrics",
+                f"{redact_url(cand_m)} is the current group's metrics URL too: the queue and KV-cache gates would read the "
+                "current group as the candidate; give the candidate group's vLLM metrics",
             )
         )
     user_prompts = prompts or (_spec_prompts(ctx, rollout) if rollout is not None else None)

@@ -29,6 +29,7 @@ from gpufleet.cost.catalog import PriceRow
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import output_problems
 from gpufleet.inputs import host_problem
+from gpufleet.secret import has_credentials, redact_url
 from gpufleet.stacks import catalog as stackcat
 
 
@@ -56,10 +57,15 @@ def _check(cloud: str, region: str, endpoint: str | None = None, image_id: str |
     if region not in regions:
         problems.append(Problem("--region", "", f"unknown {cloud} region {region!r}" + did_you_mean(region, regions)))
     profile = registry.profile(cloud)
-    if endpoint is not None and (why := _endpoint_problem(endpoint)):
+    example = f", e.g. {profile.price_endpoint.format(region=region)}" if profile.price_endpoint else ""
+    if endpoint is not None and has_credentials(endpoint):  # never shown: the message goes to a terminal or CI log
+        names = " and ".join(profile.price_credentials) or "the environment"
+        problems.append(
+            Problem("--endpoint", "", f"has credentials in it: give HOST[:PORT] alone{example}; the key is read from {names}")
+        )
+    elif endpoint is not None and (why := _endpoint_problem(endpoint)):
         # an endpoint no client can reach failed every instance type one by one, then exit 1 ("no price was written")
-        example = f", e.g. {profile.price_endpoint.format(region=region)}" if profile.price_endpoint else ""
-        problems.append(Problem("--endpoint", "", f"{endpoint!r} {why}: give HOST[:PORT]{example}"))
+        problems.append(Problem("--endpoint", "", f"{redact_url(endpoint)!r} {why}: give HOST[:PORT]{example}"))
     if image_id is not None and not profile.prices_take_image:  # a cloud whose prices take no image ignored it
         takers = [p.said for c in registry.names() if (p := registry.profile(c)).prices_take_image]
         only = f"{registry.spoken(takers, 'and')} only: " if takers else ""

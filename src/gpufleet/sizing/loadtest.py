@@ -32,7 +32,7 @@ from msgspec import Struct
 
 from gpufleet.errors import Problem, UserError
 from gpufleet.inputs import host_problem
-from gpufleet.secret import Secret, masked_line
+from gpufleet.secret import Secret, has_credentials, masked_line, redact_url
 from gpufleet.sizing.loadstats import LevelRun, Sample, error_summary, level_stats, result_json
 
 DEFAULT_PROMPT = "Write a short story, about three paragraphs long, about a lighthouse keeper who finds a message in a bottle."
@@ -116,12 +116,17 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(p) for p in parts}))
 
 
-def http_url(url: str, flag: str, fix: str) -> SplitResult:
+def http_url(url: str, flag: str, fix: str, credentials: str) -> SplitResult:
     """`url` split, when the client can request it: http:// or https://, a host name or IP address, a port 1-65535
-    (or none), no space or control character; else a UserError naming `flag` and ending with `fix`."""
+    (or none), no space or control character; else a UserError naming `flag` and ending with `fix`. A user:password@
+    is refused first, whatever else is wrong, saying `credentials` (where they would end up) and never showing the
+    URL; the other messages show it redacted (secret.redact_url: a query string as ?***)."""
+
+    if has_credentials(url):
+        raise UserError([Problem(flag, "", f"has credentials in it, {credentials}")])
 
     def bad(why: str) -> UserError:
-        return UserError([Problem(flag, "", f"{url!r} {why}: {fix}")])
+        return UserError([Problem(flag, "", f"{redact_url(url)!r} {why}: {fix}")])
 
     if any(ch.isspace() or not ch.isprintable() for ch in url):
         raise bad("has a space or control character in it")  # urlsplit would drop a tab or newline, the client refuses it
@@ -142,25 +147,16 @@ def http_url(url: str, flag: str, fix: str) -> SplitResult:
 def chat_endpoint(url: str, flag: str = "--url") -> str:
     """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work)."""
     fix = "give the server's base URL, e.g. http://10.0.0.5:8000"
-    parts = http_url(url, flag, fix)
-    if parts.username or parts.password:
-        raise UserError(
-            [
-                Problem(
-                    flag,
-                    "",
-                    "has credentials in it, which would be written to the result: put the key "
-                    "in an environment variable and pass --api-key-env VAR",
-                )
-            ]
-        )
+    credentials = "which would be written to the result: put the key in an environment variable and pass --api-key-env VAR"
+    http_url(url, flag, fix, credentials)
     if "?" in url or "#" in url:  # the path was appended after it: http://h:8000?x=1/v1/chat/completions requested /
         raise UserError(
             [
                 Problem(
                     flag,
                     "",
-                    f"{url!r} has a query or fragment (?... or #...), after which the chat path cannot be added: {fix}",
+                    f"{redact_url(url)!r} has a query or fragment (?... or #...), after which the chat path cannot be "
+                    f"added: {fix}",
                 )
             ]
         )

@@ -20,6 +20,7 @@ from gpufleet import registry
 from gpufleet.cron import SEARCH_DAYS, parse
 from gpufleet.files import package_file
 from gpufleet.inputs import host_problem
+from gpufleet.secret import has_credentials, redact_url
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
 
@@ -316,15 +317,21 @@ class Model(Strict):
     @classmethod
     def _source(cls, v: str) -> str:
         schemes = [registry.profile(c).object_scheme for c in registry.names()]
+        if has_credentials(v):  # first, and never shown: a stack file is committed, its problems go to CI logs
+            raise ValueError(
+                "has credentials in it (user:password@), which would sit in the committed stack file and user-data: "
+                f"put the archive in {' or '.join(s + '://' for s in schemes)} object storage, read with the node's role"
+            )
         if https := HTTPS_SOURCE.match(v):  # the host and port as a URL's anywhere (inputs.host_problem)
             if problem := host_problem(https["host"]):
-                raise ValueError(f"{v!r}: its host {https['host']!r} {problem}")
+                raise ValueError(f"{redact_url(v)!r}: its host {https['host']!r} {problem}")
             if https["port"] is not None and not 1 <= int(https["port"]) <= 65535:
-                raise ValueError(f"{v!r}: port {https['port']} is outside 1-65535")
+                raise ValueError(f"{redact_url(v)!r}: port {https['port']} is outside 1-65535")
             return v
         if not object_source(schemes).match(v):
             raise ValueError(
-                f"must be an {', '.join(s + '://' for s in schemes)} or https:// URL of the weights archive ({v!r} is not): "
+                f"must be an {', '.join(s + '://' for s in schemes)} or https:// URL of the weights archive "
+                f"({redact_url(v)!r} is not): "
                 "<scheme>://bucket/key or https://host/path; bucket names are lowercase letters, digits and -, keys letters, "
                 "digits and . _ / - (no wildcard, space, quote, $, ; or query string)"
             )
@@ -414,9 +421,13 @@ class Serving(Strict):
                 )
                 continue  # the value is not quoted back
             if isinstance(value, str) and not FLAG_VALUE.match(value):
+                # the value is never shown (it may be a token, and the message goes to CI logs): the character is
+                bad = next((ch for ch in value if not FLAG_VALUE.match(ch)), "")
+                why = f"holds {bad!r}" if bad.isprintable() else f"holds control character U+{ord(bad):04X}"
+                why = "is empty" if not value else why if bad else "is longer than 1024 characters"
                 problems.append(
-                    f"{name}: value {value!r} holds a character that is not allowed (newline, quote, backslash, $, %, ` or "
-                    "another control character) or is empty or longer than 1024"
+                    f"{name}: its value {why}, which is not allowed (no newline, quote, backslash, $, %, ` or other "
+                    "control character; 1 to 1024 characters)"
                 )
         if problems:
             raise ValueError("; ".join(problems))
