@@ -665,14 +665,15 @@ def test_thresholds_from_the_spec_with_the_queue_default_of_the_fleets_scaling()
     assert gates.thresholds(Gates(max_queue_per_node=2), 4).max_queue_per_node == 2.0
 
 
-def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, tmp_path):
+# a key pasted as --api-key-env: one that is no variable name, and one that is (it was repeated as "KEY is not set")
+@pytest.mark.parametrize("key", ["sk-pasted-by-mistake-0123456789abcdef", "sk_live_pasted_0123456789abcdef"])
+def test_bad_gate_options_are_all_named_at_once_and_nothing_is_written(capsys, tmp_path, key):
     import shutil
 
     from gpufleet.cli import main
 
     stack = tmp_path / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
     shutil.copy(Path(__file__).parents[2] / "examples" / stack.name, stack)
-    key = "sk-pasted-by-mistake-0123456789abcdef"
     argv = ["rollout", "step", "--stack", str(stack), "--current-url", "ftp://a", "--candidate-url", "http://b:1"]
     argv += ["--api-key-env", key, "--requests", "2", "--concurrency", "4", "--prompts", str(tmp_path / "none.yaml")]
     with pytest.raises(SystemExit) as exc:

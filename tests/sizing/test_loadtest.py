@@ -201,7 +201,7 @@ def test_bad_options_are_all_reported_at_once():
     assert "sk-live-abc" not in str(exc.value)
     with pytest.raises(UserError, match="cannot keep 50 in flight"):
         settings("http://h:8000", concurrency="50", requests=10)
-    with pytest.raises(UserError, match="UNSET_VAR is not set"):
+    with pytest.raises(UserError, match="the variable it names is not set"):
         settings("http://h:8000", api_key_env="UNSET_VAR")
     with pytest.raises(UserError, match="credentials in it"):
         settings("http://user:pw@h:8000")
@@ -271,6 +271,16 @@ def test_a_query_is_refused_without_showing_it():
     with pytest.raises(UserError) as exc:
         loadtest.chat_endpoint("http://10.0.0.5:8000/?token=SEKRET123", "--url")
     assert "'http://10.0.0.5:8000/?***' has a query or fragment" in str(exc.value) and "SEKRET123" not in str(exc.value)
+
+
+def test_an_unset_api_key_env_is_not_repeated_as_it_may_be_the_key():
+    """A key pasted in place of the variable's name, when the key is a valid name (sk_live_..., hex starting with a
+    letter): the "not set" message repeated it."""
+    for given in ("sk_live_SEKRET123abc", "VLLM_API_KEY"):
+        with pytest.raises(UserError) as exc:
+            loadtest.api_key(given, {})
+        assert given not in str(exc.value)
+        assert str(exc.value).startswith("--api-key-env: the variable it names is not set or is empty"), str(exc.value)
 
 
 @pytest.mark.parametrize(

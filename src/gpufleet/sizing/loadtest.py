@@ -189,7 +189,10 @@ def api_key(env_name: str | None, environ: Mapping[str, str]) -> str | None:
                 Problem(
                     "--api-key-env",
                     "",
-                    f"{env_name} is not set or is empty: export it first, or leave out --api-key-env for a server without a key",
+                    # not named: a key pasted in its place is often a valid name too (sk_live_..., hex starting with a
+                    # letter), and this line goes to a terminal or CI log
+                    "the variable it names is not set or is empty: export it first (check its spelling), or leave out "
+                    "--api-key-env for a server without a key",
                 )
             ]
         )
