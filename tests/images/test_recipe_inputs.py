@@ -520,6 +520,53 @@ def test_a_recipe_value_written_into_the_build_scripts_is_held_to_its_syntax(
     assert not (tmp_path / "out").exists()
 
 
+MIRROR = "https://gpufleet-artifacts.oss-cn-hangzhou.aliyuncs.com/cli/"
+
+
+@pytest.mark.parametrize(
+    "where, value, field, said",
+    [
+        (
+            ("downloads", 0, "url"),
+            "https://deploy:SEKRET123PW@artifacts.example.com/dcgm-exporter",
+            "recipe.downloads.0.url",
+            "has credentials in it (user:password@)",
+        ),
+        (
+            ("downloads", 1, "url"),
+            "https://artifacts.example.com/default-counters.csv?X-Amz-Signature=SEKRET123PS",
+            "recipe.downloads.1.url",
+            "'https://artifacts.example.com/default-counters.csv?***' has a query string",
+        ),
+        (
+            ("apt_repos", 0, "keyring_url"),
+            "https://SEKRET123TK@developer.download.nvidia.com/k.gpg",
+            "recipe.apt_repos.0.keyring_url",
+            "has credentials in it",
+        ),
+        (("tool_mirror",), MIRROR + "?token=SEKRET123TOK&f=", "recipe.tool_mirror", f"'{MIRROR}?***' has a query string"),
+        (("tool_mirror",), MIRROR.replace("://", "://u:SEKRET123PW@"), "recipe.tool_mirror", "has credentials in it"),
+    ],
+)
+@pytest.mark.parametrize("command", [["image", "check"], ["image", "render"], ["image", "build", "--dry-run"]])
+def test_a_download_url_with_credentials_is_refused_and_never_shown(capsys, tmp_path, command, where, value, field, said):
+    """A private mirror's user:token@ or a presigned URL's token was rendered into the build scripts (curl's command
+    line on the builder, which `ps` shows) and printed by `image build --dry-run`; a recipe is committed."""
+    doc = yaml.safe_load(SHIPPED.read_text())
+    if len(where) == 1:
+        doc[where[0]] = value
+    else:
+        key, i, name = where
+        doc[key][i][name] = value
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    r = run_cli([*command, "-r", path, *extra], capsys)
+    refused(r, f"{path}: {field}: {said}", "a recipe is committed")
+    assert "SEKRET123" not in r.text
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_templates_folder_that_does_not_exist_is_named(capsys, tmp_path):
     """A misspelt `templates:` folder was passed over: every step rendered from the shipped templates instead."""
     r = run_cli(["image", "check", "-r", variant(tmp_path, templates="my-templtes")], capsys)

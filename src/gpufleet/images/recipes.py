@@ -29,6 +29,7 @@ from pydantic import (
 from gpufleet import files, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import facts, gateway
+from gpufleet.secret import has_credentials, redact_url
 from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
@@ -125,7 +126,29 @@ def _deb_version(value: str | None) -> str | None:
     return value
 
 
+def url_problem(value: str) -> str | None:
+    """Why a URL the builder fetches (a download, a keyring, the tool mirror) cannot be in a recipe; None when it can.
+    A user:password@ or a query string (a presigned URL's token) would sit in the committed recipe, in the rendered
+    build scripts and in curl's command line on the builder (which `ps` shows); the URL is never shown with them."""
+    fix = (
+        "a recipe is committed and its URLs are written into the build scripts and curl's command line: mirror the file "
+        "where the builder fetches it without credentials (the recipe's hash checks it), and give that URL"
+    )
+    if has_credentials(value):
+        return f"has credentials in it (user:password@): {fix}"
+    if "?" in value:
+        return f"{redact_url(value)[:120]!r} has a query string (?..., where a presigned URL's token goes): {fix}"
+    return None
+
+
+def _fetched_url(value: str) -> str:
+    if why := url_problem(value):
+        raise ValueError(why)
+    return value
+
+
 Sha256 = Annotated[str | None, AfterValidator(_sha256)]
+FetchedUrl = Annotated[str, AfterValidator(_fetched_url)]
 
 
 class Strict(BaseModel):
@@ -152,7 +175,7 @@ class AptPackage(Strict):
 class AptRepo(Strict):
     name: str
     line: Annotated[str, AfterValidator(_one_line)] = Field(description="the deb line, with signed-by= the keyring")
-    keyring_url: str
+    keyring_url: FetchedUrl
     keyring_sha256: Sha256 = Field(None, description="sha256 of the keyring file")
     keyring_fingerprint: str | None = Field(
         None,
@@ -165,7 +188,7 @@ class AptRepo(Strict):
 
 class Download(Strict):
     name: str
-    url: str
+    url: FetchedUrl
     sha256: Sha256 = Field(None, description="sha256 of the file; a build refuses a missing one")
     dest: Annotated[str, AfterValidator(_absolute)] = Field(description="where the file is installed (an absolute path)")
     mode: Annotated[str, BeforeValidator(_mode_as_written), AfterValidator(_file_mode)] = Field(
@@ -291,7 +314,7 @@ class Recipe(Strict):
     dtypes: list[str] = Field([], description="dtypes the recipe promises to serve")
     python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/ (null: none)")
     python_tools: list[PythonTool] = Field([], description="CLIs from PyPI the node's boot scripts call")
-    tool_mirror: str = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
+    tool_mirror: FetchedUrl = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
     apt_repos: list[AptRepo] = Field([])
     apt_packages: list[AptPackage] = Field([])
     downloads: list[Download] = Field([])
@@ -334,6 +357,8 @@ class Recipe(Strict):
                     raise ValueError(
                         f"tool_mirror: {cloud}'s {t.command} is a release binary: name the mirror it is fetched from"
                     )
+                elif not isinstance(data["tool_mirror"], str) or url_problem(data["tool_mirror"]):
+                    continue  # tool_mirror's own check names it (its downloads would repeat the problem)
                 else:
                     url = f"{data['tool_mirror']}{t.command}"
                     downloads.append(

@@ -20,6 +20,7 @@ from gpufleet.errors import Problem, UserError
 from gpufleet.images import node
 from gpufleet.images.recipes import RECIPES, Recipe, Step
 from gpufleet.images.templating import environment
+from gpufleet.secret import redact_url
 
 PHASES = ("check", "apply", "cleanup")
 HEADER = "#!/usr/bin/env bash\n# gpufleet image step {recipe} / {step} / {phase}\nset -euo pipefail\n"
@@ -159,7 +160,8 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
             out.append(
                 (
                     f"recipe.apt_repos.{i}.keyring_sha256",
-                    f"missing: the keyring {repo.keyring_url} must be verified by sha256 or keyring_fingerprint before a build",
+                    f"missing: the keyring {redact_url(repo.keyring_url)} must be verified by sha256 or keyring_fingerprint "
+                    "before a build",
                 )
             )
     for i, pkg in enumerate(recipe.apt_packages):
@@ -172,7 +174,9 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
             )
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
-            out.append((f"recipe.downloads.{i}.sha256", f"missing: {dl.url} must be verified by sha256 before a build"))
+            out.append(
+                (f"recipe.downloads.{i}.sha256", f"missing: {redact_url(dl.url)} must be verified by sha256 before a build")
+            )
     return out
 
 
