@@ -32,30 +32,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # checkout_write, beside this script
+from checkout_write import write_atomic  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "gpufleet" / "sizing" / "data" / "vllm_architectures.json"
-
-
-def write_atomic(path: Path, text: str, **how: str) -> int:
-    """Write through gpufleet's one file writer (src/gpufleet/files.py of this checkout: checked, a temporary file,
-    fsync'ed, renamed; a full disk leaves the old file whole), whichever Python runs this script; 0, or 2 with the
-    message."""
-    sys.path.insert(0, str(ROOT / "src"))
-    try:
-        from gpufleet import files
-        from gpufleet.errors import UserError
-    except ImportError as exc:  # msgspec, which gpufleet's errors need
-        print(
-            f"{path}: not written: src/gpufleet/files.py needs {exc.name} in this Python (pip install {exc.name})",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        files.write_atomic(path, text, **how)
-    except UserError as exc:
-        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
-        return 2
-    return 0
 
 
 REGISTRY = "vllm/model_executor/models/registry.py"

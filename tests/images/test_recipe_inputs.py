@@ -509,15 +509,21 @@ def test_a_recipe_value_written_into_the_build_scripts_is_held_to_its_syntax(
 ):
     """A download sha256 that is not hex (a TODO counted as pinned), a relative `dest`, a newline in an apt line or a
     package name that is not one were rendered into the build scripts (`image check` and `image render` exit 0)."""
+    path, r = _run_with(capsys, tmp_path, command, where, value)
+    refused(r, f"{path}: {field}: ", said)
+    assert not (tmp_path / "out").exists()
+
+
+def _run_with(capsys, tmp_path, command, where, value):
+    """(the recipe file, the CLI's result) of `command` on the shipped recipe with `value` at `where`: a top-level key
+    (one name) or an item's field (key, index, name); render writes into tmp_path/out."""
     doc = yaml.safe_load(SHIPPED.read_text())
-    key, i, name = where
-    doc[key][i][name] = value
+    *item, name = where
+    (doc[item[0]][item[1]] if item else doc)[name] = value
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
-    r = run_cli([*command, "-r", path, *extra], capsys)
-    refused(r, f"{path}: {field}: ", said)
-    assert not (tmp_path / "out").exists()
+    return path, run_cli([*command, "-r", path, *extra], capsys)
 
 
 MIRROR = "https://gpufleet-artifacts.oss-cn-hangzhou.aliyuncs.com/cli/"
@@ -552,16 +558,7 @@ MIRROR = "https://gpufleet-artifacts.oss-cn-hangzhou.aliyuncs.com/cli/"
 def test_a_download_url_with_credentials_is_refused_and_never_shown(capsys, tmp_path, command, where, value, field, said):
     """A private mirror's user:token@ or a presigned URL's token was rendered into the build scripts (curl's command
     line on the builder, which `ps` shows) and printed by `image build --dry-run`; a recipe is committed."""
-    doc = yaml.safe_load(SHIPPED.read_text())
-    if len(where) == 1:
-        doc[where[0]] = value
-    else:
-        key, i, name = where
-        doc[key][i][name] = value
-    path = tmp_path / "recipe.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
-    r = run_cli([*command, "-r", path, *extra], capsys)
+    path, r = _run_with(capsys, tmp_path, command, where, value)
     refused(r, f"{path}: {field}: {said}", "a recipe is committed")
     assert "SEKRET123" not in r.text
     assert not (tmp_path / "out").exists()

@@ -65,6 +65,46 @@ def _by_name(gs):
     return {g.name: g for g in gs}
 
 
+# At its threshold a gate passes: docs/rollout.md's gate table (and gates.py's module doc) says each passes when the
+# figure is <= its maximum (>= its minimum for the answers), so equal is a pass.
+def test_every_traffic_gate_passes_at_its_threshold():
+    # by hand: 1 failed of 100 = 0.01; 125 / 100 ms = 1.25; 25 / 20 ms = 1.25; 4 waiting; 95 % of the KV cache
+    at = _side(
+        requests=100,
+        health_status=200,
+        errors=1,
+        error_rate=1 / 100,
+        latency_p95_ms=125.0,
+        ttft_p95_ms=25.0,
+        queue_max=4.0,
+        kv_cache_percent_max=95.0,
+    )
+    got = {g.name: g for g in gates.traffic_gates({"current": _side(requests=100), "candidate": at}, T)}
+    assert {n: (g.measured, g.threshold) for n, g in got.items() if n != "health"} == {
+        "error_rate": (0.01, 0.01),
+        "latency_p95_ratio": (1.25, 1.25),
+        "ttft_p95_ratio": (1.25, 1.25),
+        "queue_per_node": (4.0, 4),
+        "kv_cache_percent": (95.0, 95),
+    }
+    assert gates.failed(list(got.values())) == []
+
+
+def test_a_figure_just_over_its_threshold_fails():
+    over = _side(requests=100, health_status=200, errors=2, error_rate=2 / 100, queue_max=4.5, kv_cache_percent_max=95.5)
+    bad = [g.name for g in gates.failed(gates.traffic_gates({"current": _side(requests=100), "candidate": over}, T))]
+    assert bad == ["error_rate", "queue_per_node", "kv_cache_percent"]
+
+
+def test_the_answer_gates_pass_at_their_minimum():
+    # 9 of 10 prompts answered the same = 0.9; a mean similarity of 0.8
+    comparison = {"prompts": 10, "changed": [{"id": "p10", "similarity": 0.0}], "exact_match_rate": 0.9, "mean_similarity": 0.8}
+    assert [(g.name, g.passed) for g in gates.answer_gates(comparison, T)] == [
+        ("answers_exact_match", True),
+        ("answers_similarity", True),
+    ]
+
+
 def test_traffic_gates_pass_a_candidate_like_the_current_one():
     m = {"current": _side(), "candidate": _side(health_status=200, latency_p95_ms=120.0)}
     got = _by_name(gates.traffic_gates(m, T))
