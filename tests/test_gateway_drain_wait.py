@@ -18,4 +18,3 @@ def test_prod_waits_three_failed_checks_five_seconds_apart():
     assert (hc.interval_s, hc.healthy_threshold, hc.unhealthy_threshold) == (5, 2, 3)
     env = gateway.parse_env(userdata.gateway_env_text(fleet))
     assert env["GATEWAY_DRAIN_WAIT_S"] == "15"
-
