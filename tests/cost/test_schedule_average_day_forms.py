@@ -5,13 +5,11 @@ crontab(5): "day of week 0-7 (0 or 7 is Sunday, or use names)"; gpufleet/cron.py
 4 nodes at 01:00 every day and 2 at 14:00 every day holds 4 for 13 h and 2 for 11 h a day: (13 x 4 + 11 x 2) / 24 =
 74 / 24 = 3.083333... nodes, however "every day" is written; "1-5" and "MON-FRI" are the same days.
 
-Both are xfail (strict): cost/usage.py cron_week_minutes turns "1-7" into "1-0" (an empty range: average 2, the cost
-under-estimated by a third) and parses "MON" with int() (a ValueError traceback from `cost estimate`).
+cost/usage.py's own cron reader turned "1-7" into "1-0" (an empty range: average 2, the cost under-estimated by a third)
+and parsed "MON" with int() (a ValueError traceback from `cost estimate`); it reads through gpufleet.cron now.
 """
 
 from decimal import Decimal
-
-import pytest
 
 from gpufleet.cost import usage
 
@@ -23,13 +21,11 @@ def test_every_day_as_zero_to_six_is_the_hand_average():
     assert avg == DAILY
 
 
-@pytest.mark.xfail(strict=True, reason="bug: cost/usage.py cron_week_minutes reads day-of-week 1-7 as the empty 1-0")
 def test_every_day_as_one_to_seven_is_the_same_average():
     avg, _ = usage.schedule_average(2, [("0 1 * * 1-7", 4), ("0 14 * * *", 2)])
     assert avg == DAILY
 
 
-@pytest.mark.xfail(strict=True, reason="bug: cost/usage.py _field parses day names (MON-FRI) with int(): ValueError")
 def test_day_names_are_the_same_days_as_numbers():
     by_number, _ = usage.schedule_average(2, [("0 1 * * 1-5", 4), ("0 14 * * *", 2)])
     by_name, _ = usage.schedule_average(2, [("0 1 * * MON-FRI", 4), ("0 14 * * *", 2)])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from gpufleet import inputs, registry
+from gpufleet import cron, inputs, registry
 from gpufleet.cost import resources
 from gpufleet.cost.resources import shown_nodes
 from gpufleet.errors import Problem, UserError, did_you_mean
@@ -231,35 +231,16 @@ def fleet_problems(u: Usage, spec, stack_file: str = "the stack") -> list[Proble
 WEEK_MIN = 7 * 24 * 60
 
 
-def _field(expr: str, lo: int, hi: int) -> list[int] | None:
-    out: set[int] = set()
-    for part in expr.split(","):
-        step = 1
-        if "/" in part:
-            part, s = part.split("/", 1)
-            step = int(s)
-        if part == "*":
-            a, b = lo, hi
-        elif "-" in part:
-            a, b = (int(x) for x in part.split("-", 1))
-        else:
-            a = b = int(part)
-        if a < lo or b > hi:
-            return None
-        out.update(range(a, b + 1, step))
-    return sorted(out)
-
-
-def cron_week_minutes(cron: str) -> list[int] | None:
-    """Minutes of the week (Monday 00:00 = 0) a 5-field cron fires, or None if it depends on the date."""
-    minute, hour, dom, month, dow = cron.split()
-    if dom != "*" or month != "*":
+def cron_week_minutes(text: str) -> list[int] | None:
+    """Minutes of the week (Monday 00:00 = 0) a 5-field cron fires, or None if it depends on the date (a day of the
+    month or some months). Read by gpufleet.cron, the one parser of the spec's crons (`gpufleet check` validates with
+    it): 7 is Sunday as 0 is, and day names (MON-FRI) are days (this module's own reader made `1-7` the empty `1-0`
+    and raised on a name)."""
+    c = cron.parse(text)
+    if not c.any_day or len(c.months) < 12:
         return None
-    mins, hours, days = _field(minute, 0, 59), _field(hour, 0, 23), _field(dow.replace("7", "0"), 0, 6)
-    if mins is None or hours is None or days is None:
-        return None
-    monday_based = sorted({(d - 1) % 7 for d in days})  # cron 0 = Sunday
-    return sorted(d * 1440 + h * 60 + m for d in monday_based for h in hours for m in mins)
+    monday_based = sorted({(d - 1) % 7 for d in c.weekdays})  # cron 0 = Sunday
+    return sorted(d * 1440 + h * 60 + m for d in monday_based for h in c.hours for m in c.minutes)
 
 
 def schedule_average(desired: int, schedules: list[tuple[str, int]]) -> tuple[Decimal, str]:
@@ -270,10 +251,10 @@ def schedule_average(desired: int, schedules: list[tuple[str, int]]) -> tuple[De
     if not schedules:
         return Decimal(desired), f"desired capacity {desired} all month (no schedules)"
     events = []
-    for cron, count in schedules:
-        minutes = cron_week_minutes(cron)
+    for text, count in schedules:
+        minutes = cron_week_minutes(text)
         if minutes is None:
-            return Decimal(desired), f"desired capacity {desired}: schedule {cron!r} depends on the date; set replicas_average"
+            return Decimal(desired), f"desired capacity {desired}: schedule {text!r} depends on the date; set replicas_average"
         events += [(m, count) for m in minutes]
     events.sort()
     total = 0
