@@ -600,3 +600,181 @@ def test_a_state_file_that_cannot_be_saved_after_the_stack_file_changed_says_the
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     code, err = cli(capsys, "rollout", "start", "--stack", str(path))
     assert code == 0 and json.loads(state.read_text())["awaiting_deploy"]["change"] == {"kind": "weight", "weight": 0}, err
+
+
+# --- a failed gate whose rollback cannot be recorded --------------------------------------------------------------
+
+
+def failing():
+    return [Gate("error_rate", 0.5, 0.01, "<=", False, "half failed")], {}
+
+
+def state_writes_fail(monkeypatch, state: Path, wanted) -> list[bytes]:
+    """The state file's temporary writes fail with ENOSPC when `wanted(data)` (the JSON to be written) says so; the
+    data of every state write asked for is recorded."""
+    import errno
+
+    from gpufleet import files
+
+    real, asked = files._write_temp, []
+
+    def full_disk(folder, name, data, mode):
+        if name == state.name:
+            asked.append(data)
+            if wanted(data):
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, name, data, mode)
+
+    monkeypatch.setattr(files, "_write_temp", full_disk)
+    return asked
+
+
+def at_5_percent(tmp_path: Path) -> tuple[Path, Path]:
+    """A staging rollout at 0 %, its step to 5 % awaited (no Pulumi CLI): (the stack file, the state file)."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    runner.step(context(path), passing)
+    return path, tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+
+
+def test_a_failed_gate_whose_rollback_cannot_be_recorded_is_exit_1_and_the_next_step_does_not_advance(tmp_path, monkeypatch):
+    """The failed measurement was saved, then the rollback's record failed to save (a full disk): a plain UserError
+    (exit 2, 'the old file is unchanged'), the state rolling with no rollback, and the next passing `rollout step`
+    moved the candidate to 25 %. Now the failed gates and the rollback's record are one save; when that fails the
+    failed gates are kept alone, the command ends Unfinished (exit 1) naming `rollout abort`, and `step` / `promote`
+    refuse until the rollback is made."""
+    path, state = at_5_percent(tmp_path)
+    stack_before = path.read_bytes()
+    asked = state_writes_fail(monkeypatch, state, lambda data: b'"rolled_back"' in data)
+    with pytest.raises(runner.Unfinished) as exc:
+        runner.step(context(path), failing)
+    said = str(exc.value)
+    assert "cannot write: No space left on device" in said and "error_rate 0.5" in said, said
+    assert f"`gpufleet rollout abort --stack {path}` rolls back" in said, said
+    assert exc.value.report["result"] == "failed" and exc.value.report["gates"][0]["name"] == "error_rate"
+    # one save for the failed gates and the rollback (it failed), then the failed gates alone
+    assert [b'"rolled_back"' in a for a in asked] == [True, False], asked
+    st = json.loads(state.read_text())
+    assert (st["status"], st["in_progress"], st["history"][-1]["result"]) == ("rolling", None, "failed")
+    assert st["reason"].startswith("gate failed at 5 %: error_rate 0.5") and path.read_bytes() == stack_before
+    monkeypatch.undo()
+    kept = files_of(tmp_path)
+    for command in (runner.step, runner.promote):
+        with pytest.raises(UserError, match=r"no rollback is recorded: `gpufleet rollout abort --stack .*` makes that rollback"):
+            command(context(path), passing)
+        assert files_of(tmp_path) == kept  # refused before measuring: nothing changed, the deploy of 5 % still awaited
+    rep = runner.abort(context(path))  # the rollback the gate called for: weight 0 first
+    assert rep["reason"].startswith("gate failed at 5 %: error_rate 0.5"), rep["reason"]
+    assert rollout_of(path)["candidate_weight"] == 0
+    runner.abort(context(path))
+    rep = runner.abort(context(path))
+    assert rep["status"] == "rolled_back" and rollout_of(path)["candidate"]["replicas"]["desired"] == 0
+
+
+def test_a_failed_gate_with_no_state_write_left_is_exit_1_naming_abort(tmp_path, monkeypatch):
+    """Not even the failed gates can be saved: the state file is as it was, and the command still ends Unfinished
+    (exit 1: a gate failed) naming `rollout abort`, not exit 2 'bad input, nothing done'."""
+    path, state = at_5_percent(tmp_path)
+    before = files_of(tmp_path)
+    state_writes_fail(monkeypatch, state, lambda data: True)
+    with pytest.raises(runner.Unfinished) as exc:
+        runner.step(context(path), failing)
+    said = str(exc.value)
+    assert f"{state} is unchanged" in said and f"`gpufleet rollout abort --stack {path}` rolls back" in said, said
+    assert files_of(tmp_path) == before
+
+
+def test_a_state_file_with_a_failed_gate_and_no_rollback_refuses_step_and_promote(tmp_path):
+    """A state file an earlier gpufleet left (the failed gates saved, their rollback's record not): `rollout step`
+    measured again, passed and moved the candidate on. Now step and promote refuse before measuring; abort rolls back
+    with the gate's reason."""
+    path, state = at_5_percent(tmp_path)
+    st = json.loads(state.read_text())
+    entry = dict(st["history"][-1], result="failed", gates=[failing()[0][0].as_json()])
+    st["history"].append(entry)
+    state.write_text(json.dumps(st))
+    kept = files_of(tmp_path)
+    measured = []
+
+    def measure():
+        measured.append(1)
+        return passing()
+
+    for command in (runner.step, runner.promote):
+        with pytest.raises(UserError) as exc:
+            command(context(path), measure)
+        (problem,) = exc.value.problems
+        assert problem.file == str(state) and "error_rate 0.5 (must be <= 0.01: half failed)" in str(problem), problem
+        assert files_of(tmp_path) == kept and measured == []
+    rep = runner.abort(context(path), "seen in the report")
+    assert rep["reason"] == (
+        "gate failed at 0 %: error_rate 0.5 (must be <= 0.01: half failed); rolled back by `rollout abort`: seen in the report"
+    )
+    runner.abort(context(path))
+    assert runner.abort(context(path))["status"] == "rolled_back"
+
+
+def test_an_unfinished_step_prints_and_writes_its_gate_report(tmp_path, capsys, monkeypatch):
+    """`rollout step` ending Unfinished (exit 1) printed only the error line: the gates it measured were neither shown
+    nor written to -o. Now the report is printed (or written to -o) and the command exits 1."""
+    from gpufleet.cli import rollout as cli_rollout
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path, state = at_5_percent(tmp_path)
+    monkeypatch.setattr(cli_rollout, "_measure", lambda ctx, fleet, **options: failing)
+    urls = ["--current-url", "http://127.0.0.1:9", "--candidate-url", "http://127.0.0.2:10"]
+    out = tmp_path / "report.json"
+    state_writes_fail(monkeypatch, state, lambda data: b'"rolled_back"' in data)
+    code, err = cli(capsys, "rollout", "step", "--stack", str(path), *urls, "-o", str(out))
+    assert code == 1 and "Traceback" not in err and "`gpufleet rollout abort --stack" in err, err
+    report = json.loads(out.read_text())
+    assert (report["result"], report["gates"][0]["name"], report["status"]) == ("failed", "error_rate", "rolling"), report
+    assert report["to"] == "25 %" and report["reason"].startswith("gate failed at 5 %: error_rate 0.5"), report
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, err = cli(capsys, "rollout", "abort", "--stack", str(path))  # the rollback the gate called for, made
+    assert code == 0 and rollout_of(path)["candidate_weight"] == 0, err
+
+
+def test_an_unfinished_step_prints_its_table(tmp_path, capsys, monkeypatch):
+    from gpufleet.cli import main
+    from gpufleet.cli import rollout as cli_rollout
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path, state = at_5_percent(tmp_path)
+    monkeypatch.setattr(cli_rollout, "_measure", lambda ctx, fleet, **options: failing)
+    state_writes_fail(monkeypatch, state, lambda data: True)
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "rollout",
+                "step",
+                "--stack",
+                str(path),
+                "--current-url",
+                "http://127.0.0.1:9",
+                "--candidate-url",
+                "http://127.0.0.2:10",
+            ]
+        )
+    captured = capsys.readouterr()
+    assert exc.value.code == 1 and "gates before 25 %: failed" in captured.out and "error_rate" in captured.out, captured
+    assert f"{state} is unchanged" in captured.err, captured.err
+
+
+def test_a_passing_step_left_unfinished_writes_its_report_and_exits_1(tmp_path, capsys, monkeypatch):
+    """Gates passed, the stack file moved to 25 %, then the state's save failed: exit 1 naming `rollout step`, and the
+    gates measured are in -o (they were dropped)."""
+    from gpufleet.cli import rollout as cli_rollout
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path, state = at_5_percent(tmp_path)
+    monkeypatch.setattr(cli_rollout, "_measure", lambda ctx, fleet, **options: passing)
+    out = tmp_path / "report.json"
+    full_disk_on(monkeypatch, lambda name, n: name == state.name and n == 3)  # the save after the stack file's write
+    argv = ["--current-url", "http://127.0.0.1:9", "--candidate-url", "http://127.0.0.2:10", "-o", str(out)]
+    code, err = cli(capsys, "rollout", "step", "--stack", str(path), *argv)
+    assert code == 1 and "`rollout step` is recorded" in err and "Traceback" not in err, err
+    assert rollout_of(path)["candidate_weight"] == 25
+    report = json.loads(out.read_text())
+    assert (report["result"], report["to"], report["gates"][0]["name"]) == ("passed", "25 %", "health"), report

@@ -10,7 +10,7 @@ import typer
 from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import Problem, UserError, console, one_line
+from gpufleet.errors import Problem, UserError, console, one_line, print_problems
 from gpufleet.secret import Secret, redact_url
 
 # Engines (and costly standard modules such as importlib.metadata) are imported inside the functions that use them,
@@ -421,25 +421,27 @@ def _continue_with(report: dict) -> str:
     return "finish" if change.get("kind") in ("promote", "finish") else "step"
 
 
-def _run(command, ctx, *args):
-    """A runner command, its report with what the stack file now declares (each group's nodes, per-node weight and
-    the share they give, as `gpufleet preview` says it); a `pulumi up` that failed is exit 1 with its last line."""
+def _run(command, ctx, *args) -> tuple[dict, str | None]:
+    """A runner command: its report with what the stack file now declares (each group's nodes, per-node weight and
+    the share they give, as `gpufleet preview` says it), and the error that ended it, if any: a `pulumi up` that failed
+    (its last line) or a transition recorded and not finished (runner.Unfinished). Either is exit 1, after the report
+    as far as the command got (the gates it measured) is printed or written to -o (_print)."""
     from gpufleet.rollout.deploy import DeployFailed
     from gpufleet.rollout.runner import Unfinished
 
+    error = None
     try:
         report = command(ctx, *args)
     except DeployFailed as exc:
-        console(stderr=True).print(
-            f"error {one_line(str(exc))}; the stack file holds the change and the next `gpufleet rollout` command deploys it again",
-            soft_wrap=True,
-        )
-        raise typer.Exit(1) from None
+        error = f"{exc}; the stack file holds the change and the next `gpufleet rollout` command deploys it again"
+        report = exc.report
     except Unfinished as exc:  # recorded, not finished: not 'bad input, nothing done'
-        console(stderr=True).print(f"error {one_line(str(exc))}", soft_wrap=True)
-        raise typer.Exit(1) from None
+        error, report = str(exc), exc.report
+    if report is None:  # not raised inside a runner command: no report to print
+        console(stderr=True).print(f"error {one_line(error or '')}", soft_wrap=True)
+        raise typer.Exit(1)
     report["declared"] = _declared(ctx.stack)
-    return report
+    return report, error
 
 
 def _declared(stack: str) -> list[str]:
@@ -463,9 +465,24 @@ def _inputs(stack: str, out: Path | None, *files: Path | None) -> tuple[Path | s
     return options.inputs(out, [stack], *paths(stack_path(stack), stack), *files)
 
 
-def _print(report: dict, fmt: str, as_json: bool, out: Path | None) -> None:
+def _print(ran: tuple[dict, str | None], fmt: str, as_json: bool, out: Path | None) -> None:
+    """Print (or write to -o) a command's report (_run); exit 1 after a failed gate or an error that ended the command.
+    That error's line comes after the report, and is said even when -o cannot be written (exit 1 all the same)."""
+    report, error = ran
     chosen = options.chosen_format(fmt, as_json, FORMATS, out)
-    renderers.render(chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report)))
+    try:
+        renderers.render(
+            chosen, out, json=renderers.Json(lambda: report, ensure_ascii=False), table=renderers.Draw(_draw(report))
+        )
+    except UserError as exc:
+        if error is None:
+            raise
+        console(stderr=True).print(f"error {one_line(error)}", soft_wrap=True)
+        print_problems(exc.problems, console(stderr=True))
+        raise typer.Exit(1) from None
+    if error is not None:
+        console(stderr=True).print(f"error {one_line(error)}", soft_wrap=True)
+        raise typer.Exit(1)
     if report.get("result") == "failed":
         raise typer.Exit(1)
 

@@ -76,7 +76,10 @@ def require_usable_cli(cli: str, environ: Mapping[str, str]) -> None:
 
 class DeployFailed(Exception):
     """`pulumi up` ran and failed: the stack file holds the change, the state records it as in progress, and the next
-    rollout command makes it again (exit 1: a step that ran and failed, not bad input)."""
+    rollout command makes it again (exit 1: a step that ran and failed, not bad input). `report`: the command's report
+    as far as it got, set when it leaves the runner (runner.Run), for the CLI to print before it exits 1."""
+
+    report: dict | None = None
 
 
 def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[str], None]) -> None:

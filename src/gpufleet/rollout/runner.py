@@ -55,7 +55,13 @@ Measure = Callable[[], tuple[list[Gate], dict]]
 class Unfinished(Exception):
     """A transition this command recorded could not be completed, and is not taken back (the stack file already holds
     a change, it is a rollback, or the state file could not be put back): the state file records it in progress and
-    the command named in the message finishes it (exit 1, as a `pulumi up` that failed; not 2, 'nothing done')."""
+    the command named in the message finishes it (exit 1, as a `pulumi up` that failed; not 2, 'nothing done'). Also a
+    failed gate whose rollback could not be recorded: the message names `rollout abort`, which makes it.
+
+    `report`: the command's report as far as it got (its gates, the state as this command leaves it), set when the
+    exception leaves the Run, for the CLI to print and write before it exits 1."""
+
+    report: dict | None = None
 
 
 def spec_change(text: str, change: Change, now: datetime) -> str:
@@ -103,6 +109,9 @@ class Run:
         return self
 
     def __exit__(self, *exc) -> None:
+        error = exc[1]
+        if isinstance(error, Unfinished | deploy.DeployFailed) and error.report is None:
+            error.report = _finish_report(self)  # the gates measured are printed and written before the exit 1
         self.lock.__exit__(*exc)
 
     def note(self, text: str) -> None:
@@ -119,8 +128,9 @@ class Run:
             return
         save(self.state_path, self.state)
 
-    def release(self) -> None:
-        """End the hold: say the notes kept and save the state (the command is past its refusals)."""
+    def release(self, save: bool = True) -> None:
+        """End the hold: say the notes kept and save the state (the command is past its refusals). `save=False`: the
+        caller's next save writes it (the gates measured are saved with the awaited deploy taken as done, in one write)."""
         if not self.held:
             return
         self.held = False
@@ -129,11 +139,12 @@ class Run:
         self._held_notes = []
         if self._dirty:
             self._dirty = False
-            self.save()
+            if save:
+                self.save()
 
     # ---- transitions ---------------------------------------------------------------------------------
 
-    def begin(self, changes: list[Change], then: dict) -> None:
+    def begin(self, changes: list[Change], then: dict, gated: bool = False) -> None:
         """Record the transition (its changes and the state it ends in), then make it. A stack file that cannot take
         the changes is refused before anything is recorded (the state file kept the transition, half made).
 
@@ -142,22 +153,39 @@ class Run:
         record is taken back, the state file as it was before it (or none, for a first start), and the command is
         refused with exit 2, having changed nothing. A rollback is never taken back (the failed gate that began it
         would be measured again, and could pass), nor a transition whose stack file already changed: that is
-        Unfinished (exit 1), naming the command that finishes it."""
+        Unfinished (exit 1), naming the command that finishes it.
+
+        `gated`: the rollback of the gates that failed, in the state's last history entry and not saved yet: they and
+        the rollback's record are saved together (one write), so that no state file holds the failed gates without the
+        rollback they call for. When that cannot be done (the write fails, or the stack file cannot take the rollback)
+        the failed gates are saved alone if they can be, which `rollout step` and `promote` then refuse, and the
+        command ends Unfinished naming `rollout abort` (_rollback_not_recorded)."""
         assert self.state is not None and not self.held
-        self.check_changes(changes)
-        before = self._state_file_bytes()
+        rollback = then.get("status") in ("rolled_back", "aborted")
+        try:
+            self.check_changes(changes)
+        except UserError as exc:
+            if not gated:
+                raise
+            raise self._rollback_not_recorded(exc.problems) from None
+        before = None if rollback else self._state_file_bytes()  # a rollback is never taken back
         self.state.in_progress = {
             "command": self.command,
             "since": now_iso(self.ctx.now()),
             "changes": [c.as_json() for c in changes],
             "then": then,
         }
-        self.save()
+        try:
+            self.save()
+        except UserError as exc:
+            self.state.in_progress = None  # not recorded (the state file is as it was)
+            if not gated:
+                raise
+            raise self._rollback_not_recorded(exc.problems) from None
         acted = self._acted
         try:
             self.proceed()
         except UserError as exc:
-            rollback = then.get("status") in ("rolled_back", "aborted")
             if self._acted == acted and not rollback:
                 try:
                     self._put_back(before)
@@ -189,6 +217,28 @@ class Run:
             self.state_path.unlink(missing_ok=True)
         else:
             write_atomic(self.state_path, before, shown=str(self.state_path))
+
+    def _rollback_not_recorded(self, problems: list[Problem]) -> Unfinished:
+        """A failed gate's rollback that could not be recorded (`problems`): the failed gates are saved alone if they
+        can be (step and promote refuse such a state: _no_rollback_dropped), and the command ends Unfinished (exit 1,
+        a gate failed) naming `rollout abort`, which makes the rollback."""
+        st = self.state
+        assert st is not None
+        arg = self.ctx.stack_arg
+        try:
+            self.save()
+        except UserError as exc:
+            problems = [*problems, *(p for p in exc.problems if p not in problems)]
+            kept = (
+                f"{self.state_path} is unchanged and the candidate still at {st.weight} %: do not run `rollout step` or "
+                "`promote` (they would measure again)"
+            )
+        else:
+            kept = f"the failed gates are recorded in {self.state_path}, and `rollout step` and `promote` refuse until it is made"
+        return Unfinished(
+            f"{'; '.join(str(p) for p in problems)}. The rollback the failed gates call for ({st.reason}) is not "
+            f"recorded: {kept}; once that is fixed, `gpufleet rollout abort --stack {arg}` rolls back"
+        )
 
     def _unfinished(self, problems: list[Problem], rollback: bool, made: bool) -> Unfinished:
         """What is recorded and what finishes it, after `problems` stopped a transition this command recorded."""
@@ -305,7 +355,7 @@ class Run:
         assert st is not None
         self.pulumi_cli()  # a CLI that cannot deploy the step is refused before the gates are measured
         gates, figures = measure()
-        self.release()  # measured: the awaited deploy taken as done is saved with the gates
+        self.release(save=False)  # measured: the awaited deploy taken as done is saved with the gates (below)
         bad = failed(gates)
         entry = {
             "at": now_iso(self.ctx.now()),
@@ -318,18 +368,62 @@ class Run:
         }
         st.history.append(entry)
         self.report.update(gates=entry["gates"], figures=figures, to=to, result=entry["result"])
-        self.save()
         if not bad:
+            self.save()
             return True
-        why = "; ".join(f"{g.name} {_value(g.measured)} (must be {g.op} {g.threshold:g}: {g.detail})" for g in bad)
-        st.reason = f"gate failed at {st.weight} %: {why}"
+        st.reason = failure_reason(entry)
         self.note(f"rolling back: {st.reason}")
-        self.begin(plan.rollback_changes(st.weight), {"status": "rolled_back", "step": -1})
+        # the failed gates are saved with the rollback's record, in one write (begin, gated): never one without the other
+        self.begin(plan.rollback_changes(st.weight), {"status": "rolled_back", "step": -1}, gated=True)
         return False
 
 
 def _value(x: float | None) -> str:
     return "not measured" if x is None else f"{x:g}"
+
+
+def failure_reason(entry: dict) -> str:
+    """Why a measurement (a history entry) failed: its weight and each failed gate, measured against its threshold."""
+    why = "; ".join(
+        f"{g['name']} {_value(g['measured'])} (must be {g['op']} {g['threshold']:g}: {g['detail']})"
+        for g in entry["gates"]
+        if not g["passed"]
+    )
+    return f"gate failed at {entry['weight']} %: {why}"
+
+
+def dropped_rollback(st: State) -> dict | None:
+    """The last measurement, when it failed and no rollback of it is recorded (a state file whose rollback record
+    could not be saved, or one an earlier gpufleet left after such a failure); None otherwise. A rollback in progress
+    ends the rollout (rolled_back), so a rollout still rolling with failed last gates and nothing in progress has
+    dropped its rollback."""
+    last = st.history[-1] if st.history else None
+    if last is None or last.get("result") != "failed" or st.status != "rolling":
+        return None
+    if st.in_progress and st.in_progress["then"].get("status") in ("rolled_back", "aborted"):
+        return None
+    return last
+
+
+def _no_rollback_dropped(run: Run, st: State) -> None:
+    """Refuse (exit 2, before measuring) a step or promote after failed gates whose rollback is not recorded: measured
+    again, the gates could pass and the candidate move on. `rollout abort` makes the rollback those gates call for.
+    Refused rather than rolled back here: the one command that rolls back is `abort`, and the operator who ran `step`
+    learns that its last gates failed (and why) before anything is deployed."""
+    last = dropped_rollback(st)
+    if last is None:
+        return
+    raise UserError(
+        [
+            Problem(
+                str(run.state_path),
+                f"history.{len(st.history) - 1}",
+                f"the gates measured at {last['at']} failed ({failure_reason(last)}) and no rollback is recorded: "
+                f"`gpufleet rollout abort --stack {run.ctx.stack_arg}` makes that rollback (`rollout {run.command}` does "
+                "not measure again: the gates could pass and move the candidate on)",
+            )
+        ]
+    )
 
 
 def require_rollout(ctx: Context) -> Any:
@@ -489,6 +583,7 @@ def step(ctx: Context, measure: Measure) -> dict:
         if st is None:  # _require_state returns only a rolling state
             run.release()
             return _finish_report(run)
+        _no_rollback_dropped(run, st)
         _declared_as_recorded(run, st)
         nxt = plan.next_weight(tuple(st.steps), st.step)
         if nxt is None:
@@ -508,6 +603,7 @@ def promote(ctx: Context, measure: Measure) -> dict:
         if st is None:  # _require_state returns only a rolling state
             run.release()
             return _finish_report(run)
+        _no_rollback_dropped(run, st)
         _declared_as_recorded(run, st)
         if st.step != len(st.steps) - 1:
             raise UserError(
@@ -542,6 +638,10 @@ def abort(ctx: Context, reason: str | None = None) -> dict:
         if st.in_progress:
             run.note(f"dropping the unfinished `rollout {st.in_progress['command']}`")
             st.in_progress, st.awaiting_deploy = None, None
+        if failed_gates := dropped_rollback(st):  # the rollback those gates called for, which was not recorded
+            st.reason = f"{failure_reason(failed_gates)}; rolled back by `rollout abort`{': ' + reason if reason else ''}"
+            run.begin(changes, {"status": "rolled_back", "step": -1})
+            return _finish_report(run)
         st.reason = f"aborted by the operator{': ' + reason if reason else ''}"
         run.begin(changes, {"status": "aborted", "step": -1})
         return _finish_report(run)
