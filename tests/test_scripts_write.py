@@ -9,6 +9,7 @@ import ast
 import errno
 import importlib.util
 import inspect
+import os
 import sys
 from pathlib import Path
 
@@ -180,3 +181,25 @@ def test_scripts_write_files_only_through_gpufleet_files():
             ):
                 found.add((path.name, ast.unparse(node)))
     assert found == TEMPORARY
+
+
+def test_monitoring_files_whose_second_rename_fails_is_exit_2_naming_each_file(tmp_path, monkeypatch, capsys):
+    """A rename that failed after the first file was replaced was a PermissionError traceback (write_folder's renames
+    were unprotected): now exit 2 naming the file replaced and the one not, no temporary file left."""
+    from gpufleet import files
+
+    module = load("monitoring_files")
+    real, asked = os.replace, []
+
+    def replace(src, dst):
+        asked.append(dst)
+        if len(asked) == 2:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    code = run(monkeypatch, module, ["--stack", "alicloud-cn-hangzhou-prod", "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "cannot rename gpufleet-llm-prod." in err, err
+    assert "replaced: gpufleet-llm-prod." in err and "one at a time, which cannot be atomic" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -14,10 +14,12 @@ with EEXIST: two writers can never both succeed, and a crash leaves no 0-byte fi
   and the link stays a link.
 - `output_problems` really creates (and removes) a probe file in the folder, so a read-only folder or file
   system is found before the work, not after it; a full disk is found at the write, and the old file stays.
-- Several files into one folder (`write_folder`, e.g. `image render --out-dir`): all or nothing. Every target is
-  checked first (`folder_problems`: the folder is a folder or can be created, no target is a folder or a device),
-  every file is written to a temporary file, and only when all of them are written are they renamed into place;
-  a failure before that removes the temporary files and any folder it created.
+- Several files into one folder (`write_folder`, e.g. `image render --out-dir`): all or nothing up to the renames.
+  Every target is checked first (`folder_problems`: the folder is a folder or can be created, no target is a folder or
+  a device), every file is written to a temporary file, and only when all of them are written are they renamed into
+  place; a failure before that (a full disk) removes the temporary files and any folder it created. The renames are one
+  at a time, which no file system makes atomic as a set: one that fails (rare: a file made immutable or a folder's
+  permission changed since the check) removes the temporary files left and names the files replaced and those not.
 """
 
 from __future__ import annotations
@@ -247,16 +249,19 @@ def folder_problems(folder: Path, names: Iterable[str], flag: str) -> list[Probl
 
 
 def write_folder(folder: Path, files: Mapping[str, str | bytes], flag: str) -> None:
-    """Write `files` (file name -> content) into `folder`, creating it (and its parents) if missing: all or nothing.
+    """Write `files` (file name -> content) into `folder`, creating it (and its parents) if missing: all or nothing
+    up to the renames.
 
     Checked first (`folder_problems`); then every file goes to a temporary file next to its target, and only when all
-    are written are they renamed into place. A failure before that (a full disk) removes the temporary files and the
-    folders made here, and the old files stay."""
+    are written are they renamed into place, in the order given. A failure before that (a full disk) removes the
+    temporary files and the folders made here, and the old files stay. A rename that fails (UserError) cannot be made
+    atomic with the others: the temporary files not renamed are removed and the message names the files replaced and
+    those not (each as it was)."""
     folder = Path(folder)
     if problems := folder_problems(folder, files, flag):
         raise UserError(problems)
     made: list[Path] = []
-    staged: list[tuple[str, Path]] = []
+    staged: list[tuple[str, Path, str]] = []
     try:
         for missing in reversed([folder, *folder.parents]):
             if not os.path.lexists(missing):
@@ -264,9 +269,9 @@ def write_folder(folder: Path, files: Mapping[str, str | bytes], flag: str) -> N
                 made.append(missing)
         for name, content in files.items():
             real = target_of(folder / name)
-            staged.append((_write_temp(real.parent, real.name, _as_bytes(content), _mode(real)), real))
+            staged.append((_write_temp(real.parent, real.name, _as_bytes(content), _mode(real)), real, name))
     except BaseException as exc:
-        for tmp, _ in staged:
+        for tmp, _, _ in staged:
             _unlink(tmp)
         for f in reversed(made):
             try:
@@ -276,10 +281,27 @@ def write_folder(folder: Path, files: Mapping[str, str | bytes], flag: str) -> N
         if isinstance(exc, OSError):
             raise UserError([Problem(flag, str(folder), f"cannot write: {exc.strerror}; nothing was written")]) from None
         raise
-    for tmp, real in staged:
-        os.replace(tmp, real)
-    for f in {real.parent for _, real in staged}:
-        _fsync_folder(f)
+    done = 0
+    try:
+        for tmp, real, _ in staged:
+            os.replace(tmp, real)
+            done += 1
+    except BaseException as exc:
+        for tmp, _, _ in staged[done:]:
+            _unlink(tmp)
+        if not isinstance(exc, OSError):
+            raise
+        replaced = ", ".join(name for _, _, name in staged[:done]) or "none"
+        kept = ", ".join(name for _, _, name in staged[done:])
+        why = (
+            f"cannot rename {staged[done][2]} into place: {exc.strerror}; replaced: {replaced}; not replaced (each as it "
+            f"was): {kept}; the files are renamed into place one at a time, which cannot be atomic: write them again "
+            "once that is fixed"
+        )
+        raise UserError([Problem(flag, str(folder), why)]) from None
+    finally:
+        for f in {real.parent for _, real, _ in staged[:done]}:
+            _fsync_folder(f)
 
 
 def package_file(path: Path) -> str:

@@ -304,3 +304,31 @@ def test_a_build_of_both_clouds_is_one_write(tmp_path, monkeypatch, capsys):
     assert r.code == 0 and r.out.count("wrote") == 6, r.text
     assert all("\nas_of: '1999-01-01'" not in (data / f"{c}-{reg}.yaml").read_text() for c, rs in REGIONS.items() for reg in rs)
     catalog._read.cache_clear()
+
+
+def test_a_build_whose_rename_fails_names_the_catalogs_replaced_and_not(tmp_path, monkeypatch):
+    """The catalogs' renames were unprotected (a PermissionError traceback, some catalogs new, the rest old, a
+    temporary file left): now a UserError naming both sets, no temporary file left."""
+    import errno
+    import os
+
+    from gpufleet import files
+    from gpufleet.errors import UserError
+
+    data = _stale_copy(tmp_path)
+    real, asked = os.replace, []
+
+    def replace(src, dst):
+        asked.append(dst)
+        if len(asked) == 2:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    with pytest.raises(UserError) as exc:
+        derive.build("alicloud", "2026-12-03", data)
+    (problem,) = exc.value.problems
+    said = str(problem)
+    assert said.startswith(f"catalog build: {data}: cannot rename alicloud-") and "; replaced: alicloud-" in said, said
+    assert "not replaced (each as it was): alicloud-" in said and "cannot be atomic" in said, said
+    assert [p.name for p in data.iterdir() if p.name.startswith(".")] == []

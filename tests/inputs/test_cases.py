@@ -819,3 +819,57 @@ def test_an_empty_config_is_said_empty_not_missing(tmp_path, text, said):
     with pytest.raises(UserError) as exc:
         loader.load_fleet("x-dev", tmp_path)
     assert said in str(exc.value)
+
+
+def _rename_fails_at(monkeypatch, nth: int) -> list[str]:
+    """os.replace fails with EPERM on its nth call inside gpufleet.files (a file made immutable, or a folder's
+    permission changed, between the stage and the rename); the targets asked for are recorded."""
+    import errno
+
+    from gpufleet import files
+
+    real, asked = os.replace, []
+
+    def replace(src, dst):
+        asked.append(os.path.basename(dst))
+        if len(asked) == nth:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    return asked
+
+
+def test_write_folder_whose_rename_fails_names_what_was_replaced_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """The renames of write_folder were unprotected: a failing os.replace was a traceback, one file new, the next old,
+    and its temporary file left. Now a UserError (exit 2) says which files were replaced and which were not (renames
+    one at a time cannot be atomic), and the temporary files not renamed are removed."""
+    from gpufleet import files
+
+    for name in ("a.yaml", "b.yaml", "c.yaml"):
+        (tmp_path / name).write_text("old\n")
+    asked = _rename_fails_at(monkeypatch, 2)
+    with pytest.raises(UserError) as exc:
+        files.write_folder(tmp_path, {"a.yaml": "new\n", "b.yaml": "new\n", "c.yaml": "new\n"}, flag="catalog build")
+    monkeypatch.undo()
+    assert asked == ["a.yaml", "b.yaml"]
+    (problem,) = exc.value.problems
+    assert str(problem) == (
+        f"catalog build: {tmp_path}: cannot rename b.yaml into place: Operation not permitted; replaced: a.yaml; "
+        "not replaced (each as it was): b.yaml, c.yaml; the files are renamed into place one at a time, which cannot be "
+        "atomic: write them again once that is fixed"
+    )
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"a.yaml": "new\n", "b.yaml": "old\n", "c.yaml": "old\n"}
+
+
+def test_a_failed_rename_is_exit_2_without_a_traceback_in_every_write_folder_user(tmp_path, monkeypatch, capsys):
+    """image render --out-dir (and catalog build, scripts/monitoring_files.py: the same write_folder) ended in a
+    PermissionError traceback when a rename failed."""
+
+    out = tmp_path / "scripts"
+    _rename_fails_at(monkeypatch, 3)
+    r = run_cli(["image", "render", "--recipe", "cuda13-vllm", "--out-dir", str(out)], capsys)
+    assert r.code == 2 and "Traceback" not in r.text, r.text
+    assert f"--out-dir: {out}: cannot rename " in r.err and "replaced: 01-" in r.err, r.err
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    assert len(list(out.iterdir())) == 2  # the two renamed before the failure; said so above
