@@ -178,6 +178,9 @@ def test_every_snapshot_flag_named_like_a_credential_was_read():
         ("kv_transfer_config", '{"kv_connector_extra_config": {"password": "SEKRET123"}}', "password"),
         ("kv_transfer_config", '{"kv_connector_extra_config": {"authToken": "SEKRET123"}}', "authToken"),
         ("otlp_traces_endpoint", "https://user:SEKRET123@otel.example.com/v1/traces", "a URL with a user or password"),
+        # one URL reading (secret.has_credentials): one slash, a URL inside a JSON value
+        ("otlp_traces_endpoint", "https:/user:SEKRET123@otel.example.com/v1/traces", "a URL with a user or password"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"u": "http://a:SEKRET123@h"}}', "a URL with a user"),
     ],
 )
 def test_a_credential_inside_an_extra_args_value_is_refused_and_never_quoted(flag, value, said):

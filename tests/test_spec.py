@@ -79,6 +79,15 @@ def test_shipped_stacks_validate(stack):
             {"model__source": "https://models.example.com/q.tar?X-Amz-Signature=SEKRET123E"},
             "('https://models.example.com/q.tar?***' is not)",
         ),
+        # a leading space (quoted YAML) or one slash hid it: the error quoted the URL, password and all (finding 2)
+        (
+            {"model__source": " https://user:SEKRET123D@models.example.com/q.tar"},
+            "fleet.model.source: has credentials in it (user:password@)",
+        ),
+        (
+            {"model__source": "https:/user:SEKRET123D@models.example.com/q.tar"},
+            "fleet.model.source: has credentials in it (user:password@)",
+        ),
         (
             {"serving__extra_args": {"hf-overrides": "SEKRET123$C"}},
             "fleet.serving.extra_args: hf-overrides: its value holds '$', which is not allowed",

@@ -440,6 +440,11 @@ def test_missing_credentials_and_bad_region(monkeypatch, data, project):
         (("alicloud", "cn-hangzhou", "LTAI:SEKRET123X@ecs.aliyuncs.com"), "--endpoint: has credentials in it"),
         (("alicloud", "cn-hangzhou", "LTAI:SEKRET123X@ecs.aliyuncs.com:99999"), "--endpoint: has credentials in it"),
         (("alicloud", "cn-hangzhou", "ecs.aliyuncs.com/?token=SEKRET123X"), "--endpoint: 'ecs.aliyuncs.com/?***' is not"),
+        # a leading space hid the user:password@ from the check, which then printed it (review finding 2)
+        (("alicloud", "cn-hangzhou", " https://LTAI:SEKRET123X@ecs.aliyuncs.com"), "--endpoint: has credentials in it"),
+        (("alicloud", "cn-hangzhou", "https:/LTAI:SEKRET123X@ecs.aliyuncs.com"), "--endpoint: has credentials in it"),
+        # an @ in a query is no user name (finding 5): refused as what it is, the query not shown
+        (("alicloud", "cn-hangzhou", "ecs.aliyuncs.com:443?x=a@SEKRET123X"), "--endpoint: 'ecs.aliyuncs.com:443?***' is not"),
         # --image-id is Tencent's: with alicloud it was ignored
         (("alicloud", "cn-hangzhou", None, "https", "img-x"), "--image-id: Tencent only"),
     ],

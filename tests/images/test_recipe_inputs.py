@@ -552,6 +552,9 @@ MIRROR = "https://gpufleet-artifacts.oss-cn-hangzhou.aliyuncs.com/cli/"
         ),
         (("tool_mirror",), MIRROR + "?token=SEKRET123TOK&f=", "recipe.tool_mirror", f"'{MIRROR}?***' has a query string"),
         (("tool_mirror",), MIRROR.replace("://", "://u:SEKRET123PW@"), "recipe.tool_mirror", "has credentials in it"),
+        # a leading space or one slash hid it: the recipe was accepted, the URL printed by image check (finding 2)
+        (("downloads", 0, "url"), " https://u:SEKRET123PW@artifacts.example.com/x", "recipe.downloads.0.url", "has credentials"),
+        (("downloads", 0, "url"), "https:/u:SEKRET123PW@artifacts.example.com/x", "recipe.downloads.0.url", "has credentials"),
     ],
 )
 @pytest.mark.parametrize("command", [["image", "check"], ["image", "render"], ["image", "build", "--dry-run"]])

@@ -436,30 +436,32 @@ def test_a_key_the_server_echoes_in_an_answer_is_masked_in_the_state_file_report
     assert "key=***" in table.read_text()
 
 
-def test_a_metrics_url_with_a_token_in_its_query_is_stored_and_shown_without_it(fleet, capsys, tmp_path):
+@pytest.mark.parametrize("mark", ["?", "#"], ids=["query", "fragment"])
+def test_a_metrics_url_with_a_token_in_its_query_is_stored_and_shown_without_it(fleet, capsys, tmp_path, mark):
     """A Prometheus proxy or federation URL takes its token as ?access_token=: it was written to the state file and
-    the report as given, and printed in the error when the endpoint failed."""
+    the report as given, and printed in the error when the endpoint failed. A token after # (the OAuth implicit
+    flow's shape) is never sent, and was stored and printed whole (review finding 6)."""
     path, lb, cur, cand = fleet(env="staging", max_latency_p95_ratio=3, max_ttft_p95_ratio=3)
     stack = ["--stack", str(path)]
     assert run_cli(capsys, "rollout", "start", *stack)[0] == 0
     token = "SEKRET123Q-metrics-token"
     args = gate_args(cur, cand)
-    args[args.index("--current-metrics-url") + 1] = f"{cur.url}/metrics?access_token={token}"
-    args[args.index("--candidate-metrics-url") + 1] = f"{cand.url}/metrics?access_token={token}&match[]=vllm"
+    args[args.index("--current-metrics-url") + 1] = f"{cur.url}/metrics{mark}access_token={token}"
+    args[args.index("--candidate-metrics-url") + 1] = f"{cand.url}/metrics{mark}access_token={token}&match[]=vllm"
     report = tmp_path / "step.json"
     code, _, err = run_cli(capsys, "rollout", "step", *stack, *args, "-o", str(report))
     assert code == 0, err  # the request itself carries the query: the metrics were read
     figures = json.loads(report.read_text())["figures"]["traffic"]
-    assert figures["current"]["metrics_url"] == f"{cur.url}/metrics?***"
-    assert figures["candidate"]["metrics_url"] == f"{cand.url}/metrics?***"
+    assert figures["current"]["metrics_url"] == f"{cur.url}/metrics{mark}***"
+    assert figures["candidate"]["metrics_url"] == f"{cand.url}/metrics{mark}***"
     assert figures["candidate"]["kv_cache_percent_max"] > 0
     _, status, _ = run_cli(capsys, "rollout", "status", *stack)
     state = (path.parent / ".rollout-alicloud-cn-hangzhou-staging-rollout.json").read_text()
     for text in (report.read_text(), json.dumps(status), state, err):
         assert token not in text
-    args[args.index("--candidate-metrics-url") + 1] = f"{cand.url}/no-metrics?access_token={token}"
+    args[args.index("--candidate-metrics-url") + 1] = f"{cand.url}/no-metrics{mark}access_token={token}"
     code, _, err = run_cli(capsys, "rollout", "step", *stack, *args)
-    assert code == 2 and f"--candidate-metrics-url: GET {cand.url}/no-metrics?***: HTTP 404" in err, err
+    assert code == 2 and f"--candidate-metrics-url: GET {cand.url}/no-metrics{mark}***: HTTP 404" in err, err
     assert token not in err
 
 

@@ -601,6 +601,13 @@ def test_the_metrics_url_defaults_to_the_node_gateways_metrics_port():
     assert _metrics_url("http://[fd00::5]:8000", None, 9180, "--m") == "http://[fd00::5]:9180/metrics/vllm"
 
 
+def test_a_metrics_url_with_an_at_sign_in_its_query_is_no_url_with_credentials():
+    """The authority ends at the first / ? or # (httpx requests host prom): it was refused as 'has credentials'."""
+    from gpufleet.cli.rollout import _metrics_url
+
+    assert _metrics_url("http://x:1", "http://prom:9090?match=a@b", 9180, "--m") == "http://prom:9090?match=a@b"
+
+
 @pytest.mark.parametrize(
     ("flag", "url"),
     [("--current-url", "http://[::1"), ("--candidate-url", "http://h:0"), ("--current-metrics-url", "http://[::1/metrics")],
@@ -766,6 +773,10 @@ def test_one_endpoint_for_both_groups_is_refused_before_measuring(capsys, tmp_pa
         ("--candidate-metrics-url", "ftp://u:SEKRET123M@127.0.0.1/metrics"),
         ("--candidate-metrics-url", "http://u:SEKRET123M@127.0.0.1 x/metrics"),
         ("--candidate-url", "http://u:SEKRET123M@127.0.0.1:99999"),
+        # a leading space or one slash hid them: the URL was shown whole (review finding 2)
+        ("--current-metrics-url", " http://u:SEKRET123M@h:9/m"),
+        ("--candidate-metrics-url", "http:/u:SEKRET123M@h:9/m"),
+        ("--current-url", " http://u:SEKRET123M@127.0.0.1:9"),
     ],
 )
 def test_a_gate_url_with_credentials_is_refused_as_such_and_never_shown(capsys, tmp_path, flag, url):

@@ -243,7 +243,7 @@ def test_a_url_the_client_cannot_request_is_refused_naming_the_option(url, why):
     """The URL's host is checked by inputs.host_problem, as image build's --host."""
     with pytest.raises(UserError) as exc:
         loadtest.chat_endpoint(url, "--candidate-url")
-    shown = url.replace("?x=1", "?***").replace("/v1?", "/v1?***")  # a query string is never shown (it may hold a token)
+    shown = url.replace("?x=1", "?***").replace("/v1?", "/v1?***").replace("#top", "#***")  # a token may be there
     assert str(exc.value) == f"--candidate-url: {shown!r} {why}: give the server's base URL, e.g. http://10.0.0.5:8000"
 
 
@@ -258,6 +258,12 @@ def test_a_url_the_client_cannot_request_is_refused_naming_the_option(url, why):
         "http://user:SEKRET123@exa..mple",
         "http://user:SEKRET123?x@10.0.0.5/",  # a bare ? in the password: the client would read u as the host
         "http://SEKRET123@10.0.0.5:8000",  # a token as the user name
+        # what a client skips before the authority (review finding 2): they were shown whole
+        " http://user:SEKRET123@10.0.0.5",
+        "\thttp://user:SEKRET123@10.0.0.5",
+        "http:/user:SEKRET123@10.0.0.5/",
+        "http:\\\\user:SEKRET123@10.0.0.5/",
+        "http://user:SEKRET123/x@10.0.0.5/",  # a bare / in the password
     ],
 )
 def test_a_url_with_credentials_is_refused_as_such_whatever_else_is_wrong_and_never_shown(url):
@@ -265,6 +271,21 @@ def test_a_url_with_credentials_is_refused_as_such_whatever_else_is_wrong_and_ne
         loadtest.chat_endpoint(url, "--candidate-url")
     assert str(exc.value).startswith("--candidate-url: has credentials in it"), str(exc.value)
     assert "SEKRET123" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://h:9090?x=a@SEKRET123", "'http://h:9090?***' has a query"),  # an @ in the query is no user name
+        ("http://h:8000#SEKRET123", "'http://h:8000#***' has a query"),  # a fragment is never shown either
+    ],
+)
+def test_an_at_sign_or_token_after_the_host_is_a_query_or_fragment_and_never_shown(url, shown):
+    """The authority ends at the first / ? or #, as httpx reads it: `http://h:9090?x=a@b` was refused as having
+    credentials and shown as http://***@b; a #fragment was quoted whole."""
+    with pytest.raises(UserError) as exc:
+        loadtest.chat_endpoint(url, "--url")
+    assert str(exc.value).startswith(f"--url: {shown}") and "SEKRET123" not in str(exc.value), str(exc.value)
 
 
 def test_a_query_is_refused_without_showing_it():

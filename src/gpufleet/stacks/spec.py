@@ -20,7 +20,7 @@ from gpufleet import registry
 from gpufleet.cron import SEARCH_DAYS, parse
 from gpufleet.files import package_file
 from gpufleet.inputs import host_problem
-from gpufleet.secret import has_credentials, redact_url
+from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
 
@@ -217,10 +217,10 @@ RESERVED_FLAGS = {
 }
 # A credential inside an extra_args value is refused too: a key of a JSON value that names one (vLLM's tensorizer
 # reads s3_secret_access_key from --model-loader-extra-config, vllm/model_executor/model_loader/tensorizer.py; a KV
-# connector's settings in --kv-transfer-config are free-form) and a URL with a user or password in it. A key names a
-# credential when one of its words (snake_case, kebab-case or camelCase) is in CREDENTIAL_WORDS, or it ends in
-# <kind> key / <kind> token of a kind in CREDENTIAL_KINDS, or is `token`: max_tokens, eos_token_id, pad_token,
-# s3_access_key_id (an id) and kv_connector pass.
+# connector's settings in --kv-transfer-config are free-form) and a URL with a user or password in it (the one
+# detector, secret.has_credentials). A key names a credential when one of its words (snake_case, kebab-case or
+# camelCase) is in CREDENTIAL_WORDS, or it ends in <kind> key / <kind> token of a kind in CREDENTIAL_KINDS, or is
+# `token`: max_tokens, eos_token_id, pad_token, s3_access_key_id (an id) and kv_connector pass.
 CREDENTIAL_WORDS = frozenset(
     {"secret", "password", "passwd", "passphrase", "credential", "credentials", "authorization", "apikey", "accesskey"}
 )
@@ -228,7 +228,6 @@ CREDENTIAL_KINDS = {
     "key": frozenset({"api", "access", "secret", "private", "signing", "encryption", "master"}),
     "token": frozenset({"hf", "hub", "access", "auth", "api", "bearer", "session", "security", "refresh", "id", "oidc"}),
 }
-URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s\"@]*@")
 
 
 def names_a_credential(name: str) -> bool:
@@ -242,7 +241,7 @@ def names_a_credential(name: str) -> bool:
 
 def value_credential(value: str) -> str | None:
     """What credential an extra_args value holds, said without the value: a JSON key naming one, or a URL's user."""
-    if URL_USERINFO.search(value):
+    if holds_url_credentials(value):
         return "holds a URL with a user or password in it"
     if not value.startswith(("{", "[")):
         return None
