@@ -178,6 +178,23 @@ def test_every_snapshot_flag_named_like_a_credential_was_read():
         ("kv_transfer_config", '{"kv_connector_extra_config": {"password": "SEKRET123"}}', "password"),
         ("kv_transfer_config", '{"kv_connector_extra_config": {"authToken": "SEKRET123"}}', "authToken"),
         ("otlp_traces_endpoint", "https://user:SEKRET123@otel.example.com/v1/traces", "a URL with a user or password"),
+        # review finding 1: json.loads (vLLM's reader) skips leading spaces; JSON that does not parse is read by its keys
+        (
+            "model_loader_extra_config",
+            ' {"s3_access_key_id": "LTAI5t", "s3_secret_access_key": "SEKRET123"}',
+            "sets a credential (s3_secret_access_key)",
+        ),
+        ("model_loader_extra_config", '{"s3_secret_access_key": "SEKRET123",}', "sets a credential (s3_secret_access_key)"),
+        ("model_loader_extra_config", '{"hf_token": SEKRET123}', "sets a credential (hf_token)"),
+        ("model_loader_extra_config", "{hf_token: SEKRET123}", "sets a credential (hf_token)"),
+        # names written run together, lowercase
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"secretkey": "SEKRET123"}}', "secretkey"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"accesstoken": "SEKRET123"}}', "accesstoken"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"authtoken": "SEKRET123"}}', "authtoken"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"hftoken": "SEKRET123"}}', "hftoken"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"apikey": "SEKRET123"}}', "apikey"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"id_token": "SEKRET123"}}', "id_token"),
+        ("kv_transfer_config", '{"kv_connector_extra_config": {"token": "SEKRET123"}}', "token"),
         # one URL reading (secret.has_credentials): one slash, a URL inside a JSON value
         ("otlp_traces_endpoint", "https:/user:SEKRET123@otel.example.com/v1/traces", "a URL with a user or password"),
         ("kv_transfer_config", '{"kv_connector_extra_config": {"u": "http://a:SEKRET123@h"}}', "a URL with a user"),
@@ -197,6 +214,12 @@ def test_a_credential_inside_an_extra_args_value_is_refused_and_never_quoted(fla
         '{"eos_token_id": 2, "pad_token": "[PAD]"}',
         '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}',
         '{"s3_access_key_id": "AKIDEXAMPLE", "use_auth_token": true}',
+        # where a credential is kept, not the credential (finding 10): what the refusal asks for instead
+        '{"kv_connector_extra_config": {"secret_name": "kv-creds"}}',
+        '{"kv_connector_extra_config": {"credentials_path": "/etc/creds.json", "password_file": "/etc/pw"}}',
+        '{"kv_connector_extra_config": {"token_env": "KV_TOKEN", "secret_dir": "/run/secrets", "api_key_id": "k1"}}',
+        '{"kv_connector_extra_config": {"credentials_uri": "http://169.254.169.254/creds"}}',
+        '{"token": 50256, "token_id": 2}',  # token ids
     ],
 )
 def test_json_extra_args_without_a_credential_pass(value):

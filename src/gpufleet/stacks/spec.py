@@ -219,22 +219,29 @@ RESERVED_FLAGS = {
 # reads s3_secret_access_key from --model-loader-extra-config, vllm/model_executor/model_loader/tensorizer.py; a KV
 # connector's settings in --kv-transfer-config are free-form) and a URL with a user or password in it (the one
 # detector, secret.has_credentials). A key names a credential when one of its words (snake_case, kebab-case or
-# camelCase) is in CREDENTIAL_WORDS, or it ends in <kind> key / <kind> token of a kind in CREDENTIAL_KINDS, or is
-# `token`: max_tokens, eos_token_id, pad_token, s3_access_key_id (an id) and kv_connector pass.
-CREDENTIAL_WORDS = frozenset(
-    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "authorization", "apikey", "accesskey"}
-)
+# camelCase) is in CREDENTIAL_WORDS, or it ends in <kind> key / <kind> token of a kind in CREDENTIAL_KINDS (written
+# apart or run together: hf_token, hftoken), or is `token` holding text: max_tokens, eos_token_id, pad_token,
+# s3_access_key_id (an id), kv_connector and {"token": 50256} (a token id) pass. A key whose last word says where a
+# credential is kept (REFERENCE_WORDS: secret_name, credentials_path, password_file, token_env) passes: that is what
+# the refusal asks for instead.
+CREDENTIAL_WORDS = frozenset({"secret", "password", "passwd", "passphrase", "credential", "credentials", "authorization"})
 CREDENTIAL_KINDS = {
     "key": frozenset({"api", "access", "secret", "private", "signing", "encryption", "master"}),
     "token": frozenset({"hf", "hub", "access", "auth", "api", "bearer", "session", "security", "refresh", "id", "oidc"}),
 }
+RUN_TOGETHER = frozenset(kind_of + kind for kind, kinds in CREDENTIAL_KINDS.items() for kind_of in kinds)  # secretkey
+REFERENCE_WORDS = frozenset({"path", "file", "dir", "name", "env", "uri", "url", "id"})
+# A key as JSON text writes it: a quoted key, or a bare word (`{hf_token: x}`), before a colon.
+JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:|[{,]\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*:')
 
 
 def names_a_credential(name: str) -> bool:
     """Whether a setting's name (a JSON key) names a credential (see CREDENTIAL_WORDS)."""
     spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name))
     words = [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
-    if CREDENTIAL_WORDS.intersection(words) or words == ["token"]:
+    if not words or words[-1] in REFERENCE_WORDS:
+        return False
+    if CREDENTIAL_WORDS.intersection(words) or RUN_TOGETHER.intersection(words) or words == ["token"]:
         return True
     return len(words) > 1 and words[-2] in CREDENTIAL_KINDS.get(words[-1], ())
 
@@ -243,12 +250,15 @@ def value_credential(value: str) -> str | None:
     """What credential an extra_args value holds, said without the value: a JSON key naming one, or a URL's user."""
     if holds_url_credentials(value):
         return "holds a URL with a user or password in it"
-    if not value.startswith(("{", "[")):
+    if not value.lstrip().startswith(("{", "[")):  # json.loads, which vLLM reads these with, skips leading spaces
         return None
     try:
         data = json.loads(value)
     except (ValueError, RecursionError):
-        return None  # not JSON: vLLM reads it as text
+        # JSON that does not parse (a trailing comma, an unquoted value): vLLM refuses it at boot, but by then it sits
+        # in the stack file and user-data. Its keys are read as written.
+        keys = sorted({k for m in JSON_KEY.finditer(value) if names_a_credential(k := m[1] or m[2])})
+        return f"sets a credential ({', '.join(keys)})" if keys else None
     found: list[str] = []
     todo: list[tuple[object, str]] = [(data, "")]  # a loop, not recursion: the value may nest as deep as it is long
     while todo:
@@ -256,14 +266,17 @@ def value_credential(value: str) -> str | None:
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, v in items:
             at = f"{path}[{k}]" if isinstance(node, list) else f"{path}.{k}" if path else str(k)
-            if isinstance(node, dict) and names_a_credential(str(k)) and _holds_something(v):
+            if isinstance(node, dict) and names_a_credential(str(k)) and _holds_something(str(k), v):
                 found.append(at)
             todo.append((v, at))
     return f"sets a credential ({', '.join(sorted(found))})" if found else None
 
 
-def _holds_something(v) -> bool:
-    """A JSON value that can be a credential: text, a number or a non-empty object or list (not null, "", a flag)."""
+def _holds_something(key: str, v) -> bool:
+    """A JSON value that can be a credential: text, a number or a non-empty object or list (not null, "", a flag); under
+    a key that is just `token`, text only (a number there is a token id)."""
+    if key.lower() == "token" and not isinstance(v, str):
+        return False
     return not isinstance(v, bool) and v not in (None, "", {}, [])
 
 
