@@ -88,6 +88,11 @@ def test_shipped_stacks_validate(stack):
             {"model__source": "https:/user:SEKRET123D@models.example.com/q.tar"},
             "fleet.model.source: has credentials in it (user:password@)",
         ),
+        # one string of CLI flags where a mapping goes: named as text, not quoted back (finding 4)
+        (
+            {"serving__extra_args": "--hf-token hf_SEKRET123A"},
+            "fleet.serving.extra_args: Input should be a mapping (its fields indented under the key), got text",
+        ),
         (
             {"serving__extra_args": {"hf-overrides": "SEKRET123$C"}},
             "fleet.serving.extra_args: hf-overrides: its value holds '$', which is not allowed",

@@ -388,14 +388,19 @@ def model_error(error: Mapping[str, Any], suggestion: str = "", yaml_hints: bool
     """The message of one error of a gpufleet pydantic model (ErrorDetails: type, msg, input): an unknown field with
     the suggestion given, a wrong type with what was given and how to write it in YAML (yaml_hints; the models are
     strict: YAML `true`, "8000" or 32.0 for a count is refused, not read as 1, 8000 or 32), a mapping expected (not
-    pydantic's "instance of <class>"), a validator's message without pydantic's prefix."""
+    pydantic's "instance of <class>"; what was given named by its kind, never quoted), a validator's message without
+    pydantic's prefix. A value is quoted only where a number, true/false or text was wanted: a count, port or flag
+    holds no secret, and the quote shows how YAML read it."""
     if error["type"] == "extra_forbidden":
         return "unknown field; remove it or check its spelling" + suggestion
     if error["type"] == "invalid_key":  # a YAML key read as a number, true/false or a date (`1: x`, `yes: 2`)
         return f"the key {_given(error['input'])} is not text: field names are text; remove it or check its spelling"
     if error["type"] in ("model_type", "dict_type"):
         under = " (its fields indented under the key)" if yaml_hints else ""
-        return f"Input should be a mapping{under}, got {_given(error['input'])}"
+        # text is named, not quoted: where a mapping was wanted it is a block written on one line, which may hold
+        # anything (`extra_args: '--hf-token hf_…'`); the quote is the fix only for a scalar ("8000" for a port)
+        value = error["input"]
+        return f"Input should be a mapping{under}, got {kind(value) if isinstance(value, str) else _given(value)}"
     msg = str(error["msg"])
     if error["type"] in _WRONG_TYPE:
         hint = _WRONG_TYPE[error["type"]]

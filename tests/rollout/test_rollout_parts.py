@@ -488,7 +488,7 @@ def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_an
         ({"strategy": "yolo"}, "strategy: Input should be 'canary' or 'blue_green'"),
         ({"stack": "other"}, "stack: is 'other': the rollout of another stack than s"),  # a copy of another's state
         ({"status": "done"}, "status: Input should be 'rolling', 'promoted', 'rolled_back', 'aborted' or 'finished'"),
-        ({"in_progress": "x"}, "in_progress: Input should be a mapping, got text 'x'"),
+        ({"in_progress": "x"}, "in_progress: Input should be a mapping, got text;"),  # named, not quoted
         ({"awaiting_deploy": {"change": {"kind": "weight"}, "commands": []}}, "awaiting_deploy.change: a weight change needs"),
         ({"retire_after": "2026-12-06T13:00:00"}, "retire_after: '2026-12-06T13:00:00' is not a date and time with its zone"),
         ({"history": [MEASURED | {"gates": [{"name": "health"}]}]}, "history.0.gates.0.threshold: Field required"),
