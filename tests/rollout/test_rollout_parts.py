@@ -792,7 +792,12 @@ def test_a_gate_url_with_credentials_is_refused_as_such_and_never_shown(capsys, 
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err and "SEKRET123" not in err, err
-    assert f"error {flag}: has credentials in it" in err, err
+    # the rollout's own wording for every URL option: the load test's ("written to the result ... --api-key-env VAR")
+    # was cut to "--api-key-env" for the serving URLs (review finding 9)
+    said = "has credentials in it, which would be written to the state file and report"
+    assert f"error {flag}: {said}" in err and "the result" not in err, err
+    if not flag.endswith("metrics-url"):
+        assert f"{said}; give the key with --api-key-env or --api-key-file" in err, err
 
 
 def test_gate_concurrency_is_capped_as_a_load_test_is(capsys, tmp_path):

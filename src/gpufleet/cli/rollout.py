@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import typer
-from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
 from gpufleet.errors import Problem, UserError, console, one_line, print_problems
@@ -107,6 +106,11 @@ MAX_REQUESTS = 100_000
 MAX_TOKENS = 32_768
 MAX_DURATION_S = 3600.0
 
+# A --*-url or --*-metrics-url with a user:password@: where it would end up (the URLs are recorded), and, for the
+# serving URLs, the key's way in instead.
+URL_CREDENTIALS = "which would be written to the state file and report"
+KEY_INSTEAD = "give the key with --api-key-env or --api-key-file"
+
 API_KEY_FILE_MAX = 64 * 1024  # an API key is one line; gpufleet's own cap on the file read for it
 
 
@@ -148,7 +152,7 @@ def _metrics_url(url: str, given: str | None, port: int, flag: str) -> str:
 
     if given:
         fix = "give the group's vLLM metrics, e.g. http://10.0.0.5:9180/metrics/vllm"
-        http_url(given, flag, fix, "which would be written to the state file and report")
+        http_url(given, flag, fix, URL_CREDENTIALS)
         return given  # its query string is requested as given, stored and shown as ?*** (measure.py)
     parts = urlsplit(url)
     host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname  # an IPv6 address
@@ -190,11 +194,11 @@ def _measure(
 
     usable: dict[str, bool] = {}  # group -> its URL passed the check
     for group, url in (("current", current_url), ("candidate", candidate_url)):
-        try:
-            usable[group] = bool(loadtest.chat_endpoint(url, f"--{group}-url"))  # the load test's own check
+        try:  # the load test's own check
+            usable[group] = bool(loadtest.chat_endpoint(url, f"--{group}-url", f"{URL_CREDENTIALS}; {KEY_INSTEAD}"))
         except UserError as exc:
             usable[group] = False
-            problems.extend(replace(p, message=p.message.replace("--api-key-env VAR", "--api-key-env")) for p in exc.problems)
+            problems.extend(exc.problems)
     key = check(_api_key, api_key_env, api_key_file)
     port = fleet.spec.serving.gateway.metrics_port
 

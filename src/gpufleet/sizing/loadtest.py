@@ -144,10 +144,13 @@ def http_url(url: str, flag: str, fix: str, credentials: str) -> SplitResult:
     return parts
 
 
-def chat_endpoint(url: str, flag: str = "--url") -> str:
-    """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work)."""
+LOADTEST_CREDENTIALS = "which would be written to the result: put the key in an environment variable and pass --api-key-env VAR"
+
+
+def chat_endpoint(url: str, flag: str = "--url", credentials: str = LOADTEST_CREDENTIALS) -> str:
+    """The chat-completions URL for a server's base URL (`http://h:8000`, `.../v1` and the full path all work).
+    `credentials`: where a user:password@ in it would end up, and what to do instead (the refusal's end)."""
     fix = "give the server's base URL, e.g. http://10.0.0.5:8000"
-    credentials = "which would be written to the result: put the key in an environment variable and pass --api-key-env VAR"
     http_url(url, flag, fix, credentials)
     if "?" in url or "#" in url:  # the path was appended after it: http://h:8000?x=1/v1/chat/completions requested /
         raise UserError(
