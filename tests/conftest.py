@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -20,6 +21,24 @@ SUMMARY = pytest.StashKey[list]()
 
 def pytest_configure(config):
     config.stash[SUMMARY] = []
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A copy of the project's stacks/, the usage files they name (cost/usage/) and images/lock.json (the user state
+    commands read and `region new` writes), used via GPUFLEET_PROJECT."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
+    shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "cost" / "usage", root / "cost" / "usage")  # a stack's `gpufleet:usage` path is the project's
+    (root / "images").mkdir()
+    shutil.copy(ROOT / "images" / "lock.json", root / "images" / "lock.json")  # user state: read from the project root
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(root))
+    return root
 
 
 @pytest.fixture

@@ -18,20 +18,6 @@ from gpufleet.stacks import loader
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    (tmp_path / "stacks").mkdir()
-    for f in (ROOT / "stacks").glob("*.y*ml"):
-        shutil.copy(f, tmp_path / "stacks" / f.name)
-    shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
-    (tmp_path / "images").mkdir()
-    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")
-    shutil.copytree(ROOT / "cost" / "usage", tmp_path / "cost" / "usage")  # the prod stacks' gpufleet:usage files
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
-    return tmp_path
-
-
 def _write(project, **kw):
     return regions.write(regions.plan(root=project, **kw))
 

@@ -1,7 +1,6 @@
 """`gpufleet region new`: each check refuses with a clear message and writes nothing; round trip to preview."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,6 @@ from gpufleet.images.recipes import load_recipe
 from gpufleet.preview import preview_stack
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    (tmp_path / "stacks").mkdir()
-    for f in (ROOT / "stacks").glob("*.y*ml"):
-        shutil.copy(f, tmp_path / "stacks" / f.name)
-    shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
-    (tmp_path / "images").mkdir()
-    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")  # user state: in the project
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
-    return tmp_path
 
 
 def files(project):

@@ -8,7 +8,6 @@ is refused.
 """
 
 import ipaddress
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,6 @@ from gpufleet import regions
 from gpufleet.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    (tmp_path / "stacks").mkdir()
-    for f in (ROOT / "stacks").glob("*.y*ml"):
-        shutil.copy(f, tmp_path / "stacks" / f.name)
-    shutil.copy(ROOT / "stacks" / "__main__.py", tmp_path / "stacks" / "__main__.py")
-    (tmp_path / "images").mkdir()
-    shutil.copy(ROOT / "images" / "lock.json", tmp_path / "images" / "lock.json")
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
-    return tmp_path
 
 
 def test_staging_on_a_t4_is_sized_in_float16(project):

@@ -9,11 +9,11 @@ import ast
 import errno
 import importlib.util
 import inspect
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from tools import rename_fails_at
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = "old content\n"
@@ -186,18 +186,9 @@ def test_scripts_write_files_only_through_gpufleet_files():
 def test_monitoring_files_whose_second_rename_fails_is_exit_2_naming_each_file(tmp_path, monkeypatch, capsys):
     """A rename that failed after the first file was replaced was a PermissionError traceback (write_folder's renames
     were unprotected): now exit 2 naming the file replaced and the one not, no temporary file left."""
-    from gpufleet import files
 
     module = load("monitoring_files")
-    real, asked = os.replace, []
-
-    def replace(src, dst):
-        asked.append(dst)
-        if len(asked) == 2:
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return real(src, dst)
-
-    monkeypatch.setattr(files.os, "replace", replace)
+    rename_fails_at(monkeypatch, 2)
     code = run(monkeypatch, module, ["--stack", "alicloud-cn-hangzhou-prod", "-o", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "cannot rename gpufleet-llm-prod." in err, err

@@ -34,3 +34,22 @@ def require(name: str, package: str | None = None) -> str:
     if in_ci():
         pytest.fail(f"CI=true: {why}")
     pytest.skip(why)
+
+
+def rename_fails_at(monkeypatch, nth: int) -> list[str]:
+    """os.replace fails with EPERM on its nth call inside gpufleet.files (a file made immutable, or a folder's
+    permission changed, between the stage and the rename); the names of the targets asked for are recorded."""
+    import errno
+
+    from gpufleet import files
+
+    real, asked = os.replace, []
+
+    def replace(src, dst):
+        asked.append(os.path.basename(dst))
+        if len(asked) == nth:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    return asked

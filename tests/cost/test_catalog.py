@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from tools import rename_fails_at
 
 from gpufleet.cost import catalog, derive
 from gpufleet.stacks import catalog as stackcat
@@ -309,22 +310,11 @@ def test_a_build_of_both_clouds_is_one_write(tmp_path, monkeypatch, capsys):
 def test_a_build_whose_rename_fails_names_the_catalogs_replaced_and_not(tmp_path, monkeypatch):
     """The catalogs' renames were unprotected (a PermissionError traceback, some catalogs new, the rest old, a
     temporary file left): now a UserError naming both sets, no temporary file left."""
-    import errno
-    import os
 
-    from gpufleet import files
     from gpufleet.errors import UserError
 
     data = _stale_copy(tmp_path)
-    real, asked = os.replace, []
-
-    def replace(src, dst):
-        asked.append(dst)
-        if len(asked) == 2:
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return real(src, dst)
-
-    monkeypatch.setattr(files.os, "replace", replace)
+    rename_fails_at(monkeypatch, 2)
     with pytest.raises(UserError) as exc:
         derive.build("alicloud", "2026-12-03", data)
     (problem,) = exc.value.problems

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from .inputs_helpers import GENERATED, ROOT
+from .inputs_helpers import GENERATED
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    """A copy of the project's stacks/, the usage files they name (cost/usage/) and images/lock.json (the user state
-    commands read and `region new` writes), used via GPUFLEET_PROJECT."""
-    root = tmp_path / "project"
-    root.mkdir()
-    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
-    shutil.copytree(ROOT / "stacks", root / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "cost" / "usage", root / "cost" / "usage")  # a stack's `gpufleet:usage` path is the project's
-    (root / "images").mkdir()
-    shutil.copy(ROOT / "images" / "lock.json", root / "images" / "lock.json")  # user state: read from the project root
-    monkeypatch.setenv("GPUFLEET_PROJECT", str(root))
+def project(project, monkeypatch) -> Path:
+    """tests/conftest.py's copy of the project, printed 200 columns wide (the messages checked are on one line)."""
     monkeypatch.setenv("COLUMNS", "200")
-    return root
+    return project
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tools import rename_fails_at
 
 from gpufleet import inputs
 from gpufleet.errors import UserError
@@ -821,25 +822,6 @@ def test_an_empty_config_is_said_empty_not_missing(tmp_path, text, said):
     assert said in str(exc.value)
 
 
-def _rename_fails_at(monkeypatch, nth: int) -> list[str]:
-    """os.replace fails with EPERM on its nth call inside gpufleet.files (a file made immutable, or a folder's
-    permission changed, between the stage and the rename); the targets asked for are recorded."""
-    import errno
-
-    from gpufleet import files
-
-    real, asked = os.replace, []
-
-    def replace(src, dst):
-        asked.append(os.path.basename(dst))
-        if len(asked) == nth:
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return real(src, dst)
-
-    monkeypatch.setattr(files.os, "replace", replace)
-    return asked
-
-
 def test_write_folder_whose_rename_fails_names_what_was_replaced_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     """The renames of write_folder were unprotected: a failing os.replace was a traceback, one file new, the next old,
     and its temporary file left. Now a UserError (exit 2) says which files were replaced and which were not (renames
@@ -848,7 +830,7 @@ def test_write_folder_whose_rename_fails_names_what_was_replaced_and_leaves_no_t
 
     for name in ("a.yaml", "b.yaml", "c.yaml"):
         (tmp_path / name).write_text("old\n")
-    asked = _rename_fails_at(monkeypatch, 2)
+    asked = rename_fails_at(monkeypatch, 2)
     with pytest.raises(UserError) as exc:
         files.write_folder(tmp_path, {"a.yaml": "new\n", "b.yaml": "new\n", "c.yaml": "new\n"}, flag="catalog build")
     monkeypatch.undo()
@@ -867,7 +849,7 @@ def test_a_failed_rename_is_exit_2_without_a_traceback_in_every_write_folder_use
     PermissionError traceback when a rename failed."""
 
     out = tmp_path / "scripts"
-    _rename_fails_at(monkeypatch, 3)
+    rename_fails_at(monkeypatch, 3)
     r = run_cli(["image", "render", "--recipe", "cuda13-vllm", "--out-dir", str(out)], capsys)
     assert r.code == 2 and "Traceback" not in r.text, r.text
     assert f"--out-dir: {out}: cannot rename " in r.err and "replaced: 01-" in r.err, r.err

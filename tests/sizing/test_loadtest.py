@@ -439,3 +439,76 @@ def test_a_reset_connection_has_a_readable_reason():
     message = lv["top_errors"][0]["message"]
     assert message.split(":", 1)[1].strip(), message  # something after the error's name
     assert "reset" in message or "closed" in message, message
+
+
+# ---- edges a mutation review found untested ------------------------------------------------------------
+
+
+def test_usage_of_zero_completion_tokens_and_no_delta_is_an_error():
+    """loadtest.py's module doc: "a stream with no content and no output token make the request a failed sample (an
+    error)"; the OpenAI usage object's completion_tokens 0 and no delta is an empty answer, usage reported or not."""
+    events = ('{"choices": [], "usage": {"completion_tokens": 0, "prompt_tokens": 7}}',)
+    with FakeServer(Behaviour(events=events)) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=3))
+    (lv,) = r["levels"]
+    assert lv["errors"] == lv["requests"] == 3 and lv["requests_per_s"] == 0, lv
+    assert lv["top_errors"][0]["message"] == loadtest.EMPTY_ANSWER
+
+
+def test_a_prompt_of_zero_tokens_is_a_count_not_a_broken_usage():
+    """loadtest.py module doc: a usage count is broken when it is "no whole number from 0 to 1e8": 0 is one."""
+    events = (
+        '{"choices": [{"index": 0, "delta": {"content": "hi"}}]}',
+        '{"choices": [], "usage": {"completion_tokens": 1, "prompt_tokens": 0}}',
+    )
+    with FakeServer(Behaviour(events=events)) as srv:
+        r = run(settings(srv.url, concurrency="1", requests=2))
+    (lv,) = r["levels"]
+    assert lv["errors"] == 0, lv["top_errors"]
+    assert r["request"]["prompt_tokens"] == 0 and r["request"]["output_tokens_per_request"] == 1
+
+
+# Which level sizes a node: loadstats.within_slo's rule and the result's own sentence (knee_note), "p95 latency <= SLO
+# ms with zero errors", so a p95 at the SLO exactly meets it; capacity.per_node_qps_of without a knee takes "its best
+# error-free level", the most requests/s (past saturation a higher concurrency serves fewer: 12 at 4, 9 at 16, by
+# hand); loadtest.fatal_problem: "A UserError when every request failed in a way more load cannot change".
+
+
+def test_a_level_whose_p95_is_the_slo_exactly_is_the_knee():
+    levels = [_level(1, 900.0, rps=2.0), _level(4, 2000.0, rps=6.5), _level(8, 2000.1, rps=7.0)]
+    assert loadstats.within_slo(levels[1], 2000.0)
+    assert loadstats.find_knee(levels, 2000.0) == {"concurrency": 4, "requests_per_s": 6.5}
+
+
+def _result_level(c, p95, rps, errors=0):
+    """_level with every field a saved load-test result holds (capacity reads it through result_problems)."""
+    return _level(c, p95, errors, rps) | {
+        "requests": 20,
+        "error_rate": errors / 20,
+        "output_tokens_per_s": rps * 100,
+        "latency_ms": {"p50": p95 / 2, "p95": p95, "p99": p95},
+        "ttft_ms": {"p50": 50.0, "p95": 80.0},
+    }
+
+
+def test_without_a_knee_the_most_requests_per_second_of_the_error_free_levels_is_used():
+    result = {
+        "slo_p95_ms": None,
+        "knee": None,
+        "levels": [
+            _result_level(1, 500.0, rps=5.0),
+            _result_level(4, 900.0, rps=12.0),
+            _result_level(16, 4000.0, rps=9.0),
+            _result_level(32, 9000.0, rps=20.0, errors=3),
+        ],
+    }
+    qps, how = capacity.per_node_qps_of(result, "lt.json")
+    assert qps == 12.0 and "concurrency 4" in how
+
+
+def test_one_refused_request_among_answered_ones_does_not_stop_the_run():
+    s = settings("http://127.0.0.1:8000", model="m", concurrency="1", requests=2)
+    ok = Sample(ok=True, latency_ms=100.0, output_tokens=8)
+    refused = Sample(ok=False, latency_ms=5.0, error="HTTP 401: no", status=401, fatal=True)
+    assert loadtest.fatal_problem(s, (ok, refused)) is None
+    assert loadtest.fatal_problem(s, (refused, refused)) is not None
