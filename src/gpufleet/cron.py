@@ -1,7 +1,7 @@
 """Five-field cron: parse, validate, translate between the clouds' time zones, and find the next (or last) firing.
 
 Fields: minute hour day-of-month month day-of-week. Each field is `*`, a number, a range `a-b`, a step
-`*/n` or `a-b/n` (n >= 1; `*/0` is refused), a list of those, and names for months (JAN-DEC) and week days
+`*/n` or `a-b/n` (n >= 1; `*/0` and a step after one value, `5/15`, are refused), a list of those, and names for months (JAN-DEC) and week days
 (SUN-SAT; 0 and 7 are Sunday). As in Vixie cron, when both day-of-month and day-of-week are restricted a
 day matches either of them.
 
@@ -92,9 +92,11 @@ def _field(text: str, field: int) -> tuple[frozenset[int], bool]:
             a, b = _number(first, field), _number(last, field)
             if a > b:
                 raise CronError(f"{name} field: range {base!r} runs backwards")
+        elif step_text:  # `5/15`: crontab(5) steps through a range ("a range followed by /<number>", or *); cron
+            # implementations differ on a single number before the step, and what the clouds' schedulers read is unstated
+            raise CronError(f"{name} field: step {part!r} follows a single value; write a range, e.g. {base}-{high}/{step_text}")
         else:
-            a = _number(base, field)
-            b = high if step_text else a
+            a = b = _number(base, field)
         values.update(range(a, b + 1, step))
     if field == 4:
         values = {v % 7 for v in values}

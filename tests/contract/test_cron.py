@@ -35,6 +35,14 @@ def test_refused(text):
         cron.next_firing(text, NOW)
 
 
+def test_a_step_after_a_single_value_is_refused_with_the_range_to_write():
+    """crontab(5) steps through a range (`a-b/n`, `*/n`); `5/15` is read as 5-59/15 by some crons and refused by others,
+    and no scheduler doc of ESS or AS says which: refused, naming the range that says it."""
+    with pytest.raises(cron.CronError, match=r"minute field: step '5/15' follows a single value; write a range, e.g. 5-59/15"):
+        cron.parse("5/15 * * * *")
+    assert sorted(cron.parse("5-59/15 * * * *").minutes) == [5, 20, 35, 50]
+
+
 @pytest.mark.parametrize("text", ["0 1 * * 1-5", "30 20 * * 1-5", "0 18 * * 0,6", "0 20 15 * *", "0 10,20 * * *", "5 23 * * 7"])
 def test_shift_keeps_the_instants(text):
     """The UTC cron and its UTC+8 form fire at the same instants (the next ten firings from a few starts)."""
