@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 
 from gpufleet.images.node_env import ENV_KEYS
 from gpufleet.registry import profile
 from gpufleet.sizing.vllm_argv import layout, vllm_args
 from gpufleet.stacks.loader import Fleet
+from gpufleet.stacks.spec import ENV_VALUE  # what systemd's EnvironmentFile= takes literally: no quote, backslash, $ or space
 
 # The user-data is this one short document, built here rather than from a Jinja template: every preview renders it, and
 # importing jinja2 for it cost 82M instructions, about 4 % of a preview's floor (scripts/bench.py --instructions).
@@ -33,8 +33,6 @@ WRITE_FILE = """
     permissions: "0644"
     content: |
 {content}"""
-# What systemd's EnvironmentFile= takes literally: no quotes, backslashes, $ or whitespace to interpret.
-ENV_VALUE = re.compile(r"^[A-Za-z0-9_./:@+=,-]*$")
 
 
 def environment(fleet: Fleet, role_name: str, metrics_group: str = "", scaling_group: str = "") -> dict[str, str]:

@@ -162,9 +162,17 @@ def object_source(schemes: list[str]) -> re.Pattern:
     return re.compile(rf"^({alt})://[a-z0-9][a-z0-9-]{{1,61}}[a-z0-9]/[A-Za-z0-9][A-Za-z0-9._/-]{{0,1000}}\Z")
 
 
+# The characters a value of the node's environment files may hold (components/userdata.py writes them; systemd's
+# EnvironmentFile= reads them, and nothing there quotes, escapes or expands them). Spec fields whose value is written
+# there as is (model.source, load_balancer.health_check.path) take no other character: one the spec let through
+# stopped the preview with a traceback when the user-data was rendered (`~` in a path or an https:// source).
+ENV_FILE_CHARS = "A-Za-z0-9_./:@+=,-"
+ENV_FILE_WORDS = "letters, digits and _ . / : @ + = , -"
+ENV_VALUE = re.compile(rf"^[{ENV_FILE_CHARS}]*\Z")
 HTTPS_SOURCE = re.compile(
-    r"^https://(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252})(:(?P<port>[0-9]{1,5}))?/[A-Za-z0-9._~/+=@,:-]{0,1000}\Z"
+    r"^https://(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252})(:(?P<port>[0-9]{1,5}))?/[A-Za-z0-9._/+=@,:-]{0,1000}\Z"
 )
+HEALTH_PATH = re.compile(r"^/[A-Za-z0-9._/-]{0,200}\Z")
 SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
 FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
 # extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
@@ -333,6 +341,12 @@ class Model(Strict):
             raise ValueError(
                 "has credentials in it (user:password@), which would sit in the committed stack file and user-data: "
                 f"put the archive in {' or '.join(s + '://' for s in schemes)} object storage, read with the node's role"
+            )
+        if v.startswith("https://") and "~" in v:  # a URL's unreserved character, but not one the env file takes
+            raise ValueError(
+                f"{redact_url(v)!r} holds '~': an https:// source is written to the node's environment file "
+                f"(systemd EnvironmentFile=), which takes {ENV_FILE_WORDS} only; put the archive at a URL without it "
+                "(or in object storage)"
             )
         if https := HTTPS_SOURCE.match(v):  # the host and port as a URL's anywhere (inputs.host_problem)
             if problem := host_problem(https["host"]):
@@ -574,8 +588,13 @@ class HealthCheck(Strict):
     @field_validator("path")
     @classmethod
     def _path(cls, v: str) -> str:
-        if not re.match(r"^/[A-Za-z0-9._~/-]{0,200}\Z", v):
-            raise ValueError("must start with / and be a plain path (letters, digits, . _ ~ / -)")
+        if not HEALTH_PATH.match(v):
+            odd = sorted({c for c in v[1:] if not HEALTH_PATH.match("/" + c)})
+            raise ValueError(
+                "must start with / and be a plain path of letters, digits and . _ / - "
+                + (f"({' '.join(map(repr, odd))} is not one of them: " if odd else "(")
+                + "the path is written to the node's environment file, read by systemd's EnvironmentFile=, and to nginx's config)"
+            )
         return v
 
     @model_validator(mode="after")
