@@ -33,7 +33,7 @@ class Rule(Struct, frozen=True):
 
     type: str
     arg: str
-    kind: str  # one_of | between | number_string | pattern | length | cidr | ip | requires | required | conflicts | deprecated | date
+    kind: str  # one_of | between | number_string | pattern | length | count | cidr | ip | requires | required | conflicts | deprecated | date
     source: str
     spec: str | None = None
     values: tuple = ()
@@ -149,6 +149,11 @@ def check_value(rule: Rule, value: Any, now: datetime) -> str | None:
     elif k == "length":
         if (rule.low is not None and len(value) < rule.low) or (rule.high is not None and len(value) > rule.high):
             return f"length {len(value)} is outside {_show(rule.low)}-{_show(rule.high)}"
+    elif k == "count":  # the items of a list or the keys of a map (tags), not each item
+        if not isinstance(value, (list, dict)):
+            return f"{value!r} is not a list or map"
+        if (rule.low is not None and len(value) < rule.low) or (rule.high is not None and len(value) > rule.high):
+            return f"{len(value)} items is outside {_show(rule.low or 0)}-{_show(rule.high)}"
     elif k in ("cidr", "ip"):
         try:
             ipaddress.ip_network(value, strict=True) if k == "cidr" else ipaddress.ip_address(value)

@@ -144,6 +144,8 @@ def encodes(rule: contract.Rule, lim: speclib.Limit) -> bool:
         if k == "pattern" and lim.high is not None:
             return re.fullmatch(rule.regex or "", "a" * (int(lim.high) + 1)) is None
         return False
+    if lim.kind == "count":
+        return k == "count" and _within(rule.low if rule.low is not None else 0, rule.high, lim)
     if lim.kind == "format":
         return k in ("pattern", "date", "cidr", "ip", "number_string")
     if lim.kind == "exclusion":
@@ -157,6 +159,8 @@ def stated_in(rule: contract.Rule, lim: speclib.Limit) -> bool:
     """The rule's own limit is the stated one (what a rule citing the spec must still find there)."""
     if lim.kind in ("range", "length") and rule.kind in ("between", "number_string", "length"):
         return (rule.low, rule.high) == (lim.low if lim.low is not None else rule.low, lim.high)
+    if lim.kind == "count" and rule.kind == "count":
+        return rule.high == lim.high
     if lim.kind == "enum" and rule.kind == "one_of":
         return {_norm(v) for v in rule.values} <= {_norm(v) for v in lim.values}
     if lim.kind == "range" and rule.kind == "one_of":
@@ -216,6 +220,24 @@ def report(
             continue
         rep.sent += 1
         names = contract.rules_module(cloud).NAMES
+        if entry.ref and len(entry.map) == 2:  # a map sent as a list of {Key, Value}: the list's own text may cap its length
+            try:
+                whole = speclib.member(reader, entry.ref)
+            except LookupError as err:
+                rep.problems.append(f"{key[0]} {key[1]}: {err}")
+                continue
+            for lim in speclib.extract(whole.document, whole.type):
+                if lim.kind != "count":
+                    continue
+                rep.limits += 1
+                if any(encodes(r, lim) for r in by_arg.get(key, [])):
+                    rep.limits_encoded += 1
+                elif "count" in entry.waive:
+                    rep.limits_waived += 1
+                else:
+                    rep.problems.append(
+                        f"{key[0]} {key[1]} -> {entry.ref}: the spec states {lim}; no rule encodes it (nor a waiver)"
+                    )
         for i, ref in enumerate(member_refs(entry)):
             kinds = entry.names if len(entry.map) < 2 else entry.names[i : i + 1]
             pool = by_arg.get(key, []) + [r for k in kinds for r in names.get(k, ())]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-KINDS = ("range", "enum", "length", "format", "unique", "exclusion", "billing")
+KINDS = ("range", "enum", "length", "count", "format", "unique", "exclusion", "billing")
 
 
 class Limit(Struct, frozen=True):
@@ -35,7 +35,7 @@ class Limit(Struct, frozen=True):
     text: str = ""  # the words it was read from
 
     def __str__(self) -> str:
-        if self.kind in ("range", "length"):
+        if self.kind in ("range", "length", "count"):
             return f"{self.kind} {_n(self.low)}-{_n(self.high)}"
         if self.kind == "enum":
             return f"enum {', '.join(self.values)}"
@@ -140,6 +140,19 @@ def _lengths(text: str) -> list[Limit]:
     return out
 
 
+# --- counts: how many items a list or map member takes ("最多支持指定10个标签", "You can specify up to 20 tags")
+_COUNT_PATTERNS = (
+    re.compile(
+        rf"(?:最多|最大)(?:支持|可)?(?:指定|绑定|设置|传入|添加)?\s*({_NUM})\s*(?:个|种|条)(?!\s*(?:字符|汉字|中文|字节|英文|字母))"
+    ),
+    re.compile(rf"(?:up to|at most|a maximum of)\s+({_NUM})\s+(?:tags|items|entries|instance types|security groups)", re.I),
+)
+
+
+def _counts(text: str) -> list[Limit]:
+    return [Limit("count", high=float(m.group(1)), text=m.group(0)) for pat in _COUNT_PATTERNS for m in pat.finditer(text)]
+
+
 # --- enumerations: a list of identifier-like values after "取值范围/可选值/Valid values", or <li>X：... items
 _ID = r"[A-Za-z][A-Za-z0-9_./\-]*|-?\d+"
 _LI = re.compile(rf"<li>\s*`?({_ID})`?\s*(?:[：:（(]|$|\s*</li>|\n)")
@@ -201,6 +214,7 @@ def extract(document: str, type_: str = "") -> list[Limit]:
     found: list[Limit] = []
     found += _ranges(text)
     found += _lengths(text)
+    found += _counts(text)
     kind = type_.lower().split("[")[0].strip()
     for lim in _enums(text, document):
         if kind in ("bool", "boolean"):

@@ -1,7 +1,8 @@
 """The input limits of issue 27 against the vendors' own API reference text (pinned test dependencies, speclib).
 
 What the spec refuses or caps rests on these texts: a new SDK or tccli that changes one fails here, naming the text.
-- Tencent AS tags per scaling group (tencentcloud/checks.py MAX_TAGS).
+- Tencent tags: each resource the fleet's tags go to states its own count; the spec takes the fewest (the nodes'
+  InstanceTags, 10) less gpufleet's own 2 (tencentcloud/checks.py MAX_TAGS, the `count` rules in rules.py).
 - The IPv4-only fields the CIDRs go into: the VPC range and the security group / access list sources on both clouds,
   each with a separate IPv6 field the program does not send (spec.IPV4_ONLY).
 - alarms.contact_group: neither reference states a length or character set, so 128 is gpufleet's own rule
@@ -13,17 +14,42 @@ from __future__ import annotations
 import re
 
 from gpufleet.components.tencentcloud import checks as tencent_checks
+from gpufleet.components.tencentcloud import rules as tencent_rules
 from gpufleet.stacks import spec
 
 from . import speclib
 
+TENCENT_TAG_TEXTS = {  # (type, arg) -> (member, the sentence that states the count)
+    ("tencentcloud:As/scalingConfig:ScalingConfig", "instance_tags"): (
+        "autoscaling/v20180419/CreateLaunchConfiguration:InstanceTags",
+        r"最多支持指定(\d+)个标签",
+    ),
+    ("tencentcloud:As/scalingConfig:ScalingConfig", "tags"): (
+        "autoscaling/v20180419/CreateLaunchConfiguration:Tags",
+        r"每个启动配置最多支持(\d+)个标签",
+    ),
+    ("tencentcloud:As/scalingGroup:ScalingGroup", "tags"): (
+        "autoscaling/v20180419/CreateAutoScalingGroup:Tags",
+        r"每个伸缩组最多支持(\d+)个标签",
+    ),
+    ("tencentcloud:Clb/instance:Instance", "tags"): ("clb/v20180317/CreateLoadBalancer:Tags", r"最大支持(\d+)个标签键值对"),
+}
 
-def test_tencent_as_tags_per_group():
-    doc = speclib.member("tccli", "autoscaling/v20180419/CreateAutoScalingGroup:Tags").document
-    stated = re.search(r"每个伸缩组最多支持(\d+)个标签", doc)
-    assert stated, doc
-    assert int(stated.group(1)) == tencent_checks.MAX_TAGS
-    assert tencent_checks.LIST_CAPS["tags"].most == tencent_checks.MAX_TAGS - 2  # gpufleet:fleet, gpufleet:env
+
+def test_tencent_tag_counts_are_the_api_references_and_the_spec_takes_the_fewest():
+    stated = {}
+    for key, (ref, sentence) in TENCENT_TAG_TEXTS.items():
+        doc = speclib.member("tccli", ref).document
+        found = re.search(sentence, doc)
+        assert found, doc
+        stated[key] = int(found.group(1))
+    rules = {(r.type, r.arg): r for r in tencent_rules.RULES if r.kind == "count" and r.spec == "fleet.tags"}
+    assert {key: r.high for key, r in rules.items()} == stated
+    assert all(ref in rules[key].source for key, (ref, _) in TENCENT_TAG_TEXTS.items())
+    assert stated[("tencentcloud:As/scalingConfig:ScalingConfig", "instance_tags")] == 10 == min(stated.values())
+    assert tencent_checks.MAX_TAGS == min(stated.values())
+    assert tencent_checks.LIST_CAPS["tags"].most == min(stated.values()) - 2  # gpufleet:fleet, gpufleet:env
+    assert "CreateLaunchConfiguration:InstanceTags" in tencent_checks.LIST_CAPS["tags"].quota
 
 
 def test_the_cidr_fields_are_ipv4_with_ipv6_apart():

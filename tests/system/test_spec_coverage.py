@@ -154,7 +154,28 @@ def test_extraction_reads_ranges_enums_lengths_and_scopes_from_tccli_text():
         ("The parameter value cannot exceed 4,096 characters in length.", "length -4096"),
         ("Valid values:\n\n*   CONTINUE: go on.\n*   ABANDON: release.\n", "enum CONTINUE, ABANDON"),
         ("告警策略名称，在您账号中必须唯一。名称长度不能超过60", "length -60"),
+        ("标签列表。通过指定该参数，可以为扩容的实例绑定标签。最多支持指定10个标签。", "count -10"),
+        ("购买负载均衡的同时，给负载均衡打上标签，最大支持20个标签键值对。", "count -20"),
+        ("The tags of the ECS instance. You can specify up to 20 tags in key-value pairs.", "count -20"),
     ],
 )
 def test_extraction_reads_the_documented_phrasings(text, expected):
     assert expected in [str(x) for x in speclib.extract(text)]
+
+
+def test_a_length_in_letters_is_not_read_as_a_count():
+    text = "函数描述,最大支持 1000 个英文字母、数字、空格、逗号、换行符和英文句号，支持中文"
+    assert [str(x) for x in speclib.extract(text) if x.kind == "count"] == []
+
+
+@pytest.mark.skipif("tencentcloud" not in CLOUDS, reason="no Tencent map")
+def test_a_dropped_tag_count_rule_leaves_the_members_count_unencoded():
+    """A map sent as {Key, Value} items: its own member's count is read too (InstanceTags takes 10)."""
+    rules = contract.rules_module("tencentcloud").RULES
+    dropped = [r for r in rules if not (r.kind == "count" and r.arg == "instance_tags")]
+    assert len(dropped) == len(rules) - 1
+    rep = coverage.report("tencentcloud", _sent("tencentcloud"), rules=dropped)
+    assert [p for p in rep.problems if "instance_tags" in p] == [
+        "tencentcloud:As/scalingConfig:ScalingConfig instance_tags -> autoscaling/v20180419/CreateLaunchConfiguration:"
+        "InstanceTags: the spec states count -10; no rule encodes it (nor a waiver)"
+    ]

@@ -879,6 +879,9 @@ RULES = RULES + (
         high=31,
         when={"recurrence_type": "Daily"},
     ),
+    # the nodes' tags: "You can specify up to 20 tags in key-value pairs" (the spec's cap, checks.LIST_CAPS["tags"], is
+    # 20 less gpufleet's own 2)
+    Rule(CONFIG, "tags", "count", api("ess", "CreateScalingConfiguration:Tags"), high=20, spec="fleet.tags"),
     Rule(RAM_POLICY, "policy_name", "length", api("ram", "CreatePolicy:PolicyName"), low=1, high=128, spec="fleet.name"),
     Rule(RAM_ROLE, "description", "length", api("ram", "CreateRole:Description"), low=1, high=1024),
     Rule(RAM_ROLE, "role_name", "length", api("ram", "CreateRole:RoleName"), low=1, high=64, spec="fleet.name"),
@@ -1030,7 +1033,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "role_name",
             "scaling_group_id",
             "system_disk_encrypted",
-            "tags",
             "instance_types",
         ),
     ),

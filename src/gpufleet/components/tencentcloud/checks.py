@@ -19,11 +19,14 @@ from gpufleet import cron
 from gpufleet.components.tencentcloud import names, rules
 from gpufleet.registry import ListCap
 
-# Tags: at most 30 on a scaling group ("每个伸缩组最多支持30个标签", tccli 3.1.189.1
-# tccli/services/autoscaling/v20180419/api.json, CreateAutoScalingGroup Tags; read 2026-12-05), under the 50 per
-# resource of the tag service ("每个云资源允许的最大标签数是50", cloud.tencent.com/document/product/597/33355,
-# updated 2021-12-28, read 2026-12-03); keys starting qcloud, tencent or project are reserved (same page).
-MAX_TAGS = 30
+# Tags: the fleet's tags go to every resource, so the spec takes what the strictest destination allows: the `count`
+# rules on fleet.tags (rules.py; tccli 3.1.189.1, read 2026-12-06): the nodes' InstanceTags of the AS launch
+# configuration, at most 10 ("最多支持指定10个标签"); the CLB 20, the AS group and the launch configuration 30; all under
+# the 50 per resource of the tag service ("每个云资源允许的最大标签数是50", cloud.tencent.com/document/product/597/33355,
+# updated 2021-12-28, read 2026-12-03). Keys starting qcloud, tencent or project are reserved (same page).
+_TAG_COUNT = min((r for r in rules.RULES if r.kind == "count" and r.spec == "fleet.tags"), key=lambda r: r.high or 0)
+MAX_TAGS = int(_TAG_COUNT.high or 0)
+OWN_TAGS = 2  # gpufleet:fleet, gpufleet:env (FleetSpec.stack_tags)
 RESERVED_TAG_PREFIXES = ("qcloud", "tencent", "project")
 # Scheduled actions per AS group: NOT FOUND in the AS API reference (tccli api.json) nor in the pages searched
 # (2026-12-05). ESTIMATE: gpufleet applies Alibaba ESS's documented 20 (alicloud/checks.py MAX_SCHEDULED_TASKS).
@@ -42,9 +45,10 @@ LIST_CAPS = {
         "merge schedules",
     ),
     "tags": ListCap(
-        MAX_TAGS - 2,
-        f"Tencent Cloud AS allows {MAX_TAGS} tags on a scaling group (CreateAutoScalingGroup Tags) and gpufleet adds "
-        "its own 2 (gpufleet:fleet, gpufleet:env)",
+        MAX_TAGS - OWN_TAGS,
+        f"Tencent Cloud takes at most {MAX_TAGS} tags on {_TAG_COUNT.arg} of {_TAG_COUNT.type.split(':')[1]} "
+        f"({_TAG_COUNT.source}), the fewest of the resources the fleet's tags go to, and gpufleet adds its own "
+        f"{OWN_TAGS} (gpufleet:fleet, gpufleet:env)",
     ),
     "network.ssh_cidrs": ListCap(
         MAX_SECURITY_GROUP_RULES,

@@ -760,6 +760,23 @@ RULES = RULES + (
         note="a /12 to /28 block of 10.0.0.0/8 or 172.16.0.0/12, or a /16 to /28 block of 192.168.0.0/16",
         spec="fleet.network.vpc_cidr",
     ),
+    # How many tags each destination takes (the fleet's tags, fleet.tags plus gpufleet:fleet and gpufleet:env, go to
+    # every resource). The strictest is the nodes' own: InstanceTags "最多支持指定10个标签"; checks.LIST_CAPS["tags"]
+    # caps the spec by it. CreateLaunchConfiguration Tags "每个启动配置最多支持30个标签", CreateAutoScalingGroup Tags
+    # "每个伸缩组最多支持30个标签", CreateLoadBalancer Tags "最大支持20个标签键值对". Read 2026-12-06.
+    *(
+        Rule(type_, arg, "count", api(member), high=most, spec="fleet.tags")
+        for type_, arg, member, most in (
+            (CONFIG, "instance_tags", _AS + "CreateLaunchConfiguration:InstanceTags", 10),
+            (CONFIG, "tags", _AS + "CreateLaunchConfiguration:Tags", 30),
+            (GROUP, "tags", _AS + "CreateAutoScalingGroup:Tags", 30),
+            (CLB, "tags", "clb/v20180317/CreateLoadBalancer:Tags", 20),
+        )
+    ),
+    # The program sends one of each: InstanceTypes "最多支持10种实例机型"; SetLoadBalancerSecurityGroups SecurityGroups
+    # "一个负载均衡实例最多可绑定50个安全组".
+    Rule(CONFIG, "instance_types", "count", api(_AS + "CreateLaunchConfiguration:InstanceTypes"), high=10),
+    Rule(CLB, "security_groups", "count", api("clb/v20180317/SetLoadBalancerSecurityGroups:SecurityGroups"), high=50),
 )
 
 
@@ -809,12 +826,9 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "enhanced_monitor_service",
             "enhanced_security_service",
             "image_id",
-            "instance_tags",
-            "instance_types",
             "internet_max_bandwidth_out",
             "public_ip_assigned",
             "security_group_ids",
-            "tags",
         ),
     ),
     "tencentcloud:As/scalingGroup:ScalingGroup": (
@@ -824,7 +838,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "replace_load_balancer_unhealthy",
             "replace_monitor_unhealthy",
             "subnet_ids",
-            "tags",
             "vpc_id",
         ),
     ),
@@ -874,8 +887,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "delete_protect",
             "internet_charge_type",
             "load_balancer_pass_to_target",
-            "security_groups",
-            "tags",
             "vpc_id",
         ),
     ),

@@ -1,0 +1,84 @@
+"""Limits read from the vendors' own API references (tccli 3.1.189.1 api.json, the Alibaba SDKs' request documents) that
+the provider schemas leave out, each found by the rules-versus-API audit: the rule refuses the value the text refuses,
+and the spec, where the value comes from it, is refused through the CLI (exit 2, the field, the member), not at
+`pulumi up`. The expected numbers and character sets are the vendor's sentences, quoted next to each case."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from gpufleet import contract
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+TC_CONFIG = "tencentcloud:As/scalingConfig:ScalingConfig"
+TC_CLB = "tencentcloud:Clb/instance:Instance"
+
+
+def _resource(type_, **inputs):
+    return {"type": type_, "name": "r", "inputs": {contract.camel(k): v for k, v in inputs.items()}}
+
+
+def _violations(cloud: str, type_: str, **inputs) -> list[contract.Violation]:
+    return contract.check_inventory([_resource(type_, **inputs)], NOW, cloud)
+
+
+def _preview(stack: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GPUFLEET_NOW": "2026-12-01T00:00:00Z", "COLUMNS": "400"}
+    gpufleet = Path(sys.executable).with_name("gpufleet")
+    return subprocess.run(
+        [str(gpufleet), "preview", "--stack", stack, "--json"], capture_output=True, text=True, env=env, timeout=180
+    )
+
+
+def _tags(n: int) -> dict[str, str]:
+    return {f"t{i}": f"v{i}" for i in range(n)}
+
+
+# --- A1: Tencent tag counts. CreateLaunchConfiguration InstanceTags "最多支持指定10个标签";
+# CreateLoadBalancer Tags "最大支持20个标签键值对" (gpufleet allowed 30 everywhere).
+
+
+@pytest.mark.parametrize(
+    "type_, arg, most, member",
+    [
+        (TC_CONFIG, "instance_tags", 10, "autoscaling/v20180419/CreateLaunchConfiguration:InstanceTags"),
+        (TC_CLB, "tags", 20, "clb/v20180317/CreateLoadBalancer:Tags"),
+    ],
+)
+def test_tencent_tag_counts_are_refused_above_the_members_count(type_, arg, most, member):
+    assert _violations("tencentcloud", type_, **{arg: _tags(most)}) == []
+    (v,) = _violations("tencentcloud", type_, **{arg: _tags(most + 1)})
+    assert f"{most + 1} items is outside 0-{most}" in v.message
+    assert f"tccli==3.1.189.1 {member}" in v.rule.source and v.spec_field == "fleet.tags"
+
+
+def _with_tags(project: Path, stack: str, n: int) -> None:
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    lines = path.read_text().splitlines(keepends=True)
+    (i,) = [i for i, line in enumerate(lines) if line.startswith("    tags: {")]
+    lines[i] = "    tags: {" + ", ".join(f"{k}: {v}" for k, v in _tags(n).items()) + "}\n"
+    path.write_text("".join(lines))
+
+
+def test_tencent_spec_takes_the_nodes_ten_tags_less_gpufleets_two_through_the_cli(project):
+    import json
+
+    stack = "tencentcloud-ap-guangzhou-prod"
+    _with_tags(project, stack, 9)
+    result = _preview(stack)
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert f"stacks/Pulumi.{stack}.yaml: fleet.tags: 9 given;" in out and "keep at most 8" in out
+    assert "CreateLaunchConfiguration:InstanceTags" in out and "Traceback" not in out
+    _with_tags(project, stack, 8)
+    result = _preview(stack)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sent = json.loads(result.stdout)["resources"]
+    counts = {len(r["inputs"]["instanceTags"]) for r in sent if r["type"] == TC_CONFIG}
+    assert counts == {10}
