@@ -82,3 +82,50 @@ def test_tencent_spec_takes_the_nodes_ten_tags_less_gpufleets_two_through_the_cl
     sent = json.loads(result.stdout)["resources"]
     counts = {len(r["inputs"]["instanceTags"]) for r in sent if r["type"] == TC_CONFIG}
     assert counts == {10}
+
+
+# --- A2: Alibaba SLB HealthCheckURI. "The URI must be 1 to 80 characters in length, and can contain letters, digits,
+# and the following special characters: `-/.%?#&`. The URI must start with a forward slash (`/`), but cannot be a single
+# forward slash (`/`)." (alibabacloud_slb20140515 3.3.31, CreateLoadBalancerHTTPSListener / HTTPListener)
+
+ALI_LISTENER = "alicloud:slb/listener:Listener"
+
+
+@pytest.mark.parametrize(
+    "uri, refused",
+    [
+        ("/health", False),
+        ("/v1/health.json?probe&x%20#top", False),
+        ("/health?probe=1", True),  # = is not in the set
+        ("/" + "a" * 79, False),  # 80 characters
+        ("/", True),  # "cannot be a single forward slash"
+        ("/health_z", True),  # _ is not in the set
+        ("/health~z", True),
+        ("health", True),  # "must start with a forward slash"
+        ("/" + "a" * 80, True),
+    ],
+)
+def test_alibaba_health_check_uri_takes_the_documented_characters(uri, refused):
+    found = [v for v in _violations("alicloud", ALI_LISTENER, health_check_uri=uri) if v.rule.kind == "pattern"]
+    assert bool(found) == refused, found
+    if refused:
+        assert "alibabacloud_slb20140515==3.3.31" in found[0].rule.source and "HealthCheckURI" in found[0].rule.source
+        assert found[0].spec_field == "fleet.load_balancer.health_check.path"
+
+
+def _with_health_path(project: Path, stack: str, path_value: str) -> None:
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    text = path.read_text()
+    assert "path: /health," in text
+    path.write_text(text.replace("path: /health,", f"path: {path_value},"))
+
+
+@pytest.mark.parametrize("path_value", ["/", "/health_z"])
+def test_alibaba_spec_refuses_a_health_check_path_the_listener_refuses_through_the_cli(project, path_value):
+    stack = "alicloud-cn-hangzhou-prod"
+    _with_health_path(project, stack, path_value)
+    result = _preview(stack)
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert f"stacks/Pulumi.{stack}.yaml: fleet.load_balancer.health_check.path: '{path_value}' does not match" in out
+    assert "HealthCheckURI" in out and "not / alone" in out and "Traceback" not in out

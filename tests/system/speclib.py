@@ -204,6 +204,23 @@ _FORMAT = re.compile(
 )
 
 
+# The characters a value may hold ("can contain letters, digits, and ...", "仅支持中英文、数字、下划线、-", "支持 ...
+# 英文字母、数字 ..."): not a limit `extract` returns (most names state one; gpufleet's names are [a-z0-9-] by the spec's
+# name rule), read by the coverage check for a `pattern` rule that cites the member.
+_CHARSET = re.compile(
+    r"(?:can|may) (?:only )?contain (?:only )?(?:letters|digits|[^.]{0,30}characters)[^.]*"
+    r"|(?:仅|只)(?:支持|能包含|可包含)[^。；;]{0,40}(?:字母|英文|数字|中文)[^。；;]*"
+    r"|支持[^。；;]{0,20}(?:英文字母|字母|数字)[^。；;]*",
+    re.I,
+)
+
+
+def charset(document: str) -> str | None:
+    """The words in which the document states the characters a value may hold, or None."""
+    m = _CHARSET.search(clean(document))
+    return m.group(0) if m else None
+
+
 NUMERIC = ("int", "integer", "uint64", "int64", "float", "long", "double", "number")
 
 

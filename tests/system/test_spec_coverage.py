@@ -179,3 +179,18 @@ def test_a_dropped_tag_count_rule_leaves_the_members_count_unencoded():
         "tencentcloud:As/scalingConfig:ScalingConfig instance_tags -> autoscaling/v20180419/CreateLaunchConfiguration:"
         "InstanceTags: the spec states count -10; no rule encodes it (nor a waiver)"
     ]
+
+
+def test_a_pattern_rule_must_cite_a_member_that_states_a_character_set():
+    uri = speclib.alibaba_member("alibabacloud_slb20140515/CreateLoadBalancerHTTPSListener:HealthCheckURI")
+    assert "can contain letters, digits, and the following special characters" in (speclib.charset(uri.document) or "")
+    timeout = speclib.alibaba_member("alibabacloud_slb20140515/CreateLoadBalancerHTTPSListener:HealthCheckTimeout")
+    assert speclib.charset(timeout.document) is None
+    wrong = contract.Rule(
+        "alicloud:slb/listener:Listener",
+        "health_check_timeout",
+        "pattern",
+        "alibabacloud_slb20140515==3.3.31 alibabacloud_slb20140515/CreateLoadBalancerHTTPSListener:HealthCheckTimeout",
+        regex="[0-9]+",
+    )
+    assert [p for p in coverage.cited_problems([wrong], "alibaba-sdk") if "no longer states" in p]

@@ -879,6 +879,20 @@ RULES = RULES + (
         high=31,
         when={"recurrence_type": "Daily"},
     ),
+    # The health-check URI (review A2): "The URI must be 1 to 80 characters in length, and can contain letters, digits,
+    # and the following special characters: `-/.%?#&`. The URI must start with a forward slash (`/`), but cannot be a
+    # single forward slash (`/`)." (CreateLoadBalancerHTTPSListener; CreateLoadBalancerHTTPListener says the same.) The
+    # provider's schema checks the length only; the spec's path also takes `_`, which this refuses on Alibaba.
+    Rule(
+        LISTENER,
+        "health_check_uri",
+        "pattern",
+        api("slb", "CreateLoadBalancerHTTPSListener:HealthCheckURI") + " (and CreateLoadBalancerHTTPListener:HealthCheckURI)",
+        regex=r"/[A-Za-z0-9/.%?#&-]{1,79}",
+        note="a / and 1 to 79 letters, digits and - / . % ? # & (not / alone; no _ or ~)",
+        spec="fleet.load_balancer.health_check.path",
+        of_spec=lambda s: _hc(s).path,
+    ),
     # the nodes' tags: "You can specify up to 20 tags in key-value pairs" (the spec's cap, checks.LIST_CAPS["tags"], is
     # 20 less gpufleet's own 2)
     Rule(CONFIG, "tags", "count", api("ess", "CreateScalingConfiguration:Tags"), high=20, spec="fleet.tags"),
