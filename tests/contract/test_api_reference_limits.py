@@ -129,3 +129,43 @@ def test_alibaba_spec_refuses_a_health_check_path_the_listener_refuses_through_t
     assert result.returncode == 2, out
     assert f"stacks/Pulumi.{stack}.yaml: fleet.load_balancer.health_check.path: '{path_value}' does not match" in out
     assert "HealthCheckURI" in out and "not / alone" in out and "Traceback" not in out
+
+
+# --- A3, A4: the texts the Tencent program writes. Monitor CreateAlarmPolicy Remark "备注，不超过100字符，仅支持中英文、
+# 数字、下划线、-"; SCF CreateFunction Description "最大支持 1000 个英文字母、数字、空格、逗号、换行符和英文句号，支持中文".
+
+TC_ALARM = "tencentcloud:Monitor/alarmPolicy:AlarmPolicy"
+TC_SCF = "tencentcloud:Scf/function:Function"
+
+
+@pytest.mark.parametrize(
+    "type_, arg, value, refused",
+    [
+        (TC_ALARM, "remark", "GPU hardware health: replace or reboot the node", True),  # sent before: spaces, :
+        (TC_ALARM, "remark", "GPU utilisation and memory above the spec's thresholds", True),
+        (TC_ALARM, "remark", "GPU-hardware_health-2", False),
+        (TC_ALARM, "remark", "GPU告警-2", False),
+        (TC_SCF, "description", "gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes", True),
+        (TC_SCF, "description", "Scale, then wait.\nThe nodes 2 扩缩容", False),
+        (TC_SCF, "description", "queue-or-kv", True),  # - is not in the set
+    ],
+)
+def test_tencent_remark_and_description_take_the_documented_characters(type_, arg, value, refused):
+    found = [v for v in _violations("tencentcloud", type_, **{arg: value}) if v.rule.kind == "pattern"]
+    assert bool(found) == refused, found
+    if refused:
+        assert "tccli==3.1.189.1" in found[0].rule.source
+
+
+def test_the_shipped_tencent_stacks_send_remarks_and_descriptions_in_the_documented_characters():
+    from gpufleet.preview import preview_stack
+    from gpufleet.stacks import loader
+
+    root = Path(__file__).resolve().parents[2]
+    seen = 0
+    for stack in (s for s in loader.stack_names(root) if s.startswith("tencentcloud-")):
+        resources = preview_stack(stack, root).resources
+        texts = [r for r in resources if r["type"] in (TC_ALARM, TC_SCF)]
+        assert contract.check_inventory(texts, NOW, "tencentcloud") == []
+        seen += sum(1 for r in texts if r["inputs"].get("remark") or r["inputs"].get("description"))
+    assert seen >= 6

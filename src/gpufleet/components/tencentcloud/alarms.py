@@ -44,8 +44,9 @@ def policy_args(alarms: AlarmsSpec) -> list[dict]:
     ]
     health = [_rule(metric, why, "0", 1, "None") for metric, why in HARDWARE.items()]
     return [
-        {"key": "gpu-usage", "rules": usage, "remark": "GPU utilisation and memory above the spec's thresholds"},
-        {"key": "gpu-health", "rules": health, "remark": "GPU hardware health: replace or reboot the node"},
+        # CreateAlarmPolicy Remark: "仅支持中英文、数字、下划线、-" (letters, digits, _ and -: no space; rules.py)
+        {"key": "gpu-usage", "rules": usage, "remark": "GPU-utilisation-and-memory-above-the-spec-thresholds"},
+        {"key": "gpu-health", "rules": health, "remark": "GPU-hardware-health-replace-or-reboot-the-node"},
     ]
 
 

@@ -210,7 +210,8 @@ class Autoscaler(pulumi.ComponentResource):
         self.function = tencentcloud.scf.Function(
             f"{name}-fn",
             name=physical(name),
-            description="gpufleet: scale the AS group on vLLM's queue / KV cache read from the nodes",
+            # CreateFunction Description: letters, digits, space, comma, newline, period and Chinese only (rules.py)
+            description="gpufleet scaler. Scales the AS group on the vLLM queue or KV cache read from the nodes.",
             zip_file=code_file(),
             role=role_name,
             vpc_id=args.vpc_id,

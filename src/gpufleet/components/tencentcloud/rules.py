@@ -731,6 +731,25 @@ RULES = RULES + (
         ALARM, "policy_name", "length", api("monitor/v20180724/CreateAlarmPolicy:PolicyName"), low=1, high=60, spec="fleet.name"
     ),
     Rule(SCF, "description", "length", api("scf/v20180416/CreateFunction:Description"), low=0, high=1000),
+    # The character sets of the two texts the program writes (review A3, A4; the provider checks the length only):
+    # Description "最大支持 1000 个英文字母、数字、空格、逗号、换行符和英文句号，支持中文"; Remark "备注，不超过100字符，仅支持中英文、
+    # 数字、下划线、-". Chinese is read as the CJK Unified Ideographs block (U+4E00-U+9FFF).
+    Rule(
+        SCF,
+        "description",
+        "pattern",
+        api("scf/v20180416/CreateFunction:Description"),
+        regex="[A-Za-z0-9 ,.\n\u4e00-\u9fff]{0,1000}",
+        note="letters, digits, spaces, commas, newlines, periods and Chinese",
+    ),
+    Rule(
+        ALARM,
+        "remark",
+        "pattern",
+        api("monitor/v20180724/CreateAlarmPolicy:Remark"),
+        regex="[A-Za-z0-9_\u4e00-\u9fff-]{0,100}",
+        note="Chinese or English letters, digits, _ and - (no space)",
+    ),
     Rule(SCF, "mem_size", "between", api("scf/v20180416/CreateFunction:MemorySize"), low=128, high=3072),
     Rule(
         SG_RULES,
