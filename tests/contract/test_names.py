@@ -21,14 +21,35 @@ from .test_contract import _raw
         # URL after one still is
         ("alicloud", "tag_value", "line one\nline two", "see\nhttps://example.com"),
         ("tencentcloud", "tag_value", "ml-platform", " padded "),
-        ("alicloud", "user_data", "x" * 16000, "x" * 16500),
+        # ESS CreateScalingConfiguration / ECS RunInstances UserData: 32 KB before Base64 (review B1: 16 KB was refused)
+        ("alicloud", "user_data", "x" * 32768, "x" * 32770),
         ("tencentcloud", "user_data", "x" * 12000, "x" * 12500),
     ],
 )
 def test_names(cloud, kind, good, bad):
     assert contract.name_problems(cloud, kind, good) == []
     (problem, *_) = contract.name_problems(cloud, kind, bad)
-    assert "terraform-provider" in problem or "alibabacloud.com" in problem or "tencentcloud.com" in problem
+    assert any(cite in problem for cite in ("terraform-provider", "alibabacloud.com", "alibabacloud_", "tencentcloud.com"))
+
+
+def test_alibaba_user_data_takes_the_32_kb_both_apis_state():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "system"))
+    import speclib  # the vendors' text, read as tests/system reads it
+
+    from gpufleet.components.alicloud import rules
+
+    for ref, sentence in (
+        ("alibabacloud_ess20220222/CreateScalingConfiguration:UserData", "The raw data can be up to 32 KB in size."),
+        ("alibabacloud_ecs20140526/RunInstances:UserData", "cannot exceed 32 KB before Base64 encoding"),
+    ):
+        assert sentence in speclib.alibaba_member(ref).document
+    assert rules.USER_DATA_MAX_BYTES == 32 * 1024
+    assert contract.name_problems("alicloud", "user_data", "x" * 20000) == []  # refused as over 16 KB before
+    (problem,) = contract.name_problems("alicloud", "user_data", "é" * 16385)  # 32770 bytes: the size is in bytes
+    assert "43692" in problem and "CreateScalingConfiguration UserData" in problem and "RunInstances UserData" in problem
 
 
 def test_spec_tags_are_checked():
