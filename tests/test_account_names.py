@@ -194,6 +194,8 @@ def test_alicloud_schedule_names_are_cut_within_the_providers_limit(project):
     ]
     assert len(set(tasks)) == 2 and all(len(t) <= rules.SCHEDULED_TASK_NAME_MAX for t in tasks)
     assert "qwen25-coder-cn-hangzhou-prod-night" in tasks  # short enough: as before
+    # 42 characters: the API takes 2-64 (review B2: it was cut to 40 with a digest)
+    assert "qwen25-coder-cn-hangzhou-prod-business-day" in tasks
     assert naming.fit("qwen25-coder-cn-hangzhou-prod-business-day", rules.SCHEDULED_TASK_NAME_MAX) in tasks
 
 

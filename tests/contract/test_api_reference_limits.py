@@ -169,3 +169,34 @@ def test_the_shipped_tencent_stacks_send_remarks_and_descriptions_in_the_documen
         assert contract.check_inventory(texts, NOW, "tencentcloud") == []
         seen += sum(1 for r in texts if r["inputs"].get("remark") or r["inputs"].get("description"))
     assert seen >= 6
+
+
+# --- B2: Alibaba ESS CreateScheduledTask ScheduledTaskName "must be 2 to 64 characters in length" (the provider page's
+# 2-40 is validated nowhere in its schema); a 41-64 character name was cut to 40 with a digest.
+
+
+def test_alibaba_scheduled_task_names_take_the_apis_64_characters():
+    import re
+
+    import yaml
+
+    from gpufleet.components.alicloud import rules, scaling
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "system"))
+    import speclib
+
+    text = speclib.alibaba_member("alibabacloud_ess20220222/CreateScheduledTask:ScheduledTaskName").document
+    low, high = map(int, re.search(r"must be (\d+) to (\d+) characters in length", text).groups())
+    assert (low, high) == (2, 64) == (2, rules.SCHEDULED_TASK_NAME_MAX)
+    task = "alicloud:ess/scheduledTask:ScheduledTask"
+    assert _violations("alicloud", task, scheduled_task_name="a" * 64) == []
+    (v,) = _violations("alicloud", task, scheduled_task_name="a" * 65)
+    assert "outside 2-64" in v.message and "CreateScheduledTask:ScheduledTaskName" in v.rule.source
+    scopes = yaml.safe_load((Path(rules.__file__).parent / "name_scopes.yaml").read_text())
+    (entry,) = [n for n in scopes["names"] if n["type"] == task]
+    assert entry["max"] == high
+    from gpufleet import validation
+
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", Path(__file__).resolve().parents[2], sizing=False)
+    name = scaling.scheduled_task_name(fleet, "business-day-and-eve")
+    assert name == f"{name.rsplit('-business-day-and-eve', 1)[0]}-business-day-and-eve" and 40 < len(name) <= 64

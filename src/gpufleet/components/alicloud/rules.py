@@ -51,7 +51,12 @@ LAUNCH_TIME_MAX_DAYS = 90  # ess_scheduled_task.html.markdown: launch_time "not 
 RECURRENCE_END_MAX_DAYS = 365  # ... recurrence_end_time "not later than 365 days from the date of scheduled task creation"
 LAUNCH_TIME_FORMAT = "%Y-%m-%dT%H:%MZ"  # "YYYY-MM-DDThh:mmZ", UTC
 RECURRENCE_END_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # "YYYY-MM-DDThh:mm:ssZ", UTC
-SCHEDULED_TASK_NAME_MAX = 40  # ess_scheduled_task.html.markdown: scheduled_task_name "2-40 characters" (the API: 64)
+# ESS CreateScheduledTask ScheduledTaskName "must be 2 to 64 characters in length" (alibabacloud_ess20220222 1.13.3;
+# name_scopes.yaml says the same). The provider page says "2-40 characters" (ess_scheduled_task.html.markdown, and the
+# pulumi-alicloud 4.0.0 docstring from it), but its schema validates nothing: `scheduled_task_name` has no ValidateFunc
+# in the stored alicloud/resource_alicloud_ess_scheduled_task.go copies (@04bf133 and a later one with scaling_group_id,
+# min_value; read 2026-12-06), so a 41-64 character name reaches the API, which takes it (review B2: it was cut to 40).
+SCHEDULED_TASK_NAME_MAX = 64
 CRON_ZONE_HOURS = 0  # recurrence_value Cron "is written in UTC"
 # User data, raw (before Base64), review B1: the two APIs the nodes' user data goes to say 32 KB:
 # alibabacloud_ess20220222 1.13.3 CreateScalingConfiguration UserData "The raw data can be up to 32 KB in size";
@@ -441,7 +446,8 @@ RULES: tuple[Rule, ...] = (
         TASK,
         "scheduled_task_name",
         "length",
-        doc("ess_scheduled_task") + f" (2-{SCHEDULED_TASK_NAME_MAX} characters)",
+        "alibabacloud_ess20220222==1.13.3 alibabacloud_ess20220222/CreateScheduledTask:ScheduledTaskName (the provider's "
+        "schema has no validator; its page's 2-40 is not enforced)",
         low=2,
         high=SCHEDULED_TASK_NAME_MAX,
         spec="fleet.autoscaling.schedules",

@@ -189,8 +189,9 @@ def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
 
 
 def scheduled_task_name(fleet: Fleet, schedule: str) -> str:
-    """<group base>-<schedule name>, unique in the region and account; cut to the provider's limit (40, shorter than
-    the 32 of the base plus a schedule name of up to 31) and ended with a digest of the whole, so it stays unique."""
+    """<group base>-<schedule name>, unique in the region and account. The API takes 64 characters
+    (rules.SCHEDULED_TASK_NAME_MAX), which the 32 of the base, the hyphen and a schedule name of up to 31 never pass;
+    a longer one would be cut and ended with a digest of the whole, so it stays unique."""
     return naming.fit(f"{naming.group_base(fleet.spec)}-{schedule}", rules.SCHEDULED_TASK_NAME_MAX)
 
 
