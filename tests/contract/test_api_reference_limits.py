@@ -200,3 +200,27 @@ def test_alibaba_scheduled_task_names_take_the_apis_64_characters():
     fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", Path(__file__).resolve().parents[2], sizing=False)
     name = scaling.scheduled_task_name(fleet, "business-day-and-eve")
     assert name == f"{name.rsplit('-business-day-and-eve', 1)[0]}-business-day-and-eve" and 40 < len(name) <= 64
+
+
+# --- B3: Alibaba ESS RecurrenceEndTime. The API reference: "in the YYYY-MM-DDThh:mmZ format"; the provider's acceptance
+# tests (run against the real API) send Format("2006-01-02T15:04Z"); only the provider page says hh:mm:ssZ.
+
+
+def test_alibaba_recurrence_end_time_is_sent_and_checked_in_the_apis_format():
+    from gpufleet import validation
+    from gpufleet.components.alicloud import scaling
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "system"))
+    import speclib
+
+    for action in ("CreateScheduledTask", "ModifyScheduledTask"):
+        text = speclib.alibaba_member(f"alibabacloud_ess20220222/{action}:RecurrenceEndTime").document
+        assert "in the YYYY-MM-DDThh:mmZ format" in text, text
+    fleet = validation.load_fleet("alicloud-cn-hangzhou-prod", Path(__file__).resolve().parents[2], sizing=False)
+    sent = [a["recurrence_end_time"] for a in scaling.schedule_args(fleet, NOW)]
+    assert sent and all(datetime.strptime(v, "%Y-%m-%dT%H:%MZ") for v in sent), sent  # 2027-11-30T00:00Z, no seconds
+    task = "alicloud:ess/scheduledTask:ScheduledTask"
+    assert _violations("alicloud", task, recurrence_end_time="2027-06-01T00:00Z") == []
+    (v,) = _violations("alicloud", task, recurrence_end_time="2027-06-01T00:00:00Z")
+    assert "not in the documented format YYYY-MM-DDThh:mmZ" in v.message
+    assert "CreateScheduledTask RecurrenceEndTime" in v.rule.source and "2006-01-02T15:04Z" in v.rule.source

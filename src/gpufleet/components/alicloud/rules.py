@@ -50,7 +50,21 @@ MONITOR_GROUP = "alicloud:cms/monitorGroup:MonitorGroup"
 LAUNCH_TIME_MAX_DAYS = 90  # ess_scheduled_task.html.markdown: launch_time "not later than 90 days from the date of creation"
 RECURRENCE_END_MAX_DAYS = 365  # ... recurrence_end_time "not later than 365 days from the date of scheduled task creation"
 LAUNCH_TIME_FORMAT = "%Y-%m-%dT%H:%MZ"  # "YYYY-MM-DDThh:mmZ", UTC
-RECURRENCE_END_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # "YYYY-MM-DDThh:mm:ssZ", UTC
+# RecurrenceEndTime (review B3): the provider page says "YYYY-MM-DDThh:mm:ssZ" (ess_scheduled_task.html.markdown and the
+# pulumi-alicloud 4.0.0 docstring from it); the API reference says "in the YYYY-MM-DDThh:mmZ format"
+# (alibabacloud_ess20220222 1.13.3 CreateScheduledTask and ModifyScheduledTask RecurrenceEndTime). The provider passes
+# the string through (request.RecurrenceEndTime = v.(string)). What the real API took: the provider's acceptance tests,
+# which run against it, send hh:mmZ: alicloud/resource_alicloud_ess_scheduled_task_test.go @11bca00
+# TestAccAliCloudEssScheduledTask_basic, "recurrence_end_time": time.Now().Add(oneDay).Format("2006-01-02T15:04Z")
+# (checked CHECKSET; the same in the older copy @018de50), as do the examples found (a Terraform tutorial's
+# recurrence_end_time = "2022-01-22T11:37Z"). No test or example sends the :ss form. So the program sends, and the rule
+# takes, the API's YYYY-MM-DDThh:mmZ (it sent ...T00:00:00Z before). Searched 2026-12-06.
+RECURRENCE_END_FORMAT = "%Y-%m-%dT%H:%MZ"  # "YYYY-MM-DDThh:mmZ", UTC
+RECURRENCE_END_SOURCE = (
+    "alibabacloud_ess20220222 1.13.3 CreateScheduledTask RecurrenceEndTime (YYYY-MM-DDThh:mmZ, UTC, at most 365 days "
+    "after creation; the form the provider's acceptance tests send, alicloud/resource_alicloud_ess_scheduled_task_test.go "
+    '@11bca00 Format("2006-01-02T15:04Z"); the provider page\'s hh:mm:ssZ is not what the API documents)'
+)
 # ESS CreateScheduledTask ScheduledTaskName "must be 2 to 64 characters in length" (alibabacloud_ess20220222 1.13.3;
 # name_scopes.yaml says the same). The provider page says "2-40 characters" (ess_scheduled_task.html.markdown, and the
 # pulumi-alicloud 4.0.0 docstring from it), but its schema validates nothing: `scheduled_task_name` has no ValidateFunc
@@ -466,9 +480,9 @@ RULES: tuple[Rule, ...] = (
         TASK,
         "recurrence_end_time",
         "date",
-        doc("ess_scheduled_task") + " (YYYY-MM-DDThh:mm:ssZ, UTC, at most 365 days after creation)",
+        RECURRENCE_END_SOURCE + "; " + doc("ess_scheduled_task") + " (365 days)",
         date_format=RECURRENCE_END_FORMAT,
-        note="YYYY-MM-DDThh:mm:ssZ",
+        note="YYYY-MM-DDThh:mmZ",
         max_days_ahead=RECURRENCE_END_MAX_DAYS,
         future=True,
         spec="fleet.autoscaling.schedule_window_start",

@@ -166,8 +166,8 @@ def group_args(args: ScalingArgs) -> dict:
 
 def schedule_args(fleet: Fleet, now: datetime | None = None) -> list[dict]:
     """ESS scheduled tasks. launch_time is the cron's first firing after the run (at most 90 days ahead) and
-    recurrence_end_time the end of the spec's window (at most 365 days after creation), both UTC in the formats
-    of website/docs/r/ess_scheduled_task.html.markdown (rules.py)."""
+    recurrence_end_time the end of the spec's window (at most 365 days after creation), both UTC in the API's
+    YYYY-MM-DDThh:mmZ (rules.LAUNCH_TIME_FORMAT, rules.RECURRENCE_END_FORMAT: the sources are there)."""
     now = now or clock.now()
     out = []
     for s in fleet.spec.autoscaling.schedules:
