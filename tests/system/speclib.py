@@ -188,6 +188,7 @@ _SCOPES = (
     ("group", r"伸缩组|scaling group|安全组|security group|同一组"),
     ("load_balancer", r"负载均衡|load balancer|监听器|listener"),
 )
+_NARROWEST = ("group", "load_balancer", "vpc", "region")
 _EXCLUSION = re.compile(
     r"不能同时|不可同时|不允许同时|互斥|二选一|只能选择其一|只能指定其一|mutually exclusive|cannot be specified at the same time|cannot specify both|"
     r"not both|cannot be used together|cannot be set together|You can specify only one of",
@@ -245,6 +246,11 @@ def extract(document: str, type_: str = "") -> list[Limit]:
     if m:
         window = text[max(0, m.start() - 60) : m.end() + 30]
         scope = next((s for s, p in _SCOPES if re.search(p, window, re.I)), "other")
+        if scope == "account":
+            # "unique under the same account within a region": every name lives in an account, so a narrower scope
+            # named after "unique" in the same sentence is the one (ESS CreateScalingRule ScalingRuleName: review C2)
+            tail = re.split(r"[。；;\n]|\.(?:\s|$)", text[m.end() :], maxsplit=1)[0]
+            scope = next((s for s in _NARROWEST if re.search(dict(_SCOPES)[s], tail, re.I)), scope)
         found.append(Limit("unique", scope=scope, text=window.strip()))
     for kind, pat in (("exclusion", _EXCLUSION), ("billing", _BILLING), ("format", _FORMAT)):
         m = next((m for m in pat.finditer(text) if ".N." not in m.group(0)), None)  # "in the Tag.N.Key format": naming

@@ -154,6 +154,9 @@ def test_extraction_reads_ranges_enums_lengths_and_scopes_from_tccli_text():
         ("The parameter value cannot exceed 4,096 characters in length.", "length -4096"),
         ("Valid values:\n\n*   CONTINUE: go on.\n*   ABANDON: release.\n", "enum CONTINUE, ABANDON"),
         ("告警策略名称，在您账号中必须唯一。名称长度不能超过60", "length -60"),
+        # a region named after "unique", past the window, narrows the account (ESS CreateScalingRule; review C2)
+        ("The name of each scaling rule must be unique under the same account within a region.", "unique in region"),
+        ("伸缩组名称，在您账号中必须唯一。名称仅支持中文、英文、数字", "unique in account"),
         ("标签列表。通过指定该参数，可以为扩容的实例绑定标签。最多支持指定10个标签。", "count -10"),
         ("购买负载均衡的同时，给负载均衡打上标签，最大支持20个标签键值对。", "count -20"),
         ("The tags of the ECS instance. You can specify up to 20 tags in key-value pairs.", "count -20"),
