@@ -766,15 +766,18 @@ RULES = RULES + (
         values=_SG_PROTOCOLS,
     ),
     Rule(TAT, "description", "length", api("tat/v20201028/CreateCommand:Description"), low=None, high=120),
-    # The VPC's block: only inside the private ranges 10.0.0.0/12, 172.16.0.0/12 and 192.168.0.0/16 the member names
-    # ("仅能在10.0.0.0/12，172.16.0.0/12，192.168.0.0/16这三个内网网段内"), i.e. a mask of /12 at the widest (/16 in
-    # 192.168.0.0/16); /28 at the narrowest (Tencent Cloud VPC "Network Planning", tencentcloud.com/document/product/215/31795:
-    # 10.0.0.0-10.255.255.255 and 172.16.0.0-172.31.255.255 with a mask of 12 to 28, 192.168.0.0-192.168.255.255 of 16 to 28).
+    # The VPC's block rests on Tencent Cloud VPC "Network Planning" (tencentcloud.com/document/product/215/31795, last
+    # updated 2024-01-24): 10.0.0.0-10.255.255.255 and 172.16.0.0-172.31.255.255 with a mask of 12 to 28,
+    # 192.168.0.0-192.168.255.255 of 16 to 28. The API member says less (review C3): CreateVpc CidrBlock
+    # "仅能在10.0.0.0/12，172.16.0.0/12，192.168.0.0/16这三个内网网段内", read literally 10.0.0.0-10.15.255.255, which the
+    # shipped 10.30-10.32.0.0/16 lie outside; the page's whole 10.0.0.0/8 is what the rule takes, so the page is its source.
     Rule(
         "tencentcloud:Vpc/instance:Instance",
         "cidr_block",
         "pattern",
-        api("vpc/v20170312/CreateVpc:CidrBlock"),
+        "https://www.tencentcloud.com/document/product/215/31795 (VPC Network Planning, last updated 2024-01-24: "
+        "10.0.0.0/8 and 172.16.0.0/12 with a mask of 12 to 28, 192.168.0.0/16 of 16 to 28; tccli 3.1.189.1 vpc "
+        "CreateVpc CidrBlock names 10.0.0.0/12, 172.16.0.0/12, 192.168.0.0/16)",
         regex=r"(10\.[0-9.]+|172\.(1[6-9]|2[0-9]|3[01])\.[0-9.]+)/(1[2-9]|2[0-8])|192\.168\.[0-9.]+/(1[6-9]|2[0-8])",
         note="a /12 to /28 block of 10.0.0.0/8 or 172.16.0.0/12, or a /16 to /28 block of 192.168.0.0/16",
         spec="fleet.network.vpc_cidr",
