@@ -224,3 +224,49 @@ def test_alibaba_recurrence_end_time_is_sent_and_checked_in_the_apis_format():
     (v,) = _violations("alicloud", task, recurrence_end_time="2027-06-01T00:00:00Z")
     assert "not in the documented format YYYY-MM-DDThh:mmZ" in v.message
     assert "CreateScheduledTask RecurrenceEndTime" in v.rule.source and "2006-01-02T15:04Z" in v.rule.source
+
+
+# --- C4: values only the program sets, held to the member's text where the provider's schema is looser.
+
+
+@pytest.mark.parametrize(
+    "cloud, type_, inputs, bad, member",
+    [
+        # Alibaba HTTPS/HTTP listener: Scheduler "Valid values: wrr, rr" (the provider also takes wlc, sch, tch, qch)
+        ("alicloud", ALI_LISTENER, {"protocol": "http", "scheduler": "wrr"}, {"scheduler": "wlc"}, "Scheduler"),
+        # HealthCheckConnectPort "Valid values: 1 to 65535" (the provider: 0-65535)
+        ("alicloud", ALI_LISTENER, {"health_check_connect_port": 8000}, {"health_check_connect_port": 0}, "Port"),
+        # HealthyThreshold / UnhealthyThreshold "Valid values: 2 to 10" (the provider: 1-10)
+        ("alicloud", ALI_LISTENER, {"healthy_threshold": 2}, {"healthy_threshold": 1}, "HealthyThreshold"),
+        ("alicloud", ALI_LISTENER, {"unhealthy_threshold": 3}, {"unhealthy_threshold": 1}, "UnhealthyThreshold"),
+        # CreateNatGateway NatType "Valid values: Enhanced", InternetChargeType "Valid values: PayByLcu"
+        ("alicloud", "alicloud:vpc/natGateway:NatGateway", {"nat_type": "Enhanced"}, {"nat_type": "Normal"}, "NatType"),
+        (
+            "alicloud",
+            "alicloud:vpc/natGateway:NatGateway",
+            {"internet_charge_type": "PayByLcu"},
+            {"internet_charge_type": "PayBySpec"},
+            "InternetChargeType",
+        ),
+        # AssociateEipAddress InstanceType "Valid values: Nat, SlbInstance, EcsInstance, NetworkInterface, HaVip, IpAddress"
+        ("alicloud", "alicloud:ecs/eipAssociation:EipAssociation", {"instance_type": "Nat"}, {"instance_type": "NAT"}, "Type"),
+        # Tencent CreateNatGateway MaxConcurrentConnection "1000000、3000000、10000000" (2000000 is the standard NAT's own)
+        (
+            "tencentcloud",
+            "tencentcloud:Nat/gateway:Gateway",
+            {"nat_product_version": 1, "max_concurrent": 1000000},
+            {"max_concurrent": 2000000},
+            "MaxConcurrentConnection",
+        ),
+        # SCF CreateFunction MemorySize "128MB-3072MB，并且以 128MB 为阶梯"
+        ("tencentcloud", TC_SCF, {"mem_size": 128}, {"mem_size": 200}, "MemorySize"),
+    ],
+)
+def test_program_set_values_are_held_to_the_member_text(cloud, type_, inputs, bad, member):
+    assert _violations(cloud, type_, **inputs) == []
+    found = [v for v in _violations(cloud, type_, **{**inputs, **bad}) if "==" in v.rule.source]
+    assert found and member in found[0].rule.source, found
+
+
+def test_the_standard_nat_keeps_its_2000000():
+    assert _violations("tencentcloud", "tencentcloud:Nat/gateway:Gateway", nat_product_version=2, max_concurrent=2000000) == []

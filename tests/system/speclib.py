@@ -57,6 +57,7 @@ def clean(text: str) -> str:
     text = re.sub(r"<li>", "\n<li>", text)
     text = re.sub(r"<(?!li>)[^>]+>", "", text)
     text = re.sub(r"\[([^\]]*)\]\((https?://[^)]*)\)", r"\1", text)  # markdown links: keep the words
+    text = re.sub(r"\*\*([^*\n]+)\*\*", r"\1", text)  # markdown bold (the Alibaba SDKs' **2** to **10**)
     return re.sub(r"(\d),(\d{3})(?=\s|\.|$)", r"\1\2", text)  # 4,096 characters
 
 
@@ -158,8 +159,12 @@ _ID = r"[A-Za-z][A-Za-z0-9_./\-]*|-?\d+"
 _LI = re.compile(rf"<li>\s*`?({_ID})`?\s*(?:[：:（(]|$|\s*</li>|\n)")
 _BULLET = re.compile(rf"^\s*[*\-]\s+`?({_ID})`?\s*(?:[:：(（]|$)", re.M)
 _ENUM_LIST = re.compile(
-    rf"(?:(?:取值范围|可选值|可选项|取值|枚举值)\s*(?:为|是|包括|有)?\s*[：:]?|(?:[Vv]alid values?|Options)\s*:)\s*((?:`?(?:{_ID})`?\s*(?:、|,|，|\||和|或|or|and)\s*)+`?(?:{_ID})`?)"
+    rf"(?:(?:取值范围|可选值|可选项|支持参数值|取值|枚举值)\s*(?:为|是|包括|有)?\s*[：:]?|(?:[Vv]alid values?|Options)\s*:)\s*((?:`?(?:{_ID})`?\s*(?:,\s*(?:and|or)\s|、|,|，|\||和|或|or|and)\s*)+`?(?:{_ID})`?)"
 )
+
+
+# one value only, defined after a colon ("Valid values: **Enhanced**: enhanced NAT gateway.", CreateNatGateway NatType)
+_ONE_VALUE = re.compile(rf"[Vv]alid values?\s*:\s*`?({_ID})`?\s*[:：]\s*\S")
 
 
 def _enums(text: str, raw: str) -> list[Limit]:
@@ -170,8 +175,10 @@ def _enums(text: str, raw: str) -> list[Limit]:
     bullets = [b.rstrip(".") for b in _BULLET.findall(text)]
     if len(bullets) >= 2 and re.search(r"[Vv]alid values|取值|可选", text):
         out.append(Limit("enum", values=tuple(dict.fromkeys(bullets)), text="bulleted values"))
+    if not out and not _ENUM_LIST.search(text) and (one := _ONE_VALUE.search(text)):
+        out.append(Limit("enum", values=(one.group(1),), text=one.group(0)))
     for m in _ENUM_LIST.finditer(text):
-        values = [v.strip("` ") for v in re.split(r"、|,|，|\||和|或|\bor\b|\band\b", m.group(1)) if v.strip("` ")]
+        values = [v.strip("` ").rstrip(".") for v in re.split(r"、|,|，|\||和|或|\bor\b|\band\b", m.group(1)) if v.strip("` .")]
         if len(values) >= 2 and not all(re.fullmatch(r"-?\d+", v) for v in values[:1]) or len(values) >= 2:
             out.append(Limit("enum", values=tuple(dict.fromkeys(values)), text=m.group(0)))
     return out

@@ -157,6 +157,15 @@ def test_extraction_reads_ranges_enums_lengths_and_scopes_from_tccli_text():
         # a region named after "unique", past the window, narrows the account (ESS CreateScalingRule; review C2)
         ("The name of each scaling rule must be unique under the same account within a region.", "unique in region"),
         ("伸缩组名称，在您账号中必须唯一。名称仅支持中文、英文、数字", "unique in account"),
+        # the Alibaba SDKs' markdown bold, a list ending ", and X", one value defined after a colon (review C4: these
+        # limits were not read, so looser rules passed the coverage check)
+        ("The port that is used for health checks.\n\nValid values: **1** to **65535**.", "range 1-65535"),
+        (
+            "Valid values: **http_2xx**, **http_3xx**, **http_4xx**, and **http_5xx**.",
+            "enum http_2xx, http_3xx, http_4xx, http_5xx",
+        ),
+        ("The type of the NAT gateway. Valid values: **Enhanced**: enhanced NAT gateway.", "enum Enhanced"),
+        ("NAT网关并发连接数上限，支持参数值：1000000、3000000、10000000，默认值为1000000。", "enum 1000000, 3000000, 10000000"),
         ("标签列表。通过指定该参数，可以为扩容的实例绑定标签。最多支持指定10个标签。", "count -10"),
         ("购买负载均衡的同时，给负载均衡打上标签，最大支持20个标签键值对。", "count -20"),
         ("The tags of the ECS instance. You can specify up to 20 tags in key-value pairs.", "count -20"),

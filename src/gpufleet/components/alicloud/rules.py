@@ -939,6 +939,52 @@ RULES = RULES + (
         spec="fleet.load_balancer.health_check.path",
         of_spec=lambda s: _hc(s).path,
     ),
+    # Program-set listener values held to the HTTP/HTTPS listener texts (review C4; the provider's schema, above, is
+    # looser: its lists serve TCP/UDP listeners too): Scheduler "Valid values: wrr, rr"; HealthCheckConnectPort
+    # "Valid values: 1 to 65535"; HealthyThreshold / UnhealthyThreshold "Valid values: 2 to 10" (the spec's ge=2
+    # holds the thresholds already). CreateLoadBalancerHTTPListener says the same for each.
+    Rule(
+        LISTENER,
+        "scheduler",
+        "one_of",
+        api("slb", "CreateLoadBalancerHTTPSListener:Scheduler") + " (and CreateLoadBalancerHTTPListener:Scheduler)",
+        values=("wrr", "rr"),
+        when={"protocol": ("http", "https")},
+    ),
+    Rule(
+        LISTENER,
+        "health_check_connect_port",
+        "between",
+        api("slb", "CreateLoadBalancerHTTPSListener:HealthCheckConnectPort"),
+        low=1,
+        high=65535,
+        spec="fleet.serving.port",
+    ),
+    *(
+        Rule(
+            LISTENER,
+            arg,
+            "between",
+            api("slb", f"CreateLoadBalancerHTTPSListener:{field}"),
+            low=2,
+            high=10,
+            spec=f"fleet.load_balancer.health_check.{arg}",
+        )
+        for arg, field in (("healthy_threshold", "HealthyThreshold"), ("unhealthy_threshold", "UnhealthyThreshold"))
+    ),
+    # NatType "Valid values: Enhanced: enhanced NAT gateway." (the provider also takes the retired Normal);
+    # InternetChargeType "Valid values: PayByLcu: pay-by-data-transfer." (the provider also takes PayBySpec)
+    Rule(NAT, "nat_type", "one_of", api("vpc", "CreateNatGateway:NatType"), values=("Enhanced",)),
+    Rule(NAT, "internet_charge_type", "one_of", api("vpc", "CreateNatGateway:InternetChargeType"), values=("PayByLcu",)),
+    # the EIP's association: AssociateEipAddress InstanceType "Valid values: Nat, SlbInstance, EcsInstance,
+    # NetworkInterface, HaVip, IpAddress" (the provider's schema has no validator; the program sends Nat)
+    Rule(
+        "alicloud:ecs/eipAssociation:EipAssociation",
+        "instance_type",
+        "one_of",
+        api("vpc", "AssociateEipAddress:InstanceType"),
+        values=("Nat", "SlbInstance", "EcsInstance", "NetworkInterface", "HaVip", "IpAddress"),
+    ),
     # the nodes' tags: "You can specify up to 20 tags in key-value pairs" (the spec's cap, checks.LIST_CAPS["tags"], is
     # 20 less gpufleet's own 2)
     Rule(CONFIG, "tags", "count", api("ess", "CreateScalingConfiguration:Tags"), high=20, spec="fleet.tags"),
@@ -1026,7 +1072,6 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "allocation_id",
             "instance_id",
-            "instance_type",
         ),
     ),
     "alicloud:ecs/instance:Instance": (

@@ -750,7 +750,19 @@ RULES = RULES + (
         regex="[A-Za-z0-9_\u4e00-\u9fff-]{0,100}",
         note="Chinese or English letters, digits, _ and - (no space)",
     ),
-    Rule(SCF, "mem_size", "between", api("scf/v20180416/CreateFunction:MemorySize"), low=128, high=3072),
+    # MemorySize "可选范围 64、128MB-3072MB，并且以 128MB 为阶梯" (review C4: the step was not encoded). 64 is listed
+    # too; the rule keeps to 128-3072 as before (the program sends SCF_MEM_MB, 128).
+    Rule(SCF, "mem_size", "one_of", api("scf/v20180416/CreateFunction:MemorySize"), values=tuple(range(128, 3073, 128))),
+    # MaxConcurrentConnection "支持参数值：1000000、3000000、10000000 ... 当NatProductVersion参数值为2即标准型时，此参数无需
+    # 填写，默认为2000000" (review C4: the provider's list, above, also takes 2000000, the standard NAT's own value).
+    Rule(
+        NAT,
+        "max_concurrent",
+        "one_of",
+        api("vpc/v20170312/CreateNatGateway:MaxConcurrentConnection"),
+        values=(1000000, 3000000, 10000000),
+        when={"nat_product_version": 1},
+    ),
     Rule(
         SG_RULES,
         "ingresses.protocol",
