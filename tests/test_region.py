@@ -239,7 +239,7 @@ def test_a_provider_rule_the_new_stack_breaks_is_said_on_its_file(project, monke
     (it said '<alicloud-cn-beijing-prod>: fleet.autoscaling.schedules: ...')."""
     from gpufleet.components.alicloud import scaling
 
-    monkeypatch.setattr(scaling, "scheduled_task_name", lambda fleet, schedule: "x" * 41)  # over the provider's 40
+    monkeypatch.setattr(scaling, "scheduled_task_name", lambda fleet, schedule: "x" * 65)  # over the API's 64
     msg = refused(
         project,
         "stacks/Pulumi.alicloud-cn-beijing-prod.yaml: fleet.autoscaling.schedules: ",
