@@ -1,6 +1,7 @@
 """The runner and `image build` against a real OpenSSH server on 127.0.0.1 (fixture in conftest.py)."""
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -246,3 +247,63 @@ def test_no_change_rebuild_reads_everything_in_one_remote_command(sshd, recipe_f
     again = Runner(load_recipe(str(recipe_file)), lambda: Counting(target)).build()
     assert again.status == "unchanged" and again.satisfied == ["tree", "user", "unit"] and not again.manifest_changed
     assert len(scripts) == 1, scripts  # checks, facts and the manifest read as one survey script
+
+
+def _lockset_recipe(folder: Path, lock: str) -> Path:
+    prefix = folder / "root"
+    return write_recipe(
+        folder,
+        steps=[
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
+            {"name": "pkgs", "template": "lockset", "vars": {"lock": lock}},
+        ],
+    )
+
+
+def test_a_recipe_change_the_check_does_not_read_is_applied_and_the_manifest_records_what_was(sshd, tmp_path):
+    """Review finding 2: the check reads the pinned package only (as python_packages' does), so a new lock was skipped
+    as 'already satisfied' and the manifest still got the new recipe's digest. Now the host records the digest of each
+    step it applied (after its check passed) and a step whose digest changed is applied again."""
+    from gpufleet.images.steps import render
+
+    root = tmp_path / "root"
+    v1 = _lockset_recipe(tmp_path, "transformers==4.50.0")
+    assert cli(sshd, v1).returncode == 0
+    v2 = _lockset_recipe(tmp_path, "transformers==4.51.3")
+    digests = {s.name: s.digest() for s in render(load_recipe(str(v2)))}
+
+    plan = cli(sshd, v2, "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert "plan: 1 to apply (pkgs), 1 already satisfied" in plan.stdout, plan.stdout
+    assert "check: satisfied, but the step changed since it was applied" in plan.stdout
+
+    again = cli(sshd, v2)
+    assert again.returncode == 0, again.stderr
+    assert "changed: applied 1 (pkgs), 1 already satisfied" in again.stdout, again.stdout
+    assert (root / "opt/pk/lock").read_text() == "transformers==4.51.3\n"
+    manifest = json.loads((root / "etc/gpufleet/image-manifest.json").read_text())
+    assert manifest["steps"] == digests
+    assert {n: (root / ".state" / f"{n}.sha256").read_text().strip() for n in digests} == digests
+    assert sorted(p.name for p in (root / ".state").iterdir()) == ["pkgs.sha256", "tree.sha256"]  # no marker left
+    assert "no change: all 2 steps already satisfied" in cli(sshd, v2).stdout
+
+
+def test_a_host_built_before_digests_were_recorded_is_applied_again_and_the_plan_says_why(sshd, recipe_file):
+    root = recipe_file.parent / "root"
+    assert cli(sshd, recipe_file).returncode == 0
+    assert (root / ".state/tree.sha256").is_file()
+    shutil.rmtree(root / ".state")  # as a build by an earlier gpufleet left it: every check passes, nothing recorded
+    plan = cli(sshd, recipe_file, "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert "plan: 3 to apply (tree, user, unit), 0 already satisfied" in plan.stdout, plan.stdout
+    assert plan.stdout.count("but the host records no applied digest for it (built before gpufleet recorded them") == 3
+    build = cli(sshd, recipe_file)
+    assert build.returncode == 0, build.stderr
+    assert "changed: applied 3 (tree, user, unit), 0 already satisfied" in build.stdout, build.stdout
+    assert "no change: all 3 steps already satisfied" in cli(sshd, recipe_file).stdout

@@ -61,5 +61,9 @@ def test_survey_output_splits_into_parts():
     from gpufleet.images.runner import Result, parse_survey
 
     m = "gpufleet-survey-x"
-    out = f"{m} begin 0\n1.2.3\n\n{m} end 0 0\n{m} begin 1\n\n{m} end 1 1\n{m} begin 2\nhalf"
-    assert parse_survey(out, m, 3) == [Result(0, "1.2.3\n", ""), Result(1, "", ""), None]
+    out = (
+        f"{m} begin 0\n1.2.3\n\n{m} stderr 0\n\n{m} end 0 0\n"
+        f"{m} begin 1\n\n{m} stderr 1\nsudo: a password is required\n\n{m} end 1 1\n"
+        f"{m} begin 2\nhalf\n\n{m} stderr 2\n"
+    )
+    assert parse_survey(out, m, 3) == [Result(0, "1.2.3\n", ""), Result(1, "", "sudo: a password is required\n"), None]

@@ -10,9 +10,11 @@ import pytest
 
 from gpufleet import registry
 from gpufleet.images.recipes import load_recipe
+from gpufleet.images.steps import render
 from gpufleet.stacks import lock
 
 RECIPE = load_recipe("cuda13-vllm")
+STEPS = {s.name: s.digest() for s in render(RECIPE)}  # what a build of the recipe as it is now records
 ALL = [f"{c}/{r}" for c, rs in RECIPE.regions.items() for r in rs]
 
 
@@ -28,7 +30,7 @@ def files(tmp_path):
         "recipe": RECIPE.name,
         "pins": dict(sorted(RECIPE.pins.items())),
         "observed": {"driver_package": RECIPE.pins["driver"], "python_version": "3.12.3", "vllm_version": RECIPE.pins["vllm"]},
-        "steps": {},
+        "steps": STEPS,
         "build_time": "2026-12-03T05:00:00+00:00",
     }
     manifest.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
@@ -242,3 +244,25 @@ def test_lock_that_is_the_manifest_is_refused(files):
     r = record(manifest, manifest, *[a for w in ALL for a in ("--image", _ids(w))])
     assert r.returncode == 2 and f"--lock: {manifest}: is an input of this command" in r.stderr
     assert manifest.read_text() == before
+
+
+def test_a_manifest_of_another_version_of_the_recipe_is_refused_and_lock_untouched(files):
+    """The manifest's `steps` are the digests the builder recorded as applied: a build of an older lock or template
+    (its pins the same) is not an image of the recipe as it is now. Made-up digests were locked (review finding 2)."""
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    older = {**STEPS, "python-packages": "0" * 64}
+    del older["downloads"]
+    manifest.write_text(json.dumps({**doc, "steps": {**older, "extra": "1" * 64}}))
+    before = lock_file.read_bytes()
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    now = STEPS["python-packages"][:12]
+    assert f"{manifest}: steps.python-packages: applied 000000000000…, but the recipe's step is now {now}…; rebuild" in r.stderr
+    assert f"{manifest}: steps.downloads: missing: the build did not record applying this step" in r.stderr
+    assert f"{manifest}: steps.extra: is not a step of recipe {RECIPE.name}" in r.stderr
+    assert "`gpufleet image build` applies the changed steps again" in r.stderr
+    assert lock_file.read_bytes() == before
+    manifest.write_text(json.dumps({k: v for k, v in doc.items() if k != "steps"}))
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and f"{manifest}: steps: is nothing" in r.stderr, r.stderr

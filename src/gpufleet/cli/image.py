@@ -664,6 +664,7 @@ def lock_record(
     from gpufleet import inputs
     from gpufleet.files import output_problems
     from gpufleet.images import facts
+    from gpufleet.images.steps import step_digest_problems
     from gpufleet.stacks import lock
 
     r = _recipe(recipe)
@@ -677,6 +678,7 @@ def lock_record(
         doc = inputs.mapping(inputs.parse_json(text, str(manifest)), str(manifest), "", "a build manifest (a JSON object)")
         problems += [Problem(str(manifest), w, m) for w, m in lock.manifest_problems(r, doc)]
         problems += [Problem(str(manifest), w, m) for w, m in facts.observed_problems(r, doc.get("observed", {}))]
+        problems += [Problem(str(manifest), w, m) for w, m in step_digest_problems(r, doc.get("steps"))]
     except UserError as exc:
         problems += exc.problems
     given: list[tuple[str, list[Located]]] = []

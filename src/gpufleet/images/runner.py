@@ -1,16 +1,28 @@
 """Run a recipe's steps on a host over SSH (Fabric), idempotently, resuming after a dropped connection.
 
-For each step in order: run `check`; when satisfied (exit 0, and the step's fact equals its pin) skip it;
-else run `apply`, then `check` again. The first failure stops the build with that step's output; a
-failed `apply` runs the step's `cleanup`. A lost connection reconnects with backoff and starts again from
-the top, where every step already done is only checked, so the build resumes at the first unsatisfied
-step. At the end the manifest is written on the host (unless it already says the same) and read back.
+For each step in order: run `check`; it is satisfied when the check exits 0, the step's fact equals its pin, and
+the host records that this very step (the sha256 of its check, apply and cleanup scripts, RenderedStep.digest) was
+applied there: <layout.prefix>/.state/<step>.sha256, written only after an apply exited 0 and the check passed right
+after it. So a recipe change the check does not read (a new Python lock, a changed apply) is applied again, and the
+manifest's `steps` are the digests the host recorded. A host built before digests were recorded has none: each step
+is applied again (apply is safe to re-run), and the plan says so. Otherwise run `apply`, then `check` again; the
+first failure stops the build with that step's output, and a failed apply (or one whose check still fails) runs the
+step's `cleanup`. A lost connection reconnects with backoff and starts again from the top, where every step already
+done is only checked, so the build resumes at the first unsatisfied step. At the end the host's facts must meet
+the recipe's pins (facts.observed_problems), then the manifest is written on the host (unless it already says the
+same), synced and read back.
 
 One apply at a time per step on the host: every apply holds an flock(1) on <layout.prefix>/.locks/<step>.lock
-for as long as it (and anything it started) runs, so a reconnect after a dropped connection waits for the
-apply that is still running there instead of starting the same apt/pip work beside it. The step that was
-interrupted by a lost connection is re-checked after that lock is free; if it is not satisfied its `cleanup`
-runs before it is applied again.
+for as long as it (and anything it started) runs. An apply first leaves a marker, <layout.prefix>/.state/<step>.applying;
+it becomes <step>.applied when the apply exits 0, and goes when its check passed (the digest is recorded) or its
+cleanup ran. A build that finds the marker, in this process after a lost connection or in a new one after the
+client was killed, waits for the step's lock (the apply may still run there), then runs the step's cleanup before
+applying it again; an apply that finished meanwhile (<step>.applied) is only checked.
+
+Every script runs on the host under timeout(1): TERM to its process group after its limit (a step's timeout_s, 60 s
+for a fact or the manifest), KILL KILL_AFTER_S later, so nothing outlives it; the survey (every read of a pass in one
+remote command) gives each read its own limit and keeps its stderr. The client waits SLACK_S longer than the host's
+own limit.
 
 A dead connection is noticed by SSH keepalives (Target.keepalive_s, like OpenSSH's ServerAliveInterval):
 a keepalive request that gets no answer within keepalive_s * keepalive_count closes the connection, which
@@ -271,6 +283,50 @@ class BuildResult(Struct):
         return hashlib.sha256(self.manifest_text.encode()).hexdigest() if self.manifest_text else None
 
 
+# After a script's limit timeout(1) sends TERM to its process group, and KILL this long after.
+KILL_AFTER_S = 10
+# How much longer than the host's own limit the client waits for an answer before it gives up on the command.
+SLACK_S = 30
+# The limit of a fact, the state read and the manifest's reads and write.
+READ_S = 60
+
+
+def one_line_of(text: str) -> str:
+    """The first non-empty line of `text`, stripped and cut at 200 characters ("" when there is none)."""
+    return next((ln.strip()[:200] for ln in text.splitlines() if ln.strip()), "")
+
+
+def bounded(script: str, seconds: int, err: str = "") -> str:
+    """Shell lines running `script` in its own bash under timeout(1) (TERM to its whole process group after
+    `seconds`, KILL KILL_AFTER_S later) and leaving its exit status in $rc: 124 when it timed out, with a line on its
+    stderr saying so. `err`: a file its stderr goes to (a shell word, already quoted)."""
+    e = f" 2>{err}" if err else ""
+    note = shlex.quote(f"(timed out after {seconds}s: stopped on the host)")
+    return (
+        f"started=$SECONDS\n"
+        f"timeout --kill-after={KILL_AFTER_S} {seconds} bash -c {shlex.quote(script)}{e}; rc=$?\n"
+        # 137: KILLed after ignoring TERM; a KILL before the limit (the OOM killer) is the script's own exit
+        f'if [ "$rc" -eq 124 ] || {{ [ "$rc" -eq 137 ] && [ $((SECONDS - started)) -ge {seconds} ]; }}; then\n'
+        f"  printf '%s\\n' {note} >{'>' + err if err else '&2'}; rc=124\n"
+        f"fi\n"
+    )
+
+
+def host_limit(seconds: int) -> int:
+    """How long a script bounded to `seconds` may run on the host at most (its limit, then the KILL)."""
+    return seconds + KILL_AFTER_S
+
+
+class StepState(Struct, frozen=True):
+    """What the host records of one step (<prefix>/.state/<step>.*): the digest applied and checked (.sha256), an apply
+    that started and did not exit 0 (.applying), one that exited 0 but was not checked yet (.applied). Each holds
+    the digest of the step as it was applied ("" when the file is there but does not hold one)."""
+
+    recorded: str | None = None
+    applying: str | None = None
+    applied: str | None = None
+
+
 class Runner:
     def __init__(
         self,
@@ -285,38 +341,80 @@ class Runner:
         self.recipe, self.connect, self.report = recipe, connect, report
         self.retries, self.backoff_s, self.sleep, self.clock = retries, backoff_s, sleep, clock
         self.steps: list[RenderedStep] = render(recipe)
-        self.interrupted: str | None = None  # the step whose apply a lost connection cut off
         self._known: dict[str, Result] = {}  # script -> its result from this connection's survey, until an apply
+
+    # --- where the host keeps its locks and records ------------------------------------------------------
+    def lock_path(self, step: RenderedStep) -> str:
+        return f"{self.recipe.layout.prefix.rstrip('/')}/.locks/{step.name}.lock"
+
+    def state_dir(self) -> str:
+        return f"{self.recipe.layout.prefix.rstrip('/')}/.state"
+
+    def state_path(self, step: RenderedStep, kind: str) -> str:
+        """<prefix>/.state/<step>.<kind>: kind sha256 (applied and checked), applying or applied (see StepState)."""
+        return f"{self.state_dir()}/{step.name}.{kind}"
+
+    def _state_read(self) -> str:
+        """One line per step: its .sha256, .applying and .applied (each a digest, ? when unreadable, - when absent)."""
+        lines = [
+            'v() { [ -e "$1" ] || { printf -; return; }; x="$(head -c 64 "$1" 2>/dev/null | tr -dc 0-9a-f)"; printf \'%s\' "${x:-?}"; }'
+        ]
+        for step in self.steps:
+            files = " ".join(f'"$(v {shlex.quote(self.state_path(step, k))})"' for k in ("sha256", "applying", "applied"))
+            lines.append(f"printf '%s %s %s\\n' {files}")
+        return "\n".join(lines) + "\n"
+
+    def _states(self, host: Host) -> dict[str, StepState]:
+        r = self._run(host, self._state_read(), READ_S)
+        if r.exit != 0:
+            raise StepFailed("state", "check", r, f"reading {self.state_dir()} exited {r.exit}")
+        rows = r.stdout.splitlines()
+        out = {}
+        for n, step in enumerate(self.steps):
+            words = rows[n].split() if n < len(rows) else []
+            if len(words) != 3:
+                raise StepFailed("state", "check", r, f"reading {self.state_dir()} gave no line for step {step.name}")
+            got = [None if w == "-" else "" if w == "?" else w for w in words]
+            out[step.name] = StepState(*got)
+        return out
 
     # --- one remote script for every read of a pass ---------------------------------------------------
     def _reads(self) -> dict[str, int]:
-        """Every read-only script a pass with nothing to apply runs (checks, facts, the manifest) -> its timeout."""
+        """Every read-only script a pass with nothing to apply runs (checks, facts, the state, the manifest) -> its
+        timeout."""
         out: dict[str, int] = {step.check: step.timeout_s for step in self.steps}
         for step in self.steps:
             if step.fact:
-                out[facts_mod.FACTS[step.fact].command(self.recipe, step.vars)] = 60
+                out[facts_mod.FACTS[step.fact].command(self.recipe, step.vars)] = READ_S
         names = facts_mod.MANIFEST_FACTS if self.recipe.manifest_facts is None else self.recipe.manifest_facts
-        out.update({facts_mod.FACTS[n].command(self.recipe, {}): 60 for n in names})
-        out[f"cat {shlex.quote(self.recipe.layout.manifest)}"] = 60
+        out.update({facts_mod.FACTS[n].command(self.recipe, {}): READ_S for n in names})
+        out[self._state_read()] = READ_S
+        out[f"cat {shlex.quote(self.recipe.layout.manifest)}"] = READ_S
         return out
 
     def _survey(self, host: Host) -> None:
-        """Run every read of the pass as one remote command; each part runs in its own bash, as `host.run` would."""
+        """Run every read of the pass as one remote command: each part in its own bash under its own limit, its
+        stdout, stderr and exit kept, as `_run` would get them one at a time."""
         reads = self._reads()
         mark = f"gpufleet-survey-{secrets.token_hex(8)}"
-        script = "\n".join(
-            f"printf '%s\\n' {shlex.quote(f'{mark} begin {i}')}\n"
-            f"bash -c {shlex.quote(part)}; printf '\\n%s %d\\n' {shlex.quote(f'{mark} end {i}')} $?"
-            for i, part in enumerate(reads)
-        )
-        r = host.run(script, sum(reads.values()))
+        lines = ['d="$(mktemp -d)" || exit 1', "trap 'rm -rf \"$d\"' EXIT"]
+        for i, (part, seconds) in enumerate(reads.items()):
+            lines.append(f"printf '%s\\n' {shlex.quote(f'{mark} begin {i}')}")
+            lines.append(bounded(part, seconds, err='"$d/e"').rstrip("\n"))
+            lines.append(
+                f"printf '\\n%s\\n' {shlex.quote(f'{mark} stderr {i}')}; cat \"$d/e\"; "
+                f"printf '\\n%s %d\\n' {shlex.quote(f'{mark} end {i}')} \"$rc\""
+            )
+        r = host.run("\n".join(lines) + "\n", sum(host_limit(t) for t in reads.values()) + SLACK_S)
         self._known = {}
         if r.exit == 0:
             self._known = {part: res for part, res in zip(reads, parse_survey(r.stdout, mark, len(reads))) if res is not None}
 
     def _run(self, host: Host, script: str, timeout_s: int) -> Result:
         known = self._known.get(script)
-        return known if known is not None else host.run(script, timeout_s)
+        if known is not None:
+            return known
+        return host.run(bounded(script, timeout_s) + 'exit "$rc"\n', host_limit(timeout_s) + SLACK_S)
 
     def build(self, dry_run: bool = False) -> BuildResult:
         result = BuildResult(self.recipe.name, "planned" if dry_run else "unchanged")
@@ -351,19 +449,26 @@ class Runner:
         total = len(self.steps)
         result.satisfied, result.planned = [], []
         self._survey(host)
+        states = self._states(host)
         for i, step in enumerate(self.steps, 1):
             self.report(Event("check", step.name, i, total))
-            interrupted = self.interrupted == step.name
-            if interrupted:  # its apply may still run on the host: wait for it before looking
-                waited = host.run(self._locked("true", step), step.timeout_s + 30)
+            state = states[step.name]
+            if state.applying is not None:  # an apply of it started and did not finish (cut off, killed or failed)
+                if dry_run:
+                    why = "an earlier apply of it did not finish: a build runs its cleanup, then applies it"
+                    result.planned.append(step.name)
+                    self.report(Event("would-apply", step.name, i, total, why))
+                    continue
+                waited = host.run(*self._locked(step, "rc=0\n", 0))  # it may still run there: wait for it to end
                 if waited.exit != 0:
-                    raise StepFailed(step.name, "apply", waited, "the apply cut off by the lost connection still runs")
+                    raise StepFailed(step.name, "apply", waited, "an earlier apply of it still runs on the host")
                 self._known = {}  # the survey may have run while that apply still changed the host
-            ok, why = self._satisfied(host, step)
-            if interrupted:
-                self.interrupted = None
-                if not ok:
-                    self._cleanup(host, step, i, total, "after the lost connection: ")
+                states = self._states(host)
+                state = states[step.name]
+                if state.applying is not None:
+                    self._cleanup(host, step, i, total, "after an earlier apply that did not finish: ")
+                    state = StepState(state.recorded)
+            ok, why = self._satisfied(host, step, state, dry_run)
             if ok:
                 if step.name not in result.applied:
                     result.satisfied.append(step.name)
@@ -376,62 +481,125 @@ class Runner:
             self.report(Event("apply", step.name, i, total, why))
             started = time.monotonic()
             self._known = {}  # the host changes: every later read runs afresh
-            try:
-                applied = host.run(self._locked(step.apply, step), step.timeout_s)
-            except ConnectionLost:
-                self.interrupted = step.name
-                raise
+            applied = host.run(*self._apply(step))
             if applied.exit != 0:
                 self._cleanup(host, step, i, total)
-                raise StepFailed(step.name, "apply", applied, f"apply exited {applied.exit}")
-            ok, why = self._satisfied(host, step)
+                how = f"apply timed out after {step.timeout_s}s (its timeout_s)" if applied.exit == 124 else ""
+                raise StepFailed(step.name, "apply", applied, how or f"apply exited {applied.exit}")
+            ok, why, checked = self._verify(host, step)
             if not ok:
-                raise StepFailed(
-                    step.name, "check", Result(1, "", why), f"apply finished but the step is still not satisfied: {why}"
-                )
+                self._cleanup(host, step, i, total)
+                raise StepFailed(step.name, "check", checked, f"apply finished but the step is still not satisfied: {why}")
+            self._record(host, step)
             if step.name not in result.applied:
                 result.applied.append(step.name)
             self.report(Event("applied", step.name, i, total, f"{time.monotonic() - started:.1f}s"))
 
-    def _satisfied(self, host: Host, step: RenderedStep) -> tuple[bool, str]:
+    def _verify(self, host: Host, step: RenderedStep) -> tuple[bool, str, Result]:
+        """The step's check and its fact against its pin (not the recorded digest): (satisfied, why, the check's
+        result, whose output says why when it is not)."""
         checked = self._run(host, step.check, step.timeout_s)
-        if checked.exit not in (0, NOT_SATISFIED):
-            checked = host.run(step.check, step.timeout_s)  # the survey keeps no stderr: run it again for the message
         if checked.exit == NOT_SATISFIED:
-            return False, "check: not satisfied"
+            return False, "check: not satisfied", Result(checked.exit, checked.stdout, checked.stderr)
         if checked.exit != 0:
-            raise StepFailed(step.name, "check", checked, f"check errored (exit {checked.exit})")
+            how = " (timed out: its timeout_s)" if checked.exit == 124 else ""
+            raise StepFailed(step.name, "check", checked, f"check errored (exit {checked.exit}){how}")
         if step.fact and step.pin:
             observed = self._fact(host, step.fact, step.vars)
             want = self.recipe.pins[step.pin]
             if not facts_mod.matches(observed, want):
-                return False, f"{step.fact} is {observed or 'absent'}, pin {step.pin} is {want}"
-            return True, f"{step.fact} {observed}"
-        return True, "check: satisfied"
+                return False, f"{step.fact} is {observed or 'absent'}, pin {step.pin} is {want}", Result(1, "", "")
+            return True, f"{step.fact} {observed}", checked
+        return True, "check: satisfied", checked
+
+    def _satisfied(self, host: Host, step: RenderedStep, state: StepState, dry_run: bool) -> tuple[bool, str]:
+        """The check passes, the fact meets its pin, and the host records this step's digest as applied."""
+        ok, why, _ = self._verify(host, step)
+        if not ok:
+            return False, why
+        digest = step.digest()
+        if state.recorded == digest:
+            return True, why
+        if state.applied == digest and state.recorded is None:  # it finished after its build lost it: checked now
+            if dry_run:
+                return True, f"{why}; its apply finished after its build lost the connection (recorded by a build)"
+            self._record(host, step)
+            return True, f"{why}; its apply finished after its build lost the connection: recorded now"
+        if state.recorded is None:
+            return False, (
+                f"{why}, but the host records no applied digest for it (built before gpufleet recorded them, "
+                f"or by hand): applying it again"
+            )
+        was = f"{state.recorded[:12]}…" if state.recorded else "unreadable"
+        return False, f"{why}, but the step changed since it was applied (applied {was}, now {digest[:12]}…)"
 
     def _fact(self, host: Host, name: str, vars: dict) -> str | None:
         fact = facts_mod.FACTS[name]
-        r = self._run(host, fact.command(self.recipe, vars), 60)
+        r = self._run(host, fact.command(self.recipe, vars), READ_S)
         return fact.parse(r.stdout) if r.exit == 0 else None
 
-    def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int, why: str = "") -> None:
-        if step.cleanup:
-            r = host.run(self._locked(step.cleanup, step), step.timeout_s)
-            self.report(Event("cleanup", step.name, i, total, why + ("done" if r.exit == 0 else f"exit {r.exit}: {r.output}")))
+    # --- scripts that change the host, each under the step's lock ------------------------------------
+    def _lock_wait(self, step: RenderedStep) -> int:
+        """How long to wait for the step's lock: what one holder (an apply or a cleanup, bounded) may take."""
+        return host_limit(step.timeout_s) + 30
 
-    def lock_path(self, step: RenderedStep) -> str:
-        return f"{self.recipe.layout.prefix.rstrip('/')}/.locks/{step.name}.lock"
-
-    def _locked(self, script: str, step: RenderedStep) -> str:
-        """`script` under the step's host lock (flock on fd 9, inherited by everything the script starts)."""
+    def _locked(self, step: RenderedStep, body: str, seconds: int) -> tuple[str, int]:
+        """(script, client timeout): `body` (shell lines that leave an exit status in $rc, running at most
+        host_limit(seconds)) under the step's host lock (flock on fd 9, inherited by everything it starts)."""
         lock = self.lock_path(step)
-        wait = step.timeout_s + 30
-        return (
+        wait = self._lock_wait(step)
+        script = (
             f"install -d -m 0755 {shlex.quote(lock.rsplit('/', 1)[0])}\n"
             f"exec 9>>{shlex.quote(lock)}\n"
             f"flock -w {wait} 9 || {{ echo 'step {step.name}: another apply still holds {lock} after {wait}s' >&2; exit 75; }}\n"
-            + script
+            + body
+            + 'exit "$rc"\n'
         )
+        return script, wait + (host_limit(seconds) if seconds else 0) + SLACK_S
+
+    def _apply(self, step: RenderedStep) -> tuple[str, int]:
+        """The apply under the lock: the marker first (the record of an earlier apply goes), then the apply; when it
+        exits 0 the marker becomes <step>.applied, to be checked before the digest is recorded."""
+        state = shlex.quote(self.state_dir())
+        applying, applied = (shlex.quote(self.state_path(step, k)) for k in ("applying", "applied"))
+        recorded = shlex.quote(self.state_path(step, "sha256"))
+        body = (
+            f"install -d -m 0755 {state} && rm -f {recorded} {applied} && printf '%s\\n' {step.digest()} > {applying} || "
+            f"{{ echo 'step {step.name}: cannot write its marker in {self.state_dir()}' >&2; exit 1; }}\n"
+            + bounded(step.apply, step.timeout_s)
+            + f'if [ "$rc" -eq 0 ]; then mv -f {applying} {applied} && sync {applied} {state} || rc=1; fi\n'
+        )
+        return self._locked(step, body, step.timeout_s)
+
+    def _record(self, host: Host, step: RenderedStep) -> None:
+        """Record on the host that this step's digest was applied and checked (after its post-apply check passed)."""
+        state = shlex.quote(self.state_dir())
+        applied = shlex.quote(self.state_path(step, "applied"))
+        path = self.state_path(step, "sha256")
+        digest = step.digest()
+        body = (
+            f'if [ "$(cat {applied} 2>/dev/null)" != {digest} ]; then\n'
+            f"  echo 'step {step.name}: its finished apply is no longer recorded in {self.state_dir()} (another build changed it?)' >&2; rc=1\n"
+            f"else\n"
+            f"  printf '%s\\n' {digest} > {shlex.quote(path + '.tmp')} && sync {shlex.quote(path + '.tmp')} && "
+            f"mv -f {shlex.quote(path + '.tmp')} {shlex.quote(path)} && rm -f {applied} && sync {state}; rc=$?\n"
+            f'  [ "$rc" -eq 0 ] || rm -f {shlex.quote(path + ".tmp")}\n'
+            f"fi\n"
+        )
+        self._known.pop(self._state_read(), None)  # the survey's read of the state is stale now
+        r = host.run(*self._locked(step, body, 0))
+        if r.exit != 0:
+            raise StepFailed(step.name, "apply", r, f"recording its digest in {path} exited {r.exit}")
+
+    def _cleanup(self, host: Host, step: RenderedStep, i: int, total: int, why: str = "") -> None:
+        """The step's cleanup (if it has one) under its lock; when it succeeds, the step's markers go too."""
+        markers = " ".join(shlex.quote(self.state_path(step, k)) for k in ("applying", "applied"))
+        body = (bounded(step.cleanup, step.timeout_s) if step.cleanup else "rc=0\n") + (
+            f'if [ "$rc" -eq 0 ]; then rm -f {markers}; fi\n'
+        )
+        r = host.run(*self._locked(step, body, step.timeout_s if step.cleanup else 0))
+        if step.cleanup:
+            self.report(Event("cleanup", step.name, i, total, why + ("done" if r.exit == 0 else f"exit {r.exit}: {r.output}")))
 
     # --- manifest ------------------------------------------------------------------------------------
     def _manifest(self, host: Host, result: BuildResult) -> None:
@@ -447,14 +615,34 @@ class Runner:
                 value = self._fact(host, name, {})
                 if value is not None:
                     observed[name] = value
+        wrong = facts_mod.observed_problems(self.recipe, observed)
+        if wrong:  # a step changed what an earlier one checked (or another build did): not an image of this recipe
+            detail = "\n".join(f"{field}: {message}" for field, message in wrong)
+            raise StepFailed(
+                "manifest",
+                "check",
+                Result(1, "", detail),
+                "at the end of the build the host's facts do not meet the recipe's pins (did a later step, or another "
+                "build on this host, change them?); no manifest written",
+            )
+        states = self._states(host)
+        changed = [s.name for s in self.steps if states[s.name].recorded != s.digest()]
+        if changed:
+            raise StepFailed(
+                "manifest",
+                "check",
+                Result(1, "", ""),
+                f"the host no longer records the applied digest of {', '.join(changed)} (another build on this host?); "
+                "no manifest written",
+            )
         body = {
             "recipe": self.recipe.name,
             "pins": dict(sorted(self.recipe.pins.items())),
             "observed": dict(sorted(observed.items())),
-            "steps": {s.name: s.digest() for s in self.steps},
+            "steps": {s.name: states[s.name].recorded for s in self.steps},  # as the host recorded them
         }
         path = self.recipe.layout.manifest
-        old = self._run(host, f"cat {shlex.quote(path)}", 60)
+        old = self._run(host, f"cat {shlex.quote(path)}", READ_S)
         try:
             old_doc = json.loads(old.stdout) if old.exit == 0 else None
         except json.JSONDecodeError:
@@ -465,16 +653,21 @@ class Runner:
             return
         doc = {**body, "build_time": self.clock().replace(microsecond=0).isoformat()}
         text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+        tmp = shlex.quote(path + ".tmp")
         write = (
             "set -euo pipefail\n"
+            f"trap 'rm -f {tmp}' EXIT\n"  # a failed write (a full disk) leaves no .tmp behind
             f"install -d -m 0755 {shlex.quote(str(Path(path).parent))}\n"
-            f"printf '%s' {shlex.quote(text)} > {shlex.quote(path + '.tmp')}\n"
-            f"mv {shlex.quote(path + '.tmp')} {shlex.quote(path)}\n"
+            f"printf '%s' {shlex.quote(text)} > {tmp}\n"
+            f"sync {tmp}\n"
+            f"mv {tmp} {shlex.quote(path)}\n"
+            f"sync {shlex.quote(str(Path(path).parent))}\n"  # in an image taken right after the build
         )
-        w = host.run(write, 60)
+        self._known = {}
+        w = self._run(host, write, READ_S)
         if w.exit != 0:
             raise StepFailed("manifest", "apply", w, f"writing {path} exited {w.exit}")
-        back = host.run(f"cat {shlex.quote(path)}", 60)
+        back = self._run(host, f"cat {shlex.quote(path)}", READ_S)
         if back.exit != 0 or back.stdout != text:
             raise StepFailed("manifest", "check", back, f"{path} read back differs from what was written")
         result.manifest, result.manifest_text, result.manifest_changed = doc, back.stdout, True
@@ -482,18 +675,19 @@ class Runner:
 
 
 def parse_survey(stdout: str, mark: str, n: int) -> list[Result | None]:
-    """The n parts of a survey's output (stdout and exit of each, between its begin and end lines); None for a part
-    whose lines are missing (that read then runs on its own)."""
+    """The n parts of a survey's output (stdout, stderr and exit of each, between its begin, stderr and end lines);
+    None for a part whose lines are missing (that read then runs on its own)."""
     out: list[Result | None] = []
     pos = 0
     for i in range(n):
-        begin, end = f"{mark} begin {i}\n", f"\n{mark} end {i} "
+        begin, middle, end = f"{mark} begin {i}\n", f"\n{mark} stderr {i}\n", f"\n{mark} end {i} "
         b = stdout.find(begin, pos)
-        e = stdout.find(end, b + len(begin)) if b >= 0 else -1
+        m = stdout.find(middle, b + len(begin)) if b >= 0 else -1
+        e = stdout.find(end, m + len(middle)) if m >= 0 else -1
         eol = stdout.find("\n", e + len(end)) if e >= 0 else -1
         if eol < 0 or not stdout[e + len(end) : eol].isdigit():
             out.append(None)
             continue
-        out.append(Result(int(stdout[e + len(end) : eol]), stdout[b + len(begin) : e], ""))
+        out.append(Result(int(stdout[e + len(end) : eol]), stdout[b + len(begin) : m], stdout[m + len(middle) : e]))
         pos = eol
     return out

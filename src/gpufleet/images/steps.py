@@ -187,3 +187,23 @@ def unverified(recipe: Recipe) -> list[str]:
         for p in recipe.apt_packages
         if not p.verified
     ]
+
+
+def step_digest_problems(recipe: Recipe, steps: object) -> list[tuple[str, str]]:
+    """(field, message) for each way a build manifest's `steps` (step -> the digest of that step as the host recorded it
+    applied, runner.Runner) differ from the recipe's steps as they render now: such an image was built from another
+    version of the recipe (a changed Python lock, a changed template) and does not hold what the recipe says."""
+    fix = "rebuild with the current recipe (`gpufleet image build` applies the changed steps again) and lock that manifest"
+    if not isinstance(steps, dict):
+        return [("steps", f"is {inputs.kind(steps)}: the digest of each step the build applied; {fix}")]
+    now = {s.name: s.digest() for s in render(recipe)}
+    out = []
+    for name, digest in now.items():
+        got = steps.get(name)
+        if got is None:
+            out.append((f"steps.{name}", f"missing: the build did not record applying this step; {fix}"))
+        elif got != digest:
+            shown = f"{got[:12]}…" if isinstance(got, str) else inputs.kind(got)
+            out.append((f"steps.{name}", f"applied {shown}, but the recipe's step is now {digest[:12]}…; {fix}"))
+    out += [(f"steps.{name}", f"is not a step of recipe {recipe.name}; {fix}") for name in steps if name not in now]
+    return out
