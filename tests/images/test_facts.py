@@ -31,9 +31,16 @@ def test_python_version_recorded():
 
 
 def test_dpkg_version_recorded_strips_epoch_and_revision():
-    assert facts.parse_dpkg_version("1:9.2p1-2+deb12u10") == "9.2p1"
-    assert facts.parse_dpkg_version("580.95.05-0ubuntu0.24.04.2") == "580.95.05"
+    assert facts.parse_dpkg_version("ii 1:9.2p1-2+deb12u10") == "9.2p1"
+    assert facts.parse_dpkg_version("hi 580.95.05-0ubuntu0.24.04.2") == "580.95.05"  # held, as the build leaves it
     assert facts.parse_dpkg_version("") is None
+
+
+@pytest.mark.parametrize("state", ["iF", "iU", "rc", "iH", "iW", "it", "iiR"])
+def test_dpkg_version_of_a_package_whose_install_did_not_finish_is_absent(state):
+    """Half-configured, unpacked, removed with its config, half-installed, awaiting or pending triggers, or flagged for
+    reinstallation: `${Version}` alone shows a version for each (review finding 1)."""
+    assert facts.parse_dpkg_version(f"{state:<3}580.95.05-0ubuntu0.24.04.2") is None
 
 
 def test_nvidia_smi_driver_one_line_per_gpu():

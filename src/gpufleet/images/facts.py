@@ -23,9 +23,23 @@ def parse_nvidia_smi_driver(text: str) -> str | None:
     return values.pop()
 
 
+# dpkg-query's format for a package's state and version: "ii 1.0-1" (want install, installed, no error), "hi " when
+# held; "iF" (half-configured), "iU" (unpacked), "rc" (removed, its config files left) are no installed package, though
+# ${Version} alone shows a version for them too (a cut-off install of the driver's DKMS build leaves "iF").
+DPKG_STATE = "${db:Status-Abbrev}${Version}"
+
+
+def dpkg_installed(text: str) -> bool:
+    """Whether `dpkg-query -W -f=DPKG_STATE PKG` says the package is installed and configured (ii or hi, no error)."""
+    return text[:3] in ("ii ", "hi ")
+
+
 def parse_dpkg_version(text: str) -> str | None:
-    """`dpkg-query -W -f='${Version}' PKG`: the upstream version, without epoch and Debian revision."""
-    raw = text.strip()
+    """`dpkg-query -W -f=DPKG_STATE PKG`: the upstream version (without epoch and Debian revision) of a package that is
+    installed and configured; None for one that is absent or whose install did not finish (half-configured, unpacked)."""
+    if not dpkg_installed(text):
+        return None
+    raw = text[3:].strip()
     if not raw:
         return None
     raw = raw.split(":", 1)[1] if re.match(r"^\d+:", raw) else raw
@@ -128,7 +142,7 @@ FACTS: dict[str, Fact] = {
     ),
     "driver_package": Fact(
         "driver_package",
-        lambda r, v: f"dpkg-query -W -f='${{Version}}' {shlex.quote(_driver_package(r))}",
+        lambda r, v: f"dpkg-query -W -f={shlex.quote(DPKG_STATE)} {shlex.quote(_driver_package(r))}",
         parse_dpkg_version,
     ),
     "python_version": Fact(
