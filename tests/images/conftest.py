@@ -82,6 +82,9 @@ def sshd(tmp_path_factory) -> Sshd:
                 "KbdInteractiveAuthentication no",
                 "MaxStartups 50",
                 "LogLevel ERROR",
+                # test users (test_sudo_sshd.py): their key in their home, which they can read (this folder is 0700)
+                "Match User gpft-*",
+                "    AuthorizedKeysFile %h/authorized_keys",
                 "",
             ]
         )

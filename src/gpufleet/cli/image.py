@@ -326,7 +326,7 @@ def build(
     """
     import paramiko
 
-    from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, Target
+    from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, StepFailed, SudoRefused, Target
     from gpufleet.images.steps import build_blockers, render
 
     out, err = _out(), _err()
@@ -370,6 +370,8 @@ def build(
         result = runner.build(dry_run=dry_run)
     except HostKeyRefused as exc:
         raise UserError([Problem("--known-hosts", "", str(exc))]) from None
+    except SudoRefused as exc:  # found once at connect: each check would have read as "not satisfied"
+        raise UserError([Problem("--user", "", str(exc))]) from None
     except paramiko.PasswordRequiredException:  # checked before connecting; kept for a key changed since
         raise UserError([Problem("--key", str(key), ENCRYPTED_KEY)]) from None
     except paramiko.AuthenticationException as exc:

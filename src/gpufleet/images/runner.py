@@ -69,6 +69,10 @@ class HostKeyRefused(Exception):
     """The host's key is not in the known_hosts file (or differs from it)."""
 
 
+class SudoRefused(Exception):
+    """The login user is not root and cannot run `sudo -n` (no passwordless sudo, or no sudo at all)."""
+
+
 class StepFailed(Exception):
     def __init__(self, step: str, phase: str, result: Result, why: str):
         self.step, self.phase, self.result, self.why = step, phase, result, why
@@ -208,8 +212,31 @@ class SshHost:
             raise ConnectionLost(f"cannot connect to {target.user}@{target.host}:{target.port}: {exc}") from None
         self.lost: str | None = None
         self._closed = threading.Event()
+        if target.user != "root":
+            self._probe_sudo()
         if target.keepalive_s > 0:
             threading.Thread(target=self._keepalive, name="ssh-keepalive", daemon=True).start()
+
+    def _probe_sudo(self) -> None:
+        """Once, at connect: every script runs under `sudo -n`, so a user whose sudo wants a password (exit 1, as a
+        check says "not satisfied") or who has no sudo would read as a host with nothing built. Raises SudoRefused."""
+        t = self.target
+        try:
+            r = self.run("true", max(t.connect_timeout_s, 10))
+        except ConnectionLost:
+            self.close()
+            raise
+        if r.exit != 0:
+            self.close()
+            said = one_line_of(r.stderr) or f"exit {r.exit}"
+            where = f"{t.user}@{t.host}:{t.port}"
+            if r.exit == 127 or "command not found" in said:
+                raise SudoRefused(f"{where}: sudo is not installed ({said}): install it, or log in as root with --user root")
+            raise SudoRefused(
+                f"{where} cannot run sudo without a password (`sudo -n`: {said}): every build script runs under "
+                f"`sudo -n`; give {t.user} a NOPASSWD rule (e.g. `{t.user} ALL=(ALL) NOPASSWD: ALL` in "
+                f"/etc/sudoers.d/gpufleet), or log in as root with --user root"
+            )
 
     def _keepalive(self) -> None:
         """Every keepalive_s, ask the server for a reply; none within keepalive_s * keepalive_count: the link is
