@@ -22,7 +22,7 @@ applying it again; an apply that finished meanwhile (<step>.applied) is only che
 Every script runs on the host under timeout(1): TERM to its process group after its limit (a step's timeout_s, 60 s
 for a fact or the manifest), KILL KILL_AFTER_S later, so nothing outlives it; the survey (every read of a pass in one
 remote command) gives each read its own limit and keeps its stderr. The client waits SLACK_S longer than the host's
-own limit.
+own limit, and a command it stopped waiting for is a timeout, never a lost connection.
 
 A dead connection is noticed by SSH keepalives (Target.keepalive_s, like OpenSSH's ServerAliveInterval):
 a keepalive request that gets no answer within keepalive_s * keepalive_count closes the connection, which
@@ -263,6 +263,11 @@ class SshHost:
                 return
 
     def run(self, script: str, timeout_s: int) -> Result:
+        """Run `script` in bash (under `sudo -n` when the user is not root). `timeout_s` is how long this client waits:
+        the Runner passes more than the host's own limit (timeout(1) in the script), so reaching it means the host
+        did not answer in time. Fabric then closes the channel; invoke may report that as exit -1 without
+        CommandTimedOut (its timer thread is still alive while it closes the channel), so the client keeps its own
+        deadline: an exit -1 after it is this timeout, not a lost connection."""
         # deferred: the SSH stack: only an image build over SSH needs it
         import invoke
         import paramiko
@@ -270,16 +275,24 @@ class SshHost:
         cmd = "bash -c " + shlex.quote(script)
         if self.target.user != "root":
             cmd = "sudo -n " + cmd
+        deadline = time.monotonic() + timeout_s
         try:
             r = self.conn.run(cmd, hide=True, warn=True, timeout=timeout_s, in_stream=False)
         except invoke.exceptions.CommandTimedOut as exc:
-            return Result(124, exc.result.stdout, exc.result.stderr + f"\n(timed out after {timeout_s}s)")
+            return Result(124, exc.result.stdout, exc.result.stderr + self._no_answer(timeout_s))
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise ConnectionLost(f"connection lost: {self.lost or exc}") from None
         transport = self.conn.client.get_transport()
-        if r.exited is None or r.exited < 0 or transport is None or not transport.is_active():
+        alive = transport is not None and transport.is_active()
+        if r.exited is None or r.exited < 0 or not alive:
+            if alive and self.lost is None and time.monotonic() >= deadline:
+                return Result(124, r.stdout, r.stderr + self._no_answer(timeout_s))
             raise ConnectionLost(f"connection lost while running: {self.lost or f'exit status {r.exited}'}")
         return Result(r.exited, r.stdout, r.stderr)
+
+    @staticmethod
+    def _no_answer(timeout_s: int) -> str:
+        return f"\n(no answer from the host within {timeout_s}s, past the limit it enforces itself: it may still run there)"
 
     def close(self) -> None:
         self._closed.set()
