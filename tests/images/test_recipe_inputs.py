@@ -499,6 +499,10 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
         (("downloads", 0, "mode"), "755; rm -rf /", "recipe.downloads.0.mode", "is not a file mode"),
         (("downloads", 1, "mode"), 0o644, "recipe.downloads.1.mode", 'quote it, "0644"'),  # YAML's unquoted 0644
         (("apt_repos", 0, "line"), "deb\n[signed-by=/k.gpg] https://x /", "recipe.apt_repos.0.line", "is not one line"),
+        # free text went into the shell unquoted: a space made the step impossible, `;` ran (review finding 7)
+        (("apt_repos", 0, "name"), "nvidia cuda", "recipe.apt_repos.0.name", "'nvidia cuda' is not an apt repository name"),
+        (("apt_repos", 0, "name"), "x;touch${IFS}/tmp/PWNED;y", "recipe.apt_repos.0.name", "is not an apt repository name"),
+        (("apt_repos", 0, "name"), "../../cron.d/x", "recipe.apt_repos.0.name", "is not an apt repository name"),
         (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
         (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),
     ],
@@ -549,6 +553,25 @@ MIRROR = "https://gpufleet-artifacts.oss-cn-hangzhou.aliyuncs.com/cli/"
             "https://SEKRET123TK@developer.download.nvidia.com/k.gpg",
             "recipe.apt_repos.0.keyring_url",
             "has credentials in it",
+        ),
+        # the deb line went into the scripts, the builder's command line and sources.list.d in the image (finding 6)
+        (
+            ("apt_repos", 0, "line"),
+            "deb [signed-by=/usr/share/keyrings/k.gpg] https://ci:SEKRET123TK@apt.example.com/ubuntu noble main",
+            "recipe.apt_repos.0.line",
+            "has credentials in it (user:password@)",
+        ),
+        (
+            ("apt_repos", 0, "line"),
+            "deb [signed-by=/usr/share/keyrings/k.gpg]  https:/SEKRET123TK@apt.example.com/ubuntu noble main",
+            "recipe.apt_repos.0.line",
+            "has credentials in it (user:password@)",
+        ),
+        (
+            ("apt_repos", 0, "line"),
+            "deb [signed-by=/k.gpg] https://apt.example.com/ubuntu?token=SEKRET123TK noble main",
+            "recipe.apt_repos.0.line",
+            "'https://apt.example.com/ubuntu?***' has a query string",
         ),
         (("tool_mirror",), MIRROR + "?token=SEKRET123TOK&f=", "recipe.tool_mirror", f"'{MIRROR}?***' has a query string"),
         (("tool_mirror",), MIRROR.replace("://", "://u:SEKRET123PW@"), "recipe.tool_mirror", "has credentials in it"),

@@ -29,7 +29,7 @@ from pydantic import (
 from gpufleet import files, inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import facts, gateway
-from gpufleet.secret import has_credentials, redact_url
+from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
@@ -172,9 +172,37 @@ class AptPackage(Strict):
     verified: bool = Field(False, description="true once the exact version was seen in the repository index")
 
 
+def _apt_repo_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", value):
+        raise ValueError(
+            f"{value[:60]!r} is not an apt repository name: 1 to 64 lowercase letters, digits, '.', '_' and '-', starting "
+            "with a letter or digit (it names /etc/apt/sources.list.d/<name>.list), e.g. nvidia-cuda"
+        )
+    return value
+
+
+def _deb_line(value: str) -> str:
+    """A deb line whose repository URL holds no user:password@ and no query string, as url_problem holds a fetched URL:
+    the line is committed, written into the build scripts and the builder's command line, and into
+    /etc/apt/sources.list.d/, which the image keeps and every region copies. Never shown with them."""
+    fix = (
+        "a recipe is committed and the line is written into the build scripts, the builder's command line and "
+        "/etc/apt/sources.list.d/, which the image keeps: use a repository or mirror the builder reaches without "
+        "credentials (apt checks it against its signed-by keyring), and give that URL"
+    )
+    if holds_url_credentials(value) or any(has_credentials(w) for w in value.split() if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", w)):
+        raise ValueError(f"has credentials in it (user:password@): {fix}")
+    for word in value.split():
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:[/\\]", word) and "?" in word:
+            raise ValueError(f"{redact_url(word)[:120]!r} has a query string (?..., where a presigned URL's token goes): {fix}")
+    return value
+
+
 class AptRepo(Strict):
-    name: str
-    line: Annotated[str, AfterValidator(_one_line)] = Field(description="the deb line, with signed-by= the keyring")
+    name: Annotated[str, AfterValidator(_apt_repo_name)]
+    line: Annotated[str, AfterValidator(_one_line), AfterValidator(_deb_line)] = Field(
+        description="the deb line, with signed-by= the keyring; its URL holds no credentials and no query string"
+    )
     keyring_url: FetchedUrl
     keyring_sha256: Sha256 = Field(None, description="sha256 of the keyring file")
     keyring_fingerprint: str | None = Field(
