@@ -307,3 +307,30 @@ def test_a_host_built_before_digests_were_recorded_is_applied_again_and_the_plan
     assert build.returncode == 0, build.stderr
     assert "changed: applied 3 (tree, user, unit), 0 already satisfied" in build.stdout, build.stdout
     assert "no change: all 3 steps already satisfied" in cli(sshd, recipe_file).stdout
+
+
+def test_a_build_whose_host_facts_no_longer_meet_the_pins_at_the_end_fails_and_writes_no_manifest(sshd, tmp_path):
+    """Review finding 8: each step was verified only right after it ran, so a build whose tree another build (or a
+    later step) changed to 1.2.4 reported success with a manifest observing 1.2.4 against its pin 1.2.3; the problem
+    surfaced only at `lock record`, after the image and its copies existed."""
+    prefix = tmp_path / "root"
+    rf = write_recipe(
+        tmp_path,
+        steps=[
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
+            {"name": "clobber", "template": "clobber", "vars": {"version": "1.2.4"}},
+        ],
+    )
+    r = cli(sshd, rf)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "failed step manifest (check): at the end of the build the host's facts do not meet the recipe's pins" in r.stderr
+    assert "observed.tree: the host had '1.2.4', but pin app is 1.2.3" in r.stderr, r.stderr
+    assert "no manifest written" in r.stderr
+    assert not (prefix / "etc/gpufleet/image-manifest.json").exists()
+    assert not (tmp_path / "m.json").exists()
