@@ -334,3 +334,16 @@ def test_a_build_whose_host_facts_no_longer_meet_the_pins_at_the_end_fails_and_w
     assert "no manifest written" in r.stderr
     assert not (prefix / "etc/gpufleet/image-manifest.json").exists()
     assert not (tmp_path / "m.json").exists()
+
+
+def test_an_apply_after_which_the_check_still_fails_runs_its_cleanup_and_says_why_once(sshd, tmp_path):
+    """Review finding 10: only an apply that exited non-zero ran the cleanup (the wrong file stayed), and the message
+    'check: not satisfied' was printed twice."""
+    rf = write_recipe(tmp_path, steps=[{"name": "vf", "template": "verifyfail"}])
+    r = cli(sshd, rf)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "failed step vf (check): apply finished but the step is still not satisfied: check: not satisfied" in r.stderr
+    assert r.stderr.count("check: not satisfied") == 1, r.stderr
+    assert "[1/1] vf                 cleanup     done" in r.stdout, r.stdout
+    assert not (tmp_path / "root/opt/app/V2").exists()  # the cleanup removed what the failed apply made
+    assert not (tmp_path / "root/.state/vf.applied").exists() and not (tmp_path / "root/.state/vf.sha256").exists()

@@ -16,7 +16,7 @@ import pytest
 from conftest import write_recipe
 
 from gpufleet.images.recipes import load_recipe
-from gpufleet.images.runner import Runner, SshHost, Target
+from gpufleet.images.runner import ConnectionLost, Runner, SshHost, Target
 
 pytestmark = pytest.mark.sshd
 
@@ -178,3 +178,73 @@ def test_interrupted_apply_is_cleaned_up_then_applied_once_at_a_time(sshd, tmp_p
     lines = [ln.split()[0] for ln in log.read_text().splitlines()]
     assert lines == ["start", "cleanup", "start", "end"], lines
     assert (tmp_path / "root/opt/app/hold.done").exists()
+
+
+def _cli_build(sshd, rf: Path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gpufleet.cli.image", "build", "-r", str(rf), "-H", "127.0.0.1", "-p", str(sshd.port)]
+    cmd += ["-k", str(sshd.key), "--known-hosts", str(sshd.known_hosts), "--manifest-out", str(rf.parent / "m.json")]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(sshd, tmp_path):
+    """Review finding 9: the step a lost connection cut off was remembered only in the Runner's memory, so after the
+    client was killed (or gave up) the re-run neither waited for that step's lock nor ran its cleanup. The apply leaves
+    a marker on the host; a new process (the CLI here) waits for the lock, runs the cleanup, then applies again."""
+    rf = _recipe(tmp_path, seconds=2)
+    log = tmp_path / "root/run/hold.log"
+
+    def drop():
+        deadline = time.monotonic() + 20
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert _kill_apply(tmp_path) >= 1  # the apply dies half-way; its `sleep` lives on, holding the step's lock
+        sshd.drop_connections()
+
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts, keepalive_s=1.0)
+    t = threading.Thread(target=drop)
+    t.start()
+    try:
+        with pytest.raises(ConnectionLost):
+            Runner(load_recipe(str(rf)), lambda: SshHost(target), retries=0).build()
+    finally:
+        t.join()
+    assert (tmp_path / "root/.state/hold.applying").exists()
+    again = _cli_build(sshd, rf)
+    assert again.returncode == 0, again.stderr
+    assert "cleanup     after an earlier apply that did not finish: done" in again.stdout, again.stdout
+    lines = [ln.split()[0] for ln in log.read_text().splitlines()]
+    assert lines == ["start", "cleanup", "start", "end"], lines
+    assert sorted(p.name for p in (tmp_path / "root/.state").iterdir()) == ["hold.sha256"]
+
+
+def test_a_new_process_only_checks_and_records_an_apply_that_finished_after_its_client_was_gone(sshd, tmp_path):
+    """The connection drops while the apply runs on; it finishes on the host (.applied): a new process waits for the
+    lock, checks the step and records its digest, without applying it again."""
+    rf = _recipe(tmp_path, seconds=2)
+    log = tmp_path / "root/run/hold.log"
+
+    def drop():
+        deadline = time.monotonic() + 20
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        sshd.drop_connections()
+
+    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts, keepalive_s=1.0)
+    t = threading.Thread(target=drop)
+    t.start()
+    try:
+        with pytest.raises(ConnectionLost):
+            Runner(load_recipe(str(rf)), lambda: SshHost(target), retries=0).build()
+    finally:
+        t.join()
+    again = _cli_build(sshd, rf)
+    assert again.returncode == 0, again.stderr
+    assert "its apply finished after its build lost the connection: recorded now" in again.stdout, again.stdout
+    assert "changed: applied 0 (none), 1 already satisfied; manifest written" in again.stdout
+    assert [ln.split()[0] for ln in log.read_text().splitlines()] == ["start", "end"]
+    assert sorted(p.name for p in (tmp_path / "root/.state").iterdir()) == ["hold.sha256"]
