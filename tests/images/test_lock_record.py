@@ -266,3 +266,84 @@ def test_a_manifest_of_another_version_of_the_recipe_is_refused_and_lock_untouch
     manifest.write_text(json.dumps({k: v for k, v in doc.items() if k != "steps"}))
     r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
     assert r.returncode == 2 and f"{manifest}: steps: is nothing" in r.stderr, r.stderr
+
+
+def _outputs(tmp_path, digest=None, skip=()):
+    """The images stack's `pulumi stack output --json` with an id for every region of the recipe but `skip`."""
+    doc = {f"image:{w.replace('/', ':')}": _ids(w).split("=")[1] for w in ALL if w not in skip}
+    if digest is not None:
+        doc["manifest_sha256"] = digest
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_outputs_of_images_made_from_another_manifest_are_refused(files, tmp_path):
+    """Review finding 12: the ids were never tied to the manifest: the outputs of one build could be locked with the
+    manifest of another as long as the pins agreed."""
+    manifest, lock_file = files
+    before = lock_file.read_bytes()
+    other = _outputs(tmp_path, digest="cd" * 32)
+    r = record(manifest, lock_file, "--outputs", str(other))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert (
+        f"error {other}: manifest_sha256: the images were made from the build whose manifest has sha256 cdcdcdcdcdcdcdcd…, "
+        f"not {manifest}: give that build's manifest with --manifest"
+    ) in r.stderr
+    assert lock_file.read_bytes() == before
+    same = _outputs(tmp_path, digest=hashlib.sha256(manifest.read_bytes()).hexdigest())
+    ok = record(manifest, lock_file, "--outputs", str(same))
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_a_region_missing_from_the_outputs_names_the_outputs_file(files, tmp_path):
+    """Review finding 13: a copy missing from the outputs (a partly failed ImageCopy) was blamed on --image."""
+    manifest, lock_file = files
+    outputs = _outputs(tmp_path, skip=("alicloud/cn-shanghai",))
+    r = record(manifest, lock_file, "--outputs", str(outputs))
+    assert r.returncode == 2, r.stderr
+    assert f"error --outputs {outputs}: images: no image id for alicloud/cn-shanghai" in r.stderr, r.stderr
+    assert "error --image" not in r.stderr
+
+
+def _waiting_on(pid: int, guard) -> bool:
+    """Whether process `pid` waits (blocked, `->` in /proc/locks) for an flock on the file `guard`."""
+    inode = guard.stat().st_ino
+    for line in open("/proc/locks").read().splitlines():
+        words = line.split()
+        if "->" in words and "FLOCK" in words:
+            at = words.index("FLOCK")
+            if int(words[at + 3]) == pid and int(words[at + 4].rsplit(":", 1)[1]) == inode:
+                return True
+    return False
+
+
+def test_lock_record_waits_for_another_writer_so_neither_entry_is_lost(files, tmp_path):
+    """Review finding 12: two `lock record` runs at once read, changed and replaced lock.json each on its own, so one
+    entry could be lost. They now take turns on an flock beside the lock file: while another holds it, this one waits
+    (seen blocked in /proc/locks, the lock file unchanged), then writes once it is free."""
+    import fcntl
+    import os
+    import time
+
+    manifest, lock_file = files
+    guard = lock_file.with_name(f".{lock_file.name}.lock")
+    fd = os.open(guard, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a `lock record` of another recipe writing its entry now
+    before = lock_file.read_bytes()
+    cmd = [sys.executable, "-m", "gpufleet.cli.image", "lock", "record", "-r", RECIPE.name, "-m", str(manifest)]
+    cmd += ["--lock", str(lock_file), *[a for w in ALL for a in ("--image", _ids(w))]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _waiting_on(proc.pid, guard):
+            assert proc.poll() is None, f"it did not wait: {proc.communicate()}"
+            assert time.monotonic() < deadline, "never blocked on the lock"
+            time.sleep(0.05)
+        assert lock_file.read_bytes() == before
+    finally:
+        os.close(fd)  # the other writer is done
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert f"waiting for another `image lock record` to finish (it holds {guard})" in err
+    assert lock.image_for(RECIPE.name, "alicloud", "cn-beijing", lock_file).image_id == "m-cnbeijing0001"

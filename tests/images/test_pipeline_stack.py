@@ -106,3 +106,19 @@ def test_a_stack_file_path_that_does_not_exist_is_named_as_such(tmp_path, monkey
         f"{where}: no such file: give the path of an images stack file, or the name of a stack of images/program/ "
         "(example-cuda13-vllm-alicloud)"
     )
+
+
+def test_the_image_phase_outputs_the_manifest_digest_lock_record_compares(tmp_path):
+    """The images carry the digest as a tag; the outputs now carry it too, so `image lock record --outputs` can tell a
+    manifest of another build (review finding 12)."""
+    path = _edited(tmp_path, phase="image", manifest_sha256="ab" * 32, builder_instance_id="i-bp1recorded")
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    import json
+
+    assert json.loads(r.stdout)["outputs"]["manifest_sha256"] == "ab" * 32

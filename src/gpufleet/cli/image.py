@@ -583,14 +583,16 @@ def _image_args(values: list[str]) -> tuple[list[Located], list[Problem]]:
     return images, problems
 
 
-def _output_images(path: Path) -> tuple[list[Located], list[Problem]]:
-    """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>)."""
+def _output_images(path: Path) -> tuple[list[Located], list[Problem], object]:
+    """Image ids from `pulumi stack output --json` of the images program (keys image:<cloud>:<region>), and its
+    `manifest_sha256` output (the build manifest the images were made from; None when the file has none)."""
     from gpufleet import inputs
 
     try:
         doc = inputs.load_json(path, str(path), f"write them with `pulumi stack output --json > {path}`")
     except UserError as exc:
-        return [], exc.problems
+        return [], exc.problems, None
+    digest = doc.get("manifest_sha256") if isinstance(doc, dict) else None
     images: list[Located] = []
     odd: list[Problem] = []
     for key, value in doc.items() if isinstance(doc, dict) else []:
@@ -601,12 +603,14 @@ def _output_images(path: Path) -> tuple[list[Located], list[Problem]]:
             else:  # was skipped, and the file then said it held no image outputs
                 odd.append(Problem(str(path), key, f"is {inputs.kind(value)}: an image output is the image id (text)"))
     if odd:
-        return [], odd
+        return [], odd, digest
     if not images:
-        return [], [
-            Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')
-        ]
-    return images, []
+        return (
+            [],
+            [Problem(str(path), "", 'no image:<cloud>:<region> outputs: is this the images stack after its "image" phase?')],
+            digest,
+        )
+    return images, [], digest
 
 
 def _locked_images(recipe, given: list[tuple[str, list[Located]]]) -> tuple[dict[str, dict[str, str]], list[Problem]]:
@@ -633,9 +637,12 @@ def _locked_images(recipe, given: list[tuple[str, list[Located]]]) -> tuple[dict
             source.setdefault(cloud, where)
     problems += [Problem(source[c], "", why) for c in sorted(images) if (why := registry.unknown(c))]
     registered = {c: regions for c, regions in images.items() if c in registry.names()}
+    # the regions no id was given for: named by what should have held them (the --outputs file when one was read:
+    # a copy that failed or is still running leaves its key out), not --image alone
+    files = [where for where, _ in given if where != "--image"]
+    missing = f"--outputs {files[0]}" if files else "--image"
     problems += [
-        Problem(source.get(at, source.get(at.split("/")[0], "--image")), at, m)
-        for at, m in lock.image_problems(recipe, registered)
+        Problem(source.get(at, source.get(at.split("/")[0], missing)), at, m) for at, m in lock.image_problems(recipe, registered)
     ]
     return images, problems
 
@@ -686,10 +693,21 @@ def lock_record(
     given: list[tuple[str, list[Located]]] = []
     unread = False  # the --outputs file could not be read: the ids it holds are not known missing
     if outputs is not None:
-        found_ids, found = _output_images(outputs)
+        found_ids, found, made_from = _output_images(outputs)
         given.append((str(outputs), found_ids))
         problems += found
         unread = bool(found)
+        if made_from is not None and made_from != hashlib.sha256(text.encode()).hexdigest() and text:
+            shown = f"{made_from[:16]}…" if isinstance(made_from, str) else inputs.kind(made_from)
+            problems.append(
+                Problem(
+                    str(outputs),
+                    "manifest_sha256",
+                    f"the images were made from the build whose manifest has sha256 {shown}, not {manifest}: give that "
+                    "build's manifest with --manifest, or set the images stack's manifest_sha256 to this one's and make "
+                    "the images again",
+                )
+            )
     found_ids, found = _image_args(image or [])
     given.append(("--image", found_ids))
     problems += found
@@ -698,7 +716,15 @@ def lock_record(
     if problems:
         raise UserError(problems)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    lock.record(r.name, r.pins, images, digest, path, flag="--lock")
+    lock.record(
+        r.name,
+        r.pins,
+        images,
+        digest,
+        path,
+        flag="--lock",
+        waiting=lambda guard: _err().print(f"waiting for another `image lock record` to finish (it holds {guard})"),
+    )
     n = sum(len(v) for v in images.values())
     _out().print(f"locked {r.name}: {n} images, manifest sha256 {digest[:16]}…, in {path}")
 

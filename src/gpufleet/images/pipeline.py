@@ -75,7 +75,10 @@ def declare(
     if problem:
         raise ValueError(problem)
 
-    return registry.module(spec.cloud, "image").declare(recipe, spec, phase, manifest_sha256, builder_instance_id)
+    out = registry.module(spec.cloud, "image").declare(recipe, spec, phase, manifest_sha256, builder_instance_id)
+    if phase in ("image", "done") and manifest_sha256:  # `image lock record --outputs` compares it with its --manifest
+        out = {**out, "manifest_sha256": pulumi.Output.from_input(manifest_sha256)}
+    return out
 
 
 # --- the images stack: one stack file per recipe and source region ------------------------------------

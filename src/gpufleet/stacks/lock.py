@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from msgspec import Struct
@@ -260,14 +262,37 @@ def record(
     manifest_sha256: str,
     path: Path | None = None,
     flag: str = "--lock",
+    waiting: Callable[[Path], None] | None = None,
 ) -> dict:
     """Write the images of one build (cloud -> region -> image id) with its pins and manifest digest.
 
     All regions of the recipe are replaced together: one entry holds one build's pins. The file is
     replaced atomically, so a failed write leaves the old lock; a problem writing it names `flag`, the option that
-    gives the lock file (`image lock record --lock`).
+    gives the lock file (`image lock record --lock`). Writers take turns: the read, change and write happen under an
+    flock on `.<lock file>.lock` beside it (kept: removing it would let a second writer lock another file), so two
+    records of different recipes at once both land; `waiting(guard)` is called when another holds it.
     """
     path = path or lock_path()
+    guard = path.with_name(f".{path.name}.lock")
+    try:
+        fd = os.open(guard, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise UserError([Problem(flag, str(path), f"cannot create its lock file {guard}: {exc.strerror}")]) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting(guard)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the kernel drops a crashed holder's lock
+        return _record_locked(recipe, pins, images, manifest_sha256, path, flag)
+    finally:
+        os.close(fd)
+
+
+def _record_locked(
+    recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path, flag: str
+) -> dict:
     doc = load(path)
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),
