@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from selftest_recipe import write_recipe
+from tools import require
 
 from gpufleet.images.recipes import load_recipe
 from gpufleet.images.runner import ConnectionLost, HostKeyRefused, Runner, SshHost, Target
@@ -347,3 +348,22 @@ def test_an_apply_after_which_the_check_still_fails_runs_its_cleanup_and_says_wh
     assert "[1/1] vf                 cleanup     done" in r.stdout, r.stdout
     assert not (tmp_path / "root/opt/app/V2").exists()  # the cleanup removed what the failed apply made
     assert not (tmp_path / "root/.state/vf.applied").exists() and not (tmp_path / "root/.state/vf.sha256").exists()
+
+
+def test_a_manifest_write_that_fails_leaves_no_temporary_file(sshd, recipe_file):
+    """Review finding 14: a failed write (a full disk) left image-manifest.json.tmp on the builder, in the image. The
+    manifest here is made immutable (chattr +i), so its rename fails after the temporary file is written."""
+    chattr = require("chattr", "e2fsprogs")
+    assert cli(sshd, recipe_file).returncode == 0
+    manifest = recipe_file.parent / "root/etc/gpufleet/image-manifest.json"
+    manifest.write_text("{}\n")  # not what this build writes: the next build replaces it
+    if subprocess.run([chattr, "+i", str(manifest)], capture_output=True).returncode != 0:
+        pytest.skip("this file system takes no immutable flag (chattr +i)")
+    try:
+        r = cli(sshd, recipe_file)
+    finally:
+        subprocess.run([chattr, "-i", str(manifest)], check=True)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert f"failed step manifest (apply): writing {manifest} exited 1" in r.stderr, r.stderr
+    assert sorted(p.name for p in manifest.parent.iterdir()) == ["image-manifest.json"]  # no .tmp left
+    assert manifest.read_text() == "{}\n"
