@@ -560,11 +560,12 @@ class Runner:
         digest = step.digest()
         if state.recorded == digest:
             return True, why
-        if state.applied == digest and state.recorded is None:  # it finished after its build lost it: checked now
+        if state.applied == digest and state.recorded is None:  # its apply finished, its record did not happen
+            late = f"{why}; an earlier apply of it finished but was not recorded (its build lost the connection or failed)"
             if dry_run:
-                return True, f"{why}; its apply finished after its build lost the connection (recorded by a build)"
+                return True, f"{late}: a build records it"
             self._record(host, step)
-            return True, f"{why}; its apply finished after its build lost the connection: recorded now"
+            return True, f"{late}: recorded now"
         if state.recorded is None:
             return False, (
                 f"{why}, but the host records no applied digest for it (built before gpufleet recorded them, "
