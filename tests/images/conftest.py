@@ -6,6 +6,7 @@ pointing at a test key, StrictModes no, UsePAM no, PidFile in the temp dir) on a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from msgspec import Struct
-from selftest_recipe import write_recipe
+from selftest_recipe import PREFIXES, write_recipe
 from tools import require
 
 
@@ -103,6 +104,8 @@ def sshd(tmp_path_factory) -> Sshd:
     pub = (d / "host_ed25519.pub").read_text().split()
     (d / "known_hosts").write_text(f"[127.0.0.1]:{port} {pub[0]} {pub[1]}\n")
     yield Sshd(port, proc.pid, d / "client_ed25519", d / "host_ed25519.pub", d / "known_hosts", d)
+    for prefix in PREFIXES:  # the runner's step locks of the tests' prefixes (Runner.lock_path)
+        shutil.rmtree(f"/run/lock/gpufleet-{hashlib.sha256(str(prefix).encode()).hexdigest()[:16]}", ignore_errors=True)
     proc.terminate()
     try:
         proc.wait(timeout=5)

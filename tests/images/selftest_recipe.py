@@ -7,11 +7,13 @@ from pathlib import Path
 import yaml
 
 SELFTEST = Path(__file__).parent / "selftest"
+PREFIXES: list[Path] = []  # every prefix written: conftest.py removes their step locks (/run/lock) at the end
 
 
 def write_recipe(folder: Path, steps: list[dict] | None = None, name: str = "selftest") -> Path:
     """A self-test recipe doing harmless real work under folder/root; returns the recipe file."""
     prefix = folder / "root"
+    PREFIXES.append(prefix)
     doc = {
         "name": name,
         "description": "runner self-test: files, a user and a unit in a temp prefix",

@@ -56,6 +56,9 @@ def test_first_run_applies_all_second_changes_nothing(sshd, recipe_file):
     manifest = json.loads((root / "etc/gpufleet/image-manifest.json").read_text())
     assert manifest["recipe"] == "selftest" and manifest["observed"] == {"tree": "1.2.3"}
     assert (recipe_file.parent / "m.json").read_text() == (root / "etc/gpufleet/image-manifest.json").read_text()
+    # what the build leaves in the prefix (the image): its records, not its locks (review finding 14: .locks/ was there)
+    assert sorted(p.name for p in root.iterdir()) == [".state", "etc", "opt", "run"]
+    assert sorted(p.name for p in (root / ".state").iterdir()) == ["tree.sha256", "unit.sha256", "user.sha256"]
     before = (root / "etc/gpufleet/image-manifest.json").stat().st_mtime_ns
 
     second = cli(sshd, recipe_file)

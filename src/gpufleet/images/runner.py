@@ -12,8 +12,8 @@ done is only checked, so the build resumes at the first unsatisfied step. At the
 the recipe's pins (facts.observed_problems), then the manifest is written on the host (unless it already says the
 same), synced and read back.
 
-One apply at a time per step on the host: every apply holds an flock(1) on <layout.prefix>/.locks/<step>.lock
-for as long as it (and anything it started) runs. An apply first leaves a marker, <layout.prefix>/.state/<step>.applying;
+One apply at a time per step on the host: every apply holds an flock(1) on /run/lock/gpufleet-<prefix hash>/<step>.lock
+(tmpfs: never in the image) for as long as it (and anything it started) runs. An apply first leaves a marker, <layout.prefix>/.state/<step>.applying;
 it becomes <step>.applied when the apply exits 0, and goes when its check passed (the digest is recorded) or its
 cleanup ran. A build that finds the marker, in this process after a lost connection or in a new one after the
 client was killed, waits for the step's lock (the apply may still run there), then runs the step's cleanup before
@@ -385,7 +385,10 @@ class Runner:
 
     # --- where the host keeps its locks and records ------------------------------------------------------
     def lock_path(self, step: RenderedStep) -> str:
-        return f"{self.recipe.layout.prefix.rstrip('/')}/.locks/{step.name}.lock"
+        """The step's lock, in /run/lock (a tmpfs: the lock files do not go into the image, as <prefix>/.locks/ did),
+        one folder per layout prefix (a hash of it), so builds of the same prefix share their locks."""
+        key = hashlib.sha256(self.recipe.layout.prefix.rstrip("/").encode()).hexdigest()[:16]
+        return f"/run/lock/gpufleet-{key}/{step.name}.lock"
 
     def state_dir(self) -> str:
         return f"{self.recipe.layout.prefix.rstrip('/')}/.state"
