@@ -370,3 +370,28 @@ def test_a_manifest_write_that_fails_leaves_no_temporary_file(sshd, recipe_file)
     assert f"failed step manifest (apply): writing {manifest} exited 1" in r.stderr, r.stderr
     assert sorted(p.name for p in manifest.parent.iterdir()) == ["image-manifest.json"]  # no .tmp left
     assert manifest.read_text() == "{}\n"
+
+
+def test_a_build_whose_step_record_went_meanwhile_writes_no_manifest(sshd, tmp_path):
+    """The manifest's steps are the digests the builder records as applied; one that is gone by the end (another
+    build re-applying that step) is not claimed: the build fails and writes no manifest."""
+    prefix = tmp_path / "root"
+    rf = write_recipe(
+        tmp_path,
+        steps=[
+            {
+                "name": "tree",
+                "template": "tree",
+                "fact": "file_line",
+                "pin": "app",
+                "vars": {"path": str(prefix / "opt/app/VERSION")},
+            },
+            {"name": "forget", "template": "forget"},
+        ],
+    )
+    r = cli(sshd, rf)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "failed step manifest (check): the host no longer records the applied digest of tree" in r.stderr, r.stderr
+    assert not (prefix / "etc/gpufleet/image-manifest.json").exists() and not (tmp_path / "m.json").exists()
+    again = cli(sshd, rf)  # the next build applies tree again and records it
+    assert again.returncode == 0 and "changed: applied 1 (tree), 1 already satisfied" in again.stdout, again.stdout
