@@ -45,3 +45,56 @@ def test_only_the_chosen_view_is_computed(capsys):
         table=renderers.Text(lambda: asked.append("table") or "t"),
     )
     assert asked == ["json"] and json.loads(capsys.readouterr().out) == {"x": 1}
+
+
+def test_json_escapes_every_c1_control_even_when_not_ascii():
+    """Every control character above ASCII (Unicode category Cc, taken from unicodedata: the C1 block) is written as
+    an escape with ensure_ascii=False, not only U+009B: U+009F (APC) opens a string a terminal swallows."""
+    import sys
+    import unicodedata
+
+    c1 = [chr(c) for c in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cc"]
+    assert c1[0] == "\x80" and c1[-1] == "\x9f"  # the block's two ends: the loop below checks both
+    doc = {"reason": "".join(c1)}
+    text = renderers.Json(lambda: doc, ensure_ascii=False).text()
+    for c in c1:
+        assert c not in text and f"\\u{ord(c):04x}" in text, hex(ord(c))
+    assert json.loads(text) == doc
+
+
+def test_written_is_said_on_standard_error_only_for_a_file_a_view_does_not_silence(capsys, tmp_path):
+    """`wrote FILE` after -o FILE (stderr), none after `-o -` (standard output: docs/cli.md) and none for a Text view
+    made with say_written=False (gpufleet check: its one line is the result)."""
+    quiet, loud = tmp_path / "quiet.txt", tmp_path / "loud.txt"
+    renderers.render("table", quiet, table=renderers.Text(lambda: "x", say_written=False))
+    assert capsys.readouterr().err == "" and quiet.read_text() == "x\n"
+    renderers.render("table", loud, table=renderers.Text(lambda: "x"))
+    assert capsys.readouterr().err == f"wrote {loud}\n" and loud.read_text() == "x\n"
+    renderers.render("json", Path("-"), json=renderers.Json(lambda: {"x": 1}))
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == {"x": 1} and printed.err == "" and not Path("-").exists()
+
+
+def test_a_table_drawn_for_a_file_is_the_same_whatever_the_terminal_and_stdout_follows_columns(capsys, monkeypatch, tmp_path):
+    """cost commit's table (a Draw with a file width): on standard output that is not a terminal it is laid out COLUMNS
+    wide (docs/cli.md), in -o FILE at the fixed width cost.py gives it (100 columns), so the file does not depend on
+    the terminal it was written from."""
+    from gpufleet.cli import main
+
+    def run(argv):
+        capsys.readouterr()
+        try:
+            main([str(a) for a in argv])
+        except SystemExit as exc:
+            assert not exc.code, capsys.readouterr()
+        return capsys.readouterr().out
+
+    args = ["cost", "commit", "-s", "alicloud-cn-hangzhou-dev"]
+    widest = {}
+    for columns in ("60", "160"):
+        monkeypatch.setenv("COLUMNS", columns)
+        widest[columns] = max(len(line) for line in run(args).splitlines())
+        run([*args, "-o", tmp_path / f"commit-{columns}.txt"])
+    assert widest["60"] <= 60 and 100 < widest["160"] <= 160, widest  # the table's notes are wider than 100 columns
+    narrow, wide = (tmp_path / "commit-60.txt").read_text(), (tmp_path / "commit-160.txt").read_text()
+    assert narrow == wide and max(len(line) for line in narrow.splitlines()) <= 100
