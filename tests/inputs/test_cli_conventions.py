@@ -206,6 +206,20 @@ def test_every_option_refuses_bytes_that_are_not_utf8(path, flag, capsys):
         assert "Traceback" not in r.text
 
 
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["caf\udce9", "--json"], "argument 1"),  # nothing before it: no option it could be the value of
+        (["preview", "--stack", DEV, "caf\udce9"], "argument 4"),  # after a value, not after an option
+        (["preview", "--stack", "caf\udce9"], "--stack"),
+    ],
+)
+def test_an_argument_that_is_not_utf8_is_named_by_its_option_or_its_place(capsys, argv, name):
+    r = run_cli(argv, capsys)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.text, r.text
+    assert r.err == f"error {name}: holds bytes that are not UTF-8 text: write it in UTF-8\n", r.err
+
+
 def examples(cmd) -> list[str]:
     """The `gpufleet ...` lines of the Examples paragraph of a command's help (comments after '  #' dropped)."""
     text = cmd.help or ""
@@ -345,6 +359,9 @@ def test_bash_completes_commands_options_formats_and_stack_names():
     stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.alicloud-*.yaml"))
     assert sorted(_bash_complete(["gpufleet", "cost", "estimate", "--stack", "alicloud-"])) == stacks
     assert sorted(_bash_complete(["gpufleet", "preview", "--stack", "alicloud-"])) == stacks
+    # a prefix, as bash's own completion (compgen -W) completes words: not every name that holds the text
+    assert _bash_complete(["gpufleet", "preview", "--stack", "alicloud-cn-hangzhou-p"]) == ["alicloud-cn-hangzhou-prod"]
+    assert _bash_complete(["gpufleet", "preview", "--stack", "prod"]) == []
     recipes = sorted(p.stem for p in (ROOT / "src" / "gpufleet" / "images" / "recipes").glob("*.yaml"))
     assert sorted(_bash_complete(["gpufleet", "image", "build", "--recipe", ""])) == recipes
     assert sorted(_bash_complete(["gpufleet", "plan", "fit", "--gpu", "V100"])) == ["V100-16G", "V100-32G"]

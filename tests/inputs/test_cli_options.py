@@ -24,6 +24,13 @@ def test_version_names_the_sdk_and_providers(capsys):
     assert r.out.splitlines()[0] == f"gpufleet {metadata.version('gpufleet')}"
     assert f"pulumi-alicloud {metadata.version('pulumi-alicloud')}" in r.out
     assert f"tencentcloud-iac-pulumi {metadata.version('tencentcloud-iac-pulumi')}" in r.out
+    # gpufleet once, then the SDK and the two registered clouds' providers (docs/cli.md), each on its own line
+    assert r.out.splitlines() == [
+        f"gpufleet {metadata.version('gpufleet')}",
+        f"  pulumi {metadata.version('pulumi')}",
+        f"  pulumi-alicloud {metadata.version('pulumi-alicloud')}",
+        f"  tencentcloud-iac-pulumi {metadata.version('tencentcloud-iac-pulumi')}",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +62,7 @@ def test_format_faults_are_named_together(tmp_path):
     assert options.chosen_format("xlsx", False, ("table", "xlsx"), tmp_path / "a.xlsx") == "xlsx"
 
 
-def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
+def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path, monkeypatch):
     by_name = run_cli(["preview", "--stack", DEV, "--json"], capsys)
     inside = run_cli(["preview", "--stack", f"stacks/Pulumi.{DEV}.yaml", "--format", "json"], capsys)
     assert by_name.code == inside.code == 0
@@ -65,6 +72,11 @@ def test_stack_by_path_inside_and_outside_the_project(capsys, tmp_path):
     outside = run_cli(["preview", "--stack", str(copy), "--json"], capsys)
     assert outside.code == 0, outside.text
     assert json.loads(outside.out)["stack"] == "copied-dev"
+    # a stack file named without a folder (from inside stacks/) is a path too: Pulumi.<name>.yaml, not a stack name
+    monkeypatch.chdir(ROOT / "stacks")
+    bare = run_cli(["preview", "--stack", f"Pulumi.{DEV}.yaml", "--json"], capsys)
+    assert bare.code == 0, bare.text
+    assert json.loads(bare.out) == json.loads(by_name.out)
 
 
 def test_a_link_elsewhere_to_a_stack_file_of_the_project_is_read_under_its_own_name(capsys, tmp_path):
@@ -258,3 +270,50 @@ def test_without_format_the_output_files_extension_chooses_it(tmp_path):
         (p,) = e.value.problems
         assert p.file == "-o" and "names a ." in p.message and "give --format" in p.message
         assert not (tmp_path / name).exists()
+
+
+def test_o_file_holds_what_standard_output_shows_and_o_dash_is_standard_output(capsys, tmp_path):
+    """docs/cli.md: -o FILE writes the --format output to FILE instead of standard output, `-o -` is standard output
+    (nothing written, no "wrote -"). A text file ends with a newline as standard output does (options.emit), HTML
+    included, whose text has none of its own."""
+    args = ["cost", "estimate", "-s", DEV]
+    for fmt in ("json", "csv", "html"):
+        printed = run_cli([*args, "--format", fmt], capsys)
+        dashed = run_cli([*args, "--format", fmt, "-o", "-"], capsys)
+        target = tmp_path / f"estimate.{fmt}"
+        written = run_cli([*args, "--format", fmt, "-o", target], capsys)
+        assert printed.code == dashed.code == written.code == 0, written.text
+        assert printed.out.endswith("\n") and dashed.out == printed.out and dashed.err == ""
+        assert target.read_text() == printed.out, fmt
+        assert written.out == "" and written.err == f"wrote {target}\n"
+    assert not (tmp_path / "-").exists() and not Path("-").exists()
+    table = tmp_path / "estimate.txt"
+    assert run_cli([*args, "-o", table], capsys).code == 0 and table.read_bytes().endswith(b"\n")
+    inventory = run_cli(["preview", "-s", DEV, "--json", "-o", "-"], capsys)
+    assert inventory.code == 0 and inventory.err == "" and json.loads(inventory.out)["stack"] == DEV
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["cost", "estimate", "-s", "alicloud-cn-hangzhou-prod", "--json"], ["check", "--cloud", "alicloud", "--json"]],
+    ids=["cost estimate", "check"],
+)
+def test_an_output_over_the_usage_profile_a_stack_names_is_refused(project, capsys, words):
+    """The usage file a stack names under gpufleet:usage is one of the command's inputs (docs/cli.md: "its usage
+    file"; check reads every stack's): -o naming it would replace the profile with the report."""
+    import yaml
+
+    config = yaml.safe_load((project / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml").read_text())["config"]
+    usage = project / config["gpufleet:usage"]
+    before = usage.read_bytes()
+    r = run_cli([*words, "-o", usage], capsys)
+    assert r.code == 2 and "Traceback" not in r.text, r.text
+    assert f"-o: {usage}: is an input of this command" in r.err and usage.read_bytes() == before
+
+
+def test_stack_completion_offers_the_names_that_start_with_the_word(monkeypatch):
+    """complete_stack answers a prefix itself (bash's compgen -W completes words so): typer 0.28's autocompletion
+    wrapper happens to filter by prefix again, which is no contract of complete_stack's callers."""
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(ROOT))
+    assert options.complete_stack("alicloud-cn-hangzhou-p") == ["alicloud-cn-hangzhou-prod"]
+    assert options.complete_stack("prod") == [] and options.complete_stack("stacks/P") == []
