@@ -18,6 +18,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpufleet.cost import figures
 from gpufleet.cost.resources import CATEGORIES
@@ -302,7 +303,8 @@ def test_plan_scaling_cost_formats_agree(stack, capsys):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_preview_formats_agree(stack, capsys):
-    j = json.loads(run(["preview", "-s", stack, "--json"], capsys))
+    text = run(["preview", "-s", stack, "--json"], capsys)
+    j = json.loads(text)
     tree = run(["preview", "-s", stack], capsys)
     custom = sum(1 for r in j["resources"] if r["custom"])
     components = sum(1 for r in j["resources"] if not r["custom"])
@@ -312,6 +314,23 @@ def test_preview_formats_agree(stack, capsys):
     flat = " ".join(tree.split())
     for n in j["notes"]:
         assert "note " + " ".join(n.split()) in flat, n
+
+    # the JSON's keys are sorted at every level, so that saved inventories compare line by line whatever order the
+    # program declared things in; it holds the stack outputs program.py declares (docs/adding-a-cloud.md), each of
+    # which the tree prints on a line of its own
+    assert text == json.dumps(j, indent=2, sort_keys=True) + "\n"
+    assert set(j) == {"stack", "resources", "outputs", "notes"} and j["stack"] == stack
+    assert set(j["outputs"]) == {"endpoint", "vpc_id", "scaling_group_id", "security_group_ids"}
+    for key, value in j["outputs"].items():
+        assert f"\n  output {key} = {value}\n" in tree, key
+    # the tree's first line is the stack file's fleet; with TLS the endpoint is https://<tls.domain> (docs/tls.md)
+    fleet = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["gpufleet:fleet"]
+    replicas, gpu = fleet["replicas"], fleet["gpu"]
+    head = tree.splitlines()[0]
+    assert head.startswith(f"{stack}  {fleet['cloud']} {fleet['region']}  {replicas['min']}-{replicas['max']}x "), head
+    assert head.endswith(f" ({gpu['count']}x {gpu['kind']})  billing {fleet['billing']['model']}"), head
+    if tls := fleet.get("load_balancer", {}).get("tls"):
+        assert j["outputs"]["endpoint"] == f"https://{tls['domain']}"
 
 
 @pytest.mark.parametrize("cloud", sorted({s.split("-")[0] for s in STACKS}))
