@@ -4,6 +4,7 @@ The shipped stacks, `region new` stacks for a second region of each cloud and a 
 previewed together as in one account; an injected clash is refused naming both stacks and the scope.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -126,10 +127,50 @@ def test_check_reports_every_broken_stack_and_cloud_filters_before_previewing(pr
     assert "tencentcloud: 2 stacks previewed together" in out and "alicloud:" not in out, out
 
 
-def test_check_passes_the_shipped_stacks(project, capsys):
-    main(["check"])
-    out = capsys.readouterr().out
+def _counted_in_the_goldens() -> tuple[dict[str, int], dict[str, int]]:
+    """Per cloud, over its shipped stacks: the names its resources send that components/<cloud>/name_scopes.yaml has a
+    rule for (a `ref` is checked where it points), and those of them unique in the account or in a region. Counted from
+    tests/goldens/ (the resources each stack declares) and the scope data, not by gpufleet."""
+    names: dict[str, int] = {}
+    scoped: dict[str, int] = {}
+    for golden in sorted((ROOT / "tests" / "goldens").glob("*.json")):
+        cloud = golden.stem.split("-")[0]
+        data = yaml.safe_load((ROOT / "src" / "gpufleet" / "components" / cloud / "name_scopes.yaml").read_text())
+        rules = {(r["type"], r["input"]): r for r in data["names"]}
+        for r in json.loads(golden.read_text())["resources"]:
+            for key, value in r["inputs"].items():
+                rule = rules.get((r["type"], key))
+                if rule is None or "ref" in rule or not isinstance(value, str):
+                    continue
+                names[cloud] = names.get(cloud, 0) + 1
+                scoped[cloud] = scoped.get(cloud, 0) + (rule.get("scope") in ("account", "region"))
+    return names, scoped
+
+
+def _check(argv, capsys):
+    try:
+        main(argv)
+    except SystemExit as exc:
+        assert not exc.code, capsys.readouterr().err
+    return capsys.readouterr()
+
+
+def test_check_passes_the_shipped_stacks(project, capsys, tmp_path):
+    out = _check(["check"], capsys).out
     assert "alicloud: 3 stacks previewed together" in out and "no name used twice in its scope" in out
+    # each cloud's line counts that cloud's names (both clouds checked at once), and its account- or region-wide ones
+    names, scoped = _counted_in_the_goldens()
+    assert set(names) == {"alicloud", "tencentcloud"} and all(scoped.values())
+    lines = out.splitlines()
+    assert len(lines) == 2
+    for cloud, line in zip(sorted(names), lines, strict=True):
+        assert line.startswith(f"{cloud}: 3 stacks previewed together (")
+        assert f"): {names[cloud]} names, {scoped[cloud]} account- or region-wide; " in line, line
+    doc = json.loads(_check(["check", "--json"], capsys).out)
+    assert doc["names"] == sum(names.values()) and doc["account_or_region_scoped"] == sum(scoped.values())
+    # -o FILE: the lines are the result, written and not announced (check passes silently but for its result)
+    written = _check(["check", "-o", str(tmp_path / "check.txt")], capsys)
+    assert written.out == written.err == "" and (tmp_path / "check.txt").read_text() == out
 
 
 @pytest.mark.parametrize(
