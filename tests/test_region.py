@@ -268,12 +268,29 @@ def test_round_trip_prod_beijing(project):
 
 
 def test_cli_dry_run_writes_nothing(project, capsys):
+    """docs/environments.md: region new prints what it chose and why, writes stacks/Pulumi.<cloud>-<region>-<env>.yaml
+    (`--dry-run` prints it instead), and the new stack previews and prices straight away. So the dry run's standard
+    output is the file the real run writes, byte for byte (`--dry-run > file` is that file), its reasons go to
+    standard error, and the real run names the file, the same reasons and the two commands to run next."""
     from gpufleet.cli import main
 
+    words = ["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev"]
     before = files(project)
-    main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--dry-run"])
-    assert yaml.safe_load(capsys.readouterr().out)["config"]["gpufleet:fleet"]["region"] == "cn-shanghai"
+    main([*words, "--dry-run"])
+    dry = capsys.readouterr()
+    assert yaml.safe_load(dry.out)["config"]["gpufleet:fleet"]["region"] == "cn-shanghai"
     assert files(project) == before
+    reasons = [line[len("# chose ") :] for line in dry.err.splitlines() if line.startswith("# chose ")]
+    assert reasons and "# chose" not in dry.out
+    main(words)
+    real = capsys.readouterr()
+    stack = "alicloud-cn-shanghai-dev"  # <cloud>-<region>-<env> (--name's help)
+    assert (project / "stacks" / f"Pulumi.{stack}.yaml").read_text() == dry.out
+    assert real.out.splitlines() == [
+        f"wrote stacks/Pulumi.{stack}.yaml",
+        *(f"  chose {r}" for r in reasons),
+        f"next: gpufleet preview --stack {stack}; gpufleet cost estimate --stack {stack}",
+    ]
 
 
 def test_cli_dry_run_of_an_existing_stack_is_refused_like_the_real_run(project, capsys):
