@@ -472,6 +472,45 @@ def test_a_program_that_exits_is_a_failed_program_not_a_pass(project, capsys, tm
     assert not out.exists() and files(project) == before
 
 
+def test_an_error_raised_inside_gpufleet_is_a_bug_shown_as_one_not_the_programs_failure(project, capsys, monkeypatch):
+    """The program calls into gpufleet (declare_program); an exception raised there, not on a line of
+    stacks/__main__.py, is gpufleet's bug: it propagates with its traceback (preview.py: "a bug, shown as one"), never
+    "stacks/__main__.py:L:C: the program failed" with a line and column of another file and advice to put the program
+    back, which would send the user to mend a file that is fine."""
+    from gpufleet.cli import main
+    from gpufleet.components import fleet
+
+    def declare_program(_fleet):
+        raise RuntimeError("a bug inside gpufleet")
+
+    monkeypatch.setattr(fleet, "declare_program", declare_program)
+    with pytest.raises(RuntimeError, match="a bug inside gpufleet"):
+        main(["preview", "--stack", "alicloud-cn-hangzhou-prod"])
+    err = capsys.readouterr().err
+    assert "the program failed" not in err and "put it back" not in err, err
+
+
+def test_a_program_failing_after_it_declared_resources_leaves_no_pending_task_behind(project, tmp_path):
+    """A program that fails after declare_program leaves its registrations' RPCs waiting: each printed "Task was
+    destroyed but it is pending!" under the error when the process ended (a subprocess: in-process they are collected
+    after the test has read standard error)."""
+    import os
+    import subprocess
+    import sys
+
+    shipped = (ROOT / "stacks" / "__main__.py").read_bytes()
+    (project / "stacks" / "__main__.py").write_bytes(shipped + b'raise RuntimeError("late")\n')
+    line = shipped.count(b"\n") + 1
+    gpufleet = Path(sys.executable).with_name("gpufleet")
+    env = {**os.environ, "GPUFLEET_PROJECT": str(project), "COLUMNS": "400"}
+    done = subprocess.run(
+        [str(gpufleet), "preview", "--stack", "alicloud-cn-hangzhou-prod"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert f"stacks/__main__.py:{line}:1: the program failed (RuntimeError: late)" in done.stderr, done.stderr
+    assert "Task was destroyed" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
 def test_what_the_program_prints_goes_to_stderr_not_into_the_json(project, capsys):
     """A print() in stacks/__main__.py came out first on standard output and `preview --json` was no longer JSON."""
     from gpufleet.cli import main
