@@ -47,6 +47,24 @@ def test_records_inputs_parents_secrets_and_computed_outputs():
     assert "hunter2" not in repr(resources) + repr(outputs)
 
 
+class Bucket(pulumi.CustomResource):
+    pass
+
+
+def _given_program():
+    thing = pulumi.CustomResource("test:index:Thing", "thing", {"address": "10.0.0.5"})
+    pulumi.export("address", thing.address)
+    pulumi.export("bucket", Bucket("test:index:Bucket", "bucket", {}))
+
+
+def test_an_input_the_program_gives_is_kept_and_a_resource_output_is_named_by_its_class():
+    """A computed output gets a placeholder only where the program gave no value (a provider echoes an input it was
+    given: the address a program sets is the address); a resource exported as a whole is shown as <its class>."""
+    resources, outputs = mockengine.run(_given_program, "contract", {}, {"test:index:Thing": ("address",)})
+    assert outputs == {"address": "10.0.0.5", "bucket": "<Bucket>"}
+    assert {r["name"]: r["inputs"] for r in resources} == {"thing": {"address": "10.0.0.5"}, "bucket": {}}
+
+
 def test_runs_twice_in_one_process():
     first = mockengine.run(_program, "a", {}, {})
     second = mockengine.run(_program, "b", {}, {})
