@@ -356,3 +356,25 @@ def test_a_trace_that_ends_with_a_queue_says_its_backlog_and_seconds_show_below_
     page = tmp_path / "over.html"
     run(app, *args, "--format", "html", "-o", str(page))
     assert said in page.read_text()
+
+
+def test_slo_ttft_ms_given_is_the_one_checked_and_must_be_above_0(app, capsys):
+    """--slo-ttft-ms's help: "TTFT objective to check; default: the load test's p95 SLO". Given with --from-loadtest,
+    the objective is the one given (the load test's slo_p95_ms, read from the file, only when none is); 0 ms is no
+    objective ("must be above 0", exit 2, naming the option)."""
+    from gpufleet.cli import main
+
+    measured = json.loads(Path(LOADTEST).read_text())["slo_p95_ms"]
+    given = 3_600_000.0  # an hour: above the TTFT the step profile's queue reaches on the dev stack (1 node), met: exit 0
+    assert given != measured
+    for extra, slo in (([], measured), (["--slo-ttft-ms", "3600000"], given)):
+        r = step(app, "alicloud-cn-hangzhou-dev", *extra, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["summary"]["slo_ttft_ms"] == slo
+    args = ["plan", "scaling", "--stack", "alicloud-cn-hangzhou-dev", "--from-loadtest", LOADTEST, "--slo-ttft-ms", "0"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    captured = capsys.readouterr()
+    assert exc.value.code == 2 and captured.out == "" and "Traceback" not in captured.err
+    assert "error --slo-ttft-ms: must be above 0" in captured.err, captured.err

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -700,6 +701,61 @@ def test_plan_fit_refuses_reserved_memory_of_a_whole_gpu(tmp_path):
     r = subprocess.run([*gf, "--reserved-gib", "30"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--reserved-gib" in r.stderr and "is all of one GPU's 22.18 GiB" in r.stderr
+
+
+def _fit_in_process(capsys, *args: str) -> tuple[int, str, str]:
+    from gpufleet.cli import main
+
+    capsys.readouterr()
+    code = 0
+    try:
+        main(["plan", "fit", "--model", "Qwen/Qwen2.5-7B-Instruct", *args])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_plan_fit_bounds_of_a_custom_gpu_and_of_reserved_memory(capsys):
+    """The bounds the messages state are inclusive: --gpu-memory-gib "(1-1024)", --compute-capability "between 7.0
+    and 12.x" (12.0: NVIDIA's Blackwell RTX 50xx / RTX PRO, sm_120); a value just outside each is refused naming the
+    option. --reserved-gib equal to all of the A10's usable 22.18 GiB (the catalog's, as quoted above) leaves vLLM
+    nothing and is refused; 0.01 GiB less is a sizing question (answered: exit 0 or 1)."""
+    for memory, cc in (("1", "7.0"), ("1024", "12.0")):
+        code, out, err = _fit_in_process(capsys, "--gpu-memory-gib", memory, "--compute-capability", cc, "--json")
+        assert code in (0, 1) and err == "", err
+        terms = {t["name"]: t for t in json.loads(out)["terms"]}
+        assert terms["usable_memory"]["gib"] == float(memory)  # the GPU given, taken as given
+    for memory, cc, flag, said in (
+        ("0.99", "8.6", "--gpu-memory-gib", "give one GPU's total memory in GiB (1-1024)"),
+        ("1024.01", "8.6", "--gpu-memory-gib", "give one GPU's total memory in GiB (1-1024)"),
+        ("24", "6.1", "--compute-capability", "'6.1' is not M.m between 7.0 and 12.x"),
+        ("24", "13.0", "--compute-capability", "'13.0' is not M.m between 7.0 and 12.x"),
+    ):
+        code, out, err = _fit_in_process(capsys, "--gpu-memory-gib", memory, "--compute-capability", cc)
+        assert code == 2 and out == "" and f"error {flag}: {said}" in err, (memory, cc, err)
+    code, out, err = _fit_in_process(capsys, "--gpu", "A10", "--reserved-gib", "22.18")
+    assert code == 2 and "error --reserved-gib: 22.18 GiB is all of one GPU's 22.18 GiB" in err, err
+    code, out, err = _fit_in_process(capsys, "--gpu", "A10", "--reserved-gib", "22.17", "--json")
+    assert code in (0, 1) and err == "" and json.loads(out)["serving"]["reserved_gib"] == 22.17
+
+
+def test_plan_fit_title_counts_every_gpu_and_kv_tokens_are_per_replica(capsys, monkeypatch):
+    """The table's title names the GPUs one server uses, TP x PP x DP (by hand: 1; 1 x 1 x 2 = 2; 2 x 2 x 2 = 8), and
+    each degree above 1 (TP always); the KV token range is per replica when there are several (--data-parallel-size's
+    help: "KV tokens are per replica")."""
+    monkeypatch.setenv("COLUMNS", "400")  # the title on one line
+    cases = (
+        ([], "on 1x A10 (TP 1), bfloat16, ", False),
+        (["--data-parallel-size", "2"], "on 2x A10 (TP 1, DP 2), bfloat16, ", True),
+        (["--gpus", "2", "--pipeline-parallel-size", "2", "--data-parallel-size", "2"], "on 8x A10 (TP 2, PP 2, DP 2), ", True),
+    )
+    for extra, title, per_replica in cases:
+        code, out, err = _fit_in_process(capsys, "--gpu", "A10", *extra)
+        assert code == 0, err
+        assert f"Qwen/Qwen2.5-7B-Instruct {title}" in out.splitlines()[0], (extra, out.splitlines()[0])
+        (kv,) = [line for line in out.splitlines() if line.startswith("KV tokens within the model's error: ")]
+        assert re.fullmatch(r"KV tokens within the model's error: \d+-\d+" + (" per replica" if per_replica else ""), kv), kv
 
 
 def test_fp8_on_a_t4_follows_the_vllm_release():
