@@ -153,8 +153,9 @@ def _main(argv: list[str] | None) -> None:
     except UserError as exc:
         print_problems(exc.problems, console(stderr=True))
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+    # typer.Exit never gets here: typer's main returns its code outside standalone mode (handled above), and a Ctrl-C in
+    # a command comes back the same way, as 130. This takes a Ctrl-C before typer's handler (while the command is
+    # built) and typer.Abort, which typer re-raises outside standalone mode (an EOFError in a command).
     except (typer.Abort, KeyboardInterrupt):
         console(stderr=True).print("aborted")
         sys.exit(130)
