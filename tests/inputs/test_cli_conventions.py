@@ -132,6 +132,24 @@ def test_exit_codes(argv, code, names, capsys, project, monkeypatch):
     assert "Traceback" not in r.text
 
 
+def test_a_ctrl_c_exits_130_without_a_traceback(capsys, monkeypatch):
+    """docs/cli.md: 130 is "interrupted (Ctrl-C)". In a command typer turns the KeyboardInterrupt into 130 itself;
+    one that comes before typer's handler (here in the argument check every run starts with) is ended the same way by
+    gpufleet, which says "aborted" instead of the traceback Python would print."""
+    from gpufleet import cli
+    from gpufleet.stacks import lock
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lock, "lock_path", interrupted)
+    r = run_cli(["image", "lock", "show"], capsys)
+    assert r.code == 130 and r.out == "" and "Traceback" not in r.err, r.text
+    monkeypatch.setattr(cli, "argv_problems", interrupted)
+    r = run_cli(["image", "lock", "show"], capsys)
+    assert r.code == 130 and r.out == "" and r.err == "aborted\n", r.text
+
+
 def test_every_command_has_a_failure_in_the_table():
     covered = {p for p in COMMANDS for argv, _, _ in FAILURES if argv[: len(p.split())] == p.split()}
     assert sorted(set(COMMANDS) - covered) == []
