@@ -109,3 +109,20 @@ def test_a_gpufleet_project_that_is_no_folder_is_refused_naming_it(tmp_path, whe
         assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
         what = "is a file" if where == "file" else "does not exist"
         assert f"GPUFLEET_PROJECT: {project}: {what}: set it to the project's folder" in " ".join(run.stderr.split())
+
+
+def test_a_plan_previews_once_hands_out_copies_and_follows_an_edited_stack_file(counted, project):
+    """The module's promise: the inventory is computed once per plan, when first asked, and every reader gets the
+    resources as copies (a reader changing one does not change what the next reads); a stack file edited in the same
+    process (validated again: a new fleet) gets a new plan, not the one cached for its old fleet."""
+    p = plan.for_stack(STACK, project)
+    mine = p.resources
+    mine[0]["name"] = "changed by a reader"
+    assert p.resources[0]["name"] != "changed by a reader" and p.inventory is p.inventory
+    assert list(counted["declare"].values()) == [1]
+    path = project / "stacks" / f"Pulumi.{STACK}.yaml"
+    text = path.read_text()
+    assert "    replicas: {min: 2, max: 8, desired: 2}\n" in text
+    path.write_text(text.replace("    replicas: {min: 2, max: 8, desired: 2}\n", "    replicas: {min: 2, max: 9, desired: 2}\n"))
+    edited = plan.for_stack(STACK, project)
+    assert (p.fleet.spec.replicas.max, edited.fleet.spec.replicas.max) == (8, 9)
