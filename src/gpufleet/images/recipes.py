@@ -34,12 +34,28 @@ from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
-# The pins compat.py compares as numbers: pin -> (pattern, its form, an example).
+# A PyPI release as pip shows it (PEP 440's public version: release, then a pre-, post- or dev-release): torch and vllm
+# are compared with `pip show`'s Version: (python_packages.sh.j2; torch's cut at "+", so its pin has no +cu local
+# part) and with the lock's name==version (compat.lock_problems), e.g. 2.14.0, 0.10.1.1, 0.6.3.post1, 2.8.0rc1.
+PYPI_VERSION = r"\d+(\.\d+)+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?"
+# A project's name on PyPI (PEP 508's names: letters and digits, with . _ - inside).
+PYPI_NAME = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
+# Each pin's version form: pin -> (pattern, its form, an example). Every pin is a version: the values are written into
+# the build scripts, the serving unit (vllm's, in Description=), the manifest and images/lock.json, and compared with
+# what the host reports; a newline or a space in one split a unit's line or a script's. driver, cuda and python are
+# compared as numbers (compat.py); node_exporter with `prometheus-node-exporter --version` (facts.py: x.y.z); dcgm is
+# DCGM's release (4.4.1; the Debian package's epoch and revision, 1:4.4.1-1, are its apt_packages version).
 PIN_FORMS = {
     "driver": (r"\d+(\.\d+){1,2}", "the driver's version", "580.95.05"),
     "cuda": (r"\d+\.\d+(\.\d+)?", "major.minor", "13.0"),
     "python": (r"3\.\d+(\.\d+)?", "3.minor", "3.12"),
+    "torch": (PYPI_VERSION, "the release as PyPI lists it, without a +cu local part", "2.14.0"),
+    "vllm": (PYPI_VERSION, "the release as PyPI lists it", "0.33.0"),
+    "node_exporter": (r"\d+\.\d+\.\d+", "major.minor.patch, as node_exporter --version shows it", "1.7.0"),
+    "dcgm": (r"\d+(\.\d+){1,3}", "DCGM's release, without the Debian epoch or revision", "4.4.1"),
 }
+# Any other pin (a recipe's own, e.g. nccl): one word of letters, digits and . + ~ : _ -, starting with a digit.
+OTHER_PIN = (r"\d[A-Za-z0-9.+~:_-]{0,63}", "one word of letters, digits and . + ~ : _ -, starting with a digit", "1.2.3")
 # A recipe's name becomes file names (images/recipes/<name>.yaml, build/images/<name>-<host>.manifest.json), a lock key
 # and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
 # a line of each script's header: each is one path component, never hidden, never `..`, one line. At most 64
@@ -172,11 +188,13 @@ class AptPackage(Strict):
     verified: bool = Field(False, description="true once the exact version was seen in the repository index")
 
 
-def _apt_repo_name(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", value):
+def _sources_list_name(value: str) -> str:
+    # sources.list(5): the files in sources.list.d "may only contain letters (a-z and A-Z), digits (0-9), underscore (_),
+    # hyphen (-) and period (.) characters"; the name is written unquoted into the scripts' /etc/apt/sources.list.d/<name>.list
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*", value):
         raise ValueError(
-            f"{value[:60]!r} is not an apt repository name: 1 to 64 lowercase letters, digits, '.', '_' and '-', starting "
-            "with a letter or digit (it names /etc/apt/sources.list.d/<name>.list), e.g. nvidia-cuda"
+            f"{value[:80]!r} is not an apt source name: letters, digits and _ - . (it names "
+            "/etc/apt/sources.list.d/<name>.list), e.g. nvidia-cuda"
         )
     return value
 
@@ -199,7 +217,7 @@ def _deb_line(value: str) -> str:
 
 
 class AptRepo(Strict):
-    name: Annotated[str, AfterValidator(_apt_repo_name)]
+    name: Annotated[str, AfterValidator(_sources_list_name)]
     line: Annotated[str, AfterValidator(_one_line), AfterValidator(_deb_line)] = Field(
         description="the deb line, with signed-by= the keyring; its URL holds no credentials and no query string"
     )
@@ -211,7 +229,7 @@ class AptRepo(Strict):
         description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)",
     )
     keyring_fingerprint_source: str = ""
-    keyring_path: str
+    keyring_path: Annotated[str, AfterValidator(_absolute)]
 
 
 class Download(Strict):
@@ -224,11 +242,23 @@ class Download(Strict):
     )
 
 
+def _pypi_name(value: str) -> str:
+    if not re.fullmatch(PYPI_NAME, value):
+        raise ValueError(f"{value[:80]!r} is not a PyPI project name: letters and digits, with . _ - inside (e.g. tccli)")
+    return value
+
+
+def _pypi_version(value: str) -> str:
+    if not re.fullmatch(PYPI_VERSION, value):
+        raise ValueError(f"{value[:80]!r} is not a version: write the release as PyPI lists it, e.g. 3.1.118.1")
+    return value
+
+
 class PythonTool(Strict):
     """A command-line tool from PyPI, locked with the serving packages and linked into /usr/local/bin."""
 
-    package: str
-    version: str
+    package: Annotated[str, AfterValidator(_pypi_name)] = Field(description="its name on PyPI (e.g. tccli)")
+    version: Annotated[str, AfterValidator(_pypi_version)] = Field(description="the release pinned, as PyPI lists it")
     command: str = Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>"
     )
@@ -472,12 +502,14 @@ class Recipe(Strict):
         return next(s for s in self.steps if s.name == name)
 
     def pin_problems(self) -> list[tuple[str, str]]:
-        """(field path, message) for each pin compat.py reads as numbers that is not one (PIN_FORMS), and each step whose
-        `pin` is not a key of `pins` (a KeyError at build) or that pins without a `fact` to compare (never checked)."""
+        """(field path, message) for each pin that is not a version of its form (PIN_FORMS, else OTHER_PIN), and each
+        step whose `pin` is not a key of `pins` (a KeyError at build) or that pins without a `fact` to compare (never
+        checked)."""
         out = [
-            (f"recipe.pins.{k}", f"{self.pins[k][:40]!r} is not a version: write {form}, e.g. {example}")
-            for k, (pattern, form, example) in PIN_FORMS.items()
-            if k in self.pins and not re.fullmatch(pattern, self.pins[k])
+            (f"recipe.pins.{k}", f"{v[:40]!r}{'…' if len(v) > 40 else ''} is not a version: write {form}, e.g. {example}")
+            for k, v in self.pins.items()
+            for pattern, form, example in [PIN_FORMS.get(k, OTHER_PIN)]
+            if not re.fullmatch(pattern, v)
         ]
         for i, s in enumerate(self.steps):
             if s.pin is not None and s.pin not in self.pins:
