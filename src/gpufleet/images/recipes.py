@@ -33,6 +33,7 @@ from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks import catalog
 
 RECIPES = Path(__file__).parent / "recipes"
+IMAGES = RECIPES.parent  # images/: a recipe's python_lock is a file under it, named relative to it
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
 # A PyPI release as pip shows it (PEP 440's public version: release, then a pre-, post- or dev-release): torch and vllm
 # are compared with `pip show`'s Version: (python_packages.sh.j2; torch's cut at "+", so its pin has no +cu local
@@ -437,6 +438,13 @@ class Recipe(Strict):
     def _lock_named(cls, v: str | None) -> str | None:
         if v == "":  # was read as "no lock" (null), silently
             raise ValueError("is empty: give the lock file's path relative to images/ (e.g. locks/cuda13-vllm.txt)")
+        # /etc/shadow or ../../x was read and its text written into the install script (review F2): the lock is a file
+        # of images/, committed with the recipes, as `templates` is the recipe's own folder
+        if v is not None and (v.startswith(("/", "\\", "~")) or ".." in re.split(r"[/\\]", v)):
+            raise ValueError(
+                f"{v[:80]!r} is not a path inside images/: give the lock file's path relative to images/, without '..' "
+                "(e.g. locks/cuda13-vllm.txt)"
+            )
         return v
 
     @field_validator("base_image", "regions")

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import traceback
 
 import jinja2
 from msgspec import Struct
 
 from gpufleet import inputs
-from gpufleet.errors import Problem, UserError
-from gpufleet.images import node
-from gpufleet.images.recipes import RECIPES, Recipe, Step
+from gpufleet.errors import Problem, UserError, some
+from gpufleet.images import node, recipes
+from gpufleet.images.recipes import Recipe, Step
 from gpufleet.images.templating import environment
 from gpufleet.secret import redact_url
 
@@ -57,22 +58,77 @@ class RenderedStep(Struct, frozen=True):
 
 
 def python_lock_text(recipe: Recipe) -> str:
-    """The recipe's hash lock ("" when it has none); a UserError on recipe.python_lock for a lock that is missing,
-    cannot be read or holds no requirement: an install script is never rendered with an empty lock (pip would install
-    nothing and the build would go on)."""
+    """The recipe's hash lock ("" when it has none); a UserError on recipe.python_lock for a lock that is missing, leads
+    out of images/ (a link), cannot be read, holds no requirement or holds a line that is not one of a pip hash lock:
+    an install script is never rendered with an empty lock (pip would install nothing and the build would go on), and
+    the lock's text, written into the script as a here-document, is only requirements, hashes and comments."""
     if not recipe.python_lock:
         return ""
-    path = RECIPES.parent / recipe.python_lock
+    path = recipes.IMAGES / recipe.python_lock  # the name is relative and without '..' (Recipe._lock_named)
     regenerate = f"run scripts/lock_image_python.py {recipe.name}"
+
+    def refuse(why: str) -> UserError:
+        return UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} {why}")])
+
     if not os.path.lexists(path):
-        raise UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} is missing; {regenerate}")])
+        raise refuse(f"is missing; {regenerate}")
+    real = os.path.realpath(path)
+    if os.path.commonpath([real, os.path.realpath(recipes.IMAGES)]) != os.path.realpath(recipes.IMAGES):
+        raise refuse(f"is a link that leads out of images/ (to {real}): put the lock itself under images/locks/")
     try:
         text = inputs.read_text(path, str(path))
     except UserError as exc:  # a folder, not UTF-8, too large: named as the recipe's field, not a traceback
         raise UserError([Problem(recipe.file, "recipe.python_lock", f"{p.file}: {p.message}") for p in exc.problems]) from None
+    if bad := lock_lines_problem(text):
+        raise refuse(f"{bad}; {regenerate}")
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
-        raise UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} holds no requirement; {regenerate}")])
-    return text
+        raise refuse(f"holds no requirement; {regenerate}")
+    return text if text.endswith("\n") else text + "\n"  # the here-document's end word goes on a line of its own
+
+
+# The lines of a pip hash lock (pip's requirements file format, as scripts/lock_image_python.py writes it):
+# `name==version`, its `--hash=sha256:<64 hex>` options on the same line or on lines continued with `\`, a `# comment`
+# after whitespace, a blank line or a comment line between requirements.
+_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.!+_-]+")
+_HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+
+
+def lock_lines_problem(text: str) -> str | None:
+    """Why `text` is not a pip hash lock (naming the lines that are none of its lines, or the requirements without a
+    hash); None when it is one. A line is read as bash reads the here-document's (split at newlines only)."""
+    bad: list[str] = []
+    unhashed: list[str] = []
+    start, hashed, continued = 0, False, False  # the requirement read: its line (0: none), a hash seen; a \ before
+
+    for n, line in enumerate(text.split("\n"), 1):
+        comment = _COMMENT.search(line)
+        more = line.endswith("\\")
+        words = _COMMENT.sub("", line).removesuffix("\\").split()
+        if not continued:  # a line of its own: the requirement before it ends
+            if start and not hashed:
+                unhashed.append(str(start))
+            start, hashed = (n, False) if words and _REQUIREMENT.fullmatch(words[0]) else (0, False)
+            words = words[1:] if start else words
+            ok = bool(start) or not (words or more)  # a requirement, a blank line or a comment line
+        else:  # a continued line: more hashes of the requirement (pip joins it to the line before)
+            ok = bool(start)
+        ok = ok and all(_HASH.fullmatch(w) for w in words) and not (more and comment)  # pip joins the next into the #
+        if not ok and (not continued or start):  # a continued line of a line named already is not named again
+            bad.append(str(n))
+            start = 0
+        hashed = hashed or bool(words)
+        continued = more
+    if start and not hashed:
+        unhashed.append(str(start))
+    if bad:
+        return (
+            f"is not a pip hash lock: line{'s' if len(bad) > 1 else ''} {some(bad)} "
+            "not name==version, --hash=sha256:<64 hex digits> (lines continued with \\), a # comment or blank"
+        )
+    if unhashed:
+        return f"has a requirement without a --hash=sha256: (line{'s' if len(unhashed) > 1 else ''} {some(unhashed)})"
+    return None
 
 
 def _scripts(env: jinja2.Environment, recipe: Recipe, i: int, values: dict) -> dict[str, str | None]:

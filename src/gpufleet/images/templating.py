@@ -36,6 +36,21 @@ def _shell_indent(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+def _heredoc_end(text: str, word: str) -> str:
+    """The end word of a here-document holding `text` (a file's content, written with `<<'END'`): `word`, or word_2,
+    word_3, ... while a line of the text is that word. A line equal to the end word would end the document there and run
+    the lines after it as commands (review F2: a lock file's line GPUFLEET_LOCK did). The text must end with a newline:
+    the end word goes on a line of its own."""
+    if text and not text.endswith("\n"):
+        raise jinja2.TemplateRuntimeError("a here-document's text must end with a newline (its end word follows it)")
+    lines = set(text.split("\n"))
+    end, n = word, 1
+    while end in lines:
+        n += 1
+        end = f"{word}_{n}"
+    return end
+
+
 def environment(recipe: Recipe) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(f) for f in recipe.template_folders()]),
@@ -47,4 +62,5 @@ def environment(recipe: Recipe) -> jinja2.Environment:
     )
     env.filters["q"] = _shell_quote
     env.filters["shell_indent"] = _shell_indent
+    env.filters["heredoc_end"] = _heredoc_end
     return env
