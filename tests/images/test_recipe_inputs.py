@@ -889,3 +889,18 @@ def test_out_dir_dash_is_refused_not_made_a_folder(capsys, tmp_path, monkeypatch
     r = run_cli(["image", "render", "-r", "cuda13-vllm", "--out-dir", "-"], capsys)
     refused(r, "--out-dir: -: give a folder: - (standard output) does not apply")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_render_refuses_a_recipe_that_does_not_hold_together_as_build_does(capsys, tmp_path):
+    """Review F3: a recipe `image check` fails (exit 1) and `image build` refuses (exit 2) was rendered by `image render`
+    (exit 0, 15 scripts). Bad input creates nothing: render refuses it as build does, with the same problems."""
+    path = variant(tmp_path, pins={**yaml.safe_load(SHIPPED.read_text())["pins"], "vllm": "0.32.0"})
+    said = [
+        f"{path}: recipe.pins.vllm: vllm 0.32.0 has no row in images/compat.yaml vllm_lines",
+        f"{path}: recipe.python_lock: locks/cuda13-vllm.txt pins vllm 0.33.0, the recipe 0.32.0; regenerate it",
+    ]
+    checked = run_cli(["image", "check", "-r", path], capsys)
+    assert checked.code == 1 and all(w in checked.err for w in said), checked.text
+    refused(run_cli(["image", "build", "-r", path, "--dry-run"], capsys), *said)
+    refused(run_cli(["image", "render", "-r", path, "--out-dir", tmp_path / "out"], capsys), *said)
+    assert not (tmp_path / "out").exists()

@@ -58,7 +58,8 @@ def _recipe(name: str):
 
 
 def _check_problems(recipe, gpu: str | None) -> list[Problem]:
-    """What does not hold together in a recipe (and against `gpu`, a known GPU kind)."""
+    """What does not hold together in a recipe (and against `gpu`, a known GPU kind): a failed `image check` (exit 1),
+    and what `image build` and `image render` refuse (exit 2): neither makes scripts of a recipe check fails."""
     from gpufleet.images import compat
     from gpufleet.images.steps import python_lock_text
     from gpufleet.stacks import catalog
@@ -434,9 +435,12 @@ def render_cmd(
 
     if is_stdout(out_dir):  # `-` is standard output everywhere else (-o -): a folder named `-` was made
         raise UserError([Problem("--out-dir", "-", "give a folder: - (standard output) does not apply to several scripts")])
+    r = _recipe(recipe)
+    if problems := _check_problems(r, None):  # what `image build` refuses (review F3: render wrote its scripts, exit 0)
+        raise UserError(problems)
     scripts = {  # every script rendered (and the recipe checked) before anything is created
         f"{i:02d}-{s.name}.{phase}.sh": text
-        for i, s in enumerate(render(_recipe(recipe)), 1)
+        for i, s in enumerate(render(r), 1)
         for phase in ("check", "apply", "cleanup")
         if (text := getattr(s, phase))
     }
