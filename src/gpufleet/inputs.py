@@ -159,6 +159,22 @@ def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", ma
     return data
 
 
+def link_problem(path: Path | str, shown: str | None = None) -> Problem | None:
+    """The problem of a symbolic link that does not resolve (it leads to no file, or is a loop of links), as read_bytes
+    names it; None for a link that resolves, a file or no file at all. For a caller that looks before reading: a test
+    such as os.path.exists() is False for such a link, which was then named "no such file" (review F4)."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return _bad_link(Path(path), shown or str(path), "leads to no file")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _bad_link(Path(path), shown or str(path), "is a loop of links")
+    return None
+
+
 def _bad_link(path: Path, shown: str, what: str) -> Problem:
     """A symbolic link that does not resolve (dangling or a loop), named with where it points."""
     try:

@@ -106,6 +106,60 @@ def test_stack_path_faults(capsys, tmp_path, name, message):
     assert "Traceback" not in r.text
 
 
+def _bad_link(folder: Path, name: str, kind: str) -> Path:
+    """folder/name as a symbolic link that leads to no file, or as one of two links that lead to each other."""
+    link = folder / name
+    if kind == "dangling":
+        link.symlink_to("nowhere.yaml")
+    else:
+        (folder / f"other-{name}").symlink_to(link)
+        link.symlink_to(folder / f"other-{name}")
+    return link
+
+
+LINK_SAYS = {
+    "dangling": "is a symbolic link that leads to no file (to nowhere.yaml): fix the link",
+    "loop": "is a symbolic link that is a loop of links",
+}
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+@pytest.mark.parametrize("command", [["preview"], ["cost", "estimate"], ["check"]])
+def test_a_stack_file_that_is_a_broken_link_is_named_as_one(capsys, project, kind, command):
+    """Review F4: a dangling or looping link in stacks/ read "no such stack file (did you mean '<its own name>'?)";
+    docs/inputs.md names such a link as one."""
+    _bad_link(project / "stacks", "Pulumi.broken-dev.yaml", kind)
+    r = run_cli([*command, *(["--stack", "broken-dev"] if command != ["check"] else [])], capsys)
+    assert r.code == 2, r.text
+    assert f"stacks/Pulumi.broken-dev.yaml: {LINK_SAYS[kind]}" in r.err
+    assert "did you mean 'broken-dev'" not in r.err and "Traceback" not in r.text
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+def test_a_stack_file_given_by_path_that_is_a_broken_link_is_named_as_one(capsys, tmp_path, kind):
+    link = _bad_link(tmp_path, "Pulumi.broken-dev.yaml", kind)
+    r = run_cli(["preview", "--stack", str(link)], capsys)
+    assert r.code == 2, r.text
+    assert f"--stack: {link}: {LINK_SAYS[kind]}" in r.err
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+@pytest.mark.parametrize("named", [True, False])
+def test_a_usage_file_that_is_a_broken_link_is_named_as_one(capsys, project, kind, named):
+    """The usage file a stack names (gpufleet:usage) read "no such file"; the default cost/usage/<stack>.yaml as such a
+    link was skipped for the defaults, silently."""
+    stack = "alicloud-cn-hangzhou-prod"
+    usage = project / "cost" / "usage" / f"{stack}.yaml"
+    usage.unlink()
+    _bad_link(usage.parent, usage.name, kind)
+    if not named:
+        path = project / "stacks" / f"Pulumi.{stack}.yaml"
+        path.write_text("".join(ln for ln in path.read_text().splitlines(True) if "gpufleet:usage" not in ln))
+    r = run_cli(["cost", "estimate", "--stack", stack], capsys)
+    assert r.code == 2, r.text
+    assert f"cost/usage/{stack}.yaml {LINK_SAYS[kind]}" in r.err or f"cost/usage/{stack}.yaml: {LINK_SAYS[kind]}" in r.err
+
+
 LONG = "a" * 300  # longer than a file name can be: an OSError (ENAMETOOLONG) if a file were looked up by it
 
 

@@ -160,13 +160,15 @@ def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | 
             raise UserError([Problem(shown, field, f"{named} leads out of the project folder: {fix}")])
         root = project_root()
         path = root / named
+        if bad := inputs.link_problem(path, named):
+            raise UserError([Problem(shown, field, f"{named} {bad.message}")])
         if os.path.isdir(path):
             raise UserError([Problem(shown, field, f"{named} is a folder, not a file: {fix}")])
         if not os.path.isfile(path):  # Path.is_file raises on a name of > 255 bytes (ENAMETOOLONG)
             raise UserError([Problem(shown, field, f"no such file {named} (from the project folder {root}): {fix}")])
         return path, named, ""
     default = (stack_dir or _stack_dir()) / f"{stack}.yaml"
-    if default.exists():
+    if os.path.lexists(default):  # a link that leads nowhere too: its reader names it (not the defaults, silently)
         return default, f"cost/usage/{default.name}", ""
     return (
         None,

@@ -117,6 +117,8 @@ def use_stack_file(path: Path) -> str:
         )
     if why := bad_stack_name(name):
         raise UserError([Problem("--stack", str(path), f"{why}; rename the file Pulumi.<name>.yaml")])
+    if bad := inputs.link_problem(path):
+        raise UserError([Problem("--stack", str(path), bad.message)])
     if not os.path.isfile(path):  # Path.is_file raises on a folder name of > 255 bytes (ENAMETOOLONG)
         what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
         raise UserError([Problem("--stack", str(path), f"{what}: give an existing stack file or a stack name")])
@@ -151,6 +153,8 @@ def read_stack_config(stack: str, root: Path | None = None) -> tuple[str, dict]:
     shown = str(path) if stack in _STACK_FILES else f"stacks/{path.name}"
     if why := bad_stack_name(stack):  # a file of stacks/ (cost report --all, check) whose name no command takes
         raise UserError([Problem(shown, "", f"{why}; rename the file Pulumi.<name>.yaml")])
+    if bad := inputs.link_problem(path, shown):  # a link in stacks/ is listed by stack_names: not "did you mean" itself
+        raise UserError([bad])
     if not path.exists():
         raise UserError([no_such_stack(shown, stack, stack_names(root))])
     return shown, read_config(path, shown)
