@@ -199,6 +199,35 @@ def test_unknown_gpufleet_config_key(project, capsys, stack, key, suggestion):
         )
 
 
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize(
+    "key, shown, suggestion",
+    [
+        ("foo", "foo", ""),
+        (True, "true", ""),  # `true: 1`: the key "true" to Pulumi
+        (None, "null", ""),
+        ("CLOUD:region:extra", "CLOUD:region:extra", "region"),  # CLOUD: the stack's cloud
+        ("ns:module:x", "ns:module:x", ""),  # two ':' are <namespace>:config:<name> only
+    ],
+)
+def test_a_config_key_pulumi_cannot_parse_is_refused(project, capsys, stack, key, shown, suggestion):
+    """Review F5: Pulumi's ParseKey (sdk/go/common/resource/config/key.go) refuses a config key that is not
+    <namespace>:<name> (or <namespace>:config:<name>), so `pulumi preview` failed on a file gpufleet passed."""
+    cloud = stack.split("-")[0]
+    key, shown = (k.replace("CLOUD", cloud) if isinstance(k, str) else k for k in (key, shown))
+    edit(project, stack, lambda config: config.update({key: 1}))
+    fix = f"not a Pulumi config key (Pulumi refuses the stack file): write <namespace>:<name>, e.g. {cloud}:region"
+    for argv in [*commands(stack), ["check"]]:
+        err = one_line_refusal(project, argv, capsys, f"stacks/Pulumi.{stack}.yaml: config.{shown}: {fix}")
+        assert err.count("not a Pulumi config key") == 1, err
+        if suggestion:  # the nearest key the file has
+            assert f"(did you mean '{cloud}:{suggestion}'?)" in err, err
+
+
+def test_the_config_keys_pulumi_parses_pass():
+    assert [k for k in ("alicloud:region", ":x", "ns:", "ns:config:x", "gpufleet:fleet") if not loader.pulumi_config_key(k)] == []
+
+
 def test_other_namespaces_and_the_tls_secret_keys_are_accepted(project, capsys):
     stack = STACKS[0]
 

@@ -211,12 +211,44 @@ def _parse_config(path: Path, shown: str) -> dict:
     return config
 
 
+def pulumi_config_key(key: object) -> bool:
+    """Whether Pulumi reads `key` of a stack file's `config:` as a config key. Pulumi's rule (pulumi/pulumi,
+    sdk/go/common/resource/config/key.go, ParseKey, as pkg/resource/config/key.go had it): "Keys can take on of two
+    forms: <namespace>:<name> (the preferred form); <namespace>:config:<name> (compat with an old requirement that
+    every config value be in the "config" module). Where <namespace> and <name> may be any string of characters,
+    excluding ':'." Anything else is "could not parse %s as a configuration key (configuration keys should be of the
+    form `<namespace>:<name>`)", and `pulumi preview` / `up` refuse the stack file. (The second form is a module member
+    token, tokens.ParseModuleMember: read here as three parts, none empty, the middle one `config`.)"""
+    if not isinstance(key, str):  # true: 1 is the key "true" to Pulumi's YAML reader: no ':' in it
+        return False
+    parts = key.split(":")
+    return len(parts) == 2 or (len(parts) == 3 and parts[1] == "config" and all(parts))
+
+
+def _yaml_key(key: object) -> str:
+    """A mapping key as the YAML text that wrote it (true, null, 1), not Python's (True, None)."""
+    return "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
+
+
 def config_key_problems(config: dict, shown: str) -> list[Problem]:
-    """An unknown `gpufleet:` key of a stack file's `config:`, with the key it is closest to (see CONFIG_KEYS)."""
+    """A key of a stack file's `config:` that Pulumi cannot parse (pulumi_config_key), and an unknown `gpufleet:` key,
+    each with the key it is closest to (see CONFIG_KEYS)."""
     known = {**CONFIG_KEYS, **_tls_config_keys(config.get(CONFIG_KEY))}
     out = []
+    parsed = [k for k in config if pulumi_config_key(k)]
     for key in config:
-        if isinstance(key, str) and key.startswith(NAMESPACE) and key not in known:
+        if not pulumi_config_key(key):
+            near = did_you_mean(_yaml_key(key), [*known, *parsed])
+            example = next((k for k in parsed if not k.startswith(NAMESPACE)), "alicloud:region")  # the file's own
+            out.append(
+                Problem(
+                    shown,
+                    f"config.{_yaml_key(key)}",
+                    "not a Pulumi config key (Pulumi refuses the stack file): write <namespace>:<name>, e.g. "
+                    f"{example} or {CONFIG_KEY}" + (near if near.startswith(" (did you mean") else ""),
+                )
+            )
+        elif key.startswith(NAMESPACE) and key not in known:
             out.append(
                 Problem(
                     shown,
