@@ -373,3 +373,34 @@ def test_a_huge_value_is_cut_in_its_message(project, capsys):
     edit(project, stack, fleet_change(lambda f: f["model"].update(name="x" * 200_000)))
     err = one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: fleet.model.name")
     assert len(err) < 3000 and "more characters)" in err, len(err)
+
+
+def test_a_file_that_is_not_a_stack_file_is_said_once_and_none_of_its_lines_is_shown(project, capsys, tmp_path):
+    """Review F6: /etc/shadow linked as a stack file printed one 'not an attribute' line per entry, the entry (password
+    hash and all) as the key. A file none of whose keys is a stack file's attribute, or near one, is said once."""
+    secret = tmp_path / "shadow"
+    secret.write_text("".join(f"user{i}:$6$salt$hash{i}:20228:0:99999:7:::\n" for i in range(30)) + "token: hunter2\n")
+    (project / "stacks" / "Pulumi.shadow-dev.yaml").symlink_to(secret)
+    err = one_line_refusal(
+        project,
+        ["preview", "--stack", "shadow-dev"],
+        capsys,
+        "stacks/Pulumi.shadow-dev.yaml: is not a Pulumi stack file: none of its 31 top-level keys is an attribute of one",
+    )
+    assert len(err.strip().splitlines()) == 1 and "$6$" not in err and "hunter2" not in err, err
+
+
+def test_unknown_top_level_keys_are_named_three_at_most_and_only_when_shaped_like_a_key(project, capsys):
+    stack = STACKS[0]
+    path = stack_file(project, stack)
+    extra = {"foo": 1, "bar": 2, "root:$6$x:1:": 3, "secretsprovder": 4, "baz": 5, "qux": 6}
+    path.write_text(path.read_text() + yaml.safe_dump(extra))
+    err = one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml")
+    lines = err.strip().splitlines()
+    assert len(lines) == 4, err
+    assert lines[0].endswith("secretsprovder: not an attribute of a Pulumi stack file (did you mean 'secretsprovider'?)")
+    assert lines[-1].endswith(
+        "and 3 more top-level keys not attributes of a Pulumi stack file "
+        "(secretsprovider, encryptedkey, encryptionsalt, config, environment): remove them"
+    ), err
+    assert "$6$" not in err, err

@@ -188,15 +188,53 @@ _CONFIGS: dict[tuple, dict] = {}
 STACK_ATTRIBUTES = ("secretsprovider", "encryptedkey", "encryptionsalt", "config", "environment")
 
 
+# A top-level key a message names: one a stack file could hold misspelt. Others (a line of another file read as a key:
+# `root:$6$...:20228:...` of /etc/shadow through a link) are counted, never shown (review F6).
+_ATTRIBUTE_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+SHOWN_UNKNOWN = 3  # unknown top-level keys named, at most; the rest are counted
+
+
+def attribute_problems(doc: dict, shown: str) -> list[Problem]:
+    """The top-level keys of a stack file that are not attributes of one: at most SHOWN_UNKNOWN named (those shaped
+    like a key, with "did you mean"), then how many more; a file none of whose keys is an attribute, or near one, is
+    not a stack file, said once (another YAML file given or linked as one)."""
+    unknown = [k for k in doc if k not in STACK_ATTRIBUTES]
+    if not unknown:
+        return []
+    named = [k for k in unknown if isinstance(k, str) and _ATTRIBUTE_LIKE.fullmatch(k)]
+    near = {k: why for k in named if (why := did_you_mean(k, STACK_ATTRIBUTES)).startswith(" (did you mean")}
+    attributes = ", ".join(STACK_ATTRIBUTES)
+    if len(unknown) == len(doc) and not near:
+        return [
+            Problem(
+                shown,
+                "",
+                f"is not a Pulumi stack file: {f'none of its {len(doc)} top-level keys is' if len(doc) > 1 else 'its one top-level key is not'} "
+                f"an attribute of one ({attributes}); give a stack file, its settings under `config:`",
+            )
+        ]
+    named = sorted(named, key=lambda k: k not in near)[:SHOWN_UNKNOWN]  # the near misses first
+    out = [
+        Problem(shown, k, "not an attribute of a Pulumi stack file" + (near.get(k) or f" (choose one of: {attributes})"))
+        for k in named
+    ]
+    if rest := len(unknown) - len(named):
+        keys = f"{rest} more top-level keys" if named else f"{rest} top-level keys"
+        keys = keys.removesuffix("s") if rest == 1 else keys
+        out.append(
+            Problem(
+                shown,
+                "",
+                f"{'and ' if named else ''}{keys} not {'an attribute' if rest == 1 else 'attributes'} of a Pulumi stack "
+                f"file ({attributes}): remove {'it' if rest == 1 else 'them'}",
+            )
+        )
+    return out
+
+
 def _parse_config(path: Path, shown: str) -> dict:
     doc = inputs.load_yaml(path, shown, max_bytes=MAX_STACK_BYTES)
-    if isinstance(doc, dict) and (
-        unknown := [
-            Problem(shown, str(k), "not an attribute of a Pulumi stack file" + did_you_mean(str(k), STACK_ATTRIBUTES))
-            for k in doc
-            if k not in STACK_ATTRIBUTES
-        ]
-    ):
+    if isinstance(doc, dict) and (unknown := attribute_problems(doc, shown)):
         raise UserError(unknown)
     if not isinstance(doc, dict):
         raise UserError([Problem(shown, "", f"is {inputs.kind(doc)}: a Pulumi stack file is a mapping with `config:` in it")])
