@@ -326,3 +326,48 @@ def test_a_peak_beyond_a_million_nodes_names_options_the_command_has(capsys, arg
     err = refused(capsys, *argv, "--peak-qps", "1e9")
     assert "error --peak-qps: would need more than a million nodes (1e+09 / 13.768 QPS per node, the knee of " in err
     assert "--qps-per-node" not in err
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        # review F7: read as "budgets: expected a mapping ..., got nothing (null)", a field the user did not write
+        ("budget:\n  ml-platform: 60000\n", "budget: unknown key (did you mean 'budgets'?): the file holds only `budgets:`"),
+        ("budgets:\n  ml-platform: 60000\nteams: 1\n", "teams: unknown key: the file holds only `budgets:`"),
+    ],
+)
+def test_a_budgets_file_with_another_key_names_that_key(capsys, tmp_path, text, said):
+    path = tmp_path / "b.yaml"
+    path.write_text(text)
+    err = refused(capsys, "cost", "budget", "--budgets", path)
+    assert f"{path}: {said}" in err and "null" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # review F9: a mapping read "levels: missing or empty"
+        (lambda d: d.update(levels={}), "levels: is a mapping: a load-test result's levels are a list, one per concurrency"),
+        # review F11: 999 errors of 64 requests was read
+        (lambda d: d["levels"][0].update(errors=999), "levels.0.errors: 999 is more than the level's 64 requests"),
+    ],
+    ids=["levels-mapping", "errors-over-requests"],
+)
+@pytest.mark.parametrize("command", [["cost", "tokens", "-s", PROD], ["plan", "capacity", "--peak-qps", "30"]])
+def test_a_loadtest_result_that_no_load_test_wrote_is_named(tmp_path, capsys, edit, said, command):
+    data = json.loads(LOADTEST.read_text())
+    assert data["levels"][0]["requests"] == 64
+    edit(data)
+    lt = tmp_path / "lt.json"
+    lt.write_text(json.dumps(data))
+    err = refused(capsys, *command, "--from-loadtest", lt)
+    assert f"{lt}: {said}" in err, err
+
+
+@pytest.mark.parametrize("value", ['"5"', '"nan"'])
+def test_a_quoted_number_in_a_usage_file_is_refused_as_the_spec_refuses_one(tmp_path, capsys, value):
+    """Review F11: lb_egress_gb: "5" was priced as 5 GB; the spec refuses "8000" for a port (write the number)."""
+    usage = tmp_path / "u.yaml"
+    usage.write_text(f"lb_egress_gb: {value}\n")
+    err = refused(capsys, "cost", "estimate", "-s", PROD, "--usage", usage)
+    assert f"{usage}: lb_egress_gb: is text {value.strip(chr(34))!r}: write the number without quotes (e.g. 5), or null" in err

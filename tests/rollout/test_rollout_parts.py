@@ -493,6 +493,9 @@ def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_an
         ({"retire_after": "2026-12-06T13:00:00"}, "retire_after: '2026-12-06T13:00:00' is not a date and time with its zone"),
         ({"history": [MEASURED | {"gates": [{"name": "health"}]}]}, "history.0.gates.0.threshold: Field required"),
         ({"reason": ["x"]}, "reason: Input should be a valid string, got a list"),
+        # review F11: the weight was left alone in any form; gpufleet writes it as steps[step], a number
+        ({"weight": "5"}, "weight: Input should be a valid integer, got text '5'"),
+        ({"weight": 50}, "weight is 50, but steps[step] is 5: the file was edited"),
         (
             {"in_progress": {"command": "step", "since": "x", "changes": [], "then": {"colour": 1}}},
             "in_progress.then.colour: unknown field; remove it or check its spelling (a transition sets only status, step",
@@ -504,6 +507,16 @@ def test_a_state_file_with_a_field_of_the_wrong_type_names_the_file_the_field_an
             state.load(path)
         assert f"{path}: {expected}" in str(exc.value), change
         assert str(exc.value).endswith("restore it, or remove it to forget the rollout; the stack file stays as it is")
+
+
+@pytest.mark.parametrize("text, kind", [("[]", "a list"), ('"x"', "text"), ("null", "nothing (null)")])
+def test_a_state_file_that_is_no_json_object_says_so(tmp_path, text, kind):
+    """Review F9: `[]` read as "version: is not 1: a state file of another gpufleet version"."""
+    path = tmp_path / ".rollout-s.json"
+    path.write_text(text)
+    with pytest.raises(UserError) as exc:
+        state.load(path)
+    assert str(exc.value) == f"{path}: is {kind}, not a rollout's state (a JSON object); {state.FIX}"
 
 
 @pytest.mark.parametrize("damage", ["not UTF-8", "a folder"])

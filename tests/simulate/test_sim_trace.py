@@ -60,6 +60,33 @@ def test_a_json_true_is_not_a_number(tmp_path, column):
 
 
 @pytest.mark.parametrize(
+    "rows, says",
+    [
+        # review F11: "1" was simulated as 1 req/s, as true is refused (docs/simulation.md)
+        ([{"time": 0, "requests_per_s": "1"}, {"time": 30, "requests_per_s": 1}], 'row 1: requests_per_s: "1" is text'),
+        (
+            [{"time": 0, "requests_per_s": 1, "output_tokens": "9"}, {"time": 30, "requests_per_s": 1, "output_tokens": 9}],
+            'row 1: output_tokens: "9" is text',
+        ),
+        ([{"time": 0, "requests_per_s": 1}, {"time": "30", "requests_per_s": 1}], 'row 2: time: "30" is text'),
+        # review F9: a JSON trace has no header row to give
+        ([], 'no rows: give a list of at least two rows, e.g. [{"time": 0, "requests_per_s": 2}, ...]'),
+        ({"rows": []}, "no rows: give a list of at least two rows"),
+    ],
+)
+def test_a_json_trace_holds_json_numbers_and_rows(tmp_path, rows, says):
+    assert problems(tmp_path, json.dumps(rows), "t.json")[0].startswith(f"{tmp_path / 't.json'}: {says}")
+
+
+def test_a_json_trace_may_give_times_as_iso_text(tmp_path):
+    rows = [
+        {"time": "2026-12-07T09:00:00+08:00", "requests_per_s": 1},
+        {"time": "2026-12-07T09:00:10+08:00", "requests_per_s": 2},
+    ]
+    assert read(tmp_path, json.dumps(rows), "t.json").rates == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(
     "text, where, says",
     [
         ("time,rate\n0,1\n10,1\n", "header", "missing column requests_per_s"),

@@ -32,7 +32,14 @@ class TeamVerdict(Struct, frozen=True):
 def load(path: Path) -> dict[str, Decimal]:
     shown = str(path)
     doc = inputs.load_mapping(path, shown, what="a mapping with a `budgets:` mapping (team: monthly amount)")
-    problems = [Problem(shown, str(k), "unknown key; expected budgets") for k in doc if k != "budgets"]
+    problems = [
+        Problem(shown, str(k), f"unknown key{near if 'did you mean' in near else ''}: the file holds only `budgets:`")
+        for k in doc
+        if k != "budgets"
+        for near in [did_you_mean(str(k), ["budgets"])]
+    ]
+    if "budgets" not in doc and problems:  # `budget:` was said to be "budgets: ... got nothing (null)" (review F7)
+        raise UserError(problems)
     raw = inputs.mapping(doc.get("budgets"), shown, "budgets", "a mapping of team to monthly amount, e.g. {ml-platform: 60000}")
     out: dict[str, Decimal] = {}
     for team, amount in raw.items():

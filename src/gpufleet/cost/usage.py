@@ -9,6 +9,7 @@ A key left null is unknown: its cost line shows the unit price and no monthly co
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -110,6 +111,11 @@ def _read(path: Path, shown: str) -> dict:
             continue
         if v is None:
             out[k] = None
+            continue
+        # "5" was priced as 5 GB (review F11): a number is written as one, as in the spec; an unquoted 1e6, which YAML
+        # reads as text (its floats need a dot), is still read as the number it is
+        if isinstance(v, str) and not re.fullmatch(r"[-+]?[\d.]+[eE][-+]?\d+", v):
+            problems.append(Problem(shown, k, f"is text {v[:40]!r}: write the number without quotes (e.g. 5), or null"))
             continue
         try:
             d = Decimal(str(v)) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None

@@ -118,7 +118,9 @@ def load(path: Path) -> State | None:
         raise UserError(
             [replace(p, message=f"{p.message} (a rollout's state file: {_fix(p.message)})") for p in exc.problems]
         ) from None
-    if not isinstance(raw, dict) or raw.get("version") != VERSION:
+    if not isinstance(raw, dict):  # `[]` was said to be "version: is not 1: ... of another gpufleet version" (review F9)
+        raise UserError([Problem(shown, "", f"is {inputs.kind(raw)}, not a rollout's state (a JSON object); {FIX}")])
+    if raw.get("version") != VERSION:
         raise UserError([Problem(shown, "version", f"is not {VERSION}: a state file of another gpufleet version")])
     if problems := shape_problems(raw):
         raise UserError([Problem(shown, field, f"{why}; {FIX}") for field, why in problems])
@@ -240,6 +242,7 @@ class _StateFile(_Shape):
     status: Status
     steps: list[Weight] = Field(min_length=1)
     step: int
+    weight: Weight | None = None  # written as steps[step] (State.as_json); "5" was left alone (review F11)
     in_progress: _InProgress | None = None
     awaiting_deploy: _Awaiting | None = None
     retire_after: Zoned | None = None
@@ -262,6 +265,14 @@ class _StateFile(_Shape):
         if not -1 <= v < n:
             raise ValueError(f"{v} is not an index into steps (a whole number -1 to {n - 1})")
         return v
+
+    @model_validator(mode="after")
+    def _its_weight(self):
+        if "weight" in self.model_fields_set and self.weight != (want := self.steps[self.step] if self.step >= 0 else None):
+            raise ValueError(
+                f"weight is {self.weight}, but steps[step] is {want}: the file was edited (gpufleet writes them together)"
+            )
+        return self
 
 
 def shape_problems(raw: dict) -> list[tuple[str, str]]:

@@ -56,12 +56,18 @@ class Trace(Struct, frozen=True):
         return self.step_s * len(self.rates)
 
 
-def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> float | None:
+QUOTED = "is text: write the number without quotes (a JSON trace's numbers are JSON numbers)"
+
+
+def _number(text, shown: str, row: int, col: str, problems: list[Problem], is_json: bool = False) -> float | None:
     if text is None:  # a CSV row with fewer values than the header, a JSON row without the key
         problems.append(Problem(shown, f"row {row}: {col}", "missing: give a value in every row"))
         return None
     if isinstance(text, bool):  # a JSON true / false: float() reads it as 1 / 0
         problems.append(Problem(shown, f"row {row}: {col}", f"{json.dumps(text)} is not a number"))
+        return None
+    if is_json and isinstance(text, str):  # "1" was read as 1 (review F11), as true is refused
+        problems.append(Problem(shown, f"row {row}: {col}", f"{json.dumps(text)[:40]} {QUOTED}"))
         return None
     try:
         v = float(text)
@@ -77,13 +83,16 @@ def _number(text, shown: str, row: int, col: str, problems: list[Problem]) -> fl
     return v
 
 
-def _time(text, shown: str, row: int, problems: list[Problem]) -> float | datetime | None:
+def _time(text, shown: str, row: int, problems: list[Problem], is_json: bool = False) -> float | datetime | None:
     s = str(text).strip()
     try:
         seconds = float(text) if isinstance(text, (int, float)) and not isinstance(text, bool) else float(s)
     except ValueError:
         pass
     else:
+        if is_json and isinstance(text, str):  # seconds in quotes: a JSON time is a number or an ISO 8601 text
+            problems.append(Problem(shown, f"row {row}: time", f"{json.dumps(text)[:40]} {QUOTED}, or an ISO 8601 time"))
+            return None
         if not math.isfinite(seconds) or abs(seconds) > MAX_SECONDS:
             why = "is out of range" if math.isfinite(seconds) else "is not a finite number"
             problems.append(Problem(shown, f"row {row}: time", f"{s!r} {why}: give seconds within +-{MAX_SECONDS:.4g}"))
@@ -115,10 +124,15 @@ def _check_header(keys: set[str], shown: str) -> None:
         raise UserError([Problem(shown, "header", "; ".join(msg) + f" (columns: {', '.join(COLUMNS + OPTIONAL)})")])
 
 
-def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trace:
+def rows_to_trace(rows: list[dict], shown: str, default_start: datetime, is_json: bool = False) -> Trace:
     problems: list[Problem] = []
-    if not rows:
-        raise UserError([Problem(shown, "", "no rows: give a header row and at least two data rows")])
+    if not rows:  # a JSON trace has no header row (it said to give one: review F9)
+        give = (
+            'a list of at least two rows, e.g. [{"time": 0, "requests_per_s": 2}, ...]'
+            if is_json
+            else "a header row and at least two data rows"
+        )
+        raise UserError([Problem(shown, "", f"no rows: give {give}")])
     if len(rows) > MAX_ROWS:
         raise UserError([Problem(shown, "", f"{len(rows)} rows: at most {MAX_ROWS}")])
     keys = set(rows[0])
@@ -126,10 +140,10 @@ def rows_to_trace(rows: list[dict], shown: str, default_start: datetime) -> Trac
     times, rates = [], []
     extra: dict[str, list[float]] = {c: [] for c in OPTIONAL if c in keys}
     for i, r in enumerate(rows, start=1):
-        times.append(_time(r.get("time"), shown, i, problems))
-        rates.append(_number(r.get("requests_per_s"), shown, i, "requests_per_s", problems))
+        times.append(_time(r.get("time"), shown, i, problems, is_json))
+        rates.append(_number(r.get("requests_per_s"), shown, i, "requests_per_s", problems, is_json))
         for c in extra:
-            extra[c].append(_number(r.get(c), shown, i, c, problems) or 0.0)
+            extra[c].append(_number(r.get(c), shown, i, c, problems, is_json) or 0.0)
         if len(problems) >= 10:
             break
     if problems:
@@ -212,7 +226,7 @@ def read(path: Path, default_start: datetime) -> Trace:
             data = data.get("rows")
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise UserError([Problem(shown, "", "JSON must be a list of rows (objects with time, requests_per_s)")])
-        return rows_to_trace(data, shown, default_start)
+        return rows_to_trace(data, shown, default_start, is_json=True)
     reader = csv.DictReader(text.splitlines())
     rows = [dict(r) for r in inputs.csv_rows(reader, shown, "write one time,requests_per_s a line")]
     if reader.fieldnames is None:

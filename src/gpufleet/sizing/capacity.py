@@ -112,7 +112,9 @@ def result_problems(data: dict, shown: str) -> list[Problem]:
       with zero errors whose p95 latency is within slo_p95_ms.
     """
     levels = data.get("levels")
-    if not isinstance(levels, list) or not levels:
+    if levels is not None and not isinstance(levels, list):  # `{}` was said to be "missing or empty" (review F9)
+        return [Problem(shown, "levels", f"is {kind(levels)}: a load-test result's levels are a list, one per concurrency")]
+    if not levels:
         return [Problem(shown, "levels", "missing or empty: not a load-test result")]
     problems = (
         number_problems(data["slo_p95_ms"], shown, "slo_p95_ms", 0, None, above=True)
@@ -151,6 +153,16 @@ def _level_problems(level: Any, shown: str, at: str) -> list[Problem]:
         value = level.get(key)
         if isinstance(value, float) and not value.is_integer():
             problems.append(Problem(shown, f"{at}.{key}", f"must be a whole number, not {value:g}"))
+    requests, errors = level.get("requests"), level.get("errors")
+    if not problems and isinstance(requests, (int, float)) and isinstance(errors, (int, float)) and errors > requests:
+        problems.append(  # 999 errors of 64 requests was read (review F11)
+            Problem(
+                shown,
+                f"{at}.errors",
+                f"{errors:g} is more than the level's {requests:g} requests (errors are requests that failed): "
+                "not a load-test result; rerun the load test",
+            )
+        )
     for key in ("latency_ms", "ttft_ms"):
         percentiles = level.get(key)
         if percentiles is None:
