@@ -105,6 +105,14 @@ def test_a_zone_given_twice_is_said_on_zone(project):
     assert "fleet.zones" not in msg  # was 'stacks/Pulumi.alicloud-cn-beijing-prod.yaml: fleet.zones: lists a zone twice'
 
 
+def test_a_bad_zone_given_twice_is_named_once(project):
+    """Review F13: its "is not a zone" line was printed once for each time it was given."""
+    msg = refused(
+        project, "is given 2 times", cloud="alicloud", region="cn-beijing", env="dev", zones=["cn-hangzhou-a", "cn-hangzhou-a"]
+    )
+    assert msg.count("'cn-hangzhou-a' is not a zone of cn-beijing") == 1, msg
+
+
 def test_a_cidr_with_host_bits_is_refused_as_the_spec_refuses_them(project):
     # 10.99.0.1/16 was written as 10.99.0.0/16 and reported "as asked"; the spec refuses host bits in its CIDRs
     msg = refused(

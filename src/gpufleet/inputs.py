@@ -417,13 +417,37 @@ def model_error(error: Mapping[str, Any], suggestion: str = "", yaml_hints: bool
         # anything (`extra_args: '--hf-token hf_…'`); the quote is the fix only for a scalar ("8000" for a port)
         value = error["input"]
         return f"Input should be a mapping{under}, got {kind(value) if isinstance(value, str) else _given(value)}"
+    if error["type"] == "list_type":  # `ssh_cidrs: 198.51.100.0/24`: a list wanted, the fix is how to write one
+        under = " (its items under the key, one `- item` a line, or [a, b])" if yaml_hints else ""
+        value = error["input"]
+        return f"Input should be a list{under}, got {kind(value) if isinstance(value, str) else _given(value)}"
+    if error["type"] == "too_short" and not error["input"]:  # `zones: []`: "List should have at least 1 item ..."
+        least = (error.get("ctx") or {}).get("min_length", 1)
+        return f"is empty: give at least {least} item{'s' if least != 1 else ''}"
     msg = str(error["msg"])
+    if error["type"] == "value_error" and (fix := _library_fix(msg, error["input"])):
+        return f"{msg.removeprefix('Value error, ')}: {fix}"
     if error["type"] in _WRONG_TYPE:
         hint = _WRONG_TYPE[error["type"]]
         if error["type"] in ("int_type", "float_type") and (plain := _number_read_as_text(error["input"])):
             hint = plain  # not quoted at all: "without quotes" was no fix
         return f"{msg}, got {_given(error['input'])}" + (f"; {hint}" if yaml_hints else "")
     return msg.removeprefix("Value error, ")
+
+
+def _library_fix(msg: str, value: Any) -> str | None:
+    """The fix for a library's message a validator passed on as it was (ipaddress's, for a CIDR field), None for any
+    other message: a validator's own message says its fix itself."""
+    if msg.endswith("does not appear to be an IPv4 or IPv6 network"):
+        return "write a network as address/prefix, the prefix 0 to 32 for IPv4 (e.g. 10.20.0.0/16)"
+    if msg.endswith("has host bits set"):
+        import ipaddress
+
+        try:
+            return f"write the network's first address ({ipaddress.ip_network(str(value), strict=False)})"
+        except ValueError:
+            return "write the network's first address"
+    return None
 
 
 def _number_read_as_text(value: Any) -> str | None:

@@ -204,7 +204,9 @@ def pick_zones(cloud: str, region: str, gpu: str, count: int, env: str, wanted: 
             ]
         )
     if wanted:
-        problems = [Problem(ARG, "--zone", why) for z in wanted if (why := catalog.zone_problem(cloud, region, z, gpu))]
+        problems = [  # each zone once: a bad zone given twice was named twice (review F13)
+            Problem(ARG, "--zone", why) for z in dict.fromkeys(wanted) if (why := catalog.zone_problem(cloud, region, z, gpu))
+        ]
         problems += [
             Problem(ARG, "--zone", f"{z} is given {wanted.count(z)} times; name each zone once")
             for z in sorted({z for z in wanted if wanted.count(z) > 1})

@@ -182,6 +182,24 @@ def test_missing_region_bad_id_and_bad_syntax_are_named(files):
     assert lock_file.read_text() == before
 
 
+@pytest.mark.parametrize(
+    "recipe, said",
+    [
+        (None, "recipe: missing: a build manifest names its recipe (cuda13-vllm)"),  # review F13: "of recipe None"
+        (["x"], "recipe: the manifest is of recipe a list, not 'cuda13-vllm'"),
+        ("other", "recipe: the manifest is of recipe 'other', not 'cuda13-vllm'"),
+    ],
+)
+def test_a_manifest_of_no_or_another_recipe_is_named(files, recipe, said):
+    manifest, lock_file = files
+    doc = json.loads(manifest.read_text())
+    doc.pop("recipe")
+    manifest.write_text(json.dumps(doc if recipe is None else {**doc, "recipe": recipe}))
+    r = record(manifest, lock_file, *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{manifest}: {said}" in r.stderr and "None" not in r.stderr
+
+
 def test_unreadable_manifest_is_a_clear_error(files, tmp_path):
     _, lock_file = files
     r = record(tmp_path / "nope.json", lock_file, "--image", _ids(ALL[0]))
@@ -223,8 +241,8 @@ def test_every_image_problem_at_once_named_by_where_it_was_given(files, tmp_path
     outputs.write_text(json.dumps({"image:alicloud:cn-hangzhou": "img-1"}))  # a Tencent id for an Alibaba region
     r = record(manifest, lock_file, "--outputs", str(outputs), "--image", "bad", "--image", "alicloud/cn-beijing=img-2")
     assert r.returncode == 2
-    assert f"{outputs}: alicloud/cn-hangzhou: 'img-1' is not a alicloud image id" in r.stderr
-    assert "--image: alicloud/cn-beijing: 'img-2' is not a alicloud image id" in r.stderr
+    assert f"{outputs}: alicloud/cn-hangzhou: 'img-1' is not an alicloud image id" in r.stderr
+    assert "--image: alicloud/cn-beijing: 'img-2' is not an alicloud image id" in r.stderr
     assert "--image: 'bad': write CLOUD/REGION=IMAGE_ID" in r.stderr  # reported with the others, not before them
 
 

@@ -604,6 +604,8 @@ def test_a_layout_value_that_would_break_a_script_or_unit_is_refused(capsys, tmp
         (("apt_repos", 0, "name"), "../../cron.d/x", "recipe.apt_repos.0.name", "is not an apt source name"),
         (("apt_packages", 2, "name"), "prometheus-node-exporter; reboot", "recipe.apt_packages.2.name", "not a Debian package"),
         (("apt_packages", 2, "version"), "1.7.0 -1", "recipe.apt_packages.2.version", "is not a Debian version"),
+        # review F10: "String should match pattern '^[0-9A-F]{40}$'"
+        (("apt_repos", 0, "keyring_fingerprint"), "eb69 3b30", "recipe.apt_repos.0.keyring_fingerprint", "40 uppercase hex"),
         # written unquoted into /etc/apt/sources.list.d/<name>.list of the scripts: a ';' ran a command on the builder
         (("apt_repos", 0, "name"), "x; touch /tmp/PWN; echo", "recipe.apt_repos.0.name", "is not an apt source name"),
         (("apt_repos", 0, "keyring_path"), "/usr/share/k\nevil", "recipe.apt_repos.0.keyring_path", "not an absolute path"),

@@ -700,6 +700,36 @@ def test_lock_json_keys_it_does_not_hold_are_named_with_the_key_meant(tmp_path):
     assert lock.load(ROOT / "images" / "lock.json")  # the shipped lock holds only keys it writes
 
 
+def test_lock_json_clouds_and_regions_no_stack_names_are_refused(tmp_path):
+    """Review F11: regions.aws and regions.alicloud.mars-1 were read silently, where a key one level up was refused."""
+    from gpufleet.stacks import lock
+
+    doc = json.loads((ROOT / "images" / "lock.json").read_text())
+    regions = doc["images"]["cuda13-vllm"]["regions"]
+    regions["aws"] = {}
+    regions["alicloud"]["cn-hangzhuo"] = regions["alicloud"]["cn-hangzhou"]
+    p = tmp_path / "lock.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as exc:
+        lock.load(p)
+    assert [(x.path, x.message.split(";")[0]) for x in exc.value.problems] == [
+        (
+            "images.cuda13-vllm.regions.alicloud.cn-hangzhuo",
+            "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml (did you mean 'cn-hangzhou'?)",
+        ),
+        ("images.cuda13-vllm.regions.aws", "unknown cloud 'aws' (choose one of: alicloud, tencentcloud)"),
+    ]
+    assert all("`gpufleet image lock record` writes" in x.message for x in exc.value.problems)
+
+
+@pytest.mark.parametrize("content", ["", "{", "[]"])
+def test_a_lock_json_that_is_no_lock_says_how_to_restore_it(project, capsys, content):
+    """Review F10: an empty lock.json read `images/lock.json:1:1: not valid JSON: Expecting value`, no fix."""
+    (project / "images" / "lock.json").write_text(content)
+    r = refused(["preview", "--stack", STACK], capsys, project, names="images/lock.json")
+    assert "; restore the image lock (e.g. `git checkout -- images/lock.json`): `gpufleet image lock record` writes it" in r.err
+
+
 @pytest.mark.parametrize("pins", [{}, {"vllm": "0.1.0"}], ids=["no pins", "other pins"])
 def test_a_built_lock_entry_that_records_no_pins_is_refused_not_passed(project, capsys, pins):
     """A lock entry marked built (placeholder false) whose recipe records no pins passed `preview` without a word:
@@ -729,7 +759,7 @@ def test_bad_image_ids_not_locked(tmp_path, capsys, image_id):
     r = load_recipe("cuda13-vllm")
     images = {c: {reg: (image_id if c == "alicloud" else "img-abc123") for reg in rs} for c, rs in r.regions.items()}
     problems = lock.image_problems(r, images)
-    assert any("is not a alicloud image id" in m for _, m in problems), problems
+    assert any("is not an alicloud image id" in m for _, m in problems), problems
 
 
 @pytest.mark.parametrize(

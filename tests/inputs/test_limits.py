@@ -266,6 +266,66 @@ def test_unknown_keys_at_every_level(project, capsys, stack, where, change, sugg
     one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml", where, suggestion)
 
 
+@pytest.mark.parametrize(
+    "key, where, said",
+    [(None, "fleet.null", "the key nothing (null) is not text"), (True, "fleet.true", "the key true is not text")],
+)
+def test_a_key_that_is_not_text_is_named_as_yaml_wrote_it(project, capsys, key, where, said):
+    """Review F13: `null: x` in the spec was named fleet.None (Python's word; pydantic names true 1)."""
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(lambda f: f.update({key: "x"})))
+    one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: {where}: {said}")
+
+
+def test_a_secret_where_text_goes_is_named_as_a_secret_not_a_python_dict(project, capsys):
+    """Review F13: `is {'secure': 'v1:...'} but fleet.region is ...` and `expected a file path, got {'secure': ...}`."""
+    stack = STACKS[0]
+    cloud = stack.split("-")[0]
+    edit(project, stack, lambda config: config.update({f"{cloud}:region": {"secure": "v1:QUJD"}}))
+    err = one_line_refusal(
+        project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: config.{cloud}:region: is a secret"
+    )
+    edit(project, stack, lambda config: config.update({f"{cloud}:region": config["gpufleet:fleet"]["region"]}))
+    edit(project, stack, lambda config: config.update({"gpufleet:usage": {"secure": "v1:QUJD"}}))
+    err += one_line_refusal(
+        project,
+        ["cost", "estimate", "--stack", stack],
+        capsys,
+        f"stacks/Pulumi.{stack}.yaml: config.gpufleet:usage: expected a file path, got a secret (secure: ...)",
+    )
+    assert "{" not in err and "v1:QUJD" not in err, err
+
+
+@pytest.mark.parametrize(
+    "where, change, said",
+    [
+        # review F10: pydantic's and ipaddress's own words, with no fix
+        (
+            "fleet.network.ssh_cidrs",
+            lambda f: f["network"].update(ssh_cidrs="198.51.100.0/24"),
+            "Input should be a list (its items under the key, one `- item` a line, or [a, b]), got text",
+        ),
+        ("fleet.zones", lambda f: f.update(zones={"a": 1}), "Input should be a list (its items under the key"),
+        ("fleet.zones", lambda f: f.update(zones=[]), "is empty: give at least 1 item"),
+        (
+            "fleet.network.vpc_cidr",
+            lambda f: f["network"].update(vpc_cidr="10.10.0.0/33"),
+            "'10.10.0.0/33' does not appear to be an IPv4 or IPv6 network: write a network as address/prefix",
+        ),
+        (
+            "fleet.network.vpc_cidr",
+            lambda f: f["network"].update(vpc_cidr="10.20.0.1/16"),
+            "10.20.0.1/16 has host bits set: write the network's first address (10.20.0.0/16)",
+        ),
+    ],
+    ids=["list-as-text", "list-as-mapping", "empty-list", "prefix-33", "host-bits"],
+)
+def test_a_library_message_comes_with_its_fix(project, capsys, where, change, said):
+    stack = STACKS[0]
+    edit(project, stack, fleet_change(change))
+    one_line_refusal(project, ["preview", "--stack", stack], capsys, f"stacks/Pulumi.{stack}.yaml: {where}: {said}")
+
+
 # --- the file itself ------------------------------------------------------------------------------------------------
 
 

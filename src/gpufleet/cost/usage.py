@@ -21,7 +21,7 @@ from gpufleet.cost.resources import shown_nodes
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.registry import UsageKey
 from gpufleet.stacks import rollout
-from gpufleet.stacks.loader import USAGE_KEY, read_stack_config
+from gpufleet.stacks.loader import USAGE_KEY, read_stack_config, written
 from gpufleet.stacks.project import project_root
 from gpufleet.validation import load_fleet
 
@@ -159,7 +159,7 @@ def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | 
     if named is not None:
         field = f"config.{CONFIG_KEY}"
         if not isinstance(named, str) or not named.strip():
-            raise UserError([Problem(shown, field, f"expected a file path, got {named!r}: {fix}")])
+            raise UserError([Problem(shown, field, f"expected a file path, got {written(named)}: {fix}")])
         if Path(named).is_absolute():
             raise UserError([Problem(shown, field, f"{named} is an absolute path: {fix}")])
         if os.path.normpath(named).split(os.sep)[0] == "..":  # ../../etc/hostname was read, from outside the project

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import package_file
-from gpufleet.images.recipes import RECIPES, load_recipe, recipe_names
+from gpufleet.images.recipes import RECIPES, Sha256, load_recipe, recipe_names
 from gpufleet.stacks import catalog
 from gpufleet.stacks.loader import no_such_stack, read_config
 
@@ -129,9 +129,7 @@ class PipelineConfig(BaseModel):
     recipe: str
     phase: Phase
     builder: _Builder
-    manifest_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="phase image/done: sha256 of the build manifest"
-    )
+    manifest_sha256: Sha256 = Field(None, description="phase image/done: sha256 of the build manifest")
     builder_instance_id: str | None = Field(None, description="phase done: the builder the image was made from")
 
 

@@ -189,6 +189,16 @@ class AptPackage(Strict):
     verified: bool = Field(False, description="true once the exact version was seen in the repository index")
 
 
+def _fingerprint(value: str | None) -> str | None:
+    # compared with what `gpg --show-keys --with-colons` prints in its fpr record: 40 uppercase hex digits, no spaces
+    if value is not None and not re.fullmatch(r"[0-9A-F]{40}", value):
+        raise ValueError(
+            f"{value[:80]!r} is not an OpenPGP fingerprint as gpg prints it: 40 uppercase hex digits without spaces "
+            "(`gpg --show-keys --with-colons FILE`, its fpr line), or null"
+        )
+    return value
+
+
 def _sources_list_name(value: str) -> str:
     # sources.list(5): the files in sources.list.d "may only contain letters (a-z and A-Z), digits (0-9), underscore (_),
     # hyphen (-) and period (.) characters"; the name is written unquoted into the scripts' /etc/apt/sources.list.d/<name>.list
@@ -224,10 +234,8 @@ class AptRepo(Strict):
     )
     keyring_url: FetchedUrl
     keyring_sha256: Sha256 = Field(None, description="sha256 of the keyring file")
-    keyring_fingerprint: str | None = Field(
-        None,
-        pattern=r"^[0-9A-F]{40}$",
-        description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)",
+    keyring_fingerprint: Annotated[str | None, AfterValidator(_fingerprint)] = Field(
+        None, description="OpenPGP fingerprint of the keyring's only primary key (a build needs this or keyring_sha256)"
     )
     keyring_fingerprint_source: str = ""
     keyring_path: Annotated[str, AfterValidator(_absolute)]
@@ -255,13 +263,22 @@ def _pypi_version(value: str) -> str:
     return value
 
 
+def _command(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+        raise ValueError(
+            f"{value[:80]!r} is not a command name: letters, digits and _ . -, starting with a letter or digit (it is "
+            "linked as /usr/local/bin/<command>), e.g. tccli"
+        )
+    return value
+
+
 class PythonTool(Strict):
     """A command-line tool from PyPI, locked with the serving packages and linked into /usr/local/bin."""
 
     package: Annotated[str, AfterValidator(_pypi_name)] = Field(description="its name on PyPI (e.g. tccli)")
     version: Annotated[str, AfterValidator(_pypi_version)] = Field(description="the release pinned, as PyPI lists it")
-    command: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="its console script, linked as /usr/local/bin/<command>"
+    command: Annotated[str, AfterValidator(_command)] = Field(
+        description="its console script, linked as /usr/local/bin/<command>"
     )
 
 

@@ -304,6 +304,12 @@ PEM_PRIVATE_KEY = "PRIVATE KEY-----"
 COMMITTED = "it would be committed with the stack file"
 
 
+def written(value: Any) -> str:
+    """A config value as a message names it: text and numbers as written, a secret as one (never its ciphertext or a
+    Python dict), anything else by its kind."""
+    return "a secret (secure: ...)" if is_secret(value) else inputs.given(value)
+
+
 def is_secret(value: Any) -> bool:
     """Pulumi's form of an encrypted config value in a stack file: {secure: <ciphertext>}, nothing else."""
     return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str) and bool(value["secure"])
@@ -470,7 +476,7 @@ def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list
             Problem(
                 shown,
                 f"config.{cloud}:region",
-                f"is {provider!r} but fleet.region is {region!r}: the program deploys to fleet.region; set both to the "
+                f"is {written(provider)} but fleet.region is {region!r}: the program deploys to fleet.region; set both to the "
                 "same region (or remove this key)",
             )
         )
@@ -509,7 +515,7 @@ def validate(raw: dict[str, Any], stack: str, file: str, checks: tuple[Check, ..
     try:
         spec = FleetSpec.model_validate(raw)
     except ValidationError as exc:
-        problems += [Problem(file, _loc(e["loc"]), _msg(e)) for e in exc.errors()]
+        problems += [Problem(file, _loc(e), _msg(e)) for e in exc.errors()]
     if spec is not None and not problems:
         problems += [
             Problem(file, p, m) for p, m in cross_problems(spec) + registry.spec_problems(spec) + contract.spec_problems(spec)
@@ -547,7 +553,7 @@ def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     try:
         done = rollout.finished(spec)
     except ValidationError as exc:
-        problems += [Problem(fleet.file, candidate_field(_loc(e["loc"])), _msg(e)) for e in exc.errors()]
+        problems += [Problem(fleet.file, candidate_field(_loc(e)), _msg(e)) for e in exc.errors()]
         return None
     after = " (the fleet after `rollout finish`)"
     found = [Problem(fleet.file, candidate_field(p), m + after) for p, m in catalog_problems(done.model_dump(mode="json"))]
@@ -563,8 +569,13 @@ def _with_candidate(fleet: Fleet, problems: list[Problem]) -> Fleet | None:
     return None if group is None else replace(fleet, candidate=group)
 
 
-def _loc(loc: tuple) -> str:
-    return "fleet." + ".".join(str(part) for part in loc) if loc else "fleet"
+def _loc(error: ErrorDetails) -> str:
+    """The field of a spec error as the file writes it: a key that is not text (`null: x`, which pydantic names 'None',
+    and `true: 1`, which it names 1) as YAML wrote it (review F13: fleet.None)."""
+    loc = tuple(error["loc"])
+    if error["type"] == "invalid_key" and loc:
+        loc = (*loc[:-1], _yaml_key(error["input"]))
+    return "fleet." + ".".join(_yaml_key(part) for part in loc) if loc else "fleet"
 
 
 def _msg(error: ErrorDetails) -> str:

@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import package_file, write_atomic
 from gpufleet.inputs import kind
+from gpufleet.stacks import catalog
 from gpufleet.stacks.project import project_root
 
 # The package's recipes and image pipeline, as the docs name them (they are not in the project's images/, which holds
@@ -51,7 +53,12 @@ def load(path: Path | None = None) -> dict:
     if not os.path.lexists(path):
         return {"images": {}}
     shown = f"images/{path.name}" if path == default else str(path)
-    doc = inputs.load_mapping(path, shown)
+    try:
+        doc = inputs.load_mapping(path, shown)
+    except UserError as exc:  # `not valid JSON: Expecting value` for an empty lock said no fix (review F10)
+        raise UserError(
+            [p if "fix the link" in p.message else replace(p, message=f"{p.message}; {RESTORE}") for p in exc.problems]
+        ) from None
     images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
     problems = _unknown(doc, DOC_KEYS, shown, "")
     for recipe, entry in images.items():
@@ -64,7 +71,22 @@ def load(path: Path | None = None) -> dict:
             if not isinstance(v, str)
         ]
         for cloud, regions in inputs.mapping(entry.get("regions", {}), shown, f"images.{recipe}.regions").items():
-            for region, where in inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}").items():
+            regions = inputs.mapping(regions, shown, f"images.{recipe}.regions.{cloud}")
+            # a cloud or region no stack can name (regions.aws, alicloud.mars-1) was read silently (review F11)
+            if why := registry.unknown(str(cloud)):
+                problems.append(Problem(shown, f"images.{recipe}.regions.{cloud}", f"{why}; {RECORD}"))
+                continue
+            known = list(catalog.regions(str(cloud)))
+            problems += [
+                Problem(
+                    shown,
+                    f"images.{recipe}.regions.{cloud}.{region}",
+                    f"{region!r} is not a region of stacks/data/{cloud}.yaml" + did_you_mean(str(region), known) + f"; {RECORD}",
+                )
+                for region in regions
+                if region not in known
+            ]
+            for region, where in regions.items():
                 at = f"images.{recipe}.regions.{cloud}.{region}"
                 where = inputs.mapping(where, shown, at)
                 problems += _unknown(where, ENTRY_KEYS, shown, f"{at}.")
@@ -72,6 +94,13 @@ def load(path: Path | None = None) -> dict:
     if problems:
         raise UserError(problems)
     return doc
+
+
+RESTORE = (
+    "restore the image lock (e.g. `git checkout -- images/lock.json`): `gpufleet image lock record` writes it, and the "
+    "stacks read their image ids from it"
+)
+RECORD = "the lock holds what `gpufleet image lock record` writes: re-run it, or correct the hand edit"
 
 
 # The keys `image lock record` writes (record below): a hand-edited key it does not know (a typo) was passed over.
@@ -191,7 +220,11 @@ def id_problem(cloud: str, image_id: str, placeholder: bool) -> str | None:
     body = image_id[len(prefix) :] if image_id.startswith(prefix) else None
     if body is None or not ID_BODY.fullmatch(body) or ("placeholder" in image_id and not placeholder):
         shown = f"{image_id[:60]!r}{'…' if len(image_id) > 60 else ''}"
-        return f"{shown} is not a {cloud} image id (they are {prefix!r} then lowercase letters and digits)"
+        article = "an" if cloud[:1] in "aeiou" else "a"
+        return (
+            f"{shown} is not {article} {cloud} image id (they are {prefix!r} then lowercase letters and digits, "
+            "with single hyphens between them)"
+        )
     return None
 
 
@@ -200,8 +233,10 @@ def manifest_problems(recipe, manifest: dict) -> list[tuple[str, str]]:
     recipe's, with exactly the recipe's pins (a mapping of version strings)."""
 
     problems: list[tuple[str, str]] = []
-    if manifest.get("recipe") != recipe.name:
-        problems.append(("recipe", f"the manifest is of recipe {manifest.get('recipe')!r}, not {recipe.name!r}"))
+    if "recipe" not in manifest:  # said "the manifest is of recipe None" (review F13)
+        problems.append(("recipe", f"missing: a build manifest names its recipe ({recipe.name}); use one `image build` wrote"))
+    elif manifest["recipe"] != recipe.name:
+        problems.append(("recipe", f"the manifest is of recipe {inputs.given(manifest['recipe'])}, not {recipe.name!r}"))
     pins = manifest.get("pins") or {}
     if not isinstance(pins, dict):
         return [*problems, ("pins", f"is {kind(pins)}: the pins the build was made with, a mapping of pin to version string")]
