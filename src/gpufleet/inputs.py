@@ -339,6 +339,53 @@ def _int(s: str) -> int:
     return int(s)
 
 
+_JSON_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:(?P<s>"(?:[^"\\]|\\.)*")|(?P<n>-?(?:0|[1-9]\d*)(?P<f>(?:\.\d+)?(?:[eE][-+]?\d+)?))'
+    r"|(?P<c>NaN|-?Infinity)|(?P<l>true|false|null)|(?P<p>[{}\[\]:,]))"
+)
+
+
+def _json_refusal_at(text: str) -> tuple[int, int, str] | None:
+    """(line, column, field) of what the strict JSON hooks refused: the decoder calls a number's hook as it reads the
+    number and the pairs hook when an object ends, so the text is walked in that order to the first refusal (the field
+    as `levels.0.requests_per_s`); None when none is found."""
+    # one frame per open object or list: [is an object, its key or index now, keys seen, first repeated key, a key next]
+    frames: list[list] = []
+
+    def at(offset: int, last: object = None) -> tuple[int, int, str]:
+        parts = [str(f[1]) for f in frames if f[1] is not None] + ([str(last)] if last is not None else [])
+        return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset), ".".join(parts)
+
+    pos = 0
+    while m := _JSON_TOKEN.match(text, pos):
+        pos, start, top = m.end(), m.start(m.lastgroup or 0), frames[-1] if frames else None
+        if p := m.group("p"):
+            if p in "{[":
+                frames.append([p == "{", None if p == "{" else 0, set(), None, True])
+            elif p in "}]" and frames:
+                if (repeated := frames.pop()[3]) is not None:  # the pairs hook refuses it as the object ends
+                    return at(*repeated)
+            elif p == "," and top is not None:
+                if top[0]:
+                    top[4] = True
+                else:
+                    top[1] += 1
+        elif top is not None and top[0] and top[4] and m.group("s"):  # a key
+            key = json.loads(m.group("s"))
+            if key in top[2] and top[3] is None:
+                top[3] = (start, key)
+            top[2].add(key)
+            top[1], top[4] = key, False
+        elif m.group("c"):
+            return at(start)
+        elif m.group("n"):
+            try:
+                (_float if m.group("f") else _int)(m.group("n"))
+            except _JsonRefused:
+                return at(start)
+    return None
+
+
 def parse_json(text: str, shown: str, strict: bool = True) -> Any:
     """One JSON document, strictly (see the module docstring). strict=False is for gpufleet's own data files, as for
     YAML (`shipped`): the plain decoder, without a Python call for each key and number or the depth walk (a preview
@@ -351,7 +398,11 @@ def parse_json(text: str, shown: str, strict: bool = True) -> Any:
     try:
         doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except _JsonRefused as exc:
-        raise UserError([Problem(shown, "", str(exc))]) from None
+        at = _json_refusal_at(text)  # the hooks are given no position (review F8: no line, no field)
+        if at is None:
+            raise UserError([Problem(shown, "", str(exc))]) from None
+        line, column, field = at
+        raise UserError([Problem(shown, field, str(exc), line=line, column=column)]) from None
     except json.JSONDecodeError as exc:
         raise UserError([Problem(shown, "", f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno)]) from None
     except RecursionError:

@@ -89,6 +89,24 @@ def test_yaml_reader_refuses(tmp_path, text, where, message):
     assert shown.startswith(where) and message in shown and "\n" not in shown, shown
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        # review F8: these named neither line nor field, where the YAML reader gives file:line:column
+        ('{"levels": [\n  {"c": 1},\n  {"c": 2, "rps": NaN}\n]}', "f.json:3:19: levels.1.rps: NaN is not a finite number"),
+        ('{"a": {"x": [1, Infinity]}}', "f.json:1:17: a.x.1: Infinity is not a finite number"),
+        ('{"a": 1e999}', "f.json:1:7: a: 1e999 is not a finite number"),
+        ('{"a": -' + "9" * 30 + "}", "f.json:1:7: a: -999999"),
+        ('{"a": {"k": 1, "k": 2}, "b": NaN}', "f.json:1:16: a.k: duplicate key 'k'; keep one"),  # as the decoder meets them
+        ('{"s": "NaN, \\" 1e999", "n": [-Infinity]}', "f.json:1:30: n.0: -Infinity is not"),  # in a text: not a number
+    ],
+)
+def test_json_reader_refusals_name_the_line_and_the_field(text, said):
+    with pytest.raises(UserError) as exc:
+        inputs.parse_json(text, "f.json")
+    assert str(exc.value).startswith(said), str(exc.value)
+
+
 def test_yaml_reader_accepts_anchors_within_the_budget(tmp_path):
     p = tmp_path / "f.yaml"
     p.write_text("base: &b {x: 1, y: [1, 2]}\nc: *b\nd: *b\n")

@@ -182,8 +182,9 @@ def test_a_jsonl_prompts_file(tmp_path):
     "line, says",
     [
         ("[" * 5000 + "]" * 5000, "line 2: nested deeper than 64 levels"),  # was a RecursionError traceback
-        ('{"id": "a", "id": "b", "prompt": "x"}', "line 2: duplicate key 'id'; keep one"),
-        ('{"id": "a", "prompt": NaN}', "line 2: NaN is not a finite number"),
+        # the field and column too (review F8: the number and duplicate-key refusals named no place)
+        ('{"id": "a", "id": "b", "prompt": "x"}', "line 2, column 13: id: duplicate key 'id'; keep one"),
+        ('{"id": "a", "prompt": NaN}', "line 2, column 23: prompt: NaN is not a finite number"),
     ],
     ids=["deep", "duplicate-key", "nan"],
 )
@@ -453,8 +454,8 @@ def test_a_state_file_an_older_gpufleet_wrote_with_infinity_says_the_edit_that_r
 @pytest.mark.parametrize(
     "text, says",
     [
-        ("[" * 5000 + "]" * 5000, "nested deeper than 64 levels"),  # was a RecursionError traceback
-        ('{"version": 1, "version": 1}', "duplicate key 'version'; keep one"),
+        ("[" * 5000 + "]" * 5000, ": nested deeper than 64 levels"),  # was a RecursionError traceback
+        ('{"version": 1, "version": 1}', ":1:16: version: duplicate key 'version'; keep one"),  # where (review F8)
     ],
     ids=["deep", "duplicate-key"],
 )
@@ -463,7 +464,7 @@ def test_a_state_file_is_read_as_every_json_input(tmp_path, text, says):
     path.write_text(text)
     with pytest.raises(UserError) as exc:
         state.load(path)
-    assert str(exc.value) == f"{path}: {says} (a rollout's state file: {state.FIX})"
+    assert str(exc.value) == f"{path}{says} (a rollout's state file: {state.FIX})"
 
 
 def test_a_lock_record_too_deep_to_read_names_nobody(tmp_path):

@@ -74,7 +74,14 @@ def _jsonl(text: str, shown: str) -> list:
                 out.append(inputs.parse_json(line, shown))
             except UserError as exc:
                 raise UserError(
-                    [Problem(shown, f"line {n}" + (f", column {p.column}" if p.column else ""), p.message) for p in exc.problems]
+                    [
+                        Problem(
+                            shown,
+                            f"line {n}" + (f", column {p.column}" if p.column else "") + (f": {p.path}" if p.path else ""),
+                            p.message,
+                        )
+                        for p in exc.problems
+                    ]
                 ) from None
     return out
 
