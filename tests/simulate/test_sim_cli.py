@@ -378,3 +378,27 @@ def test_slo_ttft_ms_given_is_the_one_checked_and_must_be_above_0(app, capsys):
     captured = capsys.readouterr()
     assert exc.value.code == 2 and captured.out == "" and "Traceback" not in captured.err
     assert "error --slo-ttft-ms: must be above 0" in captured.err, captured.err
+
+
+def test_a_long_simulation_says_how_long_before_it_starts(tmp_path):
+    """Review F12: a 44-byte trace of 289 days ran 51 s without a word. Over a week of simulated time the command
+    says first how many days it simulates and about how long that takes (docs/simulation.md: about 0.2 s a day)."""
+    from gpufleet.simulate import run as sim_run
+
+    days = 8
+    trace = tmp_path / "t.csv"
+    trace.write_text(f"time,requests_per_s\n0,1\n{days * 86400 // 2},2\n")
+    said: list[str] = []
+    doc = sim_run.for_stack(STACKS[0], _given_capacity(), trace, say=said.append, priced=False)
+    assert said == [f"simulating {days:g} days of {trace} (about 0.2 s a simulated day, so about 2 s; docs/simulation.md)"]
+    assert doc["timeline"]
+    said.clear()
+    trace.write_text("time,requests_per_s\n0,1\n3600,2\n")
+    sim_run.for_stack(STACKS[0], _given_capacity(), trace, say=said.append, priced=False)
+    assert said == []  # a short one runs at once, as before
+
+
+def _given_capacity():
+    from gpufleet.simulate import capacity
+
+    return capacity.given(5.0, "given")

@@ -10,7 +10,7 @@ import typer
 from msgspec.structs import replace
 
 from gpufleet.cli import options, renderers
-from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.errors import Problem, UserError, console, did_you_mean
 
 if TYPE_CHECKING:  # the engines are imported where they are used (below)
     from gpufleet.sizing import fit
@@ -607,7 +607,18 @@ def scaling_cmd(
     else:
         assert qps_per_node is not None
         cap = capacity.given(qps_per_node, "given (--qps-per-node)")
-    doc = run.for_stack(stack_name, cap, trace_file, profile, slo, tuple(at), reclaim_per_hour, when, warnings=tuple(measured))
+    doc = run.for_stack(
+        stack_name,
+        cap,
+        trace_file,
+        profile,
+        slo,
+        tuple(at),
+        reclaim_per_hour,
+        when,
+        warnings=tuple(measured),
+        say=lambda line: console(stderr=True, soft_wrap=True).print(line),
+    )
     renderers.render(
         chosen,
         output,

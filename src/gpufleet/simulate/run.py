@@ -112,6 +112,12 @@ def trace_problems(tr: Trace, start: datetime | None, reclaim_at: tuple[float, .
     return problems
 
 
+# Longer than this, `plan scaling` says before it starts how long the simulation will take: the work grows with the
+# simulated time (about S_PER_DAY a simulated day, docs/simulation.md "Speed"), whatever the trace's rows.
+LONG_SPAN_S = 7 * 86400
+S_PER_DAY = 0.2
+
+
 def for_stack(
     stack: str,
     cap: NodeCapacity,
@@ -123,9 +129,11 @@ def for_stack(
     start: datetime | None = None,
     priced: bool = True,
     warnings: tuple[str, ...] = (),
+    say=None,
 ) -> dict:
     """The plan scaling document of a stack (gpufleet.simulate.report.document): timeline, summary, cost, notes
-    (`warnings` first: the load test measured another configuration)."""
+    (`warnings` first: the load test measured another configuration). `say(line)`, when given, is told before a long
+    simulation starts how long it will take (LONG_SPAN_S)."""
 
     p = plan.for_stack(stack)
     b = behaviour(p.fleet, p.resources)
@@ -147,6 +155,12 @@ def for_stack(
     tr = trace.read(trace_file, when) if trace_file is not None else default_trace(profile, b, cap, when)
     if problems := trace_problems(tr, start, reclaim_at, trace_file):
         raise UserError(problems)
+    if say is not None and tr.duration_s > LONG_SPAN_S:  # a 44-byte trace ran 51 s without a word (review F12)
+        days = tr.duration_s / 86400
+        say(
+            f"simulating {days:.4g} days of {tr.source or 'trace'} (about {S_PER_DAY:g} s a simulated day, "
+            f"so about {days * S_PER_DAY:.0f} s; docs/simulation.md)"
+        )
     r = simulate(b, cap, tr, reclaim_at, reclaim_per_hour)
     slo_s = None if slo_ttft_ms is None else slo_ttft_ms / 1000
     summ = summary.summary(r, slo_s)
