@@ -9,9 +9,10 @@ GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
 # annotation string when it builds the models, at every command's start (issue 25, scripts/bench.py --instructions).
 import os
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -94,10 +95,20 @@ def _compute_capability(value: str) -> str:
 
 # Recipe values written into the build scripts (images/templates/*.sh.j2): held to the syntax of what reads them, as
 # the layout's are, so a placeholder ("TODO") is not taken for a pinned hash and a newline does not split a line.
-def _sha256(value: str | None) -> str | None:
-    if value is not None and not re.fullmatch(r"[0-9a-f]{64}", value):
-        raise ValueError(f"{value[:80]!r} is not a sha256: 64 lowercase hex digits (`sha256sum FILE`), or null until known")
-    return value
+def _syntax(pattern: str, what: str) -> Callable[[Any], Any]:
+    """A validator holding a value (None passes: a field's null) to the whole of `pattern`, refusing any other as
+    "'<value>' is not <what>", the value cut to 80 characters. The pattern is compiled on first use (re's cache), not
+    at import: loading a stack imports this module."""
+
+    def check(value: Any) -> Any:
+        if value is not None and not re.fullmatch(pattern, value):
+            raise ValueError(f"{value[:80]!r} is not {what}")
+        return value
+
+    return check
+
+
+_sha256 = _syntax(r"[0-9a-f]{64}", "a sha256: 64 lowercase hex digits (`sha256sum FILE`), or null until known")
 
 
 def _absolute(value: str) -> str:
@@ -113,10 +124,7 @@ def _mode_as_written(value: object) -> object:
     return value
 
 
-def _file_mode(value: str) -> str:
-    if not re.fullmatch(r"0[0-7]{3}", value):
-        raise ValueError(f"{value[:80]!r} is not a file mode: 0 and three octal digits, e.g. 0755 (a program) or 0644")
-    return value
+_file_mode = _syntax(r"0[0-7]{3}", "a file mode: 0 and three octal digits, e.g. 0755 (a program) or 0644")
 
 
 def _one_line(value: str) -> str:
@@ -125,22 +133,15 @@ def _one_line(value: str) -> str:
     return value
 
 
-def _deb_package(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", value):
-        raise ValueError(
-            f"{value[:80]!r} is not a Debian package name: lowercase letters, digits and + . -, starting with a letter or "
-            "digit (e.g. nginx-common)"
-        )
-    return value
-
-
-def _deb_version(value: str | None) -> str | None:
-    if value is not None and not re.fullmatch(r"([0-9]+:)?[0-9][A-Za-z0-9.+~-]*", value):
-        raise ValueError(
-            f"{value[:80]!r} is not a Debian version: [epoch:]upstream[-revision] of letters, digits and . + ~ -, starting "
-            "with a digit (e.g. 1:4.4.1-1), as `apt-cache policy NAME` shows it; or null until known"
-        )
-    return value
+_deb_package = _syntax(
+    r"[a-z0-9][a-z0-9+.-]+",
+    "a Debian package name: lowercase letters, digits and + . -, starting with a letter or digit (e.g. nginx-common)",
+)
+_deb_version = _syntax(
+    r"([0-9]+:)?[0-9][A-Za-z0-9.+~-]*",
+    "a Debian version: [epoch:]upstream[-revision] of letters, digits and . + ~ -, starting with a digit (e.g. "
+    "1:4.4.1-1), as `apt-cache policy NAME` shows it; or null until known",
+)
 
 
 def url_problem(value: str) -> str | None:
@@ -189,25 +190,18 @@ class AptPackage(Strict):
     verified: bool = Field(False, description="true once the exact version was seen in the repository index")
 
 
-def _fingerprint(value: str | None) -> str | None:
-    # compared with what `gpg --show-keys --with-colons` prints in its fpr record: 40 uppercase hex digits, no spaces
-    if value is not None and not re.fullmatch(r"[0-9A-F]{40}", value):
-        raise ValueError(
-            f"{value[:80]!r} is not an OpenPGP fingerprint as gpg prints it: 40 uppercase hex digits without spaces "
-            "(`gpg --show-keys --with-colons FILE`, its fpr line), or null"
-        )
-    return value
-
-
-def _sources_list_name(value: str) -> str:
-    # sources.list(5): the files in sources.list.d "may only contain letters (a-z and A-Z), digits (0-9), underscore (_),
-    # hyphen (-) and period (.) characters"; the name is written unquoted into the scripts' /etc/apt/sources.list.d/<name>.list
-    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*", value):
-        raise ValueError(
-            f"{value[:80]!r} is not an apt source name: letters, digits and _ - . (it names "
-            "/etc/apt/sources.list.d/<name>.list), e.g. nvidia-cuda"
-        )
-    return value
+# compared with what `gpg --show-keys --with-colons` prints in its fpr record: 40 uppercase hex digits, no spaces
+_fingerprint = _syntax(
+    r"[0-9A-F]{40}",
+    "an OpenPGP fingerprint as gpg prints it: 40 uppercase hex digits without spaces (`gpg --show-keys --with-colons "
+    "FILE`, its fpr line), or null",
+)
+# sources.list(5): the files in sources.list.d "may only contain letters (a-z and A-Z), digits (0-9), underscore (_),
+# hyphen (-) and period (.) characters"; the name is written unquoted into the scripts' /etc/apt/sources.list.d/<name>.list
+_sources_list_name = _syntax(
+    r"[A-Za-z0-9_-][A-Za-z0-9_.-]*",
+    "an apt source name: letters, digits and _ - . (it names /etc/apt/sources.list.d/<name>.list), e.g. nvidia-cuda",
+)
 
 
 def _deb_line(value: str) -> str:
@@ -251,25 +245,13 @@ class Download(Strict):
     )
 
 
-def _pypi_name(value: str) -> str:
-    if not re.fullmatch(PYPI_NAME, value):
-        raise ValueError(f"{value[:80]!r} is not a PyPI project name: letters and digits, with . _ - inside (e.g. tccli)")
-    return value
-
-
-def _pypi_version(value: str) -> str:
-    if not re.fullmatch(PYPI_VERSION, value):
-        raise ValueError(f"{value[:80]!r} is not a version: write the release as PyPI lists it, e.g. 3.1.118.1")
-    return value
-
-
-def _command(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
-        raise ValueError(
-            f"{value[:80]!r} is not a command name: letters, digits and _ . -, starting with a letter or digit (it is "
-            "linked as /usr/local/bin/<command>), e.g. tccli"
-        )
-    return value
+_pypi_name = _syntax(PYPI_NAME, "a PyPI project name: letters and digits, with . _ - inside (e.g. tccli)")
+_pypi_version = _syntax(PYPI_VERSION, "a version: write the release as PyPI lists it, e.g. 3.1.118.1")
+_command = _syntax(
+    r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    "a command name: letters, digits and _ . -, starting with a letter or digit (it is linked as "
+    "/usr/local/bin/<command>), e.g. tccli",
+)
 
 
 class PythonTool(Strict):
