@@ -10,6 +10,17 @@ SELFTEST = Path(__file__).parent / "selftest"
 PREFIXES: list[Path] = []  # every prefix written: conftest.py removes their step locks (/run/lock) at the end
 
 
+def tree_step(folder: Path) -> dict:
+    """The self-test's first step: the app's tree under folder/root, its VERSION file read as the fact of pin app."""
+    return {
+        "name": "tree",
+        "template": "tree",
+        "fact": "file_line",
+        "pin": "app",
+        "vars": {"path": str(folder / "root" / "opt/app/VERSION")},
+    }
+
+
 def write_recipe(folder: Path, steps: list[dict] | None = None, name: str = "selftest") -> Path:
     """A self-test recipe doing harmless real work under folder/root; returns the recipe file."""
     prefix = folder / "root"
@@ -33,13 +44,7 @@ def write_recipe(folder: Path, steps: list[dict] | None = None, name: str = "sel
         "steps": steps
         if steps is not None
         else [
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(folder),
             {"name": "user", "template": "user"},
             {"name": "unit", "template": "unit"},
         ],

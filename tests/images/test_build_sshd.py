@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from selftest_recipe import write_recipe
+from selftest_recipe import tree_step, write_recipe
 from tools import require
 
 from gpufleet.images.recipes import load_recipe
@@ -76,17 +76,10 @@ def test_drifted_step_is_reapplied(sshd, recipe_file):
 
 
 def _slow_recipe(folder: Path, seconds: int = 4) -> Path:
-    prefix = folder / "root"
     return write_recipe(
         folder,
         steps=[
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(folder),
             {"name": "slow", "template": "slow", "vars": {"seconds": seconds}},
             {"name": "unit", "template": "unit"},
         ],
@@ -151,13 +144,7 @@ def test_failing_step_stops_with_its_output(sshd, tmp_path):
     rf = write_recipe(
         tmp_path,
         steps=[
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(tmp_path),
             {"name": "broken", "template": "fail"},
             {"name": "unit", "template": "unit"},
         ],
@@ -254,17 +241,10 @@ def test_no_change_rebuild_reads_everything_in_one_remote_command(sshd, recipe_f
 
 
 def _lockset_recipe(folder: Path, lock: str) -> Path:
-    prefix = folder / "root"
     return write_recipe(
         folder,
         steps=[
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(folder),
             {"name": "pkgs", "template": "lockset", "vars": {"lock": lock}},
         ],
     )
@@ -321,13 +301,7 @@ def test_a_build_whose_host_facts_no_longer_meet_the_pins_at_the_end_fails_and_w
     rf = write_recipe(
         tmp_path,
         steps=[
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(tmp_path),
             {"name": "clobber", "template": "clobber", "vars": {"version": "1.2.4"}},
         ],
     )
@@ -379,13 +353,7 @@ def test_a_build_whose_step_record_went_meanwhile_writes_no_manifest(sshd, tmp_p
     rf = write_recipe(
         tmp_path,
         steps=[
-            {
-                "name": "tree",
-                "template": "tree",
-                "fact": "file_line",
-                "pin": "app",
-                "vars": {"path": str(prefix / "opt/app/VERSION")},
-            },
+            tree_step(tmp_path),
             {"name": "forget", "template": "forget"},
         ],
     )
