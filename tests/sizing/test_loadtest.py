@@ -10,6 +10,7 @@ import time
 
 import pytest
 from fake_openai import Behaviour, FakeServer
+from inputs.inputs_helpers import run_cli
 
 from gpufleet.errors import UserError
 from gpufleet.sizing import capacity, loadstats, loadtest
@@ -387,19 +388,6 @@ def test_command_bad_input_exits_2_and_writes_nothing(tmp_path):
     assert r.returncode == 2 and "does not exist" in r.stderr
 
 
-def _main(argv, capsys) -> tuple[int, str, str]:
-    from gpufleet.cli import main
-
-    capsys.readouterr()
-    code = 0
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_a_level_where_every_request_failed_is_a_failed_check(capsys, monkeypatch):
     """docs/cli.md, exit 1: "a load test level with no successful request". 100 of 100 failed: no success (by hand);
     99 of 100: one succeeded. Through the command: a server answering HTTP 500 to everything, two levels, exit 1 naming
@@ -411,10 +399,10 @@ def test_a_level_where_every_request_failed_is_a_failed_check(capsys, monkeypatc
     monkeypatch.setenv("COLUMNS", "200")
     with FakeServer(Behaviour(fail_every=1, first_token_s=0.0, token_s=0.0)) as srv:
         words = ["loadtest", "--url", srv.url, "--model", "fake-model", "--concurrency", "1,2", "--requests", "4", "--json"]
-        code, out, err = _main(words, capsys)
-    assert code == 1, err
-    assert [(lv["requests"], lv["errors"]) for lv in json.loads(out)["levels"]] == [(4, 4), (4, 4)]
-    assert "failed: no successful request at concurrency 1, 2; the result is not a capacity (exit 1)" in err, err
+        r = run_cli(words, capsys)
+    assert r.code == 1, r.err
+    assert [(lv["requests"], lv["errors"]) for lv in json.loads(r.out)["levels"]] == [(4, 4), (4, 4)]
+    assert "failed: no successful request at concurrency 1, 2; the result is not a capacity (exit 1)" in r.err, r.err
 
 
 def test_o_and_save_json_naming_one_file_is_refused_before_any_request(capsys, tmp_path):
@@ -422,10 +410,10 @@ def test_o_and_save_json_naming_one_file_is_refused_before_any_request(capsys, t
     -o, before the load test starts (nothing listens on port 9: a started test would say it cannot reach it)."""
     lt = tmp_path / "lt.json"
     words = ["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1"]
-    code, out, err = _main([*words, "-o", lt, "--save-json", lt], capsys)
-    assert code == 2 and out == "" and "Traceback" not in err, err
-    assert f"error -o: {lt}: is also --save-json: the two would overwrite each other" in err, err
-    assert "cannot reach" not in err and "concurrency" not in err and not lt.exists()
+    r = run_cli([*words, "-o", lt, "--save-json", lt], capsys)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.err, r.err
+    assert f"error -o: {lt}: is also --save-json: the two would overwrite each other" in r.err, r.err
+    assert "cannot reach" not in r.err and "concurrency" not in r.err and not lt.exists()
 
 
 @pytest.mark.parametrize(
