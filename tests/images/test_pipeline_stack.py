@@ -1,5 +1,6 @@
 """The images program (images/program/) read from its stack file, previewed under the mock engine."""
 
+import json
 import runpy
 import subprocess
 import sys
@@ -46,14 +47,19 @@ def test_the_program_file_declares_the_build_phase(monkeypatch, tmp_path):
     assert "builder_instance_id" in inv.outputs
 
 
-def test_done_phase_keeps_only_images(tmp_path):
-    path = _edited(tmp_path, phase="done", manifest_sha256="ab" * 32, builder_instance_id="i-bp1recorded")
-    r = subprocess.run(
+def _pipeline_json(path) -> subprocess.CompletedProcess:
+    """`image pipeline -s PATH --json` in a process of its own (the images program under the mock engine)."""
+    return subprocess.run(
         [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path), "--json"],
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_done_phase_keeps_only_images(tmp_path):
+    path = _edited(tmp_path, phase="done", manifest_sha256="ab" * 32, builder_instance_id="i-bp1recorded")
+    r = _pipeline_json(path)
     assert r.returncode == 0, r.stderr
     assert '"alicloud:ecs/instance:Instance"' not in r.stdout and '"alicloud:ecs/imageCopy:ImageCopy"' in r.stdout
 
@@ -112,13 +118,6 @@ def test_the_image_phase_outputs_the_manifest_digest_lock_record_compares(tmp_pa
     """The images carry the digest as a tag; the outputs now carry it too, so `image lock record --outputs` can tell a
     manifest of another build (review finding 12)."""
     path = _edited(tmp_path, phase="image", manifest_sha256="ab" * 32, builder_instance_id="i-bp1recorded")
-    r = subprocess.run(
-        [sys.executable, "-m", "gpufleet.cli.image", "pipeline", "-s", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = _pipeline_json(path)
     assert r.returncode == 0, r.stderr
-    import json
-
     assert json.loads(r.stdout)["outputs"]["manifest_sha256"] == "ab" * 32
