@@ -107,3 +107,21 @@ def test_bf16_on_t4_and_pin_drift():
     )
     assert "bfloat16 needs compute capability >= 8.0" in probs["fleet.serving.dtype"]
     assert "vllm: image has 0.32.0, recipe pins 0.33.0" in probs["fleet.image.recipe"]
+
+
+def test_a_lock_of_torch_from_a_cuda_index_matches_its_pin_without_the_local_part():
+    """torch from download.pytorch.org/whl/cu130 is locked as torch==2.x.y+cu130; the recipe pins 2.x.y (its pin form
+    refuses a +cu part) and the step's check cuts pip's Version at '+' (python_packages.sh.j2), so the lock agrees with
+    the pin. Another release is still refused, naming the lock's version; a name written with '_' or capitals is the
+    same project (PEP 503)."""
+    r = load_recipe("cuda13-vllm")
+    text = python_lock_text(r)
+    torch = r.pins["torch"]
+    assert f"torch=={torch} " in text or f"torch=={torch}\n" in text
+    cuda_build = text.replace(f"torch=={torch}", f"torch=={torch}+cu130")
+    assert compat.lock_problems(r, cuda_build) == []
+    other = text.replace(f"torch=={torch}", "torch==1.0.0+cu130")
+    assert dict(compat.lock_problems(r, other))["recipe.python_lock"].endswith(
+        f"pins torch 1.0.0+cu130, the recipe {torch}; regenerate it"
+    )
+    assert compat.lock_problems(r, text.replace(f"torch=={torch}", f"Torch=={torch}")) == []

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpufleet import inputs
-from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.images.recipes import load_recipe, lock_pins, recipe_names
 from gpufleet.stacks import catalog
 
 RULES = Path(__file__).parent / "compat.yaml"
@@ -188,12 +188,12 @@ def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
     """The recipe's hash lock must pin the recipe's vllm and torch, and a CUDA runtime of the recipe's CUDA major."""
     if not recipe.python_lock:
         return []
-    pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock_text, flags=re.M))
+    pinned = lock_pins(lock_text)
     out = []
     for pkg in ("vllm", "torch"):
         if pkg not in recipe.pins:
             out.append(("recipe.python_lock", f"the recipe pins no {pkg} to check {recipe.python_lock} against: add pins.{pkg}"))
-        elif pinned.get(pkg) != recipe.pins[pkg]:
+        elif pinned.get(pkg, "").split("+", 1)[0] != recipe.pins[pkg]:  # torch's +cu130 cut, as the step's check cuts it
             out.append(
                 (
                     "recipe.python_lock",
