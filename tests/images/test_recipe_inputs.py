@@ -906,3 +906,23 @@ def test_render_refuses_a_recipe_that_does_not_hold_together_as_build_does(capsy
     refused(run_cli(["image", "build", "-r", path, "--dry-run"], capsys), *said)
     refused(run_cli(["image", "render", "-r", path, "--out-dir", tmp_path / "out"], capsys), *said)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("x==1 \\\r\n    HASH\r\n", "(Windows line ends (CRLF): save the lock with LF line ends)"),
+        ("--extra-index-url https://download.pytorch.org/whl/cu130\nx==1 HASH\n", "(a pip option (--index-url, ...)"),
+        ("numpy==2.1.0 ; python_full_version >= '3.10' \\\n    HASH\n", "(an environment marker (; ...)"),
+    ],
+)
+def test_a_lock_line_pip_would_take_but_the_lock_does_not_says_what_it_is(text, says):
+    """pip-compile and uv write these, and pip reads them; a hash lock here holds requirements, hashes and comments only
+    (docs/images.md), so the refusal names which of them the line is, and nothing else is added for a plain bad line."""
+    from gpufleet.images.steps import lock_lines_problem
+
+    problem = lock_lines_problem(text.replace("HASH", HASH))
+    assert problem is not None and problem.startswith("is not a pip hash lock: line") and says in problem, problem
+    hints = ("(Windows line ends", "(a pip option", "(an environment marker")
+    assert [h for h in hints if h in problem] == [h for h in hints if says.startswith(h)]  # that one alone
+    assert lock_lines_problem("bad\n").endswith("a # comment or blank")

@@ -89,7 +89,7 @@ def python_lock_text(recipe: Recipe) -> str:
 # The lines of a pip hash lock (pip's requirements file format, as scripts/lock_image_python.py writes it):
 # `name==version`, its `--hash=sha256:<64 hex>` options on the same line or on lines continued with `\`, a `# comment`
 # after whitespace, a blank line or a comment line between requirements.
-_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.!+_-]+")
+_REQUIREMENT = re.compile(recipes.REQUIREMENT)
 _HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 
@@ -122,9 +122,24 @@ def lock_lines_problem(text: str) -> str | None:
     if start and not hashed:
         unhashed.append(str(start))
     if bad:
+        lines = text.split("\n")
+        said = [lines[int(n) - 1] for n in bad]
+        why = [
+            why
+            for why, seen in (
+                ("Windows line ends (CRLF): save the lock with LF line ends", any(line.endswith("\r") for line in said)),
+                (
+                    "a pip option (--index-url, ...): the lock holds requirements only",
+                    any(line.lstrip().startswith("-") and not line.lstrip().startswith("--hash=") for line in said),
+                ),
+                ("an environment marker (; ...): lock for the builder's Python and platform", any(";" in line for line in said)),
+            )
+            if seen
+        ]
         return (
             f"is not a pip hash lock: line{'s' if len(bad) > 1 else ''} {some(bad)} "
             "not name==version, --hash=sha256:<64 hex digits> (lines continued with \\), a # comment or blank"
+            + "".join(f" ({w})" for w in why)
         )
     if unhashed:
         return f"has a requirement without a --hash=sha256: (line{'s' if len(unhashed) > 1 else ''} {some(unhashed)})"
