@@ -80,6 +80,15 @@ def test_a_half_configured_package_is_not_installed(sshd, tmp_path, demo):
     assert plan.returncode == 0, plan.stderr
     assert "[1/1] apt-packages       would apply check: not satisfied" in plan.stdout, plan.stdout
     assert facts.parse_dpkg_version("iF 1.0-1") is None  # the driver_package fact: no driver installed
+    # the check says why on stderr (a build shows it when the step stays unsatisfied after its apply): the package and
+    # what dpkg shows against what the pin needs, then dpkg --audit's own report of the half-installed package
+    check = render(load_recipe(str(rf)))[0].check
+    said = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
+    assert said.returncode == 1
+    assert f"{PKG}: dpkg shows 'iF 1.0-1', not 'hi 1.0-1' (installed, configured, held at the pin)" in said.stderr
+    subprocess.run(["apt-mark", "hold", PKG], check=True, capture_output=True)
+    said = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
+    assert said.returncode == 1 and "'hF 1.0-1'" in said.stderr, said.stderr  # held, still half-configured
 
 
 def test_an_installed_package_counts_only_once_held(sshd, tmp_path, demo):
