@@ -94,3 +94,21 @@ def test_every_printable_character_in_an_https_source_is_refused_or_rendered():
         if _renders_or_is_refused(raw, "model.source"):
             refused.append(c)
     assert "~" in refused and "=" not in refused and "." not in refused
+
+
+def test_a_health_check_path_message_names_what_is_wrong_with_it():
+    """A path of allowed characters that is only too long is told its length and the limit (201: '/' and 200 more, the
+    spec's pattern), not the character rule it meets; two refused characters read 'are not'."""
+    from pydantic import ValidationError
+
+    from gpufleet.stacks.spec import HealthCheck
+
+    assert HealthCheck(path="/" + "a" * 200).path == "/" + "a" * 200
+    for path, says in (
+        ("/" + "a" * 201, "is 202 characters: write a path of at most 201"),
+        ("/a=b?c", "('=' '?' are not of them:"),
+        ("/a~", "('~' is not one of them:"),
+    ):
+        with pytest.raises(ValidationError) as exc:
+            HealthCheck(path=path)
+        assert says in str(exc.value), str(exc.value)

@@ -590,9 +590,11 @@ class HealthCheck(Strict):
     def _path(cls, v: str) -> str:
         if not HEALTH_PATH.match(v):
             odd = sorted({c for c in v[1:] if not HEALTH_PATH.match("/" + c)})
+            if v.startswith("/") and not odd:  # only its length
+                raise ValueError(f"is {len(v)} characters: write a path of at most 201")
             raise ValueError(
                 "must start with / and be a plain path of letters, digits and . _ / - "
-                + (f"({' '.join(map(repr, odd))} is not one of them: " if odd else "(")
+                + (f"({' '.join(map(repr, odd))} {'is not one' if len(odd) == 1 else 'are not'} of them: " if odd else "(")
                 + "the path is written to the node's environment file, read by systemd's EnvironmentFile=, and to nginx's config)"
             )
         return v
