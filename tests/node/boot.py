@@ -121,9 +121,13 @@ class Node:
         out, todo = [], [pid]
         while todo:
             p = todo.pop()
-            for task in Path(f"/proc/{p}/task").glob("*"):
+            try:  # a short-lived process (nspawn's helpers while it boots) may be gone by now: it has no children left
+                tasks = os.listdir(f"/proc/{p}/task")
+            except OSError:
+                continue
+            for task in tasks:
                 try:
-                    kids = [int(x) for x in (task / "children").read_text().split()]
+                    kids = [int(x) for x in Path(f"/proc/{p}/task/{task}/children").read_text().split()]
                 except OSError:
                     kids = []
                 out += kids
