@@ -189,10 +189,9 @@ def _cli_build(sshd, rf: Path):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(sshd, tmp_path):
-    """Review finding 9: the step a lost connection cut off was remembered only in the Runner's memory, so after the
-    client was killed (or gave up) the re-run neither waited for that step's lock nor ran its cleanup. The apply leaves
-    a marker on the host; a new process (the CLI here) waits for the lock, runs the cleanup, then applies again."""
+def _connection_lost_mid_apply(sshd, tmp_path: Path, kill_apply: bool) -> tuple[Path, Path]:
+    """A build whose connection drops while its 2 s apply runs (first killing the apply half-way when kill_apply: its
+    `sleep` lives on, holding the step's lock), with no retry: ConnectionLost. Returns the recipe and the apply's log."""
     rf = _recipe(tmp_path, seconds=2)
     log = tmp_path / "root/run/hold.log"
 
@@ -201,7 +200,8 @@ def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(
         while not log.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)
-        assert _kill_apply(tmp_path) >= 1  # the apply dies half-way; its `sleep` lives on, holding the step's lock
+        if kill_apply:
+            assert _kill_apply(tmp_path) >= 1
         sshd.drop_connections()
 
     target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts, keepalive_s=1.0)
@@ -212,6 +212,14 @@ def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(
             Runner(load_recipe(str(rf)), lambda: SshHost(target), retries=0).build()
     finally:
         t.join()
+    return rf, log
+
+
+def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(sshd, tmp_path):
+    """Review finding 9: the step a lost connection cut off was remembered only in the Runner's memory, so after the
+    client was killed (or gave up) the re-run neither waited for that step's lock nor ran its cleanup. The apply leaves
+    a marker on the host; a new process (the CLI here) waits for the lock, runs the cleanup, then applies again."""
+    rf, log = _connection_lost_mid_apply(sshd, tmp_path, kill_apply=True)
     assert (tmp_path / "root/.state/hold.applying").exists()
     again = _cli_build(sshd, rf)
     assert again.returncode == 0, again.stderr
@@ -224,24 +232,7 @@ def test_a_new_process_runs_the_cleanup_of_an_apply_another_one_left_unfinished(
 def test_a_new_process_only_checks_and_records_an_apply_that_finished_after_its_client_was_gone(sshd, tmp_path):
     """The connection drops while the apply runs on; it finishes on the host (.applied): a new process waits for the
     lock, checks the step and records its digest, without applying it again."""
-    rf = _recipe(tmp_path, seconds=2)
-    log = tmp_path / "root/run/hold.log"
-
-    def drop():
-        deadline = time.monotonic() + 20
-        while not log.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.2)
-        sshd.drop_connections()
-
-    target = Target("127.0.0.1", sshd.port, "root", sshd.key, sshd.known_hosts, keepalive_s=1.0)
-    t = threading.Thread(target=drop)
-    t.start()
-    try:
-        with pytest.raises(ConnectionLost):
-            Runner(load_recipe(str(rf)), lambda: SshHost(target), retries=0).build()
-    finally:
-        t.join()
+    rf, log = _connection_lost_mid_apply(sshd, tmp_path, kill_apply=False)
     again = _cli_build(sshd, rf)
     assert again.returncode == 0, again.stderr
     late = "an earlier apply of it finished but was not recorded (its build lost the connection or failed): recorded now"
