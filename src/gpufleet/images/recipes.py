@@ -120,7 +120,7 @@ def _syntax(pattern: str, what: str) -> Callable[[Any], Any]:
     return check
 
 
-_sha256 = _syntax(r"[0-9a-f]{64}", "a sha256: 64 lowercase hex digits (`sha256sum FILE`), or null until known")
+_sha256 = _syntax(inputs.SHA256_HEX, "a sha256: 64 lowercase hex digits (`sha256sum FILE`), or null until known")
 
 
 def _absolute(value: str) -> str:

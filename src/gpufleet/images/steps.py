@@ -90,7 +90,7 @@ def python_lock_text(recipe: Recipe) -> str:
 # `name==version`, its `--hash=sha256:<64 hex>` options on the same line or on lines continued with `\`, a `# comment`
 # after whitespace, a blank line or a comment line between requirements.
 _REQUIREMENT = re.compile(recipes.REQUIREMENT)
-_HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+_HASH = re.compile(rf"--hash=sha256:{inputs.SHA256_HEX}")
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 
 

@@ -131,7 +131,7 @@ def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
         # a hand edit: the id reaches the launch configuration as written (a newline, a NUL, another cloud's id)
         out.append(("image_id", f"{why}; re-run `gpufleet image lock record`"))
     sha = where.get("manifest_sha256")
-    if sha is not None and not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+    if sha is not None and not (isinstance(sha, str) and re.fullmatch(inputs.SHA256_HEX, sha)):
         out.append(("manifest_sha256", "not a sha256 (64 lowercase hex digits) or null"))
     return out
 

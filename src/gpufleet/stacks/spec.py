@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from gpufleet import registry
 from gpufleet.cron import SEARCH_DAYS, parse
 from gpufleet.files import package_file
-from gpufleet.inputs import host_problem
+from gpufleet.inputs import SHA256_HEX, host_problem
 from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks.choices import Dtype, KvCacheDtype
 
@@ -148,7 +148,7 @@ class Image(Strict):
     recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
 
 
-SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would also accept a trailing newline
+SHA256 = re.compile(SHA256_HEX)
 # Patterns for every value that reaches a shell, a unit file or cloud-init (issue 14 item 8). `\Z`, not `$`:
 # `$` also matches before a trailing newline. Each cloud's own naming rules (bucket, secret) are in
 # components/<cloud>/names.py; these are the characters no consumer on the node interprets.
