@@ -46,6 +46,10 @@ class Group(Struct, frozen=True):
     # seconds from in service to vLLM serving when the group's nodes load another model than the fleet's (a rollout's
     # candidate: its weights' fetch and CUDA graphs); None: the fleet's node timings
     ready_s: float | None = None
+    # which scaling activities start the cooldown when they end: "any" (every one: a rule's, a schedule's, the
+    # restore of the desired capacity, a spot replacement) | "rule" (only one an executed scaling rule started: an
+    # alarm's or a scaler's). The cloud's reader sets it, with its vendor source
+    cooldown_after: str = "any"
 
 
 class Hook(Struct, frozen=True):

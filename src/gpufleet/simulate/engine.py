@@ -3,8 +3,9 @@
 Processes: the load (one step of the trace at a time: a fluid queue over the serving nodes, gpufleet.simulate.capacity),
 each node's life (created, booting, waiting on a hook, serving, draining, gone), each alarm and scaler (reading what
 the nodes report, as the cloud reads it), the schedules and the spot reclaims. A group runs one scaling activity at a
-time; the cooldown starts when the activity ends (the new nodes left their launch hook, the old ones are gone); an
-activity then restores the desired capacity without cooldown, as the groups do.
+time; the cooldown starts when an activity ends (the new nodes left their launch hook, the old ones are gone), after
+the activities the group's `cooldown_after` names (any, or only one an executed rule started: cooldown_after()); an
+activity then restores the desired capacity without waiting for the cooldown, as the groups do.
 """
 
 from __future__ import annotations
@@ -212,10 +213,11 @@ class Simulation:
             return False
         g.desired = desired
         self.r.events.append(Event(now, group, "out" if adjustment > 0 else "in", why, desired))
-        self.env.process(self._activity(g))
+        self.env.process(self._activity(g, cooldown_after(g.spec, by_rule=True)))
         return True
 
-    def _activity(self, g: GroupState):
+    def _activity(self, g: GroupState, cooldown_s: float | None):
+        """One scaling activity to the group's desired capacity; when it ends, the cooldown (cooldown_s; None: none)."""
         g.busy = True
         members = self.members(g.spec.name)
         if len(members) < g.desired:
@@ -230,15 +232,17 @@ class Simulation:
             if victims:
                 yield self.env.all_of([self.env.process(self._leave(n)) for n in victims])
         g.busy = False
-        g.cooldown_until = self.env.now + g.spec.cooldown_s
+        if cooldown_s is not None:
+            g.cooldown_until = self.env.now + cooldown_s
         members = self.members(g.spec.name)
         if len(members) < g.desired or (len(members) > g.desired and any(not n.protected for n in members)):
-            self.env.process(self._activity(g))
+            self.env.process(self._activity(g, cooldown_after(g.spec, by_rule=False)))
 
     def reconcile(self, group: str) -> None:
+        """An activity no rule started (a schedule's new bounds, a spot replacement) when the group is off its desired."""
         g = self.groups[group]
         if not g.busy and len(self.members(group)) != g.desired:
-            self.env.process(self._activity(g))
+            self.env.process(self._activity(g, cooldown_after(g.spec, by_rule=False)))
 
     # --- the load ------------------------------------------------------------------------------------------------
 
@@ -561,6 +565,14 @@ def load_split(serving: dict[str, int], weights: dict[str, int]) -> dict[str, fl
     if total <= 0:
         return {}
     return {g: serving[g] * weights.get(g, 0) / total for g in serving}
+
+
+def cooldown_after(spec: Group, by_rule: bool) -> float | None:
+    """The cooldown an activity starts when it ends (None: none): the group's, after every activity when its
+    cooldown_after is "any", after one an executed rule (an alarm's, a scaler's) started only when it is "rule"."""
+    if spec.cooldown_after == "rule" and not by_rule:
+        return None
+    return spec.cooldown_s
 
 
 def _holds(value: float, op: str, threshold: float) -> bool:

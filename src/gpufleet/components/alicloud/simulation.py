@@ -15,6 +15,12 @@ from gpufleet.images import scaling_signals
 
 TIMINGS = Path(__file__).parent / "simulation.yaml"
 OPERATORS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
+# ESS starts the cooldown only after a scaling activity an event-triggered task (ess.Alarm) started: "A cooldown
+# period is a temporary lockout interval following a successful scaling event initiated by an event-triggered task";
+# "Scaling requests from manual execution of scheduled tasks or adjustments to the expected/minimum/maximum instance
+# count are unaffected" (https://www.alibabacloud.com/help/en/auto-scaling/user-guide/cooldown-period). A scheduled
+# task's activity, the restore of the desired capacity and a spot replacement start none.
+COOLDOWN_AFTER = "rule"
 
 
 def _ref(value) -> str:
@@ -93,6 +99,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 attached_protected=False,
                 spot_remedy=bool(i.get("spotInstanceRemedy", False)),
                 weight=weights.get(name),
+                cooldown_after=COOLDOWN_AFTER,
             )
         )
     scaling_rules = {r["name"]: r["inputs"] for r in of("alicloud:ess/scalingRule:ScalingRule")}

@@ -24,6 +24,10 @@ SIGNALS = {"CPU_UTILIZATION": "cpu"}
 # (CreateScalingPolicy, tencentcloud.com/document/api/377/33210; data type MetricAlarm). A policy outside it is refused
 # at create, so nothing can execute it.
 CPU_THRESHOLD_RANGE = (1.0, 100.0)
+# AS locks the group for the cooldown after any scaling activity: "The cooldown period refers to the locking duration
+# after one scaling activity ... During which, the scaling group will not perform any scaling activities"
+# (intl.cloud.tencent.com/document/product/377/4166, the AS FAQ).
+COOLDOWN_AFTER = "any"
 
 
 @functools.cache
@@ -108,6 +112,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 attached_protected=name in protected,
                 health_check_grace_s=float(i.get("lbHealthCheckGracePeriod", 0) or 0),
                 weight=_weight(i),
+                cooldown_after=COOLDOWN_AFTER,
             )
         )
     t = {**node, **timing_data.read(TIMINGS)}
