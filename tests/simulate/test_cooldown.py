@@ -13,6 +13,7 @@ load jumps 5x at 2100 s, beyond what 4 nodes serve (55.2 req/s), so the queue gr
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 
 from gpufleet import plan
@@ -27,9 +28,12 @@ SURGE = Trace(START, 10.0, [10.0] * int(SURGE_AT_S / 10) + [100.0] * int((3 * 36
 CAP = NodeCapacity(13.8, "given")
 
 
-def _run(stack: str):
+def _run(stack: str, change=None):
     p = plan.for_stack(stack)
-    b = run.behaviour(p.fleet, p.resources)
+    resources = copy.deepcopy(p.resources)
+    if change:
+        change(resources)
+    b = run.behaviour(p.fleet, resources)
     return b, run.simulate(b, CAP, SURGE)
 
 
@@ -70,9 +74,42 @@ def test_tencent_a_schedules_activity_still_holds_the_scaler_back():
     assert _after_schedule(r)[0] == (2520.0, "out")
 
 
+def _scale_out_rule_cooldown(seconds: float):
+    def change(resources):
+        (rule,) = [r for r in resources if r["type"].endswith("ScalingRule") and r["name"].endswith("scale-out")]
+        rule["inputs"]["cooldown"] = seconds
+
+    return change
+
+
+def test_alibaba_the_rules_own_cooldown_takes_priority_over_the_groups():
+    b, r = _run("alicloud-cn-hangzhou-prod", _scale_out_rule_cooldown(300.0))
+    (group,) = b.groups
+    (out,) = [a for a in b.alarms if a.adjustment > 0]
+    assert (group.cooldown_s, out.cooldown_s) == (600.0, 300.0)  # defaultCooldown 600; the rule's cooldown 300
+    # By hand, as above: the rule executes at 2220 s, its activity ends at 2497.9 s, then the rule's 300 s (not the
+    # group's 600 s) to 2797.9 s: the next scale-out is at the first evaluation after it, 2820 s (3120 s with 600 s).
+    assert _after_schedule(r)[:2] == [(2220.0, "out"), (2820.0, "out")]
+
+
+def test_alibaba_a_rule_without_its_own_cooldown_has_the_groups():
+    def unset(resources):
+        for r in resources:
+            if r["type"].endswith("ScalingRule"):
+                del r["inputs"]["cooldown"]
+
+    b, r = _run("alicloud-cn-hangzhou-prod", unset)
+    assert [a.cooldown_s for a in b.alarms] == [None, None]
+    assert _after_schedule(r)[:2] == [(2220.0, "out"), (3120.0, "out")]
+
+
 def test_which_activity_starts_the_cooldown():
     rule = Group("g", 1, 4, 1, 600.0, "payg", cooldown_after="rule")
     any_ = Group("g", 1, 4, 1, 600.0, "payg", cooldown_after="any")
     assert engine.cooldown_after(rule, by_rule=True) == engine.cooldown_after(any_, by_rule=True) == 600.0
     assert engine.cooldown_after(rule, by_rule=False) is None
     assert engine.cooldown_after(any_, by_rule=False) == 600.0
+    for group in (rule, any_):  # a rule's own cooldown, when it has one, for the activity it starts
+        assert engine.cooldown_after(group, by_rule=True, rule_cooldown_s=300.0) == 300.0
+        assert engine.cooldown_after(group, by_rule=True, rule_cooldown_s=0.0) == 0.0
+    assert engine.cooldown_after(rule, by_rule=False, rule_cooldown_s=300.0) is None

@@ -74,6 +74,7 @@ class Alarm(Struct, frozen=True):
     evaluation_count: int
     accepted: bool = True  # the vendor would create it (else: never executes)
     why: str = ""
+    cooldown_s: float | None = None  # the cooldown after the activity its rule starts (None: the group's cooldown_s)
 
 
 class Poller(Struct, frozen=True):

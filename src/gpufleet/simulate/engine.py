@@ -201,7 +201,11 @@ class Simulation:
 
     # --- scaling activities --------------------------------------------------------------------------------------
 
-    def execute(self, group: str, adjustment: int, why: str, honor_cooldown: bool = True) -> bool:
+    def execute(
+        self, group: str, adjustment: int, why: str, honor_cooldown: bool = True, cooldown_s: float | None = None
+    ) -> bool:
+        """A rule's execution (an alarm's, a scaler's): refused while an activity runs or in the cooldown; its
+        activity starts the rule's own cooldown (cooldown_s) when it has one, else the group's."""
         g = self.groups[group]
         now = self.env.now
         if g.busy:
@@ -213,7 +217,7 @@ class Simulation:
             return False
         g.desired = desired
         self.r.events.append(Event(now, group, "out" if adjustment > 0 else "in", why, desired))
-        self.env.process(self._activity(g, cooldown_after(g.spec, by_rule=True)))
+        self.env.process(self._activity(g, cooldown_after(g.spec, by_rule=True, rule_cooldown_s=cooldown_s)))
         return True
 
     def _activity(self, g: GroupState, cooldown_s: float | None):
@@ -448,7 +452,7 @@ class Simulation:
             streak = streak + 1 if ok else 0
             executed = False
             if streak >= a.evaluation_count and a.accepted:
-                executed = self.execute(a.group, a.adjustment, f"{a.name}: {streak} periods")
+                executed = self.execute(a.group, a.adjustment, f"{a.name}: {streak} periods", cooldown_s=a.cooldown_s)
             if record:
                 self.r.evaluations.append(
                     (self.env.now, a.name, reports, [x / count for x in sums] if count else [], ok, executed)
@@ -567,12 +571,13 @@ def load_split(serving: dict[str, int], weights: dict[str, int]) -> dict[str, fl
     return {g: serving[g] * weights.get(g, 0) / total for g in serving}
 
 
-def cooldown_after(spec: Group, by_rule: bool) -> float | None:
-    """The cooldown an activity starts when it ends (None: none): the group's, after every activity when its
-    cooldown_after is "any", after one an executed rule (an alarm's, a scaler's) started only when it is "rule"."""
-    if spec.cooldown_after == "rule" and not by_rule:
-        return None
-    return spec.cooldown_s
+def cooldown_after(spec: Group, by_rule: bool, rule_cooldown_s: float | None = None) -> float | None:
+    """The cooldown an activity starts when it ends (None: none). One an executed rule (an alarm's, a scaler's)
+    started: the rule's own cooldown when it has one, else the group's. Any other: the group's when its
+    cooldown_after is "any", none when it is "rule"."""
+    if not by_rule:
+        return None if spec.cooldown_after == "rule" else spec.cooldown_s
+    return spec.cooldown_s if rule_cooldown_s is None else rule_cooldown_s
 
 
 def _holds(value: float, op: str, threshold: float) -> bool:

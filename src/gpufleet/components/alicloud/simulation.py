@@ -38,6 +38,15 @@ def _signal(metric_name: str) -> str:
     return names.get(metric_name, metric_name)
 
 
+def _rule_cooldown(rule: dict) -> float | None:
+    """A scaling rule's own cooldown, which ESS applies after the activity the rule starts instead of the group's
+    default: "You can configure the Default Cooldown Time (Seconds) and Cooldown Time parameters at the same time. In
+    this case, the value of the Cooldown Time parameter takes priority" (the cooldown-period page, COOLDOWN_AFTER).
+    None: not set (the group's defaultCooldown)."""
+    value = rule.get("cooldown")
+    return None if value is None else float(value)
+
+
 def node_completes_launch_hook() -> tuple[bool, str]:
     """Does the node itself end a SCALE_OUT wait (CompleteLifecycleAction once vLLM serves)? Read from the node
     agent the image runs (Alibaba's part of it, components/alicloud/node_agent.py, shipped beside images/node_agent.py),
@@ -123,6 +132,7 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 conditions=conds,
                 period_s=period,
                 evaluation_count=int(i.get("evaluationCount", 1)),
+                cooldown_s=_rule_cooldown(rule),
             )
         )
     completes, completes_why = node_completes_launch_hook() if node_completes is None else (node_completes, "given")
