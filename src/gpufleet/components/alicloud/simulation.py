@@ -21,6 +21,12 @@ OPERATORS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
 # count are unaffected" (https://www.alibabacloud.com/help/en/auto-scaling/user-guide/cooldown-period). A scheduled
 # task's activity, the restore of the desired capacity and a spot replacement start none.
 COOLDOWN_AFTER = "rule"
+# What an ess.Alarm leaves out, as the provider fills it: terraform-provider-alicloud r/ess_alarm
+# (website/docs/r/ess_alarm.html.markdown @30c7bd7): `period` "Defaults to 300", `comparison_operator` "Defaults to >="
+# (the same for an `expressions` entry), `evaluation_count` "Defaults to 3".
+ALARM_PERIOD_S = 300.0
+ALARM_OPERATOR = ">="
+ALARM_EVALUATION_COUNT = 3
 
 
 def _ref(value) -> str:
@@ -36,6 +42,16 @@ def _signal(metric_name: str) -> str:
         return "cpu"
     names = {v: k for k, v in scaling_signals.load().names.items()}
     return names.get(metric_name, metric_name)
+
+
+def _conditions(alarm: dict) -> list[dict]:
+    """An ess.Alarm's conditions: its `expressions` (a multi-metric alarm), else the alarm's own metric."""
+    return alarm.get("expressions") or [alarm]
+
+
+def _condition(e: dict) -> tuple[str, str, float]:
+    """(signal, operator, threshold) of one condition; the operator the provider's default when left out."""
+    return _signal(e["metricName"]), OPERATORS[e.get("comparisonOperator") or ALARM_OPERATOR], float(e["threshold"])
 
 
 def _rule_cooldown(rule: dict) -> float | None:
@@ -116,22 +132,15 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
     for r in of("alicloud:ess/alarm:Alarm"):
         i = r["inputs"]
         rule = scaling_rules.get(_ref((i.get("alarmActions") or [""])[0]), {})
-        if i.get("expressions"):
-            conds = tuple(
-                (_signal(e["metricName"]), OPERATORS[e["comparisonOperator"]], float(e["threshold"])) for e in i["expressions"]
-            )
-            period = float(i["expressions"][0].get("period", 60))
-        else:
-            conds = ((_signal(i["metricName"]), OPERATORS[i["comparisonOperator"]], float(i["threshold"])),)
-            period = float(i.get("period", 60))
+        conditions = _conditions(i)
         alarms.append(
             Alarm(
                 name=r["name"],
                 group=_ref(i["scalingGroupId"]),
                 adjustment=int(rule.get("adjustmentValue", 0)),
-                conditions=conds,
-                period_s=period,
-                evaluation_count=int(i.get("evaluationCount", 1)),
+                conditions=tuple(_condition(e) for e in conditions),
+                period_s=float(conditions[0].get("period") or ALARM_PERIOD_S),
+                evaluation_count=int(i.get("evaluationCount") or ALARM_EVALUATION_COUNT),
                 cooldown_s=_rule_cooldown(rule),
             )
         )
