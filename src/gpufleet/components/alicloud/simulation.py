@@ -27,6 +27,10 @@ COOLDOWN_AFTER = "rule"
 ALARM_PERIOD_S = 300.0
 ALARM_OPERATOR = ">="
 ALARM_EVALUATION_COUNT = 3
+# What a listener's health check leaves out, and the check assumed when no listener declares one: the provider's
+# defaults, terraform-provider-alicloud r/slb_listener (website/docs/r/slb_listener.html.markdown @02a0b45):
+# `health_check_interval` "Default to 2", `healthy_threshold` and `unhealthy_threshold` "Default to 3".
+HEALTH_DEFAULTS = HealthCheck(2, 3, 3)
 
 
 def _ref(value) -> str:
@@ -52,6 +56,16 @@ def _conditions(alarm: dict) -> list[dict]:
 def _condition(e: dict) -> tuple[str, str, float]:
     """(signal, operator, threshold) of one condition; the operator the provider's default when left out."""
     return _signal(e["metricName"]), OPERATORS[e.get("comparisonOperator") or ALARM_OPERATOR], float(e["threshold"])
+
+
+def _health(listener: dict) -> HealthCheck:
+    """The CLB listener's health check; what it leaves out, the provider's defaults (HEALTH_DEFAULTS)."""
+    d = HEALTH_DEFAULTS
+    return HealthCheck(
+        float(listener.get("healthCheckInterval") or d.interval_s),
+        int(listener.get("healthyThreshold") or d.healthy_threshold),
+        int(listener.get("unhealthyThreshold") or d.unhealthy_threshold),
+    )
 
 
 def _rule_cooldown(rule: dict) -> float | None:
@@ -170,17 +184,18 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
         for r in of("alicloud:ess/scheduledTask:ScheduledTask")
         if r["inputs"].get("taskEnabled", True)
     ]
-    health = HealthCheck(5, 2, 3)
+    health = HEALTH_DEFAULTS
     notes = []
     for r in of("alicloud:slb/listener:Listener"):
         i = r["inputs"]
         if i.get("healthCheck") == "on" or "healthCheckInterval" in i:
-            health = HealthCheck(
-                float(i.get("healthCheckInterval", 2)), int(i.get("healthyThreshold", 3)), int(i.get("unhealthyThreshold", 3))
-            )
+            health = _health(i)
             break
     else:
-        notes.append("no listener health check declared: the CLB's defaults (5 s, 2 healthy, 3 unhealthy) are assumed")
+        notes.append(
+            f"no listener health check declared: the provider's defaults ({health.interval_s:g} s, "
+            f"{health.healthy_threshold} healthy, {health.unhealthy_threshold} unhealthy) are assumed"
+        )
     t = {**node, **timing_data.read(TIMINGS)}
     out_alarms = [a for a in alarms if a.adjustment > 0]
     reaction = max((a.period_s * a.evaluation_count for a in out_alarms), default=0.0)

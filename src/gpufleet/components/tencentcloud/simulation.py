@@ -28,6 +28,11 @@ CPU_THRESHOLD_RANGE = (1.0, 100.0)
 # after one scaling activity ... During which, the scaling group will not perform any scaling activities"
 # (intl.cloud.tencent.com/document/product/377/4166, the AS FAQ).
 COOLDOWN_AFTER = "any"
+# What a listener's or rule's health check leaves out, and the check assumed when none declares one: the provider's
+# defaults, terraform-provider-tencentcloud r/clb_listener_rule (website/docs/r/clb_listener_rule.html.markdown
+# @089ac50): `health_check_interval_time` "the default is `5` sec", `health_check_health_num` and
+# `health_check_unhealth_num` "the default is `3`".
+HEALTH_DEFAULTS = HealthCheck(5, 3, 3)
 
 
 @functools.cache
@@ -68,6 +73,16 @@ def _timer_period_s(trigger_desc: str) -> float:
     if m:
         return 60.0 * int(m.group(1))
     return float(rules.SCF_TIMER_PERIOD_S)
+
+
+def _health(check: dict) -> HealthCheck:
+    """The CLB listener's or rule's health check; what it leaves out, the provider's defaults (HEALTH_DEFAULTS)."""
+    d = HEALTH_DEFAULTS
+    return HealthCheck(
+        float(check.get("healthCheckIntervalTime") or d.interval_s),
+        int(check.get("healthCheckHealthNum") or d.healthy_threshold),
+        int(check.get("healthCheckUnhealthNum") or d.unhealthy_threshold),
+    )
 
 
 def _weight(group: dict) -> int | None:
@@ -193,18 +208,17 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
         for r in of("tencentcloud:As/schedule:Schedule")
         if r["inputs"].get("recurrence")
     ]
-    health = HealthCheck(5, 2, 3)
+    health = HEALTH_DEFAULTS
     notes = []
     checks = [r["inputs"] for r in of("tencentcloud:Clb/listenerRule:ListenerRule") + of("tencentcloud:Clb/listener:Listener")]
     hc = next((i for i in checks if i.get("healthCheckSwitch")), None)
     if hc:
-        health = HealthCheck(
-            float(hc.get("healthCheckIntervalTime", 5)),
-            int(hc.get("healthCheckHealthNum", 3)),
-            int(hc.get("healthCheckUnhealthNum", 3)),
-        )
+        health = _health(hc)
     else:
-        notes.append("no listener health check declared: 5 s, 2 healthy, 3 unhealthy are assumed")
+        notes.append(
+            f"no listener health check declared: the provider's defaults ({health.interval_s:g} s, "
+            f"{health.healthy_threshold} healthy, {health.unhealthy_threshold} unhealthy) are assumed"
+        )
     refused = [f"{a.name}: {a.why}" for a in alarms if not a.accepted]
     notes += refused
     drain = max((h.timeout_s for h in hooks if h.transition == "in"), default=0.0)
