@@ -7,6 +7,7 @@ Behaviour; the engine (gpufleet.simulate.engine) runs it. Nothing here knows a c
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 from msgspec import Struct, field
 
@@ -49,7 +50,7 @@ class Group(Struct, frozen=True):
     # which scaling activities start the cooldown when they end: "any" (every one: a rule's, a schedule's, the
     # restore of the desired capacity, a spot replacement) | "rule" (only one an executed scaling rule started: an
     # alarm's or a scaler's). The cloud's reader sets it, with its vendor source
-    cooldown_after: str = "any"
+    cooldown_after: Literal["any", "rule"] = "any"
 
 
 class Hook(Struct, frozen=True):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Literal
 
 from gpufleet.behaviour import timings as timing_data
 from gpufleet.behaviour.model import Alarm, Behaviour, Group, HealthCheck, Hook, Schedule
@@ -20,7 +21,7 @@ OPERATORS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
 # "Scaling requests from manual execution of scheduled tasks or adjustments to the expected/minimum/maximum instance
 # count are unaffected" (https://www.alibabacloud.com/help/en/auto-scaling/user-guide/cooldown-period). A scheduled
 # task's activity, the restore of the desired capacity and a spot replacement start none.
-COOLDOWN_AFTER = "rule"
+COOLDOWN_AFTER: Literal["rule"] = "rule"
 # What an ess.Alarm leaves out, as the provider fills it: terraform-provider-alicloud r/ess_alarm
 # (website/docs/r/ess_alarm.html.markdown @30c7bd7): `period` "Defaults to 300", `comparison_operator` "Defaults to >="
 # (the same for an `expressions` entry), `evaluation_count` "Defaults to 3".

@@ -11,6 +11,7 @@ import functools
 import importlib.util
 import re
 from pathlib import Path
+from typing import Literal
 
 from gpufleet.behaviour import timings as timing_data
 from gpufleet.behaviour.model import Alarm, Behaviour, Group, HealthCheck, Hook, Poller, Schedule
@@ -27,7 +28,7 @@ CPU_THRESHOLD_RANGE = (1.0, 100.0)
 # AS locks the group for the cooldown after any scaling activity: "The cooldown period refers to the locking duration
 # after one scaling activity ... During which, the scaling group will not perform any scaling activities"
 # (intl.cloud.tencent.com/document/product/377/4166, the AS FAQ).
-COOLDOWN_AFTER = "any"
+COOLDOWN_AFTER: Literal["any"] = "any"
 # What a listener's or rule's health check leaves out, and the check assumed when none declares one: the provider's
 # defaults, terraform-provider-tencentcloud r/clb_listener_rule (website/docs/r/clb_listener_rule.html.markdown
 # @089ac50): `health_check_interval_time` "the default is `5` sec", `health_check_health_num` and
