@@ -69,9 +69,33 @@ def test_an_architecture_a_release_dropped_is_refused_with_the_last_release_that
     assert refused is not None and refused.startswith(f"Model architecture {gone} was supported in vLLM until v{until}")
 
 
-def test_unknown_architectures_or_versions_give_no_answer():
-    assert architectures.support((), "0.33.0") == architectures.Support()
+def test_unknown_versions_give_no_answer():
     assert architectures.support(("LlamaForCausalLM",), "V1 (2026-08)") == architectures.Support()
+
+
+def test_a_model_without_architectures_is_not_passed_silently():
+    """No architectures known (a GGUF file's config): the registry check is not made, and the result says so and is at
+    best "tight" (docs/sizing.md: where the model is unsure the verdict is at best tight, with the reasons)."""
+    said = architectures.support((), "0.33.0").unsure
+    assert said is not None and "was not checked against its model registry" in said and "vLLM 0.33.0" in said
+    nameless = replace(models.catalog()["meta-llama/Llama-3.1-8B-Instruct"], architectures=())
+    r = fit.measure(nameless, A100, fit.Serving(vllm_version="0.7.1", max_model_len=4096))
+    assert r.verdict == "tight" and any("was not checked against its model registry" in a for a in r.assumptions)
+
+
+def test_catalog_models_of_one_architecture_get_the_same_registry_answer():
+    """Qwen3-235B-A22B and Qwen3-30B-A3B are both Qwen3MoeForCausalLM, which the 0.7.1 registry does not list; glm-4-9b-chat
+    is ChatGLMModel (its published config.json), whose 0.6.3 class does not implement SupportsPP (docs/sizing.md)."""
+    catalog = models.catalog()
+    for name in ("Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-30B-A3B"):
+        r = fit.measure(catalog[name], A100, fit.Serving(gpus=8, vllm_version="0.7.1", max_model_len=8192))
+        assert r.verdict == "does not fit", name
+        assert any(p.startswith("Model architectures ['Qwen3MoeForCausalLM'] are not supported for now.") for p in r.problems)
+    a10 = gpu_kinds()["A10"]
+    glm = fit.measure(
+        catalog["THUDM/glm-4-9b-chat"], a10, fit.Serving(pipeline_parallel=2, vllm_version="0.6.3", max_model_len=8192)
+    )
+    assert glm.verdict == "does not fit" and any(p.startswith(architectures.PP_REFUSAL) for p in glm.problems)
 
 
 def test_the_generator_follows_a_class_to_supports_pp_through_bases_and_imports():

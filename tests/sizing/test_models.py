@@ -54,6 +54,20 @@ def test_the_config_copies_are_named_by_their_files_as_sources_records_them():
         assert row["model"] == name and row["hf_url"] == models.hub_config_url(name) == CATALOG[name].source
 
 
+def test_every_catalog_model_names_its_architectures_and_says_where_they_were_read():
+    """vLLM's registry checks (architecture served, pipeline parallel) run on config.json's `architectures`; a catalog
+    row without them skipped both (Qwen3-235B-A22B "fits" on 0.7.1, which does not list Qwen3MoeForCausalLM). Every row
+    says where they were read, and a row whose model has a config.json copy agrees with the copy."""
+    assert all(m.architectures for m in CATALOG.values()), [n for n, m in CATALOG.items() if not m.architectures]
+    rows, copies = models._rows(models.CATALOG), models._config_files(models.CONFIGS)
+    for name, row in rows.items():
+        # where: architectures_read, or the row's `read` where the whole config.json was read from one copy (Gemma)
+        assert row["config"].get("architectures") and (row.get("architectures_read") or row.get("read")), name
+        if name in copies:
+            copy = json.loads(copies[name].read_text(encoding="utf-8"))["architectures"]
+            assert row["config"]["architectures"] == copy, name
+
+
 def test_the_catalog_holds_moe_mla_and_architecture_default_rows():
     assert sum(m.is_moe for m in CATALOG.values()) >= 4 and sum(m.is_mla for m in CATALOG.values()) >= 2
     assert any(m.model_type == "gemma" for m in CATALOG.values())

@@ -37,12 +37,21 @@ def _around(v: tuple[int, ...]) -> tuple[str | None, str | None]:
     return (older[-1] if older else None), next((r for r in known if parse_version(r) > v), None)
 
 
+NOT_CHECKED = (
+    "the model names no architectures (config.json's `architectures`), so whether vLLM {version} serves it, and "
+    "splits it over pipeline stages, was not checked against its model registry"
+)
+
+
 @cache  # asked for every sizing of a stack (its advice sizes many variants of the same model and version)
 def support(architectures: tuple[str, ...], version: str) -> Support:
-    """Whether vLLM `version` serves a model whose config.json lists `architectures` (nothing known: no answer)."""
+    """Whether vLLM `version` serves a model whose config.json lists `architectures` (a version not known exactly: no
+    answer; no architectures known, as a GGUF file's config: unsure, the check not made)."""
     v = parse_version(version)
-    if not architectures or len(v) < 2:
+    if len(v) < 2:
         return Support()
+    if not architectures:
+        return Support(unsure=NOT_CHECKED.format(version=version))
     older, nxt = _around(v)
     archs = list(architectures)
     if older and any(a in releases()[older]["generate"] for a in archs):
