@@ -92,6 +92,10 @@ def test_kv_cache_dtypes_follow_the_pinned_engine():
     assert "not one vLLM 0.33.0" in p
     problems = fit.measure(q7, KINDS["T4"], fit.Serving(kv_cache_dtype="bfloat16", max_model_len=8192)).problems
     assert any("kv_cache_dtype bfloat16 needs compute capability >= 8.0" in p and "T4 has 7.5" in p for p in problems)
+    # the refusal names the flag that fixes it, not only a bigger GPU (the advice)
+    assert any(
+        "T4 has 7.5; use --kv-cache-dtype auto (the dtype the model is served in) or one of float16" in p for p in problems
+    )
     assert fit.measure(q7, KINDS["V100-32G"], fit.Serving(kv_cache_dtype="float16")).problems  # not a 0.10.0 V0 dtype
 
 
@@ -653,6 +657,17 @@ def test_a_quantization_flag_against_the_checkpoints_own_method_is_refused_in_vl
         )
         for p in wrong.problems
     )
+    # the argument as given: vLLM formats self.quantization, the _marlin name a user typed (gpt-oss's mxfp4 checkpoint)
+    gpt_oss = models.catalog()["openai/gpt-oss-20b"]
+    for given in ("awq_marlin", "gptq_marlin"):
+        r = fit.measure(gpt_oss, a10, fit.Serving(quantization=given, max_model_len=4096))
+        assert any(
+            p.startswith(
+                "Quantization method specified in the model config (mxfp4) does not match the quantization method "
+                f"specified in the `quantization` argument ({given})."
+            )
+            for p in r.problems
+        ), given
     for same in ("awq", "awq_marlin", None):
         r = fit.measure(awq, a10, fit.Serving(gpus=4, quantization=same, max_model_len=4096))
         assert not any("does not match the quantization method" in p for p in r.problems), same
@@ -816,3 +831,35 @@ def test_more_than_two_gpus_below_9_0_are_tight_where_only_the_one_gpu_context_l
     assert fit.measure(small, a10, base).verdict == "tight"
     assert fit.measure(small, a10, replace(base, gpus=2)).verdict == "fits"
     assert fit.measure(small, fit.custom_gpu(79.19, "9.0"), base).verdict == "fits"
+
+
+def test_a_checkpoint_method_the_release_does_not_take_is_refused_once():
+    """gpt-oss-20b's quant_method mxfp4 on a V100 (its default release 0.10.0 does not list mxfp4): vLLM raises "Unknown
+    quantization method" once; the checkpoint's method is also the resolved --quantization, and was listed twice."""
+    r = fit.measure(models.catalog()["openai/gpt-oss-20b"], KINDS["V100-32G"], fit.Serving(max_model_len=4096))
+    unknown = [p for p in r.problems if p.startswith("Unknown quantization method: mxfp4.")]
+    assert r.verdict == "does not fit" and len(unknown) == 1, r.problems
+
+
+def test_refusals_in_the_tools_own_words_name_their_fix():
+    """A refusal says what to change, not only the advice's bigger GPU: the model's limit (Qwen2.5-7B-Instruct's
+    config.json max_position_embeddings 32768), and for weights that leave no KV cache, where the memory comes from."""
+    q7 = models.lookup("Qwen/Qwen2.5-7B-Instruct")
+    long = fit.measure(q7, KINDS["A100-80G"], fit.Serving(max_model_len=65536)).problems
+    assert any(p.endswith("above the model's max_position_embeddings (32768); give --max-model-len 32768 or less") for p in long)
+    big = fit.measure(models.lookup("meta-llama/Llama-3.1-70B-Instruct"), KINDS["T4"], fit.Serving(max_model_len=4096))
+    assert any("leave no KV cache" in p and "split the weights over more GPUs (--gpus)" in p for p in big.problems)
+
+
+def test_a_v0_result_cites_v0_sources_not_the_v1_files():
+    """On V0 (0.6.3) the requested budget and the sampler are not read from 0.33.0's V1 worker and model runner."""
+    r = fit.measure(
+        models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["A10"], fit.Serving(vllm_version="0.6.3", max_model_len=4096)
+    )
+    sources = {t.name: t.source for t in r.terms}
+    assert (
+        r.engine == "V0" and "vllm/v1/" not in sources["requested"] and "determine_num_available_blocks" in sources["requested"]
+    )
+    assert "V1" not in sources["sampler_warmup"] and "gpu_model_runner" not in sources["sampler_warmup"]
+    v1 = {t.name: t.source for t in fit.measure(models.lookup("Qwen/Qwen2.5-7B-Instruct"), KINDS["A10"], fit.Serving()).terms}
+    assert "0.33.0 vllm/v1/worker/utils.py:724-726" in v1["requested"]

@@ -420,7 +420,8 @@ def checkpoint_method_of(quantization: str) -> str:
 
 
 def checkpoint_problem(model: ModelArch, quantization: str | None) -> str | None:
-    """vLLM's refusal of a --quantization naming another method than the checkpoint's quantization_config."""
+    """vLLM's refusal of a --quantization naming another method than the checkpoint's quantization_config. vLLM prints
+    the argument as given (ModelConfig._verify_quantization formats self.quantization: "(awq_marlin)", not "(awq)")."""
     if quantization is None or model.checkpoint_method is None or quantization not in formats():
         return None
     given = checkpoint_method_of(quantization)
@@ -428,9 +429,16 @@ def checkpoint_problem(model: ModelArch, quantization: str | None) -> str | None
         return None
     return (
         f"Quantization method specified in the model config ({model.checkpoint_method}) does not match the quantization "
-        f"method specified in the `quantization` argument ({given}). (vLLM refuses to start; drop --quantization: vLLM "
+        f"method specified in the `quantization` argument ({quantization}). (vLLM refuses to start; drop --quantization: vLLM "
         f"runs the checkpoint's own {model.checkpoint_method})"
     )
+
+
+# where vLLM takes gpu_memory_utilization of the GPU, per engine (vllm_engines.yaml `profiler` and `source`)
+REQUESTED_SOURCE = {
+    "v0": "V0 worker.determine_num_available_blocks: total_gpu_memory x gpu_memory_utilization; 0.10.0 vllm/worker/worker.py",
+    "v1": "0.33.0 vllm/v1/worker/utils.py:724-726",
+}
 
 
 # vLLM's words for a GPU below a format's minimum (quantization.yaml `refusal`), the capabilities as vLLM prints them
@@ -465,13 +473,13 @@ def _quant_problem(quantization: str | None, gpu, version: str | None = None) ->
     if gpu.cc >= profiler.capability(need):
         return None
     ours = f"{quantization} needs compute capability >= {need} in vLLM {version}; {gpu.name} has {gpu.compute_capability}"
-    words = CAPABILITY_REFUSALS.get(formats()[quantization].get("refusal", ""))
-    if words is None:
-        return ours
-    said = words.format(q=quantization, need=need.replace(".", ""), have=gpu.compute_capability.replace(".", ""))
     base = quantization.removesuffix("_marlin")
     other = base != quantization and base in formats() and gpu.cc >= profiler.capability(min_cc(base, version))
     fix = f"quantization {base} runs the same checkpoint there" if other else f"a GPU of compute capability {need} or newer"
+    words = CAPABILITY_REFUSALS.get(formats()[quantization].get("refusal", ""))
+    if words is None:
+        return f"{ours}; {fix}"
+    said = words.format(q=quantization, need=need.replace(".", ""), have=gpu.compute_capability.replace(".", ""))
     return f"{said} (vLLM {version} refuses to start: {ours}; {fix})"
 
 
@@ -640,21 +648,25 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     quant = known_format(s.quantization)
     if quant == "gguf" and model.weight_bytes_given is None:
         dtype_problem = (dtype_problem + "; " if dtype_problem else "") + "quantization gguf: give the .gguf file as --model"
-    problems = [
-        p
-        for p in (
-            profiler.wheel_problem(s.vllm_version, gpu.cc),
-            dtype_problem,
-            architectures.support(model.architectures, s.vllm_version).refused,
-            architectures.pipeline_refusal(model.architectures, s.vllm_version, s.pipeline_parallel),
-            checkpoint_problem(model, s.quantization),
-            _gguf_config(model, s)[0],
-            architectures.quantization_refusal(model.checkpoint_method, s.vllm_version) if model.checkpoint_method else None,
-            _quant_problem(s.quantization, gpu, s.vllm_version),
-            act_dtype_problem(s.quantization, s.dtype),
+    # dict.fromkeys: once each; the checkpoint's method is also the resolved --quantization, so a release that does not
+    # take it would otherwise be refused twice in the same words (gpt-oss's mxfp4 before 0.10.1)
+    problems = list(
+        dict.fromkeys(
+            p
+            for p in (
+                profiler.wheel_problem(s.vllm_version, gpu.cc),
+                dtype_problem,
+                architectures.support(model.architectures, s.vllm_version).refused,
+                architectures.pipeline_refusal(model.architectures, s.vllm_version, s.pipeline_parallel),
+                checkpoint_problem(model, s.quantization),
+                _gguf_config(model, s)[0],
+                architectures.quantization_refusal(model.checkpoint_method, s.vllm_version) if model.checkpoint_method else None,
+                _quant_problem(s.quantization, gpu, s.vllm_version),
+                act_dtype_problem(s.quantization, s.dtype),
+            )
+            if p
         )
-        if p
-    ]
+    )
     problems += parallel.problems(model, s.gpus, s.pipeline_parallel, s.data_parallel, s.expert_parallel, eng.name)
     if p := profiler.kv_dtype_problem(eng, s.kv_cache_dtype, gpu.cc, gpu.name):
         problems.append(p)
@@ -668,14 +680,17 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
     if batched_given and s.max_num_batched_tokens < s.max_num_seqs:
         problems.append(batched_problem(s.max_num_batched_tokens, s.max_num_seqs))
     if model.max_positions and s.max_model_len > model.max_positions:
-        problems.append(f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions})")
+        problems.append(
+            f"max_model_len {s.max_model_len} is above the model's max_position_embeddings ({model.max_positions}); "
+            f"give --max-model-len {model.max_positions} or less"
+        )
     n, pp = s.gpus, s.pipeline_parallel
     world = n * pp
     usable = profiler.Term("usable_memory", gpu.memory_gib, gpu.memory_source, gpu.memory_estimate)
     requested = profiler.Term(
         "requested",
         gpu.memory_gib * s.gpu_memory_utilization,
-        f"usable x gpu_memory_utilization {s.gpu_memory_utilization} (0.33.0 vllm/v1/worker/utils.py:724-726)",
+        f"usable x gpu_memory_utilization {s.gpu_memory_utilization} ({REQUESTED_SOURCE[eng.name]})",
         gpu.memory_estimate,
     )
     stages = parallel.stage_layers(model.layers, pp)
@@ -816,7 +831,8 @@ def measure(model: ModelArch, gpu, s: Serving) -> Fit:
             f"weights ({w_gib:.2f} GiB) and runtime overhead ({result.overhead_gib:.2f} GiB) leave no KV cache in the "
             f"{requested.gib:.2f} GiB budget per GPU ({gpu.memory_gib} GiB x {s.gpu_memory_utilization}) of "
             f"{world}x {gpu.name}: vLLM would stop with 'No available memory for the cache blocks' (or run out of "
-            "memory loading the weights)"
+            "memory loading the weights); split the weights over more GPUs (--gpus), take a smaller checkpoint "
+            "(--quantization) or a GPU with more memory"
         )
     elif (cap.needed_bytes > kv_gib * GIB) if cap.layout else (kv_tokens < s.max_model_len):
         memory_problem = _too_short(eng, s.max_model_len, kv_gib, cap)

@@ -380,9 +380,11 @@ def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_
         )
     need = capability(row["min_cc"])
     if cc < need:
+        there = [d for d, r in eng.kv_dtypes.items() if d != "auto" and cc >= capability(r["min_cc"])]
         return (
             f"kv_cache_dtype {kv_cache_dtype} needs compute capability >= {row['min_cc']} in vLLM {eng.version}; "
-            f"{gpu_name} has {cc[0]}.{cc[1]}"
+            f"{gpu_name} has {cc[0]}.{cc[1]}; use --kv-cache-dtype auto (the dtype the model is served in)"
+            + (f" or one of {', '.join(there)}" if there else "")
         )
     return None
 
@@ -646,11 +648,15 @@ def sampler_warmup(max_num_seqs: int, vocab_size: int, engine_name: str = "v1") 
     per = SAMPLER_BYTES[engine_name]
     gib = max_num_seqs * vocab_size * per / GIB
     return Term(
-        "sampler_warmup",
-        gib,
-        f"{max_num_seqs} seqs x vocab {vocab_size} x {per} B ({engine_name.upper()}; 0.33.0 gpu_model_runner.py:5866-5882)",
-        True,
+        "sampler_warmup", gib, f"{max_num_seqs} seqs x vocab {vocab_size} x {per} B ({SAMPLER_SOURCE[engine_name]})", True
     )
+
+
+# where the sampler pass runs, per engine (SAMPLER_BYTES: the bytes fitted on each engine's logs)
+SAMPLER_SOURCE = {
+    "v0": "V0: the sampler pass of the profile run, on the driver worker; bytes fitted on V0 logs, vllm PR #10511, vllm#13882",
+    "v1": "V1; 0.33.0 gpu_model_runner.py:5866-5882",
+}
 
 
 def largest_capture_size(eng: Engine, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "") -> int:
