@@ -105,6 +105,15 @@ class HealthCheck(Struct, frozen=True):
     healthy_threshold: int
     unhealthy_threshold: int
 
+    def filled(self, interval_s, healthy, unhealthy) -> HealthCheck:  # noqa: ANN001 -- a listener's raw inputs
+        """A listener's health check as declared (interval, healthy and unhealthy thresholds); what it leaves out
+        (missing, null or 0), this check's values: a reader calls it on its cloud's defaults."""
+        return HealthCheck(
+            float(interval_s or self.interval_s),
+            int(healthy or self.healthy_threshold),
+            int(unhealthy or self.unhealthy_threshold),
+        )
+
 
 class Behaviour(Struct):
     """Everything the engine needs to run one fleet: groups, what scales them, the hooks, the schedules, timings."""

@@ -61,11 +61,8 @@ def _condition(e: dict) -> tuple[str, str, float]:
 
 def _health(listener: dict) -> HealthCheck:
     """The CLB listener's health check; what it leaves out, the provider's defaults (HEALTH_DEFAULTS)."""
-    d = HEALTH_DEFAULTS
-    return HealthCheck(
-        float(listener.get("healthCheckInterval") or d.interval_s),
-        int(listener.get("healthyThreshold") or d.healthy_threshold),
-        int(listener.get("unhealthyThreshold") or d.unhealthy_threshold),
+    return HEALTH_DEFAULTS.filled(
+        listener.get("healthCheckInterval"), listener.get("healthyThreshold"), listener.get("unhealthyThreshold")
     )
 
 

@@ -78,11 +78,8 @@ def _timer_period_s(trigger_desc: str) -> float:
 
 def _health(check: dict) -> HealthCheck:
     """The CLB listener's or rule's health check; what it leaves out, the provider's defaults (HEALTH_DEFAULTS)."""
-    d = HEALTH_DEFAULTS
-    return HealthCheck(
-        float(check.get("healthCheckIntervalTime") or d.interval_s),
-        int(check.get("healthCheckHealthNum") or d.healthy_threshold),
-        int(check.get("healthCheckUnhealthNum") or d.unhealthy_threshold),
+    return HEALTH_DEFAULTS.filled(
+        check.get("healthCheckIntervalTime"), check.get("healthCheckHealthNum"), check.get("healthCheckUnhealthNum")
     )
 
 
