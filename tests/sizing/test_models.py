@@ -413,6 +413,7 @@ def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
     assert gguf_file.read(path)[2] == "tiny-llama"
     assert (m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim, m.vocab_size) == (2, 64, 4, 2, 16, 100)
     assert m.tied_embeddings  # no output.weight tensor
+    assert m.architectures == ("LlamaForCausalLM",)  # as vLLM names a llama GGUF's class (gguf_file.CAUSAL_LM)
     # f16 embedding 100 x 64 x 2 B; per layer Q8_0 (34 bytes per 32 weights) of 4096 + 2 x 2048 + 4096 + 3 x 8192, f32 norm
     per_layer = (4096 + 2 * 2048 + 4096 + 3 * 8192) // 32 * 34 + 64 * 4
     assert m.weight_bytes_given == 100 * 64 * 2 + 2 * per_layer + 64 * 4
@@ -422,6 +423,7 @@ def test_gguf_metadata_and_tensor_bytes_are_read_with_ggufs_reader(tmp_path):
     assert r.verdict == "tight" and r.fits  # vLLM's GGUF support is experimental: at best "tight", with the range
     assert any("GGUF tensors" in a for a in r.assumptions)
     assert any("vLLM's GGUF support is experimental" in a for a in r.assumptions)
+    assert not any("was not checked against its model registry" in a for a in [*r.assumptions, *r.problems])
     # 0.25.0, 0.30.0 and 0.33.0 take no gguf (their QuantizationMethods, sizing/data/vllm_architectures.json)
     gone = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf", vllm_version="0.33.0"))
     assert gone.verdict == "does not fit" and gone.problems[0].startswith("Unknown quantization method: gguf.")
@@ -855,3 +857,23 @@ def test_the_gguf_table_agrees_with_transformers_own_reader_on_every_llama_cpp_a
     for version in profiler.pins():
         pin = profiler.transformers_pin(version)
         assert pin is not None and gguf_file.transformers_refuses("llama", pin) is False, f"vLLM {version}: {pin}"
+
+
+def test_a_gguf_models_architectures_are_the_class_transformers_maps_its_model_type_to():
+    """vLLM's get_config gives a GGUF file's config `architectures` = [MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]]:
+    the table must be transformers' own names, for every model_type a GGUF architecture is read as."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    assert transformers.__version__
+    assert set(gguf_file.ARCH_TYPES.values()) <= set(gguf_file.CAUSAL_LM)
+    assert gguf_file.CAUSAL_LM == {t: MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[t] for t in gguf_file.CAUSAL_LM}
+
+
+def test_a_gguf_of_an_architecture_without_a_known_class_says_the_registry_check_was_not_made(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    _tiny_gguf(path, arch="phi3")  # read as model_type phi3, which gguf_file.CAUSAL_LM does not name
+    m = models.resolve(str(path))
+    assert m.architectures == ()
+    r = fit.measure(m, KINDS["A10"], fit.Serving(max_model_len=256, quantization="gguf", vllm_version="0.20.0"))
+    assert r.verdict == "tight" and any("was not checked against its model registry" in a for a in r.assumptions)

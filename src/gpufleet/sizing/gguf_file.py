@@ -32,6 +32,24 @@ ARCH_TYPES = {
 }
 
 
+# transformers model_type -> the class vLLM names as the GGUF model's architecture: vLLM's get_config sets a GGUF file's
+# `architectures` to [MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[config.model_type]] (vllm/transformers_utils/config.py, "Special
+# architecture mapping check for GGUF models", the same in every release read); the names are transformers' own
+# (models/auto/modeling_auto.py; tests/sizing/test_models.py checks them against the installed transformers). A
+# model_type not here: its architectures are not known, and plan fit says the registry check was not made.
+CAUSAL_LM = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+    "qwen2_moe": "Qwen2MoeForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
+    "gemma": "GemmaForCausalLM",
+    "gemma2": "Gemma2ForCausalLM",
+    "deepseek_v2": "DeepseekV2ForCausalLM",
+}
+
+
 def _value(reader, key: str, shown: str):
     field = reader.fields.get(key)
     if field is None:
@@ -112,8 +130,10 @@ def read(path: Path) -> tuple[dict, float, str, str]:
     hidden = key("embedding_length")
     heads = key("attention.head_count")
     tokens = _value(reader, "tokenizer.ggml.tokens", shown)
+    model_type = ARCH_TYPES.get(arch, arch)
     cfg = {
-        "model_type": ARCH_TYPES.get(arch, arch),
+        "model_type": model_type,
+        "architectures": [CAUSAL_LM[model_type]] if model_type in CAUSAL_LM else None,
         "num_hidden_layers": key("block_count"),
         "hidden_size": hidden,
         "intermediate_size": key("feed_forward_length"),
