@@ -50,3 +50,14 @@ def test_the_ttft_estimate_never_falls_as_the_load_rises(cap):
     assert all(a <= b for a, b in zip(ttfts, ttfts[1:]))
     assert cap.ttft_s(13.484) <= cap.ttft_s(13.768) == pytest.approx(0.1582)  # the knee's own TTFT p95
     assert max(t for _, t in cap.ttft_curve) == pytest.approx(0.1582)  # beyond the knee: the queue the simulation models
+
+
+def test_the_knee_gives_tokens_per_request_and_a_latency_in_seconds(cap):
+    """examples/loadtest-example.json's knee is concurrency 16: 13.768 requests/s, 1762.268 output tokens/s, latency
+    p95 1125.1 ms. Tokens per request = 1762.268 / 13.768 = 128.0 (the example's max_tokens 128; docs/cost-reports.md
+    "128.0 output tokens per request"); the latency a drain waits for is 1.1251 s (with the prod stack's health check,
+    5 s x 3 unhealthy + 1.1251 s, about 16 s, not the 660 s drain timeout a latency read as seconds would reach)."""
+    assert cap.requests_per_s == pytest.approx(13.768)
+    assert cap.output_tokens_per_request == pytest.approx(1762.268 / 13.768)
+    assert cap.output_tokens_per_request == pytest.approx(128.0, abs=0.01)
+    assert cap.latency_p95_s == pytest.approx(1.1251)
