@@ -29,3 +29,19 @@ def test_a_spot_group_launches_its_base_on_demand_and_every_node_above_it_as_spo
     assert len(r.nodes) > 2
     # by hand: the first 2 nodes are the base, pay-as-you-go; 0 % above the base: the rest spot
     assert [n.billing for n in r.nodes] == ["payg", "payg"] + ["spot"] * (len(r.nodes) - 2)
+
+
+def test_a_spot_group_all_on_demand_above_its_base_bills_no_spot_node(cap):
+    """OnDemandPercentageAboveBaseCapacity 100: every instance above the base is on-demand (docs/scaling.md,
+    `on_demand_percentage_above_base_capacity`), so the step's scale-out adds pay-as-you-go nodes and the run has no
+    spot node-hours."""
+    raw = copy.deepcopy(plan.for_stack(STACK).raw)
+    raw["billing"] = {"model": "spot", "on_demand_base": 2, "on_demand_above_base_percent": 100}
+    p = plan.for_spec(raw, STACK, "x")
+    b = run.behaviour(p.fleet, p.resources)
+    (group,) = b.groups
+    assert (group.billing, group.on_demand_base, group.on_demand_above_base_percent) == ("spot", 2, 100)
+    r = check.step_result(b, cap, START)
+    assert len(r.nodes) > 2  # the step scales the group above its base
+    assert [n.billing for n in r.nodes] == ["payg"] * len(r.nodes)
+    assert "spot" not in r.billing_node_s
