@@ -5,7 +5,9 @@ Every expected figure is worked by hand in the test from the catalog row, the mo
 import copy
 from decimal import Decimal
 
+from gpufleet import plan
 from gpufleet.cost import decision, estimate, usage
+from gpufleet.cost.estimate import money
 from gpufleet.cost.estimate import Estimate, Line
 from gpufleet.finance import commitment, compare
 from gpufleet.finance.compare import Option
@@ -101,3 +103,28 @@ def test_a_spot_group_below_its_on_demand_base_is_all_on_demand(ali_inventory, p
     assert all(l.monthly_quantity is None or l.monthly_quantity >= 0 for l in e.lines)
     node = [l for l in e.lines if l.component.startswith("autoscaled node") and l.category == "gpu_compute"]
     assert [(l.billing, l.monthly_quantity) for l in node if l.monthly_quantity] == [("payg", Decimal("1095.0000"))]
+
+
+def test_an_eip_paid_by_bandwidth_above_5_mbps_charges_the_higher_rate_on_the_part_above_5():
+    """AlibabaCloudDocs/eip 产品定价/按量计费.md (the catalog rows' source), pay by fixed bandwidth above 5 Mbps:
+    "1~5 Mbps的带宽单价 x 天 x 5 + 大于5 Mbps的带宽单价 x 天 x (n-5)". cost/data/alicloud-cn-hangzhou.yaml:
+    configuration 0.48 CNY/day, eip/bandwidth_1_5 0.96 and eip/bandwidth_over_5 3.36 CNY/Mbps-day (also
+    the project's ../shared/reference/pricing-facts.md, 4.2). Prod's NAT EIP declared at 10 Mbps by bandwidth, over a 730-hour month
+    (730 / 24 = 30.4167 days): configuration 0.48 x 30.4167 = 14.60; the first 5 Mbps 0.96 x 5 x 30.4167 = 146.00;
+    the 5 above them 3.36 x 5 x 30.4167 = 511.00 (not 3.36 x 10 x 30.4167 = 1022.00)."""
+    raw = copy.deepcopy(plan.for_stack("alicloud-cn-hangzhou-prod").raw)
+    raw["egress"] = {"charge": "bandwidth", "bandwidth_mbps": 10}
+    p = plan.for_spec(raw, "alicloud-cn-hangzhou-prod", "x")
+    e = estimate.price_inventory(p.fleet.stack, p.fleet.spec, "ecs.gn7i-c8g1.2xlarge", p.resources, usage.Usage())
+    eip = {l.component: l for l in e.lines if l.resource_name.endswith("nat-eip")}
+    config = eip["EIP configuration fee (by bandwidth)"]
+    first = eip["EIP bandwidth 1-5 Mbps"]
+    above = eip["EIP bandwidth 5 Mbps above 5"]
+    days = Decimal(730) / 24
+    assert (money(above.monthly_quantity), above.unit_price) == (money(days * 5), Decimal("3.36"))  # 152.08 Mbps-day
+    assert (money(first.monthly_quantity), first.unit_price) == (money(days * 5), Decimal("0.96"))
+    assert (money(config.monthly_cost), money(first.monthly_cost), money(above.monthly_cost)) == (
+        Decimal("14.60"),
+        Decimal("146.00"),
+        Decimal("511.00"),
+    )
