@@ -132,6 +132,17 @@ def test_each_traffic_gate_fails_on_its_own_figure(change, failing):
     assert bad == [failing]
 
 
+def test_a_current_p95_of_zero_is_no_figure_for_the_ratio_and_its_gate_fails():
+    """A ratio over a current p95 of 0 ms (loadstats rounds to 0.1 ms: a group answering in under 0.05 ms) has no value:
+    gates.py's doc and docs/rollout.md say a gate without a figure fails; it must not divide by zero."""
+    assert gates.ratio(25.0, 0.0) is None
+    assert gates.ratio(0.0, 0.0) is None
+    m = {"current": _side(ttft_p95_ms=0.0), "candidate": _side(health_status=200)}
+    got = _by_name(gates.traffic_gates(m, T))
+    assert (got["ttft_p95_ratio"].measured, got["ttft_p95_ratio"].passed) == (None, False)
+    assert [g.name for g in gates.failed(list(got.values()))] == ["ttft_p95_ratio"]
+
+
 def test_answer_gates_from_a_comparison():
     ps = answers.PromptSet((("a", "p1"), ("b", "p2"), ("c", "p3"), ("d", "p4")), 16, 0)
     same = answers.compare(ps, {"a": "x y", "b": "1", "c": "z", "d": "w"}, {"a": "x y ", "b": "1", "c": "z", "d": "w"})
