@@ -14,10 +14,12 @@ import math
 
 import pytest
 from contract import sweep
+from msgspec.structs import replace
 from simfixtures import START
 
 from gpufleet import plan, validation
 from gpufleet.simulate import check, run
+from gpufleet.simulate.engine import Node
 from gpufleet.stacks import loader
 
 SUBSCRIPTIONS = ("monthly", "yearly")
@@ -183,3 +185,53 @@ def test_never_exceeds_max_and_steady_state_matches_plan_capacity(cap):
     assert steady == planned.nodes
     assert max(sum(1 for n in r.nodes if n.created <= t < n.leaving) for t in r.times) <= sum(g.max for g in b.groups)
     assert all(not math.isinf(n.gone) or n.leaving == math.inf for n in r.nodes)
+
+
+# --- the check's own boundaries: a passing Alibaba run, edited by hand as a broken rule would have run it -------------
+
+
+def _passing_run(cap):
+    """Alibaba prod with its launch hook completed (test_baselines_pass): one scale-out 120 s after the step, one
+    scale-in after the load falls, 2 nodes at the end (its floor)."""
+    p = plan.for_stack("alicloud-cn-hangzhou-prod")
+    b = run.behaviour(p.fleet, _passing_alicloud(), node_completes=True)
+    r = check.step_result(b, cap, START)
+    assert [e.kind for e in r.events] == ["out", "in"] and not check.failed(check.findings(b, cap, r))
+    return b, r
+
+
+def _finding(b, cap, r, name):
+    return next(f for f in check.findings(b, cap, r) if f.name == name)
+
+
+@pytest.mark.parametrize(("steps_late", "ok"), [(2, True), (3, False)])
+def test_reaction_allows_two_steps_over_the_declared_reaction(cap, steps_late, ok):
+    """The check allows the declared reaction (195 s on Alibaba prod: 60 s x 2 + 60 s + 15 s) plus two of the
+    trace's 10 s steps (check.py's `allowed`); a rule whose first scale-out comes 195 + 2 x 10 = 215 s after the step
+    passes, one 195 + 3 x 10 = 225 s after it is too slow."""
+    b, r = _passing_run(cap)
+    assert (b.reaction_s, r.trace.step_s) == (195.0, 10.0)
+    first = r.events[0]
+    late = replace(first, time_s=check.STEP_AT_S + b.reaction_s + steps_late * r.trace.step_s)
+    assert _finding(b, cap, replace(r, events=[late, *r.events[1:]]), "reaction").ok is ok
+
+
+def test_back_fails_on_a_node_still_held_at_the_end_though_the_floor_serves(cap):
+    """A rule that launches a node near the end which a launch hook then holds: the 2 serving nodes are the floor,
+    but the group holds 3 (and pays for 3); "back" asks for both."""
+    b, r = _passing_run(cap)
+    end = r.trace.duration_s
+    held = Node(len(r.nodes), b.groups[0].name, "payg", end - 600, in_service=end - 590, ready=end - 60)
+    broken = replace(r, nodes=[*r.nodes, held])
+    assert broken.counts["serving"][-1] == 2
+    assert _finding(b, cap, broken, "back").ok is False
+
+
+def test_steady_fails_on_a_scale_out_after_the_load_has_fallen(cap):
+    """out, in, then out again once the load is low: two reversals and none during the high hour; "steady" allows
+    one reversal."""
+    b, r = _passing_run(cap)
+    again = replace(r.events[-1], kind="out", time_s=r.events[-1].time_s + 600, desired=3)
+    broken = replace(r, events=[*r.events, again])
+    f = _finding(b, cap, broken, "steady")
+    assert f.ok is False and "out in out" in f.detail
