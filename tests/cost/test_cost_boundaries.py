@@ -7,8 +7,7 @@ from decimal import Decimal
 
 from gpufleet import plan
 from gpufleet.cost import decision, estimate, usage
-from gpufleet.cost.estimate import money
-from gpufleet.cost.estimate import Estimate, Line
+from gpufleet.cost.estimate import Estimate, Line, money
 from gpufleet.finance import commitment, compare
 from gpufleet.finance.compare import Option
 
