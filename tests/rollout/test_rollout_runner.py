@@ -165,6 +165,23 @@ def test_promote_before_the_last_step_is_refused(tmp_path):
     assert st["weight"] == 5 and st["awaiting_deploy"]["change"]["weight"] == 25  # 5 % confirmed by the step
 
 
+def test_promote_at_the_step_before_the_last_is_refused(tmp_path):
+    """docs/rollout.md: canary steps 0 -> 5 -> 25 -> 50 -> 100; `rollout promote` runs at 100 %, and a `promote`
+    before the last step is refused (exit 2, nothing changed). At 50 %, the step just before 100 %, too: the start
+    and 3 steps leave the 50 % deploy awaited, which promote takes as done (as the test above's 5 %)."""
+    path = stack_copy(tmp_path, "staging")
+    runner.start(context(path))
+    for _ in range(3):
+        runner.step(context(path), passing)
+    state = tmp_path / ".rollout-alicloud-cn-hangzhou-staging-rollout.json"
+    st = json.loads(state.read_text())
+    assert st["weight"] == 25 and st["awaiting_deploy"]["change"]["weight"] == 50
+    before = state.read_bytes()
+    with pytest.raises(UserError, match=r"at 50 %, not the last step \(100 %\)"):
+        runner.promote(context(path), passing)
+    assert state.read_bytes() == before
+
+
 @pytest.mark.parametrize("command", ["step", "promote"])
 @pytest.mark.parametrize("steps", [0, 1], ids=["start's deploy", "a step's deploy"])
 def test_a_refused_gated_command_leaves_the_awaited_deploy_awaited(tmp_path, command, steps):
