@@ -107,8 +107,8 @@ def test_a_spot_group_below_its_on_demand_base_is_all_on_demand(ali_inventory, p
 def test_an_eip_paid_by_bandwidth_above_5_mbps_charges_the_higher_rate_on_the_part_above_5():
     """AlibabaCloudDocs/eip 产品定价/按量计费.md (the catalog rows' source), pay by fixed bandwidth above 5 Mbps:
     "1~5 Mbps的带宽单价 x 天 x 5 + 大于5 Mbps的带宽单价 x 天 x (n-5)". cost/data/alicloud-cn-hangzhou.yaml:
-    configuration 0.48 CNY/day, eip/bandwidth_1_5 0.96 and eip/bandwidth_over_5 3.36 CNY/Mbps-day (also
-    the project's ../shared/reference/pricing-facts.md, 4.2). Prod's NAT EIP declared at 10 Mbps by bandwidth, over a 730-hour month
+    configuration 0.48 CNY/day, eip/bandwidth_1_5 0.96 and eip/bandwidth_over_5 3.36 CNY/Mbps-day. Prod's NAT EIP
+    declared at 10 Mbps by bandwidth, over a 730-hour month
     (730 / 24 = 30.4167 days): configuration 0.48 x 30.4167 = 14.60; the first 5 Mbps 0.96 x 5 x 30.4167 = 146.00;
     the 5 above them 3.36 x 5 x 30.4167 = 511.00 (not 3.36 x 10 x 30.4167 = 1022.00)."""
     raw = copy.deepcopy(plan.for_stack("alicloud-cn-hangzhou-prod").raw)
