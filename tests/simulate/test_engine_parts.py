@@ -118,3 +118,19 @@ def test_the_load_balancer_splits_by_serving_nodes_times_weight():
     shares = engine.load_split({"a": 2, "b": 1}, {"a": 95, "b": 5})
     assert shares == pytest.approx({"a": 190 / 195, "b": 5 / 195})
     assert sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_a_reclaimed_spot_node_is_replaced_at_the_notice_when_the_group_remedies_spot():
+    """docs/simulation.md reads ESS's `spot_instance_remedy` (the program sets it on every spot group,
+    components/alicloud/scaling.py): ESS launches a replacement when the reclaim notice arrives. dev switched to spot
+    with no on-demand base (replicas 1/1/1): its one spot node is reclaimed at 600 s; a new node is created at 600 s,
+    and at the end the group holds its one node again. Before, the replacement counted the reclaimed node as a member
+    (its leave had not started yet), so none was launched and nothing served for the rest of the trace."""
+    b = _behaviour("alicloud-cn-hangzhou-dev", billing={"model": "spot", "on_demand_base": 0, "on_demand_above_base_percent": 0})
+    (group,) = b.groups
+    assert (group.billing, group.spot_remedy, group.desired) == ("spot", True, 1)
+    r = run.simulate(b, GIVEN, Trace(START, 10.0, [1.0] * 360), reclaim_at=(600.0,))
+    assert [e.kind for e in r.events if e.kind == "reclaim"] == ["reclaim"]
+    reclaimed, replacement = r.nodes
+    assert reclaimed.leaving == 600.0 and replacement.created == 600.0
+    assert replacement.leaving == float("inf") and replacement.serving < 3600.0

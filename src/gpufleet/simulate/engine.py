@@ -521,6 +521,8 @@ class Simulation:
             n = min(spot, key=lambda n: n.created)
             g = self.groups[n.group]
             self.r.events.append(Event(self.env.now, n.group, "reclaim", f"node {n.id}", g.desired))
+            # leaving from now, before the replacement below counts the members (the process starts at the next event)
+            n.leaving = self.env.now
             self.env.process(self._leave(n, within_s=notice))
             if g.spec.spot_remedy:  # a replacement at the notice
                 self.reconcile(n.group)
