@@ -5,11 +5,14 @@ a scale-out boots (the declared floor queues for minutes; a floor at the peak's 
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 from simfixtures import START
 
 from gpufleet import plan
+from gpufleet.simulate import capacity as sim_capacity
 from gpufleet.simulate import check, run, summary
 from gpufleet.sizing import capacity as plan_capacity
 
@@ -61,3 +64,16 @@ def test_the_knee_gives_tokens_per_request_and_a_latency_in_seconds(cap):
     assert cap.output_tokens_per_request == pytest.approx(1762.268 / 13.768)
     assert cap.output_tokens_per_request == pytest.approx(128.0, abs=0.01)
     assert cap.latency_p95_s == pytest.approx(1.1251)
+
+
+def test_a_level_with_errors_is_left_out_of_the_ttft_curve():
+    """The knee is the highest level within the SLO "with no errors" (docs/loadtest.md; loadstats.within_slo), and the
+    curve is read by the same rule. examples/loadtest-example.json with its concurrency-4 level (11.303 req/s) given 2
+    errors of its 64 requests and a TTFT p95 of 900 ms: that level is not a point on the curve, which keeps the clean
+    levels up to the knee: 6.499 req/s at 53.6 ms and the knee's 13.768 req/s at 158.2 ms (not 900 ms from 11.303 on)."""
+    data = json.loads((Path(__file__).resolve().parents[2] / "examples" / "loadtest-example.json").read_text())
+    errored = data["levels"][1]
+    assert (errored["concurrency"], errored["requests"]) == (4, 64)
+    errored.update(errors=2, error_rate=2 / 64, ttft_ms={**errored["ttft_ms"], "p95": 900.0})
+    curve = sim_capacity.from_loadtest_result(data, "loadtest-example.json").ttft_curve
+    assert [v for point in curve for v in point] == pytest.approx([6.499, 0.0536, 13.768, 0.1582])
