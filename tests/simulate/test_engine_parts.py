@@ -134,3 +134,17 @@ def test_a_reclaimed_spot_node_is_replaced_at_the_notice_when_the_group_remedies
     reclaimed, replacement = r.nodes
     assert reclaimed.leaving == 600.0 and replacement.created == 600.0
     assert replacement.leaving == float("inf") and replacement.serving < 3600.0
+
+
+def test_reclaims_per_hour_are_evenly_spread_the_first_one_interval_after_the_start():
+    """`--reclaim-per-hour R`: "spot reclaims per hour, evenly spread" (the CLI's help), a rate, so one every 3600 / R
+    s, the first one interval after the start (an hour at R reclaims starts with no reclaim due: the start is not a
+    reclaim). Staging on spot (replicas 1/2/1, no on-demand base: its one node at the start is spot) over 3700 s at
+    R = 1: the one reclaim due is at 3600 s, none at 0."""
+    b = _behaviour(
+        "alicloud-cn-hangzhou-staging", billing={"model": "spot", "on_demand_base": 0, "on_demand_above_base_percent": 0}
+    )
+    (group,) = b.groups
+    assert (group.min, group.desired, group.billing, group.on_demand_base) == (1, 1, "spot", 0)
+    r = run.simulate(b, GIVEN, Trace(START, 10.0, [1.0] * 370), reclaim_per_hour=1.0)
+    assert [e.time_s for e in r.events if e.kind == "reclaim"] == [3600.0]
