@@ -235,3 +235,40 @@ def test_steady_fails_on_a_scale_out_after_the_load_has_fallen(cap):
     broken = replace(r, events=[*r.events, again])
     f = _finding(b, cap, broken, "steady")
     assert f.ok is False and "out in out" in f.detail
+
+
+@pytest.mark.parametrize(("wait_s", "ok"), [(60.0, True), (61.0, False)])
+def test_hooks_allow_one_metric_period_and_no_more(cap, wait_s, ok):
+    """docs/simulation.md: "a ready node is not held by a launch hook longer than one metric period"; Alibaba's
+    metric_publish_s is 60 s. A node held 60 s after it is ready passes, one held 61 s fails."""
+    b, r = _passing_run(cap)
+    assert b.timing("metric_publish_s") == 60.0
+    held = replace(r.nodes[-1], hook_wait_s=wait_s)
+    f = _finding(b, cap, replace(r, nodes=[*r.nodes[:-1], held]), "hooks")
+    assert f.ok is ok and f"waited {wait_s:g} s" in f.detail
+
+
+@pytest.mark.parametrize(("third_at_s", "ok"), [(7190.0, True), (7200.0, False)])
+def test_peak_counts_the_nodes_serving_anywhere_in_the_high_hour(cap, third_at_s, ok):
+    """ "peak": the nodes served during the hour at 5x, [3600, 7200) s of the step profile (docs/simulation.md: low
+    1 h, 5x low 1 h). Low is a quarter of what prod's floor of 2 serves at the knee: 2 x 13.768 / 4 = 6.884 req/s, the
+    peak 5 x 6.884 = 34.42, which needs ceil(34.42 / 13.768) = ceil(2.5) = 3 nodes. A run serving 2 nodes all hour
+    and the third only in its last 10 s step (from 7190 s) serves the peak; one whose third serves only from 7200 s,
+    after the hour, does not."""
+    b, r = _passing_run(cap)
+    assert max(r.arrivals) == pytest.approx(34.42)
+    serving = [2 if t < third_at_s else 3 for t in r.times]
+    f = _finding(b, cap, replace(r, counts={**r.counts, "serving": serving}), "peak")
+    assert f.ok is ok and "needs 3" in f.detail
+
+
+@pytest.mark.parametrize(("held", "ok"), [(8, True), (9, False)])
+def test_bounds_fail_when_more_than_max_nodes_are_held(cap, held, ok):
+    """ "bounds": never more nodes than max (Alibaba prod's replicas max 8, stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml).
+    8 nodes held from the start to the end pass; 9 (max + 1, as dev's doubled floor of issue 26: 2 nodes with max 1)
+    fail."""
+    b, r = _passing_run(cap)
+    assert sum(g.max for g in b.groups) == 8
+    nodes = [Node(i, b.groups[0].name, "payg", 0.0, in_service=0.0, ready=0.0, serving=0.0) for i in range(held)]
+    f = _finding(b, cap, replace(r, nodes=nodes), "bounds")
+    assert f.ok is ok and f"at most {held} nodes held; max 8" in f.detail
