@@ -6,7 +6,7 @@ scheduled tasks or adjustments to the expected/minimum/maximum instance count ar
 intl.cloud.tencent.com/document/product/377/4166).
 
 The run: prod, Tuesday 2026-12-08 from 00:30 UTC, 10 s steps, 10 req/s for 35 min then 100 req/s (the review's
-surge trace, /tmp/rv_sim/surge.csv), 13.8 req/s a node. It starts where Monday's 14:00 UTC night schedule left the
+surge trace, built below), 13.8 req/s a node. It starts where Monday's 14:00 UTC night schedule left the
 group (2 nodes); the business-day schedule (min 3, desired 4) fires at 01:00 UTC = 1800 s and launches 2 nodes; the
 load jumps 5x at 2100 s, beyond what 4 nodes serve (55.2 req/s), so the queue grows from the first step.
 """
