@@ -148,3 +148,19 @@ def test_reclaims_per_hour_are_evenly_spread_the_first_one_interval_after_the_st
     assert (group.min, group.desired, group.billing, group.on_demand_base) == (1, 1, "spot", 0)
     r = run.simulate(b, GIVEN, Trace(START, 10.0, [1.0] * 370), reclaim_per_hour=1.0)
     assert [e.time_s for e in r.events if e.kind == "reclaim"] == [3600.0]
+
+
+def test_a_reclaimed_tencent_spot_node_is_replaced_once_the_spot_service_has_destroyed_it():
+    """Tencent AS without CapacityRebalance (its default, FALSE; the provider has no argument for it) "waits until the
+    spot instance is destroyed, then scales out to the desired capacity" (tccli autoscaling api.json,
+    CreateAutoScalingGroup CapacityRebalance). dev switched to spot (1 node): reclaimed at 600 s, the replacement is
+    created when the notice ends, 600 + spot_notice_s (components/tencentcloud/simulation.yaml), not at 600."""
+    b = _behaviour(
+        "tencentcloud-ap-guangzhou-dev", billing={"model": "spot", "on_demand_base": 0, "on_demand_above_base_percent": 0}
+    )
+    (group,) = b.groups
+    assert (group.billing, group.spot_remedy, group.desired) == ("spot", False, 1)
+    r = run.simulate(b, GIVEN, Trace(START, 10.0, [1.0] * 360), reclaim_at=(600.0,))
+    reclaimed, replacement = r.nodes
+    assert reclaimed.leaving == 600.0
+    assert replacement.created == 600.0 + b.timing("spot_notice_s")

@@ -126,6 +126,10 @@ def behaviour(resources: list[dict], node: dict, node_completes: bool | None = N
                 health_check_grace_s=float(i.get("lbHealthCheckGracePeriod", 0) or 0),
                 weight=_weight(i),
                 cooldown_after=COOLDOWN_AFTER,
+                # spot_remedy stays False: AS's CapacityRebalance (replace a spot node at the reclaim notice) "默认取
+                # FALSE ... AS 等待竞价实例被销毁后才会去扩容补齐伸缩组期望实例数" (tccli autoscaling 2018-04-19 api.json,
+                # CreateAutoScalingGroup), and the provider this program is built on has no argument for it
+                spot_remedy=False,
             )
         )
     t = {**node, **timing_data.read(TIMINGS)}
