@@ -94,15 +94,17 @@ def test_knee_is_the_highest_concurrency_within_the_slo_without_errors():
 
 
 def test_measures_every_level_and_finds_the_knee():
-    # per request ~ 20 ms + 3 tokens x 5 ms x c: c=1 ~35 ms, c=4 ~80 ms, c=16 ~260 ms; SLO 200 ms -> knee 4
-    with FakeServer() as srv:
-        r = run(settings(srv.url, slo_p95_ms=200))
+    # per request ~ 50 ms + 3 tokens x 12.5 ms x c: c=1 ~88 ms, c=4 ~200 ms, c=16 ~650 ms; SLO 400 ms -> knee 4.
+    # Each level is 200 ms or more from the SLO: a busy machine's scheduling delay (a CI run beside other tests) once
+    # took c=4's p95 over the 120 ms margin the 20 ms / 5 ms server left, and the knee came out 1.
+    with FakeServer(Behaviour(first_token_s=0.05, token_s=0.0125)) as srv:
+        r = run(settings(srv.url, slo_p95_ms=400))
         seen, peak = srv.behaviour.bodies, srv.behaviour.max_in_flight
     assert [lv["concurrency"] for lv in r["levels"]] == [1, 4, 16] and peak == 16
     assert r["knee"]["concurrency"] == 4 and r["knee"]["requests_per_s"] == r["levels"][1]["requests_per_s"]
     assert r["token_count_source"] == "usage" and r["url"] == srv.url and r["model"] == "fake-model"
     p95 = [lv["latency_ms"]["p95"] for lv in r["levels"]]
-    assert p95 == sorted(p95) and p95[0] < 200 < p95[2]
+    assert p95 == sorted(p95) and p95[0] < 400 < p95[2]
     for lv in r["levels"]:
         assert lv["requests"] == 32 and lv["errors"] == 0
         lat, ttft = lv["latency_ms"], lv["ttft_ms"]
