@@ -606,10 +606,11 @@ def check_number(
     return value
 
 
+SHA256_HEX = r"[0-9a-f]{64}"  # a sha256 as sha256sum prints it; use with fullmatch (`$` also takes a trailing newline)
+
 # A host name: dot-separated labels of letters, digits, '-' and '_' (which Docker and some internal DNS use), at most 63
 # characters each, 253 in all, the last not all digits (so that 999.1.1.1 is no name either); ASCII only (an
 # international name in its xn-- form).
-SHA256_HEX = r"[0-9a-f]{64}"  # a sha256 as sha256sum prints it; use with fullmatch (`$` also takes a trailing newline)
 HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 
 

@@ -172,7 +172,8 @@ ENV_VALUE = re.compile(rf"^[{ENV_FILE_CHARS}]*\Z")
 HTTPS_SOURCE = re.compile(
     r"^https://(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252})(:(?P<port>[0-9]{1,5}))?/[A-Za-z0-9._/+=@,:-]{0,1000}\Z"
 )
-HEALTH_PATH = re.compile(r"^/[A-Za-z0-9._/-]{0,200}\Z")
+HEALTH_PATH_MAX = 201  # characters, the leading / included
+HEALTH_PATH = re.compile(rf"^/[A-Za-z0-9._/-]{{0,{HEALTH_PATH_MAX - 1}}}\Z")
 SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_/+=.@-]{0,191}\Z")
 FLAG_NAME = re.compile(r"^[a-z][a-z0-9]*([_-][a-z0-9]+)*\Z")
 # extra_args values travel as one argv word (JSON configs included): no quote, backslash, `$`, `%`, backtick or control
@@ -591,7 +592,7 @@ class HealthCheck(Strict):
         if not HEALTH_PATH.match(v):
             odd = sorted({c for c in v[1:] if not HEALTH_PATH.match("/" + c)})
             if v.startswith("/") and not odd:  # only its length
-                raise ValueError(f"is {len(v)} characters: write a path of at most 201")
+                raise ValueError(f"is {len(v)} characters: write a path of at most {HEALTH_PATH_MAX}")
             raise ValueError(
                 "must start with / and be a plain path of letters, digits and . _ / - "
                 + (f"({' '.join(map(repr, odd))} {'is not one' if len(odd) == 1 else 'are not'} of them: " if odd else "(")
