@@ -10,7 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpufleet import inputs
-from gpufleet.images.recipes import load_recipe, lock_pins, recipe_names
+from gpufleet.images.pylock import lock_pins
+from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import catalog
 
 RULES = Path(__file__).parent / "compat.yaml"

@@ -18,7 +18,7 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, some
-from gpufleet.images import node, recipes
+from gpufleet.images import node, pylock, recipes
 from gpufleet.images.recipes import Recipe, Step
 from gpufleet.images.templating import environment
 from gpufleet.secret import redact_url
@@ -89,7 +89,7 @@ def python_lock_text(recipe: Recipe) -> str:
 # The lines of a pip hash lock (pip's requirements file format, as scripts/lock_image_python.py writes it):
 # `name==version`, its `--hash=sha256:<64 hex>` options on the same line or on lines continued with `\`, a `# comment`
 # after whitespace, a blank line or a comment line between requirements.
-_REQUIREMENT = re.compile(recipes.REQUIREMENT)
+_REQUIREMENT = re.compile(pylock.REQUIREMENT)
 _HASH = re.compile(rf"--hash=sha256:{inputs.SHA256_HEX}")
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from gpufleet import inputs
+from gpufleet.images.pylock import lock_pins
 
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
@@ -261,7 +262,7 @@ def transformers_pin(version: str) -> str | None:
     for doc in _recipes():
         if str((doc.get("pins") or {}).get("vllm")) == version and doc.get("python_lock"):
             lock = inputs.read_text(RECIPES.parent / str(doc["python_lock"]), f"images/{doc['python_lock']}")
-            found |= set(re.findall(r"^transformers==(\S+)", lock, re.M))
+            found |= {v for name, v in lock_pins(lock).items() if name == "transformers"}
     return found.pop() if len(found) == 1 else None
 
 
