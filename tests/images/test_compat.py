@@ -109,6 +109,17 @@ def test_bf16_on_t4_and_pin_drift():
     assert "vllm: image has 0.32.0, recipe pins 0.33.0" in probs["fleet.image.recipe"]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "half"])
+def test_a_dtype_the_recipe_does_not_promise_is_refused_half_read_as_float16(dtype):
+    """cuda12-vllm-v100 promises float16 alone: float32 is refused; half, vLLM's alias of float16, passes."""
+    base = load_fleet(stack_names()[0])
+    probs = dict(checks.spec_problems(_Fleet(base, "V100-16G", "cuda12-vllm-v100", dtype, {})))
+    if dtype == "half":
+        assert "fleet.serving.dtype" not in probs
+    else:
+        assert probs["fleet.serving.dtype"] == "float32 is not among the dtypes recipe cuda12-vllm-v100 serves (float16)"
+
+
 def test_a_lock_of_torch_from_a_cuda_index_matches_its_pin_without_the_local_part():
     """torch from download.pytorch.org/whl/cu130 is locked as torch==2.x.y+cu130; the recipe pins 2.x.y (its pin form
     refuses a +cu part) and the step's check cuts pip's Version at '+' (python_packages.sh.j2), so the lock agrees with

@@ -56,6 +56,13 @@ def test_a_value_of_another_type_is_refused_not_coerced(capsys, tmp_path):
     refused(r, "recipe.steps.0.timeout_s: Input should be a valid integer, got text '600'; write a whole number")
 
 
+def test_a_recipe_dtype_vllm_does_not_name_is_refused(capsys, tmp_path):
+    """A misspelt dtype (bf16) would never match serving.dtype and so silently not be enforced."""
+    path = variant(tmp_path, dtypes=["float16", "bf16"])
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, str(path), "recipe.dtypes.1", "'float16', 'bfloat16' or 'float32'")
+
+
 LONG = "a" * 300  # longer than a file name can be: an OSError (ENAMETOOLONG) if a file were looked up by it
 
 

@@ -42,7 +42,7 @@ def spec_problems(fleet) -> list[tuple[str, str]]:
     clash = compat.dtype_clash(dtype, gpu)
     if clash:
         out.append(("fleet.serving.dtype", clash))
-    elif dtype in ("float16", "bfloat16") and recipe.dtypes and dtype not in recipe.dtypes:
+    elif dtype != "auto" and recipe.dtypes and {"half": "float16"}.get(dtype, dtype) not in recipe.dtypes:  # half: vLLM's alias
         out.append(("fleet.serving.dtype", f"{dtype} is not among the dtypes recipe {name} serves ({', '.join(recipe.dtypes)})"))
     recorded = fleet.image_pins or {}
     if recorded:

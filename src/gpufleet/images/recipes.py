@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -371,7 +371,8 @@ class Recipe(Strict):
         [], description='compute capabilities the pinned torch wheel ships kernels for, as major.minor ("8.6")'
     )
     torch_cuda_archs_source: str = ""
-    dtypes: list[str] = Field([], description="dtypes the recipe promises to serve")
+    # Named as vLLM's --dtype names them (float16, not its alias half); serving.dtype is checked against them.
+    dtypes: list[Literal["float16", "bfloat16", "float32"]] = Field([], description="dtypes the recipe promises to serve")
     python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/ (null: none)")
     python_tools: list[PythonTool] = Field([], description="CLIs from PyPI the node's boot scripts call")
     tool_mirror: FetchedUrl = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
