@@ -39,7 +39,10 @@ TAT = "tencentcloud:Tat/command:Command"
 
 # Documented limits the program derives values from (one place).
 SCHEDULE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # as_schedule: "YYYY-MM-DDThh:mm:ss+08:00" (UTC+8), parsed as RFC 3339
-CRON_ZONE_HOURS = 8  # AS scheduled actions read times (and the recurrence) in UTC+8
+# AS scheduled actions read times (and the recurrence) in UTC+8: the API reference states no zone for Recurrence; its
+# worked example (tccli 3.1.189.1 autoscaling/v20180419/examples.json, CreateScheduledAction "创建重复执行的定时任务")
+# runs Recurrence "0 23 * * *" as "every day at 23:00 Beijing time" (StartTime ...T23:00:00+08:00).
+CRON_ZONE_HOURS = 8
 USER_DATA_MAX_BYTES = 16384  # as_scaling_config.html.markdown: user_data "the length limit is 16KB"
 NAT_BANDWIDTHS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
 DISK_TYPES = ("LOCAL_BASIC", "LOCAL_SSD", "CLOUD_BASIC", "CLOUD_PREMIUM", "CLOUD_SSD", "CLOUD_HSSD", "CLOUD_TSSD", "CLOUD_BSSD")
