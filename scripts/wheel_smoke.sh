@@ -93,4 +93,16 @@ if [ "$rc" != 2 ] || ! grep -q "/site-packages/gpufleet/stacks/templates/ (choos
   cat "$work/region.out" >&2; exit 1
 fi
 
+# 6. A project from the wheel alone (README "Your own project"): init, a stack, its offline preview and cost.
+fresh="$work/fresh"
+env -u GPUFLEET_PROJECT "$gf" init "$fresh" --placeholder-images > /dev/null
+(
+  cd "$fresh"
+  env -u GPUFLEET_PROJECT "$gf" region new --cloud tencentcloud --region ap-shanghai --env dev > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" preview --stack tencentcloud-ap-shanghai-dev --json > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" cost estimate --stack tencentcloud-ap-shanghai-dev --json > /dev/null
+)
+grep -q "virtualenv: \"$work/venv\"" "$fresh/Pulumi.yaml" || { cat "$fresh/Pulumi.yaml" >&2; exit 1; }
+echo "init: a new project from the wheel previews and costs a new stack"
+
 echo "wheel smoke: ok"

@@ -445,7 +445,7 @@ def test_a_broken_program_is_named_with_its_line_not_a_traceback(project, capsys
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err, err
     assert said in err and "stacks/__main__.py" in err and "Task was destroyed" not in err, err
-    assert "put it back as in the gpufleet repository" in err, err
+    assert "put it back as `gpufleet init` writes it" in err, err
 
 
 @pytest.mark.parametrize(

@@ -96,9 +96,14 @@ class _Recorder(MockMonitor):
 
 
 def run(
-    program: Callable[[], object], stack: str, config: dict[str, Any], computed: dict[str, tuple[str, ...]] | None = None
+    program: Callable[[], object],
+    stack: str,
+    config: dict[str, Any],
+    computed: dict[str, tuple[str, ...]] | None = None,
+    preview: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run `program` as stack `stack` with that config under the mock engine: (resources it declares, stack outputs).
+    `preview` False runs it as `pulumi up`'s update runs it (pulumi.runtime.is_dry_run() False).
 
     For every resource the SDK walks the whole call stack (pulumi.runtime.resource._get_stack_trace: each frame's
     source line read, its file made a URI), about 60,000 instructions a frame and resource. So the program runs on a
@@ -112,7 +117,7 @@ def run(
     context = contextvars.copy_context()
     done = _thread.allocate_lock()
     done.acquire()
-    _thread.start_new_thread(context.run, (_run_here, program, stack, config, computed, outcome, done))
+    _thread.start_new_thread(context.run, (_run_here, program, stack, config, computed, outcome, done, preview))
     done.acquire()  # released by _run_here once it has appended the result or the exception
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
@@ -126,6 +131,7 @@ def _run_here(
     computed: dict[str, tuple[str, ...]] | None,
     outcome: list[Any],
     done: _thread.LockType,
+    preview: bool,
 ) -> None:
     """The program on a fresh event loop; its result or exception appended to `outcome`, then `done` released (one
     frame: it is under every resource's stack walk)."""
@@ -134,11 +140,11 @@ def _run_here(
         loop.set_default_executor(_POOL)
         asyncio.set_event_loop(loop)
         try:
-            settings.reset_options(project=PROJECT, stack=stack, preview=True)
+            settings.reset_options(project=PROJECT, stack=stack, preview=preview)
             pulumi.runtime.set_all_config({k: v if isinstance(v, str) else _json(v) for k, v in config.items()})
             mocks = _Mocks(computed)
             recorder = _Recorder(mocks)
-            pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=recorder)
+            pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview, monitor=recorder)
             try:
                 program()
                 sync_await(pstack.wait_for_rpcs())

@@ -37,7 +37,7 @@ class Inventory(Struct):
 PROGRAM = "stacks/__main__.py"
 PUT_BACK = (
     "the Pulumi program that `pulumi up` and `gpufleet preview` run for every stack (Pulumi.yaml main: stacks/); put "
-    "it back as in the gpufleet repository: `import pulumi`, `from gpufleet.components.fleet import declare_program`, "
+    "it back as `gpufleet init` writes it: `import pulumi`, `from gpufleet.components.fleet import declare_program`, "
     "`from gpufleet.validation import load_fleet`, `declare_program(load_fleet(pulumi.get_stack()))`"
 )
 

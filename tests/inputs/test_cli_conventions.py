@@ -55,6 +55,7 @@ GROUPS = {" ".join(p): c for p, c in commands(groups=True)}
 
 FAILURES = [  # (argv, code, what the output names)
     (["nope"], 2, "No such command"),
+    (["init", "--name", "a b", "/nonexistent-folder/p"], 2, "not a Pulumi project name"),
     (["preview", "--stack", "alicloud-cn-hangzho-dev"], 2, "did you mean"),
     (["preview", "--stack", DEV, "--format", "yaml"], 2, "unknown format"),
     (["preview", "--stack", DEV, "--json", "-o", "/nonexistent-folder/x.json"], 2, "-o"),
@@ -487,6 +488,7 @@ NO_RESULT = {
     "catalog build": "rewrites the shipped cost/data/ catalogs of a checkout",
     "catalog refresh": "writes vendor API rows into the project's cost/catalog/",
     "region new": "writes a stack file (its text with --dry-run)",
+    "init": "writes a new project's files",
 }
 
 

@@ -79,6 +79,7 @@ def _group(
 
 # command -> the module of this package that registers it (in the order `gpufleet --help` lists them)
 COMMANDS = {
+    "init": "init",
     "preview": "preview",
     "check": "check",
     "loadtest": "loadtest",

@@ -44,7 +44,8 @@ def project_root(start: Path | None = None) -> Path:
             Problem(
                 str(cwd),
                 "",
-                f"no Pulumi.yaml with stacks/ found from {cwd}; run inside a gpufleet project or set GPUFLEET_PROJECT",
+                f"no Pulumi.yaml with stacks/ found from {cwd}; run inside a gpufleet project or set GPUFLEET_PROJECT "
+                "(`gpufleet init DIR` makes a new one)",
             )
         ]
     )

@@ -1,0 +1,154 @@
+"""`gpufleet init`: a new project folder, the user state an installed gpufleet reads (stacks/project.py).
+
+A project is Pulumi.yaml (the Python runtime, the program in stacks/), stacks/__main__.py (the program `pulumi up` and
+`gpufleet preview` run for each stack) and images/lock.json (the image ids the stacks read). Stacks come after, from
+`gpufleet region new`; the images from `gpufleet image build` and `image lock record`, or, to try gpufleet offline,
+placeholders that preview and cost take (a placeholder is never deployed: docs/images.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from gpufleet import registry
+from gpufleet.errors import Problem, UserError
+from gpufleet.images.recipes import load_recipe, recipe_names
+
+# The program every stack runs; the checkout's own stacks/__main__.py is this text (tests/test_scaffold.py).
+PROGRAM = '''"""The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
+
+import pulumi
+
+from gpufleet.components.fleet import declare_program
+from gpufleet.validation import load_fleet
+
+declare_program(load_fleet(pulumi.get_stack()))
+'''
+
+LOCK_COMMENT = (
+    "Written after a build by `gpufleet image lock record`; read by the stacks (images/lock.py). Entries marked "
+    "placeholder are not real images yet and record no pins."
+)
+# What init writes at the top of the folder: each is refused if it is there already (nothing is overwritten).
+ENTRIES = ("Pulumi.yaml", "stacks", "images")
+# Pulumi's project names: "alphanumeric characters, hyphens, underscores, and periods" (pulumi.com, project file
+# reference, `name`).
+PROJECT_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def pulumi_yaml(name: str, venv: str | None) -> str:
+    """The project file: the Python runtime in `venv` (an absolute path, as Pulumi's language host takes one; None: the
+    `python3` on PATH, gpufleet's own interpreter outside a virtual environment), the program and stack files in stacks/."""
+    runtime = "  name: python\n  options:\n    toolchain: pip\n"
+    if venv is not None:
+        runtime += f"    virtualenv: {json.dumps(venv)}\n"
+    return (
+        f"name: {name}\ndescription: GPU inference fleets for vLLM (gpufleet)\nruntime:\n{runtime}"
+        "main: stacks/\nstackConfigDir: stacks/\n"
+    )
+
+
+def running_venv() -> str | None:
+    """The virtual environment this gpufleet runs in (where `pulumi up` must find it too), None outside one."""
+    return sys.prefix if sys.prefix != sys.base_prefix else None
+
+
+def placeholder_images() -> dict:
+    """A placeholder lock entry for every shipped recipe in every region it copies its image to (ids of each cloud's form
+    that say placeholder), as the checkout's images/lock.json holds for its example stacks."""
+    out: dict = {}
+    for name in recipe_names():
+        regions = load_recipe(name).regions
+        out[name] = {
+            "pins": {},
+            "regions": {
+                cloud: {
+                    region: {
+                        "image_id": f"{registry.profile(cloud).image_id_prefix}placeholder-{name}-{region}",
+                        "manifest_sha256": None,
+                        "placeholder": True,
+                    }
+                    for region in regions[cloud]
+                }
+                for cloud in sorted(regions)
+            },
+        }
+    return out
+
+
+def project_files(name: str, venv: str | None, placeholders: bool) -> dict[str, str]:
+    """Path in the project -> content, for a new project."""
+    lock = {"comment": LOCK_COMMENT, "images": placeholder_images() if placeholders else {}}
+    return {
+        "Pulumi.yaml": pulumi_yaml(name, venv),
+        "stacks/__main__.py": PROGRAM,
+        "images/lock.json": json.dumps(lock, indent=2) + "\n",
+    }
+
+
+def name_problem(name: str) -> str | None:
+    if PROJECT_NAME.fullmatch(name):
+        return None
+    return f"{name[:60]!r} is not a Pulumi project name: letters, digits, hyphens, underscores and periods (e.g. llm-fleet)"
+
+
+def folder_problems(folder: Path, flag: str) -> list[Problem]:
+    """Why a new project cannot be made in `folder` (an existing folder, or a path to create); [] when it can."""
+    shown = str(folder)
+    if os.path.lexists(folder) and not folder.is_dir():
+        return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
+    if not os.path.lexists(folder):
+        parent = next((p for p in folder.absolute().parents if os.path.lexists(p)), Path("/"))
+        if not parent.is_dir():
+            return [Problem(flag, shown, f"{parent} is a file, not a folder: cannot create a folder under it")]
+        return []
+    return [
+        Problem(
+            flag,
+            str(folder / entry),
+            "already exists: init writes a new project and overwrites nothing; give an empty "
+            "folder or a new path (an existing project is used as it is)",
+        )
+        for entry in ENTRIES
+        if os.path.lexists(folder / entry)
+    ]
+
+
+def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
+    """Write the project's files under `folder` (made with its parents if missing), all or nothing: they are written into
+    a temporary folder inside it, then each top-level entry is renamed into place; a failure removes what was made."""
+    if problems := folder_problems(folder, flag):
+        raise UserError(problems)
+    made = [p for p in reversed([folder, *folder.absolute().parents]) if not os.path.lexists(p)]
+    placed: list[Path] = []
+    stage = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(dir=folder, prefix=".gpufleet-init."))
+        for rel, content in files.items():
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            (stage / rel).write_text(content, encoding="utf-8")
+        for entry in dict.fromkeys(rel.split("/", 1)[0] for rel in files):
+            if os.path.lexists(folder / entry):  # made by another writer since the check: refused, not replaced
+                raise FileExistsError(0, "made by another process meanwhile", str(folder / entry))
+            os.rename(stage / entry, folder / entry)
+            placed.append(folder / entry)
+    except OSError as exc:
+        for p in placed:
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        for p in reversed(made):
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+        where = exc.filename or str(folder)
+        raise UserError([Problem(flag, str(where), f"cannot write: {exc.strerror}; nothing was written")]) from None
+    shutil.rmtree(stage, ignore_errors=True)

@@ -1,0 +1,181 @@
+"""`gpufleet init`: a project an installed gpufleet can use, made all or nothing; and `pulumi up` refusing a
+placeholder image (what init's --placeholder-images locks) before any resource."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+from inputs.inputs_helpers import run_cli, snapshot
+from msgspec.structs import replace
+
+from gpufleet import mockengine, scaffold
+from gpufleet.components.fleet import declare_program
+from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.stacks import loader
+from gpufleet.stacks.lock import id_problem
+from gpufleet.validation import load_fleet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_program_init_writes_is_the_checkouts():
+    assert (ROOT / "stacks" / "__main__.py").read_text() == scaffold.PROGRAM
+
+
+def test_pulumi_yaml_names_the_program_and_the_venv():
+    doc = yaml.safe_load(scaffold.pulumi_yaml("llm-fleet", "/opt/venvs/gpu fleet"))
+    assert doc == {
+        "name": "llm-fleet",
+        "description": "GPU inference fleets for vLLM (gpufleet)",
+        "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": "/opt/venvs/gpu fleet"}},
+        "main": "stacks/",
+        "stackConfigDir": "stacks/",
+    }
+    assert "virtualenv" not in yaml.safe_load(scaffold.pulumi_yaml("x", None))["runtime"]["options"]
+    # the checkout's project file says the same, with the checkout's venv
+    assert {**yaml.safe_load((ROOT / "Pulumi.yaml").read_text()), "description": doc["description"], "name": "llm-fleet"} == {
+        **doc,
+        "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": ".venv"}},
+    }
+
+
+def test_placeholders_cover_every_recipe_region_with_ids_of_the_clouds_form():
+    images = scaffold.placeholder_images()
+    assert set(images) == set(recipe_names())
+    for name, entry in images.items():
+        regions = load_recipe(name).regions
+        assert {c: sorted(r) for c, r in entry["regions"].items()} == {c: sorted(r) for c, r in regions.items()}
+        for cloud, by_region in entry["regions"].items():
+            for where in by_region.values():
+                assert where["placeholder"] is True
+                assert id_problem(cloud, where["image_id"], placeholder=True) is None
+
+
+def _gf(cwd: Path, *args: str, project: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "GPUFLEET_PROJECT"}
+    if project is not None:
+        env["GPUFLEET_PROJECT"] = str(project)
+    cmd = [sys.executable, "-c", "from gpufleet.cli import main; main()", *args]
+    return subprocess.run(cmd, cwd=cwd, env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=300)
+
+
+def test_a_new_project_takes_a_new_stack_that_previews_costs_and_sizes(tmp_path):
+    """From an empty folder, outside any project: init, region new, then the offline commands, as the README says."""
+    made = _gf(tmp_path, "init", "llm-fleet", "--placeholder-images")
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "llm-fleet"
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == [
+        "Pulumi.yaml",
+        "images/lock.json",
+        "stacks/__main__.py",
+    ]
+    assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == sys.prefix
+    new = _gf(project, "region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "dev")
+    assert new.returncode == 0, new.stderr
+    for args in (["preview"], ["cost", "estimate"], ["plan", "fit"]):
+        run = _gf(project, *args, "--stack", "tencentcloud-ap-shanghai-dev")
+        assert run.returncode == 0, (args, run.stderr[-2000:])
+        assert "Traceback" not in run.stderr
+    assert "placeholder" in _gf(project, "preview", "--stack", "tencentcloud-ap-shanghai-dev").stdout
+
+
+def test_without_placeholders_the_lock_is_empty_and_region_new_asks_for_an_image(tmp_path):
+    assert _gf(tmp_path, "init", "p").returncode == 0
+    assert yaml.safe_load((tmp_path / "p" / "images" / "lock.json").read_text())["images"] == {}
+    new = _gf(tmp_path / "p", "region", "new", "--cloud", "alicloud", "--region", "cn-hangzhou", "--env", "dev")
+    assert new.returncode == 2 and "image lock record" in new.stderr, new.stderr
+
+
+def test_outside_a_project_the_message_names_init(tmp_path):
+    run = _gf(tmp_path, "preview", "--stack", "alicloud-cn-hangzhou-dev")
+    assert run.returncode == 2 and "`gpufleet init DIR` makes a new one" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("entry", ["Pulumi.yaml", "stacks", "images"])
+def test_an_existing_project_part_is_refused_and_nothing_written(capsys, tmp_path, entry):
+    (tmp_path / entry).mkdir() if entry != "Pulumi.yaml" else (tmp_path / entry).write_text("name: mine\n")
+    before = snapshot(tmp_path)
+    r = run_cli(["init", tmp_path], capsys)
+    assert r.code == 2 and f"{tmp_path / entry}: already exists" in r.err and "overwrites nothing" in r.err, r.err
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--name", "a b"], "--name: 'a b' is not a Pulumi project name"),
+        (["--name", ""], "--name: '' is not a Pulumi project name"),
+    ],
+)
+def test_a_bad_name_is_refused_before_anything_is_made(capsys, tmp_path, args, words):
+    r = run_cli(["init", tmp_path / "new", *args], capsys)
+    assert r.code == 2 and words in r.err, r.err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_file_in_the_way_is_refused(capsys, tmp_path):
+    (tmp_path / "f").write_text("x")
+    r = run_cli(["init", tmp_path / "f" / "sub"], capsys)
+    assert r.code == 2 and f"{tmp_path / 'f'} is a file, not a folder" in r.err, r.err
+    r = run_cli(["init", tmp_path / "f"], capsys)
+    assert r.code == 2 and "exists and is not a folder" in r.err, r.err
+
+
+def test_a_failure_midway_leaves_nothing_behind(capsys, tmp_path, monkeypatch):
+    """The second top-level entry fails to move into place (a full disk, a permission): the first is taken back and the
+    folders init made are removed."""
+    real = os.rename
+    calls = []
+
+    def rename(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    r = run_cli(["init", tmp_path / "a" / "b", "--placeholder-images"], capsys)
+    assert r.code == 2 and "No space left on device; nothing was written" in r.err, r.err
+    assert len(calls) == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def _up(fleet) -> list[dict]:
+    _, config = loader.read_stack_config(fleet.stack)
+    resources, _ = mockengine.run(partial(declare_program, fleet), fleet.stack, config, preview=False)
+    return resources
+
+
+def test_pulumi_up_refuses_a_placeholder_image_before_any_resource():
+    fleet = load_fleet("alicloud-cn-hangzhou-prod")
+    assert fleet.image_placeholder  # the checkout's lock holds placeholders
+    with pytest.raises(pulumi.RunError) as exc:
+        _up(fleet)
+    assert str(exc.value) == (
+        "stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml: fleet.image.recipe: images/lock.json holds only a placeholder for "
+        f"the fleet's {fleet.image_id} (cuda13-vllm) in alicloud/cn-hangzhou, not a built image: build and lock one "
+        "(gpufleet image build, gpufleet image lock record; docs/images.md) before `pulumi up`; nothing was created"
+    )
+    # the same fleet with a built image deploys (the update run registers its resources), and a preview of the
+    # placeholder one is not refused
+    assert len(_up(replace(fleet, image_placeholder=False))) > 30
+    _, config = loader.read_stack_config(fleet.stack)
+    assert mockengine.run(partial(declare_program, fleet), fleet.stack, config)[0]
+
+
+def test_a_rollout_candidate_on_a_placeholder_is_named():
+    stack = loader.use_stack_file(ROOT / "examples" / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml")
+    fleet = load_fleet(stack)
+    built = replace(fleet, image_placeholder=False)
+    assert fleet.candidate is not None and fleet.candidate.image_placeholder
+    from gpufleet.components.fleet import placeholder_problem
+
+    assert "the rollout's candidate's" in (placeholder_problem(built) or "")
+    assert placeholder_problem(replace(built, candidate=replace(fleet.candidate, image_placeholder=False))) is None
