@@ -53,7 +53,7 @@ def preview(
     placeholder = (
         [
             f"image {fleet.image_id}: images/lock.json holds a placeholder for {fleet.spec.image.recipe} in "
-            f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image; `pulumi up` would launch nodes that cannot boot — "
+            f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image; `pulumi up` refuses it (nodes on it could not boot) — "
             "build and lock one first (gpufleet image build, gpufleet image lock record; docs/images.md)"
         ]
         if fleet.image_placeholder
