@@ -294,16 +294,19 @@ WARN_DAYS = 30  # preview warns this long before a schedule window ends
 
 
 def schedule_notes(spec, now: datetime) -> list[str]:
-    """Each schedule's next firing in the provider's cron zone and in UTC, and a warning 30 days before its window ends."""
+    """Each schedule's next firing in the provider's cron zone, and in UTC when that zone is not UTC (Tencent's UTC+8;
+    Alibaba's `... UTC = ... UTC` said one time twice), and a warning 30 days before its window ends."""
 
-    zone = cron.zone(rules_module(spec.cloud).CRON_ZONE_HOURS)
+    hours = rules_module(spec.cloud).CRON_ZONE_HOURS
+    zone = cron.zone(hours)
     out = []
     for s in spec.autoscaling.schedules:
         w = cron.window(s.cron, spec.autoscaling, now)
         nxt = cron.next_firing(s.cron, now)
         out.append(
-            f"schedule {s.name} ({s.cron!r} UTC): next firing {nxt.astimezone(zone):%Y-%m-%d %H:%M} {zone.tzname(None)} = "
-            f"{nxt:%Y-%m-%d %H:%M} UTC; window ends {w.end:%Y-%m-%d}"
+            f"schedule {s.name} ({s.cron!r} UTC): next firing {nxt.astimezone(zone):%Y-%m-%d %H:%M} {zone.tzname(None)}"
+            + (f" = {nxt:%Y-%m-%d %H:%M} UTC" if hours else "")
+            + f"; window ends {w.end:%Y-%m-%d}"
             + (
                 ""
                 if w.stored

@@ -289,6 +289,15 @@ def test_schedule_notes_show_the_provider_zone_and_utc():
     assert f"{first:%Y-%m-%d %H:%M} UTC" in notes[0]
 
 
+def test_schedule_notes_in_a_utc_zone_give_the_time_once():
+    """Alibaba reads its cron in UTC: `next firing 2026-12-08 01:00 UTC = 2026-12-08 01:00 UTC` said one time twice."""
+    fleet = validation.validate(_raw("alicloud-cn-hangzhou-prod"), stack="s", file="x", sizing=False)
+    notes = [n for n in contract.schedule_notes(fleet.spec, NOW) if n.startswith("schedule ")]
+    first = cron.next_firing(fleet.spec.autoscaling.schedules[0].cron, NOW)
+    assert notes and all(" = " not in n for n in notes), notes
+    assert f"next firing {first:%Y-%m-%d %H:%M} UTC; window ends " in notes[0]
+
+
 def test_every_argument_sent_has_a_rule_or_a_checked_no_constraint_entry():
     missing, counts = [], {}
     for _, cloud, inv in sweep.inventories():
