@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +81,35 @@ def test_lock_show_shows_the_file_lock_record_wrote(files, tmp_path):
     assert shown[(RECIPE.name, "alicloud", "cn-beijing")] == "m-cnbeijing0001"  # the recorded id, not images/lock.json's
     missing = subprocess.run([*cmd[:-1], str(tmp_path / "nope.json")], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and f"--lock: {tmp_path / 'nope.json'}: no such file" in missing.stderr, missing.stderr
+
+
+def test_the_first_record_of_a_project_creates_its_lock(files, tmp_path):
+    """A project has no images/lock.json until its first `image lock record` (the normal first step; `gpufleet init`
+    makes an empty one): record without --lock writes it. Reading the missing lock is refused (preview, `lock show`),
+    writing it is not."""
+    import os
+
+    manifest, _ = files
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "Pulumi.yaml", project / "Pulumi.yaml")
+    (project / "stacks").mkdir()
+    (project / "images").mkdir()
+    env = {**os.environ, "GPUFLEET_PROJECT": str(project)}
+
+    def cli(*args):
+        cmd = [sys.executable, "-m", "gpufleet.cli.image", "lock", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+
+    shown = cli("show", "--json")
+    assert shown.returncode == 2 and f"{project / 'images' / 'lock.json'}: does not exist; " in shown.stderr
+    r = cli("record", "-r", RECIPE.name, "-m", str(manifest), *[a for w in ALL for a in ("--image", _ids(w))])
+    assert r.returncode == 0, r.stderr
+    written = json.loads((project / "images" / "lock.json").read_text())
+    assert list(written["images"]) == [RECIPE.name]
+    shown = cli("show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert {(x["cloud"], x["region"]) for x in json.loads(shown.stdout)} == {tuple(w.split("/")) for w in ALL}
 
 
 def test_outputs_of_the_images_stack_and_explicit_ids_merge(files, tmp_path):

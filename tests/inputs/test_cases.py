@@ -696,6 +696,40 @@ def test_a_lock_json_link_that_does_not_resolve_is_named_not_read_as_no_lock(pro
     refused(["image", "lock", "show", "--lock", link, "--json"], capsys, project, tmp_path, names=f"{link}: is a symbolic link")
 
 
+NO_LOCK = (
+    "does not exist; build an image and lock it with `gpufleet image lock record` (docs/images.md), or run "
+    "`gpufleet init`, which creates an empty one"
+)
+
+
+def test_a_missing_project_lock_is_named_with_its_fix_not_read_as_an_empty_one(project, capsys):
+    """A project without images/lock.json: preview said `no image of recipe 'cuda13-vllm' in lock.json (locked: none)`
+    and `image lock show` printed an empty table (exit 0), where `image lock show --lock nope.json` was refused."""
+    lock = project / "images" / "lock.json"
+    lock.unlink()
+    r = refused(["preview", "--stack", STACK], capsys, project)
+    assert f"{STACK_FILE}: fleet.image.recipe: {lock} {NO_LOCK}" in r.err, r.err
+    assert "locked: none" not in r.err and "no image of recipe" not in r.err
+    for argv in (["image", "lock", "show"], ["image", "lock", "show", "--json"]):
+        r = refused(argv, capsys, project)
+        assert r.out == "" and r.err.strip().splitlines() == [f"error {lock}: {NO_LOCK}"], r.text
+    r = refused(["image", "lock", "show", "--lock", project / "nope.json"], capsys, project)
+    assert f"--lock: {project / 'nope.json'}: no such file: " in r.err  # as before: the lock the user named
+
+
+def test_catalog_refresh_of_tencent_without_a_project_lock_says_the_lock_is_missing(project, monkeypatch):
+    """Tencent's price inquiry takes an image of the region, looked up in the project's lock unless --image-id gives it:
+    a missing lock read as one holding no image for the region."""
+    from gpufleet.components.tencentcloud import prices
+
+    (project / "images" / "lock.json").unlink()
+    with pytest.raises(UserError) as exc:
+        prices._image_id("ap-guangzhou")
+    assert [str(p) for p in exc.value.problems] == [
+        f"--image-id: needed: no image for tencentcloud ap-guangzhou: {project / 'images' / 'lock.json'} {NO_LOCK}"
+    ]
+
+
 def test_lock_json_keys_it_does_not_hold_are_named_with_the_key_meant(tmp_path):
     # a hand-edited key image lock record does not write (a typo: imageid, pin) was passed over
     from gpufleet.stacks import lock

@@ -43,15 +43,39 @@ class ImageRef(Struct, frozen=True):
     placeholder: bool
 
 
-def load(path: Path | None = None) -> dict:
-    """The lock file (strictly read); a missing file is an empty lock, a malformed one a UserError, and so is a link that
+# What to do when there is no lock file: the project's (a project made by hand, or one whose lock was removed) gets
+# its first one from `image lock record` or an empty one from `gpufleet init`; another path is a file it wrote.
+NO_LOCK = (
+    "build an image and lock it with `gpufleet image lock record` (docs/images.md), or run `gpufleet init`, which "
+    "creates an empty one"
+)
+NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
+
+
+def absent(path: Path | None = None) -> str | None:
+    """`does not exist; <fix>` when there is no lock file at `path` (default: the project's images/lock.json), else
+    None (a link that leads nowhere is there: `load` names it). Said of the path, never read as an empty lock: preview
+    said "no image of recipe R in lock.json (locked: none)" and `image lock show` printed an empty table."""
+
+    default = lock_path()
+    path = path or default
+    if os.path.lexists(path):
+        return None
+    return f"does not exist; {NO_LOCK if path == default else NO_LOCK_GIVEN}"
+
+
+def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
+    """The lock file (strictly read). A missing file is a UserError naming it (`absent`), or an empty lock with
+    missing_ok (`image lock record` writing the first one); a malformed one is a UserError, and so is a link that
     leads nowhere (a loop, a moved target: path.exists() took it for no lock, and preview sent the user to build an
     image)."""
 
     default = lock_path()
     path = path or default
-    if not os.path.lexists(path):
-        return {"images": {}}
+    if why := absent(path):
+        if missing_ok:
+            return {"images": {}}
+        raise UserError([Problem(str(path), "", why)])
     shown = f"images/{path.name}" if path == default else str(path)
     try:
         doc = inputs.load_mapping(path, shown)
@@ -147,8 +171,10 @@ def recipe_regions(recipe: str) -> dict:
 
 
 def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
-    """The locked image, or a message saying what is missing and how to get it."""
+    """The locked image, or a message saying what is missing and how to get it (the lock file itself, first)."""
     path = path or lock_path()
+    if why := absent(path):
+        return f"{path} {why}"
     entry = load(path)["images"].get(recipe)
     if entry is None:
         return (
@@ -328,7 +354,7 @@ def record(
 def _record_locked(
     recipe: str, pins: dict, images: dict[str, dict[str, str]], manifest_sha256: str, path: Path, flag: str
 ) -> dict:
-    doc = load(path)
+    doc = load(path, missing_ok=True)  # the first record of a project writes its lock
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),
         "regions": {

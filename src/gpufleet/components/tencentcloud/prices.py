@@ -18,7 +18,7 @@ from gpufleet.cost.catalog import HOURS_PER_MONTH, PriceRow
 from gpufleet.cost.refresh import creds, d, row
 from gpufleet.errors import Problem, UserError
 from gpufleet.stacks import catalog as stackcat
-from gpufleet.stacks.lock import load
+from gpufleet.stacks.lock import absent, load, lock_path
 
 ENV = PROFILE.price_credentials
 ASKS: dict[str, tuple[dict[str, Any], str, int]] = {  # billing -> (request fields, catalog unit, months in the term)
@@ -72,6 +72,8 @@ def parse_inquiry(body: dict, months: int) -> Inquired | None:
 def _image_id(region: str) -> str:
     """InquiryPriceRunInstances needs an image of the region: the first one images/lock.json records."""
 
+    if why := absent():
+        raise UserError([Problem("--image-id", "", f"needed: no image for tencentcloud {region}: {lock_path()} {why}")])
     recipes = load().get("images", {})
     image_id = next(
         (
