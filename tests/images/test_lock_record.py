@@ -83,10 +83,12 @@ def test_lock_show_shows_the_file_lock_record_wrote(files, tmp_path):
     assert missing.returncode == 2 and f"--lock: {tmp_path / 'nope.json'}: no such file" in missing.stderr, missing.stderr
 
 
-def test_the_first_record_of_a_project_creates_its_lock(files, tmp_path):
+@pytest.mark.parametrize("images_folder", [True, False], ids=["images-no-lock", "no-images-folder"])
+def test_the_first_record_of_a_project_creates_its_lock(files, tmp_path, images_folder):
     """A project has no images/lock.json until its first `image lock record` (the normal first step; `gpufleet init`
-    makes an empty one): record without --lock writes it. Reading the missing lock is refused (preview, `lock show`),
-    writing it is not."""
+    makes an empty one): record without --lock writes it, and a project made by hand without images/ gets the
+    folder (it was refused naming `--lock`, which was not given). Reading the missing lock is refused (preview,
+    `lock show`), writing it is not."""
     import os
 
     manifest, _ = files
@@ -94,7 +96,8 @@ def test_the_first_record_of_a_project_creates_its_lock(files, tmp_path):
     project.mkdir()
     shutil.copy(Path(__file__).resolve().parents[2] / "Pulumi.yaml", project / "Pulumi.yaml")
     (project / "stacks").mkdir()
-    (project / "images").mkdir()
+    if images_folder:
+        (project / "images").mkdir()
     env = {**os.environ, "GPUFLEET_PROJECT": str(project)}
 
     def cli(*args):

@@ -682,7 +682,8 @@ def lock_record(
 
     r = _recipe(recipe)
     path = lock_file or lock.lock_path()
-    problems = output_problems(path, flag="--lock", reads=(manifest, outputs))
+    # the project's lock: the first record makes its images/ folder too (lock.record)
+    problems = output_problems(path, flag="--lock", reads=(manifest, outputs), make_folders=path == lock.lock_path())
     text = ""
     try:
         text = inputs.read_text(

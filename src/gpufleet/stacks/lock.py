@@ -331,9 +331,15 @@ def record(
     replaced atomically, so a failed write leaves the old lock; a problem writing it names `flag`, the option that
     gives the lock file (`image lock record --lock`). Writers take turns: the read, change and write happen under an
     flock on `.<lock file>.lock` beside it (kept: removing it would let a second writer lock another file), so two
-    records of different recipes at once both land; `waiting(guard)` is called when another holds it.
+    records of different recipes at once both land; `waiting(guard)` is called when another holds it. The project's
+    lock is the first record's to create, with its images/ folder (a project made by hand has none).
     """
     path = path or lock_path()
+    if path == lock_path() and not os.path.isdir(path.parent):
+        try:
+            path.parent.mkdir()
+        except OSError as exc:
+            raise UserError([Problem(flag, str(path), f"cannot create its folder {path.parent}: {exc.strerror}")]) from None
     guard = path.with_name(f".{path.name}.lock")
     try:
         fd = os.open(guard, os.O_RDWR | os.O_CREAT, 0o644)
