@@ -33,6 +33,7 @@ TENCENT_TAG_TEXTS = {  # (type, arg) -> (member, the sentence that states the co
         r"每个伸缩组最多支持(\d+)个标签",
     ),
     ("tencentcloud:Clb/instance:Instance", "tags"): ("clb/v20180317/CreateLoadBalancer:Tags", r"最大支持(\d+)个标签键值对"),
+    ("tencentcloud:Tat/command:Command", "tags"): ("tat/v20201028/CreateCommand:Tags", r"列表长度不超过(\d+)"),
 }
 
 

@@ -36,7 +36,7 @@ def security_args(fleet: Fleet, vpc_id: pulumi.Input[str], tags: dict[str, str])
     )
 
 
-def role_args(fleet: Fleet) -> NodeRoleArgs:
+def role_args(fleet: Fleet, tags: dict[str, str]) -> NodeRoleArgs:
     """The node role is the fleet's: with a rollout, its candidate's nodes read their model and secret too."""
     specs = [fleet.spec] + ([fleet.candidate.spec] if fleet.candidate is not None else [])
     return NodeRoleArgs(
@@ -45,6 +45,7 @@ def role_args(fleet: Fleet) -> NodeRoleArgs:
         model_sources=tuple(s.model.source for s in specs),
         api_key_secrets=tuple(s.serving.api_key_secret for s in specs if s.serving.api_key_secret),
         lifecycle_wait=bool(fleet.spec.load_balancer.health_check.grace_period_s),
+        tags=tags,
     )
 
 
@@ -106,7 +107,7 @@ def declare(fleet: Fleet, parent: pulumi.Resource) -> dict:
     opts = pulumi.ResourceOptions(parent=parent, providers={"alicloud": provider})
     net = Network(f"{name}-net", network_args(fleet, tags), opts)
     sec = Security(f"{name}-sec", security_args(fleet, net.vpc.id, tags), opts)
-    role = NodeRole(f"{name}-role", role_args(fleet), opts)
+    role = NodeRole(f"{name}-role", role_args(fleet, tags), opts)
     lb = LoadBalancer(f"{name}-lb", load_balancer_args(fleet, net.switches[0].id, tags), opts)
     alarms = Alarms(f"{name}-alarms", alarms_args(fleet), opts)
     backend = lb.server_group

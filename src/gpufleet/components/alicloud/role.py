@@ -20,6 +20,7 @@ class NodeRoleArgs(Struct, frozen=True):
     model_sources: tuple[str, ...]  # each serving group's model source
     api_key_secrets: tuple[str, ...]  # each serving group's API-key secret name (those that have one)
     lifecycle_wait: bool  # the groups' new nodes wait for `gpufleet-agent ready` (a health-check grace period)
+    tags: dict[str, str]
 
 
 def policy_document(args: NodeRoleArgs, group_id=None) -> dict:
@@ -79,6 +80,7 @@ class NodeRole(pulumi.ComponentResource):
             role_name=self.role_name,
             assume_role_policy_document=json.dumps(trust_document()),
             description="gpufleet GPU node",
+            tags=args.tags,
             opts=child,
         )
         self._name, self._args = name, args
@@ -91,6 +93,7 @@ class NodeRole(pulumi.ComponentResource):
             f"{self._name}-node",
             policy_name=self._args.names(f"{self._name}-node"),
             policy_document=pulumi.Output.json_dumps(policy_document(self._args, group_id)),
+            tags=self._args.tags,
             opts=child,
         )
         alicloud.ram.RolePolicyAttachment(

@@ -1169,7 +1169,8 @@ NO_CONSTRAINT: dict[str, tuple[str, tuple[str, ...]]] = {
             "task_enabled",
         ),
     ),
-    "alicloud:ram/role:Role": (f"{REPO} alicloud/resource_alicloud_ram_role.go", ()),
+    "alicloud:ram/role:Role": (f"{REPO} alicloud/resource_alicloud_ram_role.go", ("tags",)),
+    "alicloud:ram/policy:Policy": (f"{REPO} alicloud/resource_alicloud_ram_policy.go", ("tags",)),
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": (
         f"{REPO} alicloud/resource_alicloud_ram_role_policy_attachment.go",
         (

@@ -420,12 +420,14 @@ class Scaling(pulumi.ComponentResource):
             role_name=physical(f"{name}-drain"),
             assume_role_policy_document=json.dumps(oos_trust_document()),
             description="gpufleet: OOS runs the drain command on nodes leaving the scaling group",
+            tags=args.tags,
             opts=child,
         )
         policy = alicloud.ram.Policy(
             f"{name}-drain",
             policy_name=physical(f"{name}-drain"),
             policy_document=pulumi.Output.json_dumps(oos_policy_document(region, self.group.id)),
+            tags=args.tags,
             opts=child,
         )
         alicloud.ram.RolePolicyAttachment(

@@ -810,6 +810,16 @@ RULES = RULES + (
             (CLB, "tags", "clb/v20180317/CreateLoadBalancer:Tags", 20),
         )
     ),
+    # The TAT drain command's tags: the list's length, i.e. the number of tags (the provider's doc: "At most 10 tags
+    # are allowed"); cited without `==` since speclib reads the sentence as a length.
+    Rule(
+        TAT,
+        "tags",
+        "count",
+        f'{doc("tat_command")}; tccli 3.1.189.1 tat/v20201028/CreateCommand:Tags "列表长度不超过10"',
+        high=10,
+        spec="fleet.tags",
+    ),
     # The program sends one of each: InstanceTypes "最多支持10种实例机型"; SetLoadBalancerSecurityGroups SecurityGroups
     # "一个负载均衡实例最多可绑定50个安全组".
     Rule(CONFIG, "instance_types", "count", api(_AS + "CreateLaunchConfiguration:InstanceTypes"), high=10),

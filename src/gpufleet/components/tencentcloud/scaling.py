@@ -294,6 +294,7 @@ class Scaling(pulumi.ComponentResource):
             f"{name}-drain",
             command_name=physical(f"{name}-drain"),
             description="gpufleet: drain the node before AS removes it",
+            tags=[{"key": k, "value": v} for k, v in args.tags.items()],
             opts=child,
             **drain_command_args(timeout),
         )
