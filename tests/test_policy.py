@@ -4,14 +4,17 @@ Each cloud has a view (tests/views.py) that reads its resource types into the sa
 written once. A shipped stack of a cloud without a view fails test_every_cloud_has_a_view.
 """
 
+import importlib
+import inspect
 import ipaddress
 from functools import cache
 from pathlib import Path
 
 import pytest
+from contract import docstrings
 from views import VIEWS, of, tencentcloud_view
 
-from gpufleet import naming, validation
+from gpufleet import naming, registry, validation
 from gpufleet.preview import preview_spec, preview_stack
 from gpufleet.stacks import loader
 
@@ -85,12 +88,69 @@ def test_user_data_holds_no_secret_and_runs_vllm(stack):
         assert len(text.encode()) < 16 * 1024  # Tencent's limit on user data; Alibaba's is 32 KB
 
 
+FLEET_TAG = "gpufleet:fleet"  # FleetSpec.stack_tags; the value is naming.base(spec), as program.py's `tags` send it
+# Types the SDK lets carry tags that the fleet leaves untagged, each with why.
+UNTAGGED = {
+    "alicloud:cms/monitorGroup:MonitorGroup": "the provider tags a CMS application group with AddTags after "
+    "CreateMonitorGroup (resource_alicloud_cms_monitor_group.go, CmsService.SetResourceTags), and AddTags takes at most "
+    "3 tags (Tag.N, 'N can be from 1 to 3') of at most 64 characters (alibabacloud_cms20190101 4.0.10 AddTagsRequest): "
+    "fewer than the fleet's tags (gpufleet's 2 and up to 18 of the spec's, values up to 128 characters)",
+}
+
+
+def _provider(token: str) -> str:
+    return token.split(":")[2] if token.startswith("pulumi:providers:") else token.split(":")[0]
+
+
+@cache
+def takes_tags(token: str) -> bool | None:
+    """Whether the installed provider SDK (pulumi_alicloud, tencentcloud_iac_pulumi) takes a `tags` input for the
+    resource type: the `tags` parameter of its `<Class>Args` (of `ProviderArgs` for the provider resource). None
+    when the provider has no SDK here (a cloud a test registers, e.g. tests/fake_cloud)."""
+    if _provider(token) not in docstrings.PACKAGES:
+        return None
+    if token.startswith("pulumi:providers:"):
+        args = importlib.import_module(docstrings.PACKAGES[_provider(token)]).ProviderArgs
+    else:
+        cls = docstrings.resource_class(token)
+        assert getattr(cls, "pulumi_type", None) == token, f"{cls} is not the SDK class of {token}"
+        args = getattr(inspect.getmodule(cls), f"{cls.__name__}Args")
+    return "tags" in inspect.signature(args.__init__).parameters
+
+
+def _tag_map(tags) -> dict:
+    """A map input ({key: value}) or a list of {key, value} (e.g. Tencent's TAT command) as one map."""
+    return {t["key"]: t["value"] for t in tags} if isinstance(tags, list) else dict(tags or {})
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_resource_is_tagged_or_untaggable(stack):
-    inv = inventory(stack)
-    for r in inv.resources:
-        if "tags" in r["inputs"]:
-            assert r["inputs"]["tags"].get("gpufleet:fleet"), r["name"]
+    """Every resource whose type the provider SDK lets carry tags is sent the fleet's tag (naming.base, the value
+    `cost reconcile` matches bills by), but the UNTAGGED types; whether a type takes tags is the installed SDK's
+    answer, not the program's. A cloud without a Pulumi provider package (a test's fake cloud) has no SDK to ask:
+    there, the types it sends tags to."""
+    spec = validation.load_fleet(stack, ROOT).spec
+    custom = [r for r in inventory(stack).resources if r["custom"]]
+    sent = {r["type"] for r in custom if "tags" in r["inputs"]}
+
+    def taggable(token):
+        answer = takes_tags(token)
+        if answer is None:
+            package = registry.profile(spec.cloud).provider_package
+            assert not package, f"{token}: add {package}'s Python SDK to tests/contract/docstrings.PACKAGES"
+            return token in sent
+        return answer and token not in UNTAGGED
+
+    tagged = [r for r in custom if taggable(r["type"])]
+    assert tagged
+    untagged = [(r["type"], r["name"]) for r in tagged if _tag_map(r["inputs"].get("tags")).get(FLEET_TAG) != naming.base(spec)]
+    assert not untagged, f"taggable resources without {FLEET_TAG}={naming.base(spec)}: {untagged}"
+
+
+def test_the_untagged_exceptions_are_taggable_types_a_stack_declares():
+    declared = {r["type"] for stack in STACKS for r in inventory(stack).resources}
+    for token, why in UNTAGGED.items():
+        assert why and token in declared and takes_tags(token), token
 
 
 @pytest.mark.parametrize("stack", STACKS)

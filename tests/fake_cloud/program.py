@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
+from gpufleet import naming
 from gpufleet.components import userdata
 
 
@@ -17,7 +18,7 @@ def _res(token: str, name: str, props: dict, opts: pulumi.ResourceOptions) -> pu
 
 def declare(fleet, parent: pulumi.Resource) -> dict:
     spec, name = fleet.spec, fleet.prefix
-    tags = {**spec.tags, "gpufleet:fleet": name, "gpufleet:env": spec.environment}
+    tags = {**spec.tags, "gpufleet:fleet": naming.base(spec), "gpufleet:env": spec.environment}  # as the shipped clouds
     opts = pulumi.ResourceOptions(parent=parent)
     vpc = _res("fakecloud:net/vpc:Vpc", f"{name}-vpc", {"cidr": spec.network.vpc_cidr, "tags": tags}, opts)
     subnets = [
