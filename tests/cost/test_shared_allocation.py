@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from gpufleet.cli import cost as cost_cli
 from gpufleet.cost import view
-from gpufleet.errors import UserError
+from gpufleet.errors import UserError, one_line
 from gpufleet.finance import allstacks
 
 
@@ -80,8 +80,51 @@ def test_cost_budget_by_team_exits_1_when_a_team_is_over(tmp_path):
     assert isinstance(r.exception, UserError) and "budgets.ml-platform: must be a number" in str(r.exception)  # exit 2
 
 
-def test_team_budget_file_errors_are_one_line():
+# A bad budgets file -> each problem, in order, as (field, words of the fix); "" where it has no field (the whole file).
+BAD_BUDGETS = {
+    "missing": (None, [("", "no such file")]),
+    "not YAML": ("budgets: [\n", [("", "not valid YAML")]),
+    "a list": ("- ml-platform\n", [("", "expected a mapping with a `budgets:` mapping")]),
+    "misspelt key": ("budget:\n  ml-platform: 5\n", [("budget", "did you mean 'budgets'?")]),
+    "budgets not a mapping": ("budgets: 5\n", [("budgets", "e.g. {ml-platform: 60000}")]),
+    "amounts": (
+        'budgets:\n  ml-platform: lots\n  search: -1\n  "two\\nlines": x\n  ~: 5\n',
+        [
+            ("budgets.ml-platform", "must be a number >= 0 (e.g. 60000), not 'lots'"),
+            ("budgets.search", "must be a number >= 0 (e.g. 60000), not -1"),
+            ("budgets.two\nlines", "must be a number >= 0 (e.g. 60000), not 'x'"),  # a key holding a newline
+            ("budgets.None", "a team is named by its tag value (text)"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_BUDGETS))
+def test_team_budget_file_errors_are_one_line(case, tmp_path, capsys):
+    """Each problem of a bad budgets file is one line naming the file, the field where there is one, and the fix
+    (docs/inputs.md: `file: field.path: message`): from teambudget.load, and from `cost budget` (exit 2, one line each)."""
+    from gpufleet.cli import main
     from gpufleet.cost import teambudget
 
-    with pytest.raises(UserError):
-        teambudget.load("/nonexistent/budgets.yaml")
+    text, expected = BAD_BUDGETS[case]
+    f = tmp_path / "budgets.yaml"
+    if text is not None:
+        f.write_text(text)
+    with pytest.raises(UserError) as exc:
+        teambudget.load(f)
+    problems = exc.value.problems
+    assert [p.path for p in problems] == [field for field, _ in expected], problems
+    for p, (field, fix) in zip(problems, expected):
+        shown = str(p)
+        assert p.file == str(f) and "\n" not in shown and shown.startswith(f"{f}:"), repr(shown)
+        assert not field or f"{f}: {one_line(field)}: " in shown, repr(shown)
+        assert fix in p.message, repr(shown)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["cost", "budget", "--by", "team", "--budgets", str(f)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == len(expected) and all(str(f) in line for line in lines), err
+    for line, (field, fix) in zip(lines, expected):
+        assert (not field or f": {one_line(field)}: " in line) and fix in line, (line, field, fix)
