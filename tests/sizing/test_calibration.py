@@ -235,11 +235,64 @@ def test_other_processes_memory_is_an_input_read_from_the_log_not_a_fit(row):
     assert alone.fits != row["started"]  # without the given memory the verdict would be wrong: it is not a fitted term
 
 
-def test_docs_name_every_known_miss():
-    doc = (ROOT / "docs" / "sizing.md").read_text()
-    for kind, rows in calibration.KNOWN_MISSES.items():
-        for row_id in rows:
-            assert re.search(re.escape(row_id), doc), f"docs/sizing.md does not name the known {kind} miss {row_id}"
+def documented_misses(doc: str) -> set[str]:
+    """The known misses docs/sizing.md lists: its one mention of `calibration.KNOWN_MISSES` either says it "is empty",
+    or its sentence ends a line with ':' followed by a list of `- **<log id>** (...)` items (continued on lines
+    indented by two spaces), as the page listed them while there were any (at 3ccd490 and c284d33 this reads exactly
+    the KNOWN_MISSES of the same commit). The "Closed in ..." lists are not it."""
+    mentions = list(re.finditer(r"`calibration\.KNOWN_MISSES`( is empty\b)?", doc))
+    assert len(mentions) == 1, "docs/sizing.md should mention `calibration.KNOWN_MISSES` once, where it lists them"
+    if mentions[0].group(1):
+        return set()
+    rest = doc[mentions[0].end() :]
+    intro = re.match(r"[^.]*?:[ \t]*\n", rest)  # the mention's own sentence ends the line with ':'
+    block = []
+    for line in rest[intro.end() :].splitlines() if intro else []:
+        if not (line.startswith("- ") or line.startswith("  ")):
+            break
+        block.append(line)
+    heads = [re.match(r"- ((?:\*\*[^*\s]+\*\*(?:, )?)+)", line) for line in block]  # `- **a**, **b** (...)`
+    ids = [i for h in heads if h for i in re.findall(r"\*\*([^*\s]+)\*\*", h.group(1))]
+    assert ids, "docs/sizing.md names calibration.KNOWN_MISSES without saying it is empty, but lists no `- **<id>**` item"
+    return set(ids)
+
+
+def test_docs_list_exactly_the_known_misses():
+    """The page's list of known misses is KNOWN_MISSES, both ways: a miss in the data but not in the page, or in the
+    page but not in the data (fixed and not moved to a "Closed in" list), fails; so does an empty list that the page
+    does not call empty."""
+    in_data = {row_id for rows in calibration.KNOWN_MISSES.values() for row_id in rows}
+    assert in_data <= {r["id"] for r in calibration.table()["logs"]}  # each names a log of the table
+    assert set(calibration.KNOWN_MISSES) == {"kv", "weights", "verdict"}
+    assert documented_misses((ROOT / "docs" / "sizing.md").read_text()) == in_data
+
+
+# The page's two forms, abridged from docs/sizing.md now and at 3ccd490 (one verdict miss listed).
+EMPTY_FORM = """figure is a known miss (`calibration.KNOWN_MISSES` is empty; an entry there is a strict xfail, so that a fix shows up
+as a failure to remove it). Failure logs without a total GPU memory are checked only for the refusals that do not
+Closed in the seventh round (no longer a known miss):
+- **ociaqua-a10-llama31-8b-131k-v0-refused** (KV −23.6 % at the default `max_num_seqs` 256, within over its unlogged
+"""
+LISTED_FORM = """it after logging "Loading model weights took", so there the figure is the weights alone. No KV or weight figure is a
+known miss; one verdict is (`calibration.KNOWN_MISSES`; the tests mark it strict xfail, so that a fix shows up as a
+failure to remove the entry):
+- **i17469-a10x4-qwen3-30b-a3b-oom** (verdict `fits`, vLLM 0.8.5 V1 ran out of memory). Failure logs without a total
+  GPU memory were checked only for the refusals that do not depend on memory, which always passed; where the card is
+  (i15871: "22 GB VRAM in use") and those before vLLM 0.6 (i4369) are still checked for memory-independent refusals only.
+Closed in the seventh round (no longer a known miss):
+- **ociaqua-a10-llama31-8b-131k-v0-refused** (KV −23.6 % at the default `max_num_seqs` 256, within over its unlogged
+"""
+
+
+def test_the_documented_misses_reader_reads_both_forms_of_the_page():
+    assert documented_misses(EMPTY_FORM) == set()
+    assert documented_misses(LISTED_FORM) == {"i17469-a10x4-qwen3-30b-a3b-oom"}  # not the "Closed in" item
+    more = LISTED_FORM.replace("Closed in", "- **i11230-72b-gptq**, **x-y** (KV, +135 %): GPTQ's profile run\nClosed in", 1)
+    assert documented_misses(more) == {"i17469-a10x4-qwen3-30b-a3b-oom", "i11230-72b-gptq", "x-y"}
+    with pytest.raises(AssertionError, match="lists no"):  # named, not called empty, and nothing listed
+        documented_misses(EMPTY_FORM.replace(" is empty;", ";").replace("remove it). ", "remove it):\n"))
+    with pytest.raises(AssertionError, match="once"):
+        documented_misses("no mention at all")
 
 
 # Usable memory per GPU kind: each published figure is the device total one source quoted for that GPU model.
