@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tools import require
 
 from gpufleet import validation
 from gpufleet.components import userdata
@@ -126,12 +127,11 @@ def test_recipe_units_and_fleet_environment_come_from_the_same_data(recipe, stac
     assert dcgm.split()[-2:] == ["-f", counters.dest] and counters.mode == "0644"
 
 
-@pytest.mark.skipif(not shutil.which("cloud-init"), reason="Debian cloud-init not installed")
 @pytest.mark.parametrize("stack", STACKS)
 def test_cloud_init_schema(stack, tmp_path):
     f = tmp_path / "user-data"
     f.write_text(userdata.render(validation.load_fleet(stack, ROOT), "llm-node"))
-    run = subprocess.run(["cloud-init", "schema", "--config-file", str(f)], capture_output=True, text=True)
+    run = subprocess.run([require("cloud-init"), "schema", "--config-file", str(f)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -144,28 +144,32 @@ def test_a_value_systemd_would_interpret_is_refused():
         userdata.environment(msgspec.structs.replace(fleet, spec=spec), "r")
 
 
-@pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed")
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_prepare_program_passes_shellcheck(recipe, tmp_path):
     r = load_recipe(recipe)
     f = tmp_path / "gpufleet-prepare"
     f.write_text(node.file(r, f"{r.layout.bin}/gpufleet-prepare").content)
-    run = subprocess.run(["shellcheck", "-S", "style", str(f)], capture_output=True, text=True)
+    run = subprocess.run([require("shellcheck"), "-S", "style", str(f)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
 
 
-@pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed")
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_drain_command_passes_shellcheck(recipe, tmp_path):
     r = load_recipe(recipe)
     f = tmp_path / "gpufleet-drain"
     f.write_text(node.file(r, r.layout.drain_command).content)
-    run = subprocess.run(["shellcheck", "-S", "style", str(f)], capture_output=True, text=True)
+    run = subprocess.run([require("shellcheck"), "-S", "style", str(f)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
 
 
+def _systemd_analyze() -> str:
+    return require("systemd-analyze", "systemd")
+
+
 def _root_with(recipe, tmp: Path, vllm_exists: bool = True) -> Path:
-    """A root holding the recipe's files and an executable at the venv path (vLLM itself needs a GPU)."""
+    """A root holding the recipe's files and an executable at the venv path (vLLM itself needs a GPU). Skips (fails
+    under CI=true) without systemd-analyze, before copying systemd's units, which every caller verifies with it."""
+    _systemd_analyze()
     root = tmp / "root"
     # systemd's own units (sysinit.target, ...) from this machine, so that verify loads the dependency tree
     shutil.copytree("/lib/systemd/system", root / "usr/lib/systemd/system", symlinks=True)
@@ -189,12 +193,11 @@ def _root_with(recipe, tmp: Path, vllm_exists: bool = True) -> Path:
 
 def _verify(root: Path, unit: str) -> list[str]:
     run = subprocess.run(
-        ["systemd-analyze", "verify", f"--root={root}", str(root / "etc/systemd/system" / unit)], capture_output=True, text=True
+        [_systemd_analyze(), "verify", f"--root={root}", str(root / "etc/systemd/system" / unit)], capture_output=True, text=True
     )
     return [line for line in (run.stdout + run.stderr).splitlines() if unit in line or "executable" in line]
 
 
-@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_units_pass_systemd_analyze_verify(recipe, tmp_path):
     r = load_recipe(recipe)
@@ -204,7 +207,6 @@ def test_units_pass_systemd_analyze_verify(recipe, tmp_path):
         assert not _verify(root, unit), _verify(root, unit)
 
 
-@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
 def test_verify_catches_a_bare_command_name(tmp_path):
     """The check can fail: the old `ExecStart=vllm serve` form is refused by the same call."""
     r = load_recipe(recipe_names()[0])
@@ -216,7 +218,7 @@ def test_verify_catches_a_bare_command_name(tmp_path):
 
 def _security(root: Path, unit: str) -> tuple[float, str]:
     run = subprocess.run(
-        ["systemd-analyze", "security", "--offline=true", f"--root={root}", "--no-pager", unit],
+        [_systemd_analyze(), "security", "--offline=true", f"--root={root}", "--no-pager", unit],
         capture_output=True,
         text=True,
     )
@@ -225,7 +227,6 @@ def _security(root: Path, unit: str) -> tuple[float, str]:
     return float(m.group(1)), run.stdout
 
 
-@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_vllm_unit_security_score(recipe, tmp_path):
     r = load_recipe(recipe)
@@ -283,7 +284,6 @@ def test_nginx_is_pinned_and_an_unconfirmed_version_blocks_the_build(recipe, tmp
         assert run.returncode == 2 and "nginx" in run.stderr, run.stderr
 
 
-@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
 @pytest.mark.parametrize("recipe", recipe_names())
 def test_node_agent_units_are_sandboxed_like_vllm(recipe, tmp_path):
     """The agent's units (docs/scaling-node.md) are held to the serving unit's exposure bound."""
