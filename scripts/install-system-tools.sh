@@ -10,10 +10,11 @@
 #   systemd-container, debootstrap   the node boot test (a real systemd + cloud-init in systemd-nspawn)
 #   cloud-init       cloud-init schema for the rendered user-data
 #   logrotate        logrotate -d on the gateway access-log rotation
+#   gpg              the apt keyring fingerprint checks (tests/images/test_keyring.py)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-  openssh-server shellcheck systemd chromium nginx prometheus logrotate systemd-container debootstrap > /dev/null
+  openssh-server shellcheck systemd chromium nginx prometheus logrotate systemd-container debootstrap gpg > /dev/null
 apt-get install -y -qq --no-install-recommends cloud-init > /dev/null
 mkdir -p /run/sshd
