@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from contract import docstrings
-from views import VIEWS, of, tencentcloud_view
+from views import VIEWS, of, tag_map, tencentcloud_view
 
 from gpufleet import naming, registry, validation
 from gpufleet.preview import preview_spec, preview_stack
@@ -118,11 +118,6 @@ def takes_tags(token: str) -> bool | None:
     return "tags" in inspect.signature(args.__init__).parameters
 
 
-def _tag_map(tags) -> dict:
-    """A map input ({key: value}) or a list of {key, value} (e.g. Tencent's TAT command) as one map."""
-    return {t["key"]: t["value"] for t in tags} if isinstance(tags, list) else dict(tags or {})
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_resource_is_tagged_or_untaggable(stack):
     """Every resource whose type the provider SDK lets carry tags is sent the fleet's tag (naming.base, the value
@@ -143,7 +138,7 @@ def test_every_resource_is_tagged_or_untaggable(stack):
 
     tagged = [r for r in custom if taggable(r["type"])]
     assert tagged
-    untagged = [(r["type"], r["name"]) for r in tagged if _tag_map(r["inputs"].get("tags")).get(FLEET_TAG) != naming.base(spec)]
+    untagged = [(r["type"], r["name"]) for r in tagged if tag_map(r["inputs"].get("tags")).get(FLEET_TAG) != naming.base(spec)]
     assert not untagged, f"taggable resources without {FLEET_TAG}={naming.base(spec)}: {untagged}"
 
 

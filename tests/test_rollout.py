@@ -510,7 +510,7 @@ def test_gpufleet_preview_takes_the_example_by_path(example):
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_the_security_invariants_hold_for_both_groups(example, tmp_path):
     """tests/test_policy.py's node invariants over a rollout stack: both groups' nodes, their user-data and tags."""
-    from views import VIEWS
+    from views import VIEWS, tag_map
 
     stack = write_stack(tmp_path, example, 25)
     fleet = validation.load_fleet(stack, ROOT)
@@ -526,7 +526,7 @@ def test_the_security_invariants_hold_for_both_groups(example, tmp_path):
     assert any("qwen2.5-7b-instruct.tar" in text for text in v["user_data"])
     for r in inv.resources:
         if "tags" in r["inputs"]:
-            assert r["inputs"]["tags"].get("gpufleet:fleet"), r["name"]
+            assert tag_map(r["inputs"]["tags"]).get("gpufleet:fleet"), r["name"]
     assert set(inv.outputs) == {"endpoint", "vpc_id", "scaling_group_id", "security_group_ids", "candidate_scaling_group_id"}
 
 

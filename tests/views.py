@@ -4,6 +4,11 @@ so that the invariants of test_policy.py are written once."""
 from gpufleet import registry
 
 
+def tag_map(tags) -> dict:
+    """A resource's tags input as one map: a map ({key: value}) or a list of {key, value} (Tencent's TAT command)."""
+    return {t["key"]: t["value"] for t in tags} if isinstance(tags, list) else dict(tags or {})
+
+
 def of(inv, token):
     return [r["inputs"] for r in inv.resources if r["type"] == token]
 
