@@ -298,6 +298,7 @@ class SizedGroup(NamedTuple):
 def _stack_groups(fleet: Fleet, reserved_gib: float) -> list[SizedGroup]:
     """What `plan fit --stack` sizes: the fleet's serving group and, with a rollout, the candidate group (the fleet it
     becomes, as `preview` sizes it); the problems of both at once, each at the stack file's field it comes from."""
+    from gpufleet.files import package_file
     from gpufleet.sizing import checks, models
     from gpufleet.stacks.loader import candidate_field
 
@@ -316,7 +317,7 @@ def _stack_groups(fleet: Fleet, reserved_gib: float) -> list[SizedGroup]:
                 Problem(
                     fleet.file,
                     field("fleet.model.catalog" if spec.model.catalog else "fleet.model.name"),
-                    f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)"
+                    f"{name!r} is not in the sizing catalog ({package_file(models.CATALOG)})"
                     + did_you_mean(name, models.catalog())
                     + ": set model.catalog to the entry it is sized as, or size it with `gpufleet plan fit --model "
                     "CONFIG.json --gpu GPU` (its config.json)",

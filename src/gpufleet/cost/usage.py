@@ -19,6 +19,7 @@ from gpufleet import cron, inputs, registry
 from gpufleet.cost import resources
 from gpufleet.cost.resources import shown_nodes
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import package_file
 from gpufleet.registry import UsageKey
 from gpufleet.stacks import rollout
 from gpufleet.stacks.loader import USAGE_KEY, read_stack_config, written
@@ -180,7 +181,7 @@ def stack_usage_file(stack: str, stack_dir: Path | None = None) -> tuple[Path | 
         None,
         "",
         f"no usage file for {stack} ({shown} has no `{CONFIG_KEY}` key and there is no cost/usage/{stack}.yaml): "
-        "the defaults of cost/data/usage-defaults.yaml are used",
+        f"the defaults of {package_file(DEFAULTS)} are used",
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from gpufleet.errors import did_you_mean
+from gpufleet.files import package_file
 from gpufleet.sizing import fit, flags, models
 from gpufleet.sizing.profiler import GIB
 from gpufleet.stacks.catalog import gpu_kinds, instance_types
@@ -151,7 +152,8 @@ def fit_problems(fleet) -> list[tuple[str, str]]:
             return [
                 (
                     "fleet.model.catalog",
-                    f"{name!r} is not in the sizing catalog (sizing/data/models.yaml)" + did_you_mean(name, models.catalog()),
+                    f"{name!r} is not in the sizing catalog ({package_file(models.CATALOG)})"
+                    + did_you_mean(name, models.catalog()),
                 )
             ]
         return []  # not catalogued: nothing to size against (`gpufleet plan fit --model config.json` sizes it by hand)
