@@ -338,6 +338,24 @@ def test_schedule_dates_reach_the_engine_under_ignore_changes(monkeypatch):
     }
 
 
+def test_the_tat_drain_commands_tags_are_set_at_creation_only(monkeypatch):
+    """The provider's update of a TAT command refuses any change of its tags ("`tags` do not support change now.",
+    resource_tc_tat_command.go): the program ignores later changes, so a tag change cannot fail `pulumi up`."""
+    from gpufleet import mockengine, preview
+
+    seen = {}
+    original = mockengine._Recorder.RegisterResource
+
+    def register(self, request):
+        if request.type == "tencentcloud:Tat/command:Command":
+            seen[request.name] = sorted(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(mockengine._Recorder, "RegisterResource", register)
+    preview.preview_stack("tencentcloud-ap-guangzhou-prod", sweep.ROOT)
+    assert seen and all(v == ["tags"] for v in seen.values()), seen
+
+
 @pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
 def test_an_argument_is_either_ruled_or_unconstrained_not_both(cloud):
     module = contract.rules_module(cloud)

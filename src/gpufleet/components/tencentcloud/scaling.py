@@ -295,7 +295,10 @@ class Scaling(pulumi.ComponentResource):
             command_name=physical(f"{name}-drain"),
             description="gpufleet: drain the node before AS removes it",
             tags=[{"key": k, "value": v} for k, v in args.tags.items()],
-            opts=child,
+            # set at creation only: the provider refuses any later change of a TAT command's tags ("`tags` do not
+            # support change now.", tat/resource_tc_tat_command.go update), which would fail every later `pulumi up`
+            # of a fleet whose tags change (and the first one of a fleet deployed before the command had tags)
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["tags"])),
             **drain_command_args(timeout),
         )
         for group_name, group in named:
