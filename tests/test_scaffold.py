@@ -39,6 +39,7 @@ def test_pulumi_yaml_names_the_program_and_the_venv():
         "stackConfigDir": "stacks/",
     }
     assert "virtualenv" not in yaml.safe_load(scaffold.pulumi_yaml("x", None))["runtime"]["options"]
+    assert yaml.safe_load(scaffold.pulumi_yaml("123", None))["name"] == "123"  # text, as Pulumi reads a name
     # the checkout's project file says the same, with the checkout's venv
     assert {**yaml.safe_load((ROOT / "Pulumi.yaml").read_text()), "description": doc["description"], "name": "llm-fleet"} == {
         **doc,
@@ -112,6 +113,7 @@ def test_an_existing_project_part_is_refused_and_nothing_written(capsys, tmp_pat
     [
         (["--name", "a b"], "--name: 'a b' is not a Pulumi project name"),
         (["--name", ""], "--name: '' is not a Pulumi project name"),
+        (["--name", "a" * 101], "--name: '" + "a" * 60 + "'… is not a Pulumi project name: 1 to 100"),
     ],
 )
 def test_a_bad_name_is_refused_before_anything_is_made(capsys, tmp_path, args, words):

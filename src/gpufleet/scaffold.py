@@ -38,18 +38,20 @@ LOCK_COMMENT = (
 # What init writes at the top of the folder: each is refused if it is there already (nothing is overwritten).
 ENTRIES = ("Pulumi.yaml", "stacks", "images")
 # Pulumi's project names: "alphanumeric characters, hyphens, underscores, and periods" (pulumi.com, project file
-# reference, `name`).
-PROJECT_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# reference, `name`), 1 to 100 of them (pulumi/pulumi sdk/go/common/tokens ValidateProjectName: "project names are
+# limited to 100 characters").
+PROJECT_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def pulumi_yaml(name: str, venv: str | None) -> str:
     """The project file: the Python runtime in `venv` (an absolute path, as Pulumi's language host takes one; None: the
-    `python3` on PATH, gpufleet's own interpreter outside a virtual environment), the program and stack files in stacks/."""
+    `python3` on PATH, gpufleet's own interpreter outside a virtual environment), the program and stack files in stacks/.
+    The name is quoted: YAML would read 123 or true as a number or a boolean, which Pulumi refuses as a name."""
     runtime = "  name: python\n  options:\n    toolchain: pip\n"
     if venv is not None:
         runtime += f"    virtualenv: {json.dumps(venv)}\n"
     return (
-        f"name: {name}\ndescription: GPU inference fleets for vLLM (gpufleet)\nruntime:\n{runtime}"
+        f"name: {json.dumps(name)}\ndescription: GPU inference fleets for vLLM (gpufleet)\nruntime:\n{runtime}"
         "main: stacks/\nstackConfigDir: stacks/\n"
     )
 
@@ -95,7 +97,10 @@ def project_files(name: str, venv: str | None, placeholders: bool) -> dict[str, 
 def name_problem(name: str) -> str | None:
     if PROJECT_NAME.fullmatch(name):
         return None
-    return f"{name[:60]!r} is not a Pulumi project name: letters, digits, hyphens, underscores and periods (e.g. llm-fleet)"
+    return (
+        f"{name[:60]!r}{'…' if len(name) > 60 else ''} is not a Pulumi project name: 1 to 100 letters, digits, hyphens, "
+        "underscores and periods (e.g. llm-fleet)"
+    )
 
 
 def folder_problems(folder: Path, flag: str) -> list[Problem]:

@@ -697,8 +697,8 @@ def test_a_lock_json_link_that_does_not_resolve_is_named_not_read_as_no_lock(pro
 
 
 NO_LOCK = (
-    "does not exist; build an image and lock it with `gpufleet image lock record` (docs/images.md), or run "
-    "`gpufleet init`, which creates an empty one"
+    "does not exist; build an image and lock it with `gpufleet image lock record` (docs/images.md); to preview and cost "
+    "before any image is built, copy images/lock.json from a project `gpufleet init --placeholder-images` made"
 )
 
 

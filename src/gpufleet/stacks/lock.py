@@ -46,8 +46,8 @@ class ImageRef(Struct, frozen=True):
 # What to do when there is no lock file: the project's (a project made by hand, or one whose lock was removed) gets
 # its first one from `image lock record` or an empty one from `gpufleet init`; another path is a file it wrote.
 NO_LOCK = (
-    "build an image and lock it with `gpufleet image lock record` (docs/images.md), or run `gpufleet init`, which "
-    "creates an empty one"
+    "build an image and lock it with `gpufleet image lock record` (docs/images.md); to preview and cost before any image "
+    "is built, copy images/lock.json from a project `gpufleet init --placeholder-images` made"
 )
 NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
 
