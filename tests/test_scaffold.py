@@ -77,7 +77,10 @@ def test_a_new_project_takes_a_new_stack_that_previews_costs_and_sizes(tmp_path)
         "images/lock.json",
         "stacks/__main__.py",
     ]
-    assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == sys.prefix
+    assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == str(
+        Path(sys.prefix).resolve()
+    )
+    assert f"cd {project.name}" in made.stdout
     new = _gf(project, "region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "dev")
     assert new.returncode == 0, new.stderr
     for args in (["preview"], ["cost", "estimate"], ["plan", "fit"]):
@@ -181,3 +184,56 @@ def test_a_rollout_candidate_on_a_placeholder_is_named():
 
     assert "the rollout's candidate's" in (placeholder_problem(built) or "")
     assert placeholder_problem(replace(built, candidate=replace(fleet.candidate, image_placeholder=False))) is None
+
+
+def test_a_file_made_meanwhile_is_not_replaced_nor_removed(capsys, tmp_path, monkeypatch):
+    """Another init (or anyone) makes Pulumi.yaml between the check and the placing: link(2) refuses to replace it, and
+    the cleanup leaves it alone."""
+    real = os.link
+
+    def link(src, dst):
+        Path(dst).write_text("name: theirs\n")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "link", link)
+    r = run_cli(["init", tmp_path], capsys)
+    assert r.code == 2 and f"{tmp_path / 'Pulumi.yaml'}: appeared while init ran (another init?)" in r.err, r.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Pulumi.yaml"]
+    assert (tmp_path / "Pulumi.yaml").read_text() == "name: theirs\n"
+
+
+def test_a_folder_filled_meanwhile_is_not_replaced_and_ours_are_taken_back(capsys, tmp_path, monkeypatch):
+    real = os.rename
+
+    def rename(src, dst):
+        if Path(dst).name == "images":
+            (Path(dst) / "theirs.json").parent.mkdir()
+            (Path(dst) / "theirs.json").write_text("{}")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    r = run_cli(["init", tmp_path], capsys)
+    assert r.code == 2 and "appeared while init ran" in r.err, r.err
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["images", "images/theirs.json"]
+
+
+def test_a_project_inside_a_project_is_refused(capsys, tmp_path):
+    outer = tmp_path / "outer"
+    (outer / "stacks").mkdir(parents=True)
+    (outer / "Pulumi.yaml").write_text("name: outer\n")
+    for inner in (outer / "stacks", outer / "stacks" / "new", outer / "sub" / "deeper"):
+        r = run_cli(["init", inner], capsys)
+        assert r.code == 2 and f"is inside the project {outer}: a project within a project breaks the outer" in r.err, r.err
+    assert sorted(str(p.relative_to(outer)) for p in outer.rglob("*")) == ["Pulumi.yaml", "stacks"]
+
+
+def test_a_venv_inside_the_project_is_named_relative_to_it(tmp_path, monkeypatch):
+    """A venv in the project (.venv) is written as .venv, which works on every checkout; one elsewhere by its path; no
+    venv, no virtualenv (the python3 on PATH)."""
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "p" / ".venv"))
+    assert scaffold.venv_for(tmp_path / "p") == ".venv"
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venvs" / "gf"))
+    assert scaffold.venv_for(tmp_path / "p") == str((tmp_path / "venvs" / "gf").resolve())
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    assert scaffold.venv_for(tmp_path / "p") is None

@@ -8,6 +8,7 @@ placeholders that preview and cost take (a placeholder is never deployed: docs/i
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -56,9 +57,14 @@ def pulumi_yaml(name: str, venv: str | None) -> str:
     )
 
 
-def running_venv() -> str | None:
-    """The virtual environment this gpufleet runs in (where `pulumi up` must find it too), None outside one."""
-    return sys.prefix if sys.prefix != sys.base_prefix else None
+def venv_for(folder: Path) -> str | None:
+    """The virtual environment this gpufleet runs in, where `pulumi up` must find it too: relative to the project when it
+    lies inside it (`.venv`: the path works on every checkout of the project), else its absolute path (this machine's);
+    None outside a virtual environment."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    venv, project = Path(sys.prefix).resolve(), folder.resolve()
+    return os.path.relpath(venv, project) if venv.is_relative_to(project) else str(venv)
 
 
 def placeholder_images() -> dict:
@@ -108,6 +114,15 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
     shown = str(folder)
     if os.path.lexists(folder) and not folder.is_dir():
         return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
+    if outer := next((p for p in folder.absolute().parents if _is_project(p)), None):
+        return [
+            Problem(
+                flag,
+                shown,
+                f"is inside the project {outer}: a project within a project breaks the outer one (its stacks/ is the "
+                "program's folder); give a folder outside it",
+            )
+        ]
     if not os.path.lexists(folder):
         parent = next((p for p in folder.absolute().parents if os.path.lexists(p)), Path("/"))
         if not parent.is_dir():
@@ -125,9 +140,17 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
     ]
 
 
+def _is_project(folder: Path) -> bool:
+    """A gpufleet project, as stacks/project.py finds one from the current folder: Pulumi.yaml beside stacks/."""
+    return (folder / "Pulumi.yaml").is_file() and (folder / "stacks").is_dir()
+
+
 def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
     """Write the project's files under `folder` (made with its parents if missing), all or nothing: they are written into
-    a temporary folder inside it, then each top-level entry is renamed into place; a failure removes what was made."""
+    a temporary folder inside it, then each top-level entry is put into place without replacing anything (a file by
+    link(2), which fails on an existing name; a folder by rename(2), which fails on a folder that holds anything); a
+    failure removes only what this run placed and the folders it made. Two inits at once: one wins, the other is
+    refused."""
     if problems := folder_problems(folder, flag):
         raise UserError(problems)
     made = [p for p in reversed([folder, *folder.absolute().parents]) if not os.path.lexists(p)]
@@ -140,9 +163,10 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             (stage / rel).write_text(content, encoding="utf-8")
         for entry in dict.fromkeys(rel.split("/", 1)[0] for rel in files):
-            if os.path.lexists(folder / entry):  # made by another writer since the check: refused, not replaced
-                raise FileExistsError(0, "made by another process meanwhile", str(folder / entry))
-            os.rename(stage / entry, folder / entry)
+            if (stage / entry).is_dir():
+                os.rename(stage / entry, folder / entry)
+            else:
+                os.link(stage / entry, folder / entry)
             placed.append(folder / entry)
     except OSError as exc:
         for p in placed:
@@ -154,6 +178,8 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
                 p.rmdir()
             except OSError:
                 pass
-        where = exc.filename or str(folder)
+        where = exc.filename2 or exc.filename or str(folder)
+        if isinstance(exc, FileExistsError) or exc.errno == errno.ENOTEMPTY:  # made meanwhile (another init)
+            raise UserError([Problem(flag, str(where), "appeared while init ran (another init?); nothing was written")]) from None
         raise UserError([Problem(flag, str(where), f"cannot write: {exc.strerror}; nothing was written")]) from None
     shutil.rmtree(stage, ignore_errors=True)

@@ -25,8 +25,8 @@ def init(
     ),
 ) -> None:
     """Make a project: Pulumi.yaml (Python, in the virtual environment gpufleet runs in), stacks/__main__.py (the
-    program every stack runs) and images/lock.json. Overwrites nothing: exit 2 if DIR holds any of them, writing nothing.
-    Then `gpufleet region new` writes a stack there.
+    program every stack runs) and images/lock.json. Overwrites nothing: exit 2, writing nothing, if DIR holds a
+    Pulumi.yaml, a stacks/ or an images/, or lies inside another project. Then `gpufleet region new` writes a stack there.
 
     \b
     Examples:
@@ -38,16 +38,28 @@ def init(
 
     if why := scaffold.name_problem(name):
         raise UserError([Problem("--name", "", why)])
-    venv = scaffold.running_venv()
+    import os
+    import sys
+
+    venv = scaffold.venv_for(folder)
     scaffold.create(folder, scaffold.project_files(name, venv, placeholder_images))
+    runtime = f"the venv {venv}" if venv else f"the python3 on PATH: make it the one gpufleet runs in ({sys.executable})"
     lines = [
-        f"wrote {folder / 'Pulumi.yaml'} (runtime: python in {venv or 'the python3 on PATH'}), "
-        f"{folder / 'stacks' / '__main__.py'}, {folder / 'images' / 'lock.json'}"
-        + (" with placeholder images" if placeholder_images else ""),
-        "next, in that folder:",
+        f"wrote {folder / 'Pulumi.yaml'} (runtime: {runtime}), {folder / 'stacks' / '__main__.py'}, "
+        f"{folder / 'images' / 'lock.json'}" + (" with placeholder images" if placeholder_images else ""),
+        "next:",
+        f"  cd {folder}",
+        *(
+            []
+            if placeholder_images
+            else ["  # lock an image first: gpufleet image build, gpufleet image lock record (docs/images.md)"]
+        ),
         "  gpufleet region new --cloud alicloud --region cn-hangzhou --env dev   # a stack",
         "  gpufleet preview --stack alicloud-cn-hangzhou-dev",
     ]
-    if not placeholder_images:
-        lines.insert(2, "  gpufleet image build ... and gpufleet image lock record ...   # an image first (docs/images.md)")
+    if os.environ.get("GPUFLEET_PROJECT"):
+        lines.append(
+            f"note: GPUFLEET_PROJECT is set ({os.environ['GPUFLEET_PROJECT']}): commands use that project, not this one; "
+            "unset it, or set it to this folder"
+        )
     typer.echo("\n".join(lines))
