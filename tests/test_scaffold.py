@@ -182,6 +182,7 @@ def test_a_rollout_candidate_on_a_placeholder_is_named():
     assert fleet.candidate is not None and fleet.candidate.image_placeholder
     from gpufleet.components.fleet import placeholder_problem
 
+    assert ": fleet.rollout.candidate.image.recipe: " in (placeholder_problem(built) or "")
     assert "the rollout's candidate's" in (placeholder_problem(built) or "")
     assert placeholder_problem(replace(built, candidate=replace(fleet.candidate, image_placeholder=False))) is None
 

@@ -717,6 +717,24 @@ def test_a_missing_project_lock_is_named_with_its_fix_not_read_as_an_empty_one(p
     assert f"--lock: {project / 'nope.json'}: no such file: " in r.err  # as before: the lock the user named
 
 
+def test_catalog_refresh_of_tencent_takes_no_placeholder_image(project):
+    """The checkout's lock holds placeholders only: their ids are no image the price API knows, so --image-id is asked
+    for; a built image of the region is taken."""
+    import json
+
+    from gpufleet.components.tencentcloud import prices
+
+    with pytest.raises(UserError) as exc:
+        prices._image_id("ap-guangzhou")
+    assert "holds no built image for tencentcloud ap-guangzhou" in str(exc.value.problems[0])
+    assert "give --image-id" in str(exc.value.problems[0])
+    path = project / "images" / "lock.json"
+    doc = json.loads(path.read_text())
+    doc["images"]["cuda13-vllm"]["regions"]["tencentcloud"]["ap-guangzhou"].update(image_id="img-9qabwvbn", placeholder=False)
+    path.write_text(json.dumps(doc))
+    assert prices._image_id("ap-guangzhou") == "img-9qabwvbn"
+
+
 def test_catalog_refresh_of_tencent_without_a_project_lock_says_the_lock_is_missing(project, monkeypatch):
     """Tencent's price inquiry takes an image of the region, looked up in the project's lock unless --image-id gives it:
     a missing lock read as one holding no image for the region."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from gpufleet import registry
-from gpufleet.stacks.loader import Fleet
+from gpufleet.stacks.loader import Fleet, candidate_field
 
 
 class GpuFleet(pulumi.ComponentResource):
@@ -22,8 +22,9 @@ def placeholder_problem(fleet: Fleet) -> str | None:
     held = [f"{who}'s {f.image_id} ({f.spec.image.recipe})" for who, f in groups if f.image_placeholder]
     if not held:
         return None
+    field = "fleet.image.recipe" if fleet.image_placeholder else candidate_field("fleet.image.recipe")
     return (
-        f"{fleet.file}: fleet.image.recipe: images/lock.json holds only a placeholder for {' and '.join(held)} in "
+        f"{fleet.file}: {field}: images/lock.json holds only a placeholder for {' and '.join(held)} in "
         f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image: build and lock one (gpufleet image build, gpufleet "
         "image lock record; docs/images.md) before `pulumi up`; nothing was created"
     )

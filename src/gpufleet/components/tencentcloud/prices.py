@@ -70,7 +70,8 @@ def parse_inquiry(body: dict, months: int) -> Inquired | None:
 
 
 def _image_id(region: str) -> str:
-    """InquiryPriceRunInstances needs an image of the region: the first one images/lock.json records."""
+    """InquiryPriceRunInstances needs an image of the region: the first built one images/lock.json records (a placeholder
+    id is no image the API knows)."""
 
     if why := absent():
         raise UserError([Problem("--image-id", "", f"needed: no image for tencentcloud {region}: {lock_path()} {why}")])
@@ -80,11 +81,22 @@ def _image_id(region: str) -> str:
             r["regions"]["tencentcloud"][region]["image_id"]
             for r in recipes.values()
             if region in r.get("regions", {}).get("tencentcloud", {})
+            and not r["regions"]["tencentcloud"][region].get("placeholder", False)
         ),
         None,
     )
     if image_id is None:
-        raise UserError([Problem("--image-id", "", f"needed: no image for tencentcloud {region} in images/lock.json")])
+        raise UserError(
+            [
+                Problem(
+                    "--image-id",
+                    "",
+                    f"needed: images/lock.json holds no built image for tencentcloud {region} (placeholders are no "
+                    "image the API knows): give --image-id with an image of that region (e.g. a public one, "
+                    "DescribeImages)",
+                )
+            ]
+        )
     return image_id
 
 
