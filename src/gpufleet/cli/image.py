@@ -683,7 +683,7 @@ def lock_record(
     r = _recipe(recipe)
     path = lock_file or lock.lock_path()
     # the project's lock: the first record makes its images/ folder too (lock.record)
-    problems = output_problems(path, flag="--lock", reads=(manifest, outputs), make_folders=path == lock.lock_path())
+    problems = output_problems(path, flag="--lock", reads=(manifest, outputs), make_folders=lock.is_project_lock(path))
     text = ""
     try:
         text = inputs.read_text(

@@ -31,6 +31,14 @@ def lock_path() -> Path:
     return project_root() / "images" / "lock.json"
 
 
+def is_project_lock(path: Path) -> bool:
+    """Whether `path` is the project's images/lock.json (False outside a project: a lock file given by --lock)."""
+    try:
+        return path == lock_path()
+    except UserError:
+        return False
+
+
 class ImageRef(Struct, frozen=True):
     """A golden image of the lock file: recipe, cloud, region, id and pins."""
 
@@ -57,11 +65,10 @@ def absent(path: Path | None = None) -> str | None:
     None (a link that leads nowhere is there: `load` names it). Said of the path, never read as an empty lock: preview
     said "no image of recipe R in lock.json (locked: none)" and `image lock show` printed an empty table."""
 
-    default = lock_path()
-    path = path or default
+    path = path or lock_path()
     if os.path.lexists(path):
         return None
-    return f"does not exist; {NO_LOCK if path == default else NO_LOCK_GIVEN}"
+    return f"does not exist; {NO_LOCK if is_project_lock(path) else NO_LOCK_GIVEN}"
 
 
 def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
@@ -70,13 +77,12 @@ def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
     leads nowhere (a loop, a moved target: path.exists() took it for no lock, and preview sent the user to build an
     image)."""
 
-    default = lock_path()
-    path = path or default
+    path = path or lock_path()
     if why := absent(path):
         if missing_ok:
             return {"images": {}}
         raise UserError([Problem(str(path), "", why)])
-    shown = f"images/{path.name}" if path == default else str(path)
+    shown = f"images/{path.name}" if is_project_lock(path) else str(path)
     try:
         doc = inputs.load_mapping(path, shown)
     except UserError as exc:  # `not valid JSON: Expecting value` for an empty lock said no fix (review F10)
@@ -335,7 +341,7 @@ def record(
     lock is the first record's to create, with its images/ folder (a project made by hand has none).
     """
     path = path or lock_path()
-    if path == lock_path() and not os.path.isdir(path.parent):
+    if is_project_lock(path) and not os.path.isdir(path.parent):
         try:
             path.parent.mkdir()
         except OSError as exc:
