@@ -238,3 +238,9 @@ def test_a_venv_inside_the_project_is_named_relative_to_it(tmp_path, monkeypatch
     assert scaffold.venv_for(tmp_path / "p") == str((tmp_path / "venvs" / "gf").resolve())
     monkeypatch.setattr(sys, "prefix", "/usr")
     assert scaffold.venv_for(tmp_path / "p") is None
+
+
+def test_outside_a_project_a_lock_file_given_is_read(tmp_path):
+    """`image lock show --lock F` needs no project (it raised "no Pulumi.yaml" when the default was compared)."""
+    run = _gf(tmp_path, "image", "lock", "show", "--lock", str(ROOT / "images" / "lock.json"), "--json")
+    assert run.returncode == 0 and '"recipe": "cuda13-vllm"' in run.stdout, run.stderr
