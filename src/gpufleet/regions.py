@@ -293,6 +293,8 @@ def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:
     """What images/lock.json holds for the recipe in the region, as the reason `region new` prints; a UserError when it
     holds nothing there. A placeholder entry is said to be one: no image was built, `pulumi up` would refuse it."""
 
+    if why := lock.absent():  # the file itself: named once, with no entry to point at
+        raise UserError([Problem(str(lock.lock_path()), "", why)])
     ref = lock.image_for(recipe, cloud, region)
     if isinstance(ref, str):
         raise UserError([Problem("images/lock.json", f"{recipe}.{cloud}.{region}", ref)])

@@ -539,7 +539,7 @@ def lock_show(
 
     path = lock_file or lock.lock_path()
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], path if output else None))
-    if lock_file is not None and not os.path.lexists(lock_file):  # the default may be absent (no image locked yet)
+    if lock_file is not None and not os.path.lexists(lock_file):  # named as the option (the default's absence: lock.load)
         raise UserError([Problem("--lock", str(lock_file), "no such file: give a lock file `image lock record --lock` wrote")])
     rows = lock.rows(path)
     renderers.render(
