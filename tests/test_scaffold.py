@@ -165,7 +165,7 @@ def test_pulumi_up_refuses_a_placeholder_image_before_any_resource():
         _up(fleet)
     assert str(exc.value) == (
         "stacks/Pulumi.alicloud-cn-hangzhou-prod.yaml: fleet.image.recipe: images/lock.json holds only a placeholder for "
-        f"the fleet's {fleet.image_id} (cuda13-vllm) in alicloud/cn-hangzhou, not a built image: build and lock one "
+        f"the fleet's {fleet.image_id} (cuda13-vllm) in alicloud/cn-hangzhou, not a built image: build and lock an image "
         "(gpufleet image build, gpufleet image lock record; docs/images.md) before `pulumi up`; nothing was created"
     )
     # the same fleet with a built image deploys (the update run registers its resources), and a preview of the

@@ -301,8 +301,7 @@ def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:
     if ref.placeholder:
         return (
             f"image recipe {recipe}: supports {gpu}; images/lock.json holds only a placeholder for {cloud} "
-            f"{region} ({ref.image_id}): build and lock an image (gpufleet image build, gpufleet image lock record) before "
-            "`pulumi up`"
+            f"{region} ({ref.image_id}): {lock.BUILD_AND_LOCK} before `pulumi up`"
         )
     return f"image recipe {recipe}: supports {gpu}; locked for {cloud} {region} in images/lock.json ({ref.image_id})"
 

@@ -39,7 +39,7 @@ def preview(
     from gpufleet import clock, contract, plan
     from gpufleet.components import hardening
     from gpufleet.registry import notes
-    from gpufleet.stacks import rollout
+    from gpufleet.stacks import lock, rollout
     from gpufleet.stacks.loader import read_stack_config
     from gpufleet.validation import load_fleet
 
@@ -54,7 +54,7 @@ def preview(
         [
             f"image {fleet.image_id}: images/lock.json holds a placeholder for {fleet.spec.image.recipe} in "
             f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image; `pulumi up` refuses it (nodes on it could not boot) — "
-            "build and lock one first (gpufleet image build, gpufleet image lock record; docs/images.md)"
+            f"{lock.BUILD_AND_LOCK} first"
         ]
         if fleet.image_placeholder
         else []

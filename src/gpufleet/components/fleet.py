@@ -6,6 +6,7 @@ import pulumi
 
 from gpufleet import registry
 from gpufleet.stacks.loader import Fleet, candidate_field
+from gpufleet.stacks.lock import BUILD_AND_LOCK
 
 
 class GpuFleet(pulumi.ComponentResource):
@@ -25,8 +26,8 @@ def placeholder_problem(fleet: Fleet) -> str | None:
     field = "fleet.image.recipe" if fleet.image_placeholder else candidate_field("fleet.image.recipe")
     return (
         f"{fleet.file}: {field}: images/lock.json holds only a placeholder for {' and '.join(held)} in "
-        f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image: build and lock one (gpufleet image build, gpufleet "
-        "image lock record; docs/images.md) before `pulumi up`; nothing was created"
+        f"{fleet.spec.cloud}/{fleet.spec.region}, not a built image: {BUILD_AND_LOCK} before `pulumi up`; nothing was "
+        "created"
     )
 
 

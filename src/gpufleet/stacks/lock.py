@@ -57,6 +57,8 @@ NO_LOCK = (
     "build an image and lock it with `gpufleet image lock record` (docs/images.md); to preview and cost before any image "
     "is built, copy images/lock.json from a project `gpufleet init --placeholder-images` made"
 )
+# What a placeholder entry asks for before `pulumi up` (preview's note, region new, the program's refusal).
+BUILD_AND_LOCK = "build and lock an image (gpufleet image build, gpufleet image lock record; docs/images.md)"
 NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
 
 
