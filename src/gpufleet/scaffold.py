@@ -20,6 +20,7 @@ from pathlib import Path
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError
 from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.stacks.lock import LOCK_COMMENT
 
 # The program every stack runs; the checkout's own stacks/__main__.py is this text (tests/test_scaffold.py).
 PROGRAM = '''"""The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
@@ -32,10 +33,6 @@ from gpufleet.validation import load_fleet
 declare_program(load_fleet(pulumi.get_stack()))
 '''
 
-LOCK_COMMENT = (
-    "Written after a build by `gpufleet image lock record`; read by the stacks (images/lock.py). Entries marked "
-    "placeholder are not real images yet and record no pins."
-)
 # What init writes at the top of the folder: each is refused if it is there already (nothing is overwritten).
 ENTRIES = ("Pulumi.yaml", "stacks", "images")
 # Pulumi's project names: "alphanumeric characters, hyphens, underscores, and periods" (pulumi.com, project file

@@ -57,6 +57,11 @@ NO_LOCK = (
     "build an image and lock it with `gpufleet image lock record` (docs/images.md); to preview and cost before any image "
     "is built, copy images/lock.json from a project `gpufleet init --placeholder-images` made"
 )
+# The lock's own comment, as `gpufleet init` and the first `image lock record` write it.
+LOCK_COMMENT = (
+    "Written after a build by `gpufleet image lock record`; read by the stacks (images/lock.py). Entries marked "
+    "placeholder are not real images yet and record no pins."
+)
 # What a placeholder entry asks for before `pulumi up` (preview's note, region new, the program's refusal).
 BUILD_AND_LOCK = "build and lock an image (gpufleet image build, gpufleet image lock record; docs/images.md)"
 NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
@@ -82,7 +87,7 @@ def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
     path = path or lock_path()
     if why := absent(path):
         if missing_ok:
-            return {"images": {}}
+            return {"comment": LOCK_COMMENT, "images": {}}
         raise UserError([Problem(str(path), "", why)])
     shown = f"images/{path.name}" if is_project_lock(path) else str(path)
     try:
