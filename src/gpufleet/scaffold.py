@@ -42,9 +42,10 @@ PROJECT_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def pulumi_yaml(name: str, venv: str | None) -> str:
-    """The project file: the Python runtime in `venv` (an absolute path, as Pulumi's language host takes one; None: the
-    `python3` on PATH, gpufleet's own interpreter outside a virtual environment), the program and stack files in stacks/.
-    The name is quoted: YAML would read 123 or true as a number or a boolean, which Pulumi refuses as a name."""
+    """The project file: the Python runtime in `venv` (absolute, or relative to the project: Pulumi's language host
+    joins a relative one to the project's folder; None: no virtualenv, Pulumi runs the `python3` on PATH), the program
+    and stack files in stacks/. The name is quoted: YAML would read 123 or true as a number or a boolean, which Pulumi
+    refuses as a name."""
     runtime = "  name: python\n  options:\n    toolchain: pip\n"
     if venv is not None:
         runtime += f"    virtualenv: {json.dumps(venv)}\n"
