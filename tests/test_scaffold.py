@@ -218,14 +218,18 @@ def test_a_folder_filled_meanwhile_is_not_replaced_and_ours_are_taken_back(capsy
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["images", "images/theirs.json"]
 
 
-def test_a_project_inside_a_project_is_refused(capsys, tmp_path):
+def test_a_project_in_another_projects_stacks_is_refused_elsewhere_in_it_made(capsys, tmp_path):
+    """In stacks/ (the outer program's folder) a Pulumi.yaml would make Pulumi take it for the outer program's
+    project; a folder beside stacks/ is a project of its own (the nearest Pulumi.yaml wins for commands run in it)."""
     outer = tmp_path / "outer"
     (outer / "stacks").mkdir(parents=True)
     (outer / "Pulumi.yaml").write_text("name: outer\n")
-    for inner in (outer / "stacks", outer / "stacks" / "new", outer / "sub" / "deeper"):
+    for inner in (outer / "stacks", outer / "stacks" / "new"):
         r = run_cli(["init", inner], capsys)
-        assert r.code == 2 and f"is inside the project {outer}: a project within a project breaks the outer" in r.err, r.err
+        assert r.code == 2 and f"is inside the stacks/ of the project {outer}: a project there breaks that one" in r.err
     assert sorted(str(p.relative_to(outer)) for p in outer.rglob("*")) == ["Pulumi.yaml", "stacks"]
+    assert run_cli(["init", outer / "sub" / "fleet"], capsys).code == 0
+    assert (outer / "sub" / "fleet" / "Pulumi.yaml").is_file()
 
 
 def test_a_venv_inside_the_project_is_named_relative_to_it(tmp_path, monkeypatch):

@@ -112,13 +112,14 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
     shown = str(folder)
     if os.path.lexists(folder) and not folder.is_dir():
         return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
-    if outer := next((p for p in folder.absolute().parents if _is_project(p)), None):
+    here = folder.absolute()
+    if outer := next((p for p in here.parents if _is_project(p) and p / "stacks" in (here, *here.parents)), None):
         return [
             Problem(
                 flag,
                 shown,
-                f"is inside the project {outer}: a project within a project breaks the outer one (its stacks/ is the "
-                "program's folder); give a folder outside it",
+                f"is inside the stacks/ of the project {outer}: a project there breaks that one (its stacks/ is the "
+                "program's folder, which Pulumi would take for this project); give a folder outside it",
             )
         ]
     if not os.path.lexists(folder):

@@ -26,7 +26,7 @@ def init(
 ) -> None:
     """Make a project: Pulumi.yaml (Python, in the virtual environment gpufleet runs in), stacks/__main__.py (the
     program every stack runs) and images/lock.json. Overwrites nothing: exit 2, writing nothing, if DIR holds a
-    Pulumi.yaml, a stacks/ or an images/, or lies inside another project. Then `gpufleet region new` writes a stack there.
+    Pulumi.yaml, a stacks/ or an images/, or lies in another project's stacks/. Then `gpufleet region new` writes a stack there.
 
     \b
     Examples:
