@@ -20,7 +20,8 @@ from pathlib import Path
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError
 from gpufleet.images.recipes import load_recipe, recipe_names
-from gpufleet.stacks.lock import LOCK_COMMENT
+from gpufleet.stacks.lock import LOCK_COMMENT, region_entry
+from gpufleet.stacks.project import is_project
 
 # The program every stack runs; the checkout's own stacks/__main__.py is this text (tests/test_scaffold.py).
 PROGRAM = '''"""The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
@@ -75,11 +76,9 @@ def placeholder_images() -> dict:
             "pins": {},
             "regions": {
                 cloud: {
-                    region: {
-                        "image_id": f"{registry.profile(cloud).image_id_prefix}placeholder-{name}-{region}",
-                        "manifest_sha256": None,
-                        "placeholder": True,
-                    }
+                    region: region_entry(
+                        f"{registry.profile(cloud).image_id_prefix}placeholder-{name}-{region}", None, placeholder=True
+                    )
                     for region in regions[cloud]
                 }
                 for cloud in sorted(regions)
@@ -113,7 +112,7 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
     if os.path.lexists(folder) and not folder.is_dir():
         return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
     here = folder.absolute()
-    if outer := next((p for p in here.parents if _is_project(p) and p / "stacks" in (here, *here.parents)), None):
+    if outer := next((p for p in here.parents if is_project(p) and p / "stacks" in (here, *here.parents)), None):
         return [
             Problem(
                 flag,
@@ -123,7 +122,7 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
             )
         ]
     if not os.path.lexists(folder):
-        parent = next((p for p in folder.absolute().parents if os.path.lexists(p)), Path("/"))
+        parent = next((p for p in here.parents if os.path.lexists(p)), Path("/"))
         if not parent.is_dir():
             return [Problem(flag, shown, f"{parent} is a file, not a folder: cannot create a folder under it")]
         return []
@@ -139,11 +138,6 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
     ]
 
 
-def _is_project(folder: Path) -> bool:
-    """A gpufleet project, as stacks/project.py finds one from the current folder: Pulumi.yaml beside stacks/."""
-    return (folder / "Pulumi.yaml").is_file() and (folder / "stacks").is_dir()
-
-
 def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
     """Write the project's files under `folder` (made with its parents if missing), all or nothing: they are written into
     a temporary folder inside it, then each top-level entry is put into place without replacing anything (a file by
@@ -152,7 +146,7 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
     refused."""
     if problems := folder_problems(folder, flag):
         raise UserError(problems)
-    made = [p for p in reversed([folder, *folder.absolute().parents]) if not os.path.lexists(p)]
+    made = [p for p in reversed([folder.absolute(), *folder.absolute().parents]) if not os.path.lexists(p)]
     placed: list[Path] = []
     stage = None
     try:
@@ -169,7 +163,10 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
             placed.append(folder / entry)
     except OSError as exc:
         for p in placed:
-            shutil.rmtree(p) if p.is_dir() else p.unlink()
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
         for p in reversed(made):

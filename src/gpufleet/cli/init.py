@@ -33,14 +33,15 @@ def init(
       gpufleet init llm-fleet --placeholder-images
       gpufleet init llm-fleet --name llm-fleet
     """
-    from gpufleet import scaffold
-    from gpufleet.errors import Problem, UserError
-
-    if why := scaffold.name_problem(name):
-        raise UserError([Problem("--name", "", why)])
     import os
     import sys
 
+    from gpufleet import scaffold
+    from gpufleet.errors import Problem, UserError
+    from gpufleet.stacks.lock import BUILD_AND_LOCK
+
+    if why := scaffold.name_problem(name):
+        raise UserError([Problem("--name", "", why)])
     venv = scaffold.venv_for(folder)
     scaffold.create(folder, scaffold.project_files(name, venv, placeholder_images))
     runtime = f"the venv {venv}" if venv else f"the python3 on PATH: make it the one gpufleet runs in ({sys.executable})"
@@ -49,11 +50,7 @@ def init(
         f"{folder / 'images' / 'lock.json'}" + (" with placeholder images" if placeholder_images else ""),
         "next:",
         f"  cd {folder}",
-        *(
-            []
-            if placeholder_images
-            else ["  # lock an image first: gpufleet image build, gpufleet image lock record (docs/images.md)"]
-        ),
+        *([] if placeholder_images else [f"  # first {BUILD_AND_LOCK}"]),
         "  gpufleet region new --cloud alicloud --region cn-hangzhou --env dev   # a stack",
         "  gpufleet preview --stack alicloud-cn-hangzhou-dev",
     ]

@@ -52,11 +52,13 @@ class ImageRef(Struct, frozen=True):
 
 
 # What to do when there is no lock file: the project's (a project made by hand, or one whose lock was removed) gets
-# its first one from `image lock record` or an empty one from `gpufleet init`; another path is a file it wrote.
+# its first one from `image lock record`, or placeholders copied from a project `gpufleet init` made; another path is a
+# file `image lock record --lock` wrote.
 NO_LOCK = (
     "build an image and lock it with `gpufleet image lock record` (docs/images.md); to preview and cost before any image "
     "is built, copy images/lock.json from a project `gpufleet init --placeholder-images` made"
 )
+NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
 # The lock's own comment, as `gpufleet init` and the first `image lock record` write it.
 LOCK_COMMENT = (
     "Written after a build by `gpufleet image lock record`; read by the stacks (images/lock.py). Entries marked "
@@ -64,7 +66,6 @@ LOCK_COMMENT = (
 )
 # What a placeholder entry asks for before `pulumi up` (preview's note, region new, the program's refusal).
 BUILD_AND_LOCK = "build and lock an image (gpufleet image build, gpufleet image lock record; docs/images.md)"
-NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
 
 
 def absent(path: Path | None = None) -> str | None:
@@ -329,6 +330,11 @@ def image_problems(recipe, images: dict[str, dict[str, str]]) -> list[tuple[str,
     return problems
 
 
+def region_entry(image_id: str, manifest_sha256: str | None, placeholder: bool) -> dict:
+    """One region's entry of the lock, as `image lock record` and `gpufleet init --placeholder-images` write it."""
+    return {"image_id": image_id, "manifest_sha256": manifest_sha256, "placeholder": placeholder}
+
+
 def record(
     recipe: str,
     pins: dict,
@@ -377,10 +383,7 @@ def _record_locked(
     doc.setdefault("images", {})[recipe] = {
         "pins": dict(sorted(pins.items())),
         "regions": {
-            cloud: {
-                region: {"image_id": iid, "manifest_sha256": manifest_sha256, "placeholder": False}
-                for region, iid in sorted(rs.items())
-            }
+            cloud: {region: region_entry(iid, manifest_sha256, placeholder=False) for region, iid in sorted(rs.items())}
             for cloud, rs in sorted(images.items())
         },
     }

@@ -8,6 +8,11 @@ from pathlib import Path
 from gpufleet.errors import Problem, UserError
 
 
+def is_project(folder: Path) -> bool:
+    """A gpufleet project: Pulumi.yaml beside stacks/ (what project_root looks for, and `gpufleet init` writes)."""
+    return (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir()
+
+
 def project_root(start: Path | None = None) -> Path:
     """The folder holding Pulumi.yaml and stacks/: $GPUFLEET_PROJECT, else up from the cwd.
 
@@ -37,7 +42,7 @@ def project_root(start: Path | None = None) -> Path:
         ) from None
     here = cwd.resolve()
     for folder in (here, *here.parents):
-        if (folder / "Pulumi.yaml").exists() and (folder / "stacks").is_dir():
+        if is_project(folder):
             return folder
     raise UserError(
         [
