@@ -109,6 +109,7 @@ FAILURES = [  # (argv, code, what the output names)
     # (tests/sizing/test_loadtest.py)
     (["loadtest", "--url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1", "--requests", "1"], 2, "--url"),
     (["completion", "tcsh"], 2, "unknown shell"),
+    (["monitoring", "--stack", DEV, "--out-dir", "-"], 2, "give a folder"),
     # a stack without a rollout section, or no rollout started (tests/rollout/ runs them against live servers)
     (["rollout", "start", "--stack", DEV], 2, "gpufleet:fleet.rollout: missing"),
     (["rollout", "status", "--stack", DEV], 2, "no rollout recorded"),
@@ -489,6 +490,7 @@ NO_RESULT = {
     "catalog refresh": "writes vendor API rows into the project's cost/catalog/",
     "region new": "writes a stack file (its text with --dry-run)",
     "init": "writes a new project's files",
+    "monitoring": "writes a rule file and a dashboard into --out-dir",
 }
 
 

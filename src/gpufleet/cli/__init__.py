@@ -89,6 +89,7 @@ COMMANDS = {
     "catalog": "cost",
     "region": "region",
     "rollout": "rollout",
+    "monitoring": "monitoring",
     "completion": "completion",
 }
 
