@@ -1,7 +1,7 @@
-"""The scripts in scripts/ that rewrite a file (a shipped snapshot, a lock, a doc's table, monitoring files) write it
-through gpufleet.files, as every command does: a write that fails (a full disk) leaves the old file whole and is exit 2
-with the message. They wrote in place (Path.write_text): a full disk left a lock cut mid-hash, a truncated snapshot
-that every preview reads, half a dashboard."""
+"""The scripts in scripts/ that rewrite a file (a shipped snapshot, a lock, a doc's table) write it through
+gpufleet.files, as every command does: a write that fails (a full disk) leaves the old file whole and is exit 2 with
+the message. They wrote in place (Path.write_text): a full disk left a lock cut mid-hash, a truncated snapshot that
+every preview reads."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tools import rename_fails_at
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = "old content\n"
@@ -93,13 +92,6 @@ def vllm_registry_snapshot(tmp_path, monkeypatch, module):
     return ["vllm-0.0.1.whl"], [out]
 
 
-def monitoring_files(tmp_path, monkeypatch, module):
-    names = ("gpufleet-llm-prod.rules.yml", "gpufleet-llm-prod.dashboard.json")
-    for name in names:
-        (tmp_path / name).write_text(OLD)
-    return ["--stack", "alicloud-cn-hangzhou-prod", "-o", str(tmp_path)], [tmp_path / n for n in names]
-
-
 SETUPS = [
     lock_image_python,
     config_defaults_snapshot,
@@ -107,7 +99,6 @@ SETUPS = [
     sizing_calibration_table,
     vllm_args_snapshot,
     vllm_registry_snapshot,
-    monitoring_files,
 ]
 
 
@@ -130,29 +121,6 @@ def test_a_script_writes_its_file(tmp_path, monkeypatch, capsys, setup):
     assert run(monkeypatch, module, argv) == 0, capsys.readouterr().err
     assert all(p.read_text() != OLD and "old table" not in p.read_text() for p in outputs)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.name.startswith(".")) == []
-
-
-def test_monitoring_files_with_a_folder_where_a_file_goes_writes_neither(tmp_path, monkeypatch, capsys):
-    """A folder in the dashboard's place was an IsADirectoryError traceback after the rules file was rewritten."""
-    module = load("monitoring_files")
-    (tmp_path / "gpufleet-llm-prod.dashboard.json").mkdir()
-    rules = tmp_path / "gpufleet-llm-prod.rules.yml"
-    rules.write_text(OLD)
-    code = run(monkeypatch, module, ["--stack", "alicloud-cn-hangzhou-prod", "-o", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 2 and f"-o: {tmp_path}/gpufleet-llm-prod.dashboard.json: is a folder: not replacing it" in err, err
-    assert rules.read_text() == OLD
-
-
-@pytest.mark.parametrize("out, said", [("FILE", "exists and is not a folder"), ("-", "standard output"), ("", "is empty")])
-def test_monitoring_files_refuses_an_output_that_is_no_folder_before_reading_the_stack(tmp_path, monkeypatch, capsys, out, said):
-    module = load("monitoring_files")
-    (tmp_path / "FILE").write_text(OLD)
-    out = str(tmp_path / out) if out == "FILE" else out
-    code = run(monkeypatch, module, ["--stack", "no-such-stack", "-o", out])
-    err = capsys.readouterr().err
-    assert code == 2 and said in err and "no-such-stack" not in err, err
-    assert (tmp_path / "FILE").read_text() == OLD and sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
 
 # Writes a script may make without gpufleet.files: new files inside a temporary folder of its own.
@@ -181,16 +149,3 @@ def test_scripts_write_files_only_through_gpufleet_files():
             ):
                 found.add((path.name, ast.unparse(node)))
     assert found == TEMPORARY
-
-
-def test_monitoring_files_whose_second_rename_fails_is_exit_2_naming_each_file(tmp_path, monkeypatch, capsys):
-    """A rename that failed after the first file was replaced was a PermissionError traceback (write_folder's renames
-    were unprotected): now exit 2 naming the file replaced and the one not, no temporary file left."""
-
-    module = load("monitoring_files")
-    rename_fails_at(monkeypatch, 2)
-    code = run(monkeypatch, module, ["--stack", "alicloud-cn-hangzhou-prod", "-o", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err and "cannot rename gpufleet-llm-prod." in err, err
-    assert "replaced: gpufleet-llm-prod." in err and "one at a time, which cannot be atomic" in err, err
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

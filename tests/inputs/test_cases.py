@@ -945,7 +945,7 @@ def test_write_folder_whose_rename_fails_names_what_was_replaced_and_leaves_no_t
 
 
 def test_a_failed_rename_is_exit_2_without_a_traceback_in_every_write_folder_user(tmp_path, monkeypatch, capsys):
-    """image render --out-dir (and catalog build, scripts/monitoring_files.py: the same write_folder) ended in a
+    """image render --out-dir (and catalog build, monitoring --out-dir: the same write_folder) ended in a
     PermissionError traceback when a rename failed."""
 
     out = tmp_path / "scripts"
