@@ -47,6 +47,10 @@ done
 "$gf" plan fit --stack alicloud-cn-hangzhou-prod > /dev/null
 "$gf" image render -r cuda13-vllm --out-dir "$work/scripts" > /dev/null
 ls "$work"/scripts/*.sh > /dev/null
+"$gf" monitoring --stack alicloud-cn-hangzhou-prod --out-dir "$work/monitoring" > /dev/null
+for f in gpufleet-llm-prod.rules.yml gpufleet-llm-prod.dashboard.json; do
+  [ -s "$work/monitoring/$f" ] || { echo "gpufleet monitoring wrote no $f" >&2; exit 1; }
+done
 "$work/venv/bin/python" - <<'PY'
 import importlib.util, io, sys, tempfile, zipfile
 from pathlib import Path
