@@ -178,6 +178,79 @@ def test_a_template_that_renders_no_stack_file_is_said_on_from(project):
     assert "'config'" not in msg  # was '...did not render a stack file: 'config'' (a KeyError's text)
 
 
+def own_template(folder: Path, name: str = "mine.yaml.j2") -> Path:
+    """A copy of the shipped template outside the package and the project, with the team tag changed (a user's own)."""
+    text = (regions.TEMPLATES / "stack.yaml.j2").read_text()
+    assert "tags: {team: ml-platform," in text
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text.replace("tags: {team: ml-platform,", "tags: {team: search,"))
+    return folder / name
+
+
+def test_a_template_file_of_ones_own_renders_a_stack_that_validates(project, tmp_path, capsys, monkeypatch):
+    """`--from` took only a name in the package's stacks/templates/: a wheel user's own template meant editing
+    site-packages. A path to a template file renders with the same variables, and the stack is checked as any."""
+    from gpufleet.cli import main
+
+    template = own_template(tmp_path / "templates")
+    main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--from", str(template)])
+    assert "wrote stacks/Pulumi.alicloud-cn-shanghai-dev.yaml" in capsys.readouterr().out
+    spec = validation.load_fleet("alicloud-cn-shanghai-dev", project).spec
+    assert spec.tags["team"] == "search" and spec.region == "cn-shanghai"
+    # a file named without a '/': taken as a file when the package has no template of that name (as image recipes)
+    monkeypatch.chdir(template.parent)
+    p = regions.plan("alicloud", "cn-shanghai", "staging", template="mine.yaml.j2", root=project)
+    assert yaml.safe_load(p.text)["config"]["gpufleet:fleet"]["tags"]["team"] == "search"
+
+
+def test_a_template_file_includes_the_files_next_to_it(project, tmp_path):
+    template = own_template(tmp_path)
+    text = template.read_text().replace("    tags: {team: search,", '{% include "tags.j2" %}\n    tags: {team: search,')
+    template.write_text(text)
+    (tmp_path / "tags.j2").write_text("    # owned by {{ env }} search")
+    p = regions.plan("alicloud", "cn-shanghai", "dev", template=str(template), root=project)
+    assert "    # owned by dev search\n    tags: {team: search," in p.text
+
+
+def test_the_shipped_template_is_still_named_by_its_name(project, tmp_path, monkeypatch):
+    """A name of the package's templates is the package's, even with a file of that name in the current folder."""
+    own_template(tmp_path, "stack.yaml.j2")
+    monkeypatch.chdir(tmp_path)
+    p = regions.plan("alicloud", "cn-shanghai", "dev", template="stack.yaml.j2", root=project)
+    assert "tags: {team: ml-platform," in p.text
+    assert regions.plan("alicloud", "cn-shanghai", "dev", template="./stack.yaml.j2", root=project).text != p.text
+
+
+def test_a_template_file_that_is_missing_is_refused_on_from(project, tmp_path, capsys):
+    from gpufleet.cli import main
+
+    missing = tmp_path / "nope" / "mine.yaml.j2"
+    msg = refused(project, f"--from: no such file '{missing}': give the path of a stack template", cloud="alicloud",
+                  region="cn-shanghai", env="dev", template=str(missing))  # fmt: skip
+    assert "(e.g. a copy of src/gpufleet/stacks/templates/stack.yaml.j2)" in msg and "(stack.yaml.j2)" in msg
+    with pytest.raises(SystemExit) as exc:
+        main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--from", "./mine.yaml.j2"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "arguments: --from: no such file './mine.yaml.j2'" in err and "Traceback" not in err
+    assert files(project) == files(ROOT)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{{ nope }}", "'nope' is undefined: a template is given api_key_secret, bucket_suffix, cloud,"),
+        ("ok\n{% if %}", "line 2: Expected an expression"),
+        ('{% include "gone.j2" %}', "includes 'gone.j2', which is not in"),
+        ("{{ 1 / 0 }}", "cannot render: ZeroDivisionError"),
+    ],
+)
+def test_a_template_file_that_does_not_render_is_named_with_why(project, tmp_path, text, said):
+    template = tmp_path / "bad.j2"
+    template.write_text(text)
+    msg = refused(project, said, cloud="alicloud", region="cn-shanghai", env="dev", template=str(template))
+    assert msg.startswith(f"{template}: "), msg
+
+
 def test_allocated_cidr_avoids_every_stack(project):
     taken = regions.existing_cidrs("alicloud", project)
     vpc = regions.allocate_cidr(taken)
@@ -594,3 +667,16 @@ def test_a_given_contact_group_is_written_as_given(project, cloud, region, conta
     assert "example value: put the contact" not in p.text
     regions.write(p)
     assert validation.load_fleet(p.stack, project).spec.alarms.contact_group == contact
+
+
+def test_the_variables_a_template_file_is_given_are_the_ones_the_docs_list(project, tmp_path):
+    """docs/environments.md lists what a template of one's own may use; the message of an undefined one points there."""
+    import re
+
+    template = tmp_path / "bad.j2"
+    template.write_text("{{ nope }}")
+    msg = refused(project, "(docs/environments.md)", cloud="alicloud", region="cn-shanghai", env="dev", template=str(template))
+    given = msg.split("a template is given ", 1)[1].split(" (docs/environments.md)")[0].split(", ")
+    doc = (ROOT / "docs" / "environments.md").read_text()
+    listed = doc.split("with these variables:", 1)[1].split("What it renders", 1)[0]
+    assert sorted(re.findall(r"`(\w+)`", listed)) == sorted(given)

@@ -1,4 +1,5 @@
-"""Render a new stack for a cloud, region and environment from the package's templates (TEMPLATES), checked before writing.
+"""Render a new stack for a cloud, region and environment from a template (the package's, TEMPLATES, or a file of the
+user's), checked before writing.
 
 Pure functions pick the region facts (zones selling the GPU, instance type, image recipe, a VPC /16 that
 overlaps no stack of the same cloud); `plan` renders and validates with loader.validate; `write` refuses
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -23,7 +25,8 @@ from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
 from gpufleet.stacks.spec import name_problem, vpc_prefix_problem
 
-# The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them.
+# The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them, or
+# gives the path of a template file of the user's (template_file).
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
 TEMPLATES_SHOWN = package_file(TEMPLATES)
 RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
@@ -337,17 +340,80 @@ def chosen_contact_group(cloud: str, env: str, given: str | None, d: dict) -> tu
     )
 
 
-def render(template: str, **values) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+def template_file(template: str) -> Path | None:
+    """The file a `--from` value names when it is not a template of the package: a value with a '/', or a file that
+    exists when the package has no template of that name (as image recipes are told from recipe files:
+    images/recipes.py recipe_path). None for a name of TEMPLATES."""
+    if "/" in template:
+        return Path(template)
+    return Path(template) if not os.path.exists(TEMPLATES / template) and os.path.isfile(template) else None
+
+
+def _environment(folder: Path) -> jinja2.Environment:
+    """The one jinja2 environment every template renders in; `{% include %}` reads from `folder` (the template's own)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )
+
+
+def _shipped() -> list[str]:
+    return sorted(p.name for p in TEMPLATES.glob("*.j2"))
+
+
+def render(template: str, **values) -> str:
+    """The text `template` renders with `values`: a template of the package (by name) or a template file."""
+    path = template_file(template)
+    if path is not None:
+        return _render_file(template, path, values)
     try:
-        return env.get_template(template).render(**values)
+        shipped = _environment(TEMPLATES).get_template(template)
     except jinja2.TemplateNotFound:
-        known = [p.name for p in TEMPLATES.glob("*.j2")]
         raise UserError(
-            [Problem(ARG, "--from", f"no template {template!r} in {TEMPLATES_SHOWN}/" + did_you_mean(template, known))]
+            [
+                Problem(
+                    ARG,
+                    "--from",
+                    f"no template {template!r} in {TEMPLATES_SHOWN}/" + did_you_mean(template, _shipped()) + "; a template "
+                    "file of your own is given by its path (e.g. ./stack.yaml.j2)",
+                )
+            ]
         ) from None
+    return shipped.render(**values)
+
+
+def _render_file(template: str, path: Path, values: dict) -> str:
+    """A user's template file rendered as the package's are; what goes wrong in it (a syntax error, a variable it is not
+    given, an include that is not next to it, an error in an expression) is a UserError naming the file as given."""
+    shown = template
+    if not os.path.lexists(path):
+        raise UserError(
+            [
+                Problem(
+                    ARG,
+                    "--from",
+                    f"no such file {shown!r}: give the path of a stack template (e.g. a copy of "
+                    f"{TEMPLATES_SHOWN}/stack.yaml.j2), or the name of a template of {TEMPLATES_SHOWN}/ "
+                    f"({', '.join(_shipped())})",
+                )
+            ]
+        )
+    text = inputs.read_text(path, shown)  # a folder, a broken link, not UTF-8: said on the file
+    env = _environment(path.parent)
+    try:
+        return env.from_string(text).render(**values)
+    except jinja2.TemplateSyntaxError as exc:
+        where = shown if exc.name is None else str(path.parent / exc.name)  # exc.name: an included template's
+        raise UserError([Problem(where, f"line {exc.lineno}", f"{exc.message}: correct the template")]) from None
+    except jinja2.TemplateNotFound as exc:
+        raise UserError(
+            [Problem(shown, "", f"includes {exc.name!r}, which is not in {path.parent}: put it next to the template")]
+        ) from None
+    except jinja2.UndefinedError as exc:
+        given = ", ".join(sorted(values))
+        raise UserError([Problem(shown, "", f"{exc.message}: a template is given {given} (docs/environments.md)")]) from None
+    except (jinja2.TemplateError, ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+        # any other error in the template's own expressions (`{{ 1 / 0 }}`, a filter given the wrong type)
+        raise UserError([Problem(shown, "", f"cannot render: {type(exc).__name__}: {exc}")]) from None
 
 
 def plan(
@@ -450,14 +516,13 @@ def plan(
             if isinstance(exc, UserError)
             else f"it holds no config: {loader.CONFIG_KEY}: mapping"
         )
-        known = ", ".join(sorted(p.name for p in TEMPLATES.glob("*.j2")))
         raise UserError(
             [
                 Problem(
                     ARG,
                     "--from",
                     f"template {template} did not render a stack file ({why}); pass a stack template of "
-                    f"{TEMPLATES_SHOWN}/: {known}",
+                    f"{TEMPLATES_SHOWN}/: {', '.join(_shipped())}, or a template file that renders a stack file as they do",
                 )
             ]
         ) from None

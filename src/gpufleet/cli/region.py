@@ -1,4 +1,5 @@
-"""`gpufleet region new`: render a stack for a new region from the package's templates, checked before writing."""
+"""`gpufleet region new`: render a stack for a new region from a template (the package's or a file), checked before
+writing."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def new(
     template: str = typer.Option(
         "stack.yaml.j2",
         "--from",
-        help="template file in the package's stacks/templates/ (a name there, e.g. stack.yaml.j2)",
+        help="a template of the package's stacks/templates/ by name (stack.yaml.j2), or the path of a template file of "
+        "your own (a value with a '/', or a file when the package has no template of that name), e.g. a copy of it",
         metavar="TEMPLATE",
     ),
     name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>[-<fleet>]"),
