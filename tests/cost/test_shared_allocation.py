@@ -82,7 +82,7 @@ def test_cost_budget_by_team_exits_1_when_a_team_is_over(tmp_path):
 
 # A bad budgets file -> each problem, in order, as (field, words of the fix); "" where it has no field (the whole file).
 BAD_BUDGETS = {
-    "missing": (None, [("", "no such file")]),
+    "missing": (None, [("", "no such file: write one: YAML `budgets: {TEAM: monthly amount}`")]),
     "not YAML": ("budgets: [\n", [("", "not valid YAML")]),
     "a list": ("- ml-platform\n", [("", "expected a mapping with a `budgets:` mapping")]),
     "misspelt key": ("budget:\n  ml-platform: 5\n", [("budget", "did you mean 'budgets'?")]),

@@ -92,7 +92,7 @@ FAILURES = [  # (argv, code, what the output names)
     (["cost", "diff", "--stack", DEV], 2, "give --stack twice"),
     (["cost", "diff", "--stack", DEV, "--baseline", "/nonexistent/before.json"], 2, "cost estimate --stack S --format json"),
     (["cost", "commit", "--stack", DEV, "--format", "csv"], 2, "unknown format"),
-    (["cost", "budget", "--budgets", "/nonexistent/budgets.yaml"], 2, "budgets"),
+    (["cost", "budget", "--budgets", "/nonexistent/budgets.yaml"], 2, "no such file: write one: YAML `budgets:"),
     (["cost", "reconcile", "--stack", DEV, "--bill", "/nonexistent/bill.csv"], 2, "no such file: give the billing-detail CSV"),
     (["cost", "tokens", "--stack", DEV, "--from-loadtest", "/nonexistent/lt.json"], 2, "--save-json"),
     (

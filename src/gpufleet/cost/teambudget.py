@@ -19,6 +19,12 @@ from gpufleet import inputs
 from gpufleet.cost import figures
 from gpufleet.errors import Problem, UserError, did_you_mean
 
+# The fix of a --budgets file that does not exist: what it holds, and where its format is described.
+MISSING = (
+    "write one: YAML `budgets: {TEAM: monthly amount}`, a monthly amount in the catalog currency for each team or "
+    "cost center, e.g. `budgets: {ml-platform: 60000, search: 12000}` (docs/cost-reports.md: Team budgets)"
+)
+
 
 class TeamVerdict(Struct, frozen=True):
     group: str
@@ -31,7 +37,7 @@ class TeamVerdict(Struct, frozen=True):
 
 def load(path: Path) -> dict[str, Decimal]:
     shown = str(path)
-    doc = inputs.load_mapping(path, shown, what="a mapping with a `budgets:` mapping (team: monthly amount)")
+    doc = inputs.load_mapping(path, shown, MISSING, what="a mapping with a `budgets:` mapping (team: monthly amount)")
     problems = [
         Problem(shown, str(k), f"unknown key{near if 'did you mean' in near else ''}: the file holds only `budgets:`")
         for k in doc
