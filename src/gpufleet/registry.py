@@ -9,7 +9,8 @@ Optional members have their default here, so a cloud writes only what differs (a
 base does, without a base class): CloudProfile's fields with defaults; DEFAULTS, the members of a concern module a
 cloud may leave out (and the modules it may leave out whole: gateway, rules, prices), which module() fills in; the
 package's node module (node_module_file: none = the node calls no cloud API of its own); its pricing's USAGE
-(usage_keys: none = only cost/usage.py's keys) and BILL_COLUMNS (finance/reconcile.py: none = no bill format).
+(usage_keys: none = only cost/usage.py's keys), BILL_COLUMNS (finance/reconcile.py: none = no bill format) and
+BILL_EXPORT (where its console exports the bill, said when --bill is no file: none = "the cloud's console").
 
 Adding a cloud = its package + one `register(name, package)` call (here for the shipped clouds; a package outside
 gpufleet may also be named in $GPUFLEET_CLOUDS as `name=package[,name=package]`). tests/test_clouds.py names what

@@ -103,6 +103,38 @@ def test_a_bill_that_is_a_folder_or_missing_is_one_line(tmp_path):
     assert "no such file: give the billing-detail CSV" in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    ("cloud", "export"),
+    [
+        ("alicloud", "on Alibaba from the Expenses and Costs console's Bill Details page (the detailed bill, as CSV)"),
+        ("tencentcloud", "on Tencent from the Billing Center's Bill Download page (bill details, L3, as CSV)"),
+    ],
+)
+def test_a_missing_bill_says_which_export_to_download_from_which_console(tmp_path, capsys, cloud, export):
+    """A missing --bill said "no such file" and no more (`--from-loadtest` names the command that writes one): it names
+    the billing-detail export of the stack's cloud, and the page that describes the columns read."""
+    from gpufleet.cli import main
+
+    gone = tmp_path / "gone.csv"
+    said = (
+        f"{gone}: no such file: give the billing-detail CSV of the month to reconcile, exported {export}; "
+        "docs/cost-reports.md (The bill, reconciled) names the columns read"
+    )
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(gone, cloud)
+    assert str(exc.value) == said
+    with pytest.raises(UserError) as exc:
+        reconcile.read_bill(gone)  # no cloud: each cloud's export
+    assert "exported on Alibaba from the Expenses and Costs" in str(exc.value), str(exc.value)
+    assert " or on Tencent from the Billing Center" in str(exc.value), str(exc.value)
+    stack = {"alicloud": "alicloud-cn-hangzhou-prod", "tencentcloud": "tencentcloud-ap-guangzhou-prod"}[cloud]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["cost", "reconcile", "--stack", stack, "--bill", str(gone)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err == f"error {said}\n", err
+
+
 def test_a_row_repeated_in_every_column_is_counted_and_said(tmp_path):
     """An export joined twice counted its lines twice, silently: the repeat is still counted (a bill may hold two
     equal line items), and the result names it."""

@@ -93,7 +93,11 @@ FAILURES = [  # (argv, code, what the output names)
     (["cost", "diff", "--stack", DEV, "--baseline", "/nonexistent/before.json"], 2, "cost estimate --stack S --format json"),
     (["cost", "commit", "--stack", DEV, "--format", "csv"], 2, "unknown format"),
     (["cost", "budget", "--budgets", "/nonexistent/budgets.yaml"], 2, "no such file: write one: YAML `budgets:"),
-    (["cost", "reconcile", "--stack", DEV, "--bill", "/nonexistent/bill.csv"], 2, "no such file: give the billing-detail CSV"),
+    (
+        ["cost", "reconcile", "--stack", DEV, "--bill", "/nonexistent/bill.csv"],
+        2,
+        "no such file: give the billing-detail CSV of the month to reconcile, exported on Alibaba from the Expenses",
+    ),
     (["cost", "tokens", "--stack", DEV, "--from-loadtest", "/nonexistent/lt.json"], 2, "--save-json"),
     (
         ["cost", "tokens", "--stack", DEV, "--from-loadtest", "examples/loadtest-example.json", "--utilization", "1.5"],

@@ -51,6 +51,21 @@ def formats(cloud: str | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
     return out
 
 
+def missing_bill(cloud: str | None = None) -> str:
+    """The fix of a bill file that does not exist: the billing-detail CSV, and where each cloud's console exports it
+    (its pricing module's BILL_EXPORT, for the clouds `formats(cloud)` reads)."""
+    where = [
+        f"on {registry.profile(c).said} from {export}"
+        for c in formats(cloud)
+        if (export := getattr(registry.module(c, "pricing"), "BILL_EXPORT", ""))
+    ]
+    return (
+        "give the billing-detail CSV of the month to reconcile"
+        + (f", exported {' or '.join(where)}" if where else ", exported from the cloud's console")
+        + "; docs/cost-reports.md (The bill, reconciled) names the columns read"
+    )
+
+
 PRODUCT_CATEGORY = (  # what a bill line is when no declared resource says it (product name words, both languages;
     # a cloud's own product names are its pricing module's BILL_PRODUCTS: category -> words, checked in this order)
     (("云盘", "云硬盘", "块存储", "cloud disk", "block storage", "快照", "snapshot"), "disk"),
@@ -229,7 +244,7 @@ def one_cycle(lines: list[BillLine], month: str | None, shown: str, column: str)
 def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
     """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
     shown = str(path)
-    raw = inputs.read_bytes(path, shown, "give the billing-detail CSV exported from the console", MAX_BILL_BYTES)
+    raw = inputs.read_bytes(path, shown, missing_bill(cloud), MAX_BILL_BYTES)
     rows = _rows(_decode(raw, shown), shown)
     if not rows:
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])

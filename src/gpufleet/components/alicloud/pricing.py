@@ -427,6 +427,9 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     "amount": ("PretaxAmount", "应付金额"),
     "cycle": ("BillingCycle", "账期"),
 }
+# Where a user gets that CSV (`cost reconcile --bill` of no file says it): the Expenses and Costs console's Bill Details
+# page exports the detailed bill of a month as CSV (alibabacloud.com/help/en/user-center/user-guide/billing-details-1).
+BILL_EXPORT = "the Expenses and Costs console's Bill Details page (the detailed bill, as CSV)"
 # Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"load_balancer": ("slb", "clb"), "gpu_compute": ("ecs",)}
 # The types a stack declares once whose bill line a product names (finance/reconcile.py): a line tagged with the fleet

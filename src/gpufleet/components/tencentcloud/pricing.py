@@ -431,6 +431,9 @@ BILL_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "cycle": ("Bill Month", "Consumption Month", "账单月份", "消耗账单所属月份"),
 }
+# Where a user gets that CSV (`cost reconcile --bill` of no file says it): the Billing Center's Bill Download page
+# downloads a month's bill details (L3, the level with Component Name; tencentcloud.com/document/product/555/44357).
+BILL_EXPORT = "the Billing Center's Bill Download page (bill details, L3, as CSV)"
 # Its product names in a bill line, by category (finance/reconcile.py: added to the words every cloud's bill uses).
 BILL_PRODUCTS: dict[str, tuple[str, ...]] = {"disk": ("cbs",), "load_balancer": ("clb",), "gpu_compute": ("cvm",)}
 # The types a stack declares once whose bill line a product names (finance/reconcile.py): a line tagged with the fleet
