@@ -276,9 +276,22 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
     assert "images/pipeline.py" not in msg and "(images/recipes/" not in msg  # no such files in the project
     assert "add cn-beijing" not in msg  # the recipe lists cn-beijing already
     monkeypatch.setattr(lock, "recipe_regions", lambda recipe: {"alicloud": ["cn-hangzhou"]})
-    msg = refused(
+    # a shipped recipe is copied into the project (whose recipe of that name replaces it), not edited in the package
+    refused(
         project,
-        "add cn-beijing to regions.alicloud of the recipe (src/gpufleet/images/recipes/cuda13-vllm.yaml)",
+        "copy the recipe (src/gpufleet/images/recipes/cuda13-vllm.yaml) into "
+        f"{project / 'images' / 'recipes'}/ (a project's recipe of that name replaces the shipped one) and add cn-beijing "
+        "to regions.alicloud there, then re-run its image pipeline",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+    )
+    mine = project / "images" / "recipes" / "cuda13-vllm.yaml"  # the project's copy: edited where it is
+    mine.parent.mkdir()
+    mine.write_text((ROOT / "src" / "gpufleet" / "images" / "recipes" / "cuda13-vllm.yaml").read_text())
+    refused(
+        project,
+        f"add cn-beijing to regions.alicloud of the recipe ({mine}), then re-run",
         cloud="alicloud",
         region="cn-beijing",
         env="dev",

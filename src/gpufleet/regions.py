@@ -23,13 +23,13 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
+from gpufleet.stacks.project import recipe_files, recipe_folders, shown_folders
 from gpufleet.stacks.spec import name_problem, vpc_prefix_problem
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them, or
 # gives the path of a template file of the user's (template_file).
 TEMPLATES = Path(__file__).parent / "stacks" / "templates"
 TEMPLATES_SHOWN = package_file(TEMPLATES)
-RECIPES = Path(__file__).resolve().parent / "images" / "recipes"
 ENVIRONMENTS = ("dev", "staging", "prod")
 CIDR_POOL = ipaddress.ip_network("10.0.0.0/8")
 ARG = "arguments"
@@ -284,12 +284,14 @@ def allocate_cidr(taken: dict[str, Network], wanted: str | None = None) -> str:
 
 
 def recipe_for(gpu: str) -> str:
-    for path in sorted(RECIPES.glob("*.yaml")):
-        doc = inputs.load_mapping(path, f"images/recipes/{path.name}")
+    """The first recipe by name that serves `gpu`: the project's images/recipes/ and the package's (project.recipe_files:
+    a project's recipe shadows a shipped one of the same name)."""
+    for name, path in recipe_files().items():
+        doc = inputs.load_mapping(path, package_file(path))
         gpus = doc.get("gpus")
         if isinstance(gpus, list) and gpu in gpus and isinstance(doc.get("name"), str):
-            return doc["name"]
-    raise UserError([Problem(ARG, "--gpu", f"no image recipe in images/recipes/ supports {gpu}")])
+            return name
+    raise UserError([Problem(ARG, "--gpu", f"no image recipe in {shown_folders(recipe_folders())} supports {gpu}")])
 
 
 def check_image(recipe: str, gpu: str, cloud: str, region: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpufleet import registry
 from gpufleet.errors import Problem, UserError
-from gpufleet.images.recipes import load_recipe, recipe_names
+from gpufleet.images.recipes import RECIPES, load_recipe
 from gpufleet.stacks.lock import LOCK_COMMENT, region_entry
 from gpufleet.stacks.project import is_project
 
@@ -68,10 +68,12 @@ def venv_for(folder: Path) -> str | None:
 
 def placeholder_images() -> dict:
     """A placeholder lock entry for every shipped recipe in every region it copies its image to (ids of each cloud's form
-    that say placeholder), as the checkout's images/lock.json holds for its example stacks."""
+    that say placeholder), as the checkout's images/lock.json holds for its example stacks. The package's recipes only,
+    read from their files: init may run inside another project, whose own recipes are not the new project's."""
     out: dict = {}
-    for name in recipe_names():
-        regions = load_recipe(name).regions
+    for path in sorted(RECIPES.glob("*.yaml")):
+        name = path.stem
+        regions = load_recipe(str(path)).regions
         out[name] = {
             "pins": {},
             "regions": {

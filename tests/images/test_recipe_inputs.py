@@ -890,7 +890,9 @@ def test_messages_name_recipe_files_by_a_path_that_exists_from_the_current_folde
     assert r.code == 1 and f"error {shown}: recipe.gpus:" in r.err, r.text
     assert (Path.cwd() / shown).is_file()
     r = run_cli(["image", "check", "-r", "nope"], capsys)
-    refused(r, f"error {shown.replace('cuda13-vllm', 'nope')}: no such image recipe 'nope'")
+    # the checkout is a project: a missing name is named where the project's recipe of that name would be
+    missing = "images/recipes/nope.yaml" if where == "checkout" else shown.replace("cuda13-vllm", "nope")
+    refused(r, f"error {missing}: no such image recipe 'nope'")
 
 
 def test_out_dir_dash_is_refused_not_made_a_folder(capsys, tmp_path, monkeypatch):

@@ -85,7 +85,7 @@ def check(
         "--recipe",
         "-r",
         autocompletion=options.complete_recipe,
-        help="recipe name or file (repeatable); default: every recipe in images/recipes/",
+        help="recipe name or file (repeatable); default: every recipe, the project's images/recipes/ and the shipped ones",
     ),
     gpu: str | None = typer.Option(
         None, "--gpu", autocompletion=options.complete_gpu, help="also check the recipe against this GPU kind (e.g. V100-16G)"

@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.files import package_file
-from gpufleet.images.recipes import RECIPES, Sha256, load_recipe, recipe_names
+from gpufleet.images.recipes import Sha256, load_recipe, name_problem, recipe_names
 from gpufleet.stacks import catalog
 from gpufleet.stacks.loader import no_such_stack, read_config
+from gpufleet.stacks.project import recipe_folders, shown_folders
 
 Phase = Literal["build", "image", "done"]
 
@@ -216,16 +216,9 @@ def load_pipeline(stack_file: Path):
                 for e in exc.errors()
             ]
         ) from None
-    if cfg.recipe not in recipe_names():
-        raise UserError(
-            [
-                Problem(
-                    shown,
-                    "recipe",
-                    f"no recipe {cfg.recipe!r} in {package_file(RECIPES)}/" + did_you_mean(cfg.recipe, recipe_names()),
-                )
-            ]
-        )
+    if name_problem(cfg.recipe) or cfg.recipe not in (names := recipe_names()):  # a recipe name, never a path
+        where = shown_folders(recipe_folders())
+        raise UserError([Problem(shown, "recipe", f"no recipe {cfg.recipe!r} in {where}" + did_you_mean(cfg.recipe, names))])
     recipe = load_recipe(cfg.recipe)
     problems = _config_problems(cfg, recipe)
     if problems:

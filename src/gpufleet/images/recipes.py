@@ -1,5 +1,9 @@
 """Image recipes: one YAML file per recipe in images/recipes/, loaded into a typed Recipe.
 
+A recipe name is looked up in the project's images/recipes/ first, then in the package's shipped recipes (one lookup,
+stacks/project.py recipe_file, for the stacks, the images program, the lock, the image commands, `region new` and the
+sizing): a project's file shadows a shipped one of the same name. Outside a project only the shipped recipes exist.
+
 A recipe is one consistent software line (base OS, NVIDIA driver, CUDA runtime, Python, torch, vLLM,
 exporters) plus the ordered build steps that install it. Whether the line fits together and fits the
 GPU kinds it claims is decided in compat.py; the steps are rendered by steps.py.
@@ -32,9 +36,12 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import facts, gateway
 from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks import catalog
+from gpufleet.stacks.project import recipe_file, recipe_files, recipe_folders, shown_folders
 
-RECIPES = Path(__file__).parent / "recipes"
-IMAGES = RECIPES.parent  # images/: a recipe's python_lock is a file under it, named relative to it
+RECIPES = Path(__file__).parent / "recipes"  # the shipped recipes (stacks/project.py SHIPPED_RECIPES)
+# images/: a recipe's python_lock is a file under the images/ folder holding its recipes/ folder (the project's or the
+# package's); a recipe file elsewhere (`-r my.yaml`) names its lock under the package's images/, this one.
+IMAGES = RECIPES.parent
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
 # A PyPI release as pip shows it (PEP 440's public version: release, then a pre-, post- or dev-release): torch and vllm
 # are compared with `pip show`'s Version: (python_packages.sh.j2; torch's cut at "+", so its pin has no +cu local
@@ -373,7 +380,9 @@ class Recipe(Strict):
     torch_cuda_archs_source: str = ""
     # Named as vLLM's --dtype names them (float16, not its alias half); serving.dtype is checked against them.
     dtypes: list[Literal["float16", "bfloat16", "float32"]] = Field([], description="dtypes the recipe promises to serve")
-    python_lock: str | None = Field(None, description="hash lock for pip --require-hashes, relative to images/ (null: none)")
+    python_lock: str | None = Field(
+        None, description="hash lock for pip --require-hashes, relative to the recipe's images/ folder (null: none)"
+    )
     python_tools: list[PythonTool] = Field([], description="CLIs from PyPI the node's boot scripts call")
     tool_mirror: FetchedUrl = Field("", description="where the clouds' CLI release binaries are mirrored (+ the command's name)")
     apt_repos: list[AptRepo] = Field([])
@@ -394,6 +403,13 @@ class Recipe(Strict):
     @property
     def path(self) -> str:
         return self._path
+
+    @property
+    def images(self) -> Path:
+        """The images/ folder its python_lock is named relative to: the one holding the recipe's recipes/ folder (a
+        project's images/, or the package's), else, for a recipe file elsewhere, the package's images/ (IMAGES)."""
+        folder = Path(self.path or os.path.abspath(self.file)).parent
+        return folder.parent if folder.name == "recipes" and folder.parent.name == "images" else IMAGES
 
     @model_validator(mode="before")
     @classmethod
@@ -576,7 +592,8 @@ def _repeated(values: list[str]) -> list[str]:
 
 
 def recipe_names() -> list[str]:
-    return sorted(p.stem for p in RECIPES.glob("*.yaml"))
+    """Every recipe name: the project's images/recipes/ and the package's (stacks/project.py recipe_files)."""
+    return list(recipe_files())
 
 
 def is_path(name: str) -> bool:
@@ -584,27 +601,31 @@ def is_path(name: str) -> bool:
     return name.endswith((".yaml", ".yml")) or "/" in name
 
 
-def recipe_path(name: str) -> Path:
-    """A recipe name (images/recipes/<name>.yaml) or a path to a recipe file: a value with a '/' or ending in .yaml or
-    .yml, or a file that exists when no recipe has that name (`-r my-recipe.json`)."""
+def recipe_path(name: str, folders: tuple[Path, ...] | None = None) -> Path:
+    """A recipe name (the project's images/recipes/<name>.yaml, else the package's: stacks/project.py recipe_file) or a
+    path to a recipe file: a value with a '/' or ending in .yaml or .yml, or a file that exists when no recipe has that
+    name (`-r my-recipe.json`)."""
     if is_path(name):
         return Path(name)
-    named = RECIPES / f"{name}.yaml"
+    named = recipe_file(name, folders)
     return Path(name) if not os.path.exists(named) and os.path.isfile(name) else named  # os.path: False on any OSError
 
 
 def load_recipe(name: str, flag: str = "", cloud: str | None = None) -> Recipe:
-    """The recipe of a name in images/recipes/ or of a file; a UserError for a value that is no recipe name and no
-    file (named by `flag`, the option that gave it, else by images/recipes), before a recipe is looked up by it.
+    """The recipe of a name (the project's images/recipes/, then the package's) or of a file; a UserError for a value
+    that is no recipe name and no file (named by `flag`, the option that gave it, else by the recipe folders), before a
+    recipe is looked up by it.
 
     `cloud`: a stack's, whose validation and program read the recipe for that cloud alone; its `regions` are then
     checked against that cloud's catalog only (the image commands, cloud None, check every cloud's). Reading another
     cloud's catalog for it was 12M instructions of a 2,900M Tencent preview (issue 25; scripts/bench.py)."""
+    folders = recipe_folders()
     if not is_path(name) and (why := name_problem(name)) and not os.path.isfile(name):  # a file: `-r My.json`
-        raise UserError([Problem(flag or _shown(RECIPES), "", why)])
-    path = recipe_path(name)
+        raise UserError([Problem(flag or shown_folders(folders), "", why)])
+    path = recipe_path(name, folders)
     real = str(path.resolve()) if os.path.exists(path) else str(path)  # os.path: False on any OSError
-    return _load(real, name, cloud, _cwd())  # messages name the file relative to the current folder: one per folder
+    # messages name the file relative to the current folder: one per folder; the folders, for what a name finds
+    return _load(real, name, cloud, _cwd(), folders)
 
 
 def fleet_recipe(spec) -> Recipe:
@@ -620,14 +641,18 @@ def _cwd() -> str:
 
 
 @lru_cache(maxsize=64)
-def _load(path_str: str, name: str, cloud: str | None = None, cwd: str = "") -> Recipe:
+def _load(path_str: str, name: str, cloud: str | None, cwd: str, folders: tuple[Path, ...]) -> Recipe:
     path = Path(path_str)
     shown = _shown(path)
+    named = path.parent in folders  # found by its name: the file name is the recipe's
     if not os.path.exists(path):  # a file name too long to exist included (Path.exists raises there)
-        if path.parent != RECIPES:
-            why = f"no such file: give the path of a recipe file, or a recipe name ({', '.join(recipe_names())})"
+        names = list(recipe_files(folders))
+        if not named:
+            why = f"no such file: give the path of a recipe file, or a recipe name ({', '.join(names)})"
         else:
-            why = f"no such image recipe {name!r}" + did_you_mean(name, recipe_names())
+            why = f"no such image recipe {name!r}" + did_you_mean(name, names)
+            if len(folders) > 1:  # in a project: its images/recipes/ and the package's (the file named is the former's)
+                why += f"; looked in {shown_folders(folders)}"
             if Path(name).suffix:  # a file name, perhaps: say that it was looked for too
                 why += f"; no file {name} either: give a recipe name or the path of a recipe file"
         raise UserError([Problem(shown, "", why)])
@@ -640,7 +665,7 @@ def _load(path_str: str, name: str, cloud: str | None = None, cwd: str = "") -> 
             [Problem(shown, ".".join(["recipe", *map(str, e["loc"])]), inputs.model_error(e)) for e in exc.errors()]
         ) from None
     recipe._path = str(path.resolve())
-    if path.parent == RECIPES and recipe.name != path.stem:
+    if named and recipe.name != path.stem:
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
     if missing := recipe.template_problems():
         raise UserError([Problem(shown, where, why) for where, why in missing])

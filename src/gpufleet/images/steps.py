@@ -18,6 +18,7 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, some
+from gpufleet.files import package_file
 from gpufleet.images import node, pylock, recipes
 from gpufleet.images.recipes import Recipe, Step
 from gpufleet.images.templating import environment
@@ -64,16 +65,24 @@ def python_lock_text(recipe: Recipe) -> str:
     the lock's text, written into the script as a here-document, is only requirements, hashes and comments."""
     if not recipe.python_lock:
         return ""
-    path = recipes.IMAGES / recipe.python_lock  # the name is relative and without '..' (Recipe._lock_named)
+    images = recipe.images  # the images/ folder holding the recipe (a project's, or the package's)
+    path = images / recipe.python_lock  # the name is relative and without '..' (Recipe._lock_named)
     regenerate = f"run scripts/lock_image_python.py {recipe.name}"
 
     def refuse(why: str) -> UserError:
         return UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} {why}")])
 
     if not os.path.lexists(path):
+        shipped = recipes.IMAGES / recipe.python_lock
+        if os.path.realpath(images) != os.path.realpath(recipes.IMAGES) and os.path.isfile(shipped):
+            # a shipped recipe copied into the project without its lock
+            raise refuse(
+                f"is missing in {package_file(images)}/: copy the package's {package_file(shipped)} there (it locks the "
+                f"shipped recipe's pins), or {regenerate}"
+            )
         raise refuse(f"is missing; {regenerate}")
     real = os.path.realpath(path)
-    if os.path.commonpath([real, os.path.realpath(recipes.IMAGES)]) != os.path.realpath(recipes.IMAGES):
+    if os.path.commonpath([real, os.path.realpath(images)]) != os.path.realpath(images):
         raise refuse(f"is a link that leads out of images/ (to {real}): put the lock itself under images/locks/")
     try:
         text = inputs.read_text(path, str(path))

@@ -32,11 +32,13 @@ from pathlib import Path
 from msgspec import Struct
 
 from gpufleet import inputs
+from gpufleet.errors import UserError
+from gpufleet.files import package_file
 from gpufleet.images.pylock import lock_pins
+from gpufleet.stacks.project import recipe_files
 
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
-RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"  # images/recipes/ (gpufleet.images.recipes)
 BLOCK_SIZE = 16  # vLLM's default KV block size on CUDA (tokens per block); KV tokens are whole blocks
 # V0 pads each MLA cache entry to 256 bytes on CUDA (vllm/worker/cache_engine.py CacheEngine._align_cache: MLA models,
 # VLLM_CUDA_MEM_ALIGN_KV_CACHE on by default; its PR: "for MLA with a head dim of 576 ... we allocate 640 elements per
@@ -236,32 +238,51 @@ def parse_version(v: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-@cache
-def _recipes() -> list[dict]:
-    """The image recipes as mappings (the one place versions are pinned). Only a few keys are read, through the strict
-    reader, not the whole recipe model: `plan fit` should not pay for building it (the recipes are validated in full
-    wherever a stack or a build uses them)."""
-    return [inputs.load_mapping(path, f"images/recipes/{path.name}") for path in sorted(RECIPES.glob("*.yaml"))]
+def _recipe_files() -> tuple[Path, ...]:
+    """The image recipes' files: the project's images/recipes/ and the package's, a project's shadowing a shipped one
+    of the same name (stacks/project.py recipe_files, the lookup of every recipe name)."""
+    return tuple(recipe_files().values())
 
 
 @cache
+def _read(files: tuple[Path, ...]) -> list[tuple[Path, dict]]:
+    """The recipes of `files` as (file, mapping) (the one place versions are pinned). Only a few keys are read, through
+    the strict reader, not the whole recipe model: `plan fit` should not pay for building it (the recipes are validated
+    in full wherever a stack or a build uses them)."""
+    return [(path, inputs.load_mapping(path, package_file(path))) for path in files]
+
+
 def pins() -> dict[str, list[str]]:
     """vLLM version -> GPU kinds, from the image recipes."""
+    return _pins(_recipe_files())
+
+
+@cache
+def _pins(files: tuple[Path, ...]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for doc in _recipes():
+    for _, doc in _read(files):
         if v := (doc.get("pins") or {}).get("vllm"):
             out.setdefault(str(v), []).extend(doc.get("gpus") or [])
     return out
 
 
-@cache
 def transformers_pin(version: str) -> str | None:
-    """The transformers release the image recipes pinning vLLM `version` install (their python_lock), or None: no
-    recipe pins that vLLM, or those that do install different releases."""
+    """The transformers release the image recipes pinning vLLM `version` install (their python_lock, a file of the
+    images/ folder holding the recipe), or None: no recipe pins that vLLM, or those that do install different
+    releases."""
+    return _transformers_pin(version, _recipe_files())
+
+
+@cache
+def _transformers_pin(version: str, files: tuple[Path, ...]) -> str | None:
     found = set()
-    for doc in _recipes():
+    for path, doc in _read(files):
         if str((doc.get("pins") or {}).get("vllm")) == version and doc.get("python_lock"):
-            lock = inputs.read_text(RECIPES.parent / str(doc["python_lock"]), f"images/{doc['python_lock']}")
+            lock_file = path.parent.parent / str(doc["python_lock"])  # <images>/recipes/<name>.yaml -> <images>/<lock>
+            try:
+                lock = inputs.read_text(lock_file, package_file(lock_file))
+            except UserError:  # a project's recipe without its lock yet: the image commands name that, not the sizing
+                continue
             found |= {v for name, v in lock_pins(lock).items() if name == "transformers"}
     return found.pop() if len(found) == 1 else None
 

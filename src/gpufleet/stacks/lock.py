@@ -17,13 +17,10 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import package_file, write_atomic
 from gpufleet.inputs import kind
 from gpufleet.stacks import catalog
-from gpufleet.stacks.project import project_root
+from gpufleet.stacks.project import SHIPPED_RECIPES, project_root, recipe_file
 
-# The package's recipes and image pipeline, as the docs name them (they are not in the project's images/, which holds
-# only lock.json).
-RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
-RECIPES_SHOWN = package_file(RECIPES)
-PIPELINE_SHOWN = package_file(RECIPES.parent / "program") + "/"
+# The package's image pipeline, as the docs name it.
+PIPELINE_SHOWN = package_file(SHIPPED_RECIPES.parent / "program") + "/"
 
 
 def lock_path() -> Path:
@@ -175,13 +172,31 @@ def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
 
 
 def recipe_regions(recipe: str) -> dict:
-    """cloud -> the regions the package's recipe copies its image to ({} when it cannot be read: a message only)."""
+    """cloud -> the regions the recipe (the project's, else the package's: project.recipe_file) copies its image to ({}
+    when it cannot be read: a message only)."""
 
     try:
-        regions = inputs.load_mapping(RECIPES / f"{recipe}.yaml", f"{RECIPES_SHOWN}/{recipe}.yaml").get("regions")
+        path = recipe_file(recipe)
+        regions = inputs.load_mapping(path, package_file(path)).get("regions")
     except (UserError, OSError):
         return {}
     return {c: list(rs) for c, rs in regions.items() if isinstance(rs, list)} if isinstance(regions, dict) else {}
+
+
+def add_region(recipe: str, cloud: str, region: str) -> str:
+    """How to add `region` to the recipe's regions: in its file (the project's), or, for a shipped recipe, in the
+    project's copy of it (a file of the installed package is not edited: the project's images/recipes/ shadows it)."""
+    path = recipe_file(recipe)
+    if path.parent != SHIPPED_RECIPES:
+        return f"add {region} to regions.{cloud} of the recipe ({package_file(path)}), then "
+    try:
+        mine = package_file(project_root() / "images" / "recipes") + "/"
+    except UserError:
+        mine = "the project's images/recipes/"
+    return (
+        f"copy the recipe ({package_file(path)}) into {mine} (a project's recipe of that name replaces the shipped one) "
+        f"and add {region} to regions.{cloud} there, then "
+    )
 
 
 def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) -> ImageRef | str:
@@ -201,11 +216,7 @@ def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) ->
         have = sorted(f"{c}/{r}" for c, rs in entry.get("regions", {}).items() for r in rs)
         return (
             f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
-            + (
-                ""
-                if region in recipe_regions(recipe).get(cloud, ())
-                else f"add {region} to regions.{cloud} of the recipe ({RECIPES_SHOWN}/{recipe}.yaml), then "
-            )
+            + ("" if region in recipe_regions(recipe).get(cloud, ()) else add_region(recipe, cloud, region))
             + f"re-run its image pipeline ({PIPELINE_SHOWN}, phase: image), which copies the image there, and lock the "
             f"copy's id with `gpufleet image lock record --recipe {recipe} ...` (docs/images.md)"
         )

@@ -1,4 +1,5 @@
-"""Where the user's project is: the folder whose user state (stacks/, images/lock.json, cost/usage/) gpufleet reads."""
+"""Where the user's project is: the folder whose user state (stacks/, images/lock.json, cost/usage/) gpufleet reads, and
+the image recipes found from it (its images/recipes/, then the package's)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 from pathlib import Path
 
 from gpufleet.errors import Problem, UserError
+from gpufleet.files import package_file
 
 
 def is_project(folder: Path) -> bool:
@@ -54,3 +56,49 @@ def project_root(start: Path | None = None) -> Path:
             )
         ]
     )
+
+
+def find_project() -> Path | None:
+    """The project as project_root finds it; None outside any project (where only what the package ships exists)."""
+    try:
+        return project_root()
+    except UserError:
+        return None
+
+
+# The image recipes the package ships (gpufleet/images/recipes/). A project's images/recipes/<name>.yaml comes first: a
+# recipe of its own, or a copy of a shipped one of the same name that shadows it (how a user fills in its pins).
+SHIPPED_RECIPES = Path(__file__).resolve().parent.parent / "images" / "recipes"
+
+
+def recipe_folders() -> tuple[Path, ...]:
+    """Where a recipe is looked up by name, in order: the project's images/recipes/ (found as project_root finds the
+    project; it may hold none), then the package's shipped recipes. Outside a project, the shipped ones alone."""
+    root = find_project()
+    return (SHIPPED_RECIPES,) if root is None else ((root / "images" / "recipes").resolve(), SHIPPED_RECIPES)
+
+
+def recipe_files(folders: tuple[Path, ...] | None = None) -> dict[str, Path]:
+    """Recipe name -> its file, for every recipe of `folders` (default: recipe_folders()), sorted by name: the first
+    folder's file of a name shadows the later ones'."""
+    found: dict[str, Path] = {}
+    for folder in reversed(folders or recipe_folders()):
+        found.update((p.stem, p) for p in folder.glob("*.yaml"))
+    return dict(sorted(found.items()))
+
+
+def recipe_file(name: str, folders: tuple[Path, ...] | None = None) -> Path:
+    """The file of the recipe `name` (a recipe name, not a path: one path component, checked by the caller): the first
+    of `folders` (default: recipe_folders()) that holds <name>.yaml; when none does, the first folder's <name>.yaml,
+    which does not exist (where a project recipe of that name would be)."""
+    folders = folders or recipe_folders()
+    for folder in folders:
+        if os.path.isfile(folder / f"{name}.yaml"):  # os.path: False on any OSError (a name too long for a file)
+            return folder / f"{name}.yaml"
+    return folders[0] / f"{name}.yaml"
+
+
+def shown_folders(folders: tuple[Path, ...]) -> str:
+    """Folders as messages name them: each relative to the current folder when under it, else its full path
+    (files.package_file), with a trailing '/', joined with ' and '."""
+    return " and ".join(f"{package_file(f)}/" for f in folders)
