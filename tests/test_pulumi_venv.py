@@ -1,7 +1,7 @@
 """Each Pulumi project file of the checkout that names a virtualenv names the checkout's .venv: Pulumi reads a relative
 `runtime.options.virtualenv` from the Pulumi.yaml's folder (an absolute one as it is), so a project file that moves
 (the images program went to src/gpufleet/images/program/ and its `../../.venv` then named src/gpufleet/.venv, which
-is no folder) must change its path with it."""
+is no folder; it is now the project's images/program/, `../../.venv` again) must change its path with it."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_every_project_file_naming_a_virtualenv_names_the_checkouts_venv():
         venv = _virtualenv(yaml.safe_load(path.read_text()) or {})
         if venv is not None:
             named[path.relative_to(ROOT).as_posix()] = (venv, os.path.normpath(path.parent / venv))
-    assert {"Pulumi.yaml", "src/gpufleet/images/program/Pulumi.yaml"} <= set(named), named  # the test has its subjects
+    assert {"Pulumi.yaml", "images/program/Pulumi.yaml"} <= set(named), named  # the test has its subjects
     wrong = [
         f"{f}: runtime.options.virtualenv: {venv!r} is {got}, not the checkout's {VENV}: write "
         f"{os.path.relpath(VENV, (ROOT / f).parent)!r}"

@@ -271,7 +271,7 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
     msg = refused(
         project, "no image of recipe 'cuda13-vllm' for alicloud cn-beijing", cloud="alicloud", region="cn-beijing", env="dev"
     )
-    assert "re-run its image pipeline (src/gpufleet/images/program/, phase: image)" in msg
+    assert f"re-run its image pipeline ({project / 'images' / 'program'}/, phase: image)" in msg  # the project's
     assert "`gpufleet image lock record --recipe cuda13-vllm ...`" in msg  # how the copy's id gets into the lock
     assert "images/pipeline.py" not in msg and "(images/recipes/" not in msg  # no such files in the project
     assert "add cn-beijing" not in msg  # the recipe lists cn-beijing already

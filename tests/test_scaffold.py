@@ -3,7 +3,9 @@ placeholder image (what init's --placeholder-images locks) before any resource."
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from functools import partial
@@ -27,6 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_program_init_writes_is_the_checkouts():
     assert (ROOT / "stacks" / "__main__.py").read_text() == scaffold.PROGRAM
+
+
+def test_the_images_program_init_writes_is_the_checkouts():
+    """images/program/ of a project: the checkout's (its venv ../../.venv, the checkout's .venv) is what init writes."""
+    assert (ROOT / "images" / "program" / "__main__.py").read_text() == scaffold.IMAGES_PROGRAM
+    assert (ROOT / "images" / "program" / "Pulumi.yaml").read_text() == scaffold.images_pulumi_yaml(".venv")
+    doc = yaml.safe_load(scaffold.images_pulumi_yaml(".venv"))
+    assert doc["name"] == "gpufleet-images" and doc["main"] == "."
+    assert doc["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "../../.venv"}}
+    assert yaml.safe_load(scaffold.images_pulumi_yaml("/opt/venvs/gf"))["runtime"]["options"]["virtualenv"] == "/opt/venvs/gf"
+    assert "virtualenv" not in yaml.safe_load(scaffold.images_pulumi_yaml(None))["runtime"]["options"]
 
 
 def test_pulumi_yaml_names_the_program_and_the_venv():
@@ -75,14 +88,25 @@ def test_a_new_project_takes_a_new_stack_that_previews_costs_and_sizes(tmp_path)
     assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == [
         "Pulumi.yaml",
         "images/lock.json",
+        "images/program/Pulumi.yaml",
+        "images/program/__main__.py",
         "stacks/__main__.py",
     ]
-    assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == str(
-        Path(sys.prefix).resolve()
-    )
+    venv = str(Path(sys.prefix).resolve())  # outside the project: its path, in both project files
+    assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == venv
+    assert (project / "images" / "program" / "Pulumi.yaml").read_text() == scaffold.images_pulumi_yaml(venv)
+    assert (project / "images" / "program" / "__main__.py").read_text() == scaffold.IMAGES_PROGRAM
+    assert "images/program/ (the images program)" in made.stdout
     assert f"cd {project.name}" in made.stdout
     new = _gf(project, "region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "dev")
     assert new.returncode == 0, new.stderr
+    # an images stack: the shipped example copied into the project's images/program/, previewed by its name there
+    example = _gf(project, "image", "pipeline", "-s", "example-cuda13-vllm-alicloud", "--json")
+    assert example.returncode == 0, example.stderr
+    mine = project / "images" / "program" / "Pulumi.mine.yaml"
+    shutil.copy(json.loads(example.stdout)["stack_file"], mine)
+    run = _gf(project, "image", "pipeline", "-s", "mine", "--json")
+    assert run.returncode == 0 and json.loads(run.stdout)["stack_file"] == str(mine), run.stderr
     for args in (["preview"], ["cost", "estimate"], ["plan", "fit"]):
         run = _gf(project, *args, "--stack", "tencentcloud-ap-shanghai-dev")
         assert run.returncode == 0, (args, run.stderr[-2000:])

@@ -1,9 +1,11 @@
 """`gpufleet init`: a new project folder, the user state an installed gpufleet reads (stacks/project.py).
 
 A project is Pulumi.yaml (the Python runtime, the program in stacks/), stacks/__main__.py (the program `pulumi up` and
-`gpufleet preview` run for each stack) and images/lock.json (the image ids the stacks read). Stacks come after, from
-`gpufleet region new`; the images from `gpufleet image build` and `image lock record`, or, to try gpufleet offline,
-placeholders that preview and cost take (a placeholder is never deployed: docs/images.md).
+`gpufleet preview` run for each stack), images/lock.json (the image ids the stacks read) and images/program/ (the
+images program: its Pulumi.yaml and __main__.py; the user's images stacks go there). Stacks come after, from
+`gpufleet region new`; the images from `gpufleet image build`, the images program and `image lock record`, or, to try
+gpufleet offline, placeholders that preview and cost take (a placeholder is never deployed: docs/images.md). A project's
+own recipes go in images/recipes/ (stacks/project.py recipe_folders).
 """
 
 from __future__ import annotations
@@ -34,6 +36,20 @@ from gpufleet.validation import load_fleet
 declare_program(load_fleet(pulumi.get_stack()))
 '''
 
+# The images program (images/program/__main__.py of a project); the checkout's own is this text (tests/test_scaffold.py).
+IMAGES_PROGRAM = '''"""The images program: `pulumi up -s <stack>` in this folder (images/program/ of a gpufleet project), whose stack
+files Pulumi.<stack>.yaml sit beside it; `gpufleet image pipeline` runs it under mocks (docs/images.md)."""
+
+from pathlib import Path
+
+import pulumi
+
+from gpufleet.images.pipeline import program
+
+program(Path(__file__).parent / f"Pulumi.{pulumi.get_stack()}.yaml")
+'''
+IMAGES_PROGRAM_DIR = "images/program"
+
 # What init writes at the top of the folder: each is refused if it is there already (nothing is overwritten).
 ENTRIES = ("Pulumi.yaml", "stacks", "images")
 # Pulumi's project names: "alphanumeric characters, hyphens, underscores, and periods" (pulumi.com, project file
@@ -42,17 +58,33 @@ ENTRIES = ("Pulumi.yaml", "stacks", "images")
 PROJECT_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
+def _runtime(venv: str | None) -> str:
+    runtime = "  name: python\n  options:\n    toolchain: pip\n"
+    if venv is not None:
+        runtime += f"    virtualenv: {json.dumps(venv)}\n"
+    return runtime
+
+
 def pulumi_yaml(name: str, venv: str | None) -> str:
     """The project file: the Python runtime in `venv` (absolute, or relative to the project: Pulumi's language host
     joins a relative one to the project's folder; None: no virtualenv, Pulumi runs the `python3` on PATH), the program
     and stack files in stacks/. The name is quoted: YAML would read 123 or true as a number or a boolean, which Pulumi
     refuses as a name."""
-    runtime = "  name: python\n  options:\n    toolchain: pip\n"
-    if venv is not None:
-        runtime += f"    virtualenv: {json.dumps(venv)}\n"
     return (
-        f"name: {json.dumps(name)}\ndescription: GPU inference fleets for vLLM (gpufleet)\nruntime:\n{runtime}"
+        f"name: {json.dumps(name)}\ndescription: GPU inference fleets for vLLM (gpufleet)\nruntime:\n{_runtime(venv)}"
         "main: stacks/\nstackConfigDir: stacks/\n"
+    )
+
+
+def images_pulumi_yaml(venv: str | None) -> str:
+    """The images program's project file (images/program/Pulumi.yaml): the Pulumi project gpufleet-images, its program
+    and stack files in its own folder, the Python runtime in `venv` as the project's Pulumi.yaml names it (venv_for),
+    a path relative to the project made relative to images/program/ (Pulumi joins it to this file's folder)."""
+    if venv is not None and not os.path.isabs(venv):
+        venv = os.path.join(*[".."] * len(Path(IMAGES_PROGRAM_DIR).parts), venv)
+    return (
+        "name: gpufleet-images\ndescription: golden image pipeline of one recipe (builder, image, copies; gpufleet's "
+        f"docs/images.md)\nruntime:\n{_runtime(venv)}main: .\n"
     )
 
 
@@ -96,6 +128,8 @@ def project_files(name: str, venv: str | None, placeholders: bool) -> dict[str, 
         "Pulumi.yaml": pulumi_yaml(name, venv),
         "stacks/__main__.py": PROGRAM,
         "images/lock.json": json.dumps(lock, indent=2) + "\n",
+        f"{IMAGES_PROGRAM_DIR}/Pulumi.yaml": images_pulumi_yaml(venv),
+        f"{IMAGES_PROGRAM_DIR}/__main__.py": IMAGES_PROGRAM,
     }
 
 

@@ -1,4 +1,4 @@
-"""The images program (images/program/) read from its stack file, previewed under the mock engine."""
+"""The images program (a project's images/program/) read from its stack file, previewed under the mock engine."""
 
 import json
 import runpy
@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpufleet import scaffold
 from gpufleet.errors import UserError
-from gpufleet.images.pipeline import PROGRAM, load_pipeline
+from gpufleet.images.pipeline import EXAMPLES, load_pipeline
 from gpufleet.preview import run
 
-EXAMPLE = PROGRAM / "Pulumi.example-cuda13-vllm-alicloud.yaml"
+EXAMPLE = EXAMPLES / "Pulumi.example-cuda13-vllm-alicloud.yaml"
 
 
 def _edited(tmp_path: Path, **changes) -> Path:
@@ -37,7 +38,7 @@ def test_the_program_file_declares_the_build_phase(monkeypatch, tmp_path):
     stack = tmp_path / "Pulumi.mine.yaml"
     stack.write_text(EXAMPLE.read_text())
     main = tmp_path / "__main__.py"
-    main.write_text((PROGRAM / "__main__.py").read_text())
+    main.write_text(scaffold.IMAGES_PROGRAM)  # the program `gpufleet init` writes (the checkout's images/program/)
     inv = run(lambda: runpy.run_path(str(main)), stack="mine", config={})
     assert sorted(r["type"] for r in inv.resources) == [
         "alicloud:ecs/instance:Instance",
@@ -109,7 +110,7 @@ def test_unknown_field_and_cli_exit_code(tmp_path):
 def test_a_stack_file_path_that_does_not_exist_is_named_as_such(tmp_path, monkeypatch, where):
     monkeypatch.chdir(tmp_path)
     assert _problems(Path(where)) == (
-        f"{where}: no such file: give the path of an images stack file, or the name of a stack of images/program/ "
+        f"{where}: no such file: give the path of an images stack file, or the name of a stack of {EXAMPLES}/ "
         "(example-cuda13-vllm-alicloud)"
     )
 

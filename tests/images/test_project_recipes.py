@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from inputs.inputs_helpers import run_cli
 
-from gpufleet.images.pipeline import PROGRAM, load_pipeline
+from gpufleet.images.pipeline import EXAMPLES, load_pipeline
 from gpufleet.images.recipes import RECIPES, fleet_recipe, load_recipe, recipe_names
 from gpufleet.validation import load_fleet
 
@@ -60,11 +60,15 @@ def test_a_recipe_only_the_project_has_serves_a_stack(project, capsys):
     assert run_cli(["preview", "--stack", STACK], capsys).code == 0
     checked = run_cli(["image", "check", "-r", "mine", "--json"], capsys)
     assert checked.code == 0 and json.loads(checked.out)["recipes"][0]["recipe"] == "mine", checked.text
-    # the images program takes it by name too
-    example = yaml.safe_load((PROGRAM / "Pulumi.example-cuda13-vllm-alicloud.yaml").read_text())
+    # the images program takes it by name too (a stack of the project's images/program/, found before the examples)
+    program = project / "images" / "program"
+    program.mkdir()
+    example = yaml.safe_load((EXAMPLES / "Pulumi.example-cuda13-vllm-alicloud.yaml").read_text())
     example["config"]["gpufleet-images:pipeline"]["recipe"] = "mine"
-    (project / "Pulumi.mine.yaml").write_text(yaml.safe_dump(example))
-    assert load_pipeline(project / "Pulumi.mine.yaml")[0].path == str(mine.resolve())
+    (program / "Pulumi.mine.yaml").write_text(yaml.safe_dump(example))
+    r = run_cli(["image", "pipeline", "-s", "mine", "--json"], capsys)
+    assert r.code == 0 and json.loads(r.out)["stack_file"] == str(program / "Pulumi.mine.yaml"), r.text
+    assert load_pipeline(program / "Pulumi.mine.yaml")[0].path == str(mine.resolve())
 
 
 def test_image_render_reads_the_project_recipe_and_the_lock_beside_it(project, capsys, tmp_path):
@@ -96,6 +100,8 @@ def test_outside_a_project_only_the_shipped_recipes_exist(capsys, tmp_path, monk
     r = run_cli(["image", "check", "-r", "mine"], capsys)
     assert r.code == 2 and "no such image recipe 'mine' (choose one of: cuda12-vllm-v100, cuda13-vllm)" in r.err, r.err
     assert "looked in" not in r.err  # one folder: the file named is in it
+    r = run_cli(["image", "pipeline", "-s", "example-cuda13-vllm-alicloud", "--json"], capsys)
+    assert r.code == 0 and json.loads(r.out)["stack_file"] == str(EXAMPLES / "Pulumi.example-cuda13-vllm-alicloud.yaml")
 
 
 def test_a_missing_recipe_names_both_folders_in_a_project(project, capsys, monkeypatch):

@@ -106,7 +106,7 @@ def test_a_recipe_name_is_at_most_64_characters(tmp_path):
 def test_an_output_over_an_input_of_an_image_command_is_refused(capsys, tmp_path, monkeypatch, command, target):
     import shutil
 
-    from gpufleet.images.pipeline import PROGRAM
+    from gpufleet.images.pipeline import EXAMPLES
 
     root = RECIPES.parents[3]
     shutil.copytree(root / "images", tmp_path / "images")
@@ -114,7 +114,7 @@ def test_an_output_over_an_input_of_an_image_command_is_refused(capsys, tmp_path
     (tmp_path / "stacks").mkdir()
     monkeypatch.setenv("GPUFLEET_PROJECT", str(tmp_path))
     stack = tmp_path / "Pulumi.example-cuda13-vllm-alicloud.yaml"
-    shutil.copy(PROGRAM / stack.name, stack)
+    shutil.copy(EXAMPLES / stack.name, stack)
     files = {"RECIPE": str(variant(tmp_path)), "STACK": str(stack), "LOCK": str(tmp_path / "images" / "lock.json")}
     out = files.get(target, target)
     before = snapshot(tmp_path, RECIPES)

@@ -320,8 +320,8 @@ RUN = [line for _, line in OWN_EXAMPLES if line not in NOT_RUN]
 def test_examples_run(line, project, tmp_path):
     """Each offline example, as printed, in a copy of the project (region new writes a stack there): exit 0."""
     shutil.copytree(
-        ROOT / "src" / "gpufleet" / "images" / "program", project / "src" / "gpufleet" / "images" / "program"
-    )  # example paths are the project's (the images program's stack files are the package's)
+        ROOT / "src" / "gpufleet" / "images" / "examples", project / "src" / "gpufleet" / "images" / "examples"
+    )  # example paths are the checkout's (the example images stack is the package's)
     shutil.copytree(ROOT / "examples", project / "examples")
     env = {**os.environ, "GPUFLEET_PROJECT": str(project), "COLUMNS": "120"}
     done = subprocess.run([GF, *shlex.split(line)[1:]], cwd=project, env=env, capture_output=True, text=True, timeout=120)
@@ -355,7 +355,7 @@ def test_render_writes_a_folder_under_its_own_name(capsys, tmp_path):
 
 def test_images_stack_by_name_or_path(capsys):
     by_name = run_cli(["image", "pipeline", "--stack", "example-cuda13-vllm-alicloud", "--json"], capsys)
-    path = ROOT / "src" / "gpufleet" / "images" / "program" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
+    path = ROOT / "src" / "gpufleet" / "images" / "examples" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
     by_path = run_cli(["image", "pipeline", "--stack-file", path, "--format", "json"], capsys)
     assert by_name.code == by_path.code == 0
     assert json.loads(by_name.out)["resources"] == json.loads(by_path.out)["resources"]
@@ -526,9 +526,9 @@ def test_image_check_prints_json_that_says_what_the_table_says(capsys):
 
 
 def test_image_pipeline_examples_run_from_the_project_root(capsys, monkeypatch):
-    """The images program lives in the package, src/gpufleet/images/program/ (docs/cli.md, docs/images.md): an example
-    that names its stack file by path runs as printed from the project root, where the other examples are written
-    (test_examples_run runs them in a copy of the project)."""
+    """The example images stack ships in the package, src/gpufleet/images/examples/ (docs/cli.md, docs/images.md): an
+    example that names its stack file by path runs as printed from the checkout's root, where the other examples are
+    written (test_examples_run runs them in a copy of the project)."""
     monkeypatch.chdir(ROOT)
     lines = examples(COMMANDS["image pipeline"])
     assert any("/" in line for line in lines), "no example by path"

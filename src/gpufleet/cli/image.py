@@ -449,15 +449,16 @@ def render_cmd(
 
 
 def _images_stack(value: str) -> Path:
-    """The stack file of the images program for a name (the package's images/program/Pulumi.<name>.yaml) or a path. The name, given
-    or the file's, must be a stack name (loader.bad_stack_name, as for every --stack) before any file is looked up."""
-    from gpufleet.images.pipeline import PROGRAM
+    """The stack file of the images program for a name (the project's images/program/Pulumi.<name>.yaml, else the
+    package's example of that name: pipeline.stack_file) or a path. The name, given or the file's, must be a stack name
+    (loader.bad_stack_name, as for every --stack) before any file is looked up."""
+    from gpufleet.images.pipeline import stack_file
     from gpufleet.stacks.loader import bad_stack_name
 
     by_path = "/" in value or value.endswith(".yaml")
     if why := bad_stack_name(Path(value).stem.removeprefix("Pulumi.") if by_path else value):
         raise UserError([Problem("--stack", value if by_path else "", why)])
-    return Path(value) if by_path else PROGRAM / f"Pulumi.{value}.yaml"
+    return Path(value) if by_path else stack_file(value)
 
 
 def _images_stacks(incomplete: str) -> list[str]:
@@ -473,7 +474,8 @@ def pipeline_cmd(
         "--stack",
         "-s",
         "--stack-file",
-        help="a stack of the images program: its name (a stack shipped in the package's images/program/ folder, Pulumi.<name>.yaml) or its file's path",
+        help="a stack of the images program: its name (the project's images/program/Pulumi.<name>.yaml, else an "
+        "example the package ships) or its file's path",
         metavar="NAME|PATH",
         autocompletion=_images_stacks,
     ),
@@ -481,12 +483,14 @@ def pipeline_cmd(
     as_json: bool = options.json_alias(),
     output: Path | None = options.output(),
 ) -> None:
-    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine.
+    """Offline preview of the images program (builder, image, copies) for one phase, under Pulumi's mock engine. The
+    program is the project's images/program/ (`gpufleet init` writes it): copy the example stack file it names there as
+    Pulumi.<stack>.yaml, fill in your account's values, then `pulumi up -s <stack>` in that folder (docs/images.md).
 
     \b
     Examples:
       gpufleet image pipeline --stack example-cuda13-vllm-alicloud
-      gpufleet image pipeline -s src/gpufleet/images/program/Pulumi.example-cuda13-vllm-alicloud.yaml --json
+      gpufleet image pipeline -s src/gpufleet/images/examples/Pulumi.example-cuda13-vllm-alicloud.yaml --json
     """
     from gpufleet.images.pipeline import export, load_pipeline
     from gpufleet.preview import run
@@ -505,7 +509,11 @@ def pipeline_cmd(
 
 
 def _print_pipeline(out, stack_file: Path, recipe, spec, cfg, inv) -> None:
+    from gpufleet.files import package_file
+
     out.print(f"images stack {stack_file.name}: recipe {recipe.name}, phase {cfg.phase}, {spec.cloud} {spec.region}")
+    out.print(f"  stack file {one_line(package_file(stack_file))}")  # what to copy into images/program/ (docs/images.md)
+    out.print(f"  recipe file {one_line(recipe.file)}")
     for r in inv.resources:
         out.print(f"  + {r['type']}  {r['name']}")
     for k, v in sorted(inv.outputs.items()):

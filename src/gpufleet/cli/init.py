@@ -1,4 +1,5 @@
-"""`gpufleet init`: a new project (Pulumi.yaml, the program in stacks/, images/lock.json) for an installed gpufleet."""
+"""`gpufleet init`: a new project (Pulumi.yaml, the program in stacks/, images/lock.json, the images program in
+images/program/) for an installed gpufleet."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ def init(
     ),
 ) -> None:
     """Make a project: Pulumi.yaml (Python, in the virtual environment gpufleet runs in), stacks/__main__.py (the
-    program every stack runs) and images/lock.json. Overwrites nothing: exit 2, writing nothing, if DIR holds a
-    Pulumi.yaml, a stacks/ or an images/, or lies in another project's stacks/. Then `gpufleet region new` writes a stack there.
+    program every stack runs), images/lock.json and images/program/ (the images program, for your images stacks).
+    Overwrites nothing: exit 2, writing nothing, if DIR holds a Pulumi.yaml, a stacks/ or an images/, or lies in another
+    project's stacks/. Then `gpufleet region new` writes a stack there.
 
     \b
     Examples:
@@ -47,7 +49,9 @@ def init(
     runtime = f"the venv {venv}" if venv else f"the python3 on PATH: make it the one gpufleet runs in ({sys.executable})"
     lines = [
         f"wrote {folder / 'Pulumi.yaml'} (runtime: {runtime}), {folder / 'stacks' / '__main__.py'}, "
-        f"{folder / 'images' / 'lock.json'}" + (" with placeholder images" if placeholder_images else ""),
+        f"{folder / 'images' / 'lock.json'}"
+        + (" with placeholder images" if placeholder_images else "")
+        + f", {folder / scaffold.IMAGES_PROGRAM_DIR}/ (the images program)",
         "next:",
         f"  cd {folder}",
         *([] if placeholder_images else [f"  # first {BUILD_AND_LOCK}"]),

@@ -22,10 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
+from gpufleet.files import package_file
 from gpufleet.images.recipes import Sha256, load_recipe, name_problem, recipe_names
 from gpufleet.stacks import catalog
-from gpufleet.stacks.loader import no_such_stack, read_config
-from gpufleet.stacks.project import recipe_folders, shown_folders
+from gpufleet.stacks.loader import read_config
+from gpufleet.stacks.project import find_project, recipe_folders, shown_folders
 
 Phase = Literal["build", "image", "done"]
 
@@ -82,12 +83,38 @@ def declare(
 
 
 # --- the images stack: one stack file per recipe and source region ------------------------------------
-PROGRAM = Path(__file__).parent / "program"
+# The images program is the project's images/program/ (`gpufleet init` writes its Pulumi.yaml and __main__.py; the
+# user's stack files go there); the package ships example stack files only, previewed by name from anywhere.
+EXAMPLES = Path(__file__).parent / "examples"
 
 
-def stack_names(folder: Path = PROGRAM) -> list[str]:
-    """The images program's stacks in `folder` (Pulumi.<name>.yaml, not the project file Pulumi.yaml)."""
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+def program_folders() -> tuple[Path, ...]:
+    """Where an images stack is looked up by name, in order: the project's images/program/ (when in a project), then
+    the package's examples."""
+    root = find_project()
+    return (EXAMPLES,) if root is None else (root / "images" / "program", EXAMPLES)
+
+
+def stack_names(folders: tuple[Path, ...] | None = None) -> list[str]:
+    """The images stacks of `folders` (default: program_folders()): their Pulumi.<name>.yaml, not the project file
+    Pulumi.yaml."""
+    return sorted(
+        {
+            p.name[len("Pulumi.") : -len(".yaml")]
+            for folder in folders or program_folders()
+            for p in folder.glob("Pulumi.*.yaml")
+            if p.name != "Pulumi.yaml"
+        }
+    )
+
+
+def stack_file(name: str, folders: tuple[Path, ...] | None = None) -> Path:
+    """The stack file of an images stack name: the first of `folders` (default: program_folders()) that holds
+    Pulumi.<name>.yaml; when none does, the first folder's (the project's, where the user's stack would be)."""
+    folders = folders or program_folders()
+    return next(
+        (f / f"Pulumi.{name}.yaml" for f in folders if (f / f"Pulumi.{name}.yaml").is_file()), folders[0] / f"Pulumi.{name}.yaml"
+    )
 
 
 CONFIG_KEY = "gpufleet-images:pipeline"
@@ -183,18 +210,21 @@ def _config_problems(cfg: PipelineConfig, recipe) -> list[tuple[str, str]]:
 def load_pipeline(stack_file: Path):
     """(recipe, BuilderSpec, config) of an images stack file, or a UserError naming every problem."""
 
-    shown = str(stack_file)
+    shown = package_file(stack_file) if stack_file.is_absolute() else str(stack_file)  # a name's: relative when under cwd
     if not stack_file.exists():
         name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        if stack_file.parent.resolve() == PROGRAM.resolve():  # a stack name: the nearest names of the program's stacks
-            raise UserError([no_such_stack(shown, name, stack_names(), "images stack file")])
+        folders = program_folders()
+        looked = shown_folders(folders)
+        if stack_file.parent.resolve() in {f.resolve() for f in folders}:  # a stack name: the nearest names
+            why = f"no such images stack {name!r} in {looked}" + did_you_mean(name, stack_names(folders))
+            raise UserError([Problem(shown, "", why)])
         raise UserError(
             [
                 Problem(
                     shown,
                     "",
-                    f"no such file: give the path of an images stack file, or the name of a stack of images/program/ "
-                    f"({', '.join(stack_names()) or 'none yet'})",
+                    f"no such file: give the path of an images stack file, or the name of a stack of {looked} "
+                    f"({', '.join(stack_names(folders)) or 'none yet'})",
                 )
             ]
         )
@@ -233,5 +263,5 @@ def export(recipe, spec: BuilderSpec, cfg: PipelineConfig) -> None:
 
 
 def program(stack_file: Path) -> None:
-    """The images program (images/program/__main__.py): load the stack file, then export."""
+    """The images program (a project's images/program/__main__.py): load the stack file, then export."""
     export(*load_pipeline(stack_file))

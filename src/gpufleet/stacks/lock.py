@@ -19,9 +19,6 @@ from gpufleet.inputs import kind
 from gpufleet.stacks import catalog
 from gpufleet.stacks.project import SHIPPED_RECIPES, project_root, recipe_file
 
-# The package's image pipeline, as the docs name it.
-PIPELINE_SHOWN = package_file(SHIPPED_RECIPES.parent / "program") + "/"
-
 
 def lock_path() -> Path:
     """images/lock.json of the project (user state: read and written in the project root only)."""
@@ -183,6 +180,14 @@ def recipe_regions(recipe: str) -> dict:
     return {c: list(rs) for c, rs in regions.items() if isinstance(rs, list)} if isinstance(regions, dict) else {}
 
 
+def pipeline_shown() -> str:
+    """The project's images program folder (images/program/, which `gpufleet init` writes) as messages name it."""
+    try:
+        return package_file(project_root() / "images" / "program") + "/"
+    except UserError:  # no project (a lock file given by path): the folder of any project
+        return "images/program/ of the project"
+
+
 def add_region(recipe: str, cloud: str, region: str) -> str:
     """How to add `region` to the recipe's regions: in its file (the project's), or, for a shipped recipe, in the
     project's copy of it (a file of the installed package is not edited: the project's images/recipes/ shadows it)."""
@@ -208,7 +213,7 @@ def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) ->
     if entry is None:
         return (
             f"no image of recipe {recipe!r} in {path.name} (locked: {', '.join(sorted(load(path)['images'])) or 'none'}); "
-            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline ({PIPELINE_SHOWN}) then "
+            f"build one with `gpufleet image build --recipe {recipe} ...`; its image pipeline ({pipeline_shown()}) then "
             f"creates and copies it, and `gpufleet image lock record --recipe {recipe} ...` locks it (docs/images.md)"
         )
     where = entry.get("regions", {}).get(cloud, {}).get(region)
@@ -217,8 +222,8 @@ def image_for(recipe: str, cloud: str, region: str, path: Path | None = None) ->
         return (
             f"no image of recipe {recipe!r} for {cloud} {region} in {path.name} (have: {', '.join(have) or 'none'}); "
             + ("" if region in recipe_regions(recipe).get(cloud, ()) else add_region(recipe, cloud, region))
-            + f"re-run its image pipeline ({PIPELINE_SHOWN}, phase: image), which copies the image there, and lock the "
-            f"copy's id with `gpufleet image lock record --recipe {recipe} ...` (docs/images.md)"
+            + f"re-run its image pipeline ({pipeline_shown()}, phase: image), which copies the image there, and lock "
+            f"the copy's id with `gpufleet image lock record --recipe {recipe} ...` (docs/images.md)"
         )
     return ImageRef(
         recipe=recipe,
