@@ -145,7 +145,10 @@ class BillingSpec(Strict):
 
 
 class Image(Strict):
-    recipe: str = Field(description="an image recipe in images/recipes/; the image id comes from images/lock.json")
+    recipe: str = Field(
+        description="an image recipe's name: the project's images/recipes/<name>.yaml, else a shipped recipe; the image id "
+        "comes from images/lock.json"
+    )
 
 
 SHA256 = re.compile(SHA256_HEX)
