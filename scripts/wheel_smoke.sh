@@ -97,7 +97,9 @@ if [ "$rc" != 2 ] || ! grep -q "/site-packages/gpufleet/stacks/templates/ (choos
   cat "$work/region.out" >&2; exit 1
 fi
 
-# 6. A project from the wheel alone (README "Your own project"): init, a stack, its offline preview and cost.
+# 6. A project from the wheel alone (README "Your own project"): init, a stack, its offline preview and cost; the
+#    images program in the project (images/program/), the shipped example images stack by name and a copy of it there;
+#    a recipe of the project's (README "Before your first `pulumi up`") over the shipped one of its name.
 fresh="$work/fresh"
 env -u GPUFLEET_PROJECT "$gf" init "$fresh" --placeholder-images > /dev/null
 (
@@ -105,8 +107,21 @@ env -u GPUFLEET_PROJECT "$gf" init "$fresh" --placeholder-images > /dev/null
   env -u GPUFLEET_PROJECT "$gf" region new --cloud tencentcloud --region ap-shanghai --env dev > /dev/null
   env -u GPUFLEET_PROJECT "$gf" preview --stack tencentcloud-ap-shanghai-dev --json > /dev/null
   env -u GPUFLEET_PROJECT "$gf" cost estimate --stack tencentcloud-ap-shanghai-dev --json > /dev/null
+  for f in Pulumi.yaml __main__.py; do [ -s "images/program/$f" ] || { echo "init wrote no images/program/$f" >&2; exit 1; }; done
+  grep -q "virtualenv: \"$work/venv\"" images/program/Pulumi.yaml || { cat images/program/Pulumi.yaml >&2; exit 1; }
+  env -u GPUFLEET_PROJECT "$gf" image pipeline -s example-cuda13-vllm-alicloud --json > "$work/example.json"
+  example=$("$work/venv/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["stack_file"])' "$work/example.json")
+  case "$example" in "$work/venv/"*) ;; *) echo "the example images stack is $example, not the wheel's" >&2; exit 1 ;; esac
+  cp "$example" images/program/Pulumi.mine.yaml
+  env -u GPUFLEET_PROJECT "$gf" image pipeline -s mine --json > /dev/null
+  shipped=$("$work/venv/bin/python" -c 'import gpufleet.images, os; print(os.path.dirname(gpufleet.images.__file__))')
+  mkdir -p images/recipes images/locks
+  cp "$shipped/recipes/cuda13-vllm.yaml" images/recipes/ && cp "$shipped/locks/cuda13-vllm.txt" images/locks/
+  env -u GPUFLEET_PROJECT "$gf" image render -r cuda13-vllm --out-dir "$work/mine-scripts" > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" image pipeline -s mine > "$work/mine.out"
+  grep -q "recipe file images/recipes/cuda13-vllm.yaml" "$work/mine.out" || { cat "$work/mine.out" >&2; exit 1; }
 )
 grep -q "virtualenv: \"$work/venv\"" "$fresh/Pulumi.yaml" || { cat "$fresh/Pulumi.yaml" >&2; exit 1; }
-echo "init: a new project from the wheel previews and costs a new stack"
+echo "init: a new project from the wheel previews and costs a new stack, previews an images stack, reads its own recipe"
 
 echo "wheel smoke: ok"
