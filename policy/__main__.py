@@ -1,11 +1,10 @@
-"""`pulumi preview --policy-pack policy`: the gpufleet provider contract as a Pulumi policy pack (serves the engine)."""
+"""`pulumi preview --policy-pack policy`: gpufleet's provider contract as a Pulumi policy pack (gpufleet/policypack.py)."""
 
-import sys
-from pathlib import Path
+try:
+    from gpufleet.policypack import serve
+except ModuleNotFoundError as exc:  # gpufleet or pulumi-policy missing from the venv PulumiPolicy.yaml names
+    raise SystemExit(
+        f"gpufleet's policy pack: {exc}: pip install 'gpufleet[policy]' into the virtualenv of PulumiPolicy.yaml"
+    ) from None
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from policies import policies  # noqa: E402
-from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
-
-PolicyPack(name="gpufleet-provider-contract", enforcement_level=EnforcementLevel.MANDATORY, policies=policies())
+serve()

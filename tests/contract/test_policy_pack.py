@@ -1,4 +1,5 @@
-"""The policy pack in policy/: its validation functions, called on the recorded inventories of the sweep.
+"""The policy pack (gpufleet/policypack.py, served by policy/__main__.py): its validation functions, called on the recorded
+inventories of the sweep.
 
 A real `pulumi preview --policy-pack policy` needs the Pulumi CLI, which cannot be installed here; these tests call
 the same functions the pack registers, with the arguments the engine would pass.
@@ -6,12 +7,13 @@ the same functions the pack registers, with the arguments the engine would pass.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
 from pulumi_policy import PolicyResource, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs
+
+from gpufleet import policypack
 
 from . import sweep
 
@@ -20,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def pack():
-    spec = importlib.util.spec_from_file_location("gpufleet_policy_pack", ROOT / "policy" / "policies.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return policypack
 
 
 def _args(resource: dict) -> ResourceValidationArgs:
@@ -42,8 +41,7 @@ def _run(policies, resource) -> list[str]:
 def test_pack_files_exist_and_name_the_policies(pack):
     manifest = yaml.safe_load((ROOT / "policy" / "PulumiPolicy.yaml").read_text())
     assert manifest["runtime"]["name"] == "python" and manifest["version"]
-    assert "PolicyPack(" in (ROOT / "policy" / "__main__.py").read_text()
-    assert "pulumi-policy" in (ROOT / "policy" / "requirements.txt").read_text()
+    assert "serve()" in (ROOT / "policy" / "__main__.py").read_text()
     names = [p.name for p in pack.policies()]
     assert names == ["alicloud-provider-contract", "tencentcloud-provider-contract", "names-in-scope", "no-placeholder-image"]
 

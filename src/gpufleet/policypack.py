@@ -1,6 +1,11 @@
-"""The policies of the pack, built from the same rules `gpufleet preview` runs (gpufleet/contract.py and each cloud's
-components/<cloud>/rules.py), so that a real `pulumi preview --policy-pack policy` refuses what the offline preview
-refuses. Kept apart from __main__.py, whose PolicyPack() serves the engine and never returns, so tests can call them.
+"""gpufleet's policy pack: the provider contract `gpufleet preview` checks offline (gpufleet/contract.py and each cloud's
+components/<cloud>/rules.py), run by Pulumi on a real `pulumi preview|up --policy-pack policy`, so that a deploy
+refuses what the offline preview refuses. A project's policy/ folder (written by `gpufleet init`; the checkout's is the
+same) holds only PulumiPolicy.yaml and a __main__.py that calls serve(); the policies are here, in the package, so
+tests call them and an upgrade of gpufleet updates them.
+
+Needs pulumi-policy, which gpufleet itself does not (`pip install 'gpufleet[policy]'` in the virtual environment the
+pack's PulumiPolicy.yaml names).
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ import re
 
 from pulumi_policy import (
     EnforcementLevel,
+    PolicyPack,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -87,3 +93,8 @@ def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
         )
     )
     return out
+
+
+def serve() -> None:
+    """Run the pack for the Pulumi engine (policy/__main__.py): it serves the engine's requests and does not return."""
+    PolicyPack(name="gpufleet-provider-contract", enforcement_level=EnforcementLevel.MANDATORY, policies=policies())
