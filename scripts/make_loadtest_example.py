@@ -5,7 +5,7 @@ OpenAI-compatible server (tests/sizing/fake_openai.py: 128 tokens per answer, 20
 0.5 ms per token times the requests in flight), so the numbers describe that fake server, not a GPU. It then marks
 the file `"synthetic": true` with a note saying so. Run from the project root:
 
-    .venv/bin/python examples/make_loadtest_example.py
+    .venv/bin/python scripts/make_loadtest_example.py
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ OUT = ROOT / "examples" / "loadtest-example.json"
 NOTE = (
     "SYNTHETIC: measured by `gpufleet loadtest` against the test suite's fake server (tests/sizing/fake_openai.py: "
     "128 tokens per answer, 20 ms to the first token, then 0.5 ms per token times the requests in flight), made by "
-    "examples/make_loadtest_example.py. It shows the file format and feeds the worked example of `gpufleet cost tokens`; "
+    "scripts/make_loadtest_example.py. It shows the file format and feeds the worked example of `gpufleet cost tokens`; "
     "it says nothing about a real GPU. Measure your own node with `gpufleet loadtest --stack S --save-json FILE`."
 )
 
