@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpufleet import files
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "examples" / "loadtest-example.json"
 NOTE = (
@@ -37,7 +39,7 @@ def main() -> None:
         subprocess.run(cmd, check=True, cwd=ROOT)
     result = json.loads(OUT.read_text())
     result = {"synthetic": True, "note": NOTE, **result, "url": "http://127.0.0.1:PORT (the fake server)"}
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    files.write_atomic(OUT, json.dumps(result, indent=2) + "\n", shown=str(OUT.relative_to(ROOT)))
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 
