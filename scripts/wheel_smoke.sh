@@ -124,4 +124,20 @@ env -u GPUFLEET_PROJECT "$gf" init "$fresh" --placeholder-images > /dev/null
 grep -q "virtualenv: \"$work/venv\"" "$fresh/Pulumi.yaml" || { cat "$fresh/Pulumi.yaml" >&2; exit 1; }
 echo "init: a new project from the wheel previews and costs a new stack, previews an images stack, reads its own recipe"
 
+# 7. init --examples: the example inputs the help names, from the wheel; the policy pack: without pulumi-policy it says
+#    what to install, and with the extra (gpufleet[policy]) its policies load.
+demo="$work/demo"
+env -u GPUFLEET_PROJECT "$gf" init "$demo" --placeholder-images --examples > /dev/null
+(
+  cd "$demo"
+  env -u GPUFLEET_PROJECT "$gf" preview --stack examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml --json > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" region new --cloud alicloud --region cn-hangzhou --env prod > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" cost budget --by team --budgets examples/budgets-example.yaml --allow-unpriced > /dev/null
+  env -u GPUFLEET_PROJECT "$gf" cost tokens --stack alicloud-cn-hangzhou-prod --from-loadtest examples/loadtest-example.json > /dev/null
+  if "$work/venv/bin/python" policy/__main__.py 2> "$work/policy.err"; then echo "the policy pack ran without pulumi-policy" >&2; exit 1; fi
+  grep -q "pip install 'gpufleet\[policy\]'" "$work/policy.err" || { cat "$work/policy.err" >&2; exit 1; }
+)
+"$work/venv/bin/pip" install -q -c "$root/requirements-dev.lock" "${wheel}[policy]" 2>&1 | grep -v "^WARNING: Location" || true
+"$work/venv/bin/python" -c 'from gpufleet import policypack; print(f"policy pack: {len(policypack.policies())} policies")'
+
 echo "wheel smoke: ok"

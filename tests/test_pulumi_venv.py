@@ -16,11 +16,15 @@ VENV = os.path.normpath(ROOT / ".venv")
 
 
 def _project_files() -> list[Path]:
-    """The Pulumi.yaml (or .yml) files git tracks: not a build/ copy of the package or one inside .venv."""
+    """The Pulumi.yaml (or .yml) and PulumiPolicy.yaml files git tracks: not a build/ copy of the package or one inside .venv."""
     out = subprocess.run(
-        ["git", "ls-files", "-z", "--", "*Pulumi.yaml", "*Pulumi.yml"], cwd=ROOT, capture_output=True, check=True
+        ["git", "ls-files", "-z", "--", "*Pulumi.yaml", "*Pulumi.yml", "*PulumiPolicy.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     ).stdout
-    return [ROOT / f for f in out.decode().split("\0") if f and Path(f).name in ("Pulumi.yaml", "Pulumi.yml")]
+    names = ("Pulumi.yaml", "Pulumi.yml", "PulumiPolicy.yaml")  # a policy pack's project file names its runtime alike
+    return [ROOT / f for f in out.decode().split("\0") if f and Path(f).name in names]
 
 
 def _virtualenv(doc: dict) -> str | None:
@@ -35,7 +39,9 @@ def test_every_project_file_naming_a_virtualenv_names_the_checkouts_venv():
         venv = _virtualenv(yaml.safe_load(path.read_text()) or {})
         if venv is not None:
             named[path.relative_to(ROOT).as_posix()] = (venv, os.path.normpath(path.parent / venv))
-    assert {"Pulumi.yaml", "images/program/Pulumi.yaml"} <= set(named), named  # the test has its subjects
+    assert {"Pulumi.yaml", "images/program/Pulumi.yaml", "policy/PulumiPolicy.yaml"} <= set(named), (
+        named
+    )  # the test has its subjects
     wrong = [
         f"{f}: runtime.options.virtualenv: {venv!r} is {got}, not the checkout's {VENV}: write "
         f"{os.path.relpath(VENV, (ROOT / f).parent)!r}"

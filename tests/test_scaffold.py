@@ -42,6 +42,32 @@ def test_the_images_program_init_writes_is_the_checkouts():
     assert "virtualenv" not in yaml.safe_load(scaffold.images_pulumi_yaml(None))["runtime"]["options"]
 
 
+def test_the_policy_pack_init_writes_is_the_checkouts():
+    """policy/ of a project: the checkout's (its venv ../.venv) is what init writes; the pack is the package's."""
+    assert (ROOT / "policy" / "__main__.py").read_text() == scaffold.POLICY_PROGRAM
+    assert (ROOT / "policy" / "PulumiPolicy.yaml").read_text() == scaffold.policy_yaml(".venv")
+    assert sorted(p.name for p in (ROOT / "policy").iterdir() if p.name != "__pycache__") == ["PulumiPolicy.yaml", "__main__.py"]
+    doc = yaml.safe_load(scaffold.policy_yaml("/opt/venvs/gf"))
+    assert doc["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "/opt/venvs/gf"}}
+    assert doc["version"] and "main" not in doc  # its entry point: the folder's __main__.py
+    assert "virtualenv" not in yaml.safe_load(scaffold.policy_yaml(None))["runtime"]["options"]
+
+
+def test_the_policy_pack_without_pulumi_policy_says_what_to_install(tmp_path):
+    """Run where pulumi_policy cannot be imported (a venv with only the wheel): a message naming the extra, no traceback."""
+    (tmp_path / "pulumi_policy.py").write_text("raise ModuleNotFoundError(\"No module named 'pulumi_policy'\")\n")
+    (tmp_path / "__main__.py").write_text(scaffold.POLICY_PROGRAM)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(tmp_path / "__main__.py")], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "pip install 'gpufleet[policy]'" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_the_examples_init_copies_are_the_package_ones_the_checkout_links_to():
+    files = scaffold.example_files()
+    assert "examples/loadtest-example.json" in files and "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml" in files
+    assert (ROOT / "examples").resolve() == scaffold.EXAMPLES.resolve()  # the checkout's examples/ is the package's
+
+
 def test_pulumi_yaml_names_the_program_and_the_venv():
     doc = yaml.safe_load(scaffold.pulumi_yaml("llm-fleet", "/opt/venvs/gpu fleet"))
     assert doc == {
@@ -90,13 +116,17 @@ def test_a_new_project_takes_a_new_stack_that_previews_costs_and_sizes(tmp_path)
         "images/lock.json",
         "images/program/Pulumi.yaml",
         "images/program/__main__.py",
+        "policy/PulumiPolicy.yaml",
+        "policy/__main__.py",
         "stacks/__main__.py",
     ]
     venv = str(Path(sys.prefix).resolve())  # outside the project: its path, in both project files
     assert yaml.safe_load((project / "Pulumi.yaml").read_text())["runtime"]["options"]["virtualenv"] == venv
     assert (project / "images" / "program" / "Pulumi.yaml").read_text() == scaffold.images_pulumi_yaml(venv)
     assert (project / "images" / "program" / "__main__.py").read_text() == scaffold.IMAGES_PROGRAM
-    assert "images/program/ (the images program)" in made.stdout
+    assert (project / "policy" / "PulumiPolicy.yaml").read_text() == scaffold.policy_yaml(venv)
+    assert (project / "policy" / "__main__.py").read_text() == scaffold.POLICY_PROGRAM
+    assert "images/program/ (the images program)" in made.stdout and "policy/ (the policy pack)" in made.stdout
     assert f"cd {project.name}" in made.stdout
     new = _gf(project, "region", "new", "--cloud", "tencentcloud", "--region", "ap-shanghai", "--env", "dev")
     assert new.returncode == 0, new.stderr
@@ -126,7 +156,34 @@ def test_outside_a_project_the_message_names_init(tmp_path):
     assert run.returncode == 2 and "`gpufleet init DIR` makes a new one" in run.stderr, run.stderr
 
 
-@pytest.mark.parametrize("entry", ["Pulumi.yaml", "stacks", "images"])
+def test_examples_copies_the_example_inputs_and_the_help_examples_run_on_them(tmp_path):
+    """--examples: the package's example inputs in examples/, and the commands the help names on them run in the new
+    project (with a stack of the name they give, from region new)."""
+    assert _gf(tmp_path, "init", "demo", "--placeholder-images", "--examples").returncode == 0
+    project = tmp_path / "demo"
+    assert {f"examples/{p.name}": p.read_text() for p in (project / "examples").iterdir()} == scaffold.example_files()
+    assert _gf(project, "region", "new", "--cloud", "alicloud", "--region", "cn-hangzhou", "--env", "prod").returncode == 0
+    for args in (
+        ["preview", "--stack", "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"],
+        ["preview", "--stack", "examples/Pulumi.tencentcloud-ap-guangzhou-prod-rollout.yaml"],
+        ["cost", "tokens", "--stack", "alicloud-cn-hangzhou-prod", "--from-loadtest", "examples/loadtest-example.json"],
+        ["cost", "budget", "--by", "team", "--budgets", "examples/budgets-example.yaml", "--allow-unpriced"],
+        ["cost", "reconcile", "--stack", "alicloud-cn-hangzhou-prod", "--bill", "examples/bill-alicloud-example.csv"],
+    ):
+        run = _gf(project, *args)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (args, run.stderr[-2000:])
+
+
+def test_examples_are_refused_over_an_existing_examples_folder(capsys, tmp_path):
+    (tmp_path / "examples").mkdir()
+    before = snapshot(tmp_path)
+    r = run_cli(["init", tmp_path, "--examples"], capsys)
+    assert r.code == 2 and f"{tmp_path / 'examples'}: already exists" in r.err, r.err
+    assert snapshot(tmp_path) == before
+    assert run_cli(["init", tmp_path], capsys).code == 0  # without --examples, examples/ is not init's
+
+
+@pytest.mark.parametrize("entry", ["Pulumi.yaml", "stacks", "images", "policy"])
 def test_an_existing_project_part_is_refused_and_nothing_written(capsys, tmp_path, entry):
     (tmp_path / entry).mkdir() if entry != "Pulumi.yaml" else (tmp_path / entry).write_text("name: mine\n")
     before = snapshot(tmp_path)

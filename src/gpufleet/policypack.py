@@ -14,6 +14,7 @@ import re
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyPack,
     ReportViolation,
     ResourceValidationArgs,
@@ -39,7 +40,7 @@ def contract_validator(cloud: str):
             return
         resource = {"type": args.resource_type, "name": args.name, "inputs": dict(args.props)}
         for v in contract.check_resource(rules, resource, clock.now()):
-            report_violation(f"{v} (spec field: {v.spec_field})")
+            report_violation(f"{v} (spec field: {v.spec_field})", None)
 
     return validate
 
@@ -49,7 +50,8 @@ def image_validator(args: ResourceValidationArgs, report_violation: ReportViolat
     if isinstance(image, str) and PLACEHOLDER.search(image):
         report_violation(
             f"image_id {image!r} is a placeholder: build the image (`gpufleet image build`) so that images/lock.json "
-            "records a real id for this region"
+            "records a real id for this region",
+            None,
         )
 
 
@@ -61,11 +63,11 @@ def names_validator(args: StackValidationArgs, report_violation: ReportViolation
     for cloud in CLOUDS:
         names, unknown = namescope.names_of(resources, "", cloud, "")
         for message in namescope.stack_problems(names, unknown):
-            report_violation(message)
+            report_violation(message, None)
 
 
-def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
-    out = [
+def policies() -> list[Policy]:
+    out: list[Policy] = [
         ResourceValidationPolicy(
             name=f"{cloud}-provider-contract",
             description=f"every argument sent to the {cloud} provider is within its documented constraints "

@@ -5,7 +5,8 @@ A project is Pulumi.yaml (the Python runtime, the program in stacks/), stacks/__
 images program: its Pulumi.yaml and __main__.py; the user's images stacks go there). Stacks come after, from
 `gpufleet region new`; the images from `gpufleet image build`, the images program and `image lock record`, or, to try
 gpufleet offline, placeholders that preview and cost take (a placeholder is never deployed: docs/images.md). A project's
-own recipes go in images/recipes/ (stacks/project.py recipe_folders).
+own recipes go in images/recipes/ (stacks/project.py recipe_folders). policy/ is the policy pack's project file and
+entry point (the pack: gpufleet/policypack.py); examples/ (with --examples) the example inputs the help names.
 """
 
 from __future__ import annotations
@@ -50,8 +51,23 @@ program(Path(__file__).parent / f"Pulumi.{pulumi.get_stack()}.yaml")
 '''
 IMAGES_PROGRAM_DIR = "images/program"
 
-# What init writes at the top of the folder: each is refused if it is there already (nothing is overwritten).
-ENTRIES = ("Pulumi.yaml", "stacks", "images")
+# The policy pack (policy/__main__.py of a project; the checkout's is this text): gpufleet/policypack.py serves it.
+POLICY_PROGRAM = '''"""`pulumi preview --policy-pack policy`: gpufleet's provider contract as a Pulumi policy pack (gpufleet/policypack.py)."""
+
+try:
+    from gpufleet.policypack import serve
+except ModuleNotFoundError as exc:  # gpufleet or pulumi-policy missing from the venv PulumiPolicy.yaml names
+    raise SystemExit(
+        f"gpufleet's policy pack: {exc}: pip install 'gpufleet[policy]' into the virtualenv of PulumiPolicy.yaml"
+    ) from None
+
+serve()
+'''
+POLICY_DIR = "policy"
+
+# The example inputs the help and the docs name (examples/...: load test, budgets, bills, stacks with a rollout), shipped
+# in the package; `init --examples` copies them into the project's examples/ (the checkout's examples/ links to them).
+EXAMPLES = Path(__file__).parent / "examples"
 # Pulumi's project names: "alphanumeric characters, hyphens, underscores, and periods" (pulumi.com, project file
 # reference, `name`), 1 to 100 of them (pulumi/pulumi sdk/go/common/tokens ValidateProjectName: "project names are
 # limited to 100 characters").
@@ -76,15 +92,30 @@ def pulumi_yaml(name: str, venv: str | None) -> str:
     )
 
 
+def _below(folder: str, venv: str | None) -> str | None:
+    """`venv` as the project's Pulumi.yaml names it (venv_for), as a file in the project's `folder` must name it: a path
+    relative to the project made relative to that folder (Pulumi joins it to the folder of the file that names it)."""
+    if venv is not None and not os.path.isabs(venv):
+        return os.path.join(*[".."] * len(Path(folder).parts), venv)
+    return venv
+
+
 def images_pulumi_yaml(venv: str | None) -> str:
     """The images program's project file (images/program/Pulumi.yaml): the Pulumi project gpufleet-images, its program
-    and stack files in its own folder, the Python runtime in `venv` as the project's Pulumi.yaml names it (venv_for),
-    a path relative to the project made relative to images/program/ (Pulumi joins it to this file's folder)."""
-    if venv is not None and not os.path.isabs(venv):
-        venv = os.path.join(*[".."] * len(Path(IMAGES_PROGRAM_DIR).parts), venv)
+    and stack files in its own folder, the Python runtime in `venv` (the project's, _below)."""
     return (
         "name: gpufleet-images\ndescription: golden image pipeline of one recipe (builder, image, copies; gpufleet's "
-        f"docs/images.md)\nruntime:\n{_runtime(venv)}main: .\n"
+        f"docs/images.md)\nruntime:\n{_runtime(_below(IMAGES_PROGRAM_DIR, venv))}main: .\n"
+    )
+
+
+def policy_yaml(venv: str | None) -> str:
+    """The policy pack's project file (policy/PulumiPolicy.yaml, read by `pulumi preview|up --policy-pack policy`): the
+    Python runtime in `venv` (the project's, _below), where pulumi-policy must be installed (gpufleet[policy]); the
+    pack's entry point is its folder's __main__.py (PulumiPolicy.yaml's `main` default)."""
+    return (
+        "description: gpufleet's provider contract (gpufleet/policypack.py), enforced on a real `pulumi preview|up "
+        f"--policy-pack policy`\nruntime:\n{_runtime(_below(POLICY_DIR, venv))}version: 0.1.0\n"
     )
 
 
@@ -121,7 +152,12 @@ def placeholder_images() -> dict:
     return out
 
 
-def project_files(name: str, venv: str | None, placeholders: bool) -> dict[str, str]:
+def example_files() -> dict[str, str]:
+    """examples/<file> -> content: the package's example inputs (EXAMPLES)."""
+    return {f"examples/{p.name}": p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir()) if p.is_file()}
+
+
+def project_files(name: str, venv: str | None, placeholders: bool, examples: bool = False) -> dict[str, str]:
     """Path in the project -> content, for a new project."""
     lock = {"comment": LOCK_COMMENT, "images": placeholder_images() if placeholders else {}}
     return {
@@ -130,7 +166,15 @@ def project_files(name: str, venv: str | None, placeholders: bool) -> dict[str, 
         "images/lock.json": json.dumps(lock, indent=2) + "\n",
         f"{IMAGES_PROGRAM_DIR}/Pulumi.yaml": images_pulumi_yaml(venv),
         f"{IMAGES_PROGRAM_DIR}/__main__.py": IMAGES_PROGRAM,
+        f"{POLICY_DIR}/PulumiPolicy.yaml": policy_yaml(venv),
+        f"{POLICY_DIR}/__main__.py": POLICY_PROGRAM,
+        **(example_files() if examples else {}),
     }
+
+
+def entries(files: dict[str, str]) -> list[str]:
+    """The top-level entries of the project's files (what init puts into the folder, each refused if already there)."""
+    return list(dict.fromkeys(rel.split("/", 1)[0] for rel in files))
 
 
 def name_problem(name: str) -> str | None:
@@ -142,8 +186,9 @@ def name_problem(name: str) -> str | None:
     )
 
 
-def folder_problems(folder: Path, flag: str) -> list[Problem]:
-    """Why a new project cannot be made in `folder` (an existing folder, or a path to create); [] when it can."""
+def folder_problems(folder: Path, flag: str, tops: list[str]) -> list[Problem]:
+    """Why a new project of the top-level entries `tops` cannot be made in `folder` (an existing folder, or a path to
+    create); [] when it can."""
     shown = str(folder)
     if os.path.lexists(folder) and not folder.is_dir():
         return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
@@ -169,7 +214,7 @@ def folder_problems(folder: Path, flag: str) -> list[Problem]:
             "already exists: init writes a new project and overwrites nothing; give an empty "
             "folder or a new path (an existing project is used as it is)",
         )
-        for entry in ENTRIES
+        for entry in tops
         if os.path.lexists(folder / entry)
     ]
 
@@ -180,7 +225,7 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
     link(2), which fails on an existing name; a folder by rename(2), which fails on a folder that holds anything); a
     failure removes only what this run placed and the folders it made. Two inits at once: one wins, the other is
     refused."""
-    if problems := folder_problems(folder, flag):
+    if problems := folder_problems(folder, flag, entries(files)):
         raise UserError(problems)
     made = [p for p in reversed([folder.absolute(), *folder.absolute().parents]) if not os.path.lexists(p)]
     placed: list[Path] = []
@@ -191,7 +236,7 @@ def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:
         for rel, content in files.items():
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             (stage / rel).write_text(content, encoding="utf-8")
-        for entry in dict.fromkeys(rel.split("/", 1)[0] for rel in files):
+        for entry in entries(files):
             if (stage / entry).is_dir():
                 os.rename(stage / entry, folder / entry)
             else:

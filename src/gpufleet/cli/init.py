@@ -24,15 +24,22 @@ def init(
         help="lock a placeholder image for every shipped recipe and region, to preview, cost and size stacks offline "
         "before any image is built (a placeholder is never deployed)",
     ),
+    examples: bool = typer.Option(
+        False,
+        "--examples",
+        help="also copy the example inputs the help and the docs name into examples/ (a load test, team budgets, bills "
+        "of both clouds, prod stacks with a rollout in progress)",
+    ),
 ) -> None:
     """Make a project: Pulumi.yaml (Python, in the virtual environment gpufleet runs in), stacks/__main__.py (the
-    program every stack runs), images/lock.json and images/program/ (the images program, for your images stacks).
-    Overwrites nothing: exit 2, writing nothing, if DIR holds a Pulumi.yaml, a stacks/ or an images/, or lies in another
-    project's stacks/. Then `gpufleet region new` writes a stack there.
+    program every stack runs), images/lock.json, images/program/ (the images program, for your images stacks) and
+    policy/ (the policy pack: `pulumi preview --policy-pack policy`). Overwrites nothing: exit 2, writing nothing, if DIR
+    holds any of them (or examples/, with --examples), or lies in another project's stacks/. Then `gpufleet region new`
+    writes a stack there.
 
     \b
     Examples:
-      gpufleet init llm-fleet --placeholder-images
+      gpufleet init llm-fleet --placeholder-images --examples
       gpufleet init llm-fleet --name llm-fleet
     """
     import os
@@ -45,13 +52,14 @@ def init(
     if why := scaffold.name_problem(name):
         raise UserError([Problem("--name", "", why)])
     venv = scaffold.venv_for(folder)
-    scaffold.create(folder, scaffold.project_files(name, venv, placeholder_images))
+    scaffold.create(folder, scaffold.project_files(name, venv, placeholder_images, examples))
     runtime = f"the venv {venv}" if venv else f"the python3 on PATH: make it the one gpufleet runs in ({sys.executable})"
     lines = [
         f"wrote {folder / 'Pulumi.yaml'} (runtime: {runtime}), {folder / 'stacks' / '__main__.py'}, "
         f"{folder / 'images' / 'lock.json'}"
         + (" with placeholder images" if placeholder_images else "")
-        + f", {folder / scaffold.IMAGES_PROGRAM_DIR}/ (the images program)",
+        + f", {folder / scaffold.IMAGES_PROGRAM_DIR}/ (the images program), {folder / scaffold.POLICY_DIR}/ (the policy "
+        "pack)" + (f", {folder / 'examples'}/" if examples else ""),
         "next:",
         f"  cd {folder}",
         *([] if placeholder_images else [f"  # first {BUILD_AND_LOCK}"]),
