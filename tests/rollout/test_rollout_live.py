@@ -74,7 +74,8 @@ def test_a_good_canary_walks_every_step_to_promotion_and_finish(fleet, capsys):
     code, rep, _ = run_cli(capsys, "rollout", "start", *stack)
     assert code == 0 and rep["status"] == "rolling"
     assert rep["awaiting_deploy"]["commands"] == [
-        f"pulumi up --cwd {os.getcwd()} --stack alicloud-cn-hangzhou-prod-rollout --yes --config-file {path}"
+        f"GPUFLEET_STACK_FILE={path} pulumi up --cwd {os.getcwd()} --stack alicloud-cn-hangzhou-prod-rollout --yes "
+        f"--config-file {path}"
     ]
     assert fleet_of(path)["rollout"]["candidate_weight"] == 0
     lb.deploy()

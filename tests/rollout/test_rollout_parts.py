@@ -610,8 +610,40 @@ def test_printed_commands_deploy_the_stack_from_its_project(tmp_path):
     assert deploy.commands("a-b-prod", project, inside) == [f"pulumi up --cwd {project} --stack a-b-prod --yes"]
     outside = tmp_path / "my files" / "Pulumi.a-b-prod.yaml"
     assert deploy.commands("a-b-prod", project, outside) == [
-        f"pulumi up --cwd {project} --stack a-b-prod --yes --config-file '{outside}'"
+        f"GPUFLEET_STACK_FILE='{outside}' pulumi up --cwd {project} --stack a-b-prod --yes --config-file '{outside}'"
     ]
+
+
+def test_the_program_pulumi_runs_reads_a_stack_file_outside_stacks_from_the_environment(tmp_path, monkeypatch):
+    """A rollout of a copied stack file (README: `cp examples/... my/`) deploys with `pulumi up --config-file FILE`, which
+    gives the engine the file's config; the program (stacks/__main__.py, scaffold.PROGRAM) reads the stack file itself,
+    and looked for stacks/Pulumi.<stack>.yaml, which is not there. It reads the file the command's environment names."""
+    import shutil
+    from functools import partial
+
+    from gpufleet import mockengine, scaffold
+    from gpufleet.stacks import loader
+
+    root = Path(__file__).resolve().parents[2]
+    mine = tmp_path / "my" / "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"
+    mine.parent.mkdir()
+    shutil.copy(root / "examples" / mine.name, mine)
+    stack = "alicloud-cn-hangzhou-prod-rollout"
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(loader, "_STACK_FILES", {})  # the program's own process: no --stack PATH registered it
+    with pytest.raises(UserError, match="no such stack file"):  # what `pulumi up --config-file` alone ran into
+        loader.read_stack_config(stack)
+    env = deploy.outside(root, mine)
+    assert env == {loader.STACK_FILE_ENV: str(mine)}
+    monkeypatch.setenv(loader.STACK_FILE_ENV, env[loader.STACK_FILE_ENV])
+    assert loader.stack_path(stack) == mine.resolve()
+    _, config = loader.read_stack_config(stack)
+    program = partial(exec, compile(scaffold.PROGRAM, "stacks/__main__.py", "exec"), {"__name__": "__main__"})
+    resources, _ = mockengine.run(program, stack, config)
+    assert any("llm-v2-prod" in r["name"] for r in resources)  # the copied file's candidate group, declared
+    # another stack's file in the variable is not this stack's: the program looks in stacks/ as before
+    monkeypatch.setattr(loader, "_STACK_FILES", {})
+    assert loader.stack_path("alicloud-cn-hangzhou-prod") == root / "stacks" / "Pulumi.alicloud-cn-hangzhou-prod.yaml"
 
 
 # ---- the command's options -------------------------------------------------------------------------------

@@ -14,18 +14,31 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from gpufleet.stacks.loader import STACK_FILE_ENV
+
 
 def pulumi_cli(environ: Mapping[str, str]) -> str | None:
     """The Pulumi CLI's path when it is on PATH (the Automation API drives that binary), else None."""
     return shutil.which("pulumi", path=environ.get("PATH", ""))
 
 
+def outside(project: Path, stack_file: Path) -> dict[str, str] | None:
+    """The environment the program needs for a stack file outside the project's stacks/ folder (loader.STACK_FILE_ENV:
+    its absolute path, as the program runs in the project's folder); None for a file of stacks/."""
+    if stack_file.resolve().parent == (project / "stacks").resolve():
+        return None
+    return {STACK_FILE_ENV: str(stack_file.absolute())}
+
+
 def commands(stack: str, project: Path, stack_file: Path) -> list[str]:
-    """The commands that deploy the stack file as it now is (run from anywhere)."""
+    """The commands that deploy the stack file as it now is (run from anywhere). A stack file outside the project's
+    stacks/ folder: Pulumi reads its config (--config-file) and the program the file itself (the environment)."""
     cmd = ["pulumi", "up", "--cwd", str(project), "--stack", stack, "--yes"]
-    if stack_file.resolve().parent != (project / "stacks").resolve():
-        cmd += ["--config-file", str(stack_file)]  # a stack file outside the project's stacks/ folder
-    return [shlex.join(cmd)]
+    env = outside(project, stack_file)
+    if env is None:
+        return [shlex.join(cmd)]
+    cmd += ["--config-file", str(stack_file)]
+    return [" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(cmd)]
 
 
 UPGRADE = "https://www.pulumi.com/docs/iac/download-install/"
@@ -87,11 +100,11 @@ def automation_up(stack: str, project: Path, stack_file: Path, say: Callable[[st
     # deferred: the Pulumi SDK and providers (~100 ms): only the program and the image pipeline need them
     from pulumi import automation as auto
 
+    env = outside(project, stack_file)
     try:
-        s = auto.select_stack(stack_name=stack, work_dir=str(project))
-        outside = stack_file.resolve().parent != (project / "stacks").resolve()
+        s = auto.select_stack(stack_name=stack, work_dir=str(project), opts=auto.LocalWorkspaceOptions(env_vars=env))
         # show_secrets=False: the SDK's default (True) would print the stack's secrets in the update's output
-        result = s.up(on_output=say, show_secrets=False, config_file=str(stack_file) if outside else None)
+        result = s.up(on_output=say, show_secrets=False, config_file=None if env is None else str(stack_file))
     except (
         auto.errors.CommandError,
         auto.errors.InvalidVersionError,

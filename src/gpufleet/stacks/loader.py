@@ -99,7 +99,16 @@ def bad_stack_name(name: str) -> str | None:
     )
 
 
+# The stack file of a stack kept outside the project's stacks/, for the program Pulumi runs: `pulumi up --config-file
+# FILE` gives the engine the file's config but the program (stacks/__main__.py, load_fleet) reads the stack file itself,
+# which it would look for in stacks/. `gpufleet rollout` sets it for the `pulumi up` it runs and prints it in the
+# command it prints (rollout/deploy.py); a value whose file is not Pulumi.<stack>.yaml of the stack loaded is ignored.
+STACK_FILE_ENV = "GPUFLEET_STACK_FILE"
+
+
 def stack_path(stack: str, root: Path | None = None) -> Path:
+    if stack not in _STACK_FILES and (given := os.environ.get(STACK_FILE_ENV)) and Path(given).name == f"Pulumi.{stack}.yaml":
+        use_stack_file(Path(given), STACK_FILE_ENV)  # checked as --stack PATH is
     return _STACK_FILES.get(stack) or (root or project_root()) / "stacks" / f"Pulumi.{stack}.yaml"
 
 
@@ -107,21 +116,19 @@ def stack_path(stack: str, root: Path | None = None) -> Path:
 _STACK_FILES: dict[str, Path] = {}
 
 
-def use_stack_file(path: Path) -> str:
-    """The stack name of a stack file given by path (`Pulumi.<name>.yaml`); a file outside the project's stacks/
-    folder is read from where it is under that name (usage profile and image lock stay the project's)."""
+def use_stack_file(path: Path, flag: str = "--stack") -> str:
+    """The stack name of a stack file given by path (`Pulumi.<name>.yaml`, by `flag`); a file outside the project's
+    stacks/ folder is read from where it is under that name (usage profile and image lock stay the project's)."""
     name = path.name[len("Pulumi.") : -len(".yaml")] if path.name.startswith("Pulumi.") and path.name.endswith(".yaml") else ""
     if not name:
-        raise UserError(
-            [Problem("--stack", str(path), "a stack file is named Pulumi.<name>.yaml; give such a file or a stack name")]
-        )
+        raise UserError([Problem(flag, str(path), "a stack file is named Pulumi.<name>.yaml; give such a file or a stack name")])
     if why := bad_stack_name(name):
-        raise UserError([Problem("--stack", str(path), f"{why}; rename the file Pulumi.<name>.yaml")])
+        raise UserError([Problem(flag, str(path), f"{why}; rename the file Pulumi.<name>.yaml")])
     if bad := inputs.link_problem(path):
-        raise UserError([Problem("--stack", str(path), bad.message)])
+        raise UserError([Problem(flag, str(path), bad.message)])
     if not os.path.isfile(path):  # Path.is_file raises on a folder name of > 255 bytes (ENAMETOOLONG)
         what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
-        raise UserError([Problem("--stack", str(path), f"{what}: give an existing stack file or a stack name")])
+        raise UserError([Problem(flag, str(path), f"{what}: give an existing stack file or a stack name")])
     try:
         # the folder the file is in, as given: a link elsewhere to a file of stacks/ is read where it is under its own
         # name (resolving the link first took it for the file of stacks/ named like the link, which is not there)
