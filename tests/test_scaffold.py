@@ -66,6 +66,18 @@ def test_the_examples_init_copies_are_the_package_ones_the_checkout_links_to():
     files = scaffold.example_files()
     assert "examples/loadtest-example.json" in files and "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml" in files
     assert (ROOT / "examples").resolve() == scaffold.EXAMPLES.resolve()  # the checkout's examples/ is the package's
+    tracked = subprocess.run(
+        ["git", "ls-files", "src/gpufleet/examples"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert sorted(Path(f).name for f in tracked) == sorted(scaffold.EXAMPLE_FILES)  # every example, and only those
+
+
+def test_init_copies_only_the_examples_not_what_a_rollout_left_beside_them(tmp_path, monkeypatch):
+    """A rollout help example run in a checkout leaves .rollout-<stack>.json in examples/ (the package's folder)."""
+    shutil.copytree(scaffold.EXAMPLES, tmp_path / "ex")
+    (tmp_path / "ex" / ".rollout-alicloud-cn-hangzhou-prod-rollout.json").write_text("{}")
+    monkeypatch.setattr(scaffold, "EXAMPLES", tmp_path / "ex")
+    assert sorted(scaffold.example_files()) == sorted(f"examples/{n}" for n in scaffold.EXAMPLE_FILES)
 
 
 def test_pulumi_yaml_names_the_program_and_the_venv():

@@ -152,9 +152,21 @@ def placeholder_images() -> dict:
     return out
 
 
+# The files of EXAMPLES init copies, by name (tests/test_scaffold.py holds it to the files git tracks there): not whatever
+# else the folder holds, e.g. the state a rollout help example leaves beside the stack file it walks in a checkout.
+EXAMPLE_FILES = (
+    "Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml",
+    "Pulumi.tencentcloud-ap-guangzhou-prod-rollout.yaml",
+    "bill-alicloud-example.csv",
+    "bill-tencentcloud-example.csv",
+    "budgets-example.yaml",
+    "loadtest-example.json",
+)
+
+
 def example_files() -> dict[str, str]:
-    """examples/<file> -> content: the package's example inputs (EXAMPLES)."""
-    return {f"examples/{p.name}": p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir()) if p.is_file()}
+    """examples/<file> -> content: the package's example inputs (EXAMPLE_FILES of EXAMPLES)."""
+    return {f"examples/{name}": (EXAMPLES / name).read_text(encoding="utf-8") for name in EXAMPLE_FILES}
 
 
 def project_files(name: str, venv: str | None, placeholders: bool, examples: bool = False) -> dict[str, str]:
