@@ -48,7 +48,7 @@ done
 "$gf" image render -r cuda13-vllm --out-dir "$work/scripts" > /dev/null
 ls "$work"/scripts/*.sh > /dev/null
 "$gf" monitoring --stack alicloud-cn-hangzhou-prod --out-dir "$work/monitoring" > /dev/null
-for f in gpufleet-llm-prod.rules.yml gpufleet-llm-prod.dashboard.json; do
+for f in gpufleet-llm-prod-alicloud-cn-hangzhou.rules.yml gpufleet-llm-prod-alicloud-cn-hangzhou.dashboard.json; do
   [ -s "$work/monitoring/$f" ] || { echo "gpufleet monitoring wrote no $f" >&2; exit 1; }
 done
 "$work/venv/bin/python" - <<'PY'

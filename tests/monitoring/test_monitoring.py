@@ -119,9 +119,27 @@ def test_pinned_exporter_versions_match_the_lists():
 
 def test_dashboard_is_grafana_json_with_vllm_gpu_and_node_panels():
     files = monitoring.files(fleet())
-    board = json.loads(files["gpufleet-llm-prod.dashboard.json"])
+    board = json.loads(files["gpufleet-llm-prod-alicloud-cn-hangzhou.dashboard.json"])
     titles = " ".join(p["title"] for p in board["panels"])
     assert "vLLM" in titles and "GPU" in titles and "Node" in titles
     assert all(p["datasource"]["uid"] == "${datasource}" for p in board["panels"])
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
-    assert yaml.safe_load(files["gpufleet-llm-prod.rules.yml"]) == monitoring.alert_rules(fleet())
+    assert yaml.safe_load(files["gpufleet-llm-prod-alicloud-cn-hangzhou.rules.yml"]) == monitoring.alert_rules(fleet())
+
+
+def test_stacks_of_one_fleet_name_in_other_regions_and_clouds_neither_share_files_nor_select_each_others_series():
+    """Review M4: `region new` names every prod fleet llm-prod; the Alibaba Hangzhou and Tencent Guangzhou stacks wrote
+    the same gpufleet-llm-prod.* (one replacing the other in one folder) and byte-identical rules, selecting only
+    gpufleet_fleet="llm-prod", so one Prometheus mixed them. The files and every selector now carry cloud and region."""
+    a, b = fleet("alicloud-cn-hangzhou-prod"), fleet("tencentcloud-ap-guangzhou-prod")
+    assert a.prefix == b.prefix == "llm-prod"
+    assert not set(monitoring.files(a)) & set(monitoring.files(b))
+    assert monitoring.dashboard(a)["uid"] != monitoring.dashboard(b)["uid"]
+    assert all(len(monitoring.dashboard(f)["uid"]) <= 40 for f in (a, b))  # Grafana's limit
+    for f, cloud, region in ((a, "alicloud", "cn-hangzhou"), (b, "tencentcloud", "ap-guangzhou")):
+        selects = f'gpufleet_fleet="llm-prod",gpufleet_cloud="{cloud}",gpufleet_region="{region}"'
+        assert all(selects in e for e in monitoring.expressions(f)), cloud
+        rules = next(text for name, text in monitoring.files(f).items() if name.endswith(".rules.yml"))
+        assert rules.splitlines()[0].endswith(
+            f"{{gpufleet_fleet: llm-prod, gpufleet_cloud: {cloud}, gpufleet_region: {region}}}"
+        )  # the labels to scrape with, in the file (docs/monitoring.md's scrape config)

@@ -13,7 +13,7 @@ from inputs.inputs_helpers import run_cli
 from tools import rename_fails_at
 
 PROD = "alicloud-cn-hangzhou-prod"
-NAMES = ("gpufleet-llm-prod.rules.yml", "gpufleet-llm-prod.dashboard.json")
+NAMES = ("gpufleet-llm-prod-alicloud-cn-hangzhou.rules.yml", "gpufleet-llm-prod-alicloud-cn-hangzhou.dashboard.json")
 OLD = "old content\n"
 
 
@@ -36,6 +36,16 @@ def test_a_stack_file_path_is_taken_as_the_stack(tmp_path, capsys, project):
     assert [p.name for p in sorted((tmp_path / "a").iterdir())] == [p.name for p in sorted((tmp_path / "b").iterdir())]
     for a in (tmp_path / "a").iterdir():
         assert a.read_text() == (tmp_path / "b" / a.name).read_text()
+
+
+def test_two_stacks_of_one_fleet_name_write_their_own_files_into_one_folder(tmp_path, capsys):
+    """Review M4: the help's two examples, one after the other, wrote gpufleet-llm-prod.* twice (the second replacing the
+    first without a word): each region's prod fleet is llm-prod."""
+    for stack in (PROD, "tencentcloud-ap-guangzhou-prod"):
+        assert run_cli(["monitoring", "--stack", stack, "--out-dir", tmp_path], capsys).code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [*NAMES, *(n.replace("alicloud-cn-hangzhou", "tencentcloud-ap-guangzhou") for n in NAMES)]
+    )
 
 
 def test_old_files_are_replaced(tmp_path, capsys):
@@ -104,6 +114,6 @@ def test_a_second_rename_that_fails_is_exit_2_naming_each_file(tmp_path, monkeyp
     were unprotected): exit 2 naming the file replaced and the one not, no temporary file left."""
     rename_fails_at(monkeypatch, 2)
     r = run_cli(["monitoring", "--stack", PROD, "--out-dir", tmp_path], capsys)
-    assert r.code == 2 and "Traceback" not in r.text and "cannot rename gpufleet-llm-prod." in r.err, r.text
-    assert "replaced: gpufleet-llm-prod." in r.err and "one at a time, which cannot be atomic" in r.err, r.err
+    assert r.code == 2 and "Traceback" not in r.text and "cannot rename gpufleet-llm-prod-alicloud-cn-hangzhou." in r.err
+    assert "replaced: gpufleet-llm-prod-alicloud-cn-hangzhou." in r.err and "which cannot be atomic" in r.err, r.err
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -1,6 +1,8 @@
 """The alert rules evaluated, not only parsed: `promtool test rules` runs the rule file gpufleet writes for the
-Alibaba prod stack (monitoring.files) on series written by hand, and says which alerts fire. Thresholds are prod's
-alarms.*: GPU memory above 98 % for 1 min, utilisation above 95 % for 5 min, more than 100 requests waiting for 2 min.
+Alibaba prod stack (monitoring.files) on series written by hand, and says which alerts fire: only on the series scraped
+with that stack's labels (its fleet, cloud and region), not another environment's, region's or cloud's llm-prod.
+Thresholds are prod's alarms.*: GPU memory above 98 % for 1 min, utilisation above 95 % for 5 min, more than 100
+requests waiting for 2 min.
 
 dcgm-exporter's DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_FB_FREE are the framebuffer's used and free MiB (DCGM field
 reference; default-counters.csv): used + free is the framebuffer, so the percentage used is 100 x used / (used + free).
@@ -21,8 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 STACK = "alicloud-cn-hangzhou-prod"
 
 
-def _series(name: str, values: str, fleet: str = "llm-prod", **labels: str) -> dict:
-    inner = ",".join(f'{k}="{v}"' for k, v in {"gpufleet_fleet": fleet, "instance": "node-a:9180", **labels}.items())
+# the labels the scrape config puts on the Alibaba Hangzhou prod fleet's series (docs/monitoring.md)
+SCRAPED = {"gpufleet_fleet": "llm-prod", "gpufleet_cloud": "alicloud", "gpufleet_region": "cn-hangzhou"}
+
+
+def _series(name: str, values: str, **labels: str) -> dict:
+    inner = ",".join(f'{k}="{v}"' for k, v in {**SCRAPED, "instance": "node-a:9180", **labels}.items())
     return {"series": f"{name}{{{inner}}}", "values": values}
 
 
@@ -31,7 +37,7 @@ def _alert(summary: str, source: str, **labels: str) -> dict:
         "exp_labels": {
             "severity": "warning",
             "fleet": "llm-prod",
-            "gpufleet_fleet": "llm-prod",
+            **SCRAPED,
             "instance": "node-a:9180",
             **labels,
         },
@@ -56,8 +62,14 @@ def test_alert_rules_fire_on_the_values_worked_by_hand(tmp_path):
                     _series("DCGM_FI_DEV_FB_FREE", "4000x10", gpu="0"),
                     _series("DCGM_FI_DEV_FB_USED", "21800x10", gpu="1"),  # 99.1 %
                     _series("DCGM_FI_DEV_FB_FREE", "200x10", gpu="1"),
-                    _series("DCGM_FI_DEV_FB_USED", "21800x10", fleet="llm-dev", gpu="0"),  # another fleet's GPU
-                    _series("DCGM_FI_DEV_FB_FREE", "200x10", fleet="llm-dev", gpu="0"),
+                    _series("DCGM_FI_DEV_FB_USED", "21800x10", gpufleet_fleet="llm-dev", gpu="0"),  # another fleet's GPU
+                    _series("DCGM_FI_DEV_FB_FREE", "200x10", gpufleet_fleet="llm-dev", gpu="0"),
+                    # llm-prod of another region and of another cloud (region new names every prod fleet llm-prod)
+                    _series("DCGM_FI_DEV_FB_USED", "21800x10", gpufleet_region="cn-beijing", gpu="0"),
+                    _series("DCGM_FI_DEV_FB_FREE", "200x10", gpufleet_region="cn-beijing", gpu="0"),
+                    _series(
+                        "DCGM_FI_DEV_GPU_UTIL", "99x10", gpufleet_cloud="tencentcloud", gpufleet_region="ap-guangzhou", gpu="0"
+                    ),
                     _series("DCGM_FI_DEV_GPU_UTIL", "96x10", gpu="0"),  # above 95 from minute 0
                     _series("vllm:num_requests_waiting", "100x10", instance="node-b:9180"),  # not more than 100
                     _series("vllm:num_requests_waiting", "101x10", instance="node-c:9180"),
@@ -86,12 +98,7 @@ def test_alert_rules_fire_on_the_values_worked_by_hand(tmp_path):
                         "alertname": "VllmQueueLong",
                         "exp_alerts": [
                             {
-                                "exp_labels": {
-                                    "severity": "warning",
-                                    "fleet": "llm-prod",
-                                    "gpufleet_fleet": "llm-prod",
-                                    "instance": "node-c:9180",
-                                },
+                                "exp_labels": {"severity": "warning", "fleet": "llm-prod", **SCRAPED, "instance": "node-c:9180"},
                                 "exp_annotations": {
                                     "summary": "vLLM on node-c:9180 has more than 100 requests waiting for 2 min",
                                     "source": "fleet spec alarms.vllm_queue",

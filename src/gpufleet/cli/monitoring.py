@@ -27,12 +27,14 @@ def monitoring(
         "--out-dir",
         parser=options.path,
         metavar="DIR",
-        help="the folder to write gpufleet-<fleet>.rules.yml and gpufleet-<fleet>.dashboard.json into (created)",
+        help="the folder to write gpufleet-<fleet>-<env>-<cloud>-<region>.rules.yml and .dashboard.json into (created)",
     ),
 ) -> None:
     """Write the stack's Prometheus alerting rules (from its alarms) and Grafana dashboard into a folder, and print
-    their paths. The folder is checked before the stack is read, and both files are written or neither (an old file
-    stays as it was). Exit 1 when the rules or the dashboard use a metric name the pinned vLLM, dcgm-exporter or
+    their paths. Every expression selects the labels the scrape config puts on the fleet's nodes, gpufleet_fleet,
+    gpufleet_cloud and gpufleet_region (the rule file's first line names them), so stacks of one fleet name in other
+    regions never mix. The folder is checked before the stack is read, and both files are written or neither (an old
+    file stays as it was). Exit 1 when the rules or the dashboard use a metric name the pinned vLLM, dcgm-exporter or
     node_exporter does not export.
 
     \b

@@ -5,8 +5,10 @@ Every metric name in the PromQL is checked against the names the pinned software
 (components/data/metric_names.yaml: vLLM read from its wheels, dcgm-exporter's default-counters.csv, node_exporter's
 source), and every expression is checked by `promtool check rules` in tests/monitoring.
 
-Series carry the label FLEET_LABEL (set by the operators' scrape config to the fleet's prefix, e.g. llm-prod), so
-that the rules of several fleets can live in one Prometheus.
+Series carry the labels of `scrape_labels` (set by the operators' scrape config: the node serves its metrics without
+them): FLEET_LABEL the fleet's prefix (e.g. llm-prod), CLOUD_LABEL and REGION_LABEL where it runs. Every expression
+selects all three, and the files are named by them (`key`), so that the fleets of several stacks can live in one
+Prometheus: `region new` names the fleet llm in every region, so two regions' prod fleets are both llm-prod.
 """
 
 from __future__ import annotations
@@ -20,20 +22,34 @@ import yaml
 
 from gpufleet import inputs
 from gpufleet.images.recipes import fleet_recipe
+from gpufleet.naming import fit
 
 METRIC_NAMES = Path(__file__).parent / "data" / "metric_names.yaml"
 FLEET_LABEL = "gpufleet_fleet"
+CLOUD_LABEL = "gpufleet_cloud"
+REGION_LABEL = "gpufleet_region"
 # The dashboard's latency percentile: a display choice, not an alarm threshold (alarms come from the spec).
 LATENCY_QUANTILE = 0.95
 RATE_WINDOW = "5m"  # the dashboard's rate() window
+GRAFANA_UID_MAX = 40  # Grafana's dashboard uid: at most 40 characters
 
 
 def vllm_version(fleet) -> str:
     return fleet_recipe(fleet.spec).pins["vllm"]
 
 
+def scrape_labels(fleet) -> dict[str, str]:
+    """The labels the scrape config puts on the fleet's series, which every expression selects (docs/monitoring.md)."""
+    return {FLEET_LABEL: fleet.prefix, CLOUD_LABEL: fleet.spec.cloud, REGION_LABEL: fleet.spec.region}
+
+
+def key(fleet) -> str:
+    """What tells the fleet's files and rule group from another stack's: its prefix, cloud and region (the labels)."""
+    return f"{fleet.prefix}-{fleet.spec.cloud}-{fleet.spec.region}"
+
+
 def _sel(fleet, extra: str = "") -> str:
-    return "{" + f'{FLEET_LABEL}="{fleet.prefix}"' + (f",{extra}" if extra else "") + "}"
+    return "{" + ",".join([*(f'{k}="{v}"' for k, v in scrape_labels(fleet).items()), *([extra] if extra else [])]) + "}"
 
 
 def alert_rules(fleet) -> dict:
@@ -44,7 +60,7 @@ def alert_rules(fleet) -> dict:
     return {
         "groups": [
             {
-                "name": f"gpufleet-{fleet.prefix}",
+                "name": f"gpufleet-{key(fleet)}",
                 "rules": [
                     {
                         "alert": "GpuUtilizationHigh",
@@ -172,7 +188,7 @@ def dashboard(fleet) -> dict:
         )
     return {
         "title": f"gpufleet {fleet.prefix} ({fleet.spec.cloud} {fleet.spec.region})",
-        "uid": f"gpufleet-{fleet.prefix}-{fleet.spec.cloud}-{fleet.spec.region}"[:40],
+        "uid": fit(f"gpufleet-{key(fleet)}", GRAFANA_UID_MAX),  # cut with a digest: two regions' never meet
         "tags": ["gpufleet", fleet.spec.cloud, fleet.spec.environment],
         "timezone": "utc",
         "schemaVersion": 39,
@@ -244,8 +260,11 @@ def unknown_metrics(fleet, vllm: str | None = None) -> list[str]:
 
 
 def files(fleet) -> dict[str, str]:
-    """{file name: text} for the operators: the rule file and the dashboard."""
+    """{file name: text} for the operators: the rule file (headed by the labels to scrape the nodes with) and the
+    dashboard, named gpufleet-<prefix>-<cloud>-<region> (`key`)."""
+    labels = ", ".join(f"{k}: {v}" for k, v in scrape_labels(fleet).items())
+    head = f"# every expression selects the labels the scrape config puts on this fleet's nodes: {{{labels}}}\n"
     return {
-        f"gpufleet-{fleet.prefix}.rules.yml": yaml.safe_dump(alert_rules(fleet), sort_keys=False),
-        f"gpufleet-{fleet.prefix}.dashboard.json": json.dumps(dashboard(fleet), indent=2) + "\n",
+        f"gpufleet-{key(fleet)}.rules.yml": head + yaml.safe_dump(alert_rules(fleet), sort_keys=False),
+        f"gpufleet-{key(fleet)}.dashboard.json": json.dumps(dashboard(fleet), indent=2) + "\n",
     }
