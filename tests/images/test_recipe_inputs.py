@@ -935,3 +935,22 @@ def test_a_lock_line_pip_would_take_but_the_lock_does_not_says_what_it_is(text, 
     hints = ("(Windows line ends", "(a pip option", "(an environment marker")
     assert [h for h in hints if h in problem] == [h for h in hints if says.startswith(h)]  # that one alone
     assert lock_lines_problem("bad\n").endswith("a # comment or blank")
+
+
+def test_a_cloud_cli_with_no_sha256_says_how_to_pin_it_in_the_recipe(tmp_path):
+    """Review M5: `image check` said `recipe.downloads.2.sha256: missing` of the cloud CLIs the profiles add (indexes the
+    recipe file does not have): the way to pin one, a downloads entry with its dest and sha256, was in a docstring only."""
+    from gpufleet.images.steps import build_blockers
+
+    recipe = load_recipe(str(SHIPPED))
+    said = dict(build_blockers(recipe))
+    ossutil = next(i for i, d in enumerate(recipe.downloads) if d.dest == "/usr/local/bin/ossutil")
+    assert (
+        "pin it in the recipe, a downloads entry with dest /usr/local/bin/ossutil and its sha256"
+        in said[f"recipe.downloads.{ossutil}.sha256"]
+    )
+    assert "pin it in the recipe" not in said["recipe.downloads.0.sha256"]  # the recipe file's own dcgm-exporter
+    doc = yaml.safe_load(SHIPPED.read_text())
+    pinned = {"name": "ossutil", "url": f"{doc['tool_mirror']}ossutil", "sha256": "a" * 64, "dest": "/usr/local/bin/ossutil"}
+    said = dict(build_blockers(load_recipe(str(variant(tmp_path, downloads=[*doc["downloads"], pinned])))))
+    assert not any("/usr/local/bin/ossutil" in m or "/cli/ossutil" in m for m in said.values()), said

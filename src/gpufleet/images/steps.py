@@ -254,8 +254,17 @@ def build_blockers(recipe: Recipe) -> list[tuple[str, str]]:
             )
     for i, dl in enumerate(recipe.downloads):
         if not dl.sha256:
+            # a cloud's CLI its profile adds (tool_mirror + command: recipes.py _cloud_tools), in no line of the recipe file
+            cli = bool(recipe.tool_mirror) and dl.url == recipe.tool_mirror + dl.dest.rsplit("/", 1)[-1]
+            pin = (
+                "; a cloud's CLI, added from its profile with no sha256: pin it in the recipe, a downloads entry with dest "
+                f"{dl.dest} and its sha256 (which replaces the profile's)"
+            )
             out.append(
-                (f"recipe.downloads.{i}.sha256", f"missing: {redact_url(dl.url)} must be verified by sha256 before a build")
+                (
+                    f"recipe.downloads.{i}.sha256",
+                    f"missing: {redact_url(dl.url)} must be verified by sha256 before a build" + (pin if cli else ""),
+                )
             )
     return out
 
