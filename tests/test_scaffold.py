@@ -31,6 +31,15 @@ def test_the_program_init_writes_is_the_checkouts():
     assert (ROOT / "stacks" / "__main__.py").read_text() == scaffold.PROGRAM
 
 
+def test_the_checkouts_lock_comment_is_the_one_init_writes():
+    """The comment named images/lock.py, a module no checkout or wheel has: it names the module that reads the lock."""
+    from gpufleet.stacks.lock import LOCK_COMMENT
+
+    assert json.loads((ROOT / "images" / "lock.json").read_text())["comment"] == LOCK_COMMENT
+    assert json.loads(scaffold.project_files("p", None, placeholders=False)["images/lock.json"])["comment"] == LOCK_COMMENT
+    assert "gpufleet.stacks.lock" in LOCK_COMMENT
+
+
 def test_the_images_program_init_writes_is_the_checkouts():
     """images/program/ of a project: the checkout's (its venv ../../.venv, the checkout's .venv) is what init writes."""
     assert (ROOT / "images" / "program" / "__main__.py").read_text() == scaffold.IMAGES_PROGRAM

@@ -411,7 +411,10 @@ def test_a_step_name_twice_and_a_missing_pin_name_their_field(capsys, tmp_path):
     "changes, said",
     [
         ({"regions": {"alicloudd": ["cn-hangzhou"]}}, "recipe.regions: unknown cloud 'alicloudd' (did you mean 'alicloud'?)"),
-        ({"regions": {"alicloud": ["cn-hangzhuo"]}}, "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml (did you"),
+        (
+            {"regions": {"alicloud": ["cn-hangzhuo"]}},
+            "'cn-hangzhuo' is not a region of src/gpufleet/stacks/data/alicloud.yaml (did you",
+        ),
         ({"regions": {"alicloud": ["cn-beijing", "cn-beijing"]}}, "recipe.regions: alicloud: cn-beijing listed twice"),
         ({"gpus": ["T4", "A10", "T4"]}, "recipe.gpus: T4 listed twice: name each once"),  # was accepted
         ({"base_image": {"tencent": {"name_regex": "x", "source": "y"}}}, "recipe.base_image: unknown cloud 'tencent'"),
@@ -431,7 +434,7 @@ def test_a_stack_reads_its_recipe_for_its_own_cloud_and_the_image_commands_for_e
     for cloud in ("alicloud", None):
         with pytest.raises(UserError) as exc:
             load_recipe(path, cloud=cloud)
-        assert "'cn-hangzhuo' is not a region of stacks/data/alicloud.yaml" in exc.value.problems[0].message
+        assert "'cn-hangzhuo' is not a region of src/gpufleet/stacks/data/alicloud.yaml" in exc.value.problems[0].message
 
 
 @pytest.fixture
@@ -573,7 +576,12 @@ def test_a_gpu_kind_of_no_catalog_in_a_recipe_is_bad_input(capsys, tmp_path, com
     path = variant(tmp_path, gpus=["T4", "H100", "A1O"])
     extra = ["--out-dir", str(tmp_path / "out")] if command[-1] == "render" else []
     r = run_cli([*command, "-r", path, *extra], capsys)
-    refused(r, f"{path}: recipe.gpus: 'H100' is not a GPU kind of stacks/data/gpus.yaml", "'A1O' is not", "did you mean 'A10'")
+    refused(
+        r,
+        f"{path}: recipe.gpus: 'H100' is not a GPU kind of src/gpufleet/stacks/data/gpus.yaml",
+        "'A1O' is not",
+        "did you mean 'A10'",
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -954,3 +962,21 @@ def test_a_cloud_cli_with_no_sha256_says_how_to_pin_it_in_the_recipe(tmp_path):
     pinned = {"name": "ossutil", "url": f"{doc['tool_mirror']}ossutil", "sha256": "a" * 64, "dest": "/usr/local/bin/ossutil"}
     said = dict(build_blockers(load_recipe(str(variant(tmp_path, downloads=[*doc["downloads"], pinned])))))
     assert not any("/usr/local/bin/ossutil" in m or "/cli/ossutil" in m for m in said.values()), said
+
+
+@pytest.mark.parametrize("where", ["checkout", "elsewhere"])
+def test_a_recipes_gpu_kind_and_region_are_checked_against_the_package_files_by_a_path_that_exists(
+    capsys, tmp_path, monkeypatch, where
+):
+    """Review M6: `'H100' is not a GPU kind of stacks/data/gpus.yaml` read as the project's stacks/ (no such file there, in
+    a wheel user's project or in the checkout): the package's file is named as other package files are."""
+    from gpufleet.stacks import catalog
+
+    path = variant(tmp_path, gpus=["H100"], regions={"alicloud": ["cn-hangzhuo"]})
+    monkeypatch.chdir(RECIPES.parents[3] if where == "checkout" else tmp_path)
+    gpus, alicloud = catalog.gpus_file(), catalog.catalog_file("alicloud")
+    if where == "checkout":
+        assert (gpus, alicloud) == ("src/gpufleet/stacks/data/gpus.yaml", "src/gpufleet/stacks/data/alicloud.yaml")
+    assert (Path.cwd() / gpus).is_file() and (Path.cwd() / alicloud).is_file()
+    r = run_cli(["image", "check", "-r", path], capsys)
+    refused(r, f"'H100' is not a GPU kind of {gpus}", f"'cn-hangzhuo' is not a region of {alicloud}")

@@ -223,7 +223,10 @@ def exported_names(vllm: str) -> set[str]:
     """Every series name the pinned vLLM, dcgm-exporter and node_exporter export (with prometheus_client suffixes)."""
     data = _names()
     if vllm not in data["vllm"]:
-        raise KeyError(f"no vLLM {vllm} metric list in {METRIC_NAMES.name}: run scripts/vllm_metric_names.py on its wheel")
+        raise KeyError(
+            f"no vLLM {vllm} metric list in {METRIC_NAMES.name}: run scripts/vllm_metric_names.py (a script of a gpufleet "
+            "checkout, the repository; an installed gpufleet has none) on its wheel"
+        )
     out: set[str] = set()
     suffixes = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_sum", "_count", "_created"), "gauge": ("",)}
     for name, facts in data["vllm"][vllm]["metrics"].items():

@@ -482,7 +482,7 @@ class Recipe(Strict):
             if clouds is None or cloud in clouds:
                 known = list(catalog.regions(cloud))
                 bad += [
-                    f"{cloud}: {r!r} is not a region of stacks/data/{cloud}.yaml" + did_you_mean(r, known)
+                    f"{cloud}: {r!r} is not a region of {catalog.catalog_file(cloud)}" + did_you_mean(r, known)
                     for r in regions
                     if r not in known
                 ]
@@ -497,7 +497,7 @@ class Recipe(Strict):
     def _gpu_kinds(cls, v: list[str]) -> list[str]:
         # an unknown kind was a failed `image check` (exit 1) and `image render` wrote the scripts anyway
         kinds = catalog.gpu_kinds()
-        if bad := [f"{g!r} is not a GPU kind of stacks/data/gpus.yaml" + did_you_mean(g, kinds) for g in v if g not in kinds]:
+        if bad := [f"{g!r} is not a GPU kind of {catalog.gpus_file()}" + did_you_mean(g, kinds) for g in v if g not in kinds]:
             raise ValueError("; ".join(bad))
         return v
 

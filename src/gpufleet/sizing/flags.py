@@ -41,8 +41,8 @@ def argv_problems(argv: list[str], version: str) -> list[str]:
     if args is None:
         have = ", ".join(sorted(p.stem for p in SNAPSHOTS.glob("*.json")))
         return [
-            f"no flag snapshot for vLLM {version} (have {have}); write one with "
-            f"`python scripts/vllm_args_snapshot.py` in a venv with vllm=={version}"
+            f"no flag snapshot for vLLM {version} (have {have}); write one with `python scripts/vllm_args_snapshot.py` "
+            f"(a script of a gpufleet checkout, the repository; an installed gpufleet has none) in a venv with vllm=={version}"
         ]
     accepted = _accepted(args)
     out = []

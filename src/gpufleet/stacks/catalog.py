@@ -14,6 +14,7 @@ from msgspec import Struct
 
 from gpufleet import inputs, registry
 from gpufleet.errors import did_you_mean
+from gpufleet.files import package_file
 
 DATA = Path(__file__).parent / "data"
 
@@ -57,11 +58,24 @@ class InstanceType(Struct, frozen=True):
 
 @cache
 def _read(path: Path) -> dict:
-    return inputs.load_mapping(path, _shown(path))
+    return inputs.load_mapping(path, shown(path))
 
 
-def _shown(path: Path) -> str:
-    return f"stacks/data/{path.name}" if path.parent == DATA else str(path)
+def shown(path: Path) -> str:
+    """A data file as messages name it: one of the package's (DATA) by a path that exists from where the command runs
+    (files.package_file: src/gpufleet/stacks/data/gpus.yaml in a checkout, .../site-packages/gpufleet/stacks/data/gpus.yaml
+    installed; `stacks/data/gpus.yaml` read as the project's stacks/, which holds no such file); another as given."""
+    return package_file(path) if path.parent == DATA else str(path)
+
+
+def gpus_file() -> str:
+    """The GPU kinds' file (gpus.yaml) as messages name it."""
+    return shown(DATA / "gpus.yaml")
+
+
+def catalog_file(cloud: str) -> str:
+    """The cloud's catalog (regions, zones, instance types) as messages name it."""
+    return shown(_catalog(cloud))
 
 
 def _catalog(cloud: str) -> Path:
@@ -73,7 +87,7 @@ def _load(cloud: str) -> dict:
 
 
 def gpu_kinds() -> dict[str, GpuKind]:
-    with inputs.shaped("stacks/data/gpus.yaml"):
+    with inputs.shaped(gpus_file()):
         return {k: GpuKind(name=k, **v) for k, v in _read(DATA / "gpus.yaml")["gpus"].items()}
 
 
@@ -85,7 +99,7 @@ def usable_memory() -> dict[str, dict]:
 def regions(cloud: str) -> dict[str, dict[str, list[str]]]:
     """region -> zone -> GPU kinds sold there."""
 
-    with inputs.shaped(_shown(_catalog(cloud))):
+    with inputs.shaped(shown(_catalog(cloud))):
         return {r: dict(v["zones"]) for r, v in _load(cloud)["regions"].items()}
 
 
@@ -100,7 +114,7 @@ class Location(Struct, frozen=True):
 def locations(cloud: str) -> dict[str, Location]:
     """region -> its Location, for the regions whose catalog entry gives one."""
 
-    with inputs.shaped(_shown(_catalog(cloud))):
+    with inputs.shaped(shown(_catalog(cloud))):
         return {r: Location(**v["location"]) for r, v in _load(cloud)["regions"].items() if v.get("location")}
 
 

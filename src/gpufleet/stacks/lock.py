@@ -55,8 +55,8 @@ NO_LOCK = (
 NO_LOCK_GIVEN = "give a lock file `gpufleet image lock record --lock` wrote"
 # The lock's own comment, as `gpufleet init` and the first `image lock record` write it.
 LOCK_COMMENT = (
-    "Written after a build by `gpufleet image lock record`; read by the stacks (images/lock.py). Entries marked "
-    "placeholder are not real images yet and record no pins."
+    "Written after a build by `gpufleet image lock record`; read by the stacks (the module gpufleet.stacks.lock). "
+    "Entries marked placeholder are not real images yet and record no pins."
 )
 # What a placeholder entry asks for before `pulumi up` (preview's note, region new, the program's refusal).
 BUILD_AND_LOCK = "build and lock an image (gpufleet image build, gpufleet image lock record; docs/images.md)"
