@@ -235,6 +235,33 @@ def test_a_file_in_the_way_is_refused(capsys, tmp_path):
     assert r.code == 2 and "exists and is not a folder" in r.err, r.err
 
 
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_dir_is_refused_not_taken_for_the_current_folder(capsys, tmp_path, monkeypatch, given):
+    """Review L4: `gpufleet init ''` (an unset $DIR) made the project in the current folder: Path("") is "."."""
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["init", given], capsys)
+    assert r.code == 2 and "Invalid value for 'DIR': is empty: give the project's folder" in r.err, r.text
+    assert ". for the current folder" in r.err and "Traceback" not in r.text
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("link", "what"), [("loop1", "is a loop of links (to loop2)"), ("gone", "leads to nothing")])
+@pytest.mark.parametrize("sub", [False, True], ids=["DIR", "under DIR"])
+def test_a_link_that_leads_nowhere_is_refused_cleanly(capsys, tmp_path, monkeypatch, link, what, sub):
+    """Review M3: `init LOOP` and `init LOOP/sub` were a RuntimeError traceback (venv_for's Path.resolve() on a loop of
+    links); a link to nothing was said to be "a file". Exit 2 naming the link, nothing made."""
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop2", "loop1")
+    os.symlink("loop1", "loop2")
+    os.symlink(tmp_path / "nothing", "gone")
+    before = snapshot(tmp_path)
+    given = f"{link}/sub" if sub else link
+    r = run_cli(["init", given], capsys)
+    assert r.code == 2 and "Traceback" not in r.text, r.text
+    assert f"DIR: {given}: {link + ' ' if sub else ''}is a symbolic link that {what}" in r.err and "fix the link" in r.err
+    assert snapshot(tmp_path) == before
+
+
 def test_a_failure_midway_leaves_nothing_behind(capsys, tmp_path, monkeypatch):
     """The second top-level entry fails to move into place (a full disk, a permission): the first is taken back and the
     folders init made are removed."""

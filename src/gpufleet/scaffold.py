@@ -125,7 +125,8 @@ def venv_for(folder: Path) -> str | None:
     None outside a virtual environment."""
     if sys.prefix == sys.base_prefix:
         return None
-    venv, project = Path(sys.prefix).resolve(), folder.resolve()
+    # realpath, not resolve(): a link loop in `folder` raised RuntimeError (a traceback) before folder_problems named it
+    venv, project = Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(folder))
     return os.path.relpath(venv, project) if venv.is_relative_to(project) else str(venv)
 
 
@@ -202,6 +203,8 @@ def folder_problems(folder: Path, flag: str, tops: list[str]) -> list[Problem]:
     """Why a new project of the top-level entries `tops` cannot be made in `folder` (an existing folder, or a path to
     create); [] when it can."""
     shown = str(folder)
+    if bad := _unresolved(folder):  # a link loop, or a link (this one or one on the way) leading nowhere
+        return [Problem(flag, shown, f"{bad}: fix the link, or give a new path or a folder that holds no project")]
     if os.path.lexists(folder) and not folder.is_dir():
         return [Problem(flag, shown, "exists and is not a folder: give a new path or a folder that holds no project")]
     here = folder.absolute()
@@ -229,6 +232,27 @@ def folder_problems(folder: Path, flag: str, tops: list[str]) -> list[Problem]:
         for entry in tops
         if os.path.lexists(folder / entry)
     ]
+
+
+def _unresolved(folder: Path) -> str | None:
+    """What is wrong when `folder`, or the nearest of its parents that is there, is a symbolic link that does not
+    resolve (a loop of links, or a link to nothing): is_dir() is False there, and the folder was said to be "a file"."""
+    for p in (folder, *folder.parents):
+        if not os.path.lexists(p):
+            continue
+        if not os.path.islink(p):
+            return None
+        try:
+            os.stat(p)
+        except OSError as exc:
+            what = "is a loop of links" if exc.errno == errno.ELOOP else "leads to nothing"
+            try:
+                to = f" (to {os.readlink(p)})"
+            except OSError:
+                to = ""
+            return f"{'' if p == folder else f'{p} '}is a symbolic link that {what}{to}"
+        return None
+    return None
 
 
 def create(folder: Path, files: dict[str, str], flag: str = "DIR") -> None:

@@ -15,8 +15,17 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init)
 
 
+def _folder(value: str | Path) -> Path:
+    """DIR, not empty: Path("") is ".", and `gpufleet init "$DIR"` with DIR unset made the project in the current folder."""
+    if not str(value).strip():
+        raise typer.BadParameter("is empty: give the project's folder (a new path, or . for the current folder)")
+    return Path(value)
+
+
 def init(
-    folder: Path = typer.Argument(Path("."), metavar="DIR", help="the project's folder: a new path, or one without a project"),
+    folder: Path = typer.Argument(
+        Path("."), parser=_folder, metavar="DIR", help="the project's folder: a new path, or one without a project"
+    ),
     name: str = typer.Option("gpufleet", "--name", help="the Pulumi project's name (Pulumi.yaml name:)"),
     placeholder_images: bool = typer.Option(
         False,
