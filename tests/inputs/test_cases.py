@@ -798,7 +798,18 @@ def test_a_lock_json_that_is_no_lock_says_how_to_restore_it(project, capsys, con
     """Review F10: an empty lock.json read `images/lock.json:1:1: not valid JSON: Expecting value`, no fix."""
     (project / "images" / "lock.json").write_text(content)
     r = refused(["preview", "--stack", STACK], capsys, project, names="images/lock.json")
-    assert "; restore the image lock (e.g. `git checkout -- images/lock.json`): `gpufleet image lock record` writes it" in r.err
+    assert "; restore images/lock.json from your copy of it (e.g. `git checkout -- images/lock.json`), or remove it" in r.err
+    assert "lock each image again with `gpufleet image lock record`" in r.err  # a project need not be in git
+
+
+def test_a_lock_given_that_is_no_lock_is_named_with_its_own_fix(project, capsys, tmp_path):
+    """Review L6: `image lock show --lock examples` (a folder) said to restore images/lock.json with git: another file,
+    and a project need not be in git."""
+    (tmp_path / "empty.json").write_text("")
+    for given in (tmp_path, tmp_path / "empty.json"):
+        r = refused(["image", "lock", "show", "--lock", given], capsys, project, tmp_path, names=f"error {given}")
+        assert r.err.rstrip().endswith("; give a lock file `gpufleet image lock record --lock` wrote"), r.err
+        assert "images/lock.json" not in r.err and "git" not in r.err
 
 
 @pytest.mark.parametrize("pins", [{}, {"vllm": "0.1.0"}], ids=["no pins", "other pins"])

@@ -89,7 +89,7 @@ def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
         doc = inputs.load_mapping(path, shown)
     except UserError as exc:  # `not valid JSON: Expecting value` for an empty lock said no fix (review F10)
         raise UserError(
-            [p if "fix the link" in p.message else replace(p, message=f"{p.message}; {RESTORE}") for p in exc.problems]
+            [p if "fix the link" in p.message else replace(p, message=f"{p.message}; {restore(path)}") for p in exc.problems]
         ) from None
     images = doc["images"] = inputs.mapping(doc.get("images", {}), shown, "images")
     problems = _unknown(doc, DOC_KEYS, shown, "")
@@ -128,10 +128,17 @@ def load(path: Path | None = None, *, missing_ok: bool = False) -> dict:
     return doc
 
 
-RESTORE = (
-    "restore the image lock (e.g. `git checkout -- images/lock.json`): `gpufleet image lock record` writes it, and the "
-    "stacks read their image ids from it"
-)
+def restore(path: Path) -> str:
+    """The fix of a lock file that cannot be read: the project's is restored (without a copy, written again by `image
+    lock record`); another is the file `--lock` names, which must be one `image lock record --lock` wrote."""
+    if not is_project_lock(path):
+        return NO_LOCK_GIVEN
+    return (
+        "restore images/lock.json from your copy of it (e.g. `git checkout -- images/lock.json`), or remove it and lock "
+        "each image again with `gpufleet image lock record`: the stacks read their image ids from it"
+    )
+
+
 RECORD = "the lock holds what `gpufleet image lock record` writes: re-run it, or correct the hand edit"
 
 
