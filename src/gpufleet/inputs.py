@@ -26,7 +26,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,10 @@ from typing import Any
 import yaml
 
 from gpufleet.errors import Problem, UserError
+
+# The fix said of a file that does not exist: text, or a function that makes it, called only then (a fix that reads
+# other modules or files, as a bill's, is not built on every read that succeeds).
+Missing = str | Callable[[], str]
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 64
@@ -111,14 +115,14 @@ def _at(shown: str, mark, message: str) -> Problem:
     return Problem(shown, "", message, line=mark.line + 1, column=mark.column + 1)
 
 
-def read_text(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> str:
+def read_text(path: Path | str, shown: str | None = None, missing: Missing = "", max_bytes: int = MAX_BYTES) -> str:
     """The file as UTF-8 text (a BOM is dropped); a missing, oversized (> max_bytes), non-UTF-8 or unreadable file is a
     UserError. The size is checked before anything is parsed."""
     shown = shown or str(path)
     return decode(read_bytes(path, shown, missing, max_bytes), shown)
 
 
-def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> bytes:
+def read_bytes(path: Path | str, shown: str | None = None, missing: Missing = "", max_bytes: int = MAX_BYTES) -> bytes:
     """The file's bytes; a missing, oversized (> max_bytes), folder, device or socket, or unreadable file, or a symbolic
     link that leads nowhere, is a UserError (read_text's reading, for a file in another encoding than UTF-8: a bill in
     GB18030).
@@ -134,7 +138,8 @@ def read_bytes(path: Path | str, shown: str | None = None, missing: str = "", ma
     except FileNotFoundError:
         if os.path.islink(path):  # a dangling link: "no such file" sent the user to a file that is not the problem
             raise UserError([_bad_link(path, shown, "leads to no file")]) from None
-        raise UserError([Problem(shown, "", "no such file" + (f": {missing}" if missing else ""))]) from None
+        fix = missing() if callable(missing) else missing
+        raise UserError([Problem(shown, "", "no such file" + (f": {fix}" if fix else ""))]) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP and os.path.islink(path):
             raise UserError([_bad_link(path, shown, "is a loop of links")]) from None
@@ -427,7 +432,7 @@ def depth(doc: Any) -> int:
     return deepest
 
 
-def load_yaml(path: Path | str, shown: str | None = None, missing: str = "", max_bytes: int = MAX_BYTES) -> Any:
+def load_yaml(path: Path | str, shown: str | None = None, missing: Missing = "", max_bytes: int = MAX_BYTES) -> Any:
     shown = shown or str(path)
     return parse_yaml(read_text(path, shown, missing, max_bytes), shown, strict=not shipped(path))
 
@@ -443,7 +448,7 @@ def shipped(path: Path | str) -> bool:
     return os.path.normpath(os.path.abspath(path)).startswith(PACKAGE)
 
 
-def load_json(path: Path | str, shown: str | None = None, missing: str = "") -> Any:
+def load_json(path: Path | str, shown: str | None = None, missing: Missing = "") -> Any:
     shown = shown or str(path)
     return parse_json(read_text(path, shown, missing), shown, strict=not shipped(path))
 
@@ -572,7 +577,7 @@ def sequence(value: Any, shown: str, field: str = "", what: str = "a list") -> l
 
 
 def load_mapping(
-    path: Path | str, shown: str | None = None, missing: str = "", what: str = "a mapping of keys to values"
+    path: Path | str, shown: str | None = None, missing: Missing = "", what: str = "a mapping of keys to values"
 ) -> dict:
     """A YAML or JSON file (by suffix) whose top level must be a mapping; an empty YAML file is {}."""
     shown = shown or str(path)
@@ -647,7 +652,7 @@ def shaped(shown: str, fix: str = ""):
         raise UserError([Problem(shown, "", f"malformed ({exc}); {fix}")]) from None
 
 
-def read_json_object(path, missing: str) -> dict:
+def read_json_object(path, missing: Missing) -> dict:
     """A user-given JSON file as a dict; a missing file, bad JSON or a non-object is a UserError (missing: the fix)."""
     shown = str(path)
     return mapping(load_json(path, shown, missing), shown, "", "a JSON object")

@@ -371,3 +371,37 @@ def test_a_quoted_number_in_a_usage_file_is_refused_as_the_spec_refuses_one(tmp_
     usage.write_text(f"lb_egress_gb: {value}\n")
     err = refused(capsys, "cost", "estimate", "-s", PROD, "--usage", usage)
     assert f"{usage}: lb_egress_gb: is text {value.strip(chr(34))!r}: write the number without quotes (e.g. 5), or null" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "said"),
+    [
+        (["cost", "estimate"], "--usage", "write one: YAML `usage key: number` lines"),
+        (["cost", "tokens", "--from-loadtest", LOADTEST], "--usage", "docs/cost-reports.md: Usage files follow the stack"),
+        (["cost", "estimate"], "--discounts", "write one: YAML `discounts: [{match: GLOB, factor: F}]`"),
+        (["cost", "compare"], "--discounts", "(docs/cost.md: Discounts)"),
+    ],
+)
+def test_a_missing_usage_or_discounts_file_names_what_to_write(tmp_path, capsys, command, flag, said):
+    """Review L7: a missing --usage or --discounts file was a bare `no such file`, where --budgets and --bill say what
+    the file holds and where it is described."""
+    gone = tmp_path / "gone.yaml"
+    err = refused(capsys, *command, "-s", PROD, flag, gone)
+    assert f"{gone}: no such file: write one: " in err and said in err, err
+    if flag == "--usage":
+        from gpufleet.cost.usage import DEFAULTS
+        from gpufleet.files import package_file
+
+        assert f"the keys are those of {package_file(DEFAULTS)}" in err
+
+
+def test_the_fix_of_a_missing_bill_is_built_only_when_the_bill_is_missing(monkeypatch):
+    """Review F11: missing_bill (which imports each cloud's pricing module) was built on every read, the ones that
+    succeed included."""
+    from gpufleet.finance import reconcile
+
+    def fails(cloud=None):
+        raise AssertionError("built for a bill that is there")
+
+    monkeypatch.setattr(reconcile, "missing_bill", fails)
+    assert reconcile.read_bill(ALI_BILL)[2]

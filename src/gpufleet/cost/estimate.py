@@ -257,12 +257,20 @@ class Estimate(Struct):
 DISCOUNT_KEYS = ("match", "billing", "factor", "note")
 
 
+# The fix of a --discounts file that does not exist: what it holds, and where its format is described.
+MISSING_DISCOUNTS = (
+    "write one: YAML `discounts: [{match: GLOB, factor: F}]`, the negotiated rates, each a price factor (0 to 1) for the "
+    'lines matching the glob, e.g. `discounts: [{match: "instance/*", billing: payg, factor: 0.8, note: contract}]` '
+    "(docs/cost.md: Discounts)"
+)
+
+
 def load_discounts(path: str | None) -> list[Discount]:
     """Finance's negotiated rates: `discounts: [{match: "instance/*", billing: payg, factor: 0.8, note: ...}]`."""
     if not path:
         return []
 
-    doc = inputs.load_mapping(path, path, what="a mapping with a `discounts:` list")
+    doc = inputs.load_mapping(path, path, MISSING_DISCOUNTS, what="a mapping with a `discounts:` list")
     out, problems = [], []
     problems += [Problem(path, str(k), "unknown key" + did_you_mean(str(k), ["discounts"])) for k in doc if k != "discounts"]
     rules = doc.get("discounts")  # `discounts: {}`, `""`, `0` or `false` were read as no discounts

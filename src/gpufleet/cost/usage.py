@@ -101,8 +101,17 @@ def declared() -> dict[str, UsageKey]:
 CONFIG_KEY = USAGE_KEY  # in a stack file's `config:`: the stack's usage file, relative to the project (stacks/loader.py)
 
 
-def _read(path: Path, shown: str) -> dict:
-    doc = inputs.load_mapping(path, shown, what="a mapping of usage keys to numbers")
+def missing_usage() -> str:
+    """The fix of a --usage file that does not exist: what it holds, and where its format is described."""
+    return (
+        "write one: YAML `usage key: number` lines, each overriding the stack's usage file and the defaults, e.g. "
+        f"`lb_egress_gb: 500`; the keys are those of {package_file(DEFAULTS)} and the clouds' own (docs/cost-reports.md: "
+        "Usage files follow the stack)"
+    )
+
+
+def _read(path: Path, shown: str, missing: inputs.Missing = "") -> dict:
+    doc = inputs.load_mapping(path, shown, missing, what="a mapping of usage keys to numbers")
     problems: list[Problem] = []
     out: dict[str, Decimal | None] = {}
     keys = declared()
@@ -189,18 +198,18 @@ def load(stack: str | None = None, usage_file: str | None = None, stack_dir: Pat
     values: dict = {}
     files: list[str] = []
     notes: list[str] = []
-    layers = [(DEFAULTS, "cost/data/usage-defaults.yaml")]
+    layers: list[tuple[Path, str, inputs.Missing]] = [(DEFAULTS, "cost/data/usage-defaults.yaml", "")]
     if stack:
         path, shown, note = stack_usage_file(stack, stack_dir)
         if path is not None:
-            layers.append((path, shown))
+            layers.append((path, shown, ""))
         elif note and not usage_file:
             notes.append(note)
     if usage_file:
-        layers.append((Path(usage_file), usage_file))
+        layers.append((Path(usage_file), usage_file, missing_usage))
     origins: dict[str, str] = {}
-    for path, shown in layers:
-        layer = _read(path, shown)
+    for path, shown, missing in layers:
+        layer = _read(path, shown, missing)
         if path != DEFAULTS and layer:
             files.append(shown)
             origins.update(dict.fromkeys(layer, shown))

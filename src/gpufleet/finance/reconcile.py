@@ -244,7 +244,7 @@ def one_cycle(lines: list[BillLine], month: str | None, shown: str, column: str)
 def read_bill(path: Path | str, cloud: str | None = None) -> tuple[str, dict[str, str], list[BillLine]]:
     """(cloud, role -> header read, lines) of a billing-detail CSV; a UserError naming the missing column."""
     shown = str(path)
-    raw = inputs.read_bytes(path, shown, missing_bill(cloud), MAX_BILL_BYTES)
+    raw = inputs.read_bytes(path, shown, lambda: missing_bill(cloud), MAX_BILL_BYTES)  # built only for a missing bill
     rows = _rows(_decode(raw, shown), shown)
     if not rows:
         raise UserError([Problem(shown, "", "empty: export the billing detail as CSV with its header row")])
