@@ -212,7 +212,10 @@ def _probe(folder: Path) -> str | None:
 
 def folder_problems(folder: Path, names: Iterable[str], flag: str) -> list[Problem]:
     """Why the files `names` cannot all be written into `folder` (an existing folder, or a new path to create under
-    its nearest existing parent folder); [] when they can. Checked before any work starts; nothing is created."""
+    its nearest existing parent folder); [] when they can. Checked before any work starts; nothing is created. `-`,
+    standard output everywhere else (-o -), is refused: a folder named `-` was made."""
+    if is_stdout(folder):
+        return [Problem(flag, STDOUT, "give a folder: - (standard output) cannot hold several files")]
     folder = Path(folder)
     shown = str(folder)
     if not os.path.lexists(folder):

@@ -906,7 +906,7 @@ def test_messages_name_recipe_files_by_a_path_that_exists_from_the_current_folde
 def test_out_dir_dash_is_refused_not_made_a_folder(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = run_cli(["image", "render", "-r", "cuda13-vllm", "--out-dir", "-"], capsys)
-    refused(r, "--out-dir: -: give a folder: - (standard output) does not apply")
+    refused(r, "--out-dir: -: give a folder: - (standard output) cannot hold several files")
     assert list(tmp_path.iterdir()) == []
 
 

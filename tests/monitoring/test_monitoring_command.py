@@ -66,6 +66,18 @@ def test_an_out_dir_that_is_no_folder_is_refused_before_the_stack_is_read(tmp_pa
     assert (tmp_path / "FILE").read_text() == OLD and sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
 
+@pytest.mark.parametrize(
+    "argv", [["monitoring", "--stack", "no-such-stack"], ["image", "render", "-r", "no-such-recipe"]], ids=lambda a: a[0]
+)
+def test_out_dir_dash_is_refused_in_one_wording_by_every_command_that_writes_a_folder(tmp_path, monkeypatch, capsys, argv):
+    """Review F9: monitoring and image render each refused `--out-dir -` in a wording of their own; files.folder_problems
+    refuses it for both, before the stack or the recipe is read."""
+    monkeypatch.chdir(tmp_path)
+    r = run_cli([*argv, "--out-dir", "-"], capsys)
+    assert r.code == 2 and r.err == "error --out-dir: -: give a folder: - (standard output) cannot hold several files\n", r.text
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_unknown_stack_is_refused_and_nothing_is_made(tmp_path, capsys):
     out = tmp_path / "monitoring"
     r = run_cli(["monitoring", "--stack", "alicloud-cn-hangzhou-prd", "--out-dir", out], capsys)

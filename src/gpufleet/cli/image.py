@@ -430,11 +430,11 @@ def render_cmd(
       gpufleet image render --recipe cuda13-vllm --out-dir build/scripts
       shellcheck build/scripts/*.sh
     """
-    from gpufleet.files import is_stdout, write_folder
+    from gpufleet.files import folder_problems, write_folder
     from gpufleet.images.steps import render
 
-    if is_stdout(out_dir):  # `-` is standard output everywhere else (-o -): a folder named `-` was made
-        raise UserError([Problem("--out-dir", "-", "give a folder: - (standard output) does not apply to several scripts")])
+    if problems := folder_problems(out_dir, (), "--out-dir"):  # before the recipe is read (`-` included)
+        raise UserError(problems)
     r = _recipe(recipe)
     if problems := _check_problems(r, None):  # what `image build` refuses (review F3: render wrote its scripts, exit 0)
         raise UserError(problems)

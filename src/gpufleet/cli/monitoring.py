@@ -44,11 +44,9 @@ def monitoring(
     """
     from gpufleet import files, validation
     from gpufleet.components import monitoring as rendered
-    from gpufleet.errors import Problem, UserError, one_line
+    from gpufleet.errors import UserError, one_line
 
-    if files.is_stdout(out_dir):  # `-` is standard output everywhere else (-o -)
-        raise UserError([Problem("--out-dir", "-", "give a folder: - (standard output) cannot hold two files")])
-    if problems := files.folder_problems(out_dir, (), "--out-dir"):  # before the stack is read
+    if problems := files.folder_problems(out_dir, (), "--out-dir"):  # before the stack is read (`-` included)
         raise UserError(problems)
     fleet = validation.load_fleet(stack, sizing=False)
     if unknown := rendered.unknown_metrics(fleet):
