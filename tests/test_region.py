@@ -165,17 +165,52 @@ def test_a_tencent_cidr_wider_than_12_is_refused_on_cidr(project):
     assert "/12 to /28" in msg and "(stacks/Pulumi.tencentcloud-ap-shanghai-dev.yaml: fleet.network.vpc_cidr)" in msg
 
 
-def test_a_template_that_renders_no_stack_file_is_said_on_from(project):
+def test_a_template_that_renders_no_stack_file_is_said_on_from(project, tmp_path):
+    template = tmp_path / "defaults.yaml"
+    template.write_text((regions.TEMPLATES / "defaults.yaml").read_text())  # a YAML file that is no stack template
     msg = refused(
         project,
-        "--from: template defaults.yaml did not render a stack file (it holds no config: gpufleet:fleet: mapping); "
+        f"--from: template {template} did not render a stack file (it holds no config: gpufleet:fleet: mapping); "
         "pass a stack template of src/gpufleet/stacks/templates/: stack.yaml.j2",
+        cloud="alicloud",
+        region="cn-beijing",
+        env="dev",
+        template=str(template),
+    )
+    assert "'config'" not in msg  # was '...did not render a stack file: 'config'' (a KeyError's text)
+
+
+def test_the_packages_defaults_yaml_is_no_template(project, tmp_path, monkeypatch):
+    """Review L9: `--from defaults.yaml` rendered the package's defaults.yaml (beside the templates, not one of them),
+    before a file of that name in the current folder; only the *.j2 names of the templates folder are templates."""
+    refused(
+        project,
+        "--from: no template 'defaults.yaml' in src/gpufleet/stacks/templates/",
         cloud="alicloud",
         region="cn-beijing",
         env="dev",
         template="defaults.yaml",
     )
-    assert "'config'" not in msg  # was '...did not render a stack file: 'config'' (a KeyError's text)
+    monkeypatch.chdir(own_template(tmp_path, "defaults.yaml").parent)
+    p = regions.plan("alicloud", "cn-shanghai", "dev", template="defaults.yaml", root=project)
+    assert "tags: {team: search," in p.text  # the file of the current folder
+
+
+@pytest.mark.parametrize("given", ["./", ".", "tdir", "tdir/"])
+def test_a_folder_given_as_the_template_is_said_on_from(project, tmp_path, monkeypatch, capsys, given):
+    """Review L9/F11: `--from ./` said `./: is a folder, not a file` (not naming --from), and `--from tdir` (a folder of
+    the current folder, no '/') `no template 'tdir' in .../stacks/templates/`."""
+    from gpufleet.cli import main
+
+    (tmp_path / "tdir").mkdir()
+    monkeypatch.chdir(tmp_path)
+    msg = refused(project, f"--from: {given!r} is a folder, not a template file: give the path of a stack template file",
+                  cloud="alicloud", region="cn-shanghai", env="dev", template=given)  # fmt: skip
+    assert f"(e.g. a copy of {regions.TEMPLATES_SHOWN}/stack.yaml.j2)" in msg and "(stack.yaml.j2)" in msg
+    with pytest.raises(SystemExit) as exc:
+        main(["region", "new", "--cloud", "alicloud", "--region", "cn-shanghai", "--env", "dev", "--from", given])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"arguments: --from: {given!r} is a folder" in err and "Traceback" not in err, err
 
 
 def own_template(folder: Path, name: str = "mine.yaml.j2") -> Path:

@@ -343,12 +343,21 @@ def chosen_contact_group(cloud: str, env: str, given: str | None, d: dict) -> tu
 
 
 def template_file(template: str) -> Path | None:
-    """The file a `--from` value names when it is not a template of the package: a value with a '/', or a file that
-    exists when the package has no template of that name (as image recipes are told from recipe files:
-    images/recipes.py recipe_path). None for a name of TEMPLATES."""
+    """The file a `--from` value names when it is not a template of the package: a value with a '/', or an entry of
+    the current folder (a file, a folder or a link: _render_file says what is wrong with it) when the package has no
+    template of that name (as image recipes are told from recipe files: images/recipes.py recipe_path). None for a
+    template of the package: a *.j2 name of TEMPLATES (its defaults.yaml is not a template), or a name of nothing."""
     if "/" in template:
         return Path(template)
-    return Path(template) if not os.path.exists(TEMPLATES / template) and os.path.isfile(template) else None
+    return Path(template) if template not in _shipped() and os.path.lexists(template) else None
+
+
+def _give() -> str:
+    """What `--from` takes."""
+    return (
+        f"give the path of a stack template file (e.g. a copy of {TEMPLATES_SHOWN}/stack.yaml.j2), or the name of a "
+        f"template of {TEMPLATES_SHOWN}/ ({', '.join(_shipped())})"
+    )
 
 
 def _environment(folder: Path) -> jinja2.Environment:
@@ -368,6 +377,8 @@ def render(template: str, **values) -> str:
     if path is not None:
         return _render_file(template, path, values)
     try:
+        if template not in _shipped():  # defaults.yaml, beside the templates, was rendered as one
+            raise jinja2.TemplateNotFound(template)
         shipped = _environment(TEMPLATES).get_template(template)
     except jinja2.TemplateNotFound:
         raise UserError(
@@ -388,18 +399,10 @@ def _render_file(template: str, path: Path, values: dict) -> str:
     given, an include that is not next to it, an error in an expression) is a UserError naming the file as given."""
     shown = template
     if not os.path.lexists(path):
-        raise UserError(
-            [
-                Problem(
-                    ARG,
-                    "--from",
-                    f"no such file {shown!r}: give the path of a stack template (e.g. a copy of "
-                    f"{TEMPLATES_SHOWN}/stack.yaml.j2), or the name of a template of {TEMPLATES_SHOWN}/ "
-                    f"({', '.join(_shipped())})",
-                )
-            ]
-        )
-    text = inputs.read_text(path, shown)  # a folder, a broken link, not UTF-8: said on the file
+        raise UserError([Problem(ARG, "--from", f"no such file {shown!r}: {_give()}")])
+    if os.path.isdir(path):  # `./` or a folder: was `./: is a folder, not a file`, not naming --from
+        raise UserError([Problem(ARG, "--from", f"{shown!r} is a folder, not a template file: {_give()}")])
+    text = inputs.read_text(path, shown)  # a broken link, a device, not UTF-8: said on the file
     env = _environment(path.parent)
     try:
         return env.from_string(text).render(**values)

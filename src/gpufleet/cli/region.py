@@ -40,8 +40,8 @@ def new(
     template: str = typer.Option(
         "stack.yaml.j2",
         "--from",
-        help="a template of the package's stacks/templates/ by name (stack.yaml.j2), or the path of a template file of "
-        "your own (a value with a '/', or a file when the package has no template of that name), e.g. a copy of it",
+        help="a template of the package's stacks/templates/ by name (its *.j2: stack.yaml.j2), or the path of a template "
+        "file of your own (a value with a '/', or a file when the package has no template of that name), e.g. a copy of it",
         metavar="TEMPLATE",
     ),
     name: str | None = typer.Option(None, "--name", help="stack name; default <cloud>-<region>-<env>[-<fleet>]"),
