@@ -315,8 +315,9 @@ def test_no_image_in_lock_says_how(project, monkeypatch):
     refused(
         project,
         "copy the recipe (src/gpufleet/images/recipes/cuda13-vllm.yaml) into "
-        f"{project / 'images' / 'recipes'}/ (a project's recipe of that name replaces the shipped one) and add cn-beijing "
-        "to regions.alicloud there, then re-run its image pipeline",
+        f"{project / 'images' / 'recipes'}/ and its lock (src/gpufleet/images/locks/cuda13-vllm.txt) to "
+        f"{project / 'images' / 'locks' / 'cuda13-vllm.txt'} (a project's recipe of that name replaces the shipped one) "
+        "and add cn-beijing to regions.alicloud there, then re-run its image pipeline",
         cloud="alicloud",
         region="cn-beijing",
         env="dev",

@@ -23,7 +23,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.files import create_exclusive, package_file
 from gpufleet.registry import profile
 from gpufleet.stacks import catalog, loader, lock
-from gpufleet.stacks.project import recipe_files, recipe_folders, shown_folders
+from gpufleet.stacks.project import checked_recipe_files, recipe_folders, shown, shown_folders
 from gpufleet.stacks.spec import name_problem, vpc_prefix_problem
 
 # The templates ship inside the package (not in a project's stacks/ folder); `region new --from` names one of them, or
@@ -284,10 +284,10 @@ def allocate_cidr(taken: dict[str, Network], wanted: str | None = None) -> str:
 
 
 def recipe_for(gpu: str) -> str:
-    """The first recipe by name that serves `gpu`: the project's images/recipes/ and the package's (project.recipe_files:
-    a project's recipe shadows a shipped one of the same name)."""
-    for name, path in recipe_files().items():
-        doc = inputs.load_mapping(path, package_file(path))
+    """The first recipe by name that serves `gpu`: the project's images/recipes/ and the package's
+    (project.checked_recipe_files: a project's recipe shadows a shipped one of the same name)."""
+    for name, path in checked_recipe_files().items():
+        doc = inputs.load_mapping(path, shown(path))
         gpus = doc.get("gpus")
         if isinstance(gpus, list) and gpu in gpus and isinstance(doc.get("name"), str):
             return name

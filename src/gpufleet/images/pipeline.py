@@ -26,7 +26,7 @@ from gpufleet.files import package_file
 from gpufleet.images.recipes import Sha256, load_recipe, name_problem, recipe_names
 from gpufleet.stacks import catalog
 from gpufleet.stacks.loader import read_config
-from gpufleet.stacks.project import find_project, recipe_folders, shown_folders
+from gpufleet.stacks.project import PROGRAM_DIR, first, found_in, listed, project_first, recipe_folders, shown_folders
 
 Phase = Literal["build", "image", "done"]
 
@@ -89,32 +89,22 @@ EXAMPLES = Path(__file__).parent / "examples"
 
 
 def program_folders() -> tuple[Path, ...]:
-    """Where an images stack is looked up by name, in order: the project's images/program/ (when in a project), then
-    the package's examples."""
-    root = find_project()
-    return (EXAMPLES,) if root is None else (root / "images" / "program", EXAMPLES)
+    """Where an images stack is looked up by name, in order: the project's images/program/ (PROGRAM_DIR, when in a
+    project), then the package's examples (project.project_first, the lookup recipes use too)."""
+    return project_first(PROGRAM_DIR, EXAMPLES, "the images program and its Pulumi.<name>.yaml stack files")
 
 
 def stack_names(folders: tuple[Path, ...] | None = None) -> list[str]:
     """The images stacks of `folders` (default: program_folders()): their Pulumi.<name>.yaml, not the project file
     Pulumi.yaml."""
-    return sorted(
-        {
-            p.name[len("Pulumi.") : -len(".yaml")]
-            for folder in folders or program_folders()
-            for p in folder.glob("Pulumi.*.yaml")
-            if p.name != "Pulumi.yaml"
-        }
-    )
+    return list(listed(folders or program_folders(), "Pulumi.", ".yaml"))
 
 
 def stack_file(name: str, folders: tuple[Path, ...] | None = None) -> Path:
     """The stack file of an images stack name: the first of `folders` (default: program_folders()) that holds
     Pulumi.<name>.yaml; when none does, the first folder's (the project's, where the user's stack would be)."""
     folders = folders or program_folders()
-    return next(
-        (f / f"Pulumi.{name}.yaml" for f in folders if (f / f"Pulumi.{name}.yaml").is_file()), folders[0] / f"Pulumi.{name}.yaml"
-    )
+    return first(folders, f"Pulumi.{name}.yaml", "the stack file") or folders[0] / f"Pulumi.{name}.yaml"
 
 
 CONFIG_KEY = "gpufleet-images:pipeline"
@@ -215,7 +205,7 @@ def load_pipeline(stack_file: Path):
         name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
         folders = program_folders()
         looked = shown_folders(folders)
-        if stack_file.parent.resolve() in {f.resolve() for f in folders}:  # a stack name: the nearest names
+        if found_in(stack_file, folders) is not None:  # a stack name: the nearest names
             why = f"no such images stack {name!r} in {looked}" + did_you_mean(name, stack_names(folders))
             raise UserError([Problem(shown, "", why)])
         raise UserError(

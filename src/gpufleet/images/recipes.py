@@ -2,7 +2,8 @@
 
 A recipe name is looked up in the project's images/recipes/ first, then in the package's shipped recipes (one lookup,
 stacks/project.py recipe_file, for the stacks, the images program, the lock, the image commands, `region new` and the
-sizing): a project's file shadows a shipped one of the same name. Outside a project only the shipped recipes exist.
+sizing): a project's file shadows a shipped one of the same name. Outside a project only the shipped recipes exist. A
+recipe's python_lock is a file of the images/ folder holding the recipes folder it was found in (project.recipe_images).
 
 A recipe is one consistent software line (base OS, NVIDIA driver, CUDA runtime, Python, torch, vLLM,
 exporters) plus the ordered build steps that install it. Whether the line fits together and fits the
@@ -31,17 +32,29 @@ from pydantic import (
     model_validator,
 )
 
-from gpufleet import files, inputs, registry
+from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.images import facts, gateway
 from gpufleet.secret import has_credentials, holds_url_credentials, redact_url
 from gpufleet.stacks import catalog
-from gpufleet.stacks.project import recipe_file, recipe_files, recipe_folders, shown_folders
+from gpufleet.stacks.project import (
+    NAME_PATTERN,
+    SHIPPED_RECIPES,
+    found_in,
+    misnamed_recipes,
+    recipe_file,
+    recipe_files,
+    recipe_folders,
+    recipe_images,
+    shown,
+    shown_folders,
+)
 
-RECIPES = Path(__file__).parent / "recipes"  # the shipped recipes (stacks/project.py SHIPPED_RECIPES)
-# images/: a recipe's python_lock is a file under the images/ folder holding its recipes/ folder (the project's or the
-# package's); a recipe file elsewhere (`-r my.yaml`) names its lock under the package's images/, this one.
-IMAGES = RECIPES.parent
+RECIPES = SHIPPED_RECIPES  # the shipped recipes (one constant: stacks/project.py's)
+# images/: a recipe's python_lock is a file under the images/ folder of the recipes folder it was found in (the
+# project's or the package's: project.recipe_images); a recipe file elsewhere (`-r my.yaml`) names its lock under the
+# package's images/, this one.
+IMAGES = recipe_images(SHIPPED_RECIPES)
 REQUIRED_PINS = ("driver", "cuda", "python", "torch", "vllm")
 # A PyPI release as pip shows it (PEP 440's public version: release, then a pre-, post- or dev-release): torch and vllm
 # are compared with `pip show`'s Version: (python_packages.sh.j2; torch's cut at "+", so its pin has no +cu local
@@ -71,8 +84,8 @@ OTHER_PIN = (r"\d[A-Za-z0-9.+~:_-]{0,63}", "one word of letters, digits and . + 
 # and a part of cloud image names; a step's name becomes the file names of `image render` (<nn>-<step>.<phase>.sh) and
 # a line of each script's header: each is one path component, never hidden, never `..`, one line. At most 64
 # characters: a recipe's name is also a tag value on the image (Alibaba Cloud: at most 128 characters) and, with the
-# builder's host, a file name (<name>-<host>.manifest.json: at most 255 bytes).
-NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+# builder's host, a file name (<name>-<host>.manifest.json: at most 255 bytes). NAME_PATTERN: stacks/project.py's,
+# which lists a folder's recipes by it.
 NAME_RULE = "1 to 64 lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (no '/')"
 
 
@@ -399,6 +412,7 @@ class Recipe(Strict):
     file: str = ""
 
     _path: str = PrivateAttr("")  # the recipe file's absolute path (`file` is as messages show it)
+    _images: str = PrivateAttr("")  # the images/ folder of the recipes folder it was found in (load_recipe)
 
     @property
     def path(self) -> str:
@@ -406,10 +420,10 @@ class Recipe(Strict):
 
     @property
     def images(self) -> Path:
-        """The images/ folder its python_lock is named relative to: the one holding the recipe's recipes/ folder (a
-        project's images/, or the package's), else, for a recipe file elsewhere, the package's images/ (IMAGES)."""
-        folder = Path(self.path or os.path.abspath(self.file)).parent
-        return folder.parent if folder.name == "recipes" and folder.parent.name == "images" else IMAGES
+        """The images/ folder its python_lock is named relative to: the one of the recipes folder load_recipe found it in
+        (a project's images/, or the package's: project.recipe_images), else, for a recipe file elsewhere, the
+        package's images/ (IMAGES)."""
+        return Path(self._images) if self._images else IMAGES
 
     @model_validator(mode="before")
     @classmethod
@@ -592,8 +606,15 @@ def _repeated(values: list[str]) -> list[str]:
 
 
 def recipe_names() -> list[str]:
-    """Every recipe name: the project's images/recipes/ and the package's (stacks/project.py recipe_files)."""
+    """Every recipe name: the project's images/recipes/ and the package's (stacks/project.py recipe_files; a file whose
+    name is no recipe name is left out: misnamed_note names it)."""
     return list(recipe_files())
+
+
+def misnamed(folders: tuple[Path, ...] | None = None) -> list[str]:
+    """For each .yaml file of the recipe folders whose name is no recipe name (left out of every listing: one such file
+    broke every command that lists the recipes), a sentence naming it and the fix."""
+    return [f"{shown(p)} is not read: {name_problem(p.stem)}; rename the file to <name>.yaml" for p in misnamed_recipes(folders)]
 
 
 def is_path(name: str) -> bool:
@@ -623,9 +644,12 @@ def load_recipe(name: str, flag: str = "", cloud: str | None = None) -> Recipe:
     if not is_path(name) and (why := name_problem(name)) and not os.path.isfile(name):  # a file: `-r My.json`
         raise UserError([Problem(flag or shown_folders(folders), "", why)])
     path = recipe_path(name, folders)
-    real = str(path.resolve()) if os.path.exists(path) else str(path)  # os.path: False on any OSError
-    # messages name the file relative to the current folder: one per folder; the folders, for what a name finds
-    return _load(real, name, cloud, _cwd(), folders)
+    by_name = path.parent in folders  # found (or looked for) by its name, as the lookup wrote the path
+    folder = path.parent if by_name else found_in(path, folders)  # a file given by its path in a recipes folder too
+    images = str(recipe_images(folder)) if folder is not None else ""
+    # messages name the file as found, relative to the current folder (one cache entry per folder); the file's real
+    # path is its identity
+    return _load(str(path), os.path.realpath(path), name, cloud, _cwd(), folders, images, by_name)
 
 
 def fleet_recipe(spec) -> Recipe:
@@ -641,18 +665,20 @@ def _cwd() -> str:
 
 
 @lru_cache(maxsize=64)
-def _load(path_str: str, name: str, cloud: str | None, cwd: str, folders: tuple[Path, ...]) -> Recipe:
+def _load(
+    path_str: str, real: str, name: str, cloud: str | None, cwd: str, folders: tuple[Path, ...], images: str, by_name: bool
+) -> Recipe:
     path = Path(path_str)
     shown = _shown(path)
-    named = path.parent in folders  # found by its name: the file name is the recipe's
     if not os.path.exists(path):  # a file name too long to exist included (Path.exists raises there)
         names = list(recipe_files(folders))
-        if not named:
+        if not by_name:
             why = f"no such file: give the path of a recipe file, or a recipe name ({', '.join(names)})"
         else:
             why = f"no such image recipe {name!r}" + did_you_mean(name, names)
             if len(folders) > 1:  # in a project: its images/recipes/ and the package's (the file named is the former's)
                 why += f"; looked in {shown_folders(folders)}"
+            why += "".join(f"; {note}" for note in misnamed(folders))
             if Path(name).suffix:  # a file name, perhaps: say that it was looked for too
                 why += f"; no file {name} either: give a recipe name or the path of a recipe file"
         raise UserError([Problem(shown, "", why)])
@@ -664,8 +690,9 @@ def _load(path_str: str, name: str, cloud: str | None, cwd: str, folders: tuple[
         raise UserError(
             [Problem(shown, ".".join(["recipe", *map(str, e["loc"])]), inputs.model_error(e)) for e in exc.errors()]
         ) from None
-    recipe._path = str(path.resolve())
-    if named and recipe.name != path.stem:
+    recipe._path = real
+    recipe._images = images
+    if images and recipe.name != path.stem:  # in a recipes folder, by name or by path: the file name is the recipe's
         raise UserError([Problem(shown, "recipe.name", f"is {recipe.name!r}; it must equal the file name {path.stem!r}")])
     if missing := recipe.template_problems():
         raise UserError([Problem(shown, where, why) for where, why in missing])
@@ -675,6 +702,6 @@ def _load(path_str: str, name: str, cloud: str | None, cwd: str, folders: tuple[
 
 
 def _shown(path: Path) -> str:
-    """A recipe file (or the recipes folder) as messages name it: a path that exists from where the command runs,
+    """A recipe file (or the recipes folder) as messages name it: the path it was found at (a link in it not followed),
     relative to the current folder when under it (src/gpufleet/images/recipes/... in a checkout), else absolute."""
-    return files.package_file(path)
+    return shown(path)

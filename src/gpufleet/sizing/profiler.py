@@ -33,9 +33,8 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import UserError
-from gpufleet.files import package_file
 from gpufleet.images.pylock import lock_pins
-from gpufleet.stacks.project import recipe_files
+from gpufleet.stacks.project import checked_recipe_files, recipe_images, shown
 
 GIB = 2**30
 DATA = Path(__file__).parent / "data" / "vllm_engines.yaml"
@@ -239,9 +238,10 @@ def parse_version(v: str) -> tuple[int, ...]:
 
 
 def _recipe_files() -> tuple[Path, ...]:
-    """The image recipes' files: the project's images/recipes/ and the package's, a project's shadowing a shipped one
-    of the same name (stacks/project.py recipe_files, the lookup of every recipe name)."""
-    return tuple(recipe_files().values())
+    """The image recipes' files, as the recipes folder they were found in names them: the project's images/recipes/ and
+    the package's, a project's shadowing a shipped one of the same name (stacks/project.py checked_recipe_files, the
+    lookup of every recipe name). Listed on each call; what is read from them is cached per set of files."""
+    return tuple(checked_recipe_files().values())
 
 
 @cache
@@ -249,7 +249,7 @@ def _read(files: tuple[Path, ...]) -> list[tuple[Path, dict]]:
     """The recipes of `files` as (file, mapping) (the one place versions are pinned). Only a few keys are read, through
     the strict reader, not the whole recipe model: `plan fit` should not pay for building it (the recipes are validated
     in full wherever a stack or a build uses them)."""
-    return [(path, inputs.load_mapping(path, package_file(path))) for path in files]
+    return [(path, inputs.load_mapping(path, shown(path))) for path in files]
 
 
 def pins() -> dict[str, list[str]]:
@@ -268,8 +268,8 @@ def _pins(files: tuple[Path, ...]) -> dict[str, list[str]]:
 
 def transformers_pin(version: str) -> str | None:
     """The transformers release the image recipes pinning vLLM `version` install (their python_lock, a file of the
-    images/ folder holding the recipe), or None: no recipe pins that vLLM, or those that do install different
-    releases."""
+    images/ folder of the recipes folder each was found in: project.recipe_images), or None: no recipe pins that vLLM,
+    those that do install different releases, or a project's recipe has no lock yet."""
     return _transformers_pin(version, _recipe_files())
 
 
@@ -278,9 +278,9 @@ def _transformers_pin(version: str, files: tuple[Path, ...]) -> str | None:
     found = set()
     for path, doc in _read(files):
         if str((doc.get("pins") or {}).get("vllm")) == version and doc.get("python_lock"):
-            lock_file = path.parent.parent / str(doc["python_lock"])  # <images>/recipes/<name>.yaml -> <images>/<lock>
+            lock_file = recipe_images(path.parent) / str(doc["python_lock"])
             try:
-                lock = inputs.read_text(lock_file, package_file(lock_file))
+                lock = inputs.read_text(lock_file, shown(lock_file))
             except UserError:  # a project's recipe without its lock yet: the image commands name that, not the sizing
                 continue
             found |= {v for name, v in lock_pins(lock).items() if name == "transformers"}

@@ -14,10 +14,19 @@ from msgspec.structs import replace
 
 from gpufleet import inputs, registry
 from gpufleet.errors import Problem, UserError, did_you_mean
-from gpufleet.files import package_file, write_atomic
+from gpufleet.files import write_atomic
 from gpufleet.inputs import kind
 from gpufleet.stacks import catalog
-from gpufleet.stacks.project import SHIPPED_RECIPES, project_root, recipe_file
+from gpufleet.stacks.project import (
+    PROGRAM_DIR,
+    RECIPES_DIR,
+    SHIPPED_RECIPES,
+    find_project,
+    project_root,
+    recipe_file,
+    recipe_images,
+    shown,
+)
 
 
 def lock_path() -> Path:
@@ -175,39 +184,50 @@ def _entry_problems(cloud: str, where: dict) -> list[tuple[str, str]]:
     return out
 
 
+def _recipe_doc(recipe: str) -> tuple[Path, dict]:
+    """The recipe's file (the project's, else the package's: project.recipe_file) and its mapping ({} when it cannot be
+    read: for messages only)."""
+    path = recipe_file(recipe)
+    try:
+        return path, inputs.load_mapping(path, shown(path))
+    except (UserError, OSError):
+        return path, {}
+
+
 def recipe_regions(recipe: str) -> dict:
     """cloud -> the regions the recipe (the project's, else the package's: project.recipe_file) copies its image to ({}
     when it cannot be read: a message only)."""
-
     try:
-        path = recipe_file(recipe)
-        regions = inputs.load_mapping(path, package_file(path)).get("regions")
-    except (UserError, OSError):
+        regions = _recipe_doc(recipe)[1].get("regions")
+    except UserError:  # the lookup itself: the recipe's own load names it
         return {}
     return {c: list(rs) for c, rs in regions.items() if isinstance(rs, list)} if isinstance(regions, dict) else {}
 
 
 def pipeline_shown() -> str:
     """The project's images program folder (images/program/, which `gpufleet init` writes) as messages name it."""
-    try:
-        return package_file(project_root() / "images" / "program") + "/"
-    except UserError:  # no project (a lock file given by path): the folder of any project
-        return "images/program/ of the project"
+    root = find_project()
+    return f"{PROGRAM_DIR}/ of the project" if root is None else shown(root / PROGRAM_DIR) + "/"  # no project: a --lock file
 
 
 def add_region(recipe: str, cloud: str, region: str) -> str:
     """How to add `region` to the recipe's regions: in its file (the project's), or, for a shipped recipe, in the
-    project's copy of it (a file of the installed package is not edited: the project's images/recipes/ shadows it)."""
-    path = recipe_file(recipe)
+    project's copy of it (a file of the installed package is not edited: the project's images/recipes/ shadows it),
+    with its python_lock (the copy reads it from the project's images/)."""
+    path, doc = _recipe_doc(recipe)
     if path.parent != SHIPPED_RECIPES:
-        return f"add {region} to regions.{cloud} of the recipe ({package_file(path)}), then "
-    try:
-        mine = package_file(project_root() / "images" / "recipes") + "/"
-    except UserError:
-        mine = "the project's images/recipes/"
+        return f"add {region} to regions.{cloud} of the recipe ({shown(path)}), then "
+    root = find_project()
+    mine = f"the project's {RECIPES_DIR}/" if root is None else shown(root / RECIPES_DIR) + "/"
+    lock = doc.get("python_lock")
+    with_lock = ""
+    if isinstance(lock, str) and lock:  # read from the images/ of the folder the copy is found in (recipe_images)
+        theirs = shown(recipe_images(SHIPPED_RECIPES) / lock)
+        into = f"the project's {lock}" if root is None else shown(recipe_images(root / RECIPES_DIR) / lock)
+        with_lock = f" and its lock ({theirs}) to {into}"
     return (
-        f"copy the recipe ({package_file(path)}) into {mine} (a project's recipe of that name replaces the shipped one) "
-        f"and add {region} to regions.{cloud} there, then "
+        f"copy the recipe ({shown(path)}) into {mine}{with_lock} (a project's recipe of that name replaces the shipped "
+        f"one) and add {region} to regions.{cloud} there, then "
     )
 
 
