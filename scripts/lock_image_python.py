@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
-"""Write images/locks/<recipe>.txt: every Python package of a recipe, pinned, with the sha256 of the
-wheel that the recipe's node (Ubuntu's CPython, manylinux x86_64) installs, for `pip --require-hashes`.
+"""Write a recipe's python_lock (images/locks/<recipe>.txt): every Python package of a recipe, pinned, with the sha256
+of the wheel that the recipe's node (Ubuntu's CPython, manylinux x86_64) installs, for `pip --require-hashes`.
+
+The lock is written where the recipe reads it: under the images/ folder of the recipes folder the recipe is found in
+(Recipe.images). Run inside a project (or with GPUFLEET_PROJECT set), a recipe of the project's images/recipes/ (its
+own, or a copy that shadows a shipped one) gets the project's images/locks/<recipe>.txt; a shipped recipe, the
+package's. A recipe file given by a path outside those folders is refused: its lock would be the package's.
 
 It resolves with pip's own resolver from PyPI metadata only (`pip install --dry-run --report`, which
 reads PEP 658 metadata and downloads no wheel), for the recipe's Python version and glibc.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -91,34 +97,50 @@ def render(recipe_name: str, report: dict, python: str, glibc_minor: int) -> str
 
 
 def main() -> int:
-    from gpufleet.errors import UserError
+    from gpufleet.errors import Problem, UserError
     from gpufleet.files import output_problems, write_atomic
-    from gpufleet.images.recipes import load_recipe
+    from gpufleet.images.recipes import IMAGES, load_recipe
+    from gpufleet.stacks.project import RECIPES_DIR, SHIPPED_RECIPES, shown
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("recipe")
     ap.add_argument("--glibc", type=int, default=39, help="glibc 2.N of the recipe's OS (Ubuntu 24.04: 39)")
     ap.add_argument("--upgrade", action="store_true", help="resolve afresh instead of keeping the existing lock's pins")
     args = ap.parse_args()
-    recipe = load_recipe(args.recipe)
+    try:
+        recipe = load_recipe(args.recipe)
+    except UserError as exc:
+        print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
+        return 2
+    if not recipe.python_lock:
+        print(f"{recipe.file}: python_lock: none: add python_lock: locks/{recipe.name}.txt to the recipe", file=sys.stderr)
+        return 2
+    out = recipe.images / recipe.python_lock  # where the recipe reads it (the project's images/ or the package's)
+    where = shown(out)
     reqs = [f"vllm=={recipe.pins['vllm']}", f"torch=={recipe.pins['torch']}"] + [
         f"{t.package}=={t.version}" for t in recipe.python_tools
     ]
-    out = ROOT / "src" / "gpufleet" / "images" / recipe.python_lock
-    shown = str(out.relative_to(ROOT))
     try:
-        if problems := output_problems(out, shown=shown, make_folders=True):  # before pip resolves (minutes)
+        package = os.path.realpath(recipe.images) == os.path.realpath(IMAGES)
+        if package and recipe.path != os.path.realpath(SHIPPED_RECIPES / f"{recipe.name}.yaml"):  # a file elsewhere
+            why = (
+                f"its lock would be written into the package's {where}, which the shipped recipes read: put the recipe "
+                f"in the project's {RECIPES_DIR}/ as {recipe.name}.yaml (its lock then goes to the project's "
+                f"images/{recipe.python_lock}) and give its name"
+            )
+            raise UserError([Problem(recipe.file, "", why)])
+        if problems := output_problems(out, shown=where, make_folders=True):  # before pip resolves (minutes)
             raise UserError(problems)
         report = pip_report(reqs, recipe.pins["python"], args.glibc, [] if args.upgrade else kept_pins(out))
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(out, render(recipe.name, report, recipe.pins["python"], args.glibc), shown=shown)
+        write_atomic(out, render(recipe.name, report, recipe.pins["python"], args.glibc), shown=where)
     except UserError as exc:
         print("\n".join(str(p) for p in exc.problems), file=sys.stderr)
         return 2
     except OSError as exc:  # the locks folder could not be made
         print(f"{out.parent}: cannot create it: {exc.strerror}", file=sys.stderr)
         return 2
-    print(f"wrote {shown} ({len(report['install'])} packages)")
+    print(f"wrote {where} ({len(report['install'])} packages)")
     return 0
 
 

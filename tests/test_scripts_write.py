@@ -45,15 +45,35 @@ def full_disk(monkeypatch):
     return names
 
 
-def lock_image_python(tmp_path, monkeypatch, module):
-    lock = tmp_path / "src" / "gpufleet" / "images" / "locks" / "cuda13-vllm.txt"
-    lock.parent.mkdir(parents=True)
-    lock.write_text(OLD)
-    monkeypatch.setattr(module, "ROOT", tmp_path)
+SHIPPED_RECIPE = ROOT / "src" / "gpufleet" / "images" / "recipes" / "cuda13-vllm.yaml"
+SHIPPED_LOCK = ROOT / "src" / "gpufleet" / "images" / "locks" / "cuda13-vllm.txt"
+
+
+def lock_project(tmp_path, monkeypatch, module, name: str = "cuda13-vllm", lock: str | None = OLD) -> Path:
+    """A project (GPUFLEET_PROJECT) whose images/recipes/<name>.yaml is the shipped cuda13-vllm recipe named `name`,
+    its python_lock locks/<name>.txt holding `lock` (none when None); pip's report monkeypatched. Its lock's path."""
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: p\n")
+    recipe = project / "images" / "recipes" / f"{name}.yaml"
+    recipe.parent.mkdir(parents=True)
+    text = SHIPPED_RECIPE.read_text().replace("name: cuda13-vllm", f"name: {name}")
+    recipe.write_text(text.replace("locks/cuda13-vllm.txt", f"locks/{name}.txt"))
+    out = project / "images" / "locks" / f"{name}.txt"
+    if lock is not None:
+        out.parent.mkdir()
+        out.write_text(lock)
+    monkeypatch.setenv("GPUFLEET_PROJECT", str(project))
     item = {"metadata": {"name": "six", "version": "1.17.0"}}
     item["download_info"] = {"url": "https://x/six-1.17.0-py2.py3-none-any.whl", "archive_info": {"hashes": {"sha256": "0" * 64}}}
     monkeypatch.setattr(module, "pip_report", lambda *a, **k: {"install": [item]})
-    return ["cuda13-vllm"], [lock]
+    return out
+
+
+def lock_image_python(tmp_path, monkeypatch, module):
+    """A project's copy of a shipped recipe: its lock is the project's (never the package's, which the tests would
+    otherwise rewrite)."""
+    return ["cuda13-vllm"], [lock_project(tmp_path, monkeypatch, module)]
 
 
 def config_defaults_snapshot(tmp_path, monkeypatch, module):
@@ -121,6 +141,36 @@ def test_a_script_writes_its_file(tmp_path, monkeypatch, capsys, setup):
     assert run(monkeypatch, module, argv) == 0, capsys.readouterr().err
     assert all(p.read_text() != OLD and "old table" not in p.read_text() for p in outputs)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("name", ["cuda13-vllm", "mine"])
+def test_lock_image_python_writes_a_project_recipes_lock_where_the_recipe_reads_it(tmp_path, monkeypatch, capsys, name):
+    """Review F1: the script wrote src/gpufleet/images/locks/<name>.txt whatever the recipe: a project's copy of a
+    shipped recipe overwrote the shipped lock with its pins, and a recipe only the project has got a package file it
+    never reads (its refusal stayed). It writes the recipe's python_lock under the project's images/ now."""
+    from gpufleet.images.recipes import load_recipe
+    from gpufleet.images.steps import python_lock_text
+
+    module = load("lock_image_python")
+    shipped = SHIPPED_LOCK.read_bytes()
+    out = lock_project(tmp_path, monkeypatch, module, name, lock=None)  # none yet: the folder is made
+    monkeypatch.chdir(tmp_path)
+    assert run(monkeypatch, module, [name]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out == f"wrote project/images/locks/{name}.txt (1 packages)\n"
+    assert SHIPPED_LOCK.read_bytes() == shipped
+    assert "six==1.17.0" in out.read_text() == python_lock_text(load_recipe(name))  # what the recipe reads
+
+
+def test_lock_image_python_refuses_a_recipe_file_whose_lock_would_be_the_packages(tmp_path, monkeypatch, capsys):
+    module = load("lock_image_python")
+    shipped = SHIPPED_LOCK.read_bytes()
+    lock_project(tmp_path, monkeypatch, module)
+    elsewhere = tmp_path / "elsewhere.yaml"  # in no recipes folder: its python_lock is named under the package's images/
+    elsewhere.write_text(SHIPPED_RECIPE.read_text())
+    assert run(monkeypatch, module, [str(elsewhere)]) == 2
+    err = capsys.readouterr().err
+    assert "its lock would be written into the package's" in err and "images/recipes/ as cuda13-vllm.yaml" in err, err
+    assert SHIPPED_LOCK.read_bytes() == shipped
 
 
 # Writes a script may make without gpufleet.files: new files inside a temporary folder of its own.

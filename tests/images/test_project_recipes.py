@@ -79,7 +79,9 @@ def test_image_render_reads_the_project_recipe_and_the_lock_beside_it(project, c
     assert r.code == 2 and not out.exists()
     assert (
         f"recipe.python_lock: locks/cuda13-vllm.txt is missing in {project / 'images'}/: copy the package's "
-        f"src/gpufleet/images/locks/cuda13-vllm.txt there" in r.err
+        f"src/gpufleet/images/locks/cuda13-vllm.txt there (it locks the shipped recipe's pins: right while the copy "
+        "keeps them), or write it with a gpufleet checkout's scripts/lock_image_python.py cuda13-vllm, run in this "
+        "project" in r.err
     ), r.err
     project_recipe(project, lock="# the project's own lock\n" + SHIPPED_LOCK.read_text())
     for given in ("cuda13-vllm", str(mine)):  # by name, and by the file's path: the same images/ folder

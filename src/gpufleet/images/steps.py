@@ -18,11 +18,11 @@ from msgspec import Struct
 
 from gpufleet import inputs
 from gpufleet.errors import Problem, UserError, some
-from gpufleet.files import package_file
 from gpufleet.images import node, pylock, recipes
 from gpufleet.images.recipes import Recipe, Step
 from gpufleet.images.templating import environment
 from gpufleet.secret import redact_url
+from gpufleet.stacks.project import shown
 
 PHASES = ("check", "apply", "cleanup")
 HEADER = "#!/usr/bin/env bash\n# gpufleet image step {recipe} / {step} / {phase}\nset -euo pipefail\n"
@@ -65,20 +65,27 @@ def python_lock_text(recipe: Recipe) -> str:
     the lock's text, written into the script as a here-document, is only requirements, hashes and comments."""
     if not recipe.python_lock:
         return ""
-    images = recipe.images  # the images/ folder holding the recipe (a project's, or the package's)
+    images = recipe.images  # the images/ folder of the recipes folder it was found in (a project's, or the package's)
     path = images / recipe.python_lock  # the name is relative and without '..' (Recipe._lock_named)
-    regenerate = f"run scripts/lock_image_python.py {recipe.name}"
+    shipped = recipes.IMAGES / recipe.python_lock
+    ours = os.path.realpath(images) != os.path.realpath(recipes.IMAGES)  # a project's recipe: its lock is the project's
+    # the script is a checkout's (not in the wheel): run in the project, it writes the project's file
+    script = f"a gpufleet checkout's scripts/lock_image_python.py {recipe.name}, run in this project"
+    regenerate = f"write it with {script}" if ours else f"run scripts/lock_image_python.py {recipe.name}"
 
     def refuse(why: str) -> UserError:
         return UserError([Problem(recipe.file, "recipe.python_lock", f"{recipe.python_lock} {why}")])
 
     if not os.path.lexists(path):
-        shipped = recipes.IMAGES / recipe.python_lock
-        if os.path.realpath(images) != os.path.realpath(recipes.IMAGES) and os.path.isfile(shipped):
-            # a shipped recipe copied into the project without its lock
+        if ours and os.path.isfile(shipped):  # a shipped recipe copied into the project without its lock
             raise refuse(
-                f"is missing in {package_file(images)}/: copy the package's {package_file(shipped)} there (it locks the "
-                f"shipped recipe's pins), or {regenerate}"
+                f"is missing in {shown(images)}/: copy the package's {shown(shipped)} there (it locks the shipped "
+                f"recipe's pins: right while the copy keeps them), or {regenerate}"
+            )
+        if ours:
+            raise refuse(
+                f"is missing: create {shown(path)}, the pip hash lock of the recipe's Python packages (vllm, torch and "
+                f"its python_tools, each name==version with --hash=sha256:); {regenerate}"
             )
         raise refuse(f"is missing; {regenerate}")
     real = os.path.realpath(path)
