@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import typer
 from msgspec.structs import asdict
@@ -103,7 +104,7 @@ def check(
       gpufleet image check --recipe cuda13-vllm --gpu A10
       gpufleet image check --json
     """
-    from gpufleet.images.recipes import recipe_names, recipe_path
+    from gpufleet.images.recipes import load_recipe, misnamed, recipe_names, recipe_path
     from gpufleet.images.steps import build_blockers, render, unverified
     from gpufleet.stacks import catalog
 
@@ -112,10 +113,13 @@ def check(
     chosen = options.chosen_format(fmt, as_json, FORMATS, output, options.inputs(output, [], *files))
     if gpu is not None and gpu not in (kinds := catalog.gpu_kinds()):
         raise UserError([Problem("--gpu", "", f"unknown GPU kind {gpu!r}" + did_you_mean(gpu, kinds))])
-    recipes = [_recipe(name) for name in recipe or recipe_names()]  # an unknown or unreadable recipe: bad input (2)
+    # an unknown or unreadable recipe: bad input (2); a name it listed itself is no --recipe's
+    recipes = [_recipe(name) for name in recipe] if recipe else [load_recipe(name) for name in recipe_names()]
+    for note in [] if recipe else misnamed():  # every recipe: say which .yaml files are none
+        _err().print(f"note: {note}", soft_wrap=True)
     for r in recipes:  # a recipe that check calls ok renders too: a template error is bad input (2), as in render/build
         render(r)
-    results = [
+    results: list[dict[str, Any]] = [
         {
             "recipe": r.name,
             "ok": not (found := _check_problems(r, gpu)),

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpufleet import inputs
+from gpufleet.errors import UserError
 from gpufleet.images.pylock import lock_pins
 from gpufleet.images.recipes import load_recipe, recipe_names
 from gpufleet.stacks import catalog
@@ -182,7 +183,16 @@ def dtype_clash(dtype: str, gpu) -> str | None:
 
 
 def recipes_serving(gpu_name: str) -> list[str]:
-    return [n for n in recipe_names() if gpu_name in load_recipe(n).gpus]
+    """The recipes that serve the GPU kind, for a hint only: one that does not load is left out (its own load names
+    it; here it took the place of the problem the hint is for)."""
+    out = []
+    for name in recipe_names():
+        try:
+            if gpu_name in load_recipe(name).gpus:
+                out.append(name)
+        except UserError:
+            continue
+    return out
 
 
 def lock_problems(recipe, lock_text: str) -> list[tuple[str, str]]:
