@@ -26,7 +26,7 @@ from gpufleet.errors import Problem, UserError, did_you_mean
 from gpufleet.naming import group_prefix
 from gpufleet.stacks import catalog, rollout
 from gpufleet.stacks.lock import image_for, unrecorded_problem
-from gpufleet.stacks.project import project_root
+from gpufleet.stacks.project import project_root, recipe_stamp
 from gpufleet.stacks.spec import Environment, FleetSpec
 
 CONFIG_KEY = "gpufleet:fleet"
@@ -443,7 +443,9 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
     except OSError:
         key = None
     if key is not None and key in _FLEETS:
-        return _FLEETS[key]
+        fleet, recipes = _FLEETS[key]
+        if recipes is not None and recipe_stamp(recipes[0]) == recipes[1]:  # validated against these very recipes
+            return fleet
     shown, config = read_stack_config(stack, root)
     raw = config.get(CONFIG_KEY)
     if raw is None:
@@ -461,11 +463,23 @@ def load_fleet(stack: str, root: Path | None = None, checks: tuple[Check, ...] =
     if named:
         raise UserError(named)
     if key is not None:
-        _FLEETS[key] = fleet
+        names = _recipe_names(fleet.spec)
+        stamp = recipe_stamp(names)
+        _FLEETS[key] = (fleet, None if stamp is None else (names, stamp))
     return fleet
 
 
-_FLEETS: dict[tuple, Fleet] = {}  # (resolved stack file, mtime, size, checks, lock) -> its validated fleet
+# (resolved stack file, mtime, size, checks, lock) -> its validated fleet, with the recipes it was validated against:
+# their names and project.recipe_stamp (the recipe folders, each file's path and stat), checked on each hit, so that a
+# project recipe added, edited or removed (or another project's, by GPUFLEET_PROJECT or the current folder) is seen
+_FLEETS: dict[tuple, tuple[Fleet, tuple[list[str], tuple] | None]] = {}
+
+
+def _recipe_names(spec: Any) -> list[str]:
+    """The image recipes a spec names: its image's, and a rollout candidate's."""
+    rollout = getattr(spec, "rollout", None)
+    candidate = getattr(getattr(getattr(rollout, "candidate", None), "image", None), "recipe", None)
+    return [spec.image.recipe] + ([candidate] if isinstance(candidate, str) and candidate != spec.image.recipe else [])
 
 
 def stack_name_problems(stack: str, config: dict, raw: dict, shown: str) -> list[Problem]:
