@@ -57,8 +57,8 @@ def check(
                 continue
             report.skipped += [str(x) for x in exc.problems]
             report.broken.append(stack)
-    if refused:
-        raise UserError(refused)
+    if refused:  # each problem once: a broken recipe (or usage file) several stacks name is one problem
+        raise UserError(dict.fromkeys(refused))
     previewed += list(extra)
     for stack, file, fleet, resources in previewed:
         report.stacks.setdefault(fleet.spec.cloud, []).append(stack)

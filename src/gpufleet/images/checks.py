@@ -23,8 +23,8 @@ def spec_problems(fleet) -> list[tuple[str, str]]:
     name = fleet.spec.image.recipe
     try:
         recipe = fleet_recipe(fleet.spec)
-    except UserError as exc:
-        return [("fleet.image.recipe", "; ".join(p.message for p in exc.problems))]
+    except UserError as exc:  # named with the recipe's file (and field), as a preview names them
+        return [("fleet.image.recipe", "; ".join(str(p) for p in exc.problems))]
     out: list[tuple[str, str]] = []
     inner = compat.recipe_problems(recipe)
     if inner:
