@@ -413,7 +413,8 @@ def kv_dtype_problem(eng: Engine, kv_cache_dtype: str, cc: tuple[int, int], gpu_
 
 def serve_defaults(version: str, eng: Engine, usable_gib: float, gpu_name: str, max_model_len: int) -> tuple[dict, str]:
     """(gpu_memory_utilization, max_num_seqs, max_num_batched_tokens) `vllm serve` applies, and where that is written.
-    Versions the images do not pin take the defaults of the nearest pinned version (said so)."""
+    A version the table has not read (one no shipped recipe pins: given, or a project recipe's) takes the defaults of
+    the nearest version read (said so)."""
     table = _data()["serve_defaults"]
     nearest = min(table, key=lambda p: abs(_as_number(parse_version(p)) - _as_number(parse_version(version))))
     if eng.name == "v0" and "v0" not in table[nearest]:
@@ -435,7 +436,7 @@ def serve_defaults(version: str, eng: Engine, usable_gib: float, gpu_name: str, 
         }
         source = f"vLLM {nearest} {util['source']}; {row['source']}"
     if nearest != version:
-        source += f" (defaults of {nearest}, the nearest pinned version: {version} is not pinned)"
+        source += f" (defaults of {nearest}, the nearest version read: {version}'s are not in {shown(DATA)})"
     return values, source
 
 
