@@ -26,6 +26,26 @@ def pytest_configure(config):
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_recipes_of_the_checkout():
+    """The checkout is a project too: a developer's own recipes in its images/recipes/ (README: copy a shipped recipe
+    there to fill in its pins) were what tests about the shipped recipes read, run from the checkout. In this process
+    that folder is still looked in and named, but holds nothing (tests of project recipes use a project of their own;
+    a test running gpufleet in a subprocess from the checkout would still see them)."""
+    from gpufleet.stacks import project
+
+    ours = ROOT / project.RECIPES_DIR
+    first, listed = project.first, project.listed
+
+    def others(folders: tuple[Path, ...]) -> tuple[Path, ...]:
+        return tuple(f for f in folders if f != ours)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(project, "first", lambda folders, filename, what: first(others(folders), filename, what))
+        mp.setattr(project, "listed", lambda folders, prefix, suffix: listed(others(folders), prefix, suffix))
+        yield
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     """A copy of the project's stacks/, the usage files they name (cost/usage/) and images/lock.json (the user state
