@@ -278,3 +278,15 @@ def test_plan_fit_of_a_stack_follows_the_project_recipes_vllm(project, capsys):
     r = run_cli(["plan", "fit", "--stack", STACK, "--json"], capsys)
     assert r.code == 0, r.text
     assert json.loads(r.out)["vllm_version"] == v100["pins"]["vllm"] != yaml.safe_load(SHIPPED.read_text())["pins"]["vllm"]
+
+
+def test_a_broken_project_recipe_is_named_by_plan_fit_and_once_by_check(project, capsys):
+    """Review L5: `plan fit -s` said only 'fleet.image.recipe: not valid YAML' (preview names the file), and `gpufleet
+    check` said it once per stack."""
+    mine = project / "images" / "recipes" / "cuda13-vllm.yaml"
+    mine.parent.mkdir()
+    mine.write_text("name: [\n")
+    r = run_cli(["plan", "fit", "--stack", STACK], capsys)
+    assert r.code == 2 and f"fleet.image.recipe: {mine}:2:1: not valid YAML" in r.err, r.err
+    r = run_cli(["check"], capsys)
+    assert r.code == 2 and r.err.count(f"{mine}:2:1: not valid YAML") == 1, r.err
