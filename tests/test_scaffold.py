@@ -78,7 +78,7 @@ def test_the_examples_init_copies_are_the_package_ones_the_checkout_links_to():
     tracked = subprocess.run(
         ["git", "ls-files", "src/gpufleet/examples"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert sorted(Path(f).name for f in tracked) == sorted(scaffold.EXAMPLE_FILES)  # every example, and only those
+    assert sorted(Path(f).relative_to("src/gpufleet/examples").as_posix() for f in tracked) == sorted(scaffold.EXAMPLE_FILES)
 
 
 def test_init_copies_only_the_examples_not_what_a_rollout_left_beside_them(tmp_path, monkeypatch):
@@ -182,11 +182,13 @@ def test_examples_copies_the_example_inputs_and_the_help_examples_run_on_them(tm
     project (with a stack of the name they give, from region new)."""
     assert _gf(tmp_path, "init", "demo", "--placeholder-images", "--examples").returncode == 0
     project = tmp_path / "demo"
-    assert {f"examples/{p.name}": p.read_text() for p in (project / "examples").iterdir()} == scaffold.example_files()
+    copied = {p.relative_to(project).as_posix(): p.read_text() for p in (project / "examples").rglob("*") if p.is_file()}
+    assert copied == scaffold.example_files()
     assert _gf(project, "region", "new", "--cloud", "alicloud", "--region", "cn-hangzhou", "--env", "prod").returncode == 0
     for args in (
         ["preview", "--stack", "examples/Pulumi.alicloud-cn-hangzhou-prod-rollout.yaml"],
         ["preview", "--stack", "examples/Pulumi.tencentcloud-ap-guangzhou-prod-rollout.yaml"],
+        ["image", "pipeline", "-s", "examples/images/Pulumi.example-cuda13-vllm-alicloud.yaml", "--json"],
         ["cost", "tokens", "--stack", "alicloud-cn-hangzhou-prod", "--from-loadtest", "examples/loadtest-example.json"],
         ["cost", "budget", "--by", "team", "--budgets", "examples/budgets-example.yaml", "--allow-unpriced"],
         ["cost", "reconcile", "--stack", "alicloud-cn-hangzhou-prod", "--bill", "examples/bill-alicloud-example.csv"],

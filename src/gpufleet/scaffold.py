@@ -161,6 +161,7 @@ EXAMPLE_FILES = (
     "bill-alicloud-example.csv",
     "bill-tencentcloud-example.csv",
     "budgets-example.yaml",
+    "images/Pulumi.example-cuda13-vllm-alicloud.yaml",  # an images stack (the images program's: images/program/)
     "loadtest-example.json",
 )
 

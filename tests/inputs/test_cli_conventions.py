@@ -319,10 +319,7 @@ RUN = [line for _, line in OWN_EXAMPLES if line not in NOT_RUN]
 @pytest.mark.parametrize("line", RUN)
 def test_examples_run(line, project, tmp_path):
     """Each offline example, as printed, in a copy of the project (region new writes a stack there): exit 0."""
-    shutil.copytree(
-        ROOT / "src" / "gpufleet" / "images" / "examples", project / "src" / "gpufleet" / "images" / "examples"
-    )  # example paths are the checkout's (the example images stack is the package's)
-    shutil.copytree(ROOT / "examples", project / "examples")
+    shutil.copytree(ROOT / "examples", project / "examples")  # as `init --examples` writes them
     env = {**os.environ, "GPUFLEET_PROJECT": str(project), "COLUMNS": "120"}
     done = subprocess.run([GF, *shlex.split(line)[1:]], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
@@ -526,9 +523,10 @@ def test_image_check_prints_json_that_says_what_the_table_says(capsys):
 
 
 def test_image_pipeline_examples_run_from_the_project_root(capsys, monkeypatch):
-    """The example images stack ships in the package, src/gpufleet/images/examples/ (docs/cli.md, docs/images.md): an
-    example that names its stack file by path runs as printed from the checkout's root, where the other examples are
-    written (test_examples_run runs them in a copy of the project)."""
+    """The example images stack ships in the package with the other examples, src/gpufleet/examples/images/ (the
+    checkout's examples/ links there; `init --examples` copies it): an example that names its stack file by path runs as
+    printed from the checkout's root, where the other examples are written (test_examples_run runs them in a copy of the
+    project)."""
     monkeypatch.chdir(ROOT)
     lines = examples(COMMANDS["image pipeline"])
     assert any("/" in line for line in lines), "no example by path"

@@ -494,7 +494,7 @@ def pipeline_cmd(
     \b
     Examples:
       gpufleet image pipeline --stack example-cuda13-vllm-alicloud
-      gpufleet image pipeline -s src/gpufleet/images/examples/Pulumi.example-cuda13-vllm-alicloud.yaml --json
+      gpufleet image pipeline -s examples/images/Pulumi.example-cuda13-vllm-alicloud.yaml --json
     """
     from gpufleet.images.pipeline import export, load_pipeline
     from gpufleet.preview import run

@@ -84,8 +84,9 @@ def declare(
 
 # --- the images stack: one stack file per recipe and source region ------------------------------------
 # The images program is the project's images/program/ (`gpufleet init` writes its Pulumi.yaml and __main__.py; the
-# user's stack files go there); the package ships example stack files only, previewed by name from anywhere.
-EXAMPLES = Path(__file__).parent / "examples"
+# user's stack files go there); the package ships example stack files only (with the other example inputs,
+# gpufleet/examples/, which `init --examples` copies), previewed by name from anywhere.
+EXAMPLES = Path(__file__).parent.parent / "examples" / "images"
 
 
 def program_folders() -> tuple[Path, ...]:
