@@ -24,7 +24,7 @@ from gpufleet import registry
 from gpufleet.errors import Problem, UserError
 from gpufleet.images.recipes import RECIPES, load_recipe
 from gpufleet.stacks.lock import LOCK_COMMENT, region_entry
-from gpufleet.stacks.project import is_project
+from gpufleet.stacks.project import PROGRAM_DIR, is_project
 
 # The program every stack runs; the checkout's own stacks/__main__.py is this text (tests/test_scaffold.py).
 PROGRAM = '''"""The Pulumi program: `pulumi up -s <stack>` runs this; `gpufleet preview` runs it under mocks."""
@@ -49,7 +49,7 @@ from gpufleet.images.pipeline import program
 
 program(Path(__file__).parent / f"Pulumi.{pulumi.get_stack()}.yaml")
 '''
-IMAGES_PROGRAM_DIR = "images/program"
+
 
 # The policy pack (policy/__main__.py of a project; the checkout's is this text): gpufleet/policypack.py serves it.
 POLICY_PROGRAM = '''"""`pulumi preview --policy-pack policy`: gpufleet's provider contract as a Pulumi policy pack (gpufleet/policypack.py)."""
@@ -105,7 +105,7 @@ def images_pulumi_yaml(venv: str | None) -> str:
     and stack files in its own folder, the Python runtime in `venv` (the project's, _below)."""
     return (
         "name: gpufleet-images\ndescription: golden image pipeline of one recipe (builder, image, copies; gpufleet's "
-        f"docs/images.md)\nruntime:\n{_runtime(_below(IMAGES_PROGRAM_DIR, venv))}main: .\n"
+        f"docs/images.md)\nruntime:\n{_runtime(_below(PROGRAM_DIR, venv))}main: .\n"
     )
 
 
@@ -178,8 +178,8 @@ def project_files(name: str, venv: str | None, placeholders: bool, examples: boo
         "Pulumi.yaml": pulumi_yaml(name, venv),
         "stacks/__main__.py": PROGRAM,
         "images/lock.json": json.dumps(lock, indent=2) + "\n",
-        f"{IMAGES_PROGRAM_DIR}/Pulumi.yaml": images_pulumi_yaml(venv),
-        f"{IMAGES_PROGRAM_DIR}/__main__.py": IMAGES_PROGRAM,
+        f"{PROGRAM_DIR}/Pulumi.yaml": images_pulumi_yaml(venv),
+        f"{PROGRAM_DIR}/__main__.py": IMAGES_PROGRAM,
         f"{POLICY_DIR}/PulumiPolicy.yaml": policy_yaml(venv),
         f"{POLICY_DIR}/__main__.py": POLICY_PROGRAM,
         **(example_files() if examples else {}),

@@ -67,7 +67,7 @@ def init(
         f"wrote {folder / 'Pulumi.yaml'} (runtime: {runtime}), {folder / 'stacks' / '__main__.py'}, "
         f"{folder / 'images' / 'lock.json'}"
         + (" with placeholder images" if placeholder_images else "")
-        + f", {folder / scaffold.IMAGES_PROGRAM_DIR}/ (the images program), {folder / scaffold.POLICY_DIR}/ (the policy "
+        + f", {folder / scaffold.PROGRAM_DIR}/ (the images program), {folder / scaffold.POLICY_DIR}/ (the policy "
         "pack)" + (f", {folder / 'examples'}/" if examples else ""),
         "next:",
         f"  cd {folder}",
