@@ -352,7 +352,7 @@ def test_render_writes_a_folder_under_its_own_name(capsys, tmp_path):
 
 def test_images_stack_by_name_or_path(capsys):
     by_name = run_cli(["image", "pipeline", "--stack", "example-cuda13-vllm-alicloud", "--json"], capsys)
-    path = ROOT / "src" / "gpufleet" / "images" / "examples" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
+    path = ROOT / "src" / "gpufleet" / "examples" / "images" / "Pulumi.example-cuda13-vllm-alicloud.yaml"
     by_path = run_cli(["image", "pipeline", "--stack-file", path, "--format", "json"], capsys)
     assert by_name.code == by_path.code == 0
     assert json.loads(by_name.out)["resources"] == json.loads(by_path.out)["resources"]
