@@ -7,6 +7,7 @@ looks up. The clouds are the registry's (gpufleet.registry).
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -65,7 +66,19 @@ def shown(path: Path) -> str:
     """A data file as messages name it: one of the package's (DATA) by a path that exists from where the command runs
     (files.package_file: src/gpufleet/stacks/data/gpus.yaml in a checkout, .../site-packages/gpufleet/stacks/data/gpus.yaml
     installed; `stacks/data/gpus.yaml` read as the project's stacks/, which holds no such file); another as given."""
-    return package_file(path) if path.parent == DATA else str(path)
+    if path.parent != DATA:
+        return str(path)
+    try:
+        return _package_file(path, os.getcwd())
+    except OSError:  # the current folder is gone: package_file names the full path
+        return package_file(path)
+
+
+@cache
+def _package_file(path: Path, cwd: str) -> str:
+    """package_file, once per file and current folder: it is named on every read (inputs.shaped), not only in a message,
+    and realpath costs a syscall per path component (28M instructions of a Tencent preview, issue 25's bench)."""
+    return package_file(path)
 
 
 def gpus_file() -> str:
